@@ -1,0 +1,29 @@
+"""The exceptions the search API raises; everything else is a bug.
+
+Every error message is one line meant for the user: it names the offending
+file, index, query part or option.
+"""
+
+
+class SearchEngineError(Exception):
+    """Base class of every error the package raises on purpose."""
+
+
+class InputError(SearchEngineError):
+    """An input path cannot be read at all (missing, unreadable, nothing in it)."""
+
+
+class IndexNotFoundError(SearchEngineError):
+    """No index exists at the given location."""
+
+
+class IndexDamagedError(SearchEngineError):
+    """An index exists at the given location but cannot be opened or read."""
+
+
+class IndexBusyError(SearchEngineError):
+    """Another process holds the index's write lock past the wait timeout."""
+
+
+class QueryError(SearchEngineError):
+    """A query or a search option cannot be understood; the message names the part."""

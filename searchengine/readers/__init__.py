@@ -1,0 +1,113 @@
+"""Readers: input files in, :class:`~searchengine.records.Record` objects out.
+
+Each supported format has one module here exposing ``NAME``, ``sniff(head)``
+and ``read(path, lines)``. The format of a file is decided by its content (the
+first few kilobytes), never by its extension alone, so a JSON-lines file named
+``.txt`` is still read as JSON lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from searchengine.errors import InputError
+from searchengine.readers import authorpage, jsonlines
+from searchengine.records import Problem, Record
+
+FORMATS = {module.NAME: module for module in (authorpage, jsonlines)}
+
+_SNIFF_BYTES = 8192
+
+
+def _open_binary(path: Path):
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each line of a UTF-8 file (gzip allowed).
+
+    Line numbers are 1-based. A byte-order mark and the line ending (LF or
+    CRLF) are removed. A line that is not valid UTF-8 is not yielded; a
+    :class:`Problem` naming it is appended to ``problems`` instead.
+    """
+    with _open_binary(path) as stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(str(path), number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})"))
+                continue
+            if number == 1:
+                text = text.lstrip("\ufeff")
+            yield number, text.rstrip("\r\n")
+
+
+def _head(path: Path) -> str:
+    with _open_binary(path) as stream:
+        return stream.read(_SNIFF_BYTES).decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def detect_format(path: Path) -> str | None:
+    """Name the format of ``path`` from its content, or ``None`` if no reader fits."""
+    head = _head(path)
+    for name, module in FORMATS.items():
+        if module.sniff(head):
+            return name
+    return None
+
+
+def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
+    """Expand files and directories (recursively, sorted, hidden entries skipped).
+
+    Raises:
+        InputError: a path does not exist or is not readable.
+    """
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    if not name.startswith("."):
+                        yield Path(root) / name
+        elif path.is_file():
+            if not os.access(path, os.R_OK):
+                raise InputError(f"{path}: permission denied")
+            yield path
+        else:
+            raise InputError(f"{path}: no such file or directory")
+
+
+def read_records(
+    paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None
+) -> Iterator[Record]:
+    """Stream the records of every file under ``paths``.
+
+    Args:
+        paths: files or directories.
+        problems: list that receives a :class:`Problem` for each skipped record
+            and for each file no reader recognises.
+        format: force one reader (a key of :data:`FORMATS`) instead of detecting.
+
+    Raises:
+        InputError: a path does not exist or cannot be opened.
+    """
+    for path in input_files(paths):
+        try:
+            name = format or detect_format(path)
+        except OSError as exc:
+            raise InputError(f"{path}: {exc.strerror or exc}") from exc
+        if name is None:
+            problems.append(Problem(str(path), 0, "not a recognised input format (skipped)"))
+            continue
+        try:
+            yield from FORMATS[name].read(path, numbered_lines(path, problems), problems)
+        except (OSError, EOFError) as exc:
+            problems.append(Problem(str(path), 0, f"read failed: {exc}"))

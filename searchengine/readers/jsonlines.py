@@ -1,0 +1,113 @@
+"""Reader for plain JSON lines whose keys are the Record's field names.
+
+One JSON object per line::
+
+    {"id": "2101.00001", "title": "...", "abstract": "...",
+     "authors": ["Ada Lovelace"], "year": 2021, "categories": ["cs.DC"]}
+
+Only ``title`` is required. ``id`` defaults to one derived from the title;
+``authors`` and ``categories`` may also be given as one string (authors
+separated by commas or " and ", categories by spaces); ``year`` may be a
+string of four digits. Blank lines are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from searchengine.records import Problem, Record, clean_text, title_id
+
+NAME = "jsonl"
+
+_AUTHOR_SPLIT = re.compile(r"\s*,\s*|\s+and\s+")
+
+
+def sniff(head: str) -> bool:
+    """True when the first non-blank character opens a JSON object."""
+    return head.lstrip().startswith("{")
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _string(obj: dict, key: str) -> str:
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Invalid(f"field '{key}' must be a string, not {type(value).__name__}")
+    return clean_text(value)
+
+
+def _string_list(obj: dict, key: str, splitter: re.Pattern | None) -> list[str]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        parts = splitter.split(value) if splitter else value.split()
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        parts = value
+    else:
+        raise _Invalid(f"field '{key}' must be a list of strings")
+    return [clean_text(p) for p in parts if p.strip()]
+
+
+def _year(obj: dict) -> int | None:
+    value = obj.get("year")
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise _Invalid("field 'year' must be a year number")
+    if isinstance(value, str) and re.fullmatch(r"\s*\d{4}\s*", value):
+        value = int(value)
+    if isinstance(value, int) and 1000 <= value <= 9999:
+        return value
+    raise _Invalid(f"field 'year' must be a four-digit year, not {value!r}")
+
+
+def parse_object(obj: object) -> Record:
+    """Turn one decoded JSON value into a Record (``source`` left empty).
+
+    Raises:
+        ValueError: the value is not an object, has no title, or a field has
+            the wrong type; the message names the field.
+    """
+    if not isinstance(obj, dict):
+        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
+    title = _string(obj, "title")
+    if not title:
+        raise _Invalid("record has no title")
+    raw_id = obj.get("id")
+    if raw_id is not None and not isinstance(raw_id, (str, int)):
+        raise _Invalid("field 'id' must be a string")
+    record_id = str(raw_id).strip() if raw_id is not None else ""
+    return Record(
+        id=record_id or title_id(title),
+        title=title,
+        abstract=_string(obj, "abstract"),
+        authors=_string_list(obj, "authors", _AUTHOR_SPLIT),
+        year=_year(obj),
+        categories=_string_list(obj, "categories", None),
+        url=_string(obj, "url"),
+    )
+
+
+def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
+    """Yield one Record per good line; report each bad line in ``problems``."""
+    for number, line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = parse_object(json.loads(line))
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(str(path), number, f"invalid JSON ({exc.msg} at column {exc.colno}) (skipped)"))
+            continue
+        except ValueError as exc:
+            problems.append(Problem(str(path), number, f"{exc} (skipped)"))
+            continue
+        record.source = f"{path}:{number}"
+        yield record

@@ -1,0 +1,110 @@
+"""The one shape that passes from readers to the indexer.
+
+A reader turns an input file into a stream of :class:`Record` objects, and of
+:class:`Problem` objects for the parts of the file it had to skip. Nothing
+downstream of the readers knows which format a record came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Record:
+    """One paper, as read from an input file.
+
+    Attributes:
+        id: stable identifier, unique within an index (an arXiv id when the
+            input carries one, otherwise derived from the title).
+        title: title text as written in the source (whitespace collapsed).
+        abstract: abstract text; empty string when the source has none.
+        authors: author names in source order, each a whole name.
+        year: publication year, or ``None`` when unknown.
+        categories: subject categories, primary first (e.g. ``["cs.DC"]``).
+        url: link to the paper, or empty string.
+        source: ``"file:line"`` where the record starts, for messages.
+    """
+
+    id: str
+    title: str
+    abstract: str = ""
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    categories: list[str] = field(default_factory=list)
+    url: str = ""
+    source: str = ""
+
+    def merged_with(self, other: Record) -> Record:
+        """Return this record with ``other``'s authors and categories added.
+
+        Used when the same paper arrives twice (e.g. on two author pages):
+        values keep their first-seen order and appear once; every other field
+        keeps this record's value unless it is empty here.
+        """
+        return Record(
+            id=self.id,
+            title=self.title or other.title,
+            abstract=self.abstract or other.abstract,
+            authors=_union(self.authors, other.authors),
+            year=self.year if self.year is not None else other.year,
+            categories=_union(self.categories, other.categories),
+            url=self.url or other.url,
+            source=self.source,
+        )
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A part of an input file that could not be read as a record.
+
+    Attributes:
+        path: the file, as given by the user.
+        line: 1-based line number where the bad record starts (0 if unknown).
+        reason: what is wrong, in a few words.
+    """
+
+    path: str
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    seen = dict.fromkeys(first)
+    seen.update(dict.fromkeys(second))
+    return list(seen)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def clean_text(text: str) -> str:
+    """Collapse runs of whitespace (line breaks included) into single spaces.
+
+    Also applies Unicode NFC so that composed and decomposed accents compare
+    equal, and drops a leading byte-order mark.
+    """
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text.lstrip("\ufeff"))).strip()
+
+
+def title_key(title: str) -> str:
+    """Normalise a title for identity: case, accents, punctuation and spacing ignored."""
+    decomposed = unicodedata.normalize("NFKD", title.casefold())
+    return "".join(ch for ch in decomposed if ch.isalnum())
+
+
+def title_id(title: str) -> str:
+    """A stable id for a paper that has no identifier of its own.
+
+    Derived from :func:`title_key`, so the same paper read from two pages, or
+    re-indexed later, gets the same id: ``"t-"`` followed by 12 hex digits of
+    the SHA-1 of the normalised title.
+    """
+    digest = hashlib.sha1(title_key(title).encode("utf-8")).hexdigest()
+    return "t-" + digest[:12]

@@ -1,0 +1,135 @@
+"""Where an index lives on disk, and how a new one replaces the old atomically.
+
+An index directory holds one or more *generations*, each a complete Whoosh
+index in a sub-directory ``gen-<UTC time>-<pid>``, and a small text file
+``CURRENT`` naming the generation readers should open::
+
+    index/
+      CURRENT            "gen-20261130T020000-4242"
+      gen-20261130T020000-4242/   (complete Whoosh index)
+      .writelock         (held by the one process that is writing)
+
+A rebuild writes a new generation beside the old one and only then replaces
+``CURRENT`` (``os.replace``, atomic on POSIX). A reader therefore sees either
+the old index or the new one, never a half-written one, and a build killed at
+any moment leaves the previous generation in place.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from searchengine.errors import IndexBusyError
+
+POINTER = "CURRENT"
+LOCK = ".writelock"
+PREFIX = "gen-"
+
+
+def current_generation(index_dir: Path) -> Path | None:
+    """The generation ``CURRENT`` names, or ``None`` if there is no pointer yet."""
+    try:
+        name = (index_dir / POINTER).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return index_dir / name if name else None
+
+
+def new_generation(index_dir: Path) -> Path:
+    """Create and return an empty directory for a new generation."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    path = index_dir / f"{PREFIX}{stamp}-{os.getpid()}"
+    path.mkdir()
+    return path
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish(index_dir: Path, generation: Path) -> None:
+    """Point ``CURRENT`` at ``generation``, atomically and durably."""
+    for root, _dirs, files in os.walk(generation):
+        for name in files:
+            with open(Path(root) / name, "rb") as handle:
+                os.fsync(handle.fileno())
+    _fsync_dir(generation)
+    temporary = index_dir / f".{POINTER}.{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(generation.name + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, index_dir / POINTER)
+    _fsync_dir(index_dir)
+
+
+def remove_stale(index_dir: Path, keep: int = 2) -> None:
+    """Delete generations other than the current one and the ``keep - 1`` before it.
+
+    The previous generation is kept so that a reader that opened it just
+    before the switch can finish. Unfinished generations of killed builds,
+    and stray pointer files, are removed too. Call only while holding the
+    write lock.
+    """
+    current = current_generation(index_dir)
+    generations = sorted(
+        (p for p in index_dir.glob(PREFIX + "*") if p.is_dir()), key=lambda p: p.name
+    )
+    keep_names = set()
+    if current is not None:
+        finished = [g for g in generations if g.name <= current.name]
+        keep_names = {g.name for g in finished[-keep:]}
+    for generation in generations:
+        if generation.name not in keep_names:
+            shutil.rmtree(generation, ignore_errors=True)
+    for stray in index_dir.glob(f".{POINTER}.*"):
+        stray.unlink(missing_ok=True)
+
+
+@contextmanager
+def write_lock(index_dir: Path, timeout: float = 0.0) -> Iterator[None]:
+    """Hold the index's exclusive write lock for the ``with`` block.
+
+    The lock is an ``fcntl.flock`` on ``.writelock``: the kernel releases it
+    when the holder exits, even by SIGKILL, so a crash never leaves a stale
+    lock behind.
+
+    Args:
+        timeout: seconds to wait for another writer to finish; 0 fails at once.
+
+    Raises:
+        IndexBusyError: another process still holds the lock after ``timeout``.
+    """
+    index_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(index_dir / LOCK, "a+")
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise IndexBusyError(
+                        f"{index_dir}: another process is writing this index"
+                        + (f" (waited {timeout:g} s)" if timeout else "")
+                    ) from None
+                time.sleep(0.1)
+        yield
+    finally:
+        handle.close()

@@ -1,0 +1,50 @@
+"""Shared fixtures: small real indexes built in temporary directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from searchengine import build_index, open_index
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "corpus"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def corpus_index_dir(tmp_path_factory) -> Path:
+    """An index of the bundled corpus, built once per test session."""
+    index_dir = tmp_path_factory.mktemp("corpus-index")
+    build_index([CORPUS], index_dir)
+    return index_dir
+
+
+@pytest.fixture(scope="session")
+def corpus_index(corpus_index_dir):
+    index = open_index(corpus_index_dir)
+    yield index
+    index.close()
+
+
+def write(path: Path, text: str) -> Path:
+    """Write ``text`` as UTF-8 (no newline translation) and return ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def corpus_records():
+    """The corpus records, read independently of any index."""
+    from searchengine.readers import read_records
+
+    return list(read_records([CORPUS], []))
+
+
+def contains_word(record, pattern: str) -> bool:
+    """Brute-force check: does ``pattern`` occur as a whole word in title or abstract?"""
+    import re
+
+    text = f"{record.title} {record.abstract}"
+    return re.search(rf"(?<![^\W_])(?:{pattern})(?![^\W_])", text, re.IGNORECASE) is not None

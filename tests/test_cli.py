@@ -1,0 +1,121 @@
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from searchengine.cli import main
+
+from conftest import CORPUS, write
+
+CB_SPMV = "CB-SpMV:A Data Aggregating and Balance Algorithm for Cache-Friendly Block-Based SpMV on GPUs"
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A fresh directory holding a copy of the corpus, as in a new checkout."""
+    shutil.copytree(CORPUS, tmp_path / "corpus")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEARCHENGINE_INDEX", raising=False)
+    return tmp_path
+
+
+def test_first_search_builds_the_index_and_says_so(runner, workdir):
+    result = runner.invoke(main, ["search", "SpMV GPU"])
+    assert result.exit_code == 0
+    assert result.stderr.splitlines()[0] == "No index in index; building it from corpus/ ..."
+    assert result.stderr.splitlines()[1].startswith("Indexed 24 documents in ")
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("1 hit for 'SpMV GPU' (")
+    assert lines[2] == f"  1. {CB_SPMV}"
+    assert lines[3] == "     2026 · cs.DC · Depei Qian"
+    assert lines[4].startswith("     id t-30f1b8f5a2a1 · score ")
+    again = runner.invoke(main, ["search", "SpMV GPU"])
+    assert again.stderr == ""
+
+
+def test_search_json_has_the_documented_keys(runner, workdir):
+    result = runner.invoke(main, ["search", "GPU memory", "--json", "--limit", "2"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["query"] == "GPU memory" and data["total"] == 5 and len(data["hits"]) == 2
+    assert set(data["hits"][0]) >= {"id", "title", "authors", "year", "categories", "score", "snippet"}
+    assert data["hits"][0]["score"] >= data["hits"][1]["score"]
+
+
+def test_index_command_prints_a_summary_and_reports_bad_records(runner, workdir):
+    write(workdir / "extra" / "bad.jsonl", '{"title": "Good record"}\n{broken\n')
+    result = runner.invoke(main, ["index", "corpus", "extra", "--index-dir", "idx"])
+    assert result.exit_code == 0
+    assert result.stderr == "extra/bad.jsonl:2: invalid JSON (Expecting property name enclosed in double quotes at column 2) (skipped)\n"
+    assert result.stdout.startswith("Indexed 25 documents into idx (25 records read, 1 skipped) in ")
+    stats = runner.invoke(main, ["stats", "--json", "--index-dir", "idx"])
+    assert json.loads(stats.stdout)["documents"] == 25
+
+
+def test_index_dir_comes_from_the_environment(runner, workdir, monkeypatch):
+    monkeypatch.setenv("SEARCHENGINE_INDEX", str(workdir / "env-index"))
+    assert runner.invoke(main, ["index"]).exit_code == 0
+    assert (workdir / "env-index" / "CURRENT").exists()
+    stats = runner.invoke(main, ["stats", "--json"])
+    assert json.loads(stats.stdout)["documents"] == 24
+
+
+def test_stats_json_reports_24_documents(runner, workdir):
+    runner.invoke(main, ["index"])
+    data = json.loads(runner.invoke(main, ["stats", "--json"]).stdout)
+    assert data["documents"] == 24
+    assert data["years"] == {"2026": 7, "2025": 6, "2024": 4, "2023": 5, "2022": 2}
+    assert data["categories"]["cs.DC"] == 12
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["index", "no-such-path"], 1, "Error: no-such-path: no such file or directory\n"),
+        (["stats", "--index-dir", "nowhere"], 1, "Error: nowhere: no index here (run 'searchengine index' first)\n"),
+        (["search", "   "], 1, "Error: the query is empty\n"),
+        (["search", "GPU", "--limit", "0"], 2, None),
+        (["search"], 2, None),
+        (["frobnicate"], 2, None),
+    ],
+)
+def test_errors_are_one_line_with_the_right_exit_code(runner, workdir, args, code, message):
+    result = runner.invoke(main, args)
+    assert result.exit_code == code
+    assert "Traceback" not in result.output
+    if message is not None:
+        assert result.stderr.endswith(message)
+
+
+def test_damaged_index_is_an_error_not_a_traceback(runner, workdir):
+    (workdir / "index" / "gen-x").mkdir(parents=True)
+    (workdir / "index" / "CURRENT").write_text("gen-x\n")
+    result = runner.invoke(main, ["search", "GPU"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: ") and "cannot be opened" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_nothing_to_index_is_an_error(runner, workdir):
+    write(workdir / "empty.txt", "")
+    result = runner.invoke(main, ["index", "empty.txt"])
+    assert result.exit_code == 1
+    assert "nothing to index in empty.txt" in result.stderr
+
+
+def test_python_dash_m_runs_the_same_command(workdir):
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "searchengine", "search", "SpMV GPU", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hits"][0]["title"] == CB_SPMV

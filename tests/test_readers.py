@@ -1,0 +1,163 @@
+import json
+
+from searchengine.readers import detect_format, read_records
+from searchengine.records import title_id
+
+from conftest import CORPUS, write
+
+ZENG_YEARS = [2026, 2025, 2023, 2023, 2023, 2022]
+ZENG_CATEGORIES = ["cs.DC", "math.NA", "q-bio.NC", "cs.NE", "cs.CV", "q-bio.NC"]
+QIAN_YEARS = [2026] * 6 + [2025] * 5 + [2024] * 4 + [2023] * 2 + [2022]
+QIAN_CATEGORIES = [
+    "cs.DC", "cs.SE", "cs.DC", "cs.DC", "cs.DC", "cs.AR", "cs.LG", "cs.LG", "cs.DC",
+    "cs.DC", "cs.SE", "cs.LG", "cs.DC", "cs.DC", "cs.DC", "cs.DC", "cs.LG", "cs.DC",
+]
+
+PAGE = """arXiv subjects
+
+Ada Lovelace
+
+Publications and source records attributed to Ada Lovelace.
+
+At least 9 recordsLinked to original sources
+
+arXiv2024
+
+First Paper: On Engines
+
+An abstract about analytical engines.
+
+cs.DC↗
+
+arXiv2023
+
+Second paper without a category
+
+Its abstract.
+
+arXiv2022
+
+Third Paper
+
+Third abstract,
+over two lines.
+
+math.NA↗
+
+arXiv2021
+
+cs.LG↗
+
+arXiv2020
+
+Cut-off paper
+
+An abstract that never ends
+"""
+
+
+def read(paths):
+    problems = []
+    records = list(read_records(paths, problems))
+    return records, problems
+
+
+def test_author_pages_of_the_corpus_give_every_record_with_year_and_category():
+    zeng, problems = read([CORPUS / "longbin-zeng.txt"])
+    qian, more = read([CORPUS / "depei-qian.txt"])
+    assert problems == [] and more == []
+    assert [r.year for r in zeng] == ZENG_YEARS
+    assert [r.categories for r in zeng] == [[c] for c in ZENG_CATEGORIES]
+    assert {tuple(r.authors) for r in zeng} == {("Longbin Zeng",)}
+    # The page claims "At least 19 records"; it holds 18.
+    assert [r.year for r in qian] == QIAN_YEARS
+    assert [r.categories for r in qian] == [[c] for c in QIAN_CATEGORIES]
+    assert {tuple(r.authors) for r in qian} == {("Depei Qian",)}
+
+
+def test_author_page_record_fields_are_exact():
+    qian, _ = read([CORPUS / "depei-qian.txt"])
+    first = qian[0]
+    assert first.title == (
+        "DB-SpMSpV: Dual-View Blocked Sparse Matrix-Sparse Vector Multiplication "
+        "for Dynamic GPU Workloads"
+    )
+    assert first.abstract.startswith("Sparse Matrix-Sparse Vector Multiplication (SpMSpV) is a core primitive")
+    assert first.abstract.endswith("by up to 4.50$\\times$.")
+    assert first.source.endswith("depei-qian.txt:9")
+    assert first.id == title_id(first.title)
+
+
+def test_ids_are_stable_and_ignore_case_spacing_and_punctuation():
+    assert title_id("CB-SpMV: A Study") == title_id("cb spmv  a study")
+    assert title_id("CB-SpMV: A Study") != title_id("CB-SpMV: Another Study")
+    # The id format is a contract: re-indexing with a later version keeps ids.
+    assert title_id("A Study") == "t-5d48c11362a2"
+
+
+def test_malformed_author_page_records_are_reported_with_line_and_good_ones_kept(tmp_path):
+    page = write(tmp_path / "lovelace.txt", PAGE)
+    records, problems = read([page])
+    assert [r.title for r in records] == ["First Paper: On Engines", "Third Paper"]
+    assert records[1].abstract == "Third abstract, over two lines."
+    assert [str(p) for p in problems] == [
+        f"{page}:17: record has no category line before the next record (skipped)",
+        f"{page}:32: record has no title (skipped)",
+        f"{page}:36: page ends in the middle of a record (skipped)",
+    ]
+
+
+def test_crlf_and_bom_author_page_reads_like_lf(tmp_path):
+    page = write(tmp_path / "crlf.txt", "\ufeff" + PAGE.replace("\n", "\r\n"))
+    records, _ = read([page])
+    assert [r.title for r in records] == ["First Paper: On Engines", "Third Paper"]
+    assert records[0].authors == ["Ada Lovelace"]
+
+
+def test_json_lines_reader_keeps_good_lines_and_reports_bad_ones(tmp_path):
+    lines = [
+        json.dumps({"id": "2101.00001", "title": "Sparse GPU kernels", "abstract": "SpMV.",
+                    "authors": ["A. One", "B. Two"], "year": 2021, "categories": ["cs.DC", "cs.PF"]}),
+        "{not json",
+        json.dumps({"id": "x2", "abstract": "no title here"}),
+        "",
+        json.dumps({"title": "Year as text", "year": "2019", "categories": "cs.LG stat.ML"}),
+        json.dumps({"title": "Bad year", "year": "soon"}),
+        json.dumps(["a", "list"]),
+        json.dumps({"title": "Authors as one string", "authors": "A. One, B. Two and C. Three"}),
+    ]
+    path = write(tmp_path / "records.txt", "\n".join(lines) + "\n")
+    assert detect_format(path) == "jsonl"
+    records, problems = read([path])
+    assert [r.title for r in records] == ["Sparse GPU kernels", "Year as text", "Authors as one string"]
+    assert records[0].authors == ["A. One", "B. Two"]
+    assert records[0].categories == ["cs.DC", "cs.PF"]
+    assert records[1].year == 2019 and records[1].categories == ["cs.LG", "stat.ML"]
+    assert records[1].id == title_id("Year as text")
+    assert records[2].authors == ["A. One", "B. Two", "C. Three"]
+    assert [str(p) for p in problems] == [
+        f"{path}:2: invalid JSON (Expecting property name enclosed in double quotes at column 2) (skipped)",
+        f"{path}:3: record has no title (skipped)",
+        f"{path}:6: field 'year' must be a four-digit year, not 'soon' (skipped)",
+        f"{path}:7: expected a JSON object, found list (skipped)",
+    ]
+
+
+def test_invalid_utf8_line_is_reported_and_the_rest_read(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b'{"title": "Good one"}\n{"title": "Bad \xff byte"}\n{"title": "Good two"}\n')
+    records, problems = read([path])
+    assert [r.title for r in records] == ["Good one", "Good two"]
+    assert len(problems) == 1 and str(problems[0]).startswith(f"{path}:2: not valid UTF-8")
+
+
+def test_format_is_detected_by_content_not_extension(tmp_path):
+    page = write(tmp_path / "page.jsonl", PAGE)
+    lines = write(tmp_path / "records.txt", '{"title": "T"}\n')
+    other = write(tmp_path / "notes.md", "# just some notes\n")
+    assert detect_format(page) == "authorpage"
+    assert detect_format(lines) == "jsonl"
+    assert detect_format(other) is None
+    records, problems = read([tmp_path])
+    assert sorted(r.title for r in records) == ["First Paper: On Engines", "T", "Third Paper"]
+    assert f"{other}:0: not a recognised input format (skipped)" in [str(p) for p in problems]

@@ -17,6 +17,7 @@ from searchengine.errors import (
     IndexNotFoundError,
     InputError,
     QueryError,
+    RecordNotFoundError,
     SearchEngineError,
 )
 from searchengine.indexer import IndexSummary, build_index
@@ -33,6 +34,7 @@ __all__ = [
     "Problem",
     "QueryError",
     "Record",
+    "RecordNotFoundError",
     "SearchEngineError",
     "SearchIndex",
     "SearchResults",

@@ -99,36 +99,121 @@ def _open_or_build(index_dir: Path):
     return open_index(index_dir)
 
 
-def _render_hits(results) -> None:
-    shown = f"{results.total} hit{'s' if results.total != 1 else ''}"
-    click.echo(f"{shown} for {results.query!r} ({results.took_ms:.0f} ms)")
-    first = (results.page["number"] - 1) * results.page["size"]
-    for rank, hit in enumerate(results.hits, start=first + 1):
+def _marked(text: str, matches) -> str:
+    """``text`` with the matched spans in bold (plain when not on a terminal)."""
+    parts, position = [], 0
+    for start, end in matches:
+        parts.append(text[position:start])
+        parts.append(click.style(text[start:end], bold=True))
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _render_hits(results, first_rank: int) -> None:
+    for rank, hit in enumerate(results.hits, start=first_rank):
         year = hit.year if hit.year is not None else "----"
         category = hit.categories[0] if hit.categories else "-"
         authors = ", ".join(hit.authors) if hit.authors else "(no authors)"
-        click.echo(f"\n{rank:>3}. {click.style(hit.title, bold=True)}")
+        click.echo(f"\n{rank:>3}. {_marked(hit.title, hit.title_matches)}")
         click.echo(f"     {year} · {category} · {authors}")
         click.echo(f"     id {hit.id} · score {hit.score:.2f}")
+        if hit.snippet:
+            click.echo(f"     {_marked(hit.snippet, hit.snippet_matches)}")
+
+
+def _emit(results, output_format: str, heading: str) -> None:
+    """Print results as a table (with ``heading``), JSON, CSV or BibTeX."""
+    first_rank = (results.page["number"] - 1) * results.page["size"] + 1
+    if output_format == "json":
+        _print_json(results.to_dict())
+    elif output_format == "table":
+        click.echo(f"{heading} ({results.took_ms:.0f} ms)")
+        _render_hits(results, first_rank)
+    else:
+        from searchengine import export
+
+        hits = [hit.to_dict() for hit in results.hits]
+        if output_format == "csv":
+            click.echo(export.to_csv(hits, first_rank=first_rank), nl=False)
+        else:
+            click.echo(export.to_bibtex(hits), nl=False)
+
+
+def _output_format(as_json: bool, output_format: str | None) -> str:
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json and --format {output_format} contradict each other")
+    return "json" if as_json else (output_format or "table")
+
+
+format_option = click.option(
+    "--format", "output_format", type=click.Choice(["table", "json", "csv", "bibtex"]), default=None,
+    help="Output format (default: table; --json is short for --format json).",
+)
+limit_option = click.option(
+    "--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Hits per page (at most 100)."
+)
 
 
 @main.command()
 @click.argument("query")
-@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Hits per page (at most 100).")
+@limit_option
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1), help="Page number, from 1.")
 @index_dir_option
 @json_option
-def search(query: str, limit: int, page: int, index_dir: Path, as_json: bool) -> None:
+@format_option
+def search(query: str, limit: int, page: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
     Every word must match, in the title, abstract or author names. Builds the
     index from corpus/ first when there is none.
     """
+    output_format = _output_format(as_json, output_format)
     results = _open_or_build(index_dir).search(query, limit=limit, page=page)
-    if as_json:
-        _print_json(results.to_dict())
+    hits = f"{results.total} hit{'s' if results.total != 1 else ''}"
+    _emit(results, output_format, f"{hits} for {results.query!r}")
+
+
+@main.command()
+@click.argument("record_id")
+@index_dir_option
+@json_option
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "bibtex"]), default=None,
+              help="Output format (default: text; --json is short for --format json).")
+def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | None) -> None:
+    """Print the full record RECORD_ID: title, authors, year, categories, abstract."""
+    from searchengine.search import open_index
+
+    record = open_index(index_dir).document(record_id)
+    if as_json or output_format == "json":
+        _print_json(record)
+    elif output_format == "bibtex":
+        from searchengine import export
+
+        click.echo(export.to_bibtex([record]), nl=False)
     else:
-        _render_hits(results)
+        year = record["year"] if record["year"] is not None else "year unknown"
+        click.echo(click.style(record["title"], bold=True))
+        click.echo(", ".join(record["authors"]) or "(no authors)")
+        click.echo(f"{year} · {' '.join(record['categories']) or 'no category'} · id {record['id']}")
+        if record["url"]:
+            click.echo(record["url"])
+        click.echo(f"\n{record['abstract'] or '(no abstract)'}")
+
+
+@main.command()
+@click.argument("record_id")
+@limit_option
+@index_dir_option
+@json_option
+@format_option
+def similar(record_id: str, limit: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
+    """Print papers on the same topic as RECORD_ID (the record itself excluded)."""
+    from searchengine.search import open_index
+
+    output_format = _output_format(as_json, output_format)
+    results = open_index(index_dir).similar(record_id, limit=limit)
+    _emit(results, output_format, f"{results.total} papers similar to {record_id}")
 
 
 @main.command()

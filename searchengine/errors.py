@@ -27,3 +27,7 @@ class IndexBusyError(SearchEngineError):
 
 class QueryError(SearchEngineError):
     """A query or a search option cannot be understood; the message names the part."""
+
+
+class RecordNotFoundError(SearchEngineError):
+    """No document in the index has the requested id."""

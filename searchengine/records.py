@@ -108,3 +108,39 @@ def title_id(title: str) -> str:
     """
     digest = hashlib.sha1(title_key(title).encode("utf-8")).hexdigest()
     return "t-" + digest[:12]
+
+
+# New-style arXiv ids (YYMM.NNNN or YYMM.NNNNN since 2015) and old-style ones
+# (archive[.SUBJ]/YYMMNNN), each with an optional version suffix.
+_ARXIV_ID = re.compile(
+    r"(?:arxiv:)?(?P<id>\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[a-z]{2})?/\d{7})(?P<version>v\d+)?",
+    re.IGNORECASE,
+)
+_ARXIV_URL = re.compile(r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/(?P<rest>.+?)(?:\.pdf)?/?$", re.IGNORECASE)
+
+
+def arxiv_id(text: str) -> str | None:
+    """The bare arXiv id that ``text`` names, or ``None``.
+
+    Accepts ``2101.00001``, ``2101.00001v2``, ``arXiv:2101.00001``,
+    ``hep-th/9901001`` and abs/pdf URLs of either; the version suffix is
+    dropped. Old-style archive names are lower-cased, the subject class
+    (``math.AG/0101001``) upper-cased, as arXiv writes them.
+    """
+    text = text.strip()
+    url = _ARXIV_URL.match(text)
+    if url:
+        text = url.group("rest")
+    match = _ARXIV_ID.fullmatch(text)
+    if not match:
+        return None
+    found = match.group("id")
+    if "/" in found:
+        archive, number = found.split("/")
+        if "." in archive:
+            name, subject = archive.split(".")
+            archive = f"{name.lower()}.{subject.upper()}"
+        else:
+            archive = archive.lower()
+        found = f"{archive}/{number}"
+    return found

@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchengine import store
-from searchengine.errors import IndexDamagedError, IndexNotFoundError, QueryError
+from searchengine import snippets, store
+from searchengine.errors import IndexDamagedError, IndexNotFoundError, QueryError, RecordNotFoundError
 
 DEFAULT_INDEX_DIR = "index"
 MAX_LIMIT = 100
+# Key terms taken from a record for "similar papers".
+SIMILAR_TERMS = 12
 
 
 @dataclass
@@ -29,8 +31,10 @@ class Hit:
     """One ranked document.
 
     ``score`` is the BM25F score (higher is better; comparable only within
-    one result list). ``snippet`` is a plain-text fragment of the abstract
-    around the matched words (the title when there is no abstract).
+    one result list). ``snippet`` is plain text from the abstract around the
+    matched words (its start when no word of the abstract matched), and
+    ``snippet_matches`` / ``title_matches`` are ``[start, end)`` character
+    offsets of the matched words in ``snippet`` / ``title``.
     """
 
     id: str
@@ -40,6 +44,8 @@ class Hit:
     categories: list[str]
     score: float
     snippet: str = ""
+    snippet_matches: list[tuple[int, int]] = field(default_factory=list)
+    title_matches: list[tuple[int, int]] = field(default_factory=list)
     url: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,6 +57,8 @@ class Hit:
             "categories": self.categories,
             "score": round(self.score, 4),
             "snippet": self.snippet,
+            "snippet_matches": [list(m) for m in self.snippet_matches],
+            "title_matches": [list(m) for m in self.title_matches],
             "url": self.url,
         }
 
@@ -94,19 +102,6 @@ class SearchResults:
             "parsed": self.parsed,
             "took_ms": round(self.took_ms, 2),
         }
-
-
-def _plain_formatter():
-    """A Whoosh formatter that leaves matched words unmarked (plain-text snippets)."""
-    from whoosh import highlight
-
-    class PlainFormatter(highlight.Formatter):
-        between = " … "
-
-        def format_token(self, text, token, replace=False):
-            return highlight.get_text(text, token, replace)
-
-    return PlainFormatter()
 
 
 class SearchIndex:
@@ -170,7 +165,7 @@ class SearchIndex:
         searcher = self._current()
         parsed = parse(query, searcher.schema)
         results = searcher.search_page(parsed, page, pagelen=limit)
-        results.results.formatter = _plain_formatter()
+        snippets.configure(results.results)
         total = len(results)
         hits = [self._hit(hit) for hit in results] if page <= results.pagecount or total == 0 else []
         return SearchResults(
@@ -185,16 +180,80 @@ class SearchIndex:
     @staticmethod
     def _hit(hit) -> Hit:
         stored = hit.fields()
-        snippet = hit.highlights("abstract", top=2) if stored.get("abstract") else ""
+        title = stored.get("title", "")
+        snippet = snippets.abstract_snippet(hit, stored.get("abstract", ""))
         return Hit(
             id=stored["id"],
-            title=stored.get("title", ""),
+            title=title,
             authors=list(stored.get("authors") or []),
             year=stored.get("year"),
             categories=list(stored.get("categories") or []),
             score=hit.score,
-            snippet=snippet or stored.get("abstract", "")[:200],
+            snippet=snippet.text,
+            snippet_matches=snippet.matches,
+            title_matches=snippets.title_matches(hit, title),
             url=stored.get("url", ""),
+        )
+
+    def document(self, record_id: str) -> dict[str, Any]:
+        """The stored record with id ``record_id``.
+
+        Returns ``{"id", "title", "abstract", "authors", "year", "categories",
+        "url", "source"}``; lists are lists, a missing year is ``None``.
+
+        Raises:
+            RecordNotFoundError: no document has that id.
+        """
+        stored = self._current().document(id=record_id.strip())
+        if stored is None:
+            raise RecordNotFoundError(f"no record with id {record_id!r}")
+        return {
+            "id": stored["id"],
+            "title": stored.get("title", ""),
+            "abstract": stored.get("abstract", ""),
+            "authors": list(stored.get("authors") or []),
+            "year": stored.get("year"),
+            "categories": list(stored.get("categories") or []),
+            "url": stored.get("url", ""),
+            "source": stored.get("source", ""),
+        }
+
+    def similar(self, record_id: str, *, limit: int = 10) -> SearchResults:
+        """Documents about the same topic as ``record_id``, the record itself excluded.
+
+        More-like-this: the :data:`SIMILAR_TERMS` most informative terms of the
+        record's title and abstract (Bo1 divergence from randomness weights,
+        Amati 2003, as computed by Whoosh's ``classify.Expander``) are searched
+        in title and abstract as a weighted OR query, ranked by BM25F.
+
+        Raises:
+            RecordNotFoundError: no document has that id.
+            QueryError: ``limit`` is out of range.
+        """
+        from whoosh import query as wq
+
+        if not 1 <= limit <= MAX_LIMIT:
+            raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+        started = time.perf_counter()
+        record = self.document(record_id)
+        searcher = self._current()
+        text = f"{record['title']} {record['abstract']}"
+        terms = searcher.key_terms_from_text("abstract", text, numterms=SIMILAR_TERMS)
+        if not terms:
+            return SearchResults(query=f"similar:{record['id']}", total=0, hits=[],
+                                 page={"number": 1, "size": limit, "pages": 0})
+        wanted = wq.Or([wq.Term(field, term, boost=weight)
+                        for term, weight in terms for field in ("title", "abstract")])
+        results = searcher.search(wanted, limit=limit, mask=wq.Term("id", record["id"]))
+        snippets.configure(results)
+        total = len(results)
+        return SearchResults(
+            query=f"similar:{record['id']}",
+            total=total,
+            hits=[self._hit(hit) for hit in results],
+            page={"number": 1, "size": limit, "pages": (total + limit - 1) // limit},
+            parsed=str(wanted),
+            took_ms=(time.perf_counter() - started) * 1000,
         )
 
     def stats(self) -> dict[str, Any]:

@@ -1,0 +1,138 @@
+import csv
+import io
+
+import bibtexparser
+import pytest
+from bibtexparser.middlewares import LatexDecodingMiddleware
+
+from searchengine import RecordNotFoundError, build_index, open_index
+from searchengine.export import citation_key, to_bibtex, to_csv
+from searchengine.records import arxiv_id
+
+from conftest import write
+
+CB_SPMV_ID = "t-30f1b8f5a2a1"
+
+
+def marked(text, matches):
+    return [text[start:end] for start, end in matches]
+
+
+def test_snippet_marks_the_words_as_written_not_their_stems(corpus_index):
+    hit = corpus_index.search("GPU checkpointing").hits[0]
+    assert hit.title == "Mimose: An Input-Aware Checkpointing Planner for Efficient Training on GPU"
+    assert marked(hit.title, hit.title_matches) == ["Checkpointing", "GPU"]
+    words = set(marked(hit.snippet, hit.snippet_matches))
+    assert words == {"checkpointing", "GPU"}
+    assert hit.snippet in hit.snippet or " … " in hit.snippet
+
+
+def test_plural_query_marks_the_plural_in_the_text(corpus_index):
+    hit = corpus_index.search("SpMV GPU").hits[0]
+    assert marked(hit.title, hit.title_matches) == ["SpMV", "SpMV", "GPUs"]
+
+
+def test_snippet_fragments_come_from_the_abstract_in_order(corpus_index):
+    hit = corpus_index.search("GPU memory").hits[0]
+    abstract = corpus_index.document(hit.id)["abstract"]
+    for fragment in hit.snippet.split(" … "):
+        assert fragment in abstract
+
+
+def test_record_without_abstract_still_appears_with_its_title(tmp_path):
+    path = write(tmp_path / "r.jsonl", '{"id": "x1", "title": "Sparse kernels on GPUs"}\n')
+    build_index([path], tmp_path / "ix")
+    hit = open_index(tmp_path / "ix").search("GPU").hits[0]
+    assert (hit.id, hit.snippet, hit.snippet_matches) == ("x1", "", [])
+    assert marked(hit.title, hit.title_matches) == ["GPUs"]
+
+
+def test_abstract_without_a_match_shows_its_start(tmp_path):
+    abstract = "word " * 100
+    path = write(tmp_path / "r.jsonl", '{"id": "x1", "title": "Sparse kernels", "abstract": "%s"}\n' % abstract)
+    build_index([path], tmp_path / "ix")
+    hit = open_index(tmp_path / "ix").search("sparse").hits[0]
+    assert hit.snippet == ("word " * 48).strip() + " …"
+    assert hit.snippet_matches == []
+
+
+def test_show_returns_the_full_record(corpus_index):
+    record = corpus_index.document(CB_SPMV_ID)
+    assert record["title"].startswith("CB-SpMV:A Data Aggregating")
+    assert record["authors"] == ["Depei Qian"] and record["year"] == 2026
+    assert record["categories"] == ["cs.DC"]
+    assert record["abstract"].startswith("Sparse matrix-vector multiplication (SpMV) is crucial")
+    assert record["source"].endswith("depei-qian.txt:41")
+
+
+def test_unknown_record_id_is_reported(corpus_index):
+    with pytest.raises(RecordNotFoundError, match="no record with id 'nope'"):
+        corpus_index.document("nope")
+    with pytest.raises(RecordNotFoundError):
+        corpus_index.similar("nope")
+
+
+def test_similar_papers_are_on_topic_and_exclude_the_record(corpus_index):
+    results = corpus_index.similar(CB_SPMV_ID, limit=3)
+    ids = [h.id for h in results.hits]
+    assert CB_SPMV_ID not in ids
+    # The other sparse-matrix kernel papers of the corpus come first.
+    assert results.hits[0].title.startswith("DB-SpMSpV")
+    titles = " ".join(h.title for h in corpus_index.similar(CB_SPMV_ID, limit=5).hits)
+    assert "Sparse Matrix-Matrix Multiplication" in titles
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2101.00001", "2101.00001"),
+        ("2101.00001v2", "2101.00001"),
+        ("arXiv:0704.0001v1", "0704.0001"),
+        ("hep-th/9901001", "hep-th/9901001"),
+        ("math.ag/0101001v3", "math.AG/0101001"),
+        ("https://arxiv.org/abs/2101.00001v2", "2101.00001"),
+        ("https://arxiv.org/pdf/2101.00001v2.pdf", "2101.00001"),
+        ("http://arxiv.org/abs/hep-th/9901001", "hep-th/9901001"),
+        ("t-30f1b8f5a2a1", None),
+        ("NetWeaver: scalable layout", None),
+    ],
+)
+def test_arxiv_ids_are_recognised_in_every_written_form(text, expected):
+    assert arxiv_id(text) == expected
+
+
+RECORDS = [
+    {"id": "2101.00001", "title": "Speed-ups of 5× for Vlček's & Schrödinger's {sparse} 100% kernels",
+     "authors": ["Jan Vlček", "Erwin Schrödinger"], "year": 2021, "categories": ["cs.DC", "cs.PF"], "url": ""},
+    {"id": "t-abc", "title": "A study of things", "authors": [], "year": None, "categories": [], "url": ""},
+    {"id": "2101.00002", "title": "Speed-ups again", "authors": ["Jan Vlček"], "year": 2021,
+     "categories": [], "url": ""},
+]
+
+
+def test_bibtex_parses_back_with_the_same_values():
+    text = to_bibtex(RECORDS)
+    library = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    assert library.failed_blocks == []
+    entries = {e.key: e.fields_dict for e in library.entries}
+    assert list(entries) == ["vlcek2021speedups", "anonstudy", "vlcek2021speedupsa"]
+    first = entries["vlcek2021speedups"]
+    assert first["title"].value == RECORDS[0]["title"]
+    assert first["author"].value == "Jan Vlček and Erwin Schrödinger"
+    assert first["eprint"].value == "2101.00001"
+    assert first["primaryClass"].value == "cs.DC"
+    assert first["url"].value == "https://arxiv.org/abs/2101.00001"
+    assert "eprint" not in entries["anonstudy"] and "year" not in entries["anonstudy"]
+
+
+def test_citation_key_uses_last_name_year_and_first_long_title_word():
+    assert citation_key({"authors": ["Qian, Depei"], "year": 2026, "title": "CB-SpMV: A kernel"}) == "qian2026cbspmv"
+    assert citation_key({"authors": ["Depei Qian"], "year": None, "title": "On the GPU"}) == "qianon"
+
+
+def test_csv_has_a_header_and_one_row_per_hit():
+    rows = list(csv.reader(io.StringIO(to_csv([dict(r, score=1.5) for r in RECORDS[:2]], first_rank=11))))
+    assert rows[0] == ["rank", "id", "title", "authors", "year", "categories", "score", "url"]
+    assert rows[1] == ["11", "2101.00001", RECORDS[0]["title"], "Jan Vlček; Erwin Schrödinger", "2021",
+                       "cs.DC cs.PF", "1.5", ""]
+    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", ""]

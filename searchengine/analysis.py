@@ -23,7 +23,7 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Tokenizer
+from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, MultiFilter, PassFilter, Token, Tokenizer
 from whoosh.analysis.filters import STOP_WORDS
 from whoosh.support.charset import accent_map
 
@@ -165,5 +165,14 @@ def text_analyzer():
 
 
 def name_analyzer():
-    """The analyzer for author names: words folded for case and accents, not stemmed."""
-    return NltkTokenizer() | LowercaseFilter() | CharsetFilter(accent_map)
+    """The analyzer for author names: words folded for case and accents, not stemmed.
+
+    Every name part is indexed, but stop words are dropped from queries:
+    otherwise the ``and`` of ``GPU and memory`` would have to match a name.
+    """
+    return (
+        NltkTokenizer()
+        | MultiFilter(index=PassFilter(), query=AcronymStopFilter())
+        | LowercaseFilter()
+        | CharsetFilter(accent_map)
+    )

@@ -36,6 +36,8 @@ class Group(click.Group):
             return super().invoke(ctx)
         except SearchEngineError as exc:
             raise click.ClickException(str(exc)) from None
+        except BrokenPipeError:
+            raise
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise click.ClickException(f"{where}{exc.strerror or exc}") from None
@@ -129,6 +131,12 @@ def _emit(results, output_format: str, heading: str) -> None:
         _print_json(results.to_dict())
     elif output_format == "table":
         click.echo(f"{heading} ({results.took_ms:.0f} ms)")
+        if results.relaxed:
+            click.echo("No paper has every word of the query; showing papers with some of them.")
+        if results.suggestion:
+            click.echo(f"Did you mean: {results.suggestion}")
+        for note in results.notes:
+            click.echo(f"Note: {note}")
         _render_hits(results, first_rank)
     else:
         from searchengine import export
@@ -240,6 +248,11 @@ def run() -> None:
     """Console-script entry point; never shows a traceback unless asked to."""
     try:
         main(prog_name="searchengine")
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(141)
     except Exception as exc:  # a bug: say so in one line, keep details on demand
         if os.environ.get("SEARCHENGINE_DEBUG"):
             raise

@@ -22,6 +22,8 @@ from searchengine.errors import IndexDamagedError, IndexNotFoundError, QueryErro
 
 DEFAULT_INDEX_DIR = "index"
 MAX_LIMIT = 100
+# Seconds a search may run before it is stopped with the hits found so far.
+DEFAULT_TIME_BUDGET = 2.0
 # Key terms taken from a record for "similar papers".
 SIMILAR_TERMS = 12
 
@@ -76,6 +78,8 @@ class SearchResults:
         suggestion: a corrected query when the query looks misspelled.
         relaxed: True when no document had every term and the hits match some.
         parsed: the query as understood (Whoosh's form, for debugging).
+        notes: messages about repairs made to the query (cut, capped, ...).
+        timed_out: True when the time budget stopped the search early.
         took_ms: wall-clock milliseconds spent in the search.
     """
 
@@ -87,6 +91,8 @@ class SearchResults:
     suggestion: str | None = None
     relaxed: bool = False
     parsed: str = ""
+    notes: list[str] = field(default_factory=list)
+    timed_out: bool = False
     took_ms: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,6 +106,8 @@ class SearchResults:
             "suggestion": self.suggestion,
             "relaxed": self.relaxed,
             "parsed": self.parsed,
+            "notes": self.notes,
+            "timed_out": self.timed_out,
             "took_ms": round(self.took_ms, 2),
         }
 
@@ -111,8 +119,9 @@ class SearchIndex:
     publishes a new generation, the next search uses it, without a restart.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
         self.path = Path(path)
+        self.time_budget = time_budget
         self._lock = threading.Lock()
         self._generation: Path | None = None
         self._index = None
@@ -143,19 +152,27 @@ class SearchIndex:
         """Number of documents in the current generation."""
         return self._current().doc_count()
 
-    def search(self, query: str, *, limit: int = 10, page: int = 1) -> SearchResults:
+    def search(self, query: str, *, limit: int = 10, page: int = 1, time_budget: float | None = None) -> SearchResults:
         """Run a ranked query.
+
+        When no document has every word of the query, the words are searched
+        with OR instead and the results say ``relaxed``.
 
         Args:
             query: query text (see :mod:`searchengine.query` for the syntax).
             limit: hits per page, 1..:data:`MAX_LIMIT`.
             page: 1-based page number; a page past the end has no hits.
+            time_budget: seconds the search may take (default
+                :attr:`time_budget`); past it, the hits found so far are
+                returned with ``timed_out`` set.
 
         Raises:
             QueryError: the query or an option cannot be understood.
             IndexDamagedError: the index cannot be read.
         """
-        from searchengine.query import parse
+        from whoosh import collectors
+
+        from searchengine import query as querylang
 
         if not 1 <= limit <= MAX_LIMIT:
             raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
@@ -163,17 +180,44 @@ class SearchIndex:
             raise QueryError(f"page must be 1 or more, not {page}")
         started = time.perf_counter()
         searcher = self._current()
-        parsed = parse(query, searcher.schema)
-        results = searcher.search_page(parsed, page, pagelen=limit)
-        snippets.configure(results.results)
-        total = len(results)
-        hits = [self._hit(hit) for hit in results] if page <= results.pagecount or total == 0 else []
+        parsed = querylang.parse(query, searcher.schema)
+        notes = list(parsed.notes)
+        wanted = querylang.expand_wildcards(parsed.query, searcher.reader(), notes)
+        budget = self.time_budget if time_budget is None else time_budget
+
+        def run(q):
+            collector = collectors.TimeLimitCollector(
+                searcher.collector(limit=page * limit), timelimit=budget, use_alarm=False
+            )
+            try:
+                searcher.search_with_collector(q, collector)
+                return collector.results(), False
+            except collectors.TimeLimit:
+                return collector.results(), True
+
+        results, timed_out = run(wanted)
+        relaxed = False
+        if results.scored_length() == 0 and not timed_out:
+            fallback = querylang.relaxed(parsed, searcher.schema)
+            if fallback is not None:
+                fallback = querylang.expand_wildcards(fallback, searcher.reader(), [])
+                alternative, timed_out = run(fallback)
+                if alternative.scored_length():
+                    results, relaxed, wanted = alternative, True, fallback
+        if timed_out:
+            notes.append(f"the search was stopped after {budget:g} s; results are incomplete")
+        snippets.configure(results)
+        total = len(results) if not timed_out else results.scored_length()
+        window = results[(page - 1) * limit: page * limit]
         return SearchResults(
             query=query,
             total=total,
-            hits=hits,
+            hits=[self._hit(hit) for hit in window],
             page={"number": page, "size": limit, "pages": (total + limit - 1) // limit},
-            parsed=str(parsed),
+            relaxed=relaxed,
+            parsed=str(wanted),
+            notes=notes,
+            timed_out=timed_out,
             took_ms=(time.perf_counter() - started) * 1000,
         )
 

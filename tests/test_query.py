@@ -1,0 +1,166 @@
+"""The query language, as a table: query → expected hits, or → error message."""
+
+import json
+import time
+
+import pytest
+
+from searchengine import QueryError, build_index, open_index
+
+from conftest import contains_word, corpus_records, write
+
+CB_SPMV = "t-30f1b8f5a2a1"
+MIMOSE = "t-60f6346867ae"
+
+
+def ids_where(predicate):
+    return {r.id for r in corpus_records() if predicate(r)}
+
+
+def gpu(r):
+    return contains_word(r, "gpus?")
+
+
+def memory(r):
+    return contains_word(r, "memory")
+
+
+def by_qian(r):
+    return "Depei Qian" in r.authors
+
+
+EXPECTED = [
+    ("SpMV GPU", lambda r: contains_word(r, "spmv") and gpu(r)),
+    ("gpu -memory", lambda r: gpu(r) and not memory(r)),
+    ("gpu NOT memory", lambda r: gpu(r) and not memory(r)),
+    ("gpu OR spmv", lambda r: gpu(r) or contains_word(r, "spmv")),
+    ("(gpu OR spmv) memory", lambda r: (gpu(r) or contains_word(r, "spmv")) and memory(r)),
+    ("gpu and memory", lambda r: gpu(r) and memory(r)),
+    ("gpu or memory", lambda r: gpu(r) and memory(r)),
+    ("(gpu memory", lambda r: gpu(r) and memory(r)),
+    ("gpu memory)", lambda r: gpu(r) and memory(r)),
+    ("+gpu +memory", lambda r: gpu(r) and memory(r)),
+    ("gpu\x00\x07 memory\u200b", lambda r: gpu(r) and memory(r)),
+    ('"cache-friendly"', lambda r: contains_word(r, "cache-friendly")),
+    ("“cache-friendly”", lambda r: contains_word(r, "cache-friendly")),
+    ('"cache-friendly', lambda r: contains_word(r, "cache") and contains_word(r, "friendly")),
+    ("ti:gpu au:qian", lambda r: contains_word(r.__class__(id="", title=r.title), "gpus?") and by_qian(r)),
+    ("title:gpu author:Qian", lambda r: contains_word(r.__class__(id="", title=r.title), "gpus?") and by_qian(r)),
+    ("cat:cs.DC memory", lambda r: "cs.DC" in r.categories and memory(r)),
+    ("spars*", lambda r: contains_word(r, r"spars\w*")),
+]
+
+
+@pytest.mark.parametrize(("query", "predicate"), EXPECTED, ids=[q for q, _ in EXPECTED])
+def test_query_finds_exactly_the_matching_records(corpus_index, query, predicate):
+    expected = ids_where(predicate)
+    results = corpus_index.search(query, limit=100)
+    assert expected, "the table row should match something"
+    assert {h.id for h in results.hits} == expected
+    assert results.total == len(expected) and results.relaxed is False
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("auth:qian", "unknown field 'auth:' (fields are title/ti, abstract/abs, author/au, category/cat, year, id)"),
+        ("tilte:gpu memory", "unknown field 'tilte:'"),
+        ("*", "'*': a wildcard needs at least 2 letters before it"),
+        ("*foo", "'*foo': a wildcard needs at least 2 letters before it"),
+        ("s*", "'s*': a wildcard needs at least 2 letters before it"),
+        ("the of", "the query 'the of' has no searchable words"),
+        ("NOT gpu", "the query 'NOT gpu' only excludes words"),
+        ("-gpu", "the query 'NOT gpu' only excludes words"),
+        ("-", "the query is empty"),
+        ("NOT", "the query is empty"),
+        ("OR OR", "the query is empty"),
+        ('""', "the query is empty"),
+        ("  \x00 ", "the query is empty"),
+    ],
+)
+def test_query_that_cannot_be_searched_gives_a_one_line_message(corpus_index, query, message):
+    with pytest.raises(QueryError) as caught:
+        corpus_index.search(query)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_pasted_title_with_a_colon_is_searched_as_text(corpus_index):
+    results = corpus_index.search("Mimose: An Input-Aware Checkpointing Planner")
+    assert results.hits[0].id == MIMOSE and results.total == 1
+    glued = corpus_index.search("CB-SpMV:A Data Aggregating and Balance Algorithm")
+    assert glued.hits[0].id == CB_SPMV
+
+
+def test_no_document_with_every_word_relaxes_to_any_word(corpus_index):
+    results = corpus_index.search("SpMV zebra")
+    assert results.relaxed is True
+    assert {h.id for h in results.hits} == ids_where(lambda r: contains_word(r, "spmv"))
+    assert results.to_dict()["relaxed"] is True
+
+
+def test_a_single_unknown_word_finds_nothing_and_is_not_relaxed(corpus_index):
+    results = corpus_index.search("zebra")
+    assert (results.total, results.relaxed, results.hits) == (0, False, [])
+
+
+def test_prefix_expansion_is_capped(tmp_path):
+    words = [f"spar{i:03d}" for i in range(80)]
+    lines = [json.dumps({"id": f"d{i}", "title": f"{w} thing"}) for i, w in enumerate(words)]
+    build_index([write(tmp_path / "d.jsonl", "\n".join(lines))], tmp_path / "ix")
+    results = open_index(tmp_path / "ix").search("title:spar*", limit=100)
+    assert results.total == 64
+    assert results.notes == ["'spar*' matches 80 terms in title; searched the 64 most frequent"]
+
+
+@pytest.fixture(scope="module")
+def arxiv_index(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("arxiv")
+    records = [
+        {"id": "2101.00001", "title": "Sparse kernels", "year": 2021},
+        {"id": "hep-th/9901001", "title": "Strings in old style", "year": 1999},
+        {"id": "math.AG/0101001", "title": "Curves", "year": 2001},
+    ]
+    path = write(folder / "a.jsonl", "\n".join(json.dumps(r) for r in records))
+    build_index([path], folder / "ix")
+    return open_index(folder / "ix")
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("2101.00001", "2101.00001"),
+        ("2101.00001v2", "2101.00001"),
+        ("arXiv:2101.00001", "2101.00001"),
+        ("https://arxiv.org/abs/2101.00001v3", "2101.00001"),
+        ("https://arxiv.org/pdf/2101.00001v1.pdf", "2101.00001"),
+        ("hep-th/9901001", "hep-th/9901001"),
+        ("hep-th/9901001v2", "hep-th/9901001"),
+        ("id:hep-th/9901001", "hep-th/9901001"),
+        ("math.ag/0101001", "math.AG/0101001"),
+    ],
+)
+def test_pasted_arxiv_id_or_url_finds_that_paper(arxiv_index, query, expected):
+    results = arxiv_index.search(query)
+    assert [h.id for h in results.hits] == [expected]
+
+
+HOSTILE = [
+    '"unbalanced quote', "((((gpu", "gpu))))", "- - -", "NOT NOT NOT", "OR OR gpu OR",
+    "AND gpu", "gpu AND", "a:b:c:d", ":::", "\x1b[31mgpu\x1b[0m", "gpu\u202e", "\ud800".encode(
+        "utf-8", "surrogatepass").decode("utf-8", "replace"),
+    "x" * 20_000, "gpu " * 5_000, "(" * 500 + "gpu" + ")" * 500, '"' * 101, "year:abc", "year:[2020 TO",
+    "title:", "?", "gpu*" * 100, "🙂 gpu", "\\", "gpu^", "gpu~", "[", "{gpu}", "title:(", "%s%s%n",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=[repr(q[:20]) for q in HOSTILE])
+def test_hostile_query_returns_or_raises_query_error_within_the_budget(corpus_index, query):
+    started = time.perf_counter()
+    try:
+        results = corpus_index.search(query)
+    except QueryError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert results.total >= 0 and len(results.hits) <= 10
+    assert time.perf_counter() - started < corpus_index.time_budget

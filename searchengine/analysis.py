@@ -118,8 +118,11 @@ class NltkStemFilter(Filter):
 
     Stems are cached (``cachesize`` distinct words, least recently used
     dropped); the cache is rebuilt after unpickling rather than stored in the
-    index's schema.
+    index's schema. Marked as morphological (``is_morph``), so Whoosh also
+    indexes the unstemmed words, for spelling suggestions.
     """
+
+    is_morph = True
 
     def __init__(self, cachesize: int = 100_000) -> None:
         self.cachesize = cachesize

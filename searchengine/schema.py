@@ -9,6 +9,7 @@ abstract    analysed text (positions), stored                   ranking, snippet
 authors     analysed names (positions), stored as a list        ``author:`` word search
 year        integer, sortable column, stored                    filter, sort, facet
 categories  exact terms, space separated, stored as a list      filter, facet
+spell_*     unstemmed words of title and abstract                   spelling suggestions
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
 ==========  ==================================================  =========================
@@ -32,8 +33,8 @@ def build_schema() -> Schema:
     text = text_analyzer()
     return Schema(
         id=ID(unique=True, stored=True),
-        title=TEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST),
-        abstract=TEXT(analyzer=text, stored=True),
+        title=TEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST, spelling=True),
+        abstract=TEXT(analyzer=text, stored=True, spelling=True),
         authors=TEXT(analyzer=name_analyzer(), stored=True),
         year=NUMERIC(int, bits=32, stored=True, sortable=True, signed=False),
         categories=KEYWORD(stored=True, scorable=False, lowercase=False),

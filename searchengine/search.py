@@ -196,6 +196,9 @@ class SearchIndex:
                 return collector.results(), True
 
         results, timed_out = run(wanted)
+        suggestion = None
+        if not timed_out:
+            suggestion = self._suggestion(searcher, parsed, len(results))
         relaxed = False
         if results.scored_length() == 0 and not timed_out:
             fallback = querylang.relaxed(parsed, searcher.schema)
@@ -215,11 +218,28 @@ class SearchIndex:
             hits=[self._hit(hit) for hit in window],
             page={"number": page, "size": limit, "pages": (total + limit - 1) // limit},
             relaxed=relaxed,
+            suggestion=suggestion,
             parsed=str(wanted),
             notes=notes,
             timed_out=timed_out,
             took_ms=(time.perf_counter() - started) * 1000,
         )
+
+    @staticmethod
+    def _suggestion(searcher, parsed, total: int) -> str | None:
+        """Did-you-mean for ``parsed`` (see :mod:`searchengine.spelling`)."""
+        from searchengine import query as querylang
+        from searchengine import spelling
+
+        if parsed.query is None or not parsed.text:
+            return None
+
+        def count_hits(text: str) -> int:
+            candidate = querylang.parse(text, searcher.schema)
+            wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [])
+            return len(searcher.search(wanted, limit=1))
+
+        return spelling.suggest(searcher, parsed.text, total, count_hits)
 
     @staticmethod
     def _hit(hit) -> Hit:

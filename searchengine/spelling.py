@@ -1,0 +1,121 @@
+"""Did-you-mean: a corrected query when a word is unknown or hits are few.
+
+Candidates come from the unstemmed words of titles and abstracts (Whoosh's
+``spell_title`` / ``spell_abstract`` fields) within edit distance 1, or 2 for
+words of :data:`LONG_WORD` letters or more, sharing the first letter (typos
+rarely hit it). Each word keeps its :data:`CANDIDATES` best candidates (smallest
+Damerau–Levenshtein distance, then most documents); the query is then scored
+in context: the combination of candidates that gives the corrected query the
+most hits wins, and is offered only if it finds more than the query as typed.
+So ``sparce matrix`` becomes ``sparse matrix``, not ``space matrix``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+SPELLING_FIELDS = ("spell_title", "spell_abstract")
+# Below this many hits, rare words are checked too, not only unknown ones.
+FEW_HITS = 3
+# Words of this length or more may be two edits away from the correction.
+LONG_WORD = 5
+CANDIDATES = 3
+MAX_WORDS = 3
+
+# Plain words outside field prefixes and operators: what a user may mistype.
+_WORD = re.compile(r"(?<![\w:.\-/*?])([^\W\d_]{3,})(?![\w:*?])")
+_OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Damerau–Levenshtein distance (optimal string alignment variant).
+
+    Insertions, deletions, substitutions and transpositions of two adjacent
+    letters each cost 1 (Damerau 1964).
+    """
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]
+
+
+def _normalise(searcher, word: str) -> str | None:
+    """The word as the spelling fields hold it (case and accents folded), or None for a stop word."""
+    analyzer = searcher.schema["abstract"].analyzer
+    tokens = [t.text for t in analyzer(word, no_morph=True, mode="query")]
+    return tokens[0] if len(tokens) == 1 else None
+
+
+def _document_frequency(reader, word: str) -> int:
+    return max(reader.doc_frequency(field, word) for field in SPELLING_FIELDS if field in reader.schema)
+
+
+def _candidates(reader, word: str) -> list[str]:
+    maxdist = 2 if len(word) >= LONG_WORD else 1
+    found: set[str] = set()
+    for field in SPELLING_FIELDS:
+        if field in reader.schema:
+            found.update(reader.terms_within(field, word, maxdist, prefix=1))
+    found.discard(word)
+    ranked = sorted(found, key=lambda c: (edit_distance(word, c), -_document_frequency(reader, c), c))
+    return ranked[:CANDIDATES]
+
+
+def suggest(searcher, text: str, total: int, count_hits) -> str | None:
+    """A corrected version of the query ``text``, or ``None``.
+
+    Args:
+        searcher: an open Whoosh searcher.
+        text: the query as parsed (after repairs), e.g. ``sparce matrix``.
+        total: hits the query found as typed.
+        count_hits: function from query text to its number of hits; used to
+            score corrections in context. It may raise ``QueryError``.
+    """
+    from searchengine.errors import QueryError
+
+    reader = searcher.reader()
+    spans: list[tuple[int, int, list[str]]] = []
+    for match in _WORD.finditer(text):
+        word = match.group(1)
+        if word in _OPERATORS:
+            continue
+        normal = _normalise(searcher, word)
+        if normal is None:
+            continue
+        frequency = _document_frequency(reader, normal)
+        if frequency > 0 and not (total < FEW_HITS and frequency <= 1):
+            continue
+        options = _candidates(reader, normal)
+        if frequency > 0:
+            # A rare but real word: only a much more common neighbour replaces it.
+            options = [o for o in options if _document_frequency(reader, o) >= 10 * frequency]
+        if options:
+            spans.append((match.start(1), match.end(1), options))
+        if len(spans) == MAX_WORDS:
+            break
+    if not spans:
+        return None
+    best_text, best_hits = None, total
+    for choice in itertools.product(*(options for _, _, options in spans)):
+        corrected, position = [], 0
+        for (start, end, _), replacement in zip(spans, choice):
+            corrected.append(text[position:start])
+            corrected.append(replacement)
+            position = end
+        corrected.append(text[position:])
+        candidate = "".join(corrected)
+        try:
+            hits = count_hits(candidate)
+        except QueryError:
+            continue
+        if hits > best_hits:
+            best_text, best_hits = candidate, hits
+    return best_text

@@ -1,0 +1,34 @@
+import pytest
+
+from searchengine.spelling import edit_distance
+
+
+@pytest.mark.parametrize(
+    ("query", "suggestion"),
+    [
+        ("sparce matrix", "sparse matrix"),
+        ("GPU memroy", "GPU memory"),
+        ("checkpointng planer", "checkpointing planner"),
+        ("LLM inferense", "LLM inference"),
+        ("transfomer", "transformer"),
+    ],
+)
+def test_misspelled_query_gets_a_suggestion_that_finds_more(corpus_index, query, suggestion):
+    results = corpus_index.search(query)
+    assert results.suggestion == suggestion
+    assert corpus_index.search(suggestion).total > (0 if results.relaxed else results.total)
+    assert results.to_dict()["suggestion"] == suggestion
+
+
+@pytest.mark.parametrize("query", ["SpMV GPU", "gpu", "sparse matrix", "ti:gpu au:qian", "zzzzqx"])
+def test_well_spelled_or_hopeless_query_gets_no_suggestion(corpus_index, query):
+    assert corpus_index.search(query).suggestion is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "distance"),
+    [("sparce", "sparse", 1), ("memroy", "memory", 1), ("abc", "abc", 0), ("", "abc", 3),
+     ("kitten", "sitting", 3), ("ca", "abc", 3), ("planer", "planner", 1)],
+)
+def test_edit_distance_counts_transpositions_as_one(a, b, distance):
+    assert edit_distance(a, b) == distance

@@ -190,9 +190,7 @@ def search(query: str, limit: int, page: int, index_dir: Path, as_json: bool, ou
               help="Output format (default: text; --json is short for --format json).")
 def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Print the full record RECORD_ID: title, authors, year, categories, abstract."""
-    from searchengine.search import open_index
-
-    record = open_index(index_dir).document(record_id)
+    record = _open_or_build(index_dir).document(record_id)
     if as_json or output_format == "json":
         _print_json(record)
     elif output_format == "bibtex":
@@ -217,10 +215,8 @@ def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | No
 @format_option
 def similar(record_id: str, limit: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Print papers on the same topic as RECORD_ID (the record itself excluded)."""
-    from searchengine.search import open_index
-
     output_format = _output_format(as_json, output_format)
-    results = open_index(index_dir).similar(record_id, limit=limit)
+    results = _open_or_build(index_dir).similar(record_id, limit=limit)
     _emit(results, output_format, f"{results.total} papers similar to {record_id}")
 
 

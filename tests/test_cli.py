@@ -119,3 +119,56 @@ def test_python_dash_m_runs_the_same_command(workdir):
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["hits"][0]["title"] == CB_SPMV
+
+
+def test_show_prints_the_full_record(runner, workdir):
+    result = runner.invoke(main, ["show", "t-30f1b8f5a2a1"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[:3] == [CB_SPMV, "Depei Qian", "2026 · cs.DC · id t-30f1b8f5a2a1"]
+    assert lines[4].startswith("Sparse matrix-vector multiplication (SpMV) is crucial")
+    data = json.loads(runner.invoke(main, ["show", "t-30f1b8f5a2a1", "--json"]).stdout)
+    assert (data["id"], data["year"], data["authors"]) == ("t-30f1b8f5a2a1", 2026, ["Depei Qian"])
+
+
+def test_show_unknown_id_is_an_error(runner, workdir):
+    runner.invoke(main, ["index"])
+    result = runner.invoke(main, ["show", "nope"])
+    assert (result.exit_code, result.stderr) == (1, "Error: no record with id 'nope'\n")
+
+
+def test_similar_json_excludes_the_record(runner, workdir):
+    runner.invoke(main, ["index"])
+    data = json.loads(runner.invoke(main, ["similar", "t-30f1b8f5a2a1", "--json", "-n", "3"]).stdout)
+    assert data["query"] == "similar:t-30f1b8f5a2a1"
+    assert len(data["hits"]) == 3 and "t-30f1b8f5a2a1" not in [h["id"] for h in data["hits"]]
+    assert data["hits"][0]["title"].startswith("DB-SpMSpV")
+
+
+def test_search_exports_bibtex_and_csv(runner, workdir):
+    import bibtexparser
+
+    bib = runner.invoke(main, ["search", "SpMV GPU", "--format", "bibtex"])
+    assert bib.exit_code == 0
+    entries = bibtexparser.parse_string(bib.stdout).entries
+    assert [e.key for e in entries] == ["qian2026cbspmva"]
+    table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
+    assert table[0] == "rank,id,title,authors,year,categories,score,url"
+    assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
+
+
+def test_contradicting_output_options_are_a_usage_error(runner, workdir):
+    result = runner.invoke(main, ["search", "gpu", "--json", "--format", "csv"])
+    assert result.exit_code == 2
+    assert "--json and --format csv contradict each other" in result.stderr
+
+
+def test_query_errors_and_suggestions_reach_the_terminal(runner, workdir):
+    runner.invoke(main, ["index"])
+    bad = runner.invoke(main, ["search", "auth:qian"])
+    assert bad.exit_code == 1
+    assert bad.stderr.startswith("Error: unknown field 'auth:'")
+    typo = runner.invoke(main, ["search", "sparce matrix"])
+    assert "Did you mean: sparse matrix" in typo.stdout.splitlines()
+    relaxed = runner.invoke(main, ["search", "SpMV zebra"])
+    assert "No paper has every word of the query; showing papers with some of them." in relaxed.stdout

@@ -99,9 +99,10 @@ def _open_or_build(index_dir: Path):
     return open_index(index_dir)
 
 
-def _render_hits(results) -> None:
+def _render_hits(results, described: str = "") -> None:
     shown = f"{results.total} hit{'s' if results.total != 1 else ''}"
-    click.echo(f"{shown} for {results.query!r} ({results.took_ms:.0f} ms)")
+    asked = f" for {results.query!r}" if results.query else ""
+    click.echo(f"{shown}{asked}{described} ({results.took_ms:.0f} ms)")
     first = (results.page["number"] - 1) * results.page["size"]
     for rank, hit in enumerate(results.hits, start=first + 1):
         year = hit.year if hit.year is not None else "----"
@@ -109,26 +110,113 @@ def _render_hits(results) -> None:
         authors = ", ".join(hit.authors) if hit.authors else "(no authors)"
         click.echo(f"\n{rank:>3}. {click.style(hit.title, bold=True)}")
         click.echo(f"     {year} · {category} · {authors}")
-        click.echo(f"     id {hit.id} · score {hit.score:.2f}")
+        click.echo(f"     id {hit.id}" + (f" · score {hit.score:.2f}" if results.query.strip() else ""))
+    pages = results.page["pages"]
+    if pages > 1 or results.page["number"] > 1:
+        click.echo(f"\nPage {results.page['number']} of {pages}")
+
+
+def _render_facets(results) -> None:
+    for name, values in results.facets.items():
+        click.echo(f"\n{name.capitalize()}:")
+        for entry in values:
+            value = "unknown" if entry["value"] is None else str(entry["value"])
+            mark = "  (selected)" if entry["selected"] else ""
+            click.echo(f"  {value:<30} {entry['count']:>6}{mark}")
+        more = results.facets_remaining.get(name, 0)
+        if more:
+            click.echo(f"  ... and {more} more value{'s' if more != 1 else ''}")
+
+
+def _filter_values(parser):
+    """A click callback that parses each value of a repeatable filter option."""
+
+    def callback(ctx, param, values):
+        from searchengine.errors import QueryError
+
+        try:
+            return tuple(parser(v) for v in values)
+        except QueryError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
+def _parse_year(value):
+    from searchengine.filters import parse_year
+
+    return parse_year(value)
+
+
+def _parse_author(value):
+    from searchengine.filters import parse_author
+
+    return parse_author(value)
+
+
+def _parse_category(value):
+    from searchengine.filters import parse_category
+
+    return parse_category(value)
+
+
+def _parse_facets(ctx, param, value):
+    from searchengine.errors import QueryError
+    from searchengine.facets import parse_facet_names
+
+    try:
+        return parse_facet_names(value)
+    except QueryError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+MAX_LIMIT = 100  # the search API's cap (searchengine.search.MAX_LIMIT)
 
 
 @main.command()
-@click.argument("query")
-@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Hits per page (at most 100).")
+@click.argument("query", required=False, default="")
+@click.option("--year", "-y", multiple=True, callback=_filter_values(_parse_year),
+              help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).")
+@click.option("--author", "-a", multiple=True, callback=_filter_values(_parse_author),
+              help="Only papers by this author: 'Depei Qian', 'Qian, D.' or 'Qian' (repeat to OR).")
+@click.option("--category", "-c", multiple=True, callback=_filter_values(_parse_category),
+              help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).")
+@click.option("--primary-only", is_flag=True, help="Match and count only each paper's primary category.")
+@click.option("--sort", "-s", type=click.Choice(["relevance", "newest", "oldest", "title"]), default=None,
+              help="Order of hits [default: relevance; newest without a query].")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, MAX_LIMIT),
+              help=f"Hits per page (at most {MAX_LIMIT}).")
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1), help="Page number, from 1.")
+@click.option("--facets", "-f", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
+              help="Count these facets over all hits: year,author,category.")
+@click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
+              help="Values listed per facet.")
 @index_dir_option
 @json_option
-def search(query: str, limit: int, page: int, index_dir: Path, as_json: bool) -> None:
+def search(query: str, year, author, category, primary_only: bool, sort, limit: int, page: int,
+           facet_names, facet_size: int, index_dir: Path, as_json: bool) -> None:
     """Search the index for QUERY and print ranked hits.
 
-    Every word must match, in the title, abstract or author names. Builds the
-    index from corpus/ first when there is none.
+    Every word must match, in the title, abstract or author names. QUERY may
+    be left out when a filter is given: then every paper passing the filters
+    is listed, newest first. Builds the index from corpus/ first when there
+    is none.
     """
-    results = _open_or_build(index_dir).search(query, limit=limit, page=page)
+    if not query.strip() and not (year or author or category):
+        raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
+    results = _open_or_build(index_dir).search(
+        query, limit=limit, page=page, year=year, author=author, category=category,
+        primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size,
+    )
     if as_json:
         _print_json(results.to_dict())
-    else:
-        _render_hits(results)
+        return
+    described = [f"{label} {' or '.join(v.text for v in values)}"
+                 for label, values in (("year", year), ("author", author), ("category", category)) if values]
+    if primary_only and category:
+        described.append("primary category only")
+    _render_hits(results, (" with " + ", ".join(described)) if described else "")
+    _render_facets(results)
 
 
 @main.command()

@@ -174,7 +174,7 @@ MAX_LIMIT = 100  # the search API's cap (searchengine.search.MAX_LIMIT)
 
 
 @main.command()
-@click.argument("query", required=False, default="")
+@click.argument("query", required=False)
 @click.option("--year", "-y", multiple=True, callback=_filter_values(_parse_year),
               help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).")
 @click.option("--author", "-a", multiple=True, callback=_filter_values(_parse_author),
@@ -193,7 +193,7 @@ MAX_LIMIT = 100  # the search API's cap (searchengine.search.MAX_LIMIT)
               help="Values listed per facet.")
 @index_dir_option
 @json_option
-def search(query: str, year, author, category, primary_only: bool, sort, limit: int, page: int,
+def search(query: str | None, year, author, category, primary_only: bool, sort, limit: int, page: int,
            facet_names, facet_size: int, index_dir: Path, as_json: bool) -> None:
     """Search the index for QUERY and print ranked hits.
 
@@ -202,10 +202,10 @@ def search(query: str, year, author, category, primary_only: bool, sort, limit: 
     is listed, newest first. Builds the index from corpus/ first when there
     is none.
     """
-    if not query.strip() and not (year or author or category):
+    if query is None and not (year or author or category):
         raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
     results = _open_or_build(index_dir).search(
-        query, limit=limit, page=page, year=year, author=author, category=category,
+        query or "", limit=limit, page=page, year=year, author=author, category=category,
         primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size,
     )
     if as_json:

@@ -246,3 +246,7 @@ def test_fixture_is_what_the_expectations_assume():
     records = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
     assert {r["id"] for r in records} == ALL_IDS
     assert {r["id"] for r in records if "year" not in r} == {"f03", "f07", "f12", "f15"}
+
+
+def test_query_syntax_aliases(index):
+    assert ids(index.search('au:"Qian, D." cat:math', limit=100)) == {"f03"}

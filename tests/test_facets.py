@@ -311,3 +311,22 @@ def test_cli_bad_query_filter_is_an_error(cli):
     result = cli("sparse year:2025-2023")
     assert result.exit_code == 1
     assert result.stderr == "Error: year filter '2025-2023' is reversed (did you mean 2023-2025?)\n"
+
+
+def test_an_index_without_facet_data_must_be_rebuilt():
+    from searchengine import IndexDamagedError
+    from searchengine.facets import FacetColumns
+
+    class OldReader:
+        def has_column(self, name):
+            return False
+
+    with pytest.raises(IndexDamagedError, match="no facet data; rebuild it with 'searchengine index'"):
+        FacetColumns(OldReader())
+
+
+def test_facet_size_is_bounded(index):
+    from searchengine import QueryError
+
+    with pytest.raises(QueryError, match="facet size must be between 1 and 1000, not 0"):
+        index.search("sparse", facets="year", facet_size=0)

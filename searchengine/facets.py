@@ -13,6 +13,10 @@ not through Whoosh's ``groupedby`` (which costs several microseconds per hit):
 * Counting a facet is then one C-level pass,
   ``Counter(map(column.__getitem__, docnums))``, over the matching document
   numbers (multi-valued fields are flattened with ``itertools.chain``).
+* The matching document numbers themselves come from
+  :meth:`SearcherCache.docnums`: set algebra over the posting lists of the
+  query's terms, which skips Whoosh's matcher tree (a Python call per posting
+  per query node); the document numbers of recently used terms are kept.
 
 A document without a value is counted under the value ``None`` (the
 "unknown" bucket), which always comes after every known value.
@@ -21,9 +25,10 @@ A document without a value is counted under the value ``None`` (the
 from __future__ import annotations
 
 import heapq
+import threading
 import unicodedata
 from array import array
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -274,3 +279,104 @@ def _top_by_count(counts: Counter, names: list[str], size: int) -> list[tuple[st
     above.sort()
     ties = heapq.nsmallest(size - len(above), (names[vid] for vid, count in counts.items() if count == threshold))
     return [(value, -negative) for negative, value in above] + [(value, threshold) for value in ties]
+
+
+#: Document numbers kept for recently used terms, summed over terms (4 bytes each).
+TERM_CACHE_DOCNUMS = 4_000_000
+
+
+class SearcherCache:
+    """What a search keeps per open Whoosh searcher: facet columns and term postings.
+
+    Thread-safe; create one per searcher and drop it with the searcher.
+    """
+
+    def __init__(self, searcher, term_budget: int = TERM_CACHE_DOCNUMS) -> None:
+        self.searcher = searcher
+        self.term_budget = term_budget
+        self._columns: FacetColumns | None = None
+        self._terms: OrderedDict[tuple, array] = OrderedDict()
+        self._cached = 0
+        self._lock = threading.Lock()
+
+    def columns(self) -> FacetColumns:
+        """The :class:`FacetColumns` of this searcher, read on first use."""
+        with self._lock:
+            if self._columns is None:
+                self._columns = FacetColumns(self.searcher.reader())
+            return self._columns
+
+    def docnums(self, query) -> list[int]:
+        """Document numbers of every (non-deleted) document matching ``query``, ascending.
+
+        ``And``, ``Or``, ``DisjunctionMax``, ``AndNot``, ``AndMaybe``,
+        ``Require`` and ``Not`` inside ``And`` are evaluated as set
+        operations over the posting lists of their ``Term`` leaves; any other
+        query (phrases, ranges, wildcards...) is answered by Whoosh's own
+        ``docs()``. The result equals ``searcher.docs_for_query(query)``.
+        """
+        if self.searcher.is_atomic():
+            parts = [(self.searcher, 0)]
+        else:
+            parts = self.searcher.subsearchers
+        found: list[int] = []
+        for sub, offset in parts:
+            if sub.reader().has_deletions():
+                docs = set(query.docs(sub))
+            else:
+                docs = self._evaluate(sub, offset, query)
+            found.extend(sorted(docs) if not offset else sorted(d + offset for d in docs))
+        return found
+
+    def forget_terms(self) -> None:
+        """Drop the cached posting lists (to measure cold searches, or free memory)."""
+        with self._lock:
+            self._terms.clear()
+            self._cached = 0
+
+    def _evaluate(self, sub, offset: int, q) -> set[int]:
+        from whoosh import query as wq
+
+        kind = type(q)
+        if kind is wq.Term:
+            return set(self._term_docs(sub, offset, q))
+        if kind is wq.And or kind is wq.Require:
+            subqueries = list(q.subqueries) if kind is wq.And else [q.a, q.b]
+            positive = [s for s in subqueries if type(s) is not wq.Not]
+            negative = [s.query for s in subqueries if type(s) is wq.Not]
+            if positive:
+                sets = sorted((self._evaluate(sub, offset, s) for s in positive), key=len)
+                docs = sets[0].intersection(*sets[1:])
+                for s in negative:
+                    docs -= self._evaluate(sub, offset, s)
+                return docs
+        elif (kind is wq.Or and not getattr(q, "minmatch", 0)) or kind is wq.DisjunctionMax:
+            if not any(type(s) is wq.Not for s in q.subqueries):
+                return set().union(*(self._evaluate(sub, offset, s) for s in q.subqueries))
+        elif kind is wq.AndNot:
+            return self._evaluate(sub, offset, q.a) - self._evaluate(sub, offset, q.b)
+        elif kind is wq.AndMaybe:
+            return self._evaluate(sub, offset, q.a)
+        return set(q.docs(sub))
+
+    def _term_docs(self, sub, offset: int, term) -> array:
+        """The posting list (document numbers) of one term, cached."""
+        key = (offset, term.fieldname, term.text)
+        with self._lock:
+            cached = self._terms.get(key)
+            if cached is not None:
+                self._terms.move_to_end(key)
+                return cached
+        reader = sub.reader()
+        if (term.fieldname, term.text) not in reader:
+            return array("i")
+        docs = array("i", reader.postings(term.fieldname, term.text).all_ids())
+        if len(docs) <= self.term_budget // 4:
+            with self._lock:
+                if key not in self._terms:
+                    self._terms[key] = docs
+                    self._cached += len(docs)
+                while self._cached > self.term_budget:
+                    _, dropped = self._terms.popitem(last=False)
+                    self._cached -= len(dropped)
+        return docs

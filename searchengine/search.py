@@ -128,7 +128,7 @@ class SearchIndex:
         self._generation: Path | None = None
         self._index = None
         self._searcher = None
-        self._columns = None  # (searcher, FacetColumns), read on first use
+        self._cache = None  # SearcherCache of the current searcher
         self._current()
 
     def _current(self):
@@ -155,14 +155,14 @@ class SearchIndex:
         """Number of documents in the current generation."""
         return self._current().doc_count()
 
-    def _facet_columns(self, searcher):
-        """The :class:`~searchengine.facets.FacetColumns` of ``searcher``, read once."""
-        from searchengine.facets import FacetColumns
+    def _searcher_cache(self, searcher):
+        """The :class:`~searchengine.facets.SearcherCache` of ``searcher``."""
+        from searchengine.facets import SearcherCache
 
         with self._lock:
-            if self._columns is None or self._columns[0] is not searcher:
-                self._columns = (searcher, FacetColumns(searcher.reader()))
-            return self._columns[1]
+            if self._cache is None or self._cache.searcher is not searcher:
+                self._cache = SearcherCache(searcher)
+            return self._cache
 
     def search(
         self,
@@ -227,10 +227,11 @@ class SearchIndex:
         else:
             combined = parsed if parsed is not None else restrict
         sort = sort or ("relevance" if parsed is not None else "newest")
-        docnums = list(searcher.docs_for_query(combined))
+        cache = self._searcher_cache(searcher)
+        docnums = cache.docnums(combined)
         total = len(docnums)
         ranked = sort == "relevance" and parsed is not None
-        columns = self._facet_columns(searcher) if facet_names or (total and not ranked) else None
+        columns = cache.columns() if facet_names or (total and not ranked) else None
         start = (page - 1) * limit
         hits: list[Hit] = []
         if start < total:

@@ -330,3 +330,22 @@ def test_facet_size_is_bounded(index):
 
     with pytest.raises(QueryError, match="facet size must be between 1 and 1000, not 0"):
         index.search("sparse", facets="year", facet_size=0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["GPU", "GPU memory", "sparse OR graph", "GPU NOT memory", '"sparse matrix"', "spars*",
+     "authors:qian GPU", "nosuchword", "GPU OR nosuchword", "(GPU OR memory) NOT training"],
+)
+def test_fast_hit_collection_equals_whoosh(corpus_index, text):
+    from searchengine.facets import SearcherCache
+    from searchengine.query import parse
+
+    searcher = corpus_index._current()
+    query = parse(text, searcher.schema)
+    cache = SearcherCache(searcher)
+    expected = sorted(searcher.docs_for_query(query))
+    assert cache.docnums(query) == expected
+    assert cache.docnums(query) == expected  # again, from the term cache
+    small = SearcherCache(searcher, term_budget=8)  # evicts nearly every posting list
+    assert small.docnums(query) == small.docnums(query) == expected

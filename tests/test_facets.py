@@ -349,3 +349,13 @@ def test_fast_hit_collection_equals_whoosh(corpus_index, text):
     assert cache.docnums(query) == expected  # again, from the term cache
     small = SearcherCache(searcher, term_budget=8)  # evicts nearly every posting list
     assert small.docnums(query) == small.docnums(query) == expected
+
+
+def test_cli_open_ranges_and_primary_only(cli):
+    result = cli("--year", "-2022", "--json")
+    assert result.exit_code == 0, result.output
+    assert [h["id"] for h in json.loads(result.stdout)["hits"]] == ["f05", "f13"]
+    result = cli("--category", "cs.LG", "--primary-only", "--facets", "category", "--json")
+    data = json.loads(result.stdout)
+    assert [h["id"] for h in data["hits"]] == ["f02"]
+    assert data["facets"]["category"] == [{"value": "cs.LG", "count": 1, "selected": True}]

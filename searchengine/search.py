@@ -265,7 +265,7 @@ class SearchIndex:
         score: then every document tied with a hit in the window is known.
         """
         end = start + limit
-        fetch = end
+        fetch = end + 1  # one more than shown, to see whether a tie goes on
         while True:
             results = searcher.search(parsed, limit=fetch, filter=allowed)
             scored = results.scored_length()

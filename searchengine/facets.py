@@ -103,6 +103,7 @@ class FacetValue:
     selected: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"value", "count", "selected"}``, as in the JSON output."""
         return {"value": self.value, "count": self.count, "selected": self.selected}
 
 

@@ -192,7 +192,7 @@ class SearchIndex:
                 one filter OR, different filters AND.
             primary_only: category filter and facet look at the primary
                 category only.
-            sort: ``relevance`` (ties by year, newest first, then id),
+            sort: ``relevance`` (ties by year, newest first, then id descending),
                 ``newest``, ``oldest`` or ``title``; default ``relevance``,
                 or ``newest`` when there is no query text.
             facets: facet names to count over all hits (``"year,author"`` or
@@ -258,7 +258,7 @@ class SearchIndex:
         )
 
     def _ranked_window(self, searcher, parsed, allowed: set[int] | None, start: int, limit: int) -> list[Hit]:
-        """Hits ``start .. start+limit`` by score, ties by year (newest first) then id.
+        """Hits ``start .. start+limit`` by score, ties by year (newest first) then id (descending).
 
         Whoosh breaks score ties by document number, so the top list is
         widened until the last fetched score is below the window's last

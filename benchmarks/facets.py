@@ -150,7 +150,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from searchengine import build_index, open_index
-    from searchengine.facets import SearcherCache, count_facets
+    from searchengine.facets import count_facets
     from searchengine.query import parse
 
     args.work.mkdir(parents=True, exist_ok=True)

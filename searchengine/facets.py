@@ -124,8 +124,17 @@ class FacetCounts:
 class FacetColumns:
     """Per-document facet and sort values of one open index, indexed by docnum.
 
-    Build it once per Whoosh searcher (reading costs about a second per
-    100,000 documents) and share it: it is read-only afterwards.
+    Build it once per Whoosh searcher (reading 74,728 arXiv records took
+    0.3-0.7 s on a busy 2-core machine) and share it: it is read-only
+    afterwards, except for the sort orders it computes and keeps on first use.
+
+    Attributes:
+        years: ``array("i")``, the year of each document, 0 when unknown.
+        ids: the id of each document.
+        authors, categories: per document, a tuple of value ids (each once;
+            ``(-1,)`` when the document has none), indexes into
+            ``author_names`` / ``category_codes``.
+        primary: ``array("i")``, the primary category's value id, -1 if none.
 
     Raises:
         IndexDamagedError: (from the constructor) the index has no facet data,
@@ -173,11 +182,6 @@ class FacetColumns:
             self.authors[docnum] = ids_of(authors, author_ids, self.author_names)
             self.categories[docnum] = cats = ids_of(categories, category_ids, self.category_codes)
             self.primary[docnum] = cats[0]
-
-    def year_of(self, docnum: int) -> int | None:
-        """The document's year, or ``None`` when unknown."""
-        year = self.years[docnum]
-        return None if year == _NO_YEAR else year
 
     def order(self, sort: str) -> array:
         """``rank[docnum]``: each document's position in the whole index under ``sort``.

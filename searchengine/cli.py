@@ -187,7 +187,7 @@ MAX_LIMIT = 100  # the search API's cap (searchengine.search.MAX_LIMIT)
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, MAX_LIMIT),
               help=f"Hits per page (at most {MAX_LIMIT}).")
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1), help="Page number, from 1.")
-@click.option("--facets", "-f", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
+@click.option("--facets", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
               help="Count these facets over all hits: year,author,category.")
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")

@@ -294,7 +294,7 @@ def test_cli_repeated_options_combine_with_or(cli):
         (["--year", "next"], "Invalid value for '--year' / '-y': year filter 'next' is not a year or a range"),
         (["--category", "cs dc"], "Invalid value for '--category' / '-c': category filter 'cs dc' is not a category code"),
         (["--author", "--"], "Invalid value for '--author' / '-a': author filter '--' holds no name"),
-        (["sparse", "--facets", "venue"], "Invalid value for '--facets' / '-f': unknown facet 'venue'"),
+        (["sparse", "--facets", "venue"], "Invalid value for '--facets': unknown facet 'venue'"),
         (["sparse", "--limit", "101"], "Invalid value for '--limit' / '-n': 101 is not in the range 1<=x<=100."),
         (["sparse", "--sort", "random"], "Invalid value for '--sort' / '-s': 'random' is not one of"),
         ([], "give a QUERY, a filter (--year, --author, --category) or both"),

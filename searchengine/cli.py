@@ -112,20 +112,35 @@ def _marked(text: str, matches) -> str:
     return "".join(parts)
 
 
-def _render_hits(results, first_rank: int) -> None:
+def _render_hits(results, first_rank: int, scored: bool = True) -> None:
     for rank, hit in enumerate(results.hits, start=first_rank):
         year = hit.year if hit.year is not None else "----"
         category = hit.categories[0] if hit.categories else "-"
         authors = ", ".join(hit.authors) if hit.authors else "(no authors)"
         click.echo(f"\n{rank:>3}. {_marked(hit.title, hit.title_matches)}")
         click.echo(f"     {year} · {category} · {authors}")
-        click.echo(f"     id {hit.id} · score {hit.score:.2f}")
+        click.echo(f"     id {hit.id}" + (f" · score {hit.score:.2f}" if scored else ""))
         if hit.snippet:
             click.echo(f"     {_marked(hit.snippet, hit.snippet_matches)}")
+    pages = results.page.get("pages", 0)
+    if pages > 1 or results.page.get("number", 1) > 1:
+        click.echo(f"\nPage {results.page['number']} of {pages}")
 
 
-def _emit(results, output_format: str, heading: str) -> None:
-    """Print results as a table (with ``heading``), JSON, CSV or BibTeX."""
+def _render_facets(results) -> None:
+    for name, values in results.facets.items():
+        click.echo(f"\n{name.capitalize()}:")
+        for entry in values:
+            value = "unknown" if entry["value"] is None else str(entry["value"])
+            mark = "  (selected)" if entry["selected"] else ""
+            click.echo(f"  {value:<30} {entry['count']:>6}{mark}")
+        more = results.facets_remaining.get(name, 0)
+        if more:
+            click.echo(f"  ... and {more} more value{'s' if more != 1 else ''}")
+
+
+def _emit(results, output_format: str, heading: str, scored: bool = True) -> None:
+    """Print results as a table (with ``heading`` and facets), JSON, CSV or BibTeX."""
     first_rank = (results.page["number"] - 1) * results.page["size"] + 1
     if output_format == "json":
         _print_json(results.to_dict())
@@ -137,7 +152,8 @@ def _emit(results, output_format: str, heading: str) -> None:
             click.echo(f"Did you mean: {results.suggestion}")
         for note in results.notes:
             click.echo(f"Note: {note}")
-        _render_hits(results, first_rank)
+        _render_hits(results, first_rank, scored)
+        _render_facets(results)
     else:
         from searchengine import export
 
@@ -154,32 +170,89 @@ def _output_format(as_json: bool, output_format: str | None) -> str:
     return "json" if as_json else (output_format or "table")
 
 
+def _filter_values(parser_name: str):
+    """A click callback parsing each value of a repeatable filter option with
+    :mod:`searchengine.filters` ``parser_name``, so a bad value is a usage error."""
+
+    def callback(ctx, param, values):
+        from searchengine import filters
+        from searchengine.errors import QueryError
+
+        try:
+            return tuple(getattr(filters, parser_name)(v) for v in values)
+        except QueryError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
+def _parse_facets(ctx, param, value):
+    from searchengine.errors import QueryError
+    from searchengine.facets import parse_facet_names
+
+    try:
+        return parse_facet_names(value)
+    except QueryError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+MAX_LIMIT = 100  # the search API's cap (searchengine.search.MAX_LIMIT)
+
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["table", "json", "csv", "bibtex"]), default=None,
     help="Output format (default: table; --json is short for --format json).",
 )
 limit_option = click.option(
-    "--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Hits per page (at most 100)."
+    "--limit", "-n", default=10, show_default=True, type=click.IntRange(1, MAX_LIMIT),
+    help=f"Hits per page (at most {MAX_LIMIT}).",
 )
 
 
 @main.command()
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option("--year", "-y", multiple=True, callback=_filter_values("parse_year"),
+              help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).")
+@click.option("--author", "-a", multiple=True, callback=_filter_values("parse_author"),
+              help="Only papers by this author: 'Depei Qian', 'Qian, D.' or 'Qian' (repeat to OR).")
+@click.option("--category", "-c", multiple=True, callback=_filter_values("parse_category"),
+              help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).")
+@click.option("--primary-only", is_flag=True, help="Match and count only each paper's primary category.")
+@click.option("--sort", "-s", type=click.Choice(["relevance", "newest", "oldest", "title"]), default=None,
+              help="Order of hits [default: relevance; newest without a query].")
 @limit_option
-@click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1), help="Page number, from 1.")
+@click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1, 1000),
+              help="Page number, from 1 (at most 1000).")
+@click.option("--facets", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
+              help="Count these facets over all hits: year,author,category.")
+@click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
+              help="Values listed per facet.")
 @index_dir_option
 @json_option
 @format_option
-def search(query: str, limit: int, page: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
+def search(query: str | None, year, author, category, primary_only: bool, sort, limit: int, page: int,
+           facet_names, facet_size: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
-    Every word must match, in the title, abstract or author names. Builds the
-    index from corpus/ first when there is none.
+    Every word must match, in the title, abstract or author names. QUERY may
+    be left out when a filter is given: then every paper passing the filters
+    is listed, newest first. Builds the index from corpus/ first when there
+    is none.
     """
+    if query is None and not (year or author or category):
+        raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
     output_format = _output_format(as_json, output_format)
-    results = _open_or_build(index_dir).search(query, limit=limit, page=page)
-    hits = f"{results.total} hit{'s' if results.total != 1 else ''}"
-    _emit(results, output_format, f"{hits} for {results.query!r}")
+    results = _open_or_build(index_dir).search(
+        query or "", limit=limit, page=page, year=year, author=author, category=category,
+        primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size,
+    )
+    described = [f"{label} {' or '.join(v.text for v in values)}"
+                 for label, values in (("year", year), ("author", author), ("category", category)) if values]
+    if primary_only and category:
+        described.append("primary category only")
+    shown = f"{results.total} hit{'s' if results.total != 1 else ''}"
+    asked = f" for {results.query!r}" if results.query else ""
+    heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
+    _emit(results, output_format, heading, scored=bool((query or "").strip()))
 
 
 @main.command()

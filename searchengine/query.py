@@ -10,10 +10,14 @@ The language (documented with examples in README.md, "Query language"):
   ``+word`` (= ``word``), parentheses. Lower-case ``and``/``or``/``not`` are
   ordinary words, and being stop words they are ignored.
 * Fields, with arXiv-style aliases: ``title:``/``ti:``, ``abstract:``/``abs:``,
-  ``author:``/``au:``, ``category:``/``cat:``, ``year:``, ``id:``. An unknown
-  lower-case ``name:`` is an error, not a word; a mixed-case word glued to a
-  colon (``CB-SpMV:A``) and a colon followed by a space (``NetWeaver: ...``)
-  are ordinary text.
+  ``id:``. An unknown lower-case ``name:`` is an error, not a word; a
+  mixed-case word glued to a colon (``CB-SpMV:A``) and a colon followed by a
+  space (``NetWeaver: ...``) are ordinary text.
+* Filters: ``year:2023-2025``, ``year:>=2023``, ``author:"Qian, D."`` (or
+  ``au:``), ``category:cs.DC`` (or ``cat:``) mean what the command-line
+  options mean (:mod:`searchengine.filters`). :func:`split_filters` takes them
+  out of the text before parsing; they apply to the whole query, so they
+  cannot follow ``OR``/``NOT`` or stand inside parentheses.
 * ``spars*``: prefix, expanded to at most :data:`MAX_EXPANSIONS` terms (the
   most frequent). A wildcard needs :data:`MIN_PREFIX` letters before it.
 * A whole query that is an arXiv id (``2101.00001v2``, ``hep-th/9901001``)
@@ -36,6 +40,7 @@ from dataclasses import dataclass, field
 from whoosh import qparser
 from whoosh import query as wq
 
+from searchengine import filters as _filters
 from searchengine.errors import QueryError
 from searchengine.records import arxiv_id
 from searchengine.schema import DEFAULT_FIELDS
@@ -64,6 +69,41 @@ _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '
 # A field prefix: a name glued to a colon that is glued to a value.
 _FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=[^\s:])")
 _WILDCARD_WORD = re.compile(r"[^\s()\"]*[*?][^\s()\"]*")
+
+# ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value.
+_FILTER_CLAUSE = re.compile(r'(?<![\w:])(year|author|au|category|cat):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+_FILTER_NAMES = {"year": "year", "author": "author", "au": "author", "category": "category", "cat": "category"}
+_OPERATOR_BEFORE = re.compile(r"(?:\b(?:OR|NOT)\s+|(?:^|\s)-)$")
+_OPERATOR_AFTER = re.compile(r"^\s*(?:OR\b|\))")
+_AND_AT_END = re.compile(r"\bAND\s*$")
+_AND_AT_START = re.compile(r"^AND\b\s*")
+
+
+def split_filters(text: str) -> tuple[str, _filters.Filters]:
+    """Take the filter clauses out of a query: ``(remaining text, Filters)``.
+
+    ``"GPU year:2023- author:\"Qian, D.\""`` gives ``("GPU", Filters(...))``;
+    the values are parsed by :mod:`searchengine.filters`, so the query syntax
+    and the options mean the same.
+
+    Raises:
+        QueryError: a filter value is malformed, or a filter is combined with
+            ``OR``/``NOT`` or put in parentheses (it would not mean what it says).
+    """
+    found = {"year": [], "author": [], "category": []}
+    kept, last = [], 0
+    for match in _FILTER_CLAUSE.finditer(text):
+        clause = match.group(0)
+        before, after = text[:match.start()], text[match.end():]
+        if _OPERATOR_BEFORE.search(before) or _OPERATOR_AFTER.search(after) or before.count("(") > before.count(")"):
+            raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; it applies to the whole query")
+        value = match.group(2) if match.group(2) is not None else match.group(3)
+        found[_FILTER_NAMES[match.group(1).lower()]].append(value)
+        kept.append(_AND_AT_END.sub("", text[last:match.start()]))  # "GPU AND year:2023"
+        last = match.end()
+    kept.append(text[last:])
+    rest = _AND_AT_START.sub("", " ".join("".join(kept).split()))
+    return rest, _filters.build_filters(found["year"], found["author"], found["category"])
 
 
 @dataclass
@@ -94,7 +134,7 @@ def make_parser(schema, group=qparser.AndGroup) -> qparser.QueryParser:
     return parser
 
 
-def _clean(text: str, notes: list[str]) -> str:
+def clean(text: str, notes: list[str]) -> str:
     """Typographic quotes to straight ones, control characters out, spaces collapsed, length capped."""
     text = text.translate(_QUOTES)
     text = "".join(
@@ -198,7 +238,7 @@ def prepare(text: str, notes: list[str]) -> str:
     Raises:
         QueryError: an unknown field name or a leading/bare wildcard.
     """
-    text = _clean(text, notes)
+    text = clean(text, notes)
     out = []
     for quoted, part in _segments(text):
         if quoted:

@@ -19,9 +19,12 @@ from typing import Any
 
 from searchengine import snippets, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, QueryError, RecordNotFoundError
+from searchengine.facets import DEFAULT_FACET_SIZE
 
 DEFAULT_INDEX_DIR = "index"
 MAX_LIMIT = 100
+# Deepest page served: paging past it is better done by narrowing the query.
+MAX_PAGE = 1000
 # Seconds a search may run before it is stopped with the hits found so far.
 DEFAULT_TIME_BUDGET = 2.0
 # Key terms taken from a record for "similar papers".
@@ -73,7 +76,10 @@ class SearchResults:
         query: the query text as given.
         total: number of documents matching (all pages).
         hits: the requested page of hits, best first.
-        facets: facet name → list of ``{"value", "count", "selected"}``.
+        facets: facet name → list of ``{"value", "count", "selected"}``
+            over all hits (see :func:`searchengine.facets.count_facets`);
+            an unknown value is ``None``, listed last.
+        facets_remaining: facet name → number of values with hits not listed.
         page: ``{"number", "size", "pages"}`` (1-based page number).
         suggestion: a corrected query when the query looks misspelled.
         relaxed: True when no document had every term and the hits match some.
@@ -87,6 +93,7 @@ class SearchResults:
     total: int
     hits: list[Hit]
     facets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    facets_remaining: dict[str, int] = field(default_factory=dict)
     page: dict[str, int] = field(default_factory=dict)
     suggestion: str | None = None
     relaxed: bool = False
@@ -102,6 +109,7 @@ class SearchResults:
             "total": self.total,
             "hits": [hit.to_dict() for hit in self.hits],
             "facets": self.facets,
+            "facets_remaining": self.facets_remaining,
             "page": self.page,
             "suggestion": self.suggestion,
             "relaxed": self.relaxed,
@@ -126,6 +134,7 @@ class SearchIndex:
         self._generation: Path | None = None
         self._index = None
         self._searcher = None
+        self._cache = None  # SearcherCache of the current searcher
         self._current()
 
     def _current(self):
@@ -152,82 +161,134 @@ class SearchIndex:
         """Number of documents in the current generation."""
         return self._current().doc_count()
 
-    def search(self, query: str, *, limit: int = 10, page: int = 1, time_budget: float | None = None) -> SearchResults:
-        """Run a ranked query.
+    def _searcher_cache(self, searcher):
+        """The :class:`~searchengine.facets.SearcherCache` of ``searcher``."""
+        from searchengine.facets import SearcherCache
+
+        with self._lock:
+            if self._cache is None or self._cache.searcher is not searcher:
+                self._cache = SearcherCache(searcher)
+            return self._cache
+
+    def search(
+        self,
+        query: str = "",
+        *,
+        limit: int = 10,
+        page: int = 1,
+        year=(),
+        author=(),
+        category=(),
+        primary_only: bool = False,
+        sort: str | None = None,
+        facets=(),
+        facet_size: int = DEFAULT_FACET_SIZE,
+        time_budget: float | None = None,
+    ) -> SearchResults:
+        """Run a ranked, filtered, faceted query.
 
         When no document has every word of the query, the words are searched
         with OR instead and the results say ``relaxed``.
 
         Args:
-            query: query text (see :mod:`searchengine.query` for the syntax).
+            query: query text (see :mod:`searchengine.query` for the syntax,
+                including ``year:``/``author:``/``category:`` filters). May
+                be empty when a filter is given: then every document passing
+                the filters is a hit.
             limit: hits per page, 1..:data:`MAX_LIMIT`.
             page: 1-based page number; a page past the end has no hits.
-            time_budget: seconds the search may take (default
-                :attr:`time_budget`); past it, the hits found so far are
-                returned with ``timed_out`` set.
+            year, author, category: filter values, one or an iterable each
+                (text as typed, see :mod:`searchengine.filters`); values of
+                one filter OR, different filters AND.
+            primary_only: category filter and facet look at the primary
+                category only.
+            sort: ``relevance`` (ties by year, newest first, then id descending),
+                ``newest``, ``oldest`` or ``title``; default ``relevance``,
+                or ``newest`` when there is no query text.
+            facets: facet names to count over all hits (``"year,author"`` or
+                a list; see :data:`searchengine.facets.FACET_NAMES`).
+            facet_size: values listed per facet.
+            time_budget: seconds the ranking may take (default
+                :attr:`time_budget`); past it, the best hits found so far are
+                returned with ``timed_out`` set and a note.
 
         Raises:
             QueryError: the query or an option cannot be understood.
             IndexDamagedError: the index cannot be read.
         """
-        from whoosh import collectors
-
+        from searchengine import facets as facet_mod
         from searchengine import query as querylang
+        from searchengine.filters import build_filters, filter_query
 
         if not 1 <= limit <= MAX_LIMIT:
             raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
         if page < 1:
             raise QueryError(f"page must be 1 or more, not {page}")
-        started = time.perf_counter()
-        searcher = self._current()
-        parsed = querylang.parse(query, searcher.schema)
-        notes = list(parsed.notes)
-        wanted = querylang.expand_wildcards(parsed.query, searcher.reader(), notes)
+        if page > MAX_PAGE:
+            raise QueryError(f"page must be at most {MAX_PAGE}, not {page}")
+        if sort is not None and sort not in facet_mod.SORTS:
+            raise QueryError(f"unknown sort {sort!r} (choose from {', '.join(facet_mod.SORTS)})")
+        facet_names = facet_mod.parse_facet_names(facets)
         budget = self.time_budget if time_budget is None else time_budget
-
-        def run(q):
-            collector = collectors.TimeLimitCollector(
-                searcher.collector(limit=page * limit), timelimit=budget, use_alarm=False
-            )
-            try:
-                searcher.search_with_collector(q, collector)
-                return collector.results(), False
-            except collectors.TimeLimit:
-                return collector.results(), True
-
-        results, timed_out = run(wanted)
-        suggestion = None
-        if not timed_out:
-            suggestion = self._suggestion(searcher, parsed, len(results))
+        started = time.perf_counter()
+        notes: list[str] = []
+        text, query_filters = querylang.split_filters(querylang.clean(query or "", notes))
+        chosen = build_filters(year, author, category, primary_only) + query_filters
+        searcher = self._current()
+        parsed = querylang.parse(text, searcher.schema, allow_empty=bool(chosen))
+        notes += parsed.notes
+        wanted = querylang.expand_wildcards(parsed.query, searcher.reader(), notes) if parsed.query else None
+        restrict = filter_query(chosen)
+        cache = self._searcher_cache(searcher)
+        docnums = cache.docnums(_both(wanted, restrict))
+        total = len(docnums)
+        suggestion = self._suggestion(searcher, cache, parsed, restrict, total)
         relaxed = False
-        if results.scored_length() == 0 and not timed_out:
+        if total == 0 and wanted is not None:
             fallback = querylang.relaxed(parsed, searcher.schema)
             if fallback is not None:
                 fallback = querylang.expand_wildcards(fallback, searcher.reader(), [])
-                alternative, timed_out = run(fallback)
-                if alternative.scored_length():
-                    results, relaxed, wanted = alternative, True, fallback
+                found = cache.docnums(_both(fallback, restrict))
+                if found:
+                    wanted, docnums, total, relaxed = fallback, found, len(found), True
+        sort = sort or ("relevance" if wanted is not None else "newest")
+        ranked = sort == "relevance" and wanted is not None
+        columns = cache.columns() if facet_names or (total and not ranked) else None
+        start = (page - 1) * limit
+        hits: list[Hit] = []
+        timed_out = False
+        if start < total:
+            if ranked:
+                allowed = set(docnums) if restrict is not None else None
+                hits, timed_out = self._ranked_window(searcher, wanted, allowed, start, limit, budget)
+            else:
+                rank = columns.order("newest" if sort == "relevance" else sort)
+                window = sorted(docnums, key=rank.__getitem__)[start:start + limit]
+                hits = self._window_hits(searcher, wanted, window)
         if timed_out:
-            notes.append(f"the search was stopped after {budget:g} s; results are incomplete")
-        snippets.configure(results)
-        total = len(results) if not timed_out else results.scored_length()
-        window = results[(page - 1) * limit: page * limit]
+            notes.append(f"ranking was stopped after {budget:g} s; the order of these hits is approximate")
+        counted = facet_mod.count_facets(
+            columns, docnums, facet_names, size=facet_size,
+            primary_only=chosen.primary_only, selects=chosen.selects,
+        ) if facet_names else {}
         return SearchResults(
             query=query,
             total=total,
-            hits=[self._hit(hit) for hit in window],
+            hits=hits,
+            facets={name: [v.to_dict() for v in c.values] for name, c in counted.items()},
+            facets_remaining={name: c.remaining for name, c in counted.items()},
             page={"number": page, "size": limit, "pages": (total + limit - 1) // limit},
             relaxed=relaxed,
             suggestion=suggestion,
-            parsed=str(wanted),
+            parsed=str(_both(wanted, restrict)),
             notes=notes,
             timed_out=timed_out,
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
     @staticmethod
-    def _suggestion(searcher, parsed, total: int) -> str | None:
-        """Did-you-mean for ``parsed`` (see :mod:`searchengine.spelling`)."""
+    def _suggestion(searcher, cache, parsed, restrict, total: int) -> str | None:
+        """Did-you-mean for ``parsed`` within the filters (see :mod:`searchengine.spelling`)."""
         from searchengine import query as querylang
         from searchengine import spelling
 
@@ -237,25 +298,84 @@ class SearchIndex:
         def count_hits(text: str) -> int:
             candidate = querylang.parse(text, searcher.schema)
             wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [])
-            return len(searcher.search(wanted, limit=1))
+            return len(cache.docnums(_both(wanted, restrict)))
 
         return spelling.suggest(searcher, parsed.text, total, count_hits)
 
-    @staticmethod
-    def _hit(hit) -> Hit:
+    def _ranked_window(
+        self, searcher, wanted, allowed: set[int] | None, start: int, limit: int, budget: float
+    ) -> tuple[list[Hit], bool]:
+        """Hits ``start .. start+limit`` by score, ties by year (newest first) then id (descending).
+
+        Whoosh breaks score ties by document number, so the top list is
+        widened until the last fetched score is below the window's last
+        score: then every document tied with a hit in the window is known.
+        Returns the hits and whether the time budget cut the ranking short.
+        """
+        from whoosh import collectors
+
+        end = start + limit
+        fetch = end + 1  # one more than shown, to see whether a tie goes on
+        deadline = time.monotonic() + budget
+        while True:
+            collector = collectors.TimeLimitCollector(
+                searcher.collector(limit=fetch, filter=allowed),
+                timelimit=max(deadline - time.monotonic(), 0.001),
+                use_alarm=False,
+            )
+            try:
+                searcher.search_with_collector(wanted, collector)
+                timed_out = False
+            except collectors.TimeLimit:
+                timed_out = True
+            results = collector.results()
+            scored = results.scored_length()
+            if timed_out or scored < fetch or results.score(fetch - 1) < results.score(end - 1):
+                break
+            fetch *= 2
+        keys = []
+        for i in range(scored):
+            stored = results[i].fields()
+            keys.append((i, results.score(i), stored.get("year"), stored["id"]))
+        # Stable sorts: id descending, then year (newest, unknown last), then score.
+        keys.sort(key=lambda k: k[3], reverse=True)
+        keys.sort(key=lambda k: (-k[1], k[2] is None, -(k[2] or 0)))
+        snippets.configure(results)
+        return [self._hit(results[k[0]]) for k in keys[start:end]], timed_out
+
+    def _window_hits(self, searcher, wanted, window: list[int]) -> list[Hit]:
+        """Hits for the documents ``window``, in that order.
+
+        With query text the hits carry their score and snippet; without, the
+        score is 0 and the snippet is the start of the abstract.
+        """
+        if wanted is None:
+            return [self._stored_hit(searcher.stored_fields(d)) for d in window]
+        results = searcher.search(wanted, limit=None, filter=set(window))
+        snippets.configure(results)
+        by_docnum = {hit.docnum: hit for hit in results}
+        return [self._hit(by_docnum[d]) for d in window]
+
+    @classmethod
+    def _hit(cls, hit) -> Hit:
         stored = hit.fields()
-        title = stored.get("title", "")
         snippet = snippets.abstract_snippet(hit, stored.get("abstract", ""))
+        return cls._stored_hit(stored, hit.score, snippet, snippets.title_matches(hit, stored.get("title", "")))
+
+    @staticmethod
+    def _stored_hit(stored: dict, score: float = 0.0, snippet=None, title_matches=()) -> Hit:
+        """A Hit from stored fields; without a snippet, the start of the abstract."""
+        snippet = snippet if snippet is not None else snippets.lead(stored.get("abstract", ""))
         return Hit(
             id=stored["id"],
-            title=title,
+            title=stored.get("title", ""),
             authors=list(stored.get("authors") or []),
             year=stored.get("year"),
             categories=list(stored.get("categories") or []),
-            score=hit.score,
+            score=score,
             snippet=snippet.text,
             snippet_matches=snippet.matches,
-            title_matches=snippets.title_matches(hit, title),
+            title_matches=list(title_matches),
             url=stored.get("url", ""),
         )
 
@@ -351,6 +471,15 @@ class SearchIndex:
             if self._searcher is not None:
                 self._searcher.close()
             self._searcher = self._index = self._generation = None
+
+
+def _both(query, restrict):
+    """``query AND restrict``, either of which may be ``None``."""
+    if query is None or restrict is None:
+        return query if query is not None else restrict
+    from whoosh.query import And
+
+    return And([query, restrict])
 
 
 def open_index(path: str | os.PathLike | None = None) -> SearchIndex:

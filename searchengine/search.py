@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -104,6 +105,16 @@ class SearchResults:
         }
 
 
+def _holds_searcher(method):
+    """Run a :class:`SearchIndex` method with one searcher held for the whole call."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        return self._use(lambda _searcher: method(self, *args, **kwargs))
+
+    return wrapper
+
+
 class SearchIndex:
     """An open index. Safe to share between threads.
 
@@ -114,13 +125,36 @@ class SearchIndex:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._local = threading.local()
         self._generation: Path | None = None
         self._index = None
         self._searcher = None
-        self._current()
+        # Searchers in use, by id: [searcher, number of calls using it].
+        self._users: dict[int, list] = {}
+        self._use(lambda searcher: None)
 
-    def _current(self):
-        """The searcher of the current generation, reopened when it changed."""
+    def _use(self, work):
+        """Run ``work(searcher)`` on the current generation's searcher.
+
+        The searcher stays open until ``work`` returns, even when another
+        thread switches to a newer generation meanwhile: a replaced searcher
+        is closed by the last call still using it, never under its feet.
+        A call made from inside ``work`` (``similar`` reading the record)
+        reuses the same searcher, so one call sees one generation.
+        """
+        held = getattr(self._local, "searcher", None)
+        if held is not None:
+            return work(held)
+        searcher = self._acquire()
+        self._local.searcher = searcher
+        try:
+            return work(searcher)
+        finally:
+            self._local.searcher = None
+            self._release(searcher)
+
+    def _acquire(self):
+        """The current searcher, counted as in use; reopened when ``CURRENT`` changed."""
         generation = store.current_generation(self.path)
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
@@ -133,16 +167,38 @@ class SearchIndex:
                     searcher = ix.searcher()
                 except Exception as exc:  # whoosh raises many kinds on damage
                     raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
-                if self._searcher is not None:
-                    self._searcher.close()
+                old = self._searcher
                 self._index, self._searcher, self._generation = ix, searcher, generation
+                if old is not None and id(old) not in self._users:
+                    old.close()
+            entry = self._users.setdefault(id(self._searcher), [self._searcher, 0])
+            entry[1] += 1
             return self._searcher
 
+    def _release(self, searcher) -> None:
+        """End one use of ``searcher``; close it if it was replaced and is now unused."""
+        with self._lock:
+            entry = self._users[id(searcher)]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._users[id(searcher)]
+                if searcher is not self._searcher:
+                    searcher.close()
+
+    def _current(self):
+        """The searcher the calling method holds (see :meth:`_use`)."""
+        held = getattr(self._local, "searcher", None)
+        if held is None:
+            raise RuntimeError("SearchIndex._current() called outside a method decorated with @_holds_searcher")
+        return held
+
     @property
+    @_holds_searcher
     def doc_count(self) -> int:
         """Number of documents in the current generation."""
         return self._current().doc_count()
 
+    @_holds_searcher
     def search(self, query: str, *, limit: int = 10, page: int = 1) -> SearchResults:
         """Run a ranked query.
 
@@ -195,6 +251,7 @@ class SearchIndex:
             url=stored.get("url", ""),
         )
 
+    @_holds_searcher
     def document(self, record_id: str) -> dict[str, Any]:
         """The stored record with id ``record_id``.
 
@@ -218,6 +275,7 @@ class SearchIndex:
             "source": stored.get("source", ""),
         }
 
+    @_holds_searcher
     def similar(self, record_id: str, *, limit: int = 10) -> SearchResults:
         """Documents about the same topic as ``record_id``, the record itself excluded.
 
@@ -256,6 +314,7 @@ class SearchIndex:
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
+    @_holds_searcher
     def stats(self) -> dict[str, Any]:
         """Document count and per-year and per-category document counts.
 
@@ -284,8 +343,8 @@ class SearchIndex:
     def close(self) -> None:
         """Release the open files; the object must not be used afterwards."""
         with self._lock:
-            if self._searcher is not None:
-                self._searcher.close()
+            if self._searcher is not None and id(self._searcher) not in self._users:
+                self._searcher.close()  # one still in use is closed by its last user
             self._searcher = self._index = self._generation = None
 
 

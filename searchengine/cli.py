@@ -117,9 +117,12 @@ def _render_hits(results, first_rank: int) -> None:
         authors = ", ".join(hit.authors) if hit.authors else "(no authors)"
         click.echo(f"\n{rank:>3}. {_marked(hit.title, hit.title_matches)}")
         click.echo(f"     {year} · {category} · {authors}")
-        click.echo(f"     id {hit.id} · score {hit.score:.2f}")
+        click.echo(f"     id {hit.id}" + (f" · score {hit.score:.2f}" if results.query.strip() else ""))
         if hit.snippet:
             click.echo(f"     {_marked(hit.snippet, hit.snippet_matches)}")
+    pages = results.page["pages"]
+    if pages > 1 or results.page["number"] > 1:
+        click.echo(f"\nPage {results.page['number']} of {pages}")
 
 
 def _emit(results, output_format: str, heading: str) -> None:
@@ -155,23 +158,109 @@ limit_option = click.option(
 )
 
 
+def _render_facets(results) -> None:
+    for name, values in results.facets.items():
+        click.echo(f"\n{name.capitalize()}:")
+        for entry in values:
+            value = "unknown" if entry["value"] is None else str(entry["value"])
+            mark = "  (selected)" if entry["selected"] else ""
+            click.echo(f"  {value:<30} {entry['count']:>6}{mark}")
+        more = results.facets_remaining.get(name, 0)
+        if more:
+            click.echo(f"  ... and {more} more value{'s' if more != 1 else ''}")
+
+
+def _filter_values(parser):
+    """A click callback that parses each value of a repeatable filter option."""
+
+    def callback(ctx, param, values):
+        from searchengine.errors import QueryError
+
+        try:
+            return tuple(parser(v) for v in values)
+        except QueryError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
+def _parse_year(value):
+    from searchengine.filters import parse_year
+
+    return parse_year(value)
+
+
+def _parse_author(value):
+    from searchengine.filters import parse_author
+
+    return parse_author(value)
+
+
+def _parse_category(value):
+    from searchengine.filters import parse_category
+
+    return parse_category(value)
+
+
+def _parse_facets(ctx, param, value):
+    from searchengine.errors import QueryError
+    from searchengine.facets import parse_facet_names
+
+    try:
+        return parse_facet_names(value)
+    except QueryError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @main.command()
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option("--year", "-y", multiple=True, callback=_filter_values(_parse_year),
+              help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).")
+@click.option("--author", "-a", multiple=True, callback=_filter_values(_parse_author),
+              help="Only papers by this author: 'Depei Qian', 'Qian, D.' or 'Qian' (repeat to OR).")
+@click.option("--category", "-c", multiple=True, callback=_filter_values(_parse_category),
+              help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).")
+@click.option("--primary-only", is_flag=True, help="Match and count only each paper's primary category.")
+@click.option("--sort", "-s", type=click.Choice(["relevance", "newest", "oldest", "title"]), default=None,
+              help="Order of hits [default: relevance; newest without a query].")
 @limit_option
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1), help="Page number, from 1.")
+@click.option("--facets", "-f", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
+              help="Count these facets over all hits: year,author,category.")
+@click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
+              help="Values listed per facet.")
 @index_dir_option
 @json_option
 @format_option
-def search(query: str, limit: int, page: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
+def search(query: str | None, year, author, category, primary_only: bool, sort, limit: int, page: int,
+           facet_names, facet_size: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
-    Every word must match, in the title, abstract or author names. Builds the
-    index from corpus/ first when there is none.
+    Every word must match, in the title, abstract or author names. QUERY may
+    be left out when a filter is given: then every paper passing the filters
+    is listed, newest first. Builds the index from corpus/ first when there
+    is none.
     """
     output_format = _output_format(as_json, output_format)
-    results = _open_or_build(index_dir).search(query, limit=limit, page=page)
-    hits = f"{results.total} hit{'s' if results.total != 1 else ''}"
-    _emit(results, output_format, f"{hits} for {results.query!r}")
+    if query is None and not (year or author or category):
+        raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
+    results = _open_or_build(index_dir).search(
+        query or "", limit=limit, page=page, year=year, author=author, category=category,
+        primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size,
+    )
+    if output_format != "table":
+        _emit(results, output_format, "")
+        return
+    described = [f"{label} {' or '.join(v.text for v in values)}"
+                 for label, values in (("year", year), ("author", author), ("category", category)) if values]
+    if primary_only and category:
+        described.append("primary category only")
+    shown = f"{results.total} hit{'s' if results.total != 1 else ''}"
+    asked = f" for {results.query!r}" if results.query else ""
+    with_filters = (" with " + ", ".join(described)) if described else ""
+    click.echo(f"{shown}{asked}{with_filters} ({results.took_ms:.0f} ms)")
+    _render_hits(results, (results.page["number"] - 1) * results.page["size"] + 1)
+    _render_facets(results)
 
 
 @main.command()

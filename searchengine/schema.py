@@ -12,12 +12,24 @@ categories  exact terms, space separated, stored as a list      filter, facet
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
 ==========  ==================================================  =========================
+
+Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
+and :mod:`searchengine.facets`, which also read them back):
+
+* ``author_keys``: exact terms per author: surname, surname/initial and
+  surname/first name (``qian``, ``qian/d``, ``qian/depei``): ``--author``.
+* ``category_keys``: lower-cased codes and archives (``cs.dc``, ``cs.*``),
+  the primary category's also marked (``^cs.dc``, ``^cs.*``): ``--category``.
+* ``facet_data``: a column packing year, id, authors and categories: facet
+  counts and the year sorts (a missing year is empty here, never a number).
+* ``sort_title``: a column with the folded title: ``--sort title``.
 """
 
 from __future__ import annotations
 
-from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
+from searchengine import facets, filters
 from searchengine.analysis import name_analyzer, text_analyzer
 
 # A title term counts this many times an abstract term in BM25F.
@@ -39,6 +51,10 @@ def build_schema() -> Schema:
         categories=KEYWORD(stored=True, scorable=False, lowercase=False),
         url=STORED(),
         source=STORED(),
+        author_keys=KEYWORD(commas=True, scorable=False),
+        category_keys=KEYWORD(scorable=False),
+        facet_data=COLUMN(),
+        sort_title=COLUMN(),
     )
 
 
@@ -58,6 +74,10 @@ def document_fields(record) -> dict:
         "_stored_categories": list(record.categories),
         "url": record.url,
         "source": record.source,
+        "author_keys": ",".join(filters.author_keys(record.authors)),
+        "category_keys": " ".join(filters.category_keys(record.categories)),
+        "facet_data": facets.pack_facet_data(record),
+        "sort_title": facets.title_sort_key(record.title),
     }
     if record.year is not None:
         fields["year"] = record.year

@@ -20,6 +20,7 @@ from typing import Any
 
 from searchengine import snippets, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, QueryError, RecordNotFoundError
+from searchengine.facets import DEFAULT_FACET_SIZE
 
 DEFAULT_INDEX_DIR = "index"
 MAX_LIMIT = 100
@@ -72,7 +73,10 @@ class SearchResults:
         query: the query text as given.
         total: number of documents matching (all pages).
         hits: the requested page of hits, best first.
-        facets: facet name → list of ``{"value", "count", "selected"}``.
+        facets: facet name → list of ``{"value", "count", "selected"}``
+            over all hits (see :func:`searchengine.facets.count_facets`);
+            an unknown value is ``None``, listed last.
+        facets_remaining: facet name → number of values with hits not listed.
         page: ``{"number", "size", "pages"}`` (1-based page number).
         suggestion: a corrected query when the query looks misspelled.
         relaxed: True when no document had every term and the hits match some.
@@ -84,6 +88,7 @@ class SearchResults:
     total: int
     hits: list[Hit]
     facets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    facets_remaining: dict[str, int] = field(default_factory=dict)
     page: dict[str, int] = field(default_factory=dict)
     suggestion: str | None = None
     relaxed: bool = False
@@ -97,6 +102,7 @@ class SearchResults:
             "total": self.total,
             "hits": [hit.to_dict() for hit in self.hits],
             "facets": self.facets,
+            "facets_remaining": self.facets_remaining,
             "page": self.page,
             "suggestion": self.suggestion,
             "relaxed": self.relaxed,
@@ -129,6 +135,7 @@ class SearchIndex:
         self._generation: Path | None = None
         self._index = None
         self._searcher = None
+        self._columns = None  # (searcher, FacetColumns), read on first use
         # Searchers in use, by id: [searcher, number of calls using it].
         self._users: dict[int, list] = {}
         self._use(lambda searcher: None)
@@ -198,56 +205,167 @@ class SearchIndex:
         """Number of documents in the current generation."""
         return self._current().doc_count()
 
+    def _facet_columns(self, searcher):
+        """The :class:`~searchengine.facets.FacetColumns` of ``searcher``, read once."""
+        from searchengine.facets import FacetColumns
+
+        with self._lock:
+            if self._columns is None or self._columns[0] is not searcher:
+                self._columns = (searcher, FacetColumns(searcher.reader()))
+            return self._columns[1]
+
     @_holds_searcher
-    def search(self, query: str, *, limit: int = 10, page: int = 1) -> SearchResults:
-        """Run a ranked query.
+    def search(
+        self,
+        query: str = "",
+        *,
+        limit: int = 10,
+        page: int = 1,
+        year=(),
+        author=(),
+        category=(),
+        primary_only: bool = False,
+        sort: str | None = None,
+        facets=(),
+        facet_size: int = DEFAULT_FACET_SIZE,
+    ) -> SearchResults:
+        """Run a ranked, filtered, faceted query.
 
         Args:
-            query: query text (see :mod:`searchengine.query` for the syntax).
+            query: query text (see :mod:`searchengine.query` for the syntax,
+                including ``year:``/``author:``/``category:`` filters). May
+                be empty when a filter is given: then every document passing
+                the filters is a hit.
             limit: hits per page, 1..:data:`MAX_LIMIT`.
             page: 1-based page number; a page past the end has no hits.
+            year, author, category: filter values, one or an iterable each
+                (text as typed, see :mod:`searchengine.filters`); values of
+                one filter OR, different filters AND.
+            primary_only: category filter and facet look at the primary
+                category only.
+            sort: ``relevance`` (ties by year, newest first, then id),
+                ``newest``, ``oldest`` or ``title``; default ``relevance``,
+                or ``newest`` when there is no query text.
+            facets: facet names to count over all hits (``"year,author"`` or
+                a list; see :data:`searchengine.facets.FACET_NAMES`).
+            facet_size: values listed per facet.
 
         Raises:
             QueryError: the query or an option cannot be understood.
             IndexDamagedError: the index cannot be read.
         """
-        from searchengine.query import parse
+        from searchengine import facets as facet_mod
+        from searchengine.filters import build_filters, filter_query
+        from searchengine.query import parse, split_filters
 
         if not 1 <= limit <= MAX_LIMIT:
             raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
         if page < 1:
             raise QueryError(f"page must be 1 or more, not {page}")
+        if sort is not None and sort not in facet_mod.SORTS:
+            raise QueryError(f"unknown sort {sort!r} (choose from {', '.join(facet_mod.SORTS)})")
+        facet_names = facet_mod.parse_facet_names(facets)
         started = time.perf_counter()
+        text, query_filters = split_filters(query or "")
+        chosen = build_filters(year, author, category, primary_only) + query_filters
         searcher = self._current()
-        parsed = parse(query, searcher.schema)
-        results = searcher.search_page(parsed, page, pagelen=limit)
-        snippets.configure(results.results)
-        total = len(results)
-        hits = [self._hit(hit) for hit in results] if page <= results.pagecount or total == 0 else []
+        parsed = parse(text, searcher.schema) if text or not chosen else None
+        restrict = filter_query(chosen)
+        if parsed is not None and restrict is not None:
+            from whoosh.query import And
+
+            combined = And([parsed, restrict])
+        else:
+            combined = parsed if parsed is not None else restrict
+        sort = sort or ("relevance" if parsed is not None else "newest")
+        docnums = list(searcher.docs_for_query(combined))
+        total = len(docnums)
+        ranked = sort == "relevance" and parsed is not None
+        columns = self._facet_columns(searcher) if facet_names or (total and not ranked) else None
+        start = (page - 1) * limit
+        hits: list[Hit] = []
+        if start < total:
+            if ranked:
+                hits = self._ranked_window(searcher, parsed, set(docnums), start, limit)
+            else:
+                rank = columns.order("newest" if sort == "relevance" else sort)
+                window = sorted(docnums, key=rank.__getitem__)[start:start + limit]
+                hits = self._window_hits(searcher, parsed, window)
+        counted = facet_mod.count_facets(
+            columns, docnums, facet_names, size=facet_size,
+            primary_only=chosen.primary_only, selects=chosen.selects,
+        ) if facet_names else {}
         return SearchResults(
             query=query,
             total=total,
             hits=hits,
+            facets={name: [v.to_dict() for v in c.values] for name, c in counted.items()},
+            facets_remaining={name: c.remaining for name, c in counted.items()},
             page={"number": page, "size": limit, "pages": (total + limit - 1) // limit},
-            parsed=str(parsed),
+            parsed=str(combined),
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
-    @staticmethod
-    def _hit(hit) -> Hit:
+    def _ranked_window(self, searcher, parsed, allowed: set[int], start: int, limit: int) -> list[Hit]:
+        """Hits ``start .. start+limit`` by score, ties by year (newest first) then id.
+
+        Whoosh breaks score ties by document number, so the top list is
+        widened until the last fetched score is below the window's last
+        score: then every document tied with a hit in the window is known.
+        """
+        end = start + limit
+        fetch = end
+        while True:
+            results = searcher.search(parsed, limit=fetch, filter=allowed)
+            scored = results.scored_length()
+            if scored < fetch or results.score(fetch - 1) < results.score(end - 1):
+                break
+            fetch *= 2
+        keys = []
+        for i in range(scored):
+            stored = results[i].fields()
+            keys.append((i, results.score(i), stored.get("year"), stored["id"]))
+        # Stable sorts: id descending, then year (newest, unknown last), then score.
+        keys.sort(key=lambda k: k[3], reverse=True)
+        keys.sort(key=lambda k: (-k[1], k[2] is None, -(k[2] or 0)))
+        snippets.configure(results)
+        return [self._hit(results[k[0]]) for k in keys[start:end]]
+
+    def _window_hits(self, searcher, parsed, window: list[int]) -> list[Hit]:
+        """Hits for the documents ``window``, in that order.
+
+        With query text the hits carry their score and snippet; without, the
+        score is 0 and the snippet is the start of the abstract.
+        """
+        if parsed is None:
+            return [self._stored_hit(searcher.stored_fields(d), 0.0) for d in window]
+        results = searcher.search(parsed, limit=None, filter=set(window))
+        snippets.configure(results)
+        by_docnum = {hit.docnum: hit for hit in results}
+        return [self._hit(by_docnum[d]) for d in window]
+
+    @classmethod
+    def _hit(cls, hit) -> Hit:
         stored = hit.fields()
         title = stored.get("title", "")
         snippet = snippets.abstract_snippet(hit, stored.get("abstract", ""))
+        return cls._stored_hit(stored, hit.score, snippet, snippets.title_matches(hit, title))
+
+    @staticmethod
+    def _stored_hit(stored: dict, score: float, snippet: snippets.Snippet | None = None,
+                    title_matches: list[tuple[int, int]] | None = None) -> Hit:
+        if snippet is None:
+            snippet = snippets.lead(stored.get("abstract", ""))
         return Hit(
             id=stored["id"],
-            title=title,
+            title=stored.get("title", ""),
             authors=list(stored.get("authors") or []),
             year=stored.get("year"),
             categories=list(stored.get("categories") or []),
-            score=hit.score,
+            score=score,
             snippet=snippet.text,
             snippet_matches=snippet.matches,
-            title_matches=snippets.title_matches(hit, title),
+            title_matches=title_matches or [],
             url=stored.get("url", ""),
         )
 

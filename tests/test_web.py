@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from searchengine import build_index, open_index
 from searchengine.cli import main
+from searchengine.query import parse
 from searchengine.search import SearchResults
 from web import create_app
 from web.app import marked
@@ -223,13 +224,13 @@ def test_bibtex_export(client):
 
 def test_api_search_is_the_cli_json(client, web_index_dir):
     api = client.get("/api/search?q=SpMV+GPU&limit=2&page=2").get_json()
-    cli = CliRunner().invoke(main, ["search", "SpMV GPU", "--limit", "2", "--page", "2",
+    cli = CliRunner().invoke(main, ["search", "SpMV GPU", "--limit", "2", "--page", "2", "--facets",
+                                    "year,author,category", "--facet-size", "12",
                                     "--index-dir", str(web_index_dir), "--json"])
     assert cli.exit_code == 0, cli.output
     expected = json.loads(cli.output)
     for data in (api, expected):
         data.pop("took_ms")
-        data.pop("facets")  # the CLI prints facets only when asked to
     assert api == expected
     assert api["total"] == 4
     assert api["page"] == {"number": 2, "size": 2, "pages": 2}
@@ -393,12 +394,16 @@ def test_a_replaced_searcher_stays_open_for_the_call_using_it(tmp_path):
 
     def rebuild_midway(searcher):
         build_index([RECORDS], index_dir)
-        assert index.doc_count == 6  # nested call: same searcher, still open
-        seen.append(searcher.doc_count())
+        other = threading.Thread(target=lambda: seen.append(index.search("SpMV GPU").total))
+        other.start()  # another thread switches to the new generation ...
+        other.join()
+        assert index.doc_count == 6  # ... while this call keeps its searcher open
+        seen.append(searcher.search(parse("SpMV GPU", searcher.schema)).scored_length())
+        assert not searcher.is_closed
         return searcher
 
     held = index._use(rebuild_midway)
-    assert seen == [6]
+    assert seen == [4, 4]
     assert held.is_closed  # closed by its last user once the newer one took over
     assert index.search("SpMV GPU").total == 4
     index.close()

@@ -39,8 +39,6 @@ from searchengine.search import DEFAULT_INDEX_DIR, MAX_LIMIT, SearchIndex, open_
 from web.params import FACETS, MAX_DEPTH, SORTS, SearchParams
 
 SIMILAR_ON_PAGE = 5
-# Facet values listed in the sidebar (the search API decides how many it returns).
-FACET_VALUES_SHOWN = {"year": 40, "author": 10, "category": 12}
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
 
 # No script at all; styles and images only from this origin; forms only to it.
@@ -149,13 +147,13 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         if results is not None:
             for name in FACETS:
                 values = [v for v in results.facets.get(name) or [] if isinstance(v, dict)]
-                shown = values[: FACET_VALUES_SHOWN[name]]
                 facets.append({
                     "name": name,
                     "values": [{**v, "url": params.toggled(name, v["value"], bool(v.get("selected"))).url("/")}
-                               for v in shown if v.get("value") is not None],
+                               for v in values if v.get("value") is not None],
                     "unknown": next((v["count"] for v in values if v.get("value") is None), 0),
-                    "bars": _year_bars(shown) if name == "year" else [],
+                    "remaining": results.facets_remaining.get(name, 0),
+                    "bars": _year_bars(values) if name == "year" else [],
                 })
             for bar in facets[0]["bars"] if facets and facets[0]["name"] == "year" else []:
                 bar["url"] = params.toggled("year", bar["value"], bool(bar.get("selected"))).url("/")

@@ -12,7 +12,8 @@ Parameters (the same for ``/`` and ``/api/search``):
 ``year_from``/``year_to``  a range from two form fields, same as ``year=A-B``
 ``author``   an author name; repeatable (OR)
 ``category`` a category code (``cs.DC``) or archive (``cs``); repeatable (OR)
-``sort``     ``relevance`` (default), ``newest``, ``oldest``, ``title``
+``sort``     ``relevance``, ``newest``, ``oldest``, ``title`` (default: relevance,
+             or newest when there is no query text)
 ``page``     1-based page number
 ``limit``    hits per page, 1 to :data:`MAX_LIMIT`
 ========== ============================================================
@@ -40,8 +41,9 @@ MAX_DEPTH = 1000
 MAX_VALUES = 20
 MAX_VALUE_CHARS = 200
 MAX_QUERY_CHARS = 2000
-# The facets the page shows, in order.
+# The facets the page shows, in order, and how many values of each.
 FACETS = ("year", "author", "category")
+FACET_SIZE = 12
 # Query-string name of each facet's filter.
 FILTER_PARAMS = {"year": "year", "author": "author", "category": "category"}
 
@@ -94,7 +96,7 @@ class SearchParams:
         q: query text, whitespace collapsed ("" to browse by filters).
         years, authors, categories: filter values, in the order given,
             each at most once.
-        sort: one of :data:`SORTS`.
+        sort: one of :data:`SORTS`, or ``None`` for the search API's default.
         page: 1-based page number.
         limit: hits per page.
         from_range: True when ``year_from``/``year_to`` were given (the page
@@ -105,7 +107,7 @@ class SearchParams:
     years: tuple[str, ...] = ()
     authors: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    sort: str = "relevance"
+    sort: str | None = None
     page: int = 1
     limit: int = DEFAULT_LIMIT
     from_range: bool = False
@@ -121,8 +123,8 @@ class SearchParams:
         q = " ".join(args.get("q", "").split())
         if len(q) > MAX_QUERY_CHARS:
             raise QueryError(f"the query is {len(q)} characters long; at most {MAX_QUERY_CHARS} are allowed")
-        sort = args.get("sort", "").strip() or "relevance"
-        if sort not in SORTS:
+        sort = args.get("sort", "").strip() or None
+        if sort is not None and sort not in SORTS:
             raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
         limit = _int(args, "limit", DEFAULT_LIMIT)
         if not 1 <= limit <= MAX_LIMIT:
@@ -171,6 +173,7 @@ class SearchParams:
             "category": list(self.categories),
             "sort": self.sort,
             "facets": list(FACETS),
+            "facet_size": FACET_SIZE,
         }
 
     def items(self) -> list[tuple[str, str]]:
@@ -181,7 +184,7 @@ class SearchParams:
         pairs += [("year", v) for v in self.years]
         pairs += [("author", v) for v in self.authors]
         pairs += [("category", v) for v in self.categories]
-        if self.sort != "relevance":
+        if self.sort:
             pairs.append(("sort", self.sort))
         if self.limit != DEFAULT_LIMIT:
             pairs.append(("limit", str(self.limit)))

@@ -421,3 +421,44 @@ def test_serve_reports_a_missing_corpus_in_one_line(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["serve", "--index-dir", str(tmp_path / "none")])
     assert result.exit_code == 1
     assert result.output.strip().splitlines()[-1].startswith("Error: ")
+
+
+def test_a_missing_index_is_a_503_not_a_crash(tmp_path):
+    index_dir = tmp_path / "index"
+    build_index([RECORDS], index_dir)
+    client = create_app(index_dir=index_dir).test_client()
+    (index_dir / "CURRENT").unlink()
+    response = client.get("/api/search?q=gpu")
+    assert response.status_code == 503
+    assert response.get_json() == {"error": "the index is not available right now"}
+
+
+def test_concurrent_searches_on_one_shared_index_agree_with_serial_ones(corpus_index_dir):
+    index = open_index(corpus_index_dir)
+    queries = ["GPU", "sparse matrix", "SpMV GPU", "memory", "graph", "training", "cache", "parallel"]
+    expected = {q: index.search(q, limit=5, facets="year,author,category").to_dict() for q in queries}
+    for data in expected.values():
+        data.pop("took_ms")
+    mismatches: list[str] = []
+
+    def worker(offset: int) -> None:
+        for i in range(40):
+            query = queries[(offset + i) % len(queries)]
+            data = index.search(query, limit=5, facets="year,author,category").to_dict()
+            data.pop("took_ms")
+            if data != expected[query]:
+                mismatches.append(query)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    index.close()
+    assert mismatches == []
+
+
+def test_the_web_package_never_imports_whoosh():
+    package = Path(__file__).resolve().parent.parent / "web"
+    for source in package.glob("*.py"):
+        assert not re.search(r"^\s*(from|import)\s+whoosh", source.read_text(encoding="utf-8"), re.M), source

@@ -442,7 +442,7 @@ def test_concurrent_searches_on_one_shared_index_agree_with_serial_ones(corpus_i
     mismatches: list[str] = []
 
     def worker(offset: int) -> None:
-        for i in range(40):
+        for i in range(16):
             query = queries[(offset + i) % len(queries)]
             data = index.search(query, limit=5, facets="year,author,category").to_dict()
             data.pop("took_ms")

@@ -462,3 +462,20 @@ def test_the_web_package_never_imports_whoosh():
     package = Path(__file__).resolve().parent.parent / "web"
     for source in package.glob("*.py"):
         assert not re.search(r"^\s*(from|import)\s+whoosh", source.read_text(encoding="utf-8"), re.M), source
+
+
+def test_facet_toggles_add_remove_or_narrow_and_go_back_to_page_one():
+    from werkzeug.datastructures import MultiDict
+
+    from web.params import SearchParams
+
+    params = SearchParams.from_args(MultiDict([("q", " SpMV  GPU "), ("year", "2020-2024"), ("author", "Qian, D."),
+                                               ("page", "3"), ("sort", "newest")]))
+    assert params.url() == "/?q=SpMV+GPU&year=2020-2024&author=Qian%2C+D.&sort=newest&page=3"
+    # a new value is added (OR); a value selected through a wider filter narrows to it
+    assert params.toggled("category", "cs.DC", False).url() == (
+        "/?q=SpMV+GPU&year=2020-2024&author=Qian%2C+D.&category=cs.DC&sort=newest")
+    assert params.toggled("year", 2022, True).url() == "/?q=SpMV+GPU&year=2022&author=Qian%2C+D.&sort=newest"
+    # a value given literally is removed, whatever its case
+    assert params.toggled("author", "qian, d.", True).url() == "/?q=SpMV+GPU&year=2020-2024&sort=newest"
+    assert [(facet, value) for facet, value, _ in params.chips()] == [("year", "2020-2024"), ("author", "Qian, D.")]

@@ -252,7 +252,7 @@ def parse_category(text: str) -> CategoryFilter:
         QueryError: the value is not a category code.
     """
     raw = str(text).strip()
-    normal = _normal_code(raw)
+    normal = raw.lower()
     if not _CATEGORY.fullmatch(normal):
         raise QueryError(f"category filter {raw!r} is not a category code (like cs.DC, cs or cs.*)")
     if "." not in normal:

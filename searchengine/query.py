@@ -7,10 +7,11 @@ The query text passes through the same analyzer as the indexed text, so
 ``OR``, ``NOT``, parentheses and ``field:term`` for the fields below.
 
 Filters may be written into the query: ``year:2023-2025``, ``year:>=2023``,
-``author:"Qian, D."``, ``category:cs.DC`` (values as for the command-line
-options, see :mod:`searchengine.filters`). :func:`split_filters` takes them
-out of the text before parsing; they always apply to the whole query, so
-they cannot follow ``OR``/``NOT`` or stand inside parentheses.
+``author:"Qian, D."`` (or ``au:``), ``category:cs.DC`` (or ``cat:``); the
+values mean what the command-line options mean (:mod:`searchengine.filters`).
+:func:`split_filters` takes them out of the text before parsing; they always
+apply to the whole query, so they cannot follow ``OR``/``NOT`` or stand
+inside parentheses.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ MAX_QUERY_LENGTH = 2000
 
 
 # ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value.
-_FILTER_CLAUSE = re.compile(r'(?<![\w:])(year|author|category):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+_FILTER_CLAUSE = re.compile(r'(?<![\w:])(year|author|au|category|cat):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+_FILTER_NAMES = {"year": "year", "author": "author", "au": "author", "category": "category", "cat": "category"}
 _OPERATOR_BEFORE = re.compile(r"(?:\b(?:OR|NOT)\s+|(?:^|\s)-)$")
 _OPERATOR_AFTER = re.compile(r"^\s*(?:OR\b|\))")
 _AND_AT_END = re.compile(r"\bAND\s*$")
@@ -55,7 +57,7 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
         if _OPERATOR_BEFORE.search(before) or _OPERATOR_AFTER.search(after) or before.count("(") > before.count(")"):
             raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; it applies to the whole query")
         value = match.group(2) if match.group(2) is not None else match.group(3)
-        found[match.group(1).lower()].append(value)
+        found[_FILTER_NAMES[match.group(1).lower()]].append(value)
         kept.append(_AND_AT_END.sub("", text[last:match.start()]))  # "GPU AND year:2023"
         last = match.end()
     kept.append(text[last:])

@@ -286,7 +286,8 @@ class SearchIndex:
         hits: list[Hit] = []
         if start < total:
             if ranked:
-                hits = self._ranked_window(searcher, parsed, set(docnums), start, limit)
+                allowed = set(docnums) if restrict is not None else None
+                hits = self._ranked_window(searcher, parsed, allowed, start, limit)
             else:
                 rank = columns.order("newest" if sort == "relevance" else sort)
                 window = sorted(docnums, key=rank.__getitem__)[start:start + limit]
@@ -306,7 +307,7 @@ class SearchIndex:
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
-    def _ranked_window(self, searcher, parsed, allowed: set[int], start: int, limit: int) -> list[Hit]:
+    def _ranked_window(self, searcher, parsed, allowed: set[int] | None, start: int, limit: int) -> list[Hit]:
         """Hits ``start .. start+limit`` by score, ties by year (newest first) then id.
 
         Whoosh breaks score ties by document number, so the top list is

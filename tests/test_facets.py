@@ -1,0 +1,332 @@
+"""Facet counts, sorting and paging over the whole result set.
+
+Expected counts come from a brute-force count over the records in the test
+(the bundled corpus, and tests/fixtures/facets.jsonl read with ``json``),
+never from the code under test; a few are also written out literally.
+"""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from searchengine import build_index, open_index
+from searchengine.cli import main
+
+from conftest import contains_word, corpus_records
+
+FIXTURE = Path(__file__).parent / "fixtures" / "facets.jsonl"
+SPARSE_IDS = {"f01", "f03", "f06", "f07", "f08", "f10", "f12"}
+
+
+def fixture_records() -> list[dict]:
+    """The fixture as plain dicts (``year`` None when missing)."""
+    records = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record.setdefault("year", None)
+    return records
+
+
+@pytest.fixture(scope="module")
+def fixture_index_dir(tmp_path_factory):
+    index_dir = tmp_path_factory.mktemp("facets-index")
+    build_index([FIXTURE], index_dir)
+    return index_dir
+
+
+@pytest.fixture(scope="module")
+def index(fixture_index_dir):
+    opened = open_index(fixture_index_dir)
+    yield opened
+    opened.close()
+
+
+def brute_facets(hits: list[dict], size: int = 1000, primary_only: bool = False) -> dict:
+    """Facet lists computed directly from records, in the documented order."""
+    def ranked_by_count(counter: Counter, unknown: int) -> list[dict]:
+        ordered = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
+        listed = [{"value": v, "count": c, "selected": False} for v, c in ordered]
+        return listed + ([{"value": None, "count": unknown, "selected": False}] if unknown else [])
+
+    years = Counter(h["year"] for h in hits if h["year"] is not None)
+    year_list = [{"value": y, "count": years[y], "selected": False} for y in sorted(years, reverse=True)[:size]]
+    no_year = sum(1 for h in hits if h["year"] is None)
+    if no_year:
+        year_list.append({"value": None, "count": no_year, "selected": False})
+    authors = Counter(a for h in hits for a in set(h["authors"]))
+    if primary_only:
+        categories = Counter(h["categories"][0] for h in hits if h["categories"])
+    else:
+        categories = Counter(c for h in hits for c in set(h["categories"]))
+    return {
+        "year": year_list,
+        "author": ranked_by_count(authors, sum(1 for h in hits if not h["authors"])),
+        "category": ranked_by_count(categories, sum(1 for h in hits if not h["categories"])),
+    }
+
+
+def as_dicts(records) -> list[dict]:
+    return [{"id": r.id, "year": r.year, "authors": r.authors, "categories": r.categories, "title": r.title}
+            for r in records]
+
+
+def test_corpus_facets_count_every_hit_not_only_the_page(corpus_index):
+    hits = as_dicts(r for r in corpus_records() if contains_word(r, "gpus?"))
+    results = corpus_index.search("GPU", limit=1, facets="year,author,category", facet_size=1000)
+    assert results.total == len(hits) == 12
+    assert len(results.hits) == 1
+    assert results.facets == brute_facets(hits)
+    assert results.facets["year"][0] == {"value": 2026, "count": 5, "selected": False}
+
+
+def test_corpus_browse_by_year_counts_every_document(corpus_index):
+    everything = as_dicts(corpus_records())
+    results = corpus_index.search("", year="2000-", facets=["year", "author", "category"], facet_size=1000)
+    expected = brute_facets(everything)
+    for value in expected["year"]:
+        value["selected"] = True  # every year lies in 2000-
+    assert results.total == 24
+    assert results.facets == expected
+    assert [(v["value"], v["count"]) for v in results.facets["year"]] == [
+        (2026, 7), (2025, 6), (2024, 4), (2023, 5), (2022, 2)]
+
+
+def test_browsing_a_year_lists_every_paper_of_that_year_newest_first(corpus_index):
+    expected = {r.id for r in corpus_records() if r.year == 2026}
+    results = corpus_index.search("", year="2026", limit=100, facets="year")
+    assert results.total == len(expected) == 7
+    assert {h.id for h in results.hits} == expected
+    assert results.facets["year"] == [{"value": 2026, "count": 7, "selected": True}]
+
+
+def test_fixture_facets_match_brute_force_with_unknown_buckets(index):
+    hits = [r for r in fixture_records() if r["id"] in SPARSE_IDS]
+    results = index.search("sparse", facets="year,author,category", facet_size=1000)
+    assert {h.id for h in results.hits} == SPARSE_IDS
+    assert results.facets == brute_facets(hits)
+    assert results.facets["year"] == [
+        {"value": 2026, "count": 1, "selected": False},
+        {"value": 2025, "count": 1, "selected": False},
+        {"value": 2023, "count": 2, "selected": False},
+        {"value": None, "count": 3, "selected": False},
+    ]
+    assert results.facets["author"][-1] == {"value": None, "count": 1, "selected": False}
+    assert [v["value"] for v in results.facets["author"][:3]] == ["Ana María Pérez", "Ana Pérez", "Depei Qian"]
+
+
+def test_multi_valued_fields_count_each_value_once_per_document(index):
+    results = index.search("", year="2025", facets="author,category")
+    # f04: Depei Wang, astro-ph.CO; f06: Yu Wang, Yan Wang, Dong Qian, cs.CL cs.AI cs.LG
+    assert results.facets["author"] == [
+        {"value": v, "count": 1, "selected": False} for v in ["Depei Wang", "Dong Qian", "Yan Wang", "Yu Wang"]]
+    assert results.facets["category"] == [
+        {"value": v, "count": 1, "selected": False} for v in ["astro-ph.CO", "cs.AI", "cs.CL", "cs.LG"]]
+
+
+def test_top_values_with_the_number_remaining(index):
+    results = index.search("sparse", facets="category,author", facet_size=3)
+    assert results.facets["category"] == [
+        {"value": "cs.DC", "count": 2, "selected": False},
+        {"value": "cs.LG", "count": 2, "selected": False},
+        {"value": "astro-ph.CO", "count": 1, "selected": False},
+        {"value": None, "count": 1, "selected": False},
+    ]
+    assert results.facets_remaining == {"category": 7, "author": 6}
+    assert results.to_dict()["facets_remaining"] == {"category": 7, "author": 6}
+
+
+def test_selected_values_are_marked(index):
+    results = index.search("sparse", year="2023-2025", author="Qian, D.", category="cs", facets="year,author,category")
+    # f01 (2023, Depei Qian + Ana María Pérez, cs.DC cs.LG) and f06 (2025, ..., Dong Qian, cs.CL cs.AI cs.LG)
+    assert results.total == 2
+    assert results.facets["year"] == [{"value": 2025, "count": 1, "selected": True},
+                                      {"value": 2023, "count": 1, "selected": True}]
+    selected_authors = {v["value"] for v in results.facets["author"] if v["selected"]}
+    assert selected_authors == {"Depei Qian", "Dong Qian"}
+    assert all(v["selected"] for v in results.facets["category"])
+
+
+def test_primary_only_counts_the_first_category(index):
+    hits = [r for r in fixture_records() if r["id"] in SPARSE_IDS]
+    results = index.search("sparse", facets="category", primary_only=True, facet_size=1000)
+    assert results.facets["category"] == brute_facets(hits, primary_only=True)["category"]
+    assert results.facets["category"][0] == {"value": "cs.DC", "count": 2, "selected": False}
+
+
+def test_unknown_is_null_in_json(index):
+    data = json.loads(json.dumps(index.search("sparse", facets="year").to_dict()))
+    assert data["facets"]["year"][-1] == {"value": None, "count": 3, "selected": False}
+
+
+def browse_all(index, sort, limit=100, page=1):
+    return index.search("", category=["cs", "math", "q-bio", "astro-ph", "hep-th"], year=[], sort=sort,
+                        limit=limit, page=page) if sort else None
+
+
+def test_sort_newest_and_oldest(index):
+    records = [r for r in fixture_records() if r["categories"]]  # f07 has no category
+    known = [r for r in records if r["year"] is not None]
+    unknown = [r for r in records if r["year"] is None]
+    newest = ([r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]), reverse=True)]
+              + sorted((r["id"] for r in unknown), reverse=True))
+    oldest = [r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]))] + sorted(r["id"] for r in unknown)
+    assert [h.id for h in browse_all(index, "newest").hits] == newest
+    assert [h.id for h in browse_all(index, "oldest").hits] == oldest
+    assert newest[:3] == ["f10", "f09", "f06"] and oldest[-1] == "f15"
+
+
+def test_sort_by_title(index):
+    records = [r for r in fixture_records() if r["categories"]]
+    expected = [r["id"] for r in sorted(records, key=lambda r: (r["title"].casefold(), r["id"]))]
+    assert [h.id for h in browse_all(index, "title").hits] == expected
+    assert expected[:2] == ["f12", "f04"]
+
+
+def test_browsing_sorts_newest_first_by_default(index):
+    assert [h.id for h in index.search("", year="2024-").hits] == ["f10", "f09", "f06", "f04", "f14", "f11", "f02"]
+
+
+def test_relevance_ties_are_broken_by_year_then_id(index):
+    results = index.search("tensors")
+    assert [h.id for h in results.hits] == ["f14", "f13", "f15"]
+    assert results.hits[0].score == results.hits[1].score == results.hits[2].score
+
+
+def test_sorted_text_query_keeps_scores_and_snippets(index):
+    results = index.search("sparse", sort="oldest", limit=3)
+    assert [h.id for h in results.hits] == ["f01", "f08", "f06"]
+    assert all(h.score > 0 for h in results.hits)
+
+
+@pytest.mark.parametrize("sort", ["relevance", "newest", "oldest", "title"])
+def test_pages_are_exact_windows(index, sort):
+    everything = index.search("", category="cs", sort=sort, limit=100)
+    assert everything.total == 8
+    pages = [index.search("", category="cs", sort=sort, limit=3, page=n) for n in (1, 2, 3)]
+    assert [h.id for p in pages for h in p.hits] == [h.id for h in everything.hits]
+    assert [len(p.hits) for p in pages] == [3, 3, 2]
+    assert pages[0].page == {"number": 1, "size": 3, "pages": 3}
+    beyond = index.search("", category="cs", sort=sort, limit=3, page=4)
+    assert beyond.hits == [] and beyond.total == 8 and beyond.page == {"number": 4, "size": 3, "pages": 3}
+
+
+def test_relevance_pages_over_tied_scores_are_exact(index):
+    pages = [[h.id for h in index.search("tensors", limit=1, page=n).hits] for n in (1, 2, 3, 4)]
+    assert pages == [["f14"], ["f13"], ["f15"], []]
+
+
+# Command line
+
+
+@pytest.fixture
+def cli(fixture_index_dir):
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(main, ["search", *args, "--index-dir", str(fixture_index_dir)])
+
+    return invoke
+
+
+def test_cli_prints_facets_under_the_results(cli):
+    result = cli("--year", "2026", "--facets", "year,category", "--limit", "1")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("2 hits with year 2026 (")
+    assert lines[2:] == [
+        "  1. Sparse matrix formats on accelerators",
+        "     2026 · cs.DC · Longbin Zeng",
+        "     id f10",
+        "",
+        "Page 1 of 2",
+        "",
+        "Year:",
+        "  2026                                2  (selected)",
+        "",
+        "Category:",
+        "  cs.DC                               1",
+        "  cs.NE                               1",
+        "  q-bio.NC                            1",
+    ]
+
+
+def test_cli_reports_remaining_and_unknown_values(cli):
+    result = cli("sparse", "--facets", "author", "--facet-size", "2")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-5:] == [
+        "Author:",
+        "  Ana María Pérez                     1",
+        "  Ana Pérez                           1",
+        "  unknown                             1",
+        "  ... and 7 more values",
+    ]
+
+
+def test_cli_json_has_facets_and_page(cli):
+    result = cli("--author", "Qian, D.", "--category", "cs", "--sort", "oldest", "--limit", "2", "--page", "2",
+                 "--facets", "year", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    # Qian in cs: f01 2023, f02 2024, f03 (no year), f06 2025, f09 2026 (cs.NE), f11 2024
+    assert data["total"] == 6
+    assert [h["id"] for h in data["hits"]] == ["f11", "f06"]
+    assert data["page"] == {"number": 2, "size": 2, "pages": 3}
+    assert data["facets"] == {"year": [
+        {"value": 2026, "count": 1, "selected": False},
+        {"value": 2025, "count": 1, "selected": False},
+        {"value": 2024, "count": 2, "selected": False},
+        {"value": 2023, "count": 1, "selected": False},
+        {"value": None, "count": 1, "selected": False},
+    ]}
+
+
+def test_cli_repeated_options_combine_with_or(cli):
+    result = cli("--category", "hep-th", "--category", "astro-ph.CO", "--json")
+    assert {h["id"] for h in json.loads(result.stdout)["hits"]} == {"f04", "f05", "f12"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--year", "2025-2023"], "Invalid value for '--year' / '-y': year filter '2025-2023' is reversed"),
+        (["--year", "next"], "Invalid value for '--year' / '-y': year filter 'next' is not a year or a range"),
+        (["--category", "cs dc"], "Invalid value for '--category' / '-c': category filter 'cs dc' is not a category code"),
+        (["--author", "--"], "Invalid value for '--author' / '-a': author filter '--' holds no name"),
+        (["sparse", "--facets", "venue"], "Invalid value for '--facets' / '-f': unknown facet 'venue'"),
+        (["sparse", "--limit", "101"], "Invalid value for '--limit' / '-n': 101 is not in the range 1<=x<=100."),
+        (["sparse", "--sort", "random"], "Invalid value for '--sort' / '-s': 'random' is not one of"),
+        ([], "give a QUERY, a filter (--year, --author, --category) or both"),
+    ],
+)
+def test_cli_bad_options_are_usage_errors_naming_the_value(cli, args, message):
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert message in result.stderr
+
+
+def test_cli_bad_query_filter_is_an_error(cli):
+    result = cli("sparse year:2025-2023")
+    assert result.exit_code == 1
+    assert result.stderr == "Error: year filter '2025-2023' is reversed (did you mean 2023-2025?)\n"
+
+
+def test_an_index_without_facet_data_must_be_rebuilt():
+    from searchengine import IndexDamagedError
+    from searchengine.facets import FacetColumns
+
+    class OldReader:
+        def has_column(self, name):
+            return False
+
+    with pytest.raises(IndexDamagedError, match="no facet data; rebuild it with 'searchengine index'"):
+        FacetColumns(OldReader())
+
+
+def test_facet_size_is_bounded(index):
+    from searchengine import QueryError
+
+    with pytest.raises(QueryError, match="facet size must be between 1 and 1000, not 0"):
+        index.search("sparse", facets="year", facet_size=0)

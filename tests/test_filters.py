@@ -1,0 +1,252 @@
+"""Filters: parsing of year, author and category values, and which documents they keep.
+
+Expected document sets are written out by hand from tests/fixtures/facets.jsonl.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from searchengine import QueryError, build_index, open_index
+from searchengine.filters import (
+    author_keys,
+    build_filters,
+    category_keys,
+    parse_author,
+    parse_category,
+    parse_year,
+)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "facets.jsonl"
+ALL_IDS = {f"f{n:02d}" for n in range(1, 16)}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    index_dir = tmp_path_factory.mktemp("filters-index")
+    build_index([FIXTURE], index_dir)
+    opened = open_index(index_dir)
+    yield opened
+    opened.close()
+
+
+def ids(results):
+    return {hit.id for hit in results.hits}
+
+
+def browse(index, **options):
+    return ids(index.search("", limit=100, **options))
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high"),
+    [
+        ("2023", 2023, 2023),
+        (2023, 2023, 2023),
+        ("2023-2025", 2023, 2025),
+        (" 2023 - 2025 ", 2023, 2025),
+        ("2023–2025", 2023, 2025),
+        ("2023-", 2023, None),
+        ("-2020", None, 2020),
+        (">=2023", 2023, None),
+        (">2023", 2024, None),
+        ("<=2020", None, 2020),
+        ("<2021", None, 2020),
+        ("2024-2024", 2024, 2024),
+    ],
+)
+def test_year_forms(text, low, high):
+    parsed = parse_year(text)
+    assert (parsed.low, parsed.high) == (low, high)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("2025-2023", "year filter '2025-2023' is reversed (did you mean 2023-2025?)"),
+        ("20x", "year filter '20x' is not a year or a range"),
+        ("2023-2024-2025", "year filter '2023-2024-2025' is not a year or a range"),
+        ("", "year filter '' is not a year or a range"),
+        ("23", "year filter '23' is not a year or a range"),
+        ("=>2023", "year filter '=>2023' is not a year or a range"),
+    ],
+)
+def test_bad_year_is_an_error_naming_it(text, message):
+    with pytest.raises(QueryError) as caught:
+        parse_year(text)
+    assert str(caught.value).startswith(message)
+
+
+def test_author_keys_fold_case_and_accents():
+    assert author_keys(["Ana María Pérez"]) == ["perez", "perez/a", "perez/ana"]
+    assert author_keys(["Qian, Depei", "D. Qian"]) == ["qian", "qian/d", "qian/depei"]
+    assert author_keys(["Moreno D'Incà"]) == ["dinca", "dinca/m", "dinca/moreno"]
+    assert author_keys(["Plato", "  "]) == ["plato"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("Depei Qian", "qian/depei"),
+        ("Qian, Depei", "qian/depei"),
+        ("QIAN, depei", "qian/depei"),
+        ("Qian, D.", "qian/d"),
+        ("D. Qian", "qian/d"),
+        ("Qian", "qian"),
+        ("ana maria perez", "perez/ana"),
+        ("Zoe Aberg", "aberg/zoe"),
+    ],
+)
+def test_author_forms(text, key):
+    assert parse_author(text).key == key
+
+
+def test_author_without_a_name_is_an_error():
+    with pytest.raises(QueryError, match=r"author filter '\.,' holds no name"):
+        parse_author(".,")
+
+
+def test_a_shared_first_name_never_matches():
+    assert not parse_author("Depei Qian").matches("Depei Wang")
+    assert not parse_author("Qian, D.").matches("Depei Wang")
+    assert not parse_author("Depei Qian").matches("Dong Qian")
+    assert parse_author("Qian, D.").matches("Dong Qian")
+    assert parse_author("Depei Qian").matches("Qian, Depei")
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [("cs.DC", "cs.dc"), ("CS.dc", "cs.dc"), ("cs", "cs.*"), ("cs.*", "cs.*"), ("hep-th", "hep-th.*"),
+     ("astro-ph.CO", "astro-ph.co"), ("q-bio", "q-bio.*")],
+)
+def test_category_forms(text, key):
+    assert parse_category(text).key == key
+
+
+@pytest.mark.parametrize("text", ["cs dc", "cs.", "*", "cs.DC!", ""])
+def test_bad_category_is_an_error_naming_it(text):
+    with pytest.raises(QueryError) as caught:
+        parse_category(text)
+    assert str(caught.value) == f"category filter {text.strip()!r} is not a category code (like cs.DC, cs or cs.*)"
+
+
+def test_category_keys_mark_the_primary():
+    assert category_keys(["cs.DC", "math.NA"]) == ["cs.dc", "^cs.dc", "cs.*", "^cs.*", "math.na", "math.*"]
+    assert category_keys([]) == []
+
+
+# Documents kept, by hand from the fixture (years: f01 2023, f02 2024, f03 none,
+# f04 2025, f05 2022, f06 2025, f07 none, f08 2023, f09 2026, f10 2026, f11 2024,
+# f12 none, f13 2021, f14 2024, f15 none).
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"year": "2023"}, {"f01", "f08"}),
+        ({"year": "2023-2024"}, {"f01", "f08", "f02", "f11", "f14"}),
+        ({"year": "2025-"}, {"f04", "f06", "f09", "f10"}),
+        ({"year": "-2022"}, {"f05", "f13"}),
+        ({"year": ["2022", "2026"]}, {"f05", "f09", "f10"}),
+        ({"author": "Depei Qian"}, {"f01", "f03", "f09"}),
+        ({"author": "qian, depei"}, {"f01", "f03", "f09"}),
+        ({"author": "Qian, D."}, {"f01", "f02", "f03", "f06", "f09", "f11"}),
+        ({"author": "Qian"}, {"f01", "f02", "f03", "f06", "f09", "f11"}),
+        ({"author": "Depei Wang"}, {"f04"}),
+        ({"author": "Ana Perez"}, {"f01", "f05", "f12"}),
+        ({"author": "ZOE ÅBERG"}, {"f08"}),
+        ({"author": ["Longbin Zeng", "Edward Witten"]}, {"f09", "f10", "f05"}),
+        ({"category": "cs.DC"}, {"f01", "f10"}),
+        ({"category": "CS.lg"}, {"f01", "f02", "f06"}),
+        ({"category": "cs"}, {"f01", "f02", "f03", "f06", "f08", "f09", "f10", "f11"}),
+        ({"category": "cs.*"}, {"f01", "f02", "f03", "f06", "f08", "f09", "f10", "f11"}),
+        ({"category": "cs", "primary_only": True}, {"f01", "f02", "f06", "f08", "f10", "f11"}),
+        ({"category": "cs.LG", "primary_only": True}, {"f02"}),
+        ({"category": "hep-th"}, {"f05"}),
+        ({"category": ["astro-ph", "q-bio.NC"]}, {"f04", "f12", "f09"}),
+        ({"category": "cs", "year": "2024-"}, {"f02", "f06", "f09", "f10", "f11"}),
+        ({"category": "cs", "author": "Qian, D.", "year": "-2024"}, {"f01", "f02", "f11"}),
+        ({"year": "2030-"}, set()),
+    ],
+)
+def test_filters_keep_exactly_these_documents(index, options, expected):
+    assert browse(index, **options) == expected
+
+
+def test_a_year_filter_never_keeps_a_paper_without_a_year(index):
+    without_year = {"f03", "f07", "f12", "f15"}
+    assert not browse(index, year="1000-9999") & without_year
+    assert browse(index, year="1000-9999") == ALL_IDS - without_year
+
+
+def test_filters_narrow_a_text_query(index):
+    assert ids(index.search("sparse", limit=100)) == {"f01", "f03", "f06", "f07", "f08", "f10", "f12"}
+    assert ids(index.search("sparse", year="2023-2025", category="cs", limit=100)) == {"f01", "f06", "f08"}
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "options"),
+    [
+        ("sparse year:2023-2025", "sparse", {"year": "2023-2025"}),
+        ("year:>=2024 sparse", "sparse", {"year": "2024-"}),
+        ('sparse author:"Qian, D."', "sparse", {"author": "Qian, D."}),
+        ("sparse author:Qian category:CS", "sparse", {"author": "Qian", "category": "cs"}),
+        ("sparse category:cs.DC category:math.NA", "sparse", {"category": ["cs.DC", "math.NA"]}),
+        ("year:2026", "", {"year": "2026"}),
+    ],
+)
+def test_query_syntax_means_the_same_as_the_options(index, query, text, options):
+    by_syntax = index.search(query, limit=100)
+    by_options = index.search(text, limit=100, **options)
+    assert [h.id for h in by_syntax.hits] == [h.id for h in by_options.hits]
+    assert by_syntax.total == by_options.total > 0
+
+
+def test_query_syntax_and_options_combine_with_and(index):
+    assert ids(index.search("sparse year:2023", category="math", limit=100)) == {"f08"}
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("sparse OR year:2023", "filter 'year:2023' cannot be combined with OR, NOT or parentheses"),
+        ("NOT category:cs", "filter 'category:cs' cannot be combined with OR, NOT or parentheses"),
+        ("(sparse year:2023)", "filter 'year:2023)' cannot be combined with OR, NOT or parentheses"),
+        ("sparse year:2025-2023", "year filter '2025-2023' is reversed"),
+        ("sparse category:cs!", "category filter 'cs!' is not a category code"),
+    ],
+)
+def test_query_syntax_errors_name_the_filter(index, query, message):
+    with pytest.raises(QueryError) as caught:
+        index.search(query)
+    assert str(caught.value).startswith(message)
+
+
+def test_bad_option_values_are_query_errors(index):
+    with pytest.raises(QueryError, match="year filter '2026-2020' is reversed"):
+        index.search("", year="2026-2020")
+    with pytest.raises(QueryError, match="unknown sort 'random'"):
+        index.search("sparse", sort="random")
+    with pytest.raises(QueryError, match="unknown facet 'venue'"):
+        index.search("sparse", facets="year,venue")
+
+
+def test_empty_query_without_filters_is_still_an_error(index):
+    with pytest.raises(QueryError, match="the query is empty"):
+        index.search("", primary_only=True)
+
+
+def test_build_filters_accepts_single_values_and_lists():
+    filters = build_filters(year=2024, author=["Depei Qian", "Qian, D."], category="cs")
+    assert [f.low for f in filters.years] == [2024]
+    assert [f.key for f in filters.authors] == ["qian/depei", "qian/d"]
+    assert [f.key for f in filters.categories] == ["cs.*"]
+
+
+def test_fixture_is_what_the_expectations_assume():
+    records = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
+    assert {r["id"] for r in records} == ALL_IDS
+    assert {r["id"] for r in records if "year" not in r} == {"f03", "f07", "f12", "f15"}
+
+
+def test_query_syntax_aliases(index):
+    assert ids(index.search('au:"Qian, D." cat:math', limit=100)) == {"f03"}

@@ -239,6 +239,7 @@ def test_cli_prints_facets_under_the_results(cli):
         "  1. Sparse matrix formats on accelerators",
         "     2026 · cs.DC · Longbin Zeng",
         "     id f10",
+        "     An abstract about sparse matrix formats on accelerators.",
         "",
         "Page 1 of 2",
         "",

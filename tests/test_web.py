@@ -172,12 +172,17 @@ def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_
         doc_count = 6
 
         def search(self, query, **options):
-            return SearchResults(query=query, total=0, hits=[], facets={}, suggestion="spmv <gpu>",
-                                 relaxed=True, page={"number": 1, "size": 10, "pages": 0})
+            results = SearchResults(query=query, total=0, hits=[], facets={}, suggestion="spmv <gpu>",
+                                    relaxed=True, page={"number": 1, "size": 10, "pages": 0})
+            results.notes = ["the query was cut to its first 12 characters"]  # when the API reports repairs
+            results.timed_out = True
+            return results
 
     html = create_app(index=Stub()).test_client().get("/?q=spmb+gpu&year=2024").get_data(as_text=True)
     assert ('Did you mean\n        <a href="/?q=spmv+%3Cgpu%3E&amp;year=2024"><q>spmv &lt;gpu&gt;</q></a>?' in html)
     assert "No paper has every word of the query" in html
+    assert '<p class="notice note">The query was cut to its first 12 characters.</p>' in html
+    assert "The search ran out of time" in html
 
 
 # --- record page ------------------------------------------------------------

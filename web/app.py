@@ -130,7 +130,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.extensions["searchengine.index"] = search_index
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
-    app.jinja_env.globals.update(safe_link=safe_link, arxiv_id=arxiv_id, FACET_LABELS=FACET_LABELS)
+    app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS)
 
     def is_api() -> bool:
         return request.path.startswith("/api/")
@@ -143,24 +143,11 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         if params.from_range:
             return redirect(params.url("/"), code=303)
         results = None if params.is_empty else search_index.search(params.q, **params.search_kwargs())
-        facets = []
-        if results is not None:
-            for name in FACETS:
-                values = [v for v in results.facets.get(name) or [] if isinstance(v, dict)]
-                facets.append({
-                    "name": name,
-                    "values": [{**v, "url": params.toggled(name, v["value"], bool(v.get("selected"))).url("/")}
-                               for v in values if v.get("value") is not None],
-                    "unknown": next((v["count"] for v in values if v.get("value") is None), 0),
-                    "remaining": results.facets_remaining.get(name, 0),
-                    "bars": _year_bars(values) if name == "year" else [],
-                })
-            for bar in facets[0]["bars"] if facets and facets[0]["name"] == "year" else []:
-                bar["url"] = params.toggled("year", bar["value"], bool(bar.get("selected"))).url("/")
+        facets = _facet_view(params, results) if results is not None else []
         pages = _pagination(params, results)
         return render_template(
             "search.html", params=params, results=results, facets=facets, pages=pages,
-            sorts=SORTS, documents=None if results is not None else search_index.doc_count,
+            documents=None if results is not None else search_index.doc_count,
         )
 
     @app.get("/records/<path:record_id>")
@@ -260,6 +247,27 @@ def _limit(args) -> int:
     if not 1 <= limit <= MAX_LIMIT:
         raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
     return limit
+
+
+def _facet_view(params: SearchParams, results) -> list[dict]:
+    """The sidebar: per facet its values with toggle URLs, the unknown count and histogram bars.
+
+    Returns ``[{"name", "values": [{"value", "count", "selected", "url"}],
+    "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`FACETS` order;
+    ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``.
+    """
+    view = []
+    for name in FACETS:
+        values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/"))
+                  for v in results.facets.get(name) or [] if v.get("value") is not None]
+        view.append({
+            "name": name,
+            "values": values,
+            "unknown": sum(v["count"] for v in results.facets.get(name) or [] if v.get("value") is None),
+            "remaining": results.facets_remaining.get(name, 0),
+            "bars": _year_bars(values) if name == "year" else [],
+        })
+    return view
 
 
 def _pagination(params: SearchParams, results) -> dict | None:

@@ -329,7 +329,8 @@ def stats(index_dir: Path, as_json: bool) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
 @index_dir_option
-@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 64), help="Worker threads.")
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
+              help="Worker threads (searches hold the GIL: more threads do not add CPU).")
 @click.option("--debug", is_flag=True, help="Flask's development server with reloader and debugger (never expose it).")
 def serve(host: str, port: int, index_dir: Path, threads: int, debug: bool) -> None:
     """Serve the search page and the JSON API over HTTP (waitress).

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,8 @@ def server(tmp_path_factory):
                 base = match.group(1)
                 break
         assert base, "the server did not say where it listens"
+        # keep reading its log so that a full pipe never blocks the server
+        threading.Thread(target=process.stderr.read, daemon=True).start()
         yield base
     finally:
         process.terminate()

@@ -153,6 +153,9 @@ def test_year_range_fields_redirect_to_the_canonical_url(client):
     html = client.get(response.headers["Location"]).get_data(as_text=True)
     assert "3 hits" in html
     assert chips(html) == {"Year: 2023-2024": "/?q=SpMV+GPU&sort=newest"}
+    # the range fields show the active range; submitting them replaces it
+    assert re.search(r'id="year_from" [^>]*value="2023"', html) and re.search(r'id="year_to" [^>]*value="2024"', html)
+    assert '<input type="hidden" name="year"' not in html[html.index('class="year-range"'):]
 
 
 def test_pagination_nav_marks_current_page_and_sort_is_selected(client):

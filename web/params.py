@@ -155,6 +155,15 @@ class SearchParams:
         )
 
     @property
+    def year_bounds(self) -> tuple[str, str]:
+        """``(from, to)`` for the year range fields: the one active year range, else empty."""
+        if len(self.years) == 1:
+            low, dash, high = self.years[0].partition("-")
+            if all(not part or (part.isdigit() and len(part) == 4) for part in (low, high)):
+                return (low, high if dash else low)
+        return ("", "")
+
+    @property
     def has_filters(self) -> bool:
         return bool(self.years or self.authors or self.categories)
 

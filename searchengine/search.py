@@ -122,7 +122,7 @@ def _holds_searcher(method):
 
 
 class SearchIndex:
-    """An open index. Safe to share between threads.
+    """An open index. Safe to share between threads (their calls take turns).
 
     It follows the index directory's ``CURRENT`` pointer: after a rebuild
     publishes a new generation, the next search uses it, without a restart.
@@ -131,66 +131,54 @@ class SearchIndex:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        # One call at a time: a Whoosh searcher reads its postings through
+        # shared file positions, so two threads searching it at once read
+        # each other's blocks (seen as zlib errors and "damaged postings").
+        self._calls = threading.Lock()
         self._local = threading.local()
         self._generation: Path | None = None
         self._index = None
         self._searcher = None
         self._columns = None  # (searcher, FacetColumns), read on first use
-        # Searchers in use, by id: [searcher, number of calls using it].
-        self._users: dict[int, list] = {}
         self._use(lambda searcher: None)
 
     def _use(self, work):
         """Run ``work(searcher)`` on the current generation's searcher.
 
-        The searcher stays open until ``work`` returns, even when another
-        thread switches to a newer generation meanwhile: a replaced searcher
-        is closed by the last call still using it, never under its feet.
-        A call made from inside ``work`` (``similar`` reading the record)
-        reuses the same searcher, so one call sees one generation.
+        Calls are serialised (see ``_calls``), so a searcher replaced by a
+        newer generation is never in use when it is closed. A call made from
+        inside ``work`` (``similar`` reading the record) reuses the same
+        searcher, so one call sees one generation. Searching is CPU-bound
+        Python, so threads lose no throughput by taking turns.
         """
         held = getattr(self._local, "searcher", None)
         if held is not None:
             return work(held)
-        searcher = self._acquire()
-        self._local.searcher = searcher
-        try:
-            return work(searcher)
-        finally:
-            self._local.searcher = None
-            self._release(searcher)
+        with self._calls:
+            searcher = self._switch()
+            self._local.searcher = searcher
+            try:
+                return work(searcher)
+            finally:
+                self._local.searcher = None
 
-    def _acquire(self):
-        """The current searcher, counted as in use; reopened when ``CURRENT`` changed."""
+    def _switch(self):
+        """The current generation's searcher, reopened when ``CURRENT`` changed."""
         generation = store.current_generation(self.path)
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
-        with self._lock:
-            if generation != self._generation:
-                from whoosh import index as whoosh_index
+        if generation != self._generation:
+            from whoosh import index as whoosh_index
 
-                try:
-                    ix = whoosh_index.open_dir(str(generation))
-                    searcher = ix.searcher()
-                except Exception as exc:  # whoosh raises many kinds on damage
-                    raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
-                old = self._searcher
-                self._index, self._searcher, self._generation = ix, searcher, generation
-                if old is not None and id(old) not in self._users:
-                    old.close()
-            entry = self._users.setdefault(id(self._searcher), [self._searcher, 0])
-            entry[1] += 1
-            return self._searcher
-
-    def _release(self, searcher) -> None:
-        """End one use of ``searcher``; close it if it was replaced and is now unused."""
-        with self._lock:
-            entry = self._users[id(searcher)]
-            entry[1] -= 1
-            if entry[1] == 0:
-                del self._users[id(searcher)]
-                if searcher is not self._searcher:
-                    searcher.close()
+            try:
+                ix = whoosh_index.open_dir(str(generation))
+                searcher = ix.searcher()
+            except Exception as exc:  # whoosh raises many kinds on damage
+                raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
+            if self._searcher is not None:
+                self._searcher.close()
+            self._index, self._searcher, self._generation = ix, searcher, generation
+        return self._searcher
 
     def _current(self):
         """The searcher the calling method holds (see :meth:`_use`)."""
@@ -461,10 +449,10 @@ class SearchIndex:
 
     def close(self) -> None:
         """Release the open files; the object must not be used afterwards."""
-        with self._lock:
-            if self._searcher is not None and id(self._searcher) not in self._users:
-                self._searcher.close()  # one still in use is closed by its last user
-            self._searcher = self._index = self._generation = None
+        with self._calls:  # after the running call, if any
+            if self._searcher is not None:
+                self._searcher.close()
+            self._searcher = self._index = self._generation = self._columns = None
 
 
 def open_index(path: str | os.PathLike | None = None) -> SearchIndex:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from html import unescape
 from pathlib import Path
 
@@ -397,23 +398,49 @@ def test_a_rebuilt_index_is_served_without_restart(tmp_path):
 def test_a_replaced_searcher_stays_open_for_the_call_using_it(tmp_path):
     index_dir = tmp_path / "index"
     build_index([RECORDS], index_dir)
+    one = tmp_path / "one.jsonl"
+    one.write_text(RECORDS.read_text(encoding="utf-8").splitlines()[1] + "\n", encoding="utf-8")
     index = open_index(index_dir)
-    seen = []
+    seen: list[int] = []
+    other = threading.Thread(target=lambda: seen.append(index.search("SpMV GPU").total))
 
     def rebuild_midway(searcher):
-        build_index([RECORDS], index_dir)
-        other = threading.Thread(target=lambda: seen.append(index.search("SpMV GPU").total))
-        other.start()  # another thread switches to the new generation ...
-        other.join()
-        assert index.doc_count == 6  # ... while this call keeps its searcher open
+        build_index([one], index_dir)  # a new generation with one SpMV GPU paper
+        other.start()  # another thread's search waits for this call ...
+        assert index.doc_count == 6  # ... which keeps its generation and searcher
         seen.append(searcher.search(parse("SpMV GPU", searcher.schema)).scored_length())
-        assert not searcher.is_closed
         return searcher
 
     held = index._use(rebuild_midway)
-    assert seen == [4, 4]
-    assert held.is_closed  # closed by its last user once the newer one took over
-    assert index.search("SpMV GPU").total == 4
+    other.join()
+    assert seen == [4, 1]
+    assert held.is_closed  # replaced, and closed once its call had ended
+    index.close()
+
+
+def test_calls_on_a_shared_index_take_turns(tmp_path):
+    # a Whoosh searcher is not safe for concurrent use: calls must never overlap
+    index_dir = tmp_path / "index"
+    build_index([RECORDS], index_dir)
+    index = open_index(index_dir)
+    running: list[int] = []
+    overlaps: list[int] = []
+    lock = threading.Lock()
+
+    def work(searcher):
+        with lock:
+            running.append(1)
+            overlaps.append(len(running))
+        time.sleep(0.01)
+        with lock:
+            running.pop()
+
+    threads = [threading.Thread(target=index._use, args=(work,)) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert overlaps == [1] * 6
     index.close()
 
 

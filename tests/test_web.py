@@ -274,6 +274,7 @@ def test_openapi_document_describes_every_api_route(client):
 
 
 @pytest.mark.parametrize(("url", "status", "message"), [
+    ("/api/search", 400, "the query is empty"),
     ("/api/search?q=gpu&limit=0", 400, "limit must be between 1 and 100, not 0"),
     ("/api/search?q=gpu&limit=101", 400, "limit must be between 1 and 100, not 101"),
     ("/api/search?q=gpu&limit=ten", 400, "limit must be a whole number, not 'ten'"),

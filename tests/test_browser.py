@@ -8,6 +8,7 @@ installs. Outside CI the test is skipped when they are missing; in CI
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -30,9 +31,7 @@ def _browser_missing() -> str | None:
     for path in (CHROMIUM, CHROMEDRIVER):
         if not os.access(path, os.X_OK):
             return f"{path} not found (apt-get install chromium chromium-driver)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("selenium") is None:
         return "selenium is not installed (pip install '.[test]')"
     return None
 

@@ -225,7 +225,7 @@ def _parse_facets(ctx, param, value):
               help="Order of hits [default: relevance; newest without a query].")
 @limit_option
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1), help="Page number, from 1.")
-@click.option("--facets", "-f", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
+@click.option("--facets", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
               help="Count these facets over all hits: year,author,category.")
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")

@@ -56,6 +56,8 @@ _YEAR_FORMS = (
 )
 _CATEGORY = re.compile(r"[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*(?:\.\*)?")
 _NAME_JUNK = re.compile(r"[^\w\s-]+")
+# Generational suffixes written after the surname ("Guy L. Steele Jr.").
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,8 @@ def _name_parts(name: str) -> tuple[str, list[str]]:
         last, _, first = name.partition(",")
         return " ".join(fold_name(last)), fold_name(first)
     words = fold_name(name)
+    while len(words) > 2 and words[-1] in _SUFFIXES:
+        words.pop()
     if not words:
         return "", []
     return words[-1], words[:-1]

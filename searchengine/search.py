@@ -139,7 +139,7 @@ class SearchIndex:
         self._generation: Path | None = None
         self._index = None
         self._searcher = None
-        self._columns = None  # (searcher, FacetColumns), read on first use
+        self._cache = None  # SearcherCache of the current searcher
         self._use(lambda searcher: None)
 
     def _use(self, work):
@@ -181,11 +181,14 @@ class SearchIndex:
         return self._searcher
 
     def _current(self):
-        """The searcher the calling method holds (see :meth:`_use`)."""
+        """The searcher the calling method holds (see :meth:`_use`).
+
+        Outside a method decorated with ``@_holds_searcher`` (single-threaded
+        tools and tests) it is the current generation's searcher, not held:
+        a rebuild noticed by another call may close it.
+        """
         held = getattr(self._local, "searcher", None)
-        if held is None:
-            raise RuntimeError("SearchIndex._current() called outside a method decorated with @_holds_searcher")
-        return held
+        return held if held is not None else self._use(lambda searcher: searcher)
 
     @property
     @_holds_searcher
@@ -193,14 +196,14 @@ class SearchIndex:
         """Number of documents in the current generation."""
         return self._current().doc_count()
 
-    def _facet_columns(self, searcher):
-        """The :class:`~searchengine.facets.FacetColumns` of ``searcher``, read once."""
-        from searchengine.facets import FacetColumns
+    def _searcher_cache(self, searcher):
+        """The :class:`~searchengine.facets.SearcherCache` of ``searcher``."""
+        from searchengine.facets import SearcherCache
 
         with self._lock:
-            if self._columns is None or self._columns[0] is not searcher:
-                self._columns = (searcher, FacetColumns(searcher.reader()))
-            return self._columns[1]
+            if self._cache is None or self._cache.searcher is not searcher:
+                self._cache = SearcherCache(searcher)
+            return self._cache
 
     @_holds_searcher
     def search(
@@ -231,7 +234,7 @@ class SearchIndex:
                 one filter OR, different filters AND.
             primary_only: category filter and facet look at the primary
                 category only.
-            sort: ``relevance`` (ties by year, newest first, then id),
+            sort: ``relevance`` (ties by year, newest first, then id descending),
                 ``newest``, ``oldest`` or ``title``; default ``relevance``,
                 or ``newest`` when there is no query text.
             facets: facet names to count over all hits (``"year,author"`` or
@@ -266,10 +269,11 @@ class SearchIndex:
         else:
             combined = parsed if parsed is not None else restrict
         sort = sort or ("relevance" if parsed is not None else "newest")
-        docnums = list(searcher.docs_for_query(combined))
+        cache = self._searcher_cache(searcher)
+        docnums = cache.docnums(combined)
         total = len(docnums)
         ranked = sort == "relevance" and parsed is not None
-        columns = self._facet_columns(searcher) if facet_names or (total and not ranked) else None
+        columns = cache.columns() if facet_names or (total and not ranked) else None
         start = (page - 1) * limit
         hits: list[Hit] = []
         if start < total:
@@ -296,14 +300,14 @@ class SearchIndex:
         )
 
     def _ranked_window(self, searcher, parsed, allowed: set[int] | None, start: int, limit: int) -> list[Hit]:
-        """Hits ``start .. start+limit`` by score, ties by year (newest first) then id.
+        """Hits ``start .. start+limit`` by score, ties by year (newest first) then id (descending).
 
         Whoosh breaks score ties by document number, so the top list is
         widened until the last fetched score is below the window's last
         score: then every document tied with a hit in the window is known.
         """
         end = start + limit
-        fetch = end
+        fetch = end + 1  # one more than shown, to see whether a tie goes on
         while True:
             results = searcher.search(parsed, limit=fetch, filter=allowed)
             scored = results.scored_length()
@@ -452,7 +456,7 @@ class SearchIndex:
         with self._calls:  # after the running call, if any
             if self._searcher is not None:
                 self._searcher.close()
-            self._searcher = self._index = self._generation = self._columns = None
+            self._searcher = self._index = self._generation = self._cache = None
 
 
 def open_index(path: str | os.PathLike | None = None) -> SearchIndex:

@@ -295,7 +295,7 @@ def test_cli_repeated_options_combine_with_or(cli):
         (["--year", "next"], "Invalid value for '--year' / '-y': year filter 'next' is not a year or a range"),
         (["--category", "cs dc"], "Invalid value for '--category' / '-c': category filter 'cs dc' is not a category code"),
         (["--author", "--"], "Invalid value for '--author' / '-a': author filter '--' holds no name"),
-        (["sparse", "--facets", "venue"], "Invalid value for '--facets' / '-f': unknown facet 'venue'"),
+        (["sparse", "--facets", "venue"], "Invalid value for '--facets': unknown facet 'venue'"),
         (["sparse", "--limit", "101"], "Invalid value for '--limit' / '-n': 101 is not in the range 1<=x<=100."),
         (["sparse", "--sort", "random"], "Invalid value for '--sort' / '-s': 'random' is not one of"),
         ([], "give a QUERY, a filter (--year, --author, --category) or both"),
@@ -331,3 +331,32 @@ def test_facet_size_is_bounded(index):
 
     with pytest.raises(QueryError, match="facet size must be between 1 and 1000, not 0"):
         index.search("sparse", facets="year", facet_size=0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["GPU", "GPU memory", "sparse OR graph", "GPU NOT memory", '"sparse matrix"', "spars*",
+     "authors:qian GPU", "nosuchword", "GPU OR nosuchword", "(GPU OR memory) NOT training"],
+)
+def test_fast_hit_collection_equals_whoosh(corpus_index, text):
+    from searchengine.facets import SearcherCache
+    from searchengine.query import parse
+
+    searcher = corpus_index._current()
+    query = parse(text, searcher.schema)
+    cache = SearcherCache(searcher)
+    expected = sorted(searcher.docs_for_query(query))
+    assert cache.docnums(query) == expected
+    assert cache.docnums(query) == expected  # again, from the term cache
+    small = SearcherCache(searcher, term_budget=8)  # evicts nearly every posting list
+    assert small.docnums(query) == small.docnums(query) == expected
+
+
+def test_cli_open_ranges_and_primary_only(cli):
+    result = cli("--year", "-2022", "--json")
+    assert result.exit_code == 0, result.output
+    assert [h["id"] for h in json.loads(result.stdout)["hits"]] == ["f05", "f13"]
+    result = cli("--category", "cs.LG", "--primary-only", "--facets", "category", "--json")
+    data = json.loads(result.stdout)
+    assert [h["id"] for h in data["hits"]] == ["f02"]
+    assert data["facets"]["category"] == [{"value": "cs.LG", "count": 1, "selected": True}]

@@ -83,6 +83,7 @@ def test_author_keys_fold_case_and_accents():
     assert author_keys(["Qian, Depei", "D. Qian"]) == ["qian", "qian/d", "qian/depei"]
     assert author_keys(["Moreno D'Incà"]) == ["dinca", "dinca/m", "dinca/moreno"]
     assert author_keys(["Plato", "  "]) == ["plato"]
+    assert author_keys(["Guy L. Steele Jr."]) == ["steele", "steele/g", "steele/guy"]
 
 
 @pytest.mark.parametrize(

@@ -35,8 +35,8 @@ from searchengine.errors import (
     SearchEngineError,
 )
 from searchengine.records import arxiv_id
-from searchengine.search import DEFAULT_INDEX_DIR, MAX_LIMIT, SearchIndex, open_index
-from web.params import FACETS, MAX_DEPTH, SORTS, SearchParams
+from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
+from web.params import FACETS, MAX_DEPTH, SORTS, SearchParams, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
@@ -176,7 +176,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
 
     @app.get("/api/records/<path:record_id>/similar")
     def api_similar(record_id: str):
-        limit = _limit(request.args)
+        limit = read_limit(request.args)
         return jsonify(search_index.similar(record_id, limit=limit).to_dict())
 
     @app.get("/api/records/<path:record_id>")
@@ -237,16 +237,6 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         return response
 
     return app
-
-
-def _limit(args) -> int:
-    raw = args.get("limit", "").strip() or "10"
-    if not (raw.isascii() and raw.isdigit() and len(raw) < 10):
-        raise QueryError(f"limit must be a whole number, not {raw[:40]!r}")
-    limit = int(raw)
-    if not 1 <= limit <= MAX_LIMIT:
-        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
-    return limit
 
 
 def _facet_view(params: SearchParams, results) -> list[dict]:

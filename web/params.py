@@ -57,6 +57,18 @@ def _int(args, name: str, default: int) -> int:
     return int(raw)
 
 
+def read_limit(args) -> int:
+    """The ``limit`` parameter: hits per page, 1 to :data:`MAX_LIMIT` (default :data:`DEFAULT_LIMIT`).
+
+    Raises:
+        QueryError: not a whole number, or out of range.
+    """
+    limit = _int(args, "limit", DEFAULT_LIMIT)
+    if not 1 <= limit <= MAX_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+    return limit
+
+
 def _values(args, name: str) -> tuple[str, ...]:
     values: list[str] = []
     for raw in args.getlist(name):
@@ -126,9 +138,7 @@ class SearchParams:
         sort = args.get("sort", "").strip() or None
         if sort is not None and sort not in SORTS:
             raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
-        limit = _int(args, "limit", DEFAULT_LIMIT)
-        if not 1 <= limit <= MAX_LIMIT:
-            raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+        limit = read_limit(args)
         page = _int(args, "page", 1)
         if page < 1:
             raise QueryError(f"page must be 1 or more, not {page}")

@@ -313,6 +313,37 @@ def stats(index_dir: Path, as_json: bool) -> None:
         click.echo(f"  {category:<10} {count:>6}")
 
 
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
+@index_dir_option
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
+              help="Worker threads (searches hold the GIL: more threads do not add CPU).")
+@click.option("--debug", is_flag=True, help="Flask's development server with reloader and debugger (never expose it).")
+def serve(host: str, port: int, index_dir: Path, threads: int, debug: bool) -> None:
+    """Serve the search page and the JSON API over HTTP (waitress).
+
+    A rebuilt index is picked up without a restart. Builds the index from
+    corpus/ first when there is none.
+    """
+    from web import create_app
+
+    app = create_app(index=_open_or_build(index_dir))
+    if debug:
+        app.run(host=host, port=port, debug=True)
+        return
+    import waitress
+
+    server = waitress.create_server(app, host=host, port=port, threads=threads, ident="searchengine")
+    click.echo(f"Serving {index_dir} on http://{server.effective_host}:{server.effective_port}/ (Ctrl-C to stop)", err=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
 def run() -> None:
     """Console-script entry point; never shows a traceback unless asked to."""
     try:

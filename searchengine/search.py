@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -120,8 +121,18 @@ class SearchResults:
         }
 
 
+def _holds_searcher(method):
+    """Run a :class:`SearchIndex` method with one searcher held for the whole call."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        return self._use(lambda _searcher: method(self, *args, **kwargs))
+
+    return wrapper
+
+
 class SearchIndex:
-    """An open index. Safe to share between threads.
+    """An open index. Safe to share between threads (their calls take turns).
 
     It follows the index directory's ``CURRENT`` pointer: after a rebuild
     publishes a new generation, the next search uses it, without a restart.
@@ -131,32 +142,67 @@ class SearchIndex:
         self.path = Path(path)
         self.time_budget = time_budget
         self._lock = threading.Lock()
+        # One call at a time: a Whoosh searcher reads its postings through
+        # shared file positions, so two threads searching it at once read
+        # each other's blocks (seen as zlib errors and "damaged postings").
+        self._calls = threading.Lock()
+        self._local = threading.local()
         self._generation: Path | None = None
         self._index = None
         self._searcher = None
         self._cache = None  # SearcherCache of the current searcher
-        self._current()
+        self._use(lambda searcher: None)
 
-    def _current(self):
-        """The searcher of the current generation, reopened when it changed."""
+    def _use(self, work):
+        """Run ``work(searcher)`` on the current generation's searcher.
+
+        Calls are serialised (see ``_calls``), so a searcher replaced by a
+        newer generation is never in use when it is closed. A call made from
+        inside ``work`` (``similar`` reading the record) reuses the same
+        searcher, so one call sees one generation. Searching is CPU-bound
+        Python, so threads lose no throughput by taking turns.
+        """
+        held = getattr(self._local, "searcher", None)
+        if held is not None:
+            return work(held)
+        with self._calls:
+            searcher = self._switch()
+            self._local.searcher = searcher
+            try:
+                return work(searcher)
+            finally:
+                self._local.searcher = None
+
+    def _switch(self):
+        """The current generation's searcher, reopened when ``CURRENT`` changed."""
         generation = store.current_generation(self.path)
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
-        with self._lock:
-            if generation != self._generation:
-                from whoosh import index as whoosh_index
+        if generation != self._generation:
+            from whoosh import index as whoosh_index
 
-                try:
-                    ix = whoosh_index.open_dir(str(generation))
-                    searcher = ix.searcher()
-                except Exception as exc:  # whoosh raises many kinds on damage
-                    raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
-                if self._searcher is not None:
-                    self._searcher.close()
-                self._index, self._searcher, self._generation = ix, searcher, generation
-            return self._searcher
+            try:
+                ix = whoosh_index.open_dir(str(generation))
+                searcher = ix.searcher()
+            except Exception as exc:  # whoosh raises many kinds on damage
+                raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
+            if self._searcher is not None:
+                self._searcher.close()
+            self._index, self._searcher, self._generation = ix, searcher, generation
+        return self._searcher
+
+    def _current(self):
+        """The searcher the calling method holds (see :meth:`_use`).
+
+        Outside a method decorated with ``@_holds_searcher`` (single-threaded
+        tools and tests) it is the current generation's searcher, not held:
+        a rebuild noticed by another call may close it.
+        """
+        held = getattr(self._local, "searcher", None)
+        return held if held is not None else self._use(lambda searcher: searcher)
 
     @property
+    @_holds_searcher
     def doc_count(self) -> int:
         """Number of documents in the current generation."""
         return self._current().doc_count()
@@ -170,6 +216,7 @@ class SearchIndex:
                 self._cache = SearcherCache(searcher)
             return self._cache
 
+    @_holds_searcher
     def search(
         self,
         query: str = "",
@@ -379,6 +426,7 @@ class SearchIndex:
             url=stored.get("url", ""),
         )
 
+    @_holds_searcher
     def document(self, record_id: str) -> dict[str, Any]:
         """The stored record with id ``record_id``.
 
@@ -402,6 +450,7 @@ class SearchIndex:
             "source": stored.get("source", ""),
         }
 
+    @_holds_searcher
     def similar(self, record_id: str, *, limit: int = 10) -> SearchResults:
         """Documents about the same topic as ``record_id``, the record itself excluded.
 
@@ -440,6 +489,7 @@ class SearchIndex:
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
+    @_holds_searcher
     def stats(self) -> dict[str, Any]:
         """Document count and per-year and per-category document counts.
 
@@ -467,10 +517,10 @@ class SearchIndex:
 
     def close(self) -> None:
         """Release the open files; the object must not be used afterwards."""
-        with self._lock:
+        with self._calls:  # after the running call, if any
             if self._searcher is not None:
                 self._searcher.close()
-            self._searcher = self._index = self._generation = None
+            self._searcher = self._index = self._generation = self._cache = None
 
 
 def _both(query, restrict):

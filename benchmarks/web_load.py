@@ -1,0 +1,219 @@
+"""Load test of ``/api/search``: concurrent clients against ``searchengine serve``.
+
+Builds (or reuses) an index of the 74,728-record arXiv listing sample in
+``../shared/data/arxiv/``, starts the production server (waitress) on a free
+loopback port, and sends distinct two-word queries (every request asks for
+all three facets) first from one client, then from ``--clients`` concurrent
+clients over keep-alive connections. Prints latency percentiles (ms, per
+request, measured by the client), throughput, the number of errors and the
+machine's load average.
+
+    python benchmarks/web_load.py                     # build into a temp dir
+    python benchmarks/web_load.py --index-dir /tmp/arxiv-index   # build once, reuse
+
+Target: p95 < 150 ms at 8 clients, zero errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import http.client
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+REPO = Path(__file__).resolve().parent.parent
+LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
+NEW_STYLE_ID = re.compile(r"(\d{2})(\d{2})\.\d{4,5}")
+
+# Common words that do not make a query on their own.
+STOP_WORDS = frozenset("""a an and are as at be by for from in into is it its of on or over the this
+to towards toward under via vs with without using based through their our we can""".split())
+SEED = 42
+
+
+def two_word_queries(source: Path, count: int, seed: int = SEED) -> list[str]:
+    """``count`` queries of two consecutive content words from random titles of ``source``.
+
+    Words are lower-cased, stripped of punctuation, at least three letters and
+    not in :data:`STOP_WORDS`; the same seed gives the same queries.
+    """
+    import random
+
+    with gzip.open(source, "rt", encoding="utf-8") as lines:
+        titles = [json.loads(line)["title"] for line in lines]
+    rng = random.Random(seed)
+    queries: list[str] = []
+    seen: set[str] = set()
+    while len(queries) < count:
+        words = [w.strip(".,:;()[]{}\"'!?").lower() for w in rng.choice(titles).split()]
+        pairs = [(a, b) for a, b in zip(words, words[1:])
+                 if all(len(w) >= 3 and w.isalpha() and w not in STOP_WORDS for w in (a, b))]
+        if pairs:
+            query = " ".join(rng.choice(pairs))
+            if query not in seen:
+                seen.add(query)
+                queries.append(query)
+    return queries
+
+
+def convert_listing(source: Path, target: Path) -> int:
+    """Write the listing sample as JSON-lines Records; return the number written.
+
+    ``summary`` becomes the abstract, the year comes from the new-style id
+    (``YYMM.NNNNN`` → 20YY), categories that are not arXiv codes (ACM/MSC
+    classes) are dropped.
+    """
+    count = 0
+    with gzip.open(source, "rt", encoding="utf-8") as lines, target.open("w", encoding="utf-8") as out:
+        for line in lines:
+            paper = json.loads(line)
+            match = NEW_STYLE_ID.fullmatch(paper["id"])
+            record = {
+                "id": paper["id"],
+                "title": paper["title"],
+                "abstract": paper.get("summary") or "",
+                "authors": paper.get("authors") or [],
+                "year": 2000 + int(match.group(1)) if match else None,
+                "categories": [c for c in paper.get("categories") or []
+                               if re.fullmatch(r"[a-z-]+(\.[A-Za-z-]+)?", c)],
+                "url": paper.get("abs") or "",
+            }
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def ensure_index(index_dir: Path) -> None:
+    if (index_dir / "CURRENT").exists():
+        print(f"reusing index {index_dir}", flush=True)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        records = Path(tmp) / "arxiv_listing_records.jsonl"
+        n = convert_listing(LISTING, records)
+        print(f"converted {n} records; indexing (a few minutes) ...", flush=True)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "searchengine", "index", str(records),
+                        "--index-dir", str(index_dir)], check=True)
+        print(f"indexed in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def start_server(index_dir: Path, threads: int) -> tuple[subprocess.Popen, str, int]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--threads", str(threads),
+         "--index-dir", str(index_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    for line in process.stderr:
+        match = re.search(r"on http://([\d.]+):(\d+)/", line)
+        if match:
+            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
+            return process, match.group(1), int(match.group(2))
+    raise SystemExit("the server did not start")
+
+
+def client(host: str, port: int, paths: list[str], latencies: list[float], errors: list[str]) -> None:
+    connection = http.client.HTTPConnection(host, port, timeout=30)
+    for path in paths:
+        started = time.perf_counter()
+        try:
+            connection.request("GET", path)
+            response = connection.getresponse()
+            body = response.read()
+            elapsed = (time.perf_counter() - started) * 1000
+            if response.status != 200:
+                errors.append(f"{response.status} {path}: {body[:200]!r}")
+            else:
+                latencies.append(elapsed)
+        except (OSError, http.client.HTTPException) as exc:
+            errors.append(f"{type(exc).__name__} {path}: {exc}")
+            connection.close()
+            connection = http.client.HTTPConnection(host, port, timeout=30)
+    connection.close()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index-dir", type=Path, help="index to build once and reuse (default: a temp dir)")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=40, help="requests per client")
+    parser.add_argument("--threads", type=int, default=4, help="server worker threads (serve's default)")
+    args = parser.parse_args()
+
+    tmp = None
+    index_dir = args.index_dir
+    if index_dir is None:
+        tmp = tempfile.TemporaryDirectory()
+        index_dir = Path(tmp.name) / "index"
+    ensure_index(index_dir)
+
+    process, host, port = start_server(index_dir, args.threads)
+    try:
+        def path(query: str) -> str:
+            return "/api/search?" + urlencode({"q": query})
+
+        queries = two_word_queries(LISTING, args.clients * args.requests + args.requests)
+        warm = [path(q) for q in queries[-args.requests:]]
+        client(host, port, warm[:5], [], [])  # the first search reads the facet columns
+        # One client alone: the cost of a request without waiting for others.
+        single: list[float] = []
+        single_errors: list[str] = []
+        client(host, port, warm, single, single_errors)
+        latencies: list[float] = []
+        errors: list[str] = []
+        plans = [[path(q) for q in queries[c * args.requests:(c + 1) * args.requests]] for c in range(args.clients)]
+        workers = [threading.Thread(target=client, args=(host, port, plan, latencies, errors)) for plan in plans]
+        load_before = os.getloadavg()
+        started = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        wall = time.perf_counter() - started
+
+        hits = []
+        connection = http.client.HTTPConnection(host, port, timeout=30)
+        for query in queries[:50]:
+            connection.request("GET", path(query))
+            hits.append(json.loads(connection.getresponse().read())["total"])
+        connection.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if tmp is not None:
+            tmp.cleanup()
+
+    print(f"\n/api/search, two-word queries from random titles (seed {SEED}), facets year,author,category; "
+          f"server threads {args.threads}")
+    print(f"hits per query (first 50 queries): min {min(hits)}, median {statistics.median(hits):.0f}, max {max(hits)}")
+    if single:
+        print(f"1 client  x {len(warm)} requests: p50 {percentile(single, 50):.1f} ms  "
+              f"p95 {percentile(single, 95):.1f} ms  errors {len(single_errors)}")
+    if latencies:
+        print(f"{args.clients} clients x {args.requests} requests: p50 {percentile(latencies, 50):.1f} ms  "
+              f"p95 {percentile(latencies, 95):.1f} ms  p99 {percentile(latencies, 99):.1f} ms  "
+              f"max {max(latencies):.1f} ms  errors {len(errors)}")
+    print(f"throughput: {len(latencies) / wall:.1f} requests/s over {wall:.1f} s")
+    for error in errors[:5]:
+        print(f"  {error}")
+    print(f"load average before / after the concurrent run: {' '.join(f'{x:.2f}' for x in load_before)} / "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"target p95 < 150 ms at {args.clients} clients with zero errors: "
+          f"{'met' if latencies and percentile(latencies, 95) < 150 and not errors else 'NOT met'}")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""A real browser against the real server: headless Chromium driven by Selenium.
+
+The server is ``searchengine serve`` (waitress) on a free loopback port; the
+browser is Debian's ``chromium`` with its ``chromedriver``, which ``.ci/run``
+installs. Outside CI the test is skipped when they are missing; in CI
+(``CI`` set) a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from searchengine import build_index
+
+RECORDS = Path(__file__).parent / "data" / "web_records.jsonl"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+SERVER_START_SECONDS = 30
+
+
+def _browser_missing() -> str | None:
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(path, os.X_OK):
+            return f"{path} not found (apt-get install chromium chromium-driver)"
+    if importlib.util.find_spec("selenium") is None:
+        return "selenium is not installed (pip install '.[test]')"
+    return None
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``searchengine serve`` on a free port over the web fixture; yields its base URL."""
+    index_dir = tmp_path_factory.mktemp("browser-index")
+    build_index([RECORDS], index_dir)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index-dir", str(index_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        base = None
+        for line in process.stderr:  # the first line names the address
+            match = re.search(r"on (http://127\.0\.0\.1:\d+)/", line)
+            if match:
+                base = match.group(1)
+                break
+        assert base, "the server did not say where it listens"
+        # keep reading its log so that a full pipe never blocks the server
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", "--window-size=1280,1000",
+                     f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(SERVER_START_SECONDS)
+    yield driver
+    driver.quit()
+
+
+def _result_ids(driver) -> set[str]:
+    from selenium.webdriver.common.by import By
+
+    links = driver.find_elements(By.CSS_SELECTOR, "ol.hits h2.title a")
+    return {link.get_attribute("href").split("/records/", 1)[1] for link in links}
+
+
+def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    browser.get(server + "/")
+    box = browser.find_element(By.CSS_SELECTOR, "form[role=search] input#q")
+    box.send_keys("SpMV GPU")
+    browser.find_element(By.CSS_SELECTOR, "form[role=search] button[type=submit]").click()
+
+    heading = browser.find_element(By.ID, "results-heading").text
+    assert heading.startswith("4 hits for SpMV GPU") or heading.startswith("4 hits for “SpMV GPU”")
+    assert _result_ids(browser) == {"2301.00001", "2401.00002", "2402.00003", "hep-th/9901001"}
+    assert browser.current_url == server + "/?q=SpMV+GPU&sort=relevance"
+    # the stylesheet came through the real server: the chip colour is the sheet's
+    marks = browser.find_elements(By.TAG_NAME, "mark")
+    assert marks and marks[0].value_of_css_property("background-color") == "rgba(255, 240, 168, 1)"
+
+    browser.find_element(By.CSS_SELECTOR, 'a[data-facet="year"][data-value="2024"]').click()
+
+    assert browser.find_element(By.ID, "results-heading").text.startswith("2 hits")
+    assert _result_ids(browser) == {"2401.00002", "2402.00003"}
+    chips = [chip.text for chip in browser.find_elements(By.CSS_SELECTOR, ".chips .chip span")]
+    assert chips == ["Year: 2024"]
+    assert browser.current_url == server + "/?q=SpMV+GPU&year=2024&sort=relevance"
+    # no script ran: the hostile record's title is text, not an alert or an element
+    assert browser.find_elements(By.CSS_SELECTOR, "ol.hits script, ol.hits img") == []
+
+    shot = tmp_path / "search-spmv-gpu-2024.png"
+    assert browser.save_screenshot(str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    browser.find_element(By.CSS_SELECTOR, ".chips .chip a").click()
+    assert browser.find_element(By.ID, "results-heading").text.startswith("4 hits")
+    assert browser.find_elements(By.CSS_SELECTOR, ".chips") == []

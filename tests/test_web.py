@@ -1,0 +1,517 @@
+"""The web front end through Flask's test client: pages, API, errors, escaping, freshness.
+
+The fixture index holds the six records of ``tests/data/web_records.jsonl``;
+for the query ``SpMV GPU`` four of them match (every record whose title or
+abstract has both words: 2301.00001, 2401.00002, 2402.00003, hep-th/9901001),
+so the expected counts below can be checked by reading that file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from html import unescape
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from searchengine import build_index, open_index
+from searchengine.cli import main
+from searchengine.query import parse
+from searchengine.search import SearchResults
+from web import create_app
+from web.app import marked
+
+DATA = Path(__file__).parent / "data"
+RECORDS = DATA / "web_records.jsonl"
+SPMV_GPU = {"2301.00001", "2401.00002", "2402.00003", "hep-th/9901001"}
+HOSTILE_TITLE = "<script>alert('t')</script> SpMV GPU autotuning"
+HOSTILE_AUTHOR = '"><img src=x onerror=alert(1)>'
+
+
+@pytest.fixture(scope="module")
+def web_index_dir(tmp_path_factory) -> Path:
+    index_dir = tmp_path_factory.mktemp("web-index")
+    build_index([RECORDS], index_dir)
+    return index_dir
+
+
+@pytest.fixture(scope="module")
+def client(web_index_dir):
+    app = create_app(index_dir=web_index_dir)
+    return app.test_client()
+
+
+def facet_links(html: str, facet: str) -> dict[str, str]:
+    """Sidebar facet values of one facet → the URL each link leads to."""
+    pattern = re.compile(rf'<a href="([^"]*)"[^>]*data-facet="{facet}" data-value="([^"]*)"')
+    return {unescape(value): unescape(href) for href, value in pattern.findall(html)}
+
+
+def facet_counts(html: str, facet: str) -> dict[str, int]:
+    pattern = re.compile(
+        rf'data-facet="{facet}" data-value="([^"]*)"><span class="value">[^<]*</span>\s*<span class="count">(\d+)</span>'
+    )
+    return {unescape(value): int(count) for value, count in pattern.findall(html)}
+
+
+def chips(html: str) -> dict[str, str]:
+    """Active-filter chips: label → URL of the remove link."""
+    pattern = re.compile(r'<li class="chip"><span>([^<]*)</span>\s*<a href="([^"]*)"')
+    return {unescape(label): unescape(href) for label, href in pattern.findall(html)}
+
+
+# --- search page ------------------------------------------------------------
+
+
+def test_landing_page_has_labelled_search_box_and_document_count(client):
+    response = client.get("/")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert '<form role="search" action="/" method="get"' in html
+    assert '<label for="q">' in html and '<input id="q" name="q" type="search"' in html
+    assert "6 papers indexed" in html
+    assert '<link rel="stylesheet" href="/static/style.css">' in html
+
+
+def test_search_page_lists_every_hit_with_record_links_total_and_time(client):
+    html = client.get("/?q=SpMV+GPU").get_data(as_text=True)
+    assert "4 hits for <q>SpMV GPU</q>" in html
+    assert re.search(r'<span class="took">\(\d+ ms\)</span>', html)
+    links = set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', html))
+    assert links == SPMV_GPU
+    assert '<span class="authors">Ada Lovelace, Alan Turing</span>' in html
+    assert '<span class="year">2023</span>' in html
+    assert '<span class="categories">cs.DC cs.PF</span>' in html
+    # the record without a year says so instead of showing a number
+    assert '<span class="year">year unknown</span>' in html
+
+
+def test_highlight_marks_matched_words_and_escapes_record_text(client):
+    html = client.get("/?q=SpMV+GPU").get_data(as_text=True)
+    assert ("&lt;script&gt;alert(&#39;t&#39;)&lt;/script&gt; <mark>SpMV</mark> <mark>GPU</mark> autotuning"
+            in html)
+    assert "Tiled <mark>SpMV</mark> for <mark>GPUs</mark>" in html
+    assert "<script" not in html
+    assert "<img" not in html
+    assert "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_echoed_query_is_escaped_everywhere(client):
+    html = client.get("/", query_string={"q": '"><script>alert(9)</script> GPU'}).get_data(as_text=True)
+    assert "<script>alert(9)" not in html
+    assert 'value="&#34;&gt;&lt;script&gt;alert(9)&lt;/script&gt; GPU"' in html
+
+
+def test_marked_ignores_overlapping_backwards_and_out_of_range_spans():
+    assert str(marked("a<b c", [(0, 1), (0, 3), (4, 3), (4, 99), (4, 5)])) == "<mark>a</mark>&lt;b <mark>c</mark>"
+    assert str(marked("x", None)) == "x"
+
+
+def test_year_facet_counts_all_hits_and_links_toggle_the_filter(client):
+    html = client.get("/?q=SpMV+GPU&limit=1").get_data(as_text=True)
+    # counts over all four hits, not only the one shown
+    assert facet_counts(html, "year") == {"2023": 1, "2024": 2}
+    assert re.search(r'<li class="unknown"><span class="value">unknown</span> <span class="count">1</span>', html)
+    assert facet_links(html, "year")["2024"] == "/?q=SpMV+GPU&year=2024&limit=1"
+    assert facet_counts(html, "author") == {
+        "Grace Hopper": 2, "Ada Lovelace": 1, "Alan Turing": 1, "Edward Witten": 1, HOSTILE_AUTHOR: 1}
+    assert facet_counts(html, "category") == {"cs.DC": 2, "cs.MS": 1, "cs.PF": 1, "hep-th": 1}
+    # the histogram: one bar per known year, each a link to the same toggle
+    assert re.findall(r"<title>(\d{4}): (\d+)</title>", html) == [("2023", "1"), ("2024", "2")]
+
+    filtered = client.get("/?q=SpMV+GPU&year=2024").get_data(as_text=True)
+    assert "2 hits for <q>SpMV GPU</q>" in filtered
+    assert set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', filtered)) == {"2401.00002", "2402.00003"}
+    assert chips(filtered) == {"Year: 2024": "/?q=SpMV+GPU"}
+    # the selected value's link removes it again; another year is added (OR)
+    assert facet_links(filtered, "year")["2024"] == "/?q=SpMV+GPU"
+    assert 'aria-current="true"' in filtered
+
+
+def test_repeated_filter_values_combine_with_or_and_chips_remove_one(client):
+    html = client.get("/?q=SpMV&author=Ada+Lovelace&author=Edward+Witten").get_data(as_text=True)
+    assert set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', html)) == {"2301.00001", "hep-th/9901001"}
+    assert chips(html) == {
+        "Author: Ada Lovelace": "/?q=SpMV&author=Edward+Witten",
+        "Author: Edward Witten": "/?q=SpMV&author=Ada+Lovelace",
+    }
+
+
+def test_browse_by_filter_without_query(client):
+    data = client.get("/api/search?year=2025&sort=title").get_json()
+    assert [hit["id"] for hit in data["hits"]] == ["2501.00004", "2502.00006"]
+
+
+def test_year_range_fields_redirect_to_the_canonical_url(client):
+    response = client.get("/?q=SpMV+GPU&year_from=2023&year_to=2024&sort=newest")
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/?q=SpMV+GPU&year=2023-2024&sort=newest"
+    html = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "3 hits" in html
+    assert chips(html) == {"Year: 2023-2024": "/?q=SpMV+GPU&sort=newest"}
+    # the range fields show the active range; submitting them replaces it
+    assert re.search(r'id="year_from" [^>]*value="2023"', html) and re.search(r'id="year_to" [^>]*value="2024"', html)
+    assert '<input type="hidden" name="year"' not in html[html.index('class="year-range"'):]
+
+
+def test_pagination_nav_marks_current_page_and_sort_is_selected(client):
+    html = client.get("/?q=SpMV+GPU&limit=1&page=2&sort=newest").get_data(as_text=True)
+    nav = html[html.index('<nav class="pages"'):html.index("</nav>")]
+    assert 'aria-label="Result pages"' in nav
+    assert re.findall(r'<a href="([^"]*)" aria-current="page">(\d+)</a>', nav) == [
+        ("/?q=SpMV+GPU&amp;sort=newest&amp;limit=1&amp;page=2", "2")]
+    assert '<a href="/?q=SpMV+GPU&amp;sort=newest&amp;limit=1&amp;page=3" rel="next">Next</a>' in nav
+    assert '<a href="/?q=SpMV+GPU&amp;sort=newest&amp;limit=1" rel="prev">Previous</a>' in nav
+    assert '<option value="newest" selected>newest</option>' in html
+    assert '<ol class="hits" start="2">' in html
+
+
+def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_dir):
+    class Stub:
+        doc_count = 6
+
+        def search(self, query, **options):
+            results = SearchResults(query=query, total=0, hits=[], facets={}, suggestion="spmv <gpu>",
+                                    relaxed=True, page={"number": 1, "size": 10, "pages": 0})
+            results.notes = ["the query was cut to its first 12 characters"]  # when the API reports repairs
+            results.timed_out = True
+            return results
+
+    html = create_app(index=Stub()).test_client().get("/?q=spmb+gpu&year=2024").get_data(as_text=True)
+    assert ('Did you mean\n        <a href="/?q=spmv+%3Cgpu%3E&amp;year=2024"><q>spmv &lt;gpu&gt;</q></a>?' in html)
+    assert "No paper has every word of the query" in html
+    assert '<p class="notice note">The query was cut to its first 12 characters.</p>' in html
+    assert "The search ran out of time" in html
+
+
+# --- record page ------------------------------------------------------------
+
+
+def test_record_page_shows_fields_links_similar_papers_and_exports(client):
+    html = client.get("/records/2301.00001").get_data(as_text=True)
+    assert "<h1>Sparse matrix-vector multiplication (SpMV) on the GPU</h1>" in html
+    assert "We tune SpMV kernels for GPU memory hierarchies and report speedups over CSR." in html
+    assert '<a href="/?author=Ada+Lovelace">Ada Lovelace</a>' in html
+    assert '<a href="/?year=2023">2023</a>' in html
+    assert '<a href="/?category=cs.DC">cs.DC</a> (primary)' in html
+    assert '<a href="https://arxiv.org/abs/2301.00001" rel="noopener noreferrer">arXiv:2301.00001</a>' in html
+    assert '<a href="/records/2301.00001/bibtex">BibTeX</a>' in html
+    similar = html[html.index('id="similar-heading"'):]
+    assert '<a href="/records/2401.00002">Tiled SpMV for GPUs</a>' in similar
+    assert "/records/2301.00001\"" not in similar
+
+
+def test_record_page_escapes_hostile_fields_and_never_links_javascript_urls(client):
+    html = client.get("/records/2402.00003").get_data(as_text=True)
+    assert "<script" not in html and "<img" not in html
+    assert "javascript:" not in html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &#34;quotes&#34;" in html
+
+
+def test_old_style_arxiv_ids_with_a_slash_have_record_pages(client):
+    html = client.get("/records/hep-th/9901001").get_data(as_text=True)
+    assert '<a href="https://arxiv.org/abs/hep-th/9901001"' in html
+    assert client.get("/api/records/hep-th/9901001").get_json()["title"] == "SpMV in lattice field theory on a GPU cluster"
+
+
+def test_bibtex_export(client):
+    response = client.get("/records/2301.00001/bibtex")
+    assert response.status_code == 200
+    assert response.mimetype == "text/plain"
+    body = response.get_data(as_text=True)
+    assert body.startswith("@misc{lovelace2023sparse,")
+    assert "eprint = {2301.00001}" in body
+
+
+# --- JSON API ---------------------------------------------------------------
+
+
+def test_api_search_is_the_cli_json(client, web_index_dir):
+    api = client.get("/api/search?q=SpMV+GPU&limit=2&page=2").get_json()
+    cli = CliRunner().invoke(main, ["search", "SpMV GPU", "--limit", "2", "--page", "2", "--facets",
+                                    "year,author,category", "--facet-size", "12",
+                                    "--index-dir", str(web_index_dir), "--json"])
+    assert cli.exit_code == 0, cli.output
+    expected = json.loads(cli.output)
+    for data in (api, expected):
+        data.pop("took_ms")
+    assert api == expected
+    assert api["total"] == 4
+    assert api["page"] == {"number": 2, "size": 2, "pages": 2}
+
+
+def test_api_search_has_facets_over_all_hits(client):
+    data = client.get("/api/search?q=SpMV+GPU&limit=1").get_json()
+    years = {(v["value"], v["count"], v["selected"]) for v in data["facets"]["year"]}
+    assert years == {(2024, 2, False), (2023, 1, False), (None, 1, False)}
+
+
+def test_api_record_and_similar(client):
+    record = client.get("/api/records/2401.00002").get_json()
+    assert record == {
+        "id": "2401.00002", "title": "Tiled SpMV for GPUs",
+        "abstract": "A tiled storage format makes SpMV on GPUs faster for irregular matrices.",
+        "authors": ["Grace Hopper"], "year": 2024, "categories": ["cs.DC"], "url": "",
+        "source": record["source"],
+    }
+    similar = client.get("/api/records/2401.00002/similar?limit=2").get_json()
+    assert len(similar["hits"]) == 2
+    assert "2401.00002" not in [hit["id"] for hit in similar["hits"]]
+
+
+def test_openapi_document_describes_every_api_route(client):
+    document = client.get("/api/openapi.json").get_json()
+    assert document["openapi"] == "3.1.0"
+    assert set(document["paths"]) == {"/api/search", "/api/records/{id}", "/api/records/{id}/similar",
+                                      "/api/openapi.json"}
+    names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
+    assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit"]
+
+
+@pytest.mark.parametrize(("url", "status", "message"), [
+    ("/api/search", 400, "the query is empty"),
+    ("/api/search?q=gpu&limit=0", 400, "limit must be between 1 and 100, not 0"),
+    ("/api/search?q=gpu&limit=101", 400, "limit must be between 1 and 100, not 101"),
+    ("/api/search?q=gpu&limit=ten", 400, "limit must be a whole number, not 'ten'"),
+    ("/api/search?q=gpu&page=0", 400, "page must be 1 or more, not 0"),
+    ("/api/search?q=gpu&page=-3", 400, "page must be a whole number, not '-3'"),
+    ("/api/search?q=gpu&page=11&limit=100", 400, "page 11 with limit 100 reaches past hit 1000"),
+    ("/api/search?q=gpu&sort=random", 400, "sort must be one of relevance, newest, oldest, title, not 'random'"),
+    ("/api/search?q=gpu&year_from=20x4", 400, "year_from must be a four-digit year, not '20x4'"),
+    ("/api/search?q=gpu&year=2025-2023", 400, "2025-2023"),
+    ("/api/search?q=" + "a" * 2001, 400, "at most 2000 are allowed"),
+    ("/api/search?q=gpu" + "".join(f"&author=n{i}" for i in range(21)), 400,
+     "at most 20 author values are allowed, not 21"),
+    ("/api/records/0000.00000", 404, "no record with id '0000.00000'"),
+    ("/api/records/0000.00000/similar", 404, "no record with id '0000.00000'"),
+    ("/api/records/2401.00002/similar?limit=0", 400, "limit must be between 1 and 100, not 0"),
+    ("/api/nothing-here", 404, "no such page"),
+])
+def test_api_errors_are_json_with_400_or_404(client, url, status, message):
+    response = client.get(url)
+    assert response.status_code == status
+    assert response.mimetype == "application/json"
+    assert message in response.get_json()["error"]
+
+
+def test_api_wrong_method_is_a_json_405(client):
+    response = client.post("/api/search?q=gpu")
+    assert response.status_code == 405
+    assert response.get_json() == {"error": "method not allowed (only GET is served)"}
+    assert response.headers["Allow"] == "GET, HEAD"
+
+
+def test_page_errors_are_html_with_the_message(client):
+    response = client.get("/?q=gpu&limit=500")
+    assert response.status_code == 400
+    assert "limit must be between 1 and 100, not 500" in response.get_data(as_text=True)
+    assert client.get("/records/nope").status_code == 404
+
+
+HOSTILE_QUERIES = [
+    "title:(", '"unclosed phrase', "AND OR NOT", "*", "?", "gpu~", "gpu^", "year:>=", "(((", ")))",
+    "\x00gpu", "gpu\u202e", "💥 GPU", "%00", "\\", "title:", ":", "a:b:c", "[a TO", "{", "NOT", "-gpu",
+    "author:\"", "<>&'\"", "gpu" * 600,
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_no_query_text_causes_a_server_error(client, query):
+    for path in ("/api/search", "/"):
+        response = client.get(path, query_string={"q": query})
+        assert response.status_code in (200, 400), (path, query, response.status_code)
+        if path == "/api/search" and response.status_code == 400:
+            assert response.get_json()["error"]
+
+
+def test_security_headers_on_pages_api_errors_and_static_files(client):
+    for url in ("/", "/?q=gpu", "/api/search?q=gpu", "/api/records/none", "/static/style.css", "/nowhere"):
+        headers = client.get(url).headers
+        assert "default-src 'none'" in headers["Content-Security-Policy"], url
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"], url
+        assert "script-src" not in headers["Content-Security-Policy"], url
+        assert headers["X-Content-Type-Options"] == "nosniff", url
+        assert headers["X-Frame-Options"] == "DENY", url
+        assert headers["Referrer-Policy"] == "no-referrer", url
+
+
+def test_unexpected_errors_are_logged_and_answered_without_a_trace(web_index_dir, caplog):
+    class Broken:
+        doc_count = 1
+
+        def search(self, query, **options):
+            raise ZeroDivisionError("secret detail")
+
+    response = create_app(index=Broken()).test_client().get("/api/search?q=gpu")
+    assert response.status_code == 500
+    assert response.get_json() == {"error": "internal error (logged on the server)"}
+    assert "ZeroDivisionError: secret detail" in caplog.text
+
+
+# --- freshness and threads --------------------------------------------------
+
+
+def test_a_rebuilt_index_is_served_without_restart(tmp_path):
+    first = tmp_path / "first.jsonl"
+    first.write_text(RECORDS.read_text(encoding="utf-8"), encoding="utf-8")
+    second = tmp_path / "second.jsonl"
+    second.write_text(json.dumps({"id": "2611.00001", "title": "Lattice SpMV revisited", "year": 2026}) + "\n",
+                      encoding="utf-8")
+    index_dir = tmp_path / "index"
+    build_index([first], index_dir)
+    client = create_app(index_dir=index_dir).test_client()
+    assert client.get("/api/search?q=lattice").get_json()["total"] == 1
+    assert client.get("/api/search?q=lattice").get_json()["hits"][0]["id"] == "hep-th/9901001"
+
+    errors: list[str] = []
+    first_ids: set[str] = set()
+    stop = threading.Event()
+
+    def hammer() -> None:
+        while not stop.is_set():
+            response = client.get("/api/search?q=lattice")
+            if response.status_code != 200:
+                errors.append(response.get_data(as_text=True))
+            else:
+                first_ids.add(response.get_json()["hits"][0]["id"])
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        build_index([second], index_dir)  # replaces the index while searches run
+        build_index([first, second], index_dir)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+    assert first_ids <= {"hep-th/9901001", "2611.00001"}
+    data = client.get("/api/search?q=lattice&sort=newest").get_json()
+    assert [hit["id"] for hit in data["hits"]] == ["2611.00001", "hep-th/9901001"]
+
+
+def test_a_replaced_searcher_stays_open_for_the_call_using_it(tmp_path):
+    index_dir = tmp_path / "index"
+    build_index([RECORDS], index_dir)
+    one = tmp_path / "one.jsonl"
+    one.write_text(RECORDS.read_text(encoding="utf-8").splitlines()[1] + "\n", encoding="utf-8")
+    index = open_index(index_dir)
+    seen: list[int] = []
+    other = threading.Thread(target=lambda: seen.append(index.search("SpMV GPU").total))
+
+    def rebuild_midway(searcher):
+        build_index([one], index_dir)  # a new generation with one SpMV GPU paper
+        other.start()  # another thread's search waits for this call ...
+        assert index.doc_count == 6  # ... which keeps its generation and searcher
+        seen.append(searcher.search(parse("SpMV GPU", searcher.schema).query).scored_length())
+        return searcher
+
+    held = index._use(rebuild_midway)
+    other.join()
+    assert seen == [4, 1]
+    assert held.is_closed  # replaced, and closed once its call had ended
+    index.close()
+
+
+def test_calls_on_a_shared_index_take_turns(tmp_path):
+    # a Whoosh searcher is not safe for concurrent use: calls must never overlap
+    index_dir = tmp_path / "index"
+    build_index([RECORDS], index_dir)
+    index = open_index(index_dir)
+    running: list[int] = []
+    overlaps: list[int] = []
+    lock = threading.Lock()
+
+    def work(searcher):
+        with lock:
+            running.append(1)
+            overlaps.append(len(running))
+        time.sleep(0.01)
+        with lock:
+            running.pop()
+
+    threads = [threading.Thread(target=index._use, args=(work,)) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert overlaps == [1] * 6
+    index.close()
+
+
+def test_serve_help_lists_the_options():
+    result = CliRunner().invoke(main, ["serve", "--help"])
+    assert result.exit_code == 0
+    for option in ("--host", "--port", "--index-dir", "--debug"):
+        assert option in result.output
+
+
+def test_serve_reports_a_missing_corpus_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["serve", "--index-dir", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1].startswith("Error: ")
+
+
+def test_a_missing_index_is_a_503_not_a_crash(tmp_path):
+    index_dir = tmp_path / "index"
+    build_index([RECORDS], index_dir)
+    client = create_app(index_dir=index_dir).test_client()
+    (index_dir / "CURRENT").unlink()
+    response = client.get("/api/search?q=gpu")
+    assert response.status_code == 503
+    assert response.get_json() == {"error": "the index is not available right now"}
+
+
+def test_concurrent_searches_on_one_shared_index_agree_with_serial_ones(corpus_index_dir):
+    index = open_index(corpus_index_dir)
+    queries = ["GPU", "sparse matrix", "SpMV GPU", "memory", "graph", "training", "cache", "parallel"]
+    expected = {q: index.search(q, limit=5, facets="year,author,category").to_dict() for q in queries}
+    for data in expected.values():
+        data.pop("took_ms")
+    mismatches: list[str] = []
+
+    def worker(offset: int) -> None:
+        for i in range(16):
+            query = queries[(offset + i) % len(queries)]
+            data = index.search(query, limit=5, facets="year,author,category").to_dict()
+            data.pop("took_ms")
+            if data != expected[query]:
+                mismatches.append(query)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    index.close()
+    assert mismatches == []
+
+
+def test_the_web_package_never_imports_whoosh():
+    package = Path(__file__).resolve().parent.parent / "web"
+    for source in package.glob("*.py"):
+        assert not re.search(r"^\s*(from|import)\s+whoosh", source.read_text(encoding="utf-8"), re.M), source
+
+
+def test_facet_toggles_add_remove_or_narrow_and_go_back_to_page_one():
+    from werkzeug.datastructures import MultiDict
+
+    from web.params import SearchParams
+
+    params = SearchParams.from_args(MultiDict([("q", " SpMV  GPU "), ("year", "2020-2024"), ("author", "Qian, D."),
+                                               ("page", "3"), ("sort", "newest")]))
+    assert params.url() == "/?q=SpMV+GPU&year=2020-2024&author=Qian%2C+D.&sort=newest&page=3"
+    # a new value is added (OR); a value selected through a wider filter narrows to it
+    assert params.toggled("category", "cs.DC", False).url() == (
+        "/?q=SpMV+GPU&year=2020-2024&author=Qian%2C+D.&category=cs.DC&sort=newest")
+    assert params.toggled("year", 2022, True).url() == "/?q=SpMV+GPU&year=2022&author=Qian%2C+D.&sort=newest"
+    # a value given literally is removed, whatever its case
+    assert params.toggled("author", "qian, d.", True).url() == "/?q=SpMV+GPU&year=2020-2024&sort=newest"
+    assert [(facet, value) for facet, value, _ in params.chips()] == [("year", "2020-2024"), ("author", "Qian, D.")]

@@ -1,0 +1,288 @@
+"""The Flask application: search page, record page, JSON API, errors and headers.
+
+Routes::
+
+    GET /                               search page (HTML), parameters in web.params
+    GET /records/<id>                   record page (HTML)
+    GET /records/<id>/bibtex            the record as BibTeX (text/plain)
+    GET /api/search                     SearchResults.to_dict(), as `search --json`
+    GET /api/records/<id>               the stored record, as `show --json`
+    GET /api/records/<id>/similar       SearchResults.to_dict(), as `similar --json`
+    GET /api/openapi.json               OpenAPI 3.1 description of the API
+
+Errors are ``{"error": "..."}`` under ``/api/`` and an HTML page elsewhere:
+400 for a request the search API cannot understand, 404 for an unknown record
+or path, 503 when the index is missing or damaged. Anything else is a bug: it
+is logged with its traceback and answered with a bare 500, never a trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from flask import Flask, Response, jsonify, make_response, redirect, render_template, request
+from markupsafe import Markup, escape
+from werkzeug.exceptions import HTTPException
+
+from searchengine.errors import (
+    IndexBusyError,
+    IndexDamagedError,
+    IndexNotFoundError,
+    QueryError,
+    RecordNotFoundError,
+    SearchEngineError,
+)
+from searchengine.records import arxiv_id
+from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
+from web.params import FACETS, MAX_DEPTH, SORTS, SearchParams, read_limit
+
+SIMILAR_ON_PAGE = 5
+FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
+
+# No script at all; styles and images only from this origin; forms only to it.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
+
+log = logging.getLogger("web")
+
+
+def marked(text: str, matches) -> Markup:
+    """``text`` escaped, with the ``[start, end)`` spans in ``matches`` wrapped in ``<mark>``.
+
+    The only live markup in a page's record text comes from here: every
+    character of ``text`` is escaped; spans that overlap, run backwards or
+    fall outside the text are ignored rather than trusted.
+    """
+    parts: list[str] = []
+    position = 0
+    for span in matches or ():
+        try:
+            start, end = int(span[0]), int(span[1])
+        except (TypeError, ValueError, IndexError):
+            continue
+        if start < position or end <= start or end > len(text):
+            continue
+        parts.append(str(escape(text[position:start])))
+        parts.append(f"<mark>{escape(text[start:end])}</mark>")
+        position = end
+    parts.append(str(escape(text[position:])))
+    return Markup("".join(parts))
+
+
+def safe_link(url: str) -> str | None:
+    """``url`` when it is an http(s) link, else ``None`` (no ``javascript:`` from records)."""
+    url = (url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else None
+
+
+def _year_bars(values: list[dict], width: int = 220, height: int = 60) -> list[dict]:
+    """Geometry of the year histogram: one bar per known year, oldest first.
+
+    Returns dicts ``{"value", "count", "selected", "x", "y", "w", "h"}`` in SVG
+    user units (``width`` × ``height``); bar heights are proportional to counts.
+    """
+    known = sorted((v for v in values if v.get("value") is not None), key=lambda v: v["value"])
+    if not known:
+        return []
+    peak = max(v["count"] for v in known) or 1
+    slot = width / len(known)
+    bars = []
+    for i, v in enumerate(known):
+        h = max(1.0, height * v["count"] / peak)
+        bars.append({**v, "x": round(i * slot + slot * 0.1, 2), "w": round(slot * 0.8, 2),
+                     "y": round(height - h, 2), "h": round(h, 2)})
+    return bars
+
+
+def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex | None = None) -> Flask:
+    """Build the web application over one index.
+
+    Args:
+        index_dir: the index directory (default: ``$SEARCHENGINE_INDEX`` or
+            ``index/``). The app follows the directory's current generation,
+            so a rebuild is served without a restart.
+        index: an already open :class:`SearchIndex` to serve instead.
+
+    Raises:
+        IndexNotFoundError: there is no index at ``index_dir``.
+        IndexDamagedError: the index cannot be opened.
+    """
+    app = Flask(__name__)
+    app.config.update(JSON_SORT_KEYS=False, MAX_CONTENT_LENGTH=16 * 1024, PROPAGATE_EXCEPTIONS=False)
+    app.json.sort_keys = False
+    app.json.ensure_ascii = False
+    search_index = index or open_index(
+        Path(index_dir or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR)
+    )
+    app.extensions["searchengine.index"] = search_index
+    app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
+    app.jinja_env.filters["marked"] = marked
+    app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS)
+
+    def is_api() -> bool:
+        return request.path.startswith("/api/")
+
+    # --- pages -------------------------------------------------------------
+
+    @app.get("/")
+    def search_page():
+        params = SearchParams.from_args(request.args)
+        if params.from_range:
+            return redirect(params.url("/"), code=303)
+        results = None if params.is_empty else search_index.search(params.q, **params.search_kwargs())
+        facets = _facet_view(params, results) if results is not None else []
+        pages = _pagination(params, results)
+        return render_template(
+            "search.html", params=params, results=results, facets=facets, pages=pages,
+            documents=None if results is not None else search_index.doc_count,
+        )
+
+    @app.get("/records/<path:record_id>")
+    def record_page(record_id: str):
+        record = search_index.document(record_id)
+        similar = search_index.similar(record["id"], limit=SIMILAR_ON_PAGE)
+        return render_template("record.html", record=record, similar=similar,
+                               arxiv=arxiv_id(record["id"]), link=safe_link(record["url"]))
+
+    @app.get("/records/<path:record_id>/bibtex")
+    def record_bibtex(record_id: str):
+        from searchengine.export import citation_key, to_bibtex
+
+        record = search_index.document(record_id)
+        body = to_bibtex([record])
+        response = Response(body, mimetype="text/plain")
+        response.headers["Content-Disposition"] = f'inline; filename="{citation_key(record)}.bib"'
+        return response
+
+    # --- JSON API ----------------------------------------------------------
+
+    @app.get("/api/search")
+    def api_search():
+        params = SearchParams.from_args(request.args)
+        return jsonify(search_index.search(params.q, **params.search_kwargs()).to_dict())
+
+    @app.get("/api/records/<path:record_id>/similar")
+    def api_similar(record_id: str):
+        limit = read_limit(request.args)
+        return jsonify(search_index.similar(record_id, limit=limit).to_dict())
+
+    @app.get("/api/records/<path:record_id>")
+    def api_record(record_id: str):
+        return jsonify(search_index.document(record_id))
+
+    @app.get("/api/openapi.json")
+    def api_openapi():
+        from web.openapi import openapi_document
+
+        return jsonify(openapi_document())
+
+    # --- errors and headers -----------------------------------------------
+
+    def error_response(status: int, message: str) -> Response:
+        if is_api():
+            response = jsonify({"error": message})
+        else:
+            response = make_response(render_template(
+                "error.html", status=status, message=message,
+                params=SearchParams(q=" ".join(request.args.get("q", "").split())[:200])))
+        response.status_code = status
+        return response
+
+    @app.errorhandler(SearchEngineError)
+    def engine_error(exc: SearchEngineError):
+        if isinstance(exc, QueryError):
+            return error_response(400, str(exc))
+        if isinstance(exc, RecordNotFoundError):
+            return error_response(404, str(exc))
+        if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexBusyError)):
+            log.error("index unavailable: %s", exc)
+            return error_response(503, "the index is not available right now")
+        log.error("unexpected search error on %s: %s", request.path, exc)
+        return error_response(400, str(exc))
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        messages = {404: "no such page", 405: "method not allowed (only GET is served)"}
+        response = error_response(exc.code or 400, messages.get(exc.code, exc.name.lower()))
+        if exc.code == 405:
+            response.headers["Allow"] = "GET, HEAD"
+        return response
+
+    @app.errorhandler(Exception)
+    def unexpected_error(exc: Exception):
+        if app.debug:
+            raise exc
+        log.exception("unexpected error on %s %s", request.method, request.full_path)
+        return error_response(500, "internal error (logged on the server)")
+
+    @app.after_request
+    def security_headers(response: Response) -> Response:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        if is_api():
+            response.headers.setdefault("Access-Control-Allow-Origin", "*")
+        return response
+
+    return app
+
+
+def _facet_view(params: SearchParams, results) -> list[dict]:
+    """The sidebar: per facet its values with toggle URLs, the unknown count and histogram bars.
+
+    Returns ``[{"name", "values": [{"value", "count", "selected", "url"}],
+    "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`FACETS` order;
+    ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``.
+    """
+    view = []
+    for name in FACETS:
+        values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/"))
+                  for v in results.facets.get(name) or [] if v.get("value") is not None]
+        view.append({
+            "name": name,
+            "values": values,
+            "unknown": sum(v["count"] for v in results.facets.get(name) or [] if v.get("value") is None),
+            "remaining": results.facets_remaining.get(name, 0),
+            "bars": _year_bars(values) if name == "year" else [],
+        })
+    return view
+
+
+def _pagination(params: SearchParams, results) -> dict | None:
+    """Links of the page navigation: previous, next and a window of numbers.
+
+    Returns ``None`` when everything fits on one page; otherwise
+    ``{"prev": url|None, "next": url|None, "items": [{"number", "url", "current"} | None]}``
+    where ``None`` marks a gap. Pages past :data:`MAX_DEPTH` are not offered.
+    """
+    if results is None:
+        return None
+    last = min(results.page.get("pages") or 0, MAX_DEPTH // params.limit)
+    if last <= 1:
+        return None
+    current = params.page
+    numbers = sorted({1, last, *range(max(1, current - 2), min(last, current + 2) + 1)})
+    items: list[dict | None] = []
+    previous = 0
+    for number in numbers:
+        if number - previous > 1:
+            items.append(None)
+        items.append({"number": number, "url": params.with_page(number).url("/"), "current": number == current})
+        previous = number
+    return {
+        "prev": params.with_page(current - 1).url("/") if 1 < current <= last + 1 else None,
+        "next": params.with_page(current + 1).url("/") if current < last else None,
+        "items": items,
+    }

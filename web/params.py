@@ -1,0 +1,262 @@
+"""The parameters of a search page or ``/api/search`` call, and the URLs between states.
+
+Every state of the search page is a URL: the query, the filters, the sort
+order and the page are query-string parameters, so any view can be
+bookmarked, shared and reloaded, and everything works without JavaScript.
+
+Parameters (the same for ``/`` and ``/api/search``):
+
+========== ============================================================
+``q``        query text (empty: browse by filters alone)
+``year``     ``2023``, ``2023-2025``, ``2023-``, ``-2020``; repeatable (OR)
+``year_from``/``year_to``  a range from two form fields, same as ``year=A-B``
+``author``   an author name; repeatable (OR)
+``category`` a category code (``cs.DC``) or archive (``cs``); repeatable (OR)
+``sort``     ``relevance``, ``newest``, ``oldest``, ``title`` (default: relevance,
+             or newest when there is no query text)
+``page``     1-based page number
+``limit``    hits per page, 1 to :data:`MAX_LIMIT`
+========== ============================================================
+
+Values are checked here only for shape and size (so that no request can ask
+for unbounded work); what a year range or an author name *means* is decided
+by the search API, which raises :class:`~searchengine.errors.QueryError` for
+values it cannot understand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from urllib.parse import urlencode
+
+from searchengine.errors import QueryError
+from searchengine.search import MAX_LIMIT
+
+DEFAULT_LIMIT = 10
+SORTS = ("relevance", "newest", "oldest", "title")
+# Deepest hit a request may reach (page * limit): deep pages cost more than
+# they are worth to anyone reading results.
+MAX_DEPTH = 1000
+# At most this many values per filter parameter, each at most this long.
+MAX_VALUES = 20
+MAX_VALUE_CHARS = 200
+MAX_QUERY_CHARS = 2000
+# The facets the page shows, in order, and how many values of each.
+FACETS = ("year", "author", "category")
+FACET_SIZE = 12
+# Query-string name of each facet's filter.
+FILTER_PARAMS = {"year": "year", "author": "author", "category": "category"}
+
+
+def _int(args, name: str, default: int) -> int:
+    raw = args.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 9:
+        raise QueryError(f"{name} must be a whole number, not {raw[:40]!r}")
+    return int(raw)
+
+
+def read_limit(args) -> int:
+    """The ``limit`` parameter: hits per page, 1 to :data:`MAX_LIMIT` (default :data:`DEFAULT_LIMIT`).
+
+    Raises:
+        QueryError: not a whole number, or out of range.
+    """
+    limit = _int(args, "limit", DEFAULT_LIMIT)
+    if not 1 <= limit <= MAX_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+    return limit
+
+
+def _values(args, name: str) -> tuple[str, ...]:
+    values: list[str] = []
+    for raw in args.getlist(name):
+        value = " ".join(raw.split())
+        if not value:
+            continue
+        if len(value) > MAX_VALUE_CHARS:
+            raise QueryError(f"{name} value is {len(value)} characters long; at most {MAX_VALUE_CHARS} are allowed")
+        if value not in values:
+            values.append(value)
+    if len(values) > MAX_VALUES:
+        raise QueryError(f"at most {MAX_VALUES} {name} values are allowed, not {len(values)}")
+    return tuple(values)
+
+
+def _year_range(args) -> str | None:
+    """``year_from``/``year_to`` as one year value (``2020-2024``, ``2020-``, ``-2024``)."""
+    low = args.get("year_from", "").strip()
+    high = args.get("year_to", "").strip()
+    for name, value in (("year_from", low), ("year_to", high)):
+        if value and not (value.isascii() and value.isdigit() and len(value) == 4):
+            raise QueryError(f"{name} must be a four-digit year, not {value[:40]!r}")
+    if low and high:
+        return low if low == high else f"{low}-{high}"
+    if low:
+        return f"{low}-"
+    if high:
+        return f"-{high}"
+    return None
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """One search request, validated for shape and size.
+
+    Attributes:
+        q: query text, whitespace collapsed ("" to browse by filters).
+        years, authors, categories: filter values, in the order given,
+            each at most once.
+        sort: one of :data:`SORTS`, or ``None`` for the search API's default.
+        page: 1-based page number.
+        limit: hits per page.
+        from_range: True when ``year_from``/``year_to`` were given (the page
+            redirects to the canonical URL with a ``year`` value instead).
+    """
+
+    q: str = ""
+    years: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    sort: str | None = None
+    page: int = 1
+    limit: int = DEFAULT_LIMIT
+    from_range: bool = False
+
+    @classmethod
+    def from_args(cls, args) -> SearchParams:
+        """Read a request's query string (a Werkzeug ``MultiDict``).
+
+        Raises:
+            QueryError: a value is malformed, too long, too many, or past a cap;
+                the message names the parameter.
+        """
+        q = " ".join(args.get("q", "").split())
+        if len(q) > MAX_QUERY_CHARS:
+            raise QueryError(f"the query is {len(q)} characters long; at most {MAX_QUERY_CHARS} are allowed")
+        sort = args.get("sort", "").strip() or None
+        if sort is not None and sort not in SORTS:
+            raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
+        limit = read_limit(args)
+        page = _int(args, "page", 1)
+        if page < 1:
+            raise QueryError(f"page must be 1 or more, not {page}")
+        if page * limit > MAX_DEPTH:
+            raise QueryError(
+                f"page {page} with limit {limit} reaches past hit {MAX_DEPTH}, the deepest served; "
+                "narrow the search with filters instead"
+            )
+        years = _values(args, "year")
+        extra = _year_range(args)
+        if extra and extra not in years:
+            years += (extra,)
+        if len(years) > MAX_VALUES:
+            raise QueryError(f"at most {MAX_VALUES} year values are allowed, not {len(years)}")
+        return cls(
+            q=q,
+            years=years,
+            authors=_values(args, "author"),
+            categories=_values(args, "category"),
+            sort=sort,
+            page=page,
+            limit=limit,
+            from_range=extra is not None,
+        )
+
+    @property
+    def year_bounds(self) -> tuple[str, str]:
+        """``(from, to)`` for the year range fields: the one active year range, else empty."""
+        if len(self.years) == 1:
+            low, dash, high = self.years[0].partition("-")
+            if all(not part or (part.isdigit() and len(part) == 4) for part in (low, high)):
+                return (low, high if dash else low)
+        return ("", "")
+
+    @property
+    def has_filters(self) -> bool:
+        return bool(self.years or self.authors or self.categories)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when there is nothing to search for (no query, no filter)."""
+        return not self.q and not self.has_filters
+
+    def search_kwargs(self) -> dict:
+        """Keyword arguments for ``SearchIndex.search`` (the query text aside)."""
+        return {
+            "limit": self.limit,
+            "page": self.page,
+            "year": list(self.years),
+            "author": list(self.authors),
+            "category": list(self.categories),
+            "sort": self.sort,
+            "facets": list(FACETS),
+            "facet_size": FACET_SIZE,
+        }
+
+    def items(self) -> list[tuple[str, str]]:
+        """The canonical query-string pairs; defaults are left out."""
+        pairs: list[tuple[str, str]] = []
+        if self.q:
+            pairs.append(("q", self.q))
+        pairs += [("year", v) for v in self.years]
+        pairs += [("author", v) for v in self.authors]
+        pairs += [("category", v) for v in self.categories]
+        if self.sort:
+            pairs.append(("sort", self.sort))
+        if self.limit != DEFAULT_LIMIT:
+            pairs.append(("limit", str(self.limit)))
+        if self.page != 1:
+            pairs.append(("page", str(self.page)))
+        return pairs
+
+    def url(self, path: str = "/") -> str:
+        """``path`` with this state's canonical query string."""
+        query = urlencode(self.items())
+        return f"{path}?{query}" if query else path
+
+    def _values_of(self, facet: str) -> tuple[str, ...]:
+        return {"year": self.years, "author": self.authors, "category": self.categories}[facet]
+
+    def _with_values(self, facet: str, values: tuple[str, ...]) -> SearchParams:
+        field_name = {"year": "years", "author": "authors", "category": "categories"}[facet]
+        return replace(self, **{field_name: values}, page=1, from_range=False)
+
+    def without(self, facet: str, value: str) -> SearchParams:
+        """This state minus one filter value, back on page 1 (a chip's remove link)."""
+        return self._with_values(facet, tuple(v for v in self._values_of(facet) if v != value))
+
+    def toggled(self, facet: str, value, selected: bool) -> SearchParams:
+        """The state a facet value's link leads to, back on page 1.
+
+        An unselected value is added as a filter (OR with the facet's other
+        values). A selected value given literally is removed; one selected
+        through a wider filter (a year inside ``2020-2024``, an author matched
+        by initials) replaces that facet's filters, narrowing to it.
+        """
+        value = str(value)
+        current = self._values_of(facet)
+        if not selected:
+            return self._with_values(facet, current + (value,))
+        if any(v.casefold() == value.casefold() for v in current):
+            return self._with_values(facet, tuple(v for v in current if v.casefold() != value.casefold()))
+        return self._with_values(facet, (value,))
+
+    def cleared(self) -> SearchParams:
+        """This state without any filter, back on page 1."""
+        return replace(self, years=(), authors=(), categories=(), page=1, from_range=False)
+
+    def with_query(self, q: str) -> SearchParams:
+        """This state with another query text (a suggestion's link), back on page 1."""
+        return replace(self, q=q, page=1, from_range=False)
+
+    def with_page(self, page: int) -> SearchParams:
+        return replace(self, page=page, from_range=False)
+
+    def with_sort(self, sort: str) -> SearchParams:
+        return replace(self, sort=sort, page=1, from_range=False)
+
+    def chips(self) -> list[tuple[str, str, SearchParams]]:
+        """Active filters as ``(facet, value, state without it)``, in URL order."""
+        return [(facet, value, self.without(facet, value)) for facet in FACETS for value in self._values_of(facet)]

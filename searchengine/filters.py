@@ -28,6 +28,8 @@ value: a filter never silently disappears.
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -126,6 +128,11 @@ class Filters:
             categories=self.categories + other.categories,
             primary_only=self.primary_only or other.primary_only,
         )
+
+    def without(self, facet: str) -> Filters:
+        """These filters less those on ``facet`` (``"year"``, ``"author"`` or ``"category"``)."""
+        field = {"year": "years", "author": "authors", "category": "categories"}[facet]
+        return dataclasses.replace(self, **{field: ()})
 
     def selects(self, facet: str, value) -> bool:
         """True when a facet value is among those the filters ask for.

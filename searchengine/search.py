@@ -253,7 +253,10 @@ class SearchIndex:
                 ``newest``, ``oldest`` or ``title``; default ``relevance``,
                 or ``newest`` when there is no query text.
             facets: facet names to count over all hits (``"year,author"`` or
-                a list; see :data:`searchengine.facets.FACET_NAMES`).
+                a list; see :data:`searchengine.facets.FACET_NAMES`). Each
+                facet is counted over the hits of the query and of every
+                filter except its own ("disjunctive" facets), so a selected
+                year still shows the other years' counts.
             facet_size: values listed per facet.
             time_budget: seconds the ranking may take (default
                 :attr:`time_budget`); past it, the best hits found so far are
@@ -314,10 +317,21 @@ class SearchIndex:
                 hits = self._window_hits(searcher, wanted, window)
         if timed_out:
             notes.append(f"ranking was stopped after {budget:g} s; the order of these hits is approximate")
-        counted = facet_mod.count_facets(
-            columns, docnums, facet_names, size=facet_size,
-            primary_only=chosen.primary_only, selects=chosen.selects,
-        ) if facet_names else {}
+        counted = {}
+        for name in facet_names:
+            # Each facet is counted with every filter but its own, so the
+            # values not chosen yet stay visible as choices to add (OR).
+            others = chosen.without(name)
+            if others == chosen:
+                counted_docnums = docnums
+            else:
+                from whoosh.query import Every
+
+                counted_docnums = cache.docnums(_both(wanted, filter_query(others)) or Every())
+            counted.update(facet_mod.count_facets(
+                columns, counted_docnums, [name], size=facet_size,
+                primary_only=chosen.primary_only, selects=chosen.selects,
+            ))
         return SearchResults(
             query=query,
             total=total,

@@ -98,7 +98,11 @@ def test_browsing_a_year_lists_every_paper_of_that_year_newest_first(corpus_inde
     results = corpus_index.search("", year="2026", limit=100, facets="year")
     assert results.total == len(expected) == 7
     assert {h.id for h in results.hits} == expected
-    assert results.facets["year"] == [{"value": 2026, "count": 7, "selected": True}]
+    # The year facet ignores its own filter, so the other years stay visible as choices.
+    years = Counter(r.year for r in corpus_records())
+    assert results.facets["year"] == [
+        {"value": y, "count": years[y], "selected": y == 2026} for y in sorted(years, reverse=True)]
+    assert results.facets["year"][0] == {"value": 2026, "count": 7, "selected": True}
 
 
 def test_fixture_facets_match_brute_force_with_unknown_buckets(index):
@@ -141,11 +145,18 @@ def test_selected_values_are_marked(index):
     results = index.search("sparse", year="2023-2025", author="Qian, D.", category="cs", facets="year,author,category")
     # f01 (2023, Depei Qian + Ana María Pérez, cs.DC cs.LG) and f06 (2025, ..., Dong Qian, cs.CL cs.AI cs.LG)
     assert results.total == 2
+    # Each facet counts the hits of every filter but its own.
+    # Year: sparse, by Qian D., in cs -> f01 (2023), f06 (2025), f03 (no year, cs.MS).
     assert results.facets["year"] == [{"value": 2025, "count": 1, "selected": True},
-                                      {"value": 2023, "count": 1, "selected": True}]
-    selected_authors = {v["value"] for v in results.facets["author"] if v["selected"]}
-    assert selected_authors == {"Depei Qian", "Dong Qian"}
-    assert all(v["selected"] for v in results.facets["category"])
+                                      {"value": 2023, "count": 1, "selected": True},
+                                      {"value": None, "count": 1, "selected": False}]
+    # Author: sparse, 2023-2025, in cs -> f01, f06 and f08 (Zoë Åberg, cs.DS).
+    assert results.facets["author"] == [
+        {"value": name, "count": 1, "selected": name in ("Depei Qian", "Dong Qian")}
+        for name in sorted(["Depei Qian", "Ana María Pérez", "Yu Wang", "Yan Wang", "Dong Qian", "Zoë Åberg"])]
+    # Category: sparse, 2023-2025, by Qian D. -> f01 and f06, all in cs.
+    assert results.facets["category"] == [{"value": "cs.LG", "count": 2, "selected": True}] + [
+        {"value": code, "count": 1, "selected": True} for code in ["cs.AI", "cs.CL", "cs.DC"]]
 
 
 def test_primary_only_counts_the_first_category(index):
@@ -245,6 +256,12 @@ def test_cli_prints_facets_under_the_results(cli):
         "",
         "Year:",
         "  2026                                2  (selected)",
+        "  2025                                2",
+        "  2024                                3",
+        "  2023                                2",
+        "  2022                                1",
+        "  2021                                1",
+        "  unknown                             4",
         "",
         "Category:",
         "  cs.DC                               1",
@@ -359,4 +376,8 @@ def test_cli_open_ranges_and_primary_only(cli):
     result = cli("--category", "cs.LG", "--primary-only", "--facets", "category", "--json")
     data = json.loads(result.stdout)
     assert [h["id"] for h in data["hits"]] == ["f02"]
-    assert data["facets"]["category"] == [{"value": "cs.LG", "count": 1, "selected": True}]
+    # The category facet ignores the category filter: every primary category, cs.LG selected.
+    expected = brute_facets(fixture_records(), size=10, primary_only=True)["category"]
+    for entry in expected:
+        entry["selected"] = entry["value"] == "cs.LG"
+    assert data["facets"]["category"] == expected

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from searchengine.records import Problem, Record, clean_text, title_id
@@ -96,13 +96,22 @@ def parse_object(obj: object) -> Record:
     )
 
 
-def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
-    """Yield one Record per good line; report each bad line in ``problems``."""
+def read_objects(
+    path: Path,
+    lines: Iterable[tuple[int, str]],
+    problems: list[Problem],
+    parse: Callable[[object], Record],
+) -> Iterator[Record]:
+    """Decode one JSON value per non-blank line and turn it into a Record with ``parse``.
+
+    A line that is not JSON, or that ``parse`` rejects with ``ValueError``,
+    is reported in ``problems`` as ``file:line: reason (skipped)``.
+    """
     for number, line in lines:
         if not line.strip():
             continue
         try:
-            record = parse_object(json.loads(line))
+            record = parse(json.loads(line))
         except json.JSONDecodeError as exc:
             problems.append(Problem(str(path), number, f"invalid JSON ({exc.msg} at column {exc.colno}) (skipped)"))
             continue
@@ -111,3 +120,8 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
             continue
         record.source = f"{path}:{number}"
         yield record
+
+
+def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
+    """Yield one Record per good line; report each bad line in ``problems``."""
+    return read_objects(path, lines, problems, parse_object)

@@ -11,6 +11,7 @@ year        integer, sortable column, stored                    filter, sort, fa
 categories  exact terms, space separated, stored as a list      filter, facet
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
+version     stored only (arXiv version number, or absent)      keeping the latest version
 ==========  ==================================================  =========================
 """
 
@@ -39,6 +40,7 @@ def build_schema() -> Schema:
         categories=KEYWORD(stored=True, scorable=False, lowercase=False),
         url=STORED(),
         source=STORED(),
+        version=STORED(),
     )
 
 
@@ -61,4 +63,6 @@ def document_fields(record) -> dict:
     }
     if record.year is not None:
         fields["year"] = record.year
+    if record.version is not None:
+        fields["version"] = record.version
     return fields

@@ -52,6 +52,24 @@ def new_generation(index_dir: Path) -> Path:
     return path
 
 
+def link_generation(source: Path, destination: Path) -> None:
+    """Fill ``destination`` with hard links to the index files of ``source``.
+
+    Whoosh never rewrites a finished file (a commit writes new segment files
+    and a new table of contents, then deletes what it no longer needs), so a
+    writer working on the links leaves ``source`` exactly as it was. Lock
+    files and temporary directories are not carried over. Falls back to
+    copying where the file system cannot link.
+    """
+    for entry in source.iterdir():
+        if not entry.is_file() or "LOCK" in entry.name.upper() or entry.name.endswith(".tmp"):
+            continue
+        try:
+            os.link(entry, destination / entry.name)
+        except OSError:
+            shutil.copy2(entry, destination / entry.name)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

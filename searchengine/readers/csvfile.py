@@ -19,7 +19,7 @@ import csv
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from searchengine.readers import arxivmeta, jsonlines
+from searchengine.readers import jsonlines
 from searchengine.records import Problem, Record
 
 NAME = "csv"
@@ -46,13 +46,10 @@ def _row_record(row: dict[str, str]) -> Record:
     version_text = str(values.pop("version", "") or "").strip().lstrip("v")
     if version_text and not version_text.isdigit():
         raise ValueError(f"field 'version' must be a number, not {row['version']!r}")
-    raw_id = str(values.get("id") or "")
-    arxiv_id, id_version = arxivmeta.split_version(raw_id)
-    values["id"] = arxiv_id or None
+    values["id"] = values.get("id") or None
     record = jsonlines.parse_object(values)
-    record.version = int(version_text) if version_text else id_version
-    if record.year is None and arxiv_id:
-        record.year = arxivmeta.year_from_id(arxiv_id)
+    if version_text:
+        record.version = int(version_text)
     return record
 
 

@@ -58,11 +58,18 @@ def main() -> None:
     """Ranked full-text search over titles and abstracts of scientific papers."""
 
 
-def _format_names() -> list[str]:
-    # The reader modules are small and import nothing heavy.
+FORMAT_NAMES = "arxiv-oai, arxiv-listing, arxiv-atom, csv, authorpage, jsonl"
+
+
+def _check_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # Checked here rather than by click.Choice so that other commands need not import the readers.
+    if value is None:
+        return None
     from searchengine.readers import FORMATS
 
-    return list(FORMATS)
+    if value not in FORMATS:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(FORMATS)}", ctx=ctx, param=param)
+    return value
 
 
 wait_option = click.option(
@@ -86,7 +93,8 @@ def _progress_bar(quiet: bool):
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @index_dir_option
 @click.option("--update", is_flag=True, help="Add or replace documents by id in the existing index instead of rebuilding it.")
-@click.option("--format", "format_name", type=click.Choice(_format_names()), help="Read every input in this format instead of detecting it.")
+@click.option("--format", "format_name", metavar="NAME", callback=_check_format,
+              help=f"Read every input in this format instead of detecting it: {FORMAT_NAMES}.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Indexing processes  [default: one per CPU core]")
 @click.option("--memory-mb", type=click.IntRange(16), default=512, show_default=True, help="Memory for posting buffers, all processes together (approximate).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no skipped-record lines; only the summary.")
@@ -104,10 +112,17 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     from searchengine.indexer import build_index, update_index
 
     bar = _progress_bar(quiet)
+
+    def progress(records: int) -> None:
+        if records:
+            bar.update(records)
+        else:
+            bar.set_description_str("Committing")
+
     run_index = update_index if update else build_index
     try:
         summary = run_index(paths or [Path(DEFAULT_CORPUS)], index_dir, format=format_name, lock_timeout=wait,
-                            jobs=jobs, memory_mb=memory_mb, progress=bar.update if bar else None)
+                            jobs=jobs, memory_mb=memory_mb, progress=progress if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()

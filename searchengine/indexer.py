@@ -35,7 +35,6 @@ from pathlib import Path
 
 from searchengine import store
 from searchengine.errors import IndexNotFoundError, InputError
-from searchengine.readers import read_records
 from searchengine.records import Problem, Record
 
 # Default memory for Whoosh's posting buffers, across all writer processes (MB).
@@ -333,6 +332,8 @@ def _index(
         if not Path(path).exists():
             raise InputError(f"{path}: no such file or directory")
 
+    from searchengine.readers import read_records
+
     def operation(ix) -> None:
         records = read_records(paths, summary.problems, format=format)
         # Small inputs are indexed in this process: starting workers would cost more.
@@ -350,6 +351,8 @@ def _index(
         except BaseException:
             writer.cancel()
             raise
+        if progress is not None:
+            progress(0)
         writer.commit()
         if repeats or update:
             _resolve(ix, repeats, repair=update, summary=summary, limitmb=max(16, memory_mb // 2))
@@ -378,7 +381,8 @@ def build_index(
         lock_timeout: seconds to wait for another writer before giving up.
         jobs: indexing processes (default: one per CPU core).
         memory_mb: approximate memory for posting buffers, all processes together.
-        progress: called with 1 for each record read.
+        progress: called with 1 for each record read, then once with 0 when
+            reading is over and the commit (merging, writing) begins.
 
     Returns:
         An :class:`IndexSummary`; ``problems`` lists every skipped record.

@@ -24,7 +24,6 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 from searchengine.errors import IndexBusyError
@@ -46,7 +45,8 @@ def current_generation(index_dir: Path) -> Path | None:
 def new_generation(index_dir: Path) -> Path:
     """Create and return an empty directory for a new generation."""
     index_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}"
     path = index_dir / f"{PREFIX}{stamp}-{os.getpid()}"
     path.mkdir()
     return path

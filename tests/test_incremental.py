@@ -154,7 +154,13 @@ def test_cli_quiet_hides_skipped_lines_and_format_is_checked(tmp_path):
     assert result.exit_code == 0 and result.stderr == ""
     assert result.stdout.startswith(f"Indexed 1 documents into {tmp_path / 'ix'} (1 records read, 1 skipped) in ")
     result = runner.invoke(main, ["index", str(bad), "--format", "nonsense"])
-    assert result.exit_code == 2 and "Invalid value for '--format'" in result.stderr
+    assert result.exit_code == 2
+    assert "Invalid value for '--format': 'nonsense' is not one of arxiv-oai, " in result.stderr
+    # The help names every format there is.
+    from searchengine.readers import FORMATS
+
+    help_text = " ".join(runner.invoke(main, ["index", "--help"]).stdout.split())
+    assert all(name in help_text for name in FORMATS)
     result = runner.invoke(main, ["index", str(OAI), "--format", "jsonl", "--json", "--index-dir", str(tmp_path / "ix")])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["documents"] == 200

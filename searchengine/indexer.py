@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchengine import store
-from searchengine.errors import IndexNotFoundError, InputError
+from searchengine.errors import IndexNotFoundError, InputError, SearchEngineError
 from searchengine.records import Problem, Record
 
 # Default memory for Whoosh's posting buffers, across all writer processes (MB).
@@ -146,15 +146,35 @@ def _subwriter(parent: int, *args) -> None:
     SubWriterTask(*args).run()
 
 
+class _JobQueue:
+    """The parent's side of the workers' job queue: a put never waits forever on dead workers."""
+
+    def __init__(self, jobs, tasks: list) -> None:
+        self.jobs, self.tasks = jobs, tasks
+
+    def put(self, item) -> None:
+        import queue
+
+        while True:
+            try:
+                self.jobs.put(item, timeout=1)
+                return
+            except queue.Full:
+                if not all(task.is_alive() for task in self.tasks):
+                    raise SearchEngineError("an indexing process died; the index is unchanged") from None
+
+
 def _parallel_writer(ix, jobs: int, limitmb: int):
     """Whoosh's multiprocessing writer whose workers never outlive this process."""
-    import multiprocessing
-
     from whoosh.multiproc import MpWriter
 
     class Writer(MpWriter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.jobqueue = _JobQueue(self.jobqueue, self.tasks)
+
         def _new_task(self):
-            args = (self.storage, self.indexname, self.jobqueue, self.resultqueue,
+            args = (self.storage, self.indexname, self.jobqueue.jobs, self.resultqueue,
                     self.subargs, self.multisegment)
             task = self._mpctx.Process(target=_subwriter, args=(os.getpid(), *args), daemon=True)
             self.tasks.append(task)
@@ -162,13 +182,16 @@ def _parallel_writer(ix, jobs: int, limitmb: int):
             return task
 
         def cancel(self):
-            for _ in self.tasks:
-                self.jobqueue.put(None)
+            try:
+                for _ in self.tasks:
+                    self.jobqueue.put(None)
+            except SearchEngineError:
+                pass
             for task in self.tasks:
                 task.join(timeout=10)
                 if task.is_alive():
                     task.kill()
-            self.tasks = []
+            self.tasks.clear()
             super().cancel()
 
     # fork: workers inherit the loaded analyzer instead of importing it again.
@@ -194,11 +217,18 @@ def _stream(
     *,
     replace: bool,
     progress: Callable[[int], None] | None,
-) -> dict[str, Record]:
-    """Add each record; return the later copies of ids already written, combined."""
+) -> tuple[dict[str, Record], int]:
+    """Add each record to ``writer`` (not committed).
+
+    Returns the later copies of ids already written (combined, by id) and
+    the number of documents the index must hold after the commit.
+    """
     from searchengine.schema import document_fields
 
-    searcher = writer.searcher() if replace else None
+    searcher = writer.searcher()
+    documents = searcher.doc_count()
+    if not replace:
+        searcher = None
     written: set[str] = set()
     repeats: dict[str, Record] = {}
     for record in records:
@@ -219,14 +249,16 @@ def _stream(
                     continue
                 for docnum in docnums:
                     writer.delete_document(docnum)
+                documents -= len(docnums)
                 summary.replaced += 1
             else:
                 summary.added += 1
         else:
             summary.added += 1
         writer.add_document(**document_fields(record))
+        documents += 1
         written.add(record.id)
-    return repeats
+    return repeats, documents
 
 
 def _older(record: Record, indexed: int) -> Problem:
@@ -247,6 +279,7 @@ def _resolve(ix, repeats: dict[str, Record], *, repair: bool, summary: IndexSumm
     from searchengine.schema import document_fields
 
     writer = ix.writer(limitmb=limitmb)
+    changed = bool(repeats)
     try:
         searcher = writer.searcher()
         for doc_id, later in repeats.items():
@@ -268,10 +301,14 @@ def _resolve(ix, repeats: dict[str, Record], *, repair: bool, summary: IndexSumm
                     if docnum != keep:
                         writer.delete_document(docnum)
                         summary.replaced += 1
+                        changed = True
     except BaseException:
         writer.cancel()
         raise
-    writer.commit()
+    if changed:
+        writer.commit()
+    else:
+        writer.cancel()
 
 
 def _write(
@@ -341,8 +378,8 @@ def _index(
         parallel = jobs if len(head) == PARALLEL_MIN_RECORDS else 1
         writer = _writer(ix, parallel, memory_mb)
         try:
-            repeats = _stream(itertools.chain(head, records), writer, summary,
-                              replace=update, progress=progress)
+            repeats, expected = _stream(itertools.chain(head, records), writer, summary,
+                                        replace=update, progress=progress)
             if summary.records == 0:
                 raise InputError(
                     "nothing to index in " + ", ".join(str(p) for p in paths)
@@ -354,6 +391,12 @@ def _index(
         if progress is not None:
             progress(0)
         writer.commit()
+        # Whoosh's parallel writer drops the segment of a worker that died; never publish that.
+        if ix.doc_count() != expected:
+            raise SearchEngineError(
+                f"{target}: {expected - ix.doc_count()} documents were not written (an indexing process "
+                "failed); the index is unchanged"
+            )
         if repeats or update:
             _resolve(ix, repeats, repair=update, summary=summary, limitmb=max(16, memory_mb // 2))
 

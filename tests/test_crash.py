@@ -237,3 +237,24 @@ def test_two_writers_take_turns_or_the_second_gives_up(driver, small_inputs, tmp
     # The update (300 + 150 new) went first, then the remove.
     assert patient.stdout.startswith(f"Removed 1 document from {index_dir}; 449 documents in ")
     assert_clean_and_intact(index_dir, 449)
+
+
+def _idle_worker(parent, storage, indexname, jobqueue, resultqueue, kwargs, multisegment):
+    """A worker that takes every job and writes nothing, like one that died."""
+    while jobqueue.get() is not None:
+        pass
+
+
+def test_a_failed_worker_is_an_error_not_a_smaller_index(small_inputs, tmp_path, monkeypatch):
+    import searchengine.indexer as indexer
+    from searchengine import SearchEngineError
+
+    old, _, _ = small_inputs
+    index_dir = old_index(small_inputs, tmp_path)
+    before = store.current_generation(index_dir)
+    source = records_file(tmp_path / "big.jsonl", indexer.PARALLEL_MIN_RECORDS)
+    monkeypatch.setattr(indexer, "_subwriter", _idle_worker)
+    with pytest.raises(SearchEngineError, match=r"documents were not written \(an indexing process failed\)"):
+        build_index([source], index_dir, jobs=2)
+    assert store.current_generation(index_dir) == before
+    assert open_index(index_dir).doc_count == 300

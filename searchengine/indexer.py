@@ -206,6 +206,33 @@ def _writer(ix, jobs: int, memory_mb: int):
     return ix.writer(limitmb=limitmb)
 
 
+def merge_policy(writer, segments):
+    """Whoosh merge policy: segments left mostly deleted by updates are dropped or rewritten.
+
+    A segment whose documents are all deleted is dropped; one with more than
+    half deleted is merged into the new segment (only its live documents are
+    copied); the rest follow Whoosh's ``MERGE_SMALL``. Without this, every
+    update that replaces documents would leave their old segments behind.
+
+    Returns the segments kept unchanged, as Whoosh's policies do.
+    """
+    from whoosh.reading import SegmentReader
+    from whoosh.writing import MERGE_SMALL
+
+    kept = []
+    for segment in segments:
+        deleted, total = segment.deleted_count(), segment.doc_count_all()
+        if deleted >= total:
+            continue
+        if deleted * 2 > total:
+            reader = SegmentReader(writer.storage, writer.schema, segment)
+            writer.add_reader(reader)
+            reader.close()
+            continue
+        kept.append(segment)
+    return MERGE_SMALL(writer, kept)
+
+
 def _live(searcher, doc_id: str) -> list[int]:
     return list(searcher.document_numbers(id=doc_id))
 
@@ -306,7 +333,7 @@ def _resolve(ix, repeats: dict[str, Record], *, repair: bool, summary: IndexSumm
         writer.cancel()
         raise
     if changed:
-        writer.commit()
+        writer.commit(mergetype=merge_policy)
     else:
         writer.cancel()
 
@@ -390,7 +417,7 @@ def _index(
             raise
         if progress is not None:
             progress(0)
-        writer.commit()
+        writer.commit(mergetype=merge_policy)
         # Whoosh's parallel writer drops the segment of a worker that died; never publish that.
         if ix.doc_count() != expected:
             raise SearchEngineError(
@@ -500,7 +527,7 @@ def remove_documents(
         except BaseException:
             writer.cancel()
             raise
-        writer.commit()
+        writer.commit(mergetype=merge_policy)
 
     summary.documents = _write(target, operation, from_current=True, lock_timeout=lock_timeout)
     summary.seconds = time.perf_counter() - started

@@ -164,3 +164,15 @@ def test_cli_quiet_hides_skipped_lines_and_format_is_checked(tmp_path):
     result = runner.invoke(main, ["index", str(OAI), "--format", "jsonl", "--json", "--index-dir", str(tmp_path / "ix")])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["documents"] == 200
+
+
+def test_replaced_documents_do_not_pile_up_in_old_segments(index_copy):
+    from whoosh import index as whoosh_index
+
+    for _ in range(2):
+        update_index([OAI], index_copy)
+    ix = whoosh_index.open_dir(str(store.current_generation(index_copy)))
+    segments = ix._segments()
+    # Every document was replaced twice; the segments holding the old copies are gone.
+    assert sum(s.doc_count_all() for s in segments) == 200
+    assert sum(s.deleted_count() for s in segments) == 0

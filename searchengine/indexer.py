@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchengine import store
-from searchengine.errors import IndexNotFoundError, InputError, SearchEngineError
+from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.records import Problem, Record
 
 # Default memory for Whoosh's posting buffers, across all writer processes (MB).
@@ -362,7 +362,10 @@ def _write(
         try:
             if base is not None:
                 store.link_generation(base, generation)
-                ix = whoosh_index.open_dir(str(generation))
+                try:
+                    ix = whoosh_index.open_dir(str(generation))
+                except Exception as exc:  # Whoosh raises many kinds on damage
+                    raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
             else:
                 ix = whoosh_index.create_in(str(generation), build_schema())
             operation(ix)
@@ -482,7 +485,8 @@ def update_index(
     and reported. Any id that the index holds more than once is repaired to
     one document. Without an index yet, this is :func:`build_index`.
 
-    Arguments, return value and errors as for :func:`build_index`.
+    Arguments, return value and errors as for :func:`build_index`; also
+    raises IndexDamagedError when the current index cannot be opened.
     """
     return _index(paths, index_dir, update=True, format=format, lock_timeout=lock_timeout,
                   jobs=jobs, memory_mb=memory_mb, progress=progress)
@@ -502,6 +506,7 @@ def remove_documents(
 
     Raises:
         IndexNotFoundError: there is no index at ``index_dir``.
+        IndexDamagedError: the current index cannot be opened.
         IndexBusyError: another process is writing this index.
     """
     from searchengine.readers.arxivmeta import split_version

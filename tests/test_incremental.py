@@ -176,3 +176,17 @@ def test_replaced_documents_do_not_pile_up_in_old_segments(index_copy):
     # Every document was replaced twice; the segments holding the old copies are gone.
     assert sum(s.doc_count_all() for s in segments) == 200
     assert sum(s.deleted_count() for s in segments) == 0
+
+
+def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(tmp_path):
+    (tmp_path / "index" / "gen-x").mkdir(parents=True)
+    (tmp_path / "index" / "gen-x" / "_MAIN_1.toc").write_bytes(b"garbage")
+    (tmp_path / "index" / "CURRENT").write_text("gen-x\n")
+    runner = CliRunner()
+    for args in (["index", "--update", str(OAI)], ["remove", "0704.0001"]):
+        result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"Error: {tmp_path / 'index' / 'gen-x'}: index cannot be opened (")
+        assert len(result.stderr.splitlines()) == 1
+    # Nothing was switched or left behind.
+    assert sorted(p.name for p in (tmp_path / "index").glob("gen-*")) == ["gen-x"]

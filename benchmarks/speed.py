@@ -17,8 +17,9 @@ process and its children, sampled every 20 ms), index size on disk; query
 latency p50/p95 over 200 keyword queries (three fixed ones plus two or three
 consecutive content words of random titles, seed 42; the top 10 hits with
 snippets, every word required, median of 3 timed passes after a warm-up);
-facet cost (exact counts by year and by primary category over all hits of
-20 queries); cold start of ``searchengine search`` as a new process against
+facet cost (exact counts over all hits of 20 queries, by year and by
+category: every category of a paper in searchengine, through Whoosh's
+grouping; the primary category, a column, in FTS5); cold start of ``searchengine search`` as a new process against
 ``python -c`` running the FTS5 query (median of 5 after a warm-up). Each
 row gives searchengine / FTS5 as a ratio (time ratios: above 1 means
 searchengine is slower; records/s: above 1 means faster). ``uptime`` is

@@ -190,3 +190,42 @@ def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(tmp_path):
         assert len(result.stderr.splitlines()) == 1
     # Nothing was switched or left behind.
     assert sorted(p.name for p in (tmp_path / "index").glob("gen-*")) == ["gen-x"]
+
+
+def _stderr_on_a_terminal(args):
+    """Run ``searchengine ARGS`` with stderr on a pseudo-terminal; return what it wrote there."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    # A new pseudo-terminal is 0 columns wide; give it a normal size.
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    process = subprocess.Popen([sys.executable, "-m", "searchengine", *args], stdout=subprocess.PIPE,
+                               stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=120)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace"), process.stdout.read().decode()
+
+
+def test_progress_bar_shows_on_a_terminal_unless_quiet(tmp_path):
+    shown, stdout = _stderr_on_a_terminal(["index", str(OAI), "--index-dir", str(tmp_path / "a")])
+    assert "Indexing: " in shown and " records" in shown
+    assert stdout.startswith(f"Indexed 200 documents into {tmp_path / 'a'} (200 records read, 0 skipped) in ")
+    quiet, stdout = _stderr_on_a_terminal(["index", str(OAI), "--quiet", "--index-dir", str(tmp_path / "b")])
+    assert quiet == "" and stdout.startswith("Indexed 200 documents")

@@ -40,6 +40,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -301,7 +302,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 0],
                         help="record counts to index; 0 means the whole sample")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/searchengine-speed"),
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-speed",
                         help="scratch directory for subsets and indexes")
     parser.add_argument("--jobs", type=int, default=None, help="searchengine index --jobs")
     parser.add_argument("--memory-mb", type=int, default=512, help="searchengine index --memory-mb")

@@ -20,7 +20,7 @@ from searchengine.errors import (
     RecordNotFoundError,
     SearchEngineError,
 )
-from searchengine.indexer import IndexSummary, build_index
+from searchengine.indexer import IndexSummary, build_index, remove_documents, update_index
 from searchengine.records import Problem, Record
 from searchengine.search import Hit, SearchIndex, SearchResults, open_index
 
@@ -40,6 +40,8 @@ __all__ = [
     "SearchResults",
     "build_index",
     "open_index",
+    "remove_documents",
+    "update_index",
 ]
 
 __version__ = "0.1.0"

@@ -47,7 +47,7 @@ def _print_json(data) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _report_problems(problems, limit: int = 20) -> None:
+def _report_problems(problems, limit: int = 10) -> None:
     for problem in problems[:limit]:
         click.echo(f"{problem}", err=True)
     if len(problems) > limit:
@@ -60,30 +60,118 @@ def main() -> None:
     """Ranked full-text search over titles and abstracts of scientific papers."""
 
 
+FORMAT_NAMES = "arxiv-oai, arxiv-listing, arxiv-atom, csv, authorpage, jsonl"
+
+
+def _check_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # Checked here rather than by click.Choice so that other commands need not import the readers.
+    if value is None:
+        return None
+    from searchengine.readers import FORMATS
+
+    if value not in FORMATS:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(FORMATS)}", ctx=ctx, param=param)
+    return value
+
+
+wait_option = click.option(
+    "--wait", default=30.0, show_default=True, type=click.FloatRange(0),
+    help="Seconds to wait while another process writes the index.",
+)
+
+
+def _progress_bar(quiet: bool):
+    """A records/s progress bar on stderr when it is a terminal, else nothing."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    tqdm.monitor_interval = 0  # no monitor thread: indexing forks worker processes
+    return tqdm(unit=" records", unit_scale=True, file=sys.stderr, mininterval=0.5,
+                desc="Indexing", leave=False)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @index_dir_option
+@click.option("--update", is_flag=True, help="Add or replace documents by id in the existing index instead of rebuilding it.")
+@click.option("--format", "format_name", metavar="NAME", callback=_check_format,
+              help=f"Read every input in this format instead of detecting it: {FORMAT_NAMES}.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Indexing processes  [default: one per CPU core]")
+@click.option("--memory-mb", type=click.IntRange(16), default=512, show_default=True, help="Memory for posting buffers, all processes together (approximate).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no skipped-record lines; only the summary.")
+@wait_option
 @json_option
-def index(paths: tuple[Path, ...], index_dir: Path, as_json: bool) -> None:
+def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: str | None, jobs: int | None,
+          memory_mb: int, quiet: bool, wait: float, as_json: bool) -> None:
     """Build a new index from PATHS (files or folders; default: corpus/).
 
     The new index is written beside the old one and replaces it only when
-    complete. Records that cannot be read are reported as file:line: reason
-    and skipped.
+    complete. With --update, documents are added to (or replace, by id) those
+    already indexed. Records that cannot be read are reported as
+    file:line: reason and skipped.
     """
-    from searchengine.indexer import build_index
+    from searchengine.indexer import build_index, update_index
 
-    summary = build_index(paths or [Path(DEFAULT_CORPUS)], index_dir)
-    _report_problems(summary.problems)
+    bar = _progress_bar(quiet)
+
+    def progress(records: int) -> None:
+        if records:
+            bar.update(records)
+        else:
+            bar.set_description_str("Committing")
+
+    run_index = update_index if update else build_index
+    try:
+        summary = run_index(paths or [Path(DEFAULT_CORPUS)], index_dir, format=format_name, lock_timeout=wait,
+                            jobs=jobs, memory_mb=memory_mb, progress=progress if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not quiet:
+        _report_problems(summary.problems)
     if as_json:
         _print_json(summary.to_dict())
+        return
+    merged = f", {summary.merged} duplicates merged" if summary.merged else ""
+    rate = f", {summary.records / summary.seconds:,.0f} records/s" if summary.seconds > 0 else ""
+    if update:
+        click.echo(
+            f"Updated {index_dir}: {summary.added} added, {summary.replaced} replaced, "
+            f"{summary.skipped} skipped ({summary.records} records read{merged}); "
+            f"{summary.documents} documents in {summary.seconds:.2f} s{rate}"
+        )
     else:
-        merged = f", {summary.merged} duplicates merged" if summary.merged else ""
         click.echo(
             f"Indexed {summary.documents} documents into {index_dir} "
             f"({summary.records} records read{merged}, {summary.skipped} skipped) "
-            f"in {summary.seconds:.2f} s"
+            f"in {summary.seconds:.2f} s{rate}"
         )
+
+
+@main.command()
+@click.argument("ids", nargs=-1, required=True)
+@index_dir_option
+@wait_option
+@json_option
+def remove(ids: tuple[str, ...], index_dir: Path, wait: float, as_json: bool) -> None:
+    """Delete the documents with the given IDS from the index.
+
+    An arXiv version suffix is ignored (2101.00003v2 removes 2101.00003).
+    Ids the index does not hold are reported on stderr; that is not an error.
+    """
+    from searchengine.indexer import remove_documents
+
+    summary = remove_documents(ids, index_dir, lock_timeout=wait)
+    for doc_id in summary.not_found:
+        click.echo(f"{doc_id}: not in the index", err=True)
+    if as_json:
+        _print_json(summary.to_dict())
+        return
+    click.echo(
+        f"Removed {summary.removed} document{'s' if summary.removed != 1 else ''} from {index_dir}; "
+        f"{summary.documents} documents in {summary.seconds:.2f} s"
+    )
 
 
 def _open_or_build(index_dir: Path):
@@ -328,7 +416,9 @@ def serve(host: str, port: int, index_dir: Path, threads: int, debug: bool) -> N
     """
     from web import create_app
 
-    app = create_app(index=_open_or_build(index_dir))
+    index = _open_or_build(index_dir)
+    index.warm_up()
+    app = create_app(index=index)
     if debug:
         app.run(host=host, port=port, debug=True)
         return

@@ -1,48 +1,83 @@
-"""Build an index from input files: readers → records → Whoosh documents.
+"""Write an index from input files: readers → records → Whoosh documents.
 
-A build always writes a complete new generation (see :mod:`searchengine.store`)
-and switches readers to it only after Whoosh has committed it, so a failed or
-killed build leaves the previous index untouched.
+Three operations, each of which writes a new generation of the index (see
+:mod:`searchengine.store`) and switches readers to it only after Whoosh has
+committed it, so a failed or killed run leaves the previous index searchable:
+
+* :func:`build_index` indexes its input from scratch;
+* :func:`update_index` adds or replaces documents by id in a copy of the
+  current generation (made of hard links, so copying costs no time);
+* :func:`remove_documents` deletes documents by id the same way.
+
+Records stream from the readers straight into the writer; only the ids
+seen so far (and the rare records whose id repeats) are kept in memory. One
+paper is one document: when an id repeats, the record with the higher arXiv
+version replaces the other, and records of equal (or no) version are merged
+(authors and categories united, as for a paper listed on two author pages).
+The repeats are resolved after the first commit, from the stored fields of
+the copy already written.
+
+Indexing runs in ``jobs`` processes (Whoosh's multiprocessing writer; each
+worker analyses batches of documents into its own segment).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+import signal
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchengine import store
-from searchengine.errors import InputError
-from searchengine.readers import read_records
+from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.records import Problem, Record
+
+# Default memory for Whoosh's posting buffers, across all writer processes (MB).
+DEFAULT_MEMORY_MB = 512
+# Documents handed to a worker process at a time.
+BATCH_SIZE = 256
+# Inputs with fewer records are indexed in one process.
+PARALLEL_MIN_RECORDS = 2000
 
 
 @dataclass
 class IndexSummary:
-    """What a build did.
+    """What an index, update or remove run did.
 
     Attributes:
-        documents: documents in the new index.
-        records: good records read (before merging duplicates).
-        merged: records folded into an earlier record with the same id.
+        documents: documents in the index afterwards.
+        records: good records read.
+        added: documents whose id was not in the index before.
+        replaced: documents that replaced an indexed document with the same id
+            (an update), including extra copies of one id that were repaired.
+        merged: records folded into another record with the same id read in
+            the same run (a later version, or the same paper twice).
+        removed: documents deleted by id (:func:`remove_documents`).
+        not_found: ids given to :func:`remove_documents` that the index lacks.
         problems: every skipped record or file, as ``file:line: reason``.
-        seconds: wall-clock time of the whole build.
-        index_dir: where the index now is.
+        seconds: wall-clock time of the whole run.
+        index_dir: where the index is.
     """
 
     documents: int = 0
     records: int = 0
+    added: int = 0
+    replaced: int = 0
     merged: int = 0
+    removed: int = 0
+    not_found: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     index_dir: str = ""
 
     @property
     def skipped(self) -> int:
-        """Records (or whole files) left out because they could not be read."""
+        """Records (or whole files) left out because they could not be used."""
         return len(self.problems)
 
     def to_dict(self) -> dict:
@@ -50,7 +85,11 @@ class IndexSummary:
         return {
             "documents": self.documents,
             "records": self.records,
+            "added": self.added,
+            "replaced": self.replaced,
             "merged": self.merged,
+            "removed": self.removed,
+            "not_found": list(self.not_found),
             "skipped": self.skipped,
             "problems": [str(p) for p in self.problems],
             "seconds": round(self.seconds, 3),
@@ -58,20 +97,342 @@ class IndexSummary:
         }
 
 
-def collect(paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None) -> tuple[dict[str, Record], int]:
-    """Read every record under ``paths`` into a dict by id, merging duplicates.
+def combine(earlier: Record, later: Record) -> Record:
+    """One record from two with the same id.
 
-    Returns the records in first-seen order and the number of good records
-    read. A paper seen twice (the same id, e.g. on two author pages) becomes
-    one record with the authors and categories of both.
+    The higher arXiv version wins whole (a record without a version counts
+    as version 0); of equal versions, ``earlier`` keeps its fields and gains
+    ``later``'s authors and categories (:meth:`Record.merged_with`).
     """
-    records: dict[str, Record] = {}
-    count = 0
-    for record in read_records(paths, problems, format=format):
-        count += 1
-        earlier = records.get(record.id)
-        records[record.id] = earlier.merged_with(record) if earlier else record
-    return records, count
+    old, new = earlier.version or 0, later.version or 0
+    if new > old:
+        return later
+    if old > new:
+        return earlier
+    return earlier.merged_with(later)
+
+
+def record_from_stored(stored: dict) -> Record:
+    """Rebuild a :class:`Record` from a document's stored fields."""
+    return Record(
+        id=stored["id"],
+        title=stored.get("title", ""),
+        abstract=stored.get("abstract", ""),
+        authors=list(stored.get("authors") or []),
+        year=stored.get("year"),
+        categories=list(stored.get("categories") or []),
+        url=stored.get("url", ""),
+        source=stored.get("source", ""),
+        version=stored.get("version"),
+    )
+
+
+def _subwriter(parent: int, *args) -> None:
+    """Body of one indexing worker process: Whoosh's sub-writer, tied to its parent.
+
+    The worker ignores Ctrl-C (the parent cancels it) and exits on its own
+    when the parent dies, e.g. by SIGKILL, instead of waiting forever for work.
+    """
+    from whoosh.multiproc import SubWriterTask
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    SubWriterTask(*args).run()
+
+
+class _JobQueue:
+    """The parent's side of the workers' job queue: a put never waits forever on dead workers."""
+
+    def __init__(self, jobs, tasks: list) -> None:
+        self.jobs, self.tasks = jobs, tasks
+
+    def put(self, item) -> None:
+        import queue
+
+        while True:
+            try:
+                self.jobs.put(item, timeout=1)
+                return
+            except queue.Full:
+                if not all(task.is_alive() for task in self.tasks):
+                    raise SearchEngineError("an indexing process died; the index is unchanged") from None
+
+
+def _parallel_writer(ix, jobs: int, limitmb: int):
+    """Whoosh's multiprocessing writer whose workers never outlive this process."""
+    from whoosh.multiproc import MpWriter
+
+    class Writer(MpWriter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.jobqueue = _JobQueue(self.jobqueue, self.tasks)
+
+        def _new_task(self):
+            args = (self.storage, self.indexname, self.jobqueue.jobs, self.resultqueue,
+                    self.subargs, self.multisegment)
+            task = self._mpctx.Process(target=_subwriter, args=(os.getpid(), *args), daemon=True)
+            self.tasks.append(task)
+            task.start()
+            return task
+
+        def cancel(self):
+            try:
+                for _ in self.tasks:
+                    self.jobqueue.put(None)
+            except SearchEngineError:
+                pass
+            for task in self.tasks:
+                task.join(timeout=10)
+                if task.is_alive():
+                    task.kill()
+            self.tasks.clear()
+            super().cancel()
+
+    # fork: workers inherit the loaded analyzer instead of importing it again.
+    return Writer(ix, procs=jobs, batchsize=BATCH_SIZE, multisegment=True,
+                  start_method="fork", limitmb=limitmb)
+
+
+def _writer(ix, jobs: int, memory_mb: int):
+    limitmb = max(16, memory_mb // (jobs + 1 if jobs > 1 else 1))
+    if jobs > 1 and "fork" in __import__("multiprocessing").get_all_start_methods():
+        return _parallel_writer(ix, jobs, limitmb)
+    return ix.writer(limitmb=limitmb)
+
+
+def merge_policy(writer, segments):
+    """Whoosh merge policy: segments left mostly deleted by updates are dropped or rewritten.
+
+    A segment whose documents are all deleted is dropped; one with more than
+    half deleted is merged into the new segment (only its live documents are
+    copied); the rest follow Whoosh's ``MERGE_SMALL``. Without this, every
+    update that replaces documents would leave their old segments behind.
+
+    Returns the segments kept unchanged, as Whoosh's policies do.
+    """
+    from whoosh.reading import SegmentReader
+    from whoosh.writing import MERGE_SMALL
+
+    kept = []
+    for segment in segments:
+        deleted, total = segment.deleted_count(), segment.doc_count_all()
+        if deleted >= total:
+            continue
+        if deleted * 2 > total:
+            reader = SegmentReader(writer.storage, writer.schema, segment)
+            writer.add_reader(reader)
+            reader.close()
+            continue
+        kept.append(segment)
+    return MERGE_SMALL(writer, kept)
+
+
+def _live(searcher, doc_id: str) -> list[int]:
+    return list(searcher.document_numbers(id=doc_id))
+
+
+def _stream(
+    records: Iterable[Record],
+    writer,
+    summary: IndexSummary,
+    *,
+    replace: bool,
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[str, Record], int]:
+    """Add each record to ``writer`` (not committed).
+
+    Returns the later copies of ids already written (combined, by id) and
+    the number of documents the index must hold after the commit.
+    """
+    from searchengine.schema import document_fields
+
+    searcher = writer.searcher()
+    documents = searcher.doc_count()
+    if not replace:
+        searcher = None
+    written: set[str] = set()
+    repeats: dict[str, Record] = {}
+    for record in records:
+        summary.records += 1
+        if progress is not None:
+            progress(1)
+        if record.id in written:
+            summary.merged += 1
+            earlier = repeats.get(record.id)
+            repeats[record.id] = combine(earlier, record) if earlier else record
+            continue
+        if searcher is not None:
+            docnums = _live(searcher, record.id)
+            if docnums:
+                indexed = max((searcher.stored_fields(d).get("version") or 0) for d in docnums)
+                if (record.version or 0) < indexed:
+                    summary.problems.append(_older(record, indexed))
+                    continue
+                for docnum in docnums:
+                    writer.delete_document(docnum)
+                documents -= len(docnums)
+                summary.replaced += 1
+            else:
+                summary.added += 1
+        else:
+            summary.added += 1
+        writer.add_document(**document_fields(record))
+        documents += 1
+        written.add(record.id)
+    return repeats, documents
+
+
+def _older(record: Record, indexed: int) -> Problem:
+    path, _, line = record.source.rpartition(":")
+    return Problem(
+        path or record.source, int(line) if line.isdigit() else 0,
+        f"{record.id} v{record.version or 0} is older than the indexed v{indexed} (skipped)",
+    )
+
+
+def _resolve(ix, repeats: dict[str, Record], *, repair: bool, summary: IndexSummary, limitmb: int) -> None:
+    """Second commit: fold repeated ids into one document; with ``repair``, drop extra copies.
+
+    An index written by an older version (or by hand) may hold two live
+    documents with one id; the copy with the higher version (then the one
+    written last) is kept.
+    """
+    from searchengine.schema import document_fields
+
+    writer = ix.writer(limitmb=limitmb)
+    changed = bool(repeats)
+    try:
+        searcher = writer.searcher()
+        for doc_id, later in repeats.items():
+            docnums = _live(searcher, doc_id)
+            first = record_from_stored(searcher.stored_fields(docnums[-1])) if docnums else None
+            for docnum in docnums:
+                writer.delete_document(docnum)
+            writer.add_document(**document_fields(combine(first, later) if first else later))
+        if repair:
+            reader = searcher.reader()
+            for term, info in reader.iter_field("id"):
+                if info.doc_frequency() < 2 or term in repeats:
+                    continue
+                docnums = _live(searcher, term)
+                if len(docnums) < 2:
+                    continue
+                keep = max(docnums, key=lambda d: (searcher.stored_fields(d).get("version") or 0, d))
+                for docnum in docnums:
+                    if docnum != keep:
+                        writer.delete_document(docnum)
+                        summary.replaced += 1
+                        changed = True
+    except BaseException:
+        writer.cancel()
+        raise
+    if changed:
+        writer.commit(mergetype=merge_policy)
+    else:
+        writer.cancel()
+
+
+def _write(
+    target: Path,
+    operation: Callable,
+    *,
+    from_current: bool,
+    lock_timeout: float,
+) -> int:
+    """Run ``operation(ix)`` on a new generation and publish it; return its document count.
+
+    The new generation is empty (``from_current`` False) or a hard-linked
+    copy of the current one. Holds the write lock throughout; on any error
+    (or a kill) the unfinished generation is removed, now or by the next run.
+    """
+    from whoosh import index as whoosh_index
+
+    from searchengine.schema import build_schema
+
+    with store.write_lock(target, timeout=lock_timeout):
+        store.remove_stale(target)
+        base = store.current_generation(target) if from_current else None
+        generation = store.new_generation(target)
+        try:
+            if base is not None:
+                store.link_generation(base, generation)
+                try:
+                    ix = whoosh_index.open_dir(str(generation))
+                except Exception as exc:  # Whoosh raises many kinds on damage
+                    raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
+            else:
+                ix = whoosh_index.create_in(str(generation), build_schema())
+            operation(ix)
+            documents = ix.doc_count()
+            store.publish(target, generation)
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)
+            raise
+        store.remove_stale(target)
+    return documents
+
+
+def _index(
+    paths: Iterable[str | os.PathLike],
+    index_dir: str | os.PathLike,
+    *,
+    update: bool,
+    format: str | None,
+    lock_timeout: float,
+    jobs: int | None,
+    memory_mb: int,
+    progress: Callable[[int], None] | None,
+) -> IndexSummary:
+    started = time.perf_counter()
+    paths = list(paths)
+    target = Path(index_dir)
+    summary = IndexSummary(index_dir=str(target))
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    # Fail on a missing input before taking the lock or creating anything.
+    for path in paths:
+        if not Path(path).exists():
+            raise InputError(f"{path}: no such file or directory")
+
+    from searchengine.readers import read_records
+
+    def operation(ix) -> None:
+        records = read_records(paths, summary.problems, format=format)
+        # Small inputs are indexed in this process: starting workers would cost more.
+        head = list(itertools.islice(records, PARALLEL_MIN_RECORDS))
+        parallel = jobs if len(head) == PARALLEL_MIN_RECORDS else 1
+        writer = _writer(ix, parallel, memory_mb)
+        try:
+            repeats, expected = _stream(itertools.chain(head, records), writer, summary,
+                                        replace=update, progress=progress)
+            if summary.records == 0:
+                raise InputError(
+                    "nothing to index in " + ", ".join(str(p) for p in paths)
+                    + (f" ({summary.skipped} records skipped)" if summary.problems else "")
+                )
+        except BaseException:
+            writer.cancel()
+            raise
+        if progress is not None:
+            progress(0)
+        writer.commit(mergetype=merge_policy)
+        # Whoosh's parallel writer drops the segment of a worker that died; never publish that.
+        if ix.doc_count() != expected:
+            raise SearchEngineError(
+                f"{target}: {expected - ix.doc_count()} documents were not written (an indexing process "
+                "failed); the index is unchanged"
+            )
+        if repeats or update:
+            _resolve(ix, repeats, repair=update, summary=summary, limitmb=max(16, memory_mb // 2))
+
+    summary.documents = _write(target, operation, from_current=update, lock_timeout=lock_timeout)
+    summary.seconds = time.perf_counter() - started
+    return summary
 
 
 def build_index(
@@ -80,14 +441,21 @@ def build_index(
     *,
     format: str | None = None,
     lock_timeout: float = 30.0,
+    jobs: int | None = None,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    progress: Callable[[int], None] | None = None,
 ) -> IndexSummary:
     """Index every record under ``paths`` into a new generation of ``index_dir``.
 
     Args:
         paths: input files or directories (formats detected by content).
         index_dir: the index directory; created if missing.
-        format: force one reader instead of detecting.
+        format: force one reader (a name in :data:`searchengine.readers.FORMATS`).
         lock_timeout: seconds to wait for another writer before giving up.
+        jobs: indexing processes (default: one per CPU core).
+        memory_mb: approximate memory for posting buffers, all processes together.
+        progress: called with 1 for each record read, then once with 0 when
+            reading is over and the commit (merging, writing) begins.
 
     Returns:
         An :class:`IndexSummary`; ``problems`` lists every skipped record.
@@ -97,39 +465,75 @@ def build_index(
             (the existing index is then left as it was).
         IndexBusyError: another process is writing this index.
     """
-    from whoosh import index as whoosh_index
+    return _index(paths, index_dir, update=False, format=format, lock_timeout=lock_timeout,
+                  jobs=jobs, memory_mb=memory_mb, progress=progress)
 
-    from searchengine.schema import build_schema, document_fields
+
+def update_index(
+    paths: Iterable[str | os.PathLike],
+    index_dir: str | os.PathLike,
+    *,
+    format: str | None = None,
+    lock_timeout: float = 30.0,
+    jobs: int | None = None,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    progress: Callable[[int], None] | None = None,
+) -> IndexSummary:
+    """Add the records under ``paths`` to the index, replacing documents with the same id.
+
+    A record older (lower arXiv version) than the indexed document is skipped
+    and reported. Any id that the index holds more than once is repaired to
+    one document. Without an index yet, this is :func:`build_index`.
+
+    Arguments, return value and errors as for :func:`build_index`; also
+    raises IndexDamagedError when the current index cannot be opened.
+    """
+    return _index(paths, index_dir, update=True, format=format, lock_timeout=lock_timeout,
+                  jobs=jobs, memory_mb=memory_mb, progress=progress)
+
+
+def remove_documents(
+    ids: Iterable[str],
+    index_dir: str | os.PathLike,
+    *,
+    lock_timeout: float = 30.0,
+) -> IndexSummary:
+    """Delete the documents with the given ids (an arXiv version suffix is ignored).
+
+    Returns:
+        An :class:`IndexSummary` with ``removed`` and ``not_found`` (ids the
+        index does not hold; not an error).
+
+    Raises:
+        IndexNotFoundError: there is no index at ``index_dir``.
+        IndexDamagedError: the current index cannot be opened.
+        IndexBusyError: another process is writing this index.
+    """
+    from searchengine.readers.arxivmeta import split_version
 
     started = time.perf_counter()
-    paths = list(paths)
     target = Path(index_dir)
     summary = IndexSummary(index_dir=str(target))
-    records, summary.records = collect(paths, summary.problems, format=format)
-    if not records:
-        raise InputError(
-            "nothing to index in " + ", ".join(str(p) for p in paths)
-            + (f" ({summary.skipped} records skipped)" if summary.problems else "")
-        )
-    summary.merged = summary.records - len(records)
-    with store.write_lock(target, timeout=lock_timeout):
-        store.remove_stale(target)
-        generation = store.new_generation(target)
+    if store.current_generation(target) is None:
+        raise IndexNotFoundError(f"{target}: no index here (run 'searchengine index' first)")
+    wanted = list(dict.fromkeys(split_version(i)[0] for i in ids if i.strip()))
+
+    def operation(ix) -> None:
+        writer = ix.writer()
         try:
-            ix = whoosh_index.create_in(str(generation), build_schema())
-            writer = ix.writer(limitmb=256)
-            try:
-                for record in records.values():
-                    writer.add_document(**document_fields(record))
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
-            store.publish(target, generation)
+            searcher = writer.searcher()
+            for doc_id in wanted:
+                docnums = _live(searcher, doc_id)
+                if not docnums:
+                    summary.not_found.append(doc_id)
+                for docnum in docnums:
+                    writer.delete_document(docnum)
+                summary.removed += bool(docnums)
         except BaseException:
-            shutil.rmtree(generation, ignore_errors=True)
+            writer.cancel()
             raise
-        store.remove_stale(target)
-    summary.documents = len(records)
+        writer.commit(mergetype=merge_policy)
+
+    summary.documents = _write(target, operation, from_current=True, lock_timeout=lock_timeout)
     summary.seconds = time.perf_counter() - started
     return summary

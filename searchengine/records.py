@@ -27,6 +27,9 @@ class Record:
         categories: subject categories, primary first (e.g. ``["cs.DC"]``).
         url: link to the paper, or empty string.
         source: ``"file:line"`` where the record starts, for messages.
+        version: the arXiv version number (2 for ``2101.00003v2``), or
+            ``None`` when the source gives none; of two records with one id,
+            the higher version replaces the lower.
     """
 
     id: str
@@ -37,6 +40,7 @@ class Record:
     categories: list[str] = field(default_factory=list)
     url: str = ""
     source: str = ""
+    version: int | None = None
 
     def merged_with(self, other: Record) -> Record:
         """Return this record with ``other``'s authors and categories added.
@@ -54,6 +58,7 @@ class Record:
             categories=_union(self.categories, other.categories),
             url=self.url or other.url,
             source=self.source,
+            version=self.version if self.version is not None else other.version,
         )
 
 

@@ -12,6 +12,7 @@ categories  exact terms, space separated, stored as a list      filter, facet
 spell_*     unstemmed words of title and abstract                   spelling suggestions
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
+version     stored only (arXiv version number, or absent)      keeping the latest version
 ==========  ==================================================  =========================
 
 Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
@@ -56,6 +57,7 @@ def build_schema() -> Schema:
         category_keys=KEYWORD(scorable=False),
         facet_data=COLUMN(),
         sort_title=COLUMN(),
+        version=STORED(),
     )
 
 
@@ -82,4 +84,6 @@ def document_fields(record) -> dict:
     }
     if record.year is not None:
         fields["year"] = record.year
+    if record.version is not None:
+        fields["version"] = record.version
     return fields

@@ -441,6 +441,16 @@ class SearchIndex:
         )
 
     @_holds_searcher
+    def warm_up(self) -> None:
+        """Load what the first search would (the analyzer's NLTK parts, facet
+        columns), so that a server's first user does not wait for it."""
+        from searchengine.facets import FACET_NAMES
+
+        try:
+            self.search("index", facets=FACET_NAMES)
+        except QueryError:
+            pass
+
     def document(self, record_id: str) -> dict[str, Any]:
         """The stored record with id ``record_id``.
 

@@ -24,7 +24,6 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 from searchengine.errors import IndexBusyError
@@ -46,10 +45,29 @@ def current_generation(index_dir: Path) -> Path | None:
 def new_generation(index_dir: Path) -> Path:
     """Create and return an empty directory for a new generation."""
     index_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}"
     path = index_dir / f"{PREFIX}{stamp}-{os.getpid()}"
     path.mkdir()
     return path
+
+
+def link_generation(source: Path, destination: Path) -> None:
+    """Fill ``destination`` with hard links to the index files of ``source``.
+
+    Whoosh never rewrites a finished file (a commit writes new segment files
+    and a new table of contents, then deletes what it no longer needs), so a
+    writer working on the links leaves ``source`` exactly as it was. Lock
+    files and temporary directories are not carried over. Falls back to
+    copying where the file system cannot link.
+    """
+    for entry in source.iterdir():
+        if not entry.is_file() or "LOCK" in entry.name.upper() or entry.name.endswith(".tmp"):
+            continue
+        try:
+            os.link(entry, destination / entry.name)
+        except OSError:
+            shutil.copy2(entry, destination / entry.name)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -84,6 +84,13 @@ def browser(tmp_path_factory):
     driver.quit()
 
 
+def _wait(driver, condition, seconds: float = 20):
+    """Wait for a page to reach ``condition`` (a click does not wait for the next page)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds).until(condition)
+
+
 def _result_ids(driver) -> set[str]:
     from selenium.webdriver.common.by import By
 
@@ -93,13 +100,14 @@ def _result_ids(driver) -> set[str]:
 
 def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
 
     browser.get(server + "/")
     box = browser.find_element(By.CSS_SELECTOR, "form[role=search] input#q")
     box.send_keys("SpMV GPU")
     browser.find_element(By.CSS_SELECTOR, "form[role=search] button[type=submit]").click()
 
-    heading = browser.find_element(By.ID, "results-heading").text
+    heading = _wait(browser, EC.presence_of_element_located((By.ID, "results-heading"))).text
     assert heading.startswith("4 hits for SpMV GPU") or heading.startswith("4 hits for “SpMV GPU”")
     assert _result_ids(browser) == {"2301.00001", "2401.00002", "2402.00003", "hep-th/9901001"}
     assert browser.current_url == server + "/?q=SpMV+GPU&sort=relevance"
@@ -108,6 +116,7 @@ def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
     assert marks and marks[0].value_of_css_property("background-color") == "rgba(255, 240, 168, 1)"
 
     browser.find_element(By.CSS_SELECTOR, 'a[data-facet="year"][data-value="2024"]').click()
+    _wait(browser, EC.url_contains("year=2024"))
 
     assert browser.find_element(By.ID, "results-heading").text.startswith("2 hits")
     assert _result_ids(browser) == {"2401.00002", "2402.00003"}
@@ -122,5 +131,6 @@ def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     browser.find_element(By.CSS_SELECTOR, ".chips .chip a").click()
+    _wait(browser, lambda driver: "year=" not in driver.current_url)
     assert browser.find_element(By.ID, "results-heading").text.startswith("4 hits")
     assert browser.find_elements(By.CSS_SELECTOR, ".chips") == []

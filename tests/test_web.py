@@ -86,8 +86,18 @@ def test_search_page_lists_every_hit_with_record_links_total_and_time(client):
     assert '<span class="authors">Ada Lovelace, Alan Turing</span>' in html
     assert '<span class="year">2023</span>' in html
     assert '<span class="categories">cs.DC cs.PF</span>' in html
-    # the record without a year says so instead of showing a number
+    # the old-style id without a year field gets the year its id names
+    assert '<span class="year">1999</span>' in html
+
+
+def test_record_without_a_year_says_so(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "local-1", "title": "SpMV notes without a date"}\n'
+                    '{"id": "local-2", "title": "SpMV notes of 2020", "year": 2020}\n', encoding="utf-8")
+    build_index([path], tmp_path / "ix")
+    html = create_app(index_dir=tmp_path / "ix").test_client().get("/?q=SpMV").get_data(as_text=True)
     assert '<span class="year">year unknown</span>' in html
+    assert re.search(r'<li class="unknown"><span class="value">unknown</span> <span class="count">1</span>', html)
 
 
 def test_highlight_marks_matched_words_and_escapes_record_text(client):
@@ -115,14 +125,13 @@ def test_marked_ignores_overlapping_backwards_and_out_of_range_spans():
 def test_year_facet_counts_all_hits_and_links_toggle_the_filter(client):
     html = client.get("/?q=SpMV+GPU&limit=1").get_data(as_text=True)
     # counts over all four hits, not only the one shown
-    assert facet_counts(html, "year") == {"2023": 1, "2024": 2}
-    assert re.search(r'<li class="unknown"><span class="value">unknown</span> <span class="count">1</span>', html)
+    assert facet_counts(html, "year") == {"1999": 1, "2023": 1, "2024": 2}
     assert facet_links(html, "year")["2024"] == "/?q=SpMV+GPU&year=2024&limit=1"
     assert facet_counts(html, "author") == {
         "Grace Hopper": 2, "Ada Lovelace": 1, "Alan Turing": 1, "Edward Witten": 1, HOSTILE_AUTHOR: 1}
     assert facet_counts(html, "category") == {"cs.DC": 2, "cs.MS": 1, "cs.PF": 1, "hep-th": 1}
     # the histogram: one bar per known year, each a link to the same toggle
-    assert re.findall(r"<title>(\d{4}): (\d+)</title>", html) == [("2023", "1"), ("2024", "2")]
+    assert re.findall(r"<title>(\d{4}): (\d+)</title>", html) == [("1999", "1"), ("2023", "1"), ("2024", "2")]
 
     filtered = client.get("/?q=SpMV+GPU&year=2024").get_data(as_text=True)
     assert "2 hits for <q>SpMV GPU</q>" in filtered
@@ -248,7 +257,7 @@ def test_api_search_is_the_cli_json(client, web_index_dir):
 def test_api_search_has_facets_over_all_hits(client):
     data = client.get("/api/search?q=SpMV+GPU&limit=1").get_json()
     years = {(v["value"], v["count"], v["selected"]) for v in data["facets"]["year"]}
-    assert years == {(2024, 2, False), (2023, 1, False), (None, 1, False)}
+    assert years == {(2024, 2, False), (2023, 1, False), (1999, 1, False)}
 
 
 def test_api_record_and_similar(client):

@@ -14,10 +14,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from searchengine.errors import InputError
-from searchengine.readers import authorpage, jsonlines
+from searchengine.readers import arxivatom, arxivlisting, arxivoai, authorpage, csvfile, jsonlines
 from searchengine.records import Problem, Record
 
-FORMATS = {module.NAME: module for module in (authorpage, jsonlines)}
+# Sniffing tries the formats in this order: the specific JSON-lines layouts
+# before plain JSON lines, which accepts any object.
+FORMATS = {
+    module.NAME: module
+    for module in (arxivoai, arxivlisting, arxivatom, csvfile, authorpage, jsonlines)
+}
 
 _SNIFF_BYTES = 8192
 

@@ -6,6 +6,8 @@ One JSON object per line::
      "authors": ["Ada Lovelace"], "year": 2021, "categories": ["cs.DC"]}
 
 Only ``title`` is required. ``id`` defaults to one derived from the title;
+an arXiv id's version suffix becomes the version (``2101.00003v2``), and
+without ``year`` a new-style arXiv id gives it;
 ``authors`` and ``categories`` may also be given as one string (authors
 separated by commas or " and ", categories by spaces); ``year`` may be a
 string of four digits. Blank lines are ignored.
@@ -15,9 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from searchengine.readers.arxivmeta import split_version, year_from_id
 from searchengine.records import Problem, Record, clean_text, title_id
 
 NAME = "jsonl"
@@ -84,25 +87,36 @@ def parse_object(obj: object) -> Record:
     raw_id = obj.get("id")
     if raw_id is not None and not isinstance(raw_id, (str, int)):
         raise _Invalid("field 'id' must be a string")
-    record_id = str(raw_id).strip() if raw_id is not None else ""
+    record_id, version = split_version(str(raw_id)) if raw_id is not None else ("", None)
+    year = _year(obj)
     return Record(
         id=record_id or title_id(title),
         title=title,
         abstract=_string(obj, "abstract"),
         authors=_string_list(obj, "authors", _AUTHOR_SPLIT),
-        year=_year(obj),
+        year=year if year is not None else year_from_id(record_id),
         categories=_string_list(obj, "categories", None),
         url=_string(obj, "url"),
+        version=version,
     )
 
 
-def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
-    """Yield one Record per good line; report each bad line in ``problems``."""
+def read_objects(
+    path: Path,
+    lines: Iterable[tuple[int, str]],
+    problems: list[Problem],
+    parse: Callable[[object], Record],
+) -> Iterator[Record]:
+    """Decode one JSON value per non-blank line and turn it into a Record with ``parse``.
+
+    A line that is not JSON, or that ``parse`` rejects with ``ValueError``,
+    is reported in ``problems`` as ``file:line: reason (skipped)``.
+    """
     for number, line in lines:
         if not line.strip():
             continue
         try:
-            record = parse_object(json.loads(line))
+            record = parse(json.loads(line))
         except json.JSONDecodeError as exc:
             problems.append(Problem(str(path), number, f"invalid JSON ({exc.msg} at column {exc.colno}) (skipped)"))
             continue
@@ -111,3 +125,8 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
             continue
         record.source = f"{path}:{number}"
         yield record
+
+
+def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
+    """Yield one Record per good line; report each bad line in ``problems``."""
+    return read_objects(path, lines, problems, parse_object)

@@ -1,0 +1,323 @@
+"""Indexing and query speed of searchengine beside SQLite FTS5, in one run.
+
+    python benchmarks/speed.py [--sizes 10000 30000 0] [--work DIR] [--jobs N]
+
+For each size (0 = the whole 74,728-record listing sample in
+``../shared/data/arxiv/``), the first N records are written to a JSON-lines
+file and indexed by both engines, each in a fresh process:
+
+* searchengine: ``python -m searchengine index FILE --quiet --json`` (a full
+  rebuild: reading, analysis, parallel writing, commit, switch);
+* SQLite FTS5: the same records, read by the same reader, inserted into an
+  FTS5 table (``tokenize='porter unicode61'``) in one transaction, then
+  ``optimize``; journal off, synchronous off.
+
+Figures: records/s (whole run, reading included), peak RSS (sum over the
+process and its children, sampled every 20 ms), index size on disk; query
+latency p50/p95 over 200 keyword queries (three fixed ones plus two or three
+consecutive content words of random titles, seed 42; the top 10 hits with
+snippets, every word required, median of 3 timed passes after a warm-up);
+facet cost (exact counts over all hits of 20 queries, by year and by
+category: every category of a paper in searchengine, through Whoosh's
+grouping; the primary category, a column, in FTS5); cold start of ``searchengine search`` as a new process against
+``python -c`` running the FTS5 query (median of 5 after a warm-up). Each
+row gives searchengine / FTS5 as a ratio (time ratios: above 1 means
+searchengine is slower; records/s: above 1 means faster). ``uptime`` is
+printed before and after, because the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
+FIXED_QUERIES = ["SpMV GPU", "large language model inference", "graph neural network"]
+STOP = {"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of",
+        "on", "or", "the", "to", "via", "with", "without", "we", "our", "using", "towards", "toward"}
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def subset(size: int, work: Path) -> tuple[Path, int]:
+    """The first ``size`` listing records (0: all) as an uncompressed JSON-lines file."""
+    path = work / f"records-{size or 'all'}.jsonl"
+    if not path.exists():
+        with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
+            chosen = itertools.islice(lines, size) if size else lines
+            path.write_text("".join(chosen), encoding="utf-8")
+    with open(path, encoding="utf-8") as handle:
+        return path, sum(1 for _ in handle)
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident set size of ``pid`` and all its descendants, in kB."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (stat / "stat").read_text().rsplit(")", 1)[1].split()
+            status = (stat / "status").read_text()
+        except OSError:
+            continue
+        child = int(stat.name)
+        parents[child] = int(fields[1])
+        found = re.search(r"VmRSS:\s+(\d+)", status)
+        rss[child] = int(found.group(1)) if found else 0
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        total += rss.get(current, 0)
+        stack.extend(c for c, p in parents.items() if p == current)
+    return total
+
+
+def measured(command: list[str], **kwargs) -> tuple[float, int, str, float]:
+    """Run ``command``; return (wall seconds, peak tree RSS in MB, stdout, CPU seconds of the tree)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    peak = 0
+    while process.poll() is None:
+        peak = max(peak, _tree_rss_kb(process.pid))
+        time.sleep(0.02)
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {err.strip()}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.perf_counter() - started, peak // 1024, out, cpu
+
+
+def disk_mb(path: Path) -> float:
+    seen, total = set(), 0
+    for file in path.rglob("*"):
+        if file.is_file():
+            info = file.stat()
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_size
+    return total / 1e6
+
+
+# --- SQLite FTS5 ---------------------------------------------------------
+
+def fts5_build(source: str, database: str) -> None:
+    """Build the FTS5 table from ``source`` (run in its own process by ``main``)."""
+    sys.path.insert(0, str(REPO))
+    from searchengine.readers import read_records
+
+    started = time.perf_counter()
+    connection = sqlite3.connect(database)
+    connection.executescript(
+        "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+        "CREATE VIRTUAL TABLE docs USING fts5(id UNINDEXED, title, abstract, authors,"
+        " year UNINDEXED, category UNINDEXED, tokenize='porter unicode61');"
+    )
+    rows = (
+        (r.id, r.title, r.abstract, " ".join(r.authors), r.year, r.categories[0] if r.categories else None)
+        for r in read_records([source], [])
+    )
+    with connection:
+        connection.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?)", rows)
+        connection.execute("INSERT INTO docs(docs) VALUES ('optimize')")
+    count = connection.execute("SELECT count(*) FROM docs").fetchone()[0]
+    connection.close()
+    print(json.dumps({"documents": count, "seconds": time.perf_counter() - started}))
+
+
+FTS5_TOP10 = (
+    "SELECT id, title, snippet(docs, 2, '', '', ' … ', 16) FROM docs WHERE docs MATCH ?"
+    " ORDER BY bm25(docs, 0, 2.0, 1.0, 1.0) LIMIT 10"
+)
+
+
+def fts5_match(query: str) -> str:
+    """Every word required, as searchengine does: quoted words joined by spaces (AND)."""
+    return " ".join('"' + word.replace('"', "") + '"' for word in re.findall(r"[^\W_]+", query))
+
+
+# --- queries ---------------------------------------------------------------
+
+def make_queries(source: Path, count: int = 200, seed: int = 42) -> list[str]:
+    titles = [json.loads(line)["title"] for line in source.open(encoding="utf-8")]
+    rng = random.Random(seed)
+    queries = list(FIXED_QUERIES)
+    while len(queries) < count:
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z-]+", rng.choice(titles)) if w.lower() not in STOP]
+        width = rng.choice((2, 3))
+        if len(words) >= width:
+            start = rng.randrange(len(words) - width + 1)
+            queries.append(" ".join(words[start:start + width]))
+    return queries
+
+
+def latencies(run_query, queries: list[str], passes: int = 3) -> tuple[list[float], list[float]]:
+    """Median wall and CPU milliseconds per query over ``passes`` timed passes after one warm-up.
+
+    CPU time (this thread's) is what the query costs; wall time also counts
+    waiting for the CPU, which other processes on a shared machine inflate.
+    """
+    for query in queries:
+        run_query(query)
+    wall = [[] for _ in queries]
+    cpu = [[] for _ in queries]
+    for _ in range(passes):
+        for i, query in enumerate(queries):
+            started, started_cpu = time.perf_counter(), time.thread_time()
+            run_query(query)
+            cpu[i].append((time.thread_time() - started_cpu) * 1000)
+            wall[i].append((time.perf_counter() - started) * 1000)
+    return [statistics.median(t) for t in wall], [statistics.median(t) for t in cpu]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def whoosh_facets(index, query: str) -> None:
+    """Exact year and primary-category counts over every hit (Whoosh's grouping)."""
+    from whoosh import sorting
+
+    from searchengine.query import parse
+
+    searcher = index._current()
+    facets = sorting.Facets()
+    facets.add_field("year")
+    facets.add_field("categories", allow_overlap=True)
+    searcher.search(parse(query, searcher.schema), groupedby=facets, maptype=sorting.Count,
+                    limit=None, scored=False)
+
+
+def cold_start(command: list[str], runs: int = 5) -> tuple[float, float]:
+    """Median (wall, CPU) milliseconds of ``command`` as a new process, after one warm-up run."""
+    import resource
+
+    subprocess.run(command, capture_output=True, check=True)
+    wall, cpu = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=True)
+        wall.append((time.perf_counter() - started) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def bench_size(size: int, work: Path, jobs: int | None, memory_mb: int) -> dict:
+    sys.path.insert(0, str(REPO))
+    from searchengine import open_index
+
+    source, records = subset(size, work)
+    index_dir = work / f"index-{size or 'all'}"
+    database = work / f"fts5-{size or 'all'}.db"
+    shutil.rmtree(index_dir, ignore_errors=True)
+    database.unlink(missing_ok=True)
+    row: dict = {"size": records}
+
+    command = [sys.executable, "-m", "searchengine", "index", str(source), "--index-dir", str(index_dir),
+               "--quiet", "--json", "--memory-mb", str(memory_mb)] + (["--jobs", str(jobs)] if jobs else [])
+    _, rss, out, cpu = measured(command, cwd=REPO)
+    summary = json.loads(out)
+    row["se_build"] = (summary["documents"] / summary["seconds"], rss, disk_mb(index_dir), summary["documents"] / cpu)
+    _, rss, out, cpu = measured([sys.executable, __file__, "_fts5", str(source), str(database)])
+    built = json.loads(out)
+    row["fts_build"] = (built["documents"] / built["seconds"], rss, database.stat().st_size / 1e6,
+                        built["documents"] / cpu)
+
+    queries = make_queries(source)
+    index = open_index(index_dir)
+    connection = sqlite3.connect(database)
+    row["se_query"] = latencies(lambda q: index.search(q, limit=10).to_dict(), queries)
+    row["fts_query"] = latencies(lambda q: connection.execute(FTS5_TOP10, (fts5_match(q),)).fetchall(), queries)
+    facet_queries = queries[:20]
+
+    def fts_facets(q: str) -> None:
+        match = fts5_match(q)
+        connection.execute("SELECT year, count(*) FROM docs WHERE docs MATCH ? GROUP BY year", (match,)).fetchall()
+        connection.execute("SELECT category, count(*) FROM docs WHERE docs MATCH ? GROUP BY category",
+                           (match,)).fetchall()
+
+    row["se_facet"] = latencies(lambda q: whoosh_facets(index, q), facet_queries)
+    row["fts_facet"] = latencies(fts_facets, facet_queries)
+    row["zero_hits"] = (sum(index.search(q).total == 0 for q in queries),
+                        sum(not connection.execute(FTS5_TOP10, (fts5_match(q),)).fetchall() for q in queries))
+    index.close()
+    connection.close()
+    row["se_cold"] = cold_start([sys.executable, "-m", "searchengine", "search", "graph neural network",
+                                 "--index-dir", str(index_dir)])
+    fts_script = ("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+                  f"print(c.execute({FTS5_TOP10!r}, ({fts5_match('graph neural network')!r},)).fetchall())")
+    row["fts_cold"] = cold_start([sys.executable, "-c", fts_script, str(database)])
+    return row
+
+
+def report(rows: list[dict]) -> None:
+    print("\n| records | metric | searchengine | SQLite FTS5 | ratio |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        n = f"{row['size']:,}"
+        se, fts = row["se_build"], row["fts_build"]
+        print(f"| {n} | build records/s | {se[0]:,.0f} | {fts[0]:,.0f} | {se[0] / fts[0]:.3f} |")
+        print(f"| {n} | build records per CPU-second (all processes) | {se[3]:,.0f} | {fts[3]:,.0f} | "
+              f"{se[3] / fts[3]:.3f} |")
+        print(f"| {n} | build peak RSS MB | {se[1]} | {fts[1]} | {se[1] / max(fts[1], 1):.1f} |")
+        print(f"| {n} | index size MB | {se[2]:.1f} | {fts[2]:.1f} | {se[2] / fts[2]:.2f} |")
+        for name, key in (("query", "query"), ("facets", "facet")):
+            for clock, which in (("wall", 0), ("CPU", 1)):
+                s, f = row[f"se_{key}"][which], row[f"fts_{key}"][which]
+                for label, q in (("p50", 0.5), ("p95", 0.95)):
+                    print(f"| {n} | {name} {label} ms ({clock}) | {pct(s, q):.2f} | {pct(f, q):.2f} | "
+                          f"{pct(s, q) / max(pct(f, q), 0.001):.1f} |")
+        for label, key in (("cold start ms (wall)", 0), ("cold start ms (CPU)", 1)):
+            se_cold, fts_cold = row["se_cold"][key], row["fts_cold"][key]
+            print(f"| {n} | {label} | {se_cold:.0f} | {fts_cold:.0f} | {se_cold / fts_cold:.1f} |")
+        print(f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | {row['zero_hits'][1]} | |")
+
+
+def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "_fts5":
+        fts5_build(sys.argv[2], sys.argv[3])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 0],
+                        help="record counts to index; 0 means the whole sample")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-speed",
+                        help="scratch directory for subsets and indexes")
+    parser.add_argument("--jobs", type=int, default=None, help="searchengine index --jobs")
+    parser.add_argument("--memory-mb", type=int, default=512, help="searchengine index --memory-mb")
+    args = parser.parse_args()
+    if not LISTING.exists():
+        raise SystemExit(f"{LISTING}: not found (the shared arXiv sample is needed)")
+    args.work.mkdir(parents=True, exist_ok=True)
+    print("start:", uptime(), flush=True)
+    rows = []
+    for size in args.sizes:
+        rows.append(bench_size(size, args.work, args.jobs, args.memory_mb))
+        print(f"done {rows[-1]['size']:,} records:", uptime(), flush=True)
+    report(rows)
+    print("\nend:", uptime())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Reader for arXiv API responses (Atom 1.0 feeds from ``/api/query``).
+
+Both layouts the API has used are read: the older one declares the
+``arxiv:`` and ``opensearch:`` namespaces on each element, the newer one on
+``<feed>``; element names and namespaces are the same. Per ``<entry>``:
+
+* ``id``: ``http://arxiv.org/abs/1111.2011v2`` → id ``1111.2011``, version 2;
+* ``title``, ``summary`` (the abstract), ``author/name`` (in order);
+* ``arxiv:primary_category/@term`` first, then each ``category/@term``;
+* the year of ``published`` (first version); the ``alternate`` link as URL.
+
+An error response (an entry whose id is an ``/api/errors`` URL) is reported as a
+problem. The file is parsed incrementally, so long feeds stream.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from xml.etree import ElementTree
+
+from searchengine.readers import arxivmeta
+from searchengine.records import Problem, Record, clean_text
+
+NAME = "arxiv-atom"
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+ARXIV = "{http://arxiv.org/schemas/atom}"
+
+
+def sniff(head: str) -> bool:
+    """True when the text is an Atom feed (a ``<feed`` element in the Atom namespace)."""
+    return "<feed" in head and "http://www.w3.org/2005/Atom" in head
+
+
+def _entry_record(entry: ElementTree.Element) -> Record:
+    raw_id = clean_text(entry.findtext(f"{ATOM}id") or "")
+    if "/api/errors" in raw_id:
+        raise ValueError("arXiv API error: " + clean_text(entry.findtext(f"{ATOM}summary") or "no details"))
+    arxiv_id, version = arxivmeta.split_version(arxivmeta.id_from_url(raw_id))
+    if not arxiv_id:
+        raise ValueError("entry has no id")
+    title = clean_text(entry.findtext(f"{ATOM}title") or "")
+    if not title:
+        raise ValueError("entry has no title")
+    primary = entry.find(f"{ARXIV}primary_category")
+    terms = [primary.get("term", "")] if primary is not None else []
+    terms += [c.get("term", "") for c in entry.findall(f"{ATOM}category")]
+    published = re.match(r"\s*(\d{4})-", entry.findtext(f"{ATOM}published") or "")
+    url = ""
+    for link in entry.findall(f"{ATOM}link"):
+        if link.get("rel") == "alternate":
+            url = link.get("href", "")
+            break
+    return Record(
+        id=arxiv_id,
+        title=title,
+        abstract=clean_text(entry.findtext(f"{ATOM}summary") or ""),
+        authors=[
+            clean_text(a.findtext(f"{ATOM}name") or "")
+            for a in entry.findall(f"{ATOM}author")
+            if (a.findtext(f"{ATOM}name") or "").strip()
+        ],
+        year=int(published.group(1)) if published else arxivmeta.year_from_id(arxiv_id),
+        categories=list(dict.fromkeys(t for t in terms if t)),
+        url=url,
+        version=version,
+    )
+
+
+def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
+    """Yield one Record per ``<entry>``; report bad entries, and XML errors, in ``problems``.
+
+    A record's line is the line of its ``<entry>`` tag. XML that is not well
+    formed ends the file at that point (records before it are kept).
+    """
+    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    start = 0
+    feed: ElementTree.Element | None = None
+    for number, line in lines:
+        try:
+            parser.feed(line + "\n")
+            events = list(parser.read_events())
+        except ElementTree.ParseError as exc:
+            problems.append(Problem(str(path), number, f"XML is not well formed ({exc}); rest of file skipped"))
+            return
+        for event, element in events:
+            if event == "start":
+                if feed is None:
+                    feed = element
+                if element.tag == f"{ATOM}entry":
+                    start = number
+                continue
+            if element.tag != f"{ATOM}entry":
+                continue
+            try:
+                record = _entry_record(element)
+            except ValueError as exc:
+                problems.append(Problem(str(path), start, f"{exc} (skipped)"))
+            else:
+                record.source = f"{path}:{start}"
+                yield record
+            # Drop finished entries so a long feed is not kept in memory.
+            try:
+                feed.remove(element)
+            except ValueError:  # an entry not directly under <feed>
+                element.clear()
+    try:
+        parser.close()
+    except ElementTree.ParseError as exc:
+        problems.append(Problem(str(path), 0, f"XML ends early ({exc})"))

@@ -1,0 +1,87 @@
+"""Reader for arXiv listing JSON lines (daily "new submissions" listings as scraped metadata).
+
+One JSON object per line, every field present::
+
+    {"id": "2506.06837", "pdf": "https://arxiv.org/pdf/2506.06837",
+     "abs": "https://arxiv.org/abs/2506.06837", "authors": ["A. One", "B. Two"],
+     "title": "...", "categories": ["cs.CV", "cs.AI", "I.2.10"],
+     "comment": null, "summary": "..."}
+
+* ``summary`` is the abstract (hard line wraps collapsed).
+* ``categories`` may hold ACM/MSC class codes beside arXiv categories; only
+  the arXiv categories are kept (see :func:`arxivmeta.arxiv_categories`).
+* There is no date: the year comes from a new-style id (``2506.06837`` → 2025).
+* An id may carry a version suffix (``2506.06837v2``), kept as the version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from searchengine.readers import arxivmeta, jsonlines
+from searchengine.readers.arxivoai import first_line_keys
+from searchengine.records import Problem, Record, clean_text
+
+NAME = "arxiv-listing"
+
+
+def sniff(head: str) -> bool:
+    """True when the first line is a JSON object with ``summary`` and ``abs`` or ``pdf`` keys."""
+    keys = first_line_keys(head)
+    return "summary" in keys and "id" in keys and bool(keys & {"abs", "pdf"})
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _text(obj: dict, key: str) -> str:
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Invalid(f"field '{key}' must be a string, not {type(value).__name__}")
+    return clean_text(value)
+
+
+def _strings(obj: dict, key: str) -> list[str]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Invalid(f"field '{key}' must be a list of strings")
+    return [clean_text(v) for v in value if v.strip()]
+
+
+def parse_object(obj: object) -> Record:
+    """Turn one decoded listing object into a Record (``source`` left empty).
+
+    Raises:
+        ValueError: no id, no title, or a field of the wrong type; the message
+            names the field.
+    """
+    if not isinstance(obj, dict):
+        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
+    raw_id = obj.get("id")
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise _Invalid("record has no id")
+    arxiv_id, version = arxivmeta.split_version(raw_id)
+    title = _text(obj, "title")
+    if not title:
+        raise _Invalid("record has no title")
+    return Record(
+        id=arxiv_id,
+        title=title,
+        abstract=_text(obj, "summary"),
+        authors=_strings(obj, "authors"),
+        year=arxivmeta.year_from_id(arxiv_id),
+        categories=arxivmeta.arxiv_categories(_strings(obj, "categories")),
+        url=_text(obj, "abs"),
+        version=version,
+    )
+
+
+def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
+    """Yield one Record per good line; report each bad line in ``problems``."""
+    return jsonlines.read_objects(path, lines, problems, parse_object)

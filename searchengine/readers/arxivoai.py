@@ -1,0 +1,139 @@
+"""Reader for arXiv OAI metadata as JSON lines (the widely shared "arxiv-metadata-oai-snapshot").
+
+One JSON object per line, with (among others)::
+
+    {"id": "0704.0001", "title": "...", "abstract": "  ...",
+     "authors": "C. Bal\\'azs, E. L. Berger",
+     "authors_parsed": [["Balázs", "C.", ""], ["Berger", "E. L.", ""]],
+     "categories": "hep-ph math.CO",
+     "versions": [{"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"}, ...],
+     "update_date": "2008-11-26"}
+
+* Authors come from ``authors_parsed`` (``[last, first, suffix]``, already
+  Unicode) written as "first last suffix"; when it is missing, the ``authors``
+  string is split on commas and "and", with TeX accents decoded.
+* ``categories`` is space separated, primary first.
+* The year is that of the first version (``versions[0].created``), else the
+  one in a new-style id, else ``update_date``'s.
+* The version is the highest ``vN`` in ``versions``.
+* Titles and abstracts keep arXiv's hard line wraps; they are collapsed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from searchengine.readers import arxivmeta, jsonlines
+from searchengine.records import Problem, Record, clean_text
+
+NAME = "arxiv-oai"
+
+_KEY = re.compile(r'"([A-Za-z_-]+)"\s*:')
+_AUTHOR_SPLIT = re.compile(r"\s*,\s*|\s+and\s+")
+_YEAR_IN_DATE = re.compile(r"\b(\d{4})\b")
+
+
+def first_line_keys(head: str) -> set[str]:
+    """The object keys written on the first non-blank line of ``head`` (which may be cut short)."""
+    for line in head.splitlines():
+        if line.strip():
+            return set(_KEY.findall(line)) if line.lstrip().startswith("{") else set()
+    return set()
+
+
+def sniff(head: str) -> bool:
+    """True when the first line is a JSON object with OAI snapshot keys."""
+    keys = first_line_keys(head)
+    return "authors_parsed" in keys or {"versions", "update_date"} <= keys
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _text(obj: dict, key: str) -> str:
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Invalid(f"field '{key}' must be a string, not {type(value).__name__}")
+    return clean_text(value)
+
+
+def _authors(obj: dict) -> list[str]:
+    parsed = obj.get("authors_parsed")
+    if isinstance(parsed, list) and parsed:
+        names = []
+        for parts in parsed:
+            if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
+                raise _Invalid("field 'authors_parsed' must be a list of [last, first, suffix] lists")
+            last, first, suffix = (list(parts) + ["", "", ""])[:3]
+            name = clean_text(" ".join(p for p in (first, last, suffix) if p.strip()))
+            if name:
+                names.append(arxivmeta.tex_to_text(name))
+        return names
+    raw = _text(obj, "authors")
+    return [arxivmeta.tex_to_text(n) for n in _AUTHOR_SPLIT.split(raw) if n.strip()]
+
+
+def _versions(obj: dict) -> tuple[int | None, int | None]:
+    """(latest version number, year of the first version) from ``versions``."""
+    versions = obj.get("versions")
+    if not isinstance(versions, list) or not versions:
+        return None, None
+    numbers = []
+    first_year = None
+    for entry in versions:
+        if not isinstance(entry, dict):
+            raise _Invalid("field 'versions' must be a list of objects")
+        label = str(entry.get("version", ""))
+        if re.fullmatch(r"v\d+", label):
+            numbers.append(int(label[1:]))
+            if label == "v1":
+                found = _YEAR_IN_DATE.search(str(entry.get("created", "")))
+                first_year = int(found.group(1)) if found else None
+    return (max(numbers) if numbers else None), first_year
+
+
+def parse_object(obj: object) -> Record:
+    """Turn one decoded OAI JSON object into a Record (``source`` left empty).
+
+    Raises:
+        ValueError: no id, no title, or a field of the wrong type; the message
+            names the field.
+    """
+    if not isinstance(obj, dict):
+        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
+    raw_id = obj.get("id")
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise _Invalid("record has no id")
+    arxiv_id, id_version = arxivmeta.split_version(raw_id)
+    title = _text(obj, "title")
+    if not title:
+        raise _Invalid("record has no title")
+    categories = obj.get("categories")
+    if categories is not None and not isinstance(categories, str):
+        raise _Invalid("field 'categories' must be a space-separated string")
+    version, year = _versions(obj)
+    if year is None:
+        year = arxivmeta.year_from_id(arxiv_id)
+    if year is None:
+        found = _YEAR_IN_DATE.match(_text(obj, "update_date"))
+        year = int(found.group(1)) if found else None
+    return Record(
+        id=arxiv_id,
+        title=title,
+        abstract=_text(obj, "abstract"),
+        authors=_authors(obj),
+        year=year,
+        categories=(categories or "").split(),
+        url=f"https://arxiv.org/abs/{arxiv_id}",
+        version=version or id_version,
+    )
+
+
+def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
+    """Yield one Record per good line; report each bad line in ``problems``."""
+    return jsonlines.read_objects(path, lines, problems, parse_object)

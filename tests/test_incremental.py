@@ -1,0 +1,231 @@
+"""Versions and duplicates, ``index --update`` and ``remove``."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from searchengine import IndexNotFoundError, build_index, open_index, store
+from searchengine.cli import main
+from searchengine.indexer import remove_documents, update_index
+
+from conftest import SHARED_DATA, write
+
+OAI = SHARED_DATA / "arxiv" / "kaggle_oai_snapshot_sample.jsonl"
+ATOM = SHARED_DATA / "arxiv" / "api_atom_samples"
+FIRST_OAI_TITLE = "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
+
+
+def jsonl(path, *records):
+    return write(path, "".join(json.dumps(r) + "\n" for r in records))
+
+
+def titles(index, query):
+    return sorted(h.title for h in index.search(query, limit=100).hits)
+
+
+@pytest.fixture(scope="module")
+def oai_index(tmp_path_factory):
+    """An index of the 200 OAI records, built once; tests copy it before changing it."""
+    path = tmp_path_factory.mktemp("oai") / "index"
+    assert build_index([OAI], path).documents == 200
+    return path
+
+
+@pytest.fixture
+def index_copy(oai_index, tmp_path):
+    import shutil
+
+    shutil.copytree(oai_index, tmp_path / "index")
+    return tmp_path / "index"
+
+
+def test_versions_of_one_paper_are_one_document_and_the_latest_wins(tmp_path):
+    source = jsonl(
+        tmp_path / "v.jsonl",
+        {"id": "2101.00003v2", "title": "Second version title", "authors": ["B"]},
+        {"id": "2101.00003", "title": "Unversioned copy", "authors": ["C"]},
+        {"id": "2101.00003v1", "title": "First version title", "authors": ["A"]},
+        {"id": "2101.00004", "title": "Another paper", "authors": ["D"]},
+        {"id": "2101.00004", "title": "Another paper again", "authors": ["E"]},
+    )
+    summary = build_index([source], tmp_path / "index")
+    assert (summary.documents, summary.records, summary.merged) == (2, 5, 3)
+    index = open_index(tmp_path / "index")
+    hits = index.search("id:2101.00003").hits
+    assert [(h.id, h.title, h.authors) for h in hits] == [("2101.00003", "Second version title", ["B"])]
+    # Equal (no) versions merge: first-seen fields, authors of both.
+    hits = index.search("id:2101.00004").hits
+    assert [(h.title, h.authors) for h in hits] == [("Another paper", ["D", "E"])]
+
+
+def test_reindexing_the_same_input_keeps_the_count(index_copy, tmp_path):
+    again = update_index([OAI], index_copy)
+    assert (again.documents, again.added, again.replaced, again.skipped) == (200, 0, 200, 0)
+    assert build_index([OAI], index_copy).documents == 200
+    assert open_index(index_copy).doc_count == 200
+
+
+def test_update_adds_new_documents_and_replaces_by_id(index_copy, tmp_path):
+    before = store.current_generation(index_copy)
+    summary = update_index([ATOM], index_copy)
+    # 1 + 10 + 100 entries; 1201.4869 and 1111.2011 are not among the OAI ids.
+    assert (summary.records, summary.added, summary.replaced, summary.documents) == (111, 111, 0, 311)
+    # The generation readers had open before the update is unchanged, and kept.
+    from whoosh import index as whoosh_index
+
+    assert whoosh_index.open_dir(str(before)).doc_count() == 200
+    newer = jsonl(tmp_path / "newer.jsonl", {"id": "0704.0001v3", "title": "Diphoton production revisited"})
+    summary = update_index([newer], index_copy)
+    assert (summary.added, summary.replaced, summary.documents) == (0, 1, 311)
+    index = open_index(index_copy)
+    assert [h.title for h in index.search("id:0704.0001").hits] == ["Diphoton production revisited"]
+    assert titles(index, '"prompt diphoton"') == []  # the replaced v2 title is gone
+    # Only the current and the previous generation are kept.
+    assert len(list(index_copy.glob("gen-*"))) == 2 and not before.exists()
+
+
+def test_an_older_version_does_not_replace_a_newer_one(index_copy, tmp_path):
+    older = jsonl(tmp_path / "older.jsonl", {"id": "0704.0001v1", "title": "Old title"})
+    summary = update_index([older], index_copy)
+    assert (summary.added, summary.replaced, summary.documents) == (0, 0, 200)
+    assert [str(p) for p in summary.problems] == [f"{older}:1: 0704.0001 v1 is older than the indexed v2 (skipped)"]
+    assert [h.title for h in open_index(index_copy).search("id:0704.0001").hits] == [FIRST_OAI_TITLE]
+
+
+def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
+    from whoosh import index as whoosh_index
+
+    from searchengine.records import Record
+    from searchengine.schema import document_fields
+
+    ix = whoosh_index.open_dir(str(store.current_generation(index_copy)))
+    writer = ix.writer()
+    writer.add_document(**document_fields(Record(id="0704.0005", title="Injected copy", version=9)))
+    writer.commit()
+    assert len(open_index(index_copy).search("id:0704.0005").hits) == 2
+    unrelated = jsonl(tmp_path / "one.jsonl", {"id": "2101.00001", "title": "Unrelated"})
+    summary = update_index([unrelated], index_copy)
+    assert (summary.added, summary.replaced, summary.documents) == (1, 1, 201)
+    # The copy with the higher version is kept.
+    assert [h.title for h in open_index(index_copy).search("id:0704.0005").hits] == ["Injected copy"]
+
+
+def test_update_without_an_index_builds_one(tmp_path):
+    summary = update_index([OAI], tmp_path / "new")
+    assert (summary.documents, summary.added) == (200, 200)
+
+
+def test_remove_by_id_with_or_without_version(index_copy):
+    summary = remove_documents(["0704.0001v2", "0704.0002", "0704.0002", "9999.99999"], index_copy)
+    assert (summary.removed, summary.not_found, summary.documents) == (2, ["9999.99999"], 198)
+    index = open_index(index_copy)
+    assert index.doc_count == 198 and index.search("id:0704.0002").total == 0
+
+
+def test_remove_without_an_index_is_an_error(tmp_path):
+    with pytest.raises(IndexNotFoundError, match="no index here"):
+        remove_documents(["x"], tmp_path)
+
+
+def test_cli_update_and_remove_print_summaries(index_copy, tmp_path):
+    runner = CliRunner()
+    bad = write(tmp_path / "more.jsonl", '{"id": "0704.0003v9", "title": "Replaced title"}\n{"id": "2101.1"}\n'
+                                         '{"id": "2101.2", "title": "New one"}\n')
+    result = runner.invoke(main, ["index", "--update", str(bad), "--index-dir", str(index_copy)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"{bad}:2: record has no title (skipped)\n"
+    assert result.stdout.startswith(
+        f"Updated {index_copy}: 1 added, 1 replaced, 1 skipped (2 records read); 201 documents in ")
+    result = runner.invoke(main, ["remove", "0704.0003", "nope", "--index-dir", str(index_copy)])
+    assert result.exit_code == 0
+    assert result.stderr == "nope: not in the index\n"
+    assert result.stdout.startswith(f"Removed 1 document from {index_copy}; 200 documents in ")
+    result = runner.invoke(main, ["remove", "2101.2", "--json", "--index-dir", str(index_copy)])
+    data = json.loads(result.stdout)
+    assert (data["removed"], data["documents"], data["not_found"]) == (1, 199, [])
+    assert runner.invoke(main, ["remove", "--index-dir", str(index_copy)]).exit_code == 2
+
+
+def test_cli_quiet_hides_skipped_lines_and_format_is_checked(tmp_path):
+    runner = CliRunner()
+    bad = write(tmp_path / "bad.jsonl", '{"title": "Good"}\n{broken\n')
+    result = runner.invoke(main, ["index", str(bad), "--quiet", "--index-dir", str(tmp_path / "ix")])
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout.startswith(f"Indexed 1 documents into {tmp_path / 'ix'} (1 records read, 1 skipped) in ")
+    result = runner.invoke(main, ["index", str(bad), "--format", "nonsense"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--format': 'nonsense' is not one of arxiv-oai, " in result.stderr
+    # The help names every format there is.
+    from searchengine.readers import FORMATS
+
+    help_text = " ".join(runner.invoke(main, ["index", "--help"]).stdout.split())
+    assert all(name in help_text for name in FORMATS)
+    result = runner.invoke(main, ["index", str(OAI), "--format", "jsonl", "--json", "--index-dir", str(tmp_path / "ix")])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["documents"] == 200
+
+
+def test_replaced_documents_do_not_pile_up_in_old_segments(index_copy):
+    from whoosh import index as whoosh_index
+
+    for _ in range(2):
+        update_index([OAI], index_copy)
+    ix = whoosh_index.open_dir(str(store.current_generation(index_copy)))
+    segments = ix._segments()
+    # Every document was replaced twice; the segments holding the old copies are gone.
+    assert sum(s.doc_count_all() for s in segments) == 200
+    assert sum(s.deleted_count() for s in segments) == 0
+
+
+def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(tmp_path):
+    (tmp_path / "index" / "gen-x").mkdir(parents=True)
+    (tmp_path / "index" / "gen-x" / "_MAIN_1.toc").write_bytes(b"garbage")
+    (tmp_path / "index" / "CURRENT").write_text("gen-x\n")
+    runner = CliRunner()
+    for args in (["index", "--update", str(OAI)], ["remove", "0704.0001"]):
+        result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"Error: {tmp_path / 'index' / 'gen-x'}: index cannot be opened (")
+        assert len(result.stderr.splitlines()) == 1
+    # Nothing was switched or left behind.
+    assert sorted(p.name for p in (tmp_path / "index").glob("gen-*")) == ["gen-x"]
+
+
+def _stderr_on_a_terminal(args):
+    """Run ``searchengine ARGS`` with stderr on a pseudo-terminal; return what it wrote there."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    # A new pseudo-terminal is 0 columns wide; give it a normal size.
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    process = subprocess.Popen([sys.executable, "-m", "searchengine", *args], stdout=subprocess.PIPE,
+                               stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=120)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace"), process.stdout.read().decode()
+
+
+def test_progress_bar_shows_on_a_terminal_unless_quiet(tmp_path):
+    shown, stdout = _stderr_on_a_terminal(["index", str(OAI), "--index-dir", str(tmp_path / "a")])
+    assert "Indexing: " in shown and " records" in shown
+    assert stdout.startswith(f"Indexed 200 documents into {tmp_path / 'a'} (200 records read, 0 skipped) in ")
+    quiet, stdout = _stderr_on_a_terminal(["index", str(OAI), "--quiet", "--index-dir", str(tmp_path / "b")])
+    assert quiet == "" and stdout.startswith("Indexed 200 documents")

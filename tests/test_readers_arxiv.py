@@ -1,0 +1,248 @@
+"""The arXiv readers and the CSV reader, on the real samples in ../shared/data/arxiv."""
+
+import gzip
+import itertools
+import json
+
+import pytest
+
+from searchengine.readers import FORMATS, detect_format, read_records
+from searchengine.readers.arxivmeta import arxiv_categories, split_version, tex_to_text, year_from_id
+from searchengine.records import title_id
+
+from conftest import SHARED_DATA, write
+
+ARXIV = SHARED_DATA / "arxiv"
+OAI = ARXIV / "kaggle_oai_snapshot_sample.jsonl"
+LISTING = ARXIV / "arxiv_listing_sample.jsonl.gz"
+ATOM = ARXIV / "api_atom_samples"
+ATOM_OLD_ONE = ATOM / "api2016_id_list_1111.2011v2.xml"
+ATOM_OLD = ATOM / "api2016_search_query_au_del_maestro.xml"
+ATOM_NEW = ATOM / "api2026_search_query_testing_start0_max100.xml"
+
+pytestmark = pytest.mark.skipif(not ARXIV.is_dir(), reason="../shared/data/arxiv is not there")
+
+
+def read(paths, format=None):
+    problems = []
+    records = list(read_records(paths, problems, format=format))
+    return records, problems
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [(OAI, "arxiv-oai"), (LISTING, "arxiv-listing"), (ATOM_OLD_ONE, "arxiv-atom"),
+     (ATOM_OLD, "arxiv-atom"), (ATOM_NEW, "arxiv-atom")],
+)
+def test_each_sample_is_recognised_by_content(path, name):
+    assert detect_format(path) == name
+
+
+def test_sniffing_is_unambiguous_across_formats(tmp_path):
+    samples = {
+        "arxiv-oai": OAI.read_text(encoding="utf-8").splitlines()[0] + "\n",
+        "arxiv-listing": gzip.open(LISTING, "rt", encoding="utf-8").readline(),
+        "arxiv-atom": ATOM_NEW.read_text(encoding="utf-8"),
+        "csv": "id,title,year\n1,A title,2020\n",
+        "jsonl": '{"id": "x", "title": "A title", "abstract": "summary of it"}\n',
+        "authorpage": "arXiv subjects\n\nAda Lovelace\n\narXiv2024\n\nTitle\n\nAbstract\n\ncs.DC↗\n",
+    }
+    assert set(samples) == set(FORMATS)
+    for name, text in samples.items():
+        head = text[:8192]
+        assert [n for n, module in FORMATS.items() if module.sniff(head)][0] == name
+
+
+def test_oai_snapshot_reads_all_200_records_with_exact_fields():
+    records, problems = read([OAI])
+    assert problems == []
+    assert len(records) == 200 and len({r.id for r in records}) == 200
+    assert records[0].id == "0704.0001" and records[-1].id == "0704.0200"
+    first = records[0]
+    # The title's hard line wrap ("and\n  LHC") is collapsed.
+    assert first.title == "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
+    assert first.abstract.startswith("A fully differential calculation in perturbative quantum chromodynamics is presented")
+    assert first.authors == ["C. Balázs", "E. L. Berger", "P. M. Nadolsky", "C. -P. Yuan"]
+    assert (first.year, first.version, first.categories) == (2007, 2, ["hep-ph"])
+    assert first.url == "https://arxiv.org/abs/0704.0001"
+    assert first.source == f"{OAI}:1"
+    second = records[1]
+    assert second.categories == ["math.CO", "cs.CG"] and second.authors == ["Ileana Streinu", "Louis Theran"]
+    assert records[9].version == 1
+    # Accented names come out in Unicode (the "authors" string has them as TeX).
+    assert records[48].authors == ["Mikkel Øbro"]
+    assert records[61].authors == ["Rastislav Šrámek", "Broňa Brejová", "Tomáš Vinař"]
+    assert {r.year for r in records} == {2007}
+
+
+def test_oai_without_authors_parsed_decodes_tex_in_the_authors_string(tmp_path):
+    line = {"id": "0704.0062v3", "title": "T", "abstract": "A", "categories": "q-bio.GN",
+            "authors": "Rastislav \\v{S}r\\'amek, Bro\\v{n}a Brejov\\'a and Tom\\'a\\v{s} Vina\\v{r}",
+            "versions": [], "update_date": "2009-01-05"}
+    path = write(tmp_path / "oai.jsonl", json.dumps(line) + "\n")
+    records, problems = read([path], format="arxiv-oai")
+    assert problems == []
+    assert records[0].authors == ["Rastislav Šrámek", "Broňa Brejová", "Tomáš Vinař"]
+    # No versions list: the id's suffix gives the version, the id the year.
+    assert (records[0].id, records[0].version, records[0].year) == ("0704.0062", 3, 2007)
+
+
+def test_oai_bad_lines_are_reported_with_line_numbers(tmp_path):
+    good = OAI.read_text(encoding="utf-8").splitlines()[0]
+    lines = [good, '{"id": "0704.9999", "title": null, "versions": [], "update_date": "2007-01-01"}',
+             '{"title": "no id", "versions": [], "update_date": "2007-01-01"}', "{cut"]
+    path = write(tmp_path / "oai.jsonl", "\n".join(lines) + "\n")
+    records, problems = read([path])
+    assert [r.id for r in records] == ["0704.0001"]
+    assert [str(p) for p in problems] == [
+        f"{path}:2: record has no title (skipped)",
+        f"{path}:3: record has no id (skipped)",
+        f"{path}:4: invalid JSON (Expecting property name enclosed in double quotes at column 2) (skipped)",
+    ]
+
+
+def test_listing_sample_reads_all_74728_records():
+    records, problems = read([LISTING])
+    assert problems == []
+    assert len(records) == 74_728 and len({r.id for r in records}) == 74_728
+    years = {}
+    for record in records:
+        years[record.year] = years.get(record.year, 0) + 1
+    # PROVENANCE.md: by id, 40,903 from 2025, 33,784 from 2026, 41 older.
+    assert (years[2025], years[2026], sum(years.values()) - years[2025] - years[2026]) == (40_903, 33_784, 41)
+    assert all(r.title and r.abstract and r.authors and r.categories for r in records)
+
+
+def test_listing_record_fields_and_class_codes_dropped():
+    records = list(itertools.islice(read_records([LISTING], []), 200))
+    by_id = {r.id: r for r in records[:200]}
+    first = records[0]
+    assert first.id == "2503.11731"
+    assert first.title == ("Industrial-Grade Sensor Simulation via Gaussian Splatting: A Modular "
+                           "Framework for Scalable Editing and Full-Stack Validation")
+    assert first.abstract.startswith("Sensor simulation is pivotal for scalable validation of autonomous driving systems, yet")
+    assert "\n" not in first.abstract
+    assert first.authors[:3] == ["Xianming Zeng", "Sicong Du", "Qifeng Chen"] and len(first.authors) == 16
+    assert (first.year, first.version, first.categories) == (2025, None, ["cs.CV", "cs.RO"])
+    assert first.url == "https://arxiv.org/abs/2503.11731"
+    assert records[1].authors[0] == "Moreno D'Incà"
+    # Line 72 lists ["cs.CV", "I.4"], line 160 also "68Txx" and "I.2.1".
+    assert by_id["2503.12260"].categories == ["cs.CV"]
+    assert by_id["2503.12780"].categories == ["cs.CV", "cs.AI", "cs.LG", "eess.IV", "stat.ML"]
+    assert by_id["2503.12780"].source == f"{LISTING}:160"
+
+
+def test_atom_old_layout_single_entry():
+    records, problems = read([ATOM_OLD_ONE])
+    assert problems == [] and len(records) == 1
+    record = records[0]
+    assert (record.id, record.version, record.year) == ("1111.2011", 2, 2011)
+    assert record.title == "Quantum Criticality for Extended Nodes on a Bethe Lattice in the Large Connectivity Limit"
+    assert record.abstract.startswith("Theoretical description of anisotropic systems, such as layered superconductors")
+    assert record.authors == ["James M. Murray", "Adrian Del Maestro", "Zlatko Tesanovic"]
+    assert record.categories == ["cond-mat.str-el", "cond-mat.stat-mech"]
+    assert record.url == "http://arxiv.org/abs/1111.2011v2"
+    assert record.source == f"{ATOM_OLD_ONE}:10"
+
+
+def test_atom_old_layout_search_feed_with_old_style_ids():
+    records, problems = read([ATOM_OLD])
+    assert problems == [] and len(records) == 10
+    assert [r.id for r in records[:3]] == ["1201.4869", "cond-mat/0412498", "cond-mat/0603029"]
+    assert [r.year for r in records[:3]] == [2012, 2004, 2006]
+    assert [r.source.rsplit(":", 1)[1] for r in records[:3]] == ["10", "49", "81"]
+    # The feed answers au:del_maestro; he is named two ways.
+    assert sum("Adrian Del Maestro" in r.authors for r in records) == 6
+    assert sum("A. Del Maestro" in r.authors for r in records) == 4
+
+
+def test_atom_new_layout_reads_100_entries():
+    records, problems = read([ATOM_NEW])
+    assert problems == [] and len(records) == 100
+    first = records[0]
+    assert (first.id, first.version, first.year) == ("2202.12139", 1, 2022)
+    assert first.title == "Testing Deep Learning Models: A First Comparative Study of Multiple Testing Techniques"
+    assert first.authors == ["Mohit Kumar Ahuja", "Arnaud Gotlieb", "Helge Spieker"]
+    assert first.categories == ["cs.SE", "cs.LG"]
+    assert first.url == "https://arxiv.org/abs/2202.12139v1"
+
+
+def test_atom_error_entry_and_broken_xml_are_reported(tmp_path):
+    feed = ATOM_OLD_ONE.read_text(encoding="utf-8")
+    error_entry = ("<entry><id>http://arxiv.org/api/errors#incorrect_id_format_for_1234</id>"
+                   "<title>Error</title><summary>incorrect id format for 1234</summary></entry>\n")
+    path = write(tmp_path / "err.xml", feed.replace("<entry>", error_entry + "  <entry>", 1))
+    records, problems = read([path])
+    assert [r.id for r in records] == ["1111.2011"]
+    assert [str(p) for p in problems] == [f"{path}:10: arXiv API error: incorrect id format for 1234 (skipped)"]
+    cut = write(tmp_path / "cut.xml", feed.replace("</entry>", "</entri>"))
+    records, problems = read([cut])
+    assert records == []
+    assert len(problems) == 1 and str(problems[0]).startswith(f"{cut}:54: XML is not well formed (mismatched tag")
+
+
+def test_csv_with_record_field_names(tmp_path):
+    text = (
+        "id,title,abstract,authors,year,categories,url,extra\n"
+        '2101.00001v2,Sparse GPU kernels,"SpMV, on GPUs",Ada Lovelace; Charles Babbage,2021,cs.DC cs.PF,,x\n'
+        '\n'
+        ',"A title, with a comma","An abstract\nover two lines",A. One and B. Two,,math.NA,,\n'
+        "2101.00002,,No title here,,,,,\n"
+        "2101.00003,Bad year,,,soon,,,\n"
+        "2201.00004,Year from id,,,,,,\n"
+        "2101.00005,Too,many,values,1,2,3,4,5\n"
+    )
+    path = write(tmp_path / "papers.txt", "\ufeff" + text.replace("\n", "\r\n"))
+    assert detect_format(path) == "csv"
+    records, problems = read([path])
+    assert [(r.id, r.title) for r in records] == [
+        ("2101.00001", "Sparse GPU kernels"),
+        (title_id("A title, with a comma"), "A title, with a comma"),
+        ("2201.00004", "Year from id"),
+    ]
+    first, second, third = records
+    assert first.authors == ["Ada Lovelace", "Charles Babbage"]
+    assert (first.abstract, first.year, first.version, first.categories) == ("SpMV, on GPUs", 2021, 2, ["cs.DC", "cs.PF"])
+    assert second.abstract == "An abstract over two lines" and second.authors == ["A. One", "B. Two"]
+    assert second.source == f"{path}:4"
+    assert third.year == 2022
+    assert [str(p) for p in problems] == [
+        f"{path}:6: record has no title (skipped)",
+        f"{path}:7: field 'year' must be a four-digit year, not 'soon' (skipped)",
+        f"{path}:9: row has 9 values but the header names 8 (skipped)",
+    ]
+
+
+def test_format_can_be_forced(tmp_path):
+    # A listing line read as plain JSON lines has no abstract ("summary" is not a Record field).
+    line = gzip.open(LISTING, "rt", encoding="utf-8").readline()
+    path = write(tmp_path / "one.jsonl", line)
+    records, _ = read([path], format="jsonl")
+    assert records[0].id == "2503.11731" and records[0].abstract == ""
+    records, _ = read([path])
+    assert records[0].abstract.startswith("Sensor simulation")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("2101.00003v2", ("2101.00003", 2)), ("2101.00003", ("2101.00003", None)),
+     ("cond-mat/0102536v1", ("cond-mat/0102536", 1)), ("0704.0001v12", ("0704.0001", 12)),
+     ("t-5d48c11362a2", ("t-5d48c11362a2", None)), ("paperv2", ("paperv2", None))],
+)
+def test_split_version(raw, expected):
+    assert split_version(raw) == expected
+
+
+def test_year_from_id_and_category_filter_and_tex():
+    assert [year_from_id(i) for i in ("2506.06837", "0704.0001", "cond-mat/9912345", "hep-th/0101001", "x")] == [
+        2025, 2007, 1999, 2001, None]
+    assert arxiv_categories(["cs.CV", "I.2.7", "68T07", "68U10, 90C26", "I.4.8; I.2.10", "hep-ph", "cs.CV"]) == [
+        "cs.CV", "hep-ph"]
+    assert tex_to_text("Bal\\'azs") == "Balázs" and tex_to_text("plain") == "plain"
+
+
+def test_listing_reader_streams(tmp_path):
+    # Reading the first records of the 130 MB sample does not read the whole file.
+    problems = []
+    first = list(itertools.islice(read_records([LISTING], problems), 3))
+    assert [r.id for r in first] == ["2503.11731", "2503.11742", first[2].id] and problems == []

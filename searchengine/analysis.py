@@ -2,16 +2,37 @@
 
 The chain reads like Whoosh's own pipelines::
 
-    NltkTokenizer | AcronymStopFilter | LowercaseFilter | accent folding | NltkStemFilter
+    TechTokenizer | CompoundFilter | ExactFormFilter | AcronymStopFilter
+                  | InflectionStemFilter | LowercaseFilter | CharsetFilter(accent_map)
+                  | CjkBigramFilter
 
-* :class:`NltkTokenizer` splits on anything that is not a letter or digit
-  (NLTK's ``RegexpTokenizer``), so punctuation glued to a word does not hide
-  it: ``CB-SpMV:A`` gives ``CB``, ``SpMV``, ``A``.
+* :class:`TechTokenizer` (NLTK's ``RegexpTokenizer``) keeps identifiers whole:
+  ``C++``, ``C#``, ``802.11ax``, ``fail-slow``, ``Bose–Einstein`` (any dash or
+  hyphen); a run of CJK characters is one token.
+* :class:`CompoundFilter` indexes a compound as its parts *and* as one joined
+  word at the first part's position: ``fail-slow`` gives ``fail``, ``slow`` and
+  ``failslow``; ``FlashAttention`` gives ``flash``, ``attention`` and
+  ``flashattention``. The query side (:mod:`searchengine.query`) asks for the
+  joined word or the parts in sequence, so hyphenated, joined and spaced forms
+  meet.
+* :class:`ExactFormFilter` also indexes every word, stop words included, in
+  its unstemmed folded form marked with ``=`` (``=objectivity``), at the same
+  position. Quoted phrases search these, so they are exact.
 * :class:`AcronymStopFilter` drops common English words, but keeps upper-case
   acronyms that spell one (``US``, ``IT``, ``AS``).
+* :class:`InflectionStemFilter` folds inflection only (plural, ``-ed``,
+  ``-ing``; Porter's step 1 from NLTK, plus Latin and Greek plurals):
+  ``GPUs`` → ``gpu``, ``matrices``/``matrix`` → ``matrice``,
+  ``analyses``/``analysis`` → ``analyse``. Derivational suffixes are kept, so
+  ``university`` and ``universe``, ``organic`` and ``organization`` stay apart.
+  Upper-case acronyms are not stemmed (``AWS`` stays ``aws``).
 * Case and accents fold: ``Schrödinger`` is indexed as ``schrodinger``.
-* :class:`NltkStemFilter` applies NLTK's Porter stemmer, so ``GPUs`` and
-  ``GPU`` meet at ``gpu``.
+* :class:`CjkBigramFilter` turns a CJK run into overlapping character pairs,
+  so ``语言模型`` finds ``大规模语言模型的研究``.
+
+Analyzer modes (the ``mode`` keyword Whoosh passes down): ``"index"`` emits
+everything above; ``"query"`` emits stemmed words only (the parser builds
+the alternatives); ``"phrase"`` emits the exact forms only.
 
 NLTK is imported on first use, not at import time: importing it costs more
 than the rest of a command-line search put together.
@@ -20,25 +41,61 @@ than the rest of a command-line search put together.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Tokenizer
-from whoosh.analysis.filters import STOP_WORDS
 from whoosh.support.charset import accent_map
 
-# Letters and digits; everything else (punctuation, symbols, spaces) separates.
-WORD_PATTERN = r"[^\W_]+"
+# Marks an unstemmed (exact) form in the index; the tokenizer never produces it.
+EXACT = "="
+
+# Han, Hiragana, Katakana and Hangul: scripts written without spaces.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+# Hyphen-minus, soft hyphen, Unicode hyphens and the figure and en dashes.
+DASHES = "\\-\u00ad\u2010\u2011\u2012\u2013\u2212"
+_ALNUM = rf"[^\W_{_CJK}]"
+# A token: a CJK run; or letters/digits joined by dashes (fail-slow), by dots
+# between digits (802.11ax), optionally ending in ++ or # (C++, C#).
+TOKEN_PATTERN = (
+    rf"[{_CJK}]+"
+    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
+)
+_DASH_SPLIT = re.compile(rf"[{DASHES}]")
+# Splits camel case only where every part is a capitalised or lower-case word
+# of three letters or more (FlashAttention, ResNet; not SpMV or GraphSAGE).
+_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,})(?:[A-Z][a-z]{2,})+")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
+
+# English function words (and the stray letters of possessives and
+# contractions); content words, single letters like C, and numbers are kept.
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been
+before being below between both but by can could did do does doing down during
+each few for from further had has have having he her here hers herself him
+himself his how i if in into is it its itself just me more most my myself no nor
+not of off on once only or other our ours ourselves out over own same she should
+so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves s t
+""".split())
 
 
-class NltkTokenizer(Tokenizer):
-    """Whoosh tokenizer around NLTK's ``RegexpTokenizer``.
+def fold(text: str) -> str:
+    """Lower-case ``text`` and strip accents (``Vlček`` → ``vlcek``), as the index does."""
+    return text.lower().translate(accent_map)
 
-    Yields one token per match of ``pattern`` with its position and character
-    offsets, which Whoosh needs for phrases and highlighting.
+
+class TechTokenizer(Tokenizer):
+    """Whoosh tokenizer around NLTK's ``RegexpTokenizer`` with :data:`TOKEN_PATTERN`.
+
+    Yields one token per match with its position and character offsets,
+    which Whoosh needs for phrases and highlighting. Punctuation glued to a
+    word does not hide it: ``CB-SpMV:A`` gives ``CB-SpMV`` and ``A``.
     """
 
-    def __init__(self, pattern: str = WORD_PATTERN) -> None:
+    def __init__(self, pattern: str = TOKEN_PATTERN) -> None:
         self.pattern = pattern
         self._nltk = None
 
@@ -78,6 +135,7 @@ class NltkTokenizer(Tokenizer):
             token.text = value[start:end]
             token.boost = 1.0
             token.stopped = False
+            token.joined = False
             if keeporiginal:
                 token.original = token.text
             if positions:
@@ -88,12 +146,95 @@ class NltkTokenizer(Tokenizer):
             yield token
 
 
+def compound_parts(text: str) -> list[str]:
+    """The words a compound token is made of; ``[text]`` when it is not one.
+
+    ``fail-slow`` → ``["fail", "slow"]``; ``FlashAttention`` →
+    ``["Flash", "Attention"]``; ``802.11ax``, ``SpMV`` and ``C++`` stay whole.
+    """
+    if any(ch in DASHES for ch in text):
+        return [part for part in _DASH_SPLIT.split(text) if part]
+    if _CAMEL.fullmatch(text):
+        return _CAMEL_PART.findall(text)
+    return [text]
+
+
+class CompoundFilter(Filter):
+    """Index a compound as its parts, in sequence, plus one joined word.
+
+    In ``"index"`` and ``"query"`` mode the joined word (``failslow``) comes
+    first, at the first part's position, with ``token.joined`` set; the parts
+    follow at consecutive positions. Later tokens move up by the number of
+    extra parts, so phrases stay aligned. In ``"phrase"`` mode only the parts
+    are emitted.
+    """
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+        shift = 0
+        for token in tokens:
+            if token.positions:
+                token.pos += shift
+            text = token.text
+            if not (text.isalnum() and text.islower()):
+                parts = compound_parts(text)
+                if len(parts) > 1:
+                    chars = token.chars
+                    start = token.startchar if chars else 0
+                    if token.mode != "phrase":
+                        token.text = "".join(parts)
+                        token.joined = True
+                        yield token
+                        token.joined = False
+                    offset = 0
+                    for i, part in enumerate(parts):
+                        if chars:
+                            at = text.index(part, offset)
+                            token.startchar = start + at
+                            token.endchar = start + at + len(part)
+                            offset = at + len(part)
+                        token.text = part
+                        yield token
+                        if i < len(parts) - 1 and token.positions:
+                            token.pos += 1
+                    shift += len(parts) - 1
+                    continue
+            yield token
+
+
+class ExactFormFilter(Filter):
+    """Emit each word's folded, unstemmed form marked with :data:`EXACT`.
+
+    ``"index"`` mode: the exact form (``=objectivity``) then the token itself,
+    both at the same position; stop words get an exact form too, so that
+    ``"in situ"`` can be matched as written. ``"phrase"`` mode: only the
+    exact form. Other modes: the token unchanged.
+    """
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+        for token in tokens:
+            mode = token.mode
+            if mode == "index" or mode == "phrase":
+                text = token.text
+                token.text = EXACT + fold(text)
+                yield token
+                if mode == "phrase":
+                    continue
+                token.text = text
+            yield token
+
+
 class AcronymStopFilter(Filter):
     """Drop stop words, except when written as an upper-case acronym.
 
     ``it`` and ``It`` are dropped; ``IT`` (information technology) is kept.
     Must run before lower-casing. Stopped tokens still take up a position, so
-    phrase queries keep their gaps.
+    phrase queries keep their gaps. Exact forms pass untouched.
     """
 
     def __init__(self, stoplist: frozenset[str] = STOP_WORDS) -> None:
@@ -113,15 +254,57 @@ class AcronymStopFilter(Filter):
             yield token
 
 
-class NltkStemFilter(Filter):
-    """Replace each token's text with its NLTK Porter stem (``GPUs`` → ``gpu``).
+# Latin and Greek singulars rewritten to their plural before Porter's step 1,
+# so both numbers reach one stem: matrix/matrices, vertex/vertices,
+# index/indexes/indices, analysis/analyses, formula/formulae.
+_CLASSICAL = (
+    (re.compile(r"(?<=\w{3})(?:ix|ex)(?:es)?$"), "ices"),
+    (re.compile(r"(?<=\w{2})sis$"), "ses"),
+    (re.compile(r"(?<=\w{3})ae$"), "as"),
+)
 
-    Stems are cached (``cachesize`` distinct words, least recently used
-    dropped); the cache is rebuilt after unpickling rather than stored in the
-    index's schema.
+
+class InflectionStemmer:
+    """Fold English inflection: Porter's step 1 plus Latin and Greek plurals.
+
+    Porter (1980), "An algorithm for suffix stripping", step 1 removes plural
+    ``-s``/``-es``/``-ies``, ``-ed`` and ``-ing`` and turns a final ``y`` into
+    ``i``; steps 2 to 5, which strip derivational suffixes (``-ity``,
+    ``-ation``, ``-ic``) and conflate e.g. ``university`` with ``universe``,
+    are not applied. NLTK's implementation of step 1 is used (imported on
+    first use). Words of two letters or fewer, and words with anything but
+    ASCII letters, are returned lower-cased and otherwise unchanged.
     """
 
-    def __init__(self, cachesize: int = 100_000) -> None:
+    def __init__(self) -> None:
+        from nltk.stem.porter import PorterStemmer
+
+        self._porter = PorterStemmer()
+
+    def stem(self, word: str) -> str:
+        """Return the stem of ``word`` (lower-case)."""
+        word = word.lower()
+        if len(word) <= 2 or not (word.isascii() and word.isalpha()):
+            return word
+        porter = self._porter
+        if word in porter.pool:  # NLTK's irregular forms: dying → die, skies → sky
+            return porter.pool[word]
+        for pattern, plural in _CLASSICAL:
+            word = pattern.sub(plural, word, count=1)
+        return porter._step1c(porter._step1b(porter._step1a(word)))
+
+
+class InflectionStemFilter(Filter):
+    """Replace each token's text with its :class:`InflectionStemmer` stem.
+
+    Runs before lower-casing so that it can see case: an all-capitals acronym
+    is not stemmed (``AWS``, ``GPUS`` stay), and an acronym followed by a
+    lower-case ``s`` is its plural (``GPUs`` → ``GPU``). Stems are cached
+    (``cachesize`` distinct words); the cache is rebuilt after unpickling
+    rather than stored in the index's schema.
+    """
+
+    def __init__(self, cachesize: int = 200_000) -> None:
         self.cachesize = cachesize
         self._stem = None
 
@@ -137,33 +320,82 @@ class NltkStemFilter(Filter):
 
     def _stemmer(self):
         if self._stem is None:
-            from nltk.stem.porter import PorterStemmer
+            stemmer = InflectionStemmer()
 
-            stemmer = PorterStemmer()
-            self._stem = functools.lru_cache(maxsize=self.cachesize)(
-                functools.partial(stemmer.stem, to_lowercase=False)
-            )
+            def stem(text: str) -> str:
+                if text.isupper():
+                    return text
+                if len(text) > 2 and text[-1] == "s" and text[:-1].isupper():
+                    return text[:-1]
+                return stemmer.stem(text)
+
+            self._stem = functools.lru_cache(maxsize=self.cachesize)(stem)
         return self._stem
 
     def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
         stem = self._stemmer()
         for token in tokens:
-            if not token.stopped:
-                token.text = stem(token.text)
+            text = token.text
+            if not token.stopped and text[0] != EXACT:
+                token.text = stem(text)
+            yield token
+
+
+class CjkBigramFilter(Filter):
+    """Split a run of CJK characters into overlapping pairs at consecutive positions.
+
+    ``语言模型`` → ``语言``, ``言模``, ``模型``; a single character stays
+    itself. Exact forms of a run are split the same way. Later tokens move
+    up so positions stay consecutive.
+    """
+
+    _run = re.compile(rf"{re.escape(EXACT)}?[{_CJK}]+")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+        shift = 0
+        run = self._run
+        for token in tokens:
+            if token.positions:
+                token.pos += shift
+            text = token.text
+            if len(text) > 2 and run.fullmatch(text):
+                mark = EXACT if text[0] == EXACT else ""
+                chars = text[len(mark):]
+                base = token.pos if token.positions else 0
+                start = token.startchar if token.chars else 0
+                for i in range(len(chars) - 1):
+                    token.text = mark + chars[i:i + 2]
+                    if token.positions:
+                        token.pos = base + i
+                    if token.chars:
+                        token.startchar = start + i
+                        token.endchar = start + i + 2
+                    yield token
+                # The exact form and the word share a run: shift once, on the
+                # word (on the exact form in phrase mode, which has no word).
+                if not mark or token.mode == "phrase":
+                    shift += len(chars) - 2
+                continue
             yield token
 
 
 def text_analyzer():
-    """The analyzer for title and abstract text (indexing and queries)."""
+    """The analyzer for title and abstract text (indexing, queries and phrases)."""
     return (
-        NltkTokenizer()
+        TechTokenizer()
+        | CompoundFilter()
+        | ExactFormFilter()
         | AcronymStopFilter()
+        | InflectionStemFilter()
         | LowercaseFilter()
         | CharsetFilter(accent_map)
-        | NltkStemFilter()
+        | CjkBigramFilter()
     )
 
 
 def name_analyzer():
     """The analyzer for author names: words folded for case and accents, not stemmed."""
-    return NltkTokenizer() | LowercaseFilter() | CharsetFilter(accent_map)
+    return TechTokenizer() | LowercaseFilter() | CharsetFilter(accent_map)

@@ -1,15 +1,36 @@
 """Query text → Whoosh query.
 
-Every term of a keyword query must match (``SpMV GPU`` finds only papers with
-both words); a term may match in the title, the abstract or the author names.
-The query text passes through the same analyzer as the indexed text, so
-``GPUs`` finds ``GPU``. Whoosh's syntax applies: ``"exact phrase"``,
-``OR``, ``NOT``, parentheses and ``field:term`` for the fields below.
+How many query terms a hit must contain (stop words do not count):
+
+* **Keyword queries** of up to :data:`ALL_TERMS_UP_TO` terms: every term
+  (``SpMV GPU`` finds only papers with both words).
+* **Longer queries** (natural-language questions, pasted abstracts): at
+  least :data:`MIN_SHOULD_MATCH` of the terms, rounded up.
+
+Hits are ranked by BM25F score either way. A term may match in the title,
+the abstract or the author names. The query text passes through the same
+analyzer as the indexed text (:mod:`searchengine.analysis`), so ``GPUs``
+finds ``GPU``.
+
+Joined, hyphenated and spaced forms meet: a hyphenated or camel-case query
+word (``fail-slow``, ``FlashAttention``) matches its joined form or its parts
+in sequence, and in a keyword query two adjacent words (``fail slow``) also
+match their joined form (``failslow``).
+
+Syntax: ``"exact phrase"`` (matches the words as written, unstemmed, in
+sequence), ``OR``, ``AND``, ``NOT``, parentheses and ``field:term`` for the
+fields in :mod:`searchengine.schema`. Wildcards are not supported: ``?``
+and ``*`` are punctuation, so a question's ``?`` does not change its meaning.
 """
 
 from __future__ import annotations
 
+import math
+
 from whoosh import qparser
+from whoosh import query as wq
+from whoosh.matching import ListMatcher, NullMatcher
+from whoosh.qparser import plugins, syntax
 from whoosh.query import Query
 
 from searchengine.errors import QueryError
@@ -18,10 +39,183 @@ from searchengine.schema import DEFAULT_FIELDS
 # Queries longer than this are refused rather than parsed (characters).
 MAX_QUERY_LENGTH = 2000
 
+# A query of this many terms or fewer needs all of them in a hit.
+ALL_TERMS_UP_TO = 4
+# A longer query needs this share of its terms in a hit (rounded up).
+MIN_SHOULD_MATCH = 0.25
 
-def make_parser(schema) -> qparser.QueryParser:
-    """A parser over :data:`DEFAULT_FIELDS` where every term is required."""
-    return qparser.MultifieldParser(list(DEFAULT_FIELDS), schema, group=qparser.AndGroup)
+# Adjacent words of a keyword query are also tried joined, up to this many words.
+_JOIN_UP_TO = 4
+
+
+def required_terms(count: int) -> int:
+    """How many of ``count`` query terms a hit must contain (the documented rule)."""
+    if count <= ALL_TERMS_UP_TO:
+        return count
+    return max(1, math.ceil(MIN_SHOULD_MATCH * count))
+
+
+class MinShouldMatch(wq.Or):
+    """Documents matching at least ``minmatch`` of the subqueries, scored by their sum.
+
+    Whoosh's ``Or`` accepts ``minmatch`` but ignores it; this query applies
+    it. Matches are gathered up front (one pass over each subquery's
+    postings), which suits the long queries it is used for.
+    """
+
+    JOINT = " MSM "
+
+    def _matcher(self, subs, searcher, context):
+        needed = max(1, self.minmatch)
+        scores: dict[int, float] = {}
+        counts: dict[int, int] = {}
+        scored = context.weighting is not None if context else True
+        for sub in subs:
+            matcher = sub.matcher(searcher, context)
+            while matcher.is_active():
+                doc = matcher.id()
+                scores[doc] = scores.get(doc, 0.0) + (matcher.score() if scored else 1.0)
+                counts[doc] = counts.get(doc, 0) + 1
+                matcher.next()
+        docs = sorted(doc for doc, count in counts.items() if count >= needed)
+        if not docs:
+            return NullMatcher()
+        boost = self.boost
+        return ListMatcher(docs, weights=[scores[doc] * boost for doc in docs])
+
+
+class TermsGroup(syntax.GroupNode):
+    """The top-level group of a query: applies :func:`required_terms`."""
+
+    qclass = wq.And
+
+    def query(self, parser):
+        subs = [q for q in (node.query(parser) for node in self.nodes) if q is not None]
+        needed = required_terms(len(subs))
+        if needed >= len(subs):
+            q = wq.And(subs, boost=self.boost)
+        else:
+            q = MinShouldMatch(subs, boost=self.boost, minmatch=needed)
+        return syntax.attach(q, self)
+
+
+class ExactPhrasePlugin(plugins.PhrasePlugin):
+    """``"..."`` searches the words as written (unstemmed), in sequence."""
+
+    class PhraseNode(plugins.PhrasePlugin.PhraseNode):
+        def query(self, parser):
+            fieldname = self.fieldname or parser.fieldname
+            field = parser.schema[fieldname] if parser.schema and fieldname in parser.schema else None
+            if field is None or not getattr(field, "analyzer", None) or field.self_parsing():
+                return super().query(parser)
+            words = [t.text for t in field.tokenize(self.text, mode="phrase", removestops=False)]
+            if not words:
+                return None
+            if len(words) == 1:
+                q = wq.Term(fieldname, words[0], boost=self.boost)
+            else:
+                q = wq.Phrase(fieldname, words, slop=self.slop, boost=self.boost)
+            return syntax.attach(q, self)
+
+    def taggers(self, parser):
+        return [(self.PhraseTagger(self.expr), 0)]
+
+    class PhraseTagger(plugins.RegexTagger):
+        def create(self, parser, match):
+            return ExactPhrasePlugin.PhraseNode(match.group("text"), match.start("text"))
+
+
+class KeywordPlugin(plugins.Plugin):
+    """Drops unfielded stop words and tries adjacent keywords joined.
+
+    Runs before the multi-field expansion, so that a stop word is dropped
+    from every field (an author named ``What`` does not turn a question's
+    first word into a term). When the whole query is 2 to ``_JOIN_UP_TO``
+    plain words, they are replaced by the alternatives of every way to join
+    neighbouring pairs (``fail slow`` → ``fail slow`` or ``failslow``), each
+    alternative requiring all of its words.
+    """
+
+    def filters(self, parser):
+        return [(self.do_keywords, 105)]
+
+    @staticmethod
+    def _plain(node) -> bool:
+        return type(node) is syntax.WordNode and node.fieldname is None
+
+    def do_keywords(self, parser, group, top=True):
+        field = parser.schema["abstract"]
+        out = group.empty_copy()
+        for node in group:
+            if isinstance(node, syntax.GroupNode):
+                node = self.do_keywords(parser, node, top=False)
+            elif self._plain(node) and not list(field.process_text(node.text, mode="query")):
+                continue  # a stop word
+            out.append(node)
+        words = [node for node in out if not isinstance(node, syntax.Whitespace)]
+        if not top or not 2 <= len(words) <= _JOIN_UP_TO or not all(self._plain(n) for n in words):
+            return out
+        alternatives = syntax.OrGroup()
+        for segmentation in _segmentations(words):
+            alternatives.append(syntax.AndGroup([_word(nodes) for nodes in segmentation]))
+        joined = group.empty_copy()
+        joined.append(alternatives)
+        return joined
+
+
+def _segmentations(words: list) -> list[list[tuple]]:
+    """Every way to join neighbouring pairs: ``[a, b]`` → ``[[(a,), (b,)], [(a, b)]]``."""
+    if len(words) < 2:
+        return [[(word,) for word in words]]
+    keep = [[(words[0],), *rest] for rest in _segmentations(words[1:])]
+    joined = [[(words[0], words[1]), *rest] for rest in _segmentations(words[2:])]
+    return keep + joined
+
+
+def _word(nodes: tuple) -> syntax.WordNode:
+    """One word node for ``nodes`` joined, spanning their characters in the query."""
+    word = syntax.WordNode("".join(node.text for node in nodes))
+    word.startchar, word.endchar = nodes[0].startchar, nodes[-1].endchar
+    return word
+
+
+class Parser(qparser.QueryParser):
+    """Whoosh's multi-field parser with the product's term, phrase and group rules."""
+
+    def __init__(self, schema) -> None:
+        super().__init__(None, schema, group=TermsGroup)
+        self.add_plugin(plugins.MultifieldPlugin(list(DEFAULT_FIELDS)))
+        self.remove_plugin_class(plugins.WildcardPlugin)
+        self.remove_plugin_class(plugins.EveryPlugin)
+        self.remove_plugin_class(plugins.PhrasePlugin)
+        self.add_plugin(ExactPhrasePlugin())
+        self.add_plugin(KeywordPlugin())
+
+    def term_query(self, fieldname, text, termclass, boost=1.0, tokenize=True, removestops=True):
+        """One query word → a term, or for a compound its joined form OR its parts in sequence."""
+        field = self.schema[fieldname] if self.schema and fieldname in self.schema else None
+        if field is None or field.self_parsing() or not getattr(field, "analyzer", None):
+            return super().term_query(fieldname, text, termclass, boost, tokenize, removestops)
+        joined = None
+        parts: list[str] = []
+        for token in field.tokenize(text, mode="query", removestops=removestops):
+            if getattr(token, "joined", False):
+                joined = token.text
+            else:
+                parts.append(token.text)
+        if not parts:
+            return None
+        if len(parts) == 1 and joined is None:
+            return termclass(fieldname, parts[0], boost=boost)
+        sequence = wq.Phrase(fieldname, parts, boost=boost) if len(parts) > 1 else termclass(fieldname, parts[0], boost=boost)
+        if joined is None:
+            return sequence
+        return wq.Or([termclass(fieldname, joined, boost=boost), sequence])
+
+
+def make_parser(schema) -> Parser:
+    """A parser over :data:`DEFAULT_FIELDS` applying :func:`required_terms`."""
+    return Parser(schema)
 
 
 def parse(text: str, schema) -> Query:

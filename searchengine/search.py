@@ -133,9 +133,11 @@ class SearchIndex:
             if generation != self._generation:
                 from whoosh import index as whoosh_index
 
+                from searchengine.ranking import weighting
+
                 try:
                     ix = whoosh_index.open_dir(str(generation))
-                    searcher = ix.searcher()
+                    searcher = ix.searcher(weighting=weighting())
                 except Exception as exc:  # whoosh raises many kinds on damage
                     raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
                 if self._searcher is not None:

@@ -26,6 +26,7 @@ and ``*`` are punctuation, so a question's ``?`` does not change its meaning.
 from __future__ import annotations
 
 import math
+import re
 
 from whoosh import qparser
 from whoosh import query as wq
@@ -33,19 +34,24 @@ from whoosh.matching import ListMatcher, NullMatcher
 from whoosh.qparser import plugins, syntax
 from whoosh.query import Query
 
+from searchengine.analysis import DASHES, TOKEN_PATTERN
 from searchengine.errors import QueryError
+from searchengine.ranking import bm25f_term
 from searchengine.schema import DEFAULT_FIELDS
 
-# Queries longer than this are refused rather than parsed (characters).
-MAX_QUERY_LENGTH = 2000
+# Queries longer than this are refused rather than parsed (characters); room
+# for a pasted abstract (arXiv allows 1,920 characters) and a title.
+MAX_QUERY_LENGTH = 4000
 
 # A query of this many terms or fewer needs all of them in a hit.
 ALL_TERMS_UP_TO = 4
 # A longer query needs this share of its terms in a hit (rounded up).
 MIN_SHOULD_MATCH = 0.25
 
-# Adjacent words of a keyword query are also tried joined, up to this many words.
-_JOIN_UP_TO = 4
+_WORDS = re.compile(TOKEN_PATTERN)
+_DASH = re.compile(f"[{DASHES}]")
+# Whoosh's operators; without one, parentheses are punctuation, not grouping.
+_OPERATOR = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
 
 
 def required_terms(count: int) -> int:
@@ -130,10 +136,11 @@ class KeywordPlugin(plugins.Plugin):
 
     Runs before the multi-field expansion, so that a stop word is dropped
     from every field (an author named ``What`` does not turn a question's
-    first word into a term). When the whole query is 2 to ``_JOIN_UP_TO``
-    plain words, they are replaced by the alternatives of every way to join
-    neighbouring pairs (``fail slow`` → ``fail slow`` or ``failslow``), each
-    alternative requiring all of its words.
+    first word into a term). Punctuation between words separates them. In a
+    long query a hyphenated word counts as its parts. A keyword query of 2 to
+    :data:`ALL_TERMS_UP_TO` words without hyphens is replaced by the
+    alternatives of every way to join neighbouring pairs (``fail slow`` →
+    ``fail slow`` or ``failslow``), each alternative requiring all its words.
     """
 
     def filters(self, parser):
@@ -148,12 +155,27 @@ class KeywordPlugin(plugins.Plugin):
         out = group.empty_copy()
         for node in group:
             if isinstance(node, syntax.GroupNode):
-                node = self.do_keywords(parser, node, top=False)
-            elif self._plain(node) and not list(field.process_text(node.text, mode="query")):
-                continue  # a stop word
-            out.append(node)
+                out.append(self.do_keywords(parser, node, top=False))
+                continue
+            if not self._plain(node):
+                out.append(node)
+                continue
+            # Punctuation between words separates them (heat/transfer, "why?").
+            for match in _WORDS.finditer(node.text):
+                if not list(field.process_text(match.group(), mode="query")):
+                    continue  # a stop word
+                word = syntax.WordNode(match.group())
+                word.startchar = node.startchar + match.start()
+                word.endchar = node.startchar + match.end()
+                word.boost = node.boost
+                out.append(word)
         words = [node for node in out if not isinstance(node, syntax.Whitespace)]
-        if not top or not 2 <= len(words) <= _JOIN_UP_TO or not all(self._plain(n) for n in words):
+        terms = sum(len(_DASH.split(n.text)) if self._plain(n) else 1 for n in words)
+        if top and terms > ALL_TERMS_UP_TO:
+            # A long query ranks by many words: a hyphenated word counts as its parts.
+            out = _split_compounds(out)
+        if (not top or not 2 <= len(words) <= ALL_TERMS_UP_TO
+                or not all(self._plain(n) and not _DASH.search(n.text) for n in words)):
             return out
         alternatives = syntax.OrGroup()
         for segmentation in _segmentations(words):
@@ -161,6 +183,23 @@ class KeywordPlugin(plugins.Plugin):
         joined = group.empty_copy()
         joined.append(alternatives)
         return joined
+
+
+def _split_compounds(group):
+    out = group.empty_copy()
+    for node in group:
+        if KeywordPlugin._plain(node) and _DASH.search(node.text):
+            offset = 0
+            for part in _DASH.split(node.text):
+                if part:
+                    at = node.text.index(part, offset)
+                    offset = at + len(part)
+                    word = syntax.WordNode(part)
+                    word.startchar, word.endchar, word.boost = node.startchar + at, node.startchar + offset, node.boost
+                    out.append(word)
+        else:
+            out.append(node)
+    return out
 
 
 def _segmentations(words: list) -> list[list[tuple]]:
@@ -179,17 +218,62 @@ def _word(nodes: tuple) -> syntax.WordNode:
     return word
 
 
+class FieldsTermNode(syntax.WordNode):
+    """An unfielded query word: searched in every default field at once (BM25F)."""
+
+    has_fieldname = False
+
+    def query(self, parser):
+        return syntax.attach(parser.multifield_term(self.text, self.boost), self)
+
+
+class BM25FPlugin(plugins.MultifieldPlugin):
+    """Unfielded words become :class:`FieldsTermNode`; other unfielded nodes
+    (phrases) are searched in each default field, as Whoosh's multi-field
+    parser does."""
+
+    def do_multifield(self, parser, group):
+        for i, node in enumerate(group):
+            if type(node) is syntax.WordNode and node.fieldname is None:
+                word = FieldsTermNode(node.text)
+                word.startchar, word.endchar, word.boost = node.startchar, node.endchar, node.boost
+                group[i] = word
+        return super().do_multifield(parser, group)
+
+
 class Parser(qparser.QueryParser):
     """Whoosh's multi-field parser with the product's term, phrase and group rules."""
 
     def __init__(self, schema) -> None:
         super().__init__(None, schema, group=TermsGroup)
-        self.add_plugin(plugins.MultifieldPlugin(list(DEFAULT_FIELDS)))
+        self.add_plugin(BM25FPlugin(list(DEFAULT_FIELDS)))
         self.remove_plugin_class(plugins.WildcardPlugin)
         self.remove_plugin_class(plugins.EveryPlugin)
         self.remove_plugin_class(plugins.PhrasePlugin)
         self.add_plugin(ExactPhrasePlugin())
         self.add_plugin(KeywordPlugin())
+
+    def multifield_term(self, text: str, boost: float = 1.0):
+        """An unfielded word → a BM25F term over the default fields.
+
+        A compound word (``fail-slow``) gives its joined form OR its parts in
+        sequence in the title or the abstract.
+        """
+        per_field = {}
+        for fieldname in DEFAULT_FIELDS:
+            q = self.term_query(fieldname, text, wq.Term, boost)
+            if q is not None:
+                per_field[fieldname] = q
+        if not per_field:
+            return None
+        terms = [q for q in per_field.values() if type(q) is wq.Term]
+        if len(terms) == len(per_field):
+            return bm25f_term(terms, boost=boost)
+        # Compounds: joined forms share one BM25F term; sequences stay per field.
+        joined = [q.subqueries[0] for q in per_field.values() if isinstance(q, wq.Or)]
+        sequences = [q.subqueries[1] if isinstance(q, wq.Or) else q for q in per_field.values()]
+        parts = [bm25f_term(joined, boost=boost)] if joined else []
+        return wq.Or(parts + sequences)
 
     def term_query(self, fieldname, text, termclass, boost=1.0, tokenize=True, removestops=True):
         """One query word → a term, or for a compound its joined form OR its parts in sequence."""
@@ -229,4 +313,6 @@ def parse(text: str, schema) -> Query:
         raise QueryError("the query is empty")
     if len(text) > MAX_QUERY_LENGTH:
         raise QueryError(f"the query is {len(text)} characters long; at most {MAX_QUERY_LENGTH} are searched")
+    if not _OPERATOR.search(text):
+        text = text.replace("(", " ").replace(")", " ")
     return make_parser(schema).parse(text)

@@ -150,13 +150,15 @@ class SearchIndex:
         """Number of documents in the current generation."""
         return self._current().doc_count()
 
-    def search(self, query: str, *, limit: int = 10, page: int = 1) -> SearchResults:
+    def search(self, query: str, *, limit: int = 10, page: int = 1, snippets: bool = True) -> SearchResults:
         """Run a ranked query.
 
         Args:
             query: query text (see :mod:`searchengine.query` for the syntax).
             limit: hits per page, 1..:data:`MAX_LIMIT`.
             page: 1-based page number; a page past the end has no hits.
+            snippets: False leaves ``Hit.snippet`` empty (saves re-analysing
+                each hit's abstract; used by evaluation).
 
         Raises:
             QueryError: the query or an option cannot be understood.
@@ -174,7 +176,7 @@ class SearchIndex:
         results = searcher.search_page(parsed, page, pagelen=limit)
         results.results.formatter = _plain_formatter()
         total = len(results)
-        hits = [self._hit(hit) for hit in results] if page <= results.pagecount or total == 0 else []
+        hits = [self._hit(hit, snippets) for hit in results] if page <= results.pagecount or total == 0 else []
         return SearchResults(
             query=query,
             total=total,
@@ -185,8 +187,10 @@ class SearchIndex:
         )
 
     @staticmethod
-    def _hit(hit) -> Hit:
+    def _hit(hit, snippets: bool = True) -> Hit:
         stored = hit.fields()
+        if not snippets:
+            stored["abstract"] = ""
         snippet = hit.highlights("abstract", top=2) if stored.get("abstract") else ""
         return Hit(
             id=stored["id"],

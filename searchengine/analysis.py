@@ -2,9 +2,9 @@
 
 The chain reads like Whoosh's own pipelines::
 
-    TechTokenizer | CompoundFilter | ExactFormFilter | AcronymStopFilter
-                  | InflectionStemFilter | LowercaseFilter | CharsetFilter(accent_map)
-                  | CjkBigramFilter
+    TechTokenizer | CompoundFilter | CjkBigramFilter | ExactFormFilter
+                  | AcronymStopFilter | InflectionStemFilter | LowercaseFilter
+                  | CharsetFilter(accent_map)
 
 * :class:`TechTokenizer` (NLTK's ``RegexpTokenizer``) keeps identifiers whole:
   ``C++``, ``C#``, ``802.11ax``, ``fail-slow``, ``Bose–Einstein`` (any dash or
@@ -355,11 +355,10 @@ class CjkBigramFilter(Filter):
     """Split a run of CJK characters into overlapping pairs at consecutive positions.
 
     ``语言模型`` → ``语言``, ``言模``, ``模型``; a single character stays
-    itself. Exact forms of a run are split the same way. Later tokens move
-    up so positions stay consecutive.
+    itself. Later tokens move up so positions stay consecutive.
     """
 
-    _run = re.compile(rf"{re.escape(EXACT)}?[{_CJK}]+")
+    _run = re.compile(f"[{_CJK}]+")
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)
@@ -372,26 +371,17 @@ class CjkBigramFilter(Filter):
                 token.pos += shift
             text = token.text
             if len(text) > 2 and run.fullmatch(text):
-                mark = EXACT if text[0] == EXACT else ""
-                chars = text[len(mark):]
                 base = token.pos if token.positions else 0
                 start = token.startchar if token.chars else 0
-                for i in range(len(chars) - 1):
-                    token.text = mark + chars[i:i + 2]
+                for i in range(len(text) - 1):
+                    token.text = text[i:i + 2]
                     if token.positions:
                         token.pos = base + i
                     if token.chars:
                         token.startchar = start + i
                         token.endchar = start + i + 2
                     yield token
-                # The exact form and the word share a run: shift once, on the
-                # word (on the exact form in phrase mode, which has no word).
-                if not mark or token.mode == "phrase":
-                    shift += len(chars) - 2
-                elif token.positions:
-                    token.pos = base  # the same token object comes back as the word
-                if mark and token.chars:
-                    token.startchar, token.endchar = start, start + len(chars)
+                shift += len(text) - 2
                 continue
             yield token
 
@@ -401,12 +391,12 @@ def text_analyzer():
     return (
         TechTokenizer()
         | CompoundFilter()
+        | CjkBigramFilter()
         | ExactFormFilter()
         | AcronymStopFilter()
         | InflectionStemFilter()
         | LowercaseFilter()
         | CharsetFilter(accent_map)
-        | CjkBigramFilter()
     )
 
 

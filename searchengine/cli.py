@@ -151,6 +151,28 @@ def stats(index_dir: Path, as_json: bool) -> None:
         click.echo(f"  {category:<10} {count:>6}")
 
 
+@main.command("eval")
+@click.argument("path", type=click.Path(path_type=Path))
+@json_option
+def eval_(path: Path, as_json: bool) -> None:
+    """Measure ranking quality on the test collection in folder PATH.
+
+    PATH holds Cranfield's classic files (cran.all.1400, cran.qry, cranqrel)
+    or the BEIR layout (corpus.jsonl, queries.jsonl, qrels/test.tsv). The
+    documents are indexed in a temporary directory and every judged query
+    runs through the same search as 'searchengine search'.
+    """
+    from searchengine.evaluation import evaluate
+
+    result = evaluate(path)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"{path}: {result['queries']} judged queries")
+    for name, label in (("ndcg@10", "nDCG@10"), ("map", "MAP"), ("p@10", "P@10"), ("recall@100", "Recall@100")):
+        click.echo(f"  {label:<11} {result[name]:.4f}")
+
+
 def run() -> None:
     """Console-script entry point; never shows a traceback unless asked to."""
     try:

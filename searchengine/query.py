@@ -45,8 +45,10 @@ MAX_QUERY_LENGTH = 4000
 
 # A query of this many terms or fewer needs all of them in a hit.
 ALL_TERMS_UP_TO = 4
-# A longer query needs this share of its terms in a hit (rounded up).
-MIN_SHOULD_MATCH = 0.25
+# A longer query needs this share of its terms in a hit (rounded up), and at
+# least LONG_QUERY_MIN of them.
+MIN_SHOULD_MATCH = 0.05
+LONG_QUERY_MIN = 2
 
 _WORDS = re.compile(TOKEN_PATTERN)
 _DASH = re.compile(f"[{DASHES}]")
@@ -58,7 +60,7 @@ def required_terms(count: int) -> int:
     """How many of ``count`` query terms a hit must contain (the documented rule)."""
     if count <= ALL_TERMS_UP_TO:
         return count
-    return max(1, math.ceil(MIN_SHOULD_MATCH * count))
+    return max(LONG_QUERY_MIN, math.ceil(MIN_SHOULD_MATCH * count))
 
 
 class MinShouldMatch(wq.Or):

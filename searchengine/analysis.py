@@ -2,9 +2,8 @@
 
 The chain reads like Whoosh's own pipelines::
 
-    TechTokenizer | CompoundFilter | CjkBigramFilter | ExactFormFilter
-                  | AcronymStopFilter | InflectionStemFilter | LowercaseFilter
-                  | CharsetFilter(accent_map)
+    TechTokenizer | CompoundFilter | CjkBigramFilter | AcronymStopFilter
+                  | InflectionStemFilter | LowercaseFilter | CharsetFilter(accent_map)
 
 * :class:`TechTokenizer` (NLTK's ``RegexpTokenizer``) keeps identifiers whole:
   ``C++``, ``C#``, ``802.11ax``, ``fail-slow``, ``Bose–Einstein`` (any dash or
@@ -15,9 +14,6 @@ The chain reads like Whoosh's own pipelines::
   ``flashattention``. The query side (:mod:`searchengine.query`) asks for the
   joined word or the parts in sequence, so hyphenated, joined and spaced forms
   meet.
-* :class:`ExactFormFilter` also indexes every word, stop words included, in
-  its unstemmed folded form marked with ``=`` (``=objectivity``), at the same
-  position. Quoted phrases search these, so they are exact.
 * :class:`AcronymStopFilter` drops common English words, but keeps upper-case
   acronyms that spell one (``US``, ``IT``, ``AS``).
 * :class:`InflectionStemFilter` stems with Porter's algorithm minus its
@@ -30,9 +26,11 @@ The chain reads like Whoosh's own pipelines::
 * :class:`CjkBigramFilter` turns a CJK run into overlapping character pairs,
   so ``语言模型`` finds ``大规模语言模型的研究``.
 
-Analyzer modes (the ``mode`` keyword Whoosh passes down): ``"index"`` emits
-everything above; ``"query"`` emits stemmed words only (the parser builds
-the alternatives); ``"phrase"`` emits the exact forms only.
+Analyzer modes (the ``mode`` keyword Whoosh passes down): ``"index"`` and
+``"query"`` emit everything above (the parser builds the alternatives from
+the joined word and the parts); ``"phrase"`` leaves out joined words. Quoted
+phrases are made exact by :mod:`searchengine.query`, which checks the
+candidates' stored text.
 
 NLTK is imported on first use, not at import time: importing it costs more
 than the rest of a command-line search put together.
@@ -48,18 +46,15 @@ from typing import Any
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Tokenizer
 from whoosh.support.charset import accent_map
 
-# Marks an unstemmed (exact) form in the index; the tokenizer never produces it.
-EXACT = "="
-
 # Han, Hiragana, Katakana and Hangul: scripts written without spaces.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # Hyphen-minus, soft hyphen, Unicode hyphens and the figure and en dashes.
 DASHES = "\\-\u00ad\u2010\u2011\u2012\u2013\u2212"
-_ALNUM = rf"[^\W_{_CJK}]"
+_ALNUM = rf"[^\W_{CJK_CHARS}]"
 # A token: a CJK run; or letters/digits joined by dashes (fail-slow), by dots
 # between digits (802.11ax), optionally ending in ++ or # (C++, C#).
 TOKEN_PATTERN = (
-    rf"[{_CJK}]+"
+    rf"[{CJK_CHARS}]+"
     rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
 )
 _DASH_SPLIT = re.compile(rf"[{DASHES}]")
@@ -204,37 +199,12 @@ class CompoundFilter(Filter):
             yield token
 
 
-class ExactFormFilter(Filter):
-    """Emit each word's folded, unstemmed form marked with :data:`EXACT`.
-
-    ``"index"`` mode: the exact form (``=objectivity``) then the token itself,
-    both at the same position; stop words get an exact form too, so that
-    ``"in situ"`` can be matched as written. ``"phrase"`` mode: only the
-    exact form. Other modes: the token unchanged.
-    """
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self)
-
-    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
-        for token in tokens:
-            mode = token.mode
-            if mode == "index" or mode == "phrase":
-                text = token.text
-                token.text = EXACT + fold(text)
-                yield token
-                if mode == "phrase":
-                    continue
-                token.text = text
-            yield token
-
-
 class AcronymStopFilter(Filter):
     """Drop stop words, except when written as an upper-case acronym.
 
     ``it`` and ``It`` are dropped; ``IT`` (information technology) is kept.
     Must run before lower-casing. Stopped tokens still take up a position, so
-    phrase queries keep their gaps. Exact forms pass untouched.
+    phrase queries keep their gaps.
     """
 
     def __init__(self, stoplist: frozenset[str] = STOP_WORDS) -> None:
@@ -346,7 +316,7 @@ class InflectionStemFilter(Filter):
         stem = self._stemmer()
         for token in tokens:
             text = token.text
-            if not token.stopped and text[0] != EXACT:
+            if not token.stopped:
                 token.text = stem(text)
             yield token
 
@@ -358,7 +328,7 @@ class CjkBigramFilter(Filter):
     itself. Later tokens move up so positions stay consecutive.
     """
 
-    _run = re.compile(f"[{_CJK}]+")
+    _run = re.compile(f"[{CJK_CHARS}]+")
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)
@@ -392,7 +362,6 @@ def text_analyzer():
         TechTokenizer()
         | CompoundFilter()
         | CjkBigramFilter()
-        | ExactFormFilter()
         | AcronymStopFilter()
         | InflectionStemFilter()
         | LowercaseFilter()

@@ -18,7 +18,7 @@ in sequence, and in a keyword query two adjacent words (``fail slow``) also
 match their joined form (``failslow``).
 
 Syntax: ``"exact phrase"`` (matches the words as written, unstemmed, in
-sequence), ``OR``, ``AND``, ``NOT``, parentheses and ``field:term`` for the
+sequence; see :class:`ExactText`), ``OR``, ``AND``, ``NOT``, parentheses and ``field:term`` for the
 fields in :mod:`searchengine.schema`. Wildcards are not supported: ``?``
 and ``*`` are punctuation, so a question's ``?`` does not change its meaning.
 """
@@ -33,8 +33,9 @@ from whoosh import query as wq
 from whoosh.matching import ListMatcher, NullMatcher
 from whoosh.qparser import plugins, syntax
 from whoosh.query import Query
+from whoosh.query.wrappers import WrappingQuery
 
-from searchengine.analysis import DASHES, TOKEN_PATTERN
+from searchengine.analysis import CJK_CHARS, DASHES, TOKEN_PATTERN, fold
 from searchengine.errors import QueryError
 from searchengine.ranking import bm25f_term
 from searchengine.schema import DEFAULT_FIELDS
@@ -52,6 +53,7 @@ LONG_QUERY_MIN = 2
 
 _WORDS = re.compile(TOKEN_PATTERN)
 _DASH = re.compile(f"[{DASHES}]")
+_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
 # Whoosh's operators; without one, parentheses are punctuation, not grouping.
 _OPERATOR = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
 
@@ -107,8 +109,68 @@ class TermsGroup(syntax.GroupNode):
         return syntax.attach(q, self)
 
 
+class ExactText(WrappingQuery):
+    """Keeps the hits of ``child`` whose stored ``fieldname`` text has ``pattern``.
+
+    Quoted phrases are searched on the stemmed index (fast, positional) and
+    then checked against the stored text as written, folded for case and
+    accents: ``"objectivity"`` finds the stem ``objectiv`` in papers about
+    objectives too, and the check keeps only those that say ``objectivity``.
+    """
+
+    def __init__(self, child, fieldname: str, pattern: str) -> None:
+        super().__init__(child)
+        self.fieldname = fieldname
+        self.pattern = pattern
+        self._regex = re.compile(pattern)
+
+    def __eq__(self, other) -> bool:
+        return (type(other) is type(self) and other.child == self.child
+                and other.fieldname == self.fieldname and other.pattern == self.pattern)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.child, self.fieldname, self.pattern))
+
+    def __str__(self) -> str:
+        return f"exact({self.child})"
+
+    def _rewrap(self, child):
+        return ExactText(child, self.fieldname, self.pattern)
+
+    def matcher(self, searcher, context=None):
+        matcher = self.child.matcher(searcher, context)
+        scored = context.weighting is not None if context else True
+        docs, scores = [], []
+        while matcher.is_active():
+            doc = matcher.id()
+            value = searcher.stored_fields(doc).get(self.fieldname) or ""
+            if isinstance(value, list):
+                value = "\n".join(value)
+            if self._regex.search(fold(value)):
+                docs.append(doc)
+                scores.append(matcher.score() if scored else 1.0)
+            matcher.next()
+        return ListMatcher(docs, weights=scores) if docs else NullMatcher()
+
+
+def exact_pattern(text: str) -> str | None:
+    """A regular expression for the words of ``text`` in sequence, as written.
+
+    Words are cut as the tokenizer cuts them (a hyphenated word counts as its
+    parts) and folded; anything that is not a letter or digit may separate
+    them. ``None`` when ``text`` has no word.
+    """
+    words = [fold(part) for match in _WORDS.finditer(text) for part in _DASH.split(match.group()) if part]
+    if not words:
+        return None
+    body = r"[\W_]+".join(re.escape(word) for word in words)
+    start = "" if _CJK_CHAR.match(words[0][0]) else r"(?<![^\W_])"
+    end = "" if _CJK_CHAR.match(words[-1][-1]) else r"(?![^\W_])"
+    return start + body + end
+
+
 class ExactPhrasePlugin(plugins.PhrasePlugin):
-    """``"..."`` searches the words as written (unstemmed), in sequence."""
+    """``"..."`` finds the words as written, in sequence (see :class:`ExactText`)."""
 
     class PhraseNode(plugins.PhrasePlugin.PhraseNode):
         def query(self, parser):
@@ -116,14 +178,17 @@ class ExactPhrasePlugin(plugins.PhrasePlugin):
             field = parser.schema[fieldname] if parser.schema and fieldname in parser.schema else None
             if field is None or not getattr(field, "analyzer", None) or field.self_parsing():
                 return super().query(parser)
-            words = [t.text for t in field.tokenize(self.text, mode="phrase", removestops=False)]
-            if not words:
+            pattern = exact_pattern(self.text)
+            tokens = [(t.text, t.pos) for t in field.tokenize(self.text, mode="phrase", positions=True)]
+            if pattern is None or not tokens:
                 return None
-            if len(words) == 1:
-                q = wq.Term(fieldname, words[0], boost=self.boost)
+            if len(tokens) == 1:
+                candidates = wq.Term(fieldname, tokens[0][0], boost=self.boost)
             else:
-                q = wq.Phrase(fieldname, words, slop=self.slop, boost=self.boost)
-            return syntax.attach(q, self)
+                # Stop words are not indexed but keep their positions: allow their gaps.
+                gap = max(b[1] - a[1] for a, b in zip(tokens, tokens[1:]))
+                candidates = wq.Phrase(fieldname, [t for t, _ in tokens], slop=gap, boost=self.boost)
+            return syntax.attach(ExactText(candidates, fieldname, pattern), self)
 
     def taggers(self, parser):
         return [(self.PhraseTagger(self.expr), 0)]

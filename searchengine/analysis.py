@@ -2,8 +2,7 @@
 
 The chain reads like Whoosh's own pipelines::
 
-    TechTokenizer | CompoundFilter | CjkBigramFilter | AcronymStopFilter
-                  | InflectionStemFilter | LowercaseFilter | CharsetFilter(accent_map)
+    TechTokenizer | CompoundFilter | AcronymStopFilter | InflectionStemFilter
 
 * :class:`TechTokenizer` (NLTK's ``RegexpTokenizer``) keeps identifiers whole:
   ``C++``, ``C#``, ``802.11ax``, ``fail-slow``, ``Bose–Einstein`` (any dash or
@@ -22,9 +21,10 @@ The chain reads like Whoosh's own pipelines::
   ``matric``, ``analyses``/``analysis`` → ``analys``; ``university`` and
   ``universe``, ``organic`` and ``organization`` stay apart. Upper-case
   acronyms are not stemmed (``AWS`` stays ``aws``).
-* Case and accents fold: ``Schrödinger`` is indexed as ``schrodinger``.
-* :class:`CjkBigramFilter` turns a CJK run into overlapping character pairs,
-  so ``语言模型`` finds ``大规模语言模型的研究``.
+* Case and accents fold (in the same filter): ``Schrödinger`` is indexed as
+  ``schrodinger``.
+* A CJK run becomes overlapping character pairs (:class:`CompoundFilter`), so
+  ``语言模型`` finds ``大规模语言模型的研究``.
 
 Analyzer modes (the ``mode`` keyword Whoosh passes down): ``"index"`` and
 ``"query"`` emit everything above (the parser builds the alternatives from
@@ -58,6 +58,7 @@ TOKEN_PATTERN = (
     rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
 )
 _DASH_SPLIT = re.compile(rf"[{DASHES}]")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 # Splits camel case only where every part is a capitalised or lower-case word
 # of three letters or more (FlashAttention, ResNet; not SpMV or GraphSAGE).
 _CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,})(?:[A-Z][a-z]{2,})+")
@@ -155,7 +156,9 @@ def compound_parts(text: str) -> list[str]:
 
 
 class CompoundFilter(Filter):
-    """Index a compound as its parts, in sequence, plus one joined word.
+    """Index a compound as its parts, in sequence, plus one joined word; a CJK
+    run as its overlapping character pairs (``语言模型`` → ``语言``, ``言模``,
+    ``模型``; a run of one or two characters stays whole).
 
     In ``"index"`` and ``"query"`` mode the joined word (``failslow``) comes
     first, at the first part's position, with ``token.joined`` set; the parts
@@ -174,6 +177,18 @@ class CompoundFilter(Filter):
                 token.pos += shift
             text = token.text
             if not (text.isalnum() and text.islower()):
+                if len(text) > 2 and _CJK_RUN.fullmatch(text):
+                    base = token.pos if token.positions else 0
+                    start = token.startchar if token.chars else 0
+                    for i in range(len(text) - 1):
+                        token.text = text[i:i + 2]
+                        if token.positions:
+                            token.pos = base + i
+                        if token.chars:
+                            token.startchar, token.endchar = start + i, start + i + 2
+                        yield token
+                    shift += len(text) - 2
+                    continue
                 parts = compound_parts(text)
                 if len(parts) > 1:
                     chars = token.chars
@@ -275,11 +290,13 @@ class InflectionStemmer:
 
 
 class InflectionStemFilter(Filter):
-    """Replace each token's text with its :class:`InflectionStemmer` stem.
+    """Fold case and accents, then stem with :class:`InflectionStemmer`.
 
-    Runs before lower-casing so that it can see case: an all-capitals acronym
-    is not stemmed (``AWS``, ``GPUS`` stay), and an acronym followed by a
-    lower-case ``s`` is its plural (``GPUs`` → ``GPU``). Stems are cached
+    It sees the original case: an all-capitals acronym is folded but not
+    stemmed (``AWS``, ``GPUS`` stay), and an acronym followed by a lower-case
+    ``s`` is its plural (``GPUs`` → ``gpu``). Folding here rather than in
+    Whoosh's ``LowercaseFilter`` and ``CharsetFilter`` lets one cached call do
+    all three per distinct word. Stems are cached
     (``cachesize`` distinct words); the cache is rebuilt after unpickling
     rather than stored in the index's schema.
     """
@@ -304,10 +321,10 @@ class InflectionStemFilter(Filter):
 
             def stem(text: str) -> str:
                 if text.isupper():
-                    return text
+                    return fold(text)
                 if len(text) > 2 and text[-1] == "s" and text[:-1].isupper():
-                    return text[:-1]
-                return stemmer.stem(text)
+                    return fold(text[:-1])
+                return stemmer.stem(fold(text))
 
             self._stem = functools.lru_cache(maxsize=self.cachesize)(stem)
         return self._stem
@@ -315,44 +332,7 @@ class InflectionStemFilter(Filter):
     def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
         stem = self._stemmer()
         for token in tokens:
-            text = token.text
-            if not token.stopped:
-                token.text = stem(text)
-            yield token
-
-
-class CjkBigramFilter(Filter):
-    """Split a run of CJK characters into overlapping pairs at consecutive positions.
-
-    ``语言模型`` → ``语言``, ``言模``, ``模型``; a single character stays
-    itself. Later tokens move up so positions stay consecutive.
-    """
-
-    _run = re.compile(f"[{CJK_CHARS}]+")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self)
-
-    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
-        shift = 0
-        run = self._run
-        for token in tokens:
-            if token.positions:
-                token.pos += shift
-            text = token.text
-            if len(text) > 2 and run.fullmatch(text):
-                base = token.pos if token.positions else 0
-                start = token.startchar if token.chars else 0
-                for i in range(len(text) - 1):
-                    token.text = text[i:i + 2]
-                    if token.positions:
-                        token.pos = base + i
-                    if token.chars:
-                        token.startchar = start + i
-                        token.endchar = start + i + 2
-                    yield token
-                shift += len(text) - 2
-                continue
+            token.text = fold(token.text) if token.stopped else stem(token.text)
             yield token
 
 
@@ -361,11 +341,8 @@ def text_analyzer():
     return (
         TechTokenizer()
         | CompoundFilter()
-        | CjkBigramFilter()
         | AcronymStopFilter()
         | InflectionStemFilter()
-        | LowercaseFilter()
-        | CharsetFilter(accent_map)
     )
 
 

@@ -45,7 +45,7 @@ from searchengine.schema import DEFAULT_FIELDS
 MAX_QUERY_LENGTH = 4000
 
 # A query of this many terms or fewer needs all of them in a hit.
-ALL_TERMS_UP_TO = 4
+ALL_TERMS_UP_TO = 3
 # A longer query needs this share of its terms in a hit (rounded up), and at
 # least LONG_QUERY_MIN of them.
 MIN_SHOULD_MATCH = 0.05
@@ -237,8 +237,7 @@ class KeywordPlugin(plugins.Plugin):
                 word.boost = node.boost
                 out.append(word)
         words = [node for node in out if not isinstance(node, syntax.Whitespace)]
-        terms = sum(len(_DASH.split(n.text)) if self._plain(n) else 1 for n in words)
-        if top and terms > ALL_TERMS_UP_TO:
+        if top and len(words) > ALL_TERMS_UP_TO:
             # A long query ranks by many words: a hyphenated word counts as its parts.
             out = _split_compounds(out)
         if (not top or not 2 <= len(words) <= ALL_TERMS_UP_TO

@@ -172,10 +172,10 @@ def test_symbol_queries_never_match_everything_or_fail(index, query):
 
 @pytest.mark.parametrize(
     ("count", "needed"),
-    [(1, 1), (2, 2), (3, 3), (4, 4), (5, 2), (40, 2), (41, 3), (60, 3), (100, 5)],
+    [(1, 1), (2, 2), (3, 3), (4, 2), (5, 2), (40, 2), (41, 3), (60, 3), (100, 5)],
 )
 def test_required_terms_rule(count, needed):
-    # All terms up to four; then 5 % of them rounded up, at least two.
+    # All terms up to three; then 5 % of them rounded up, at least two.
     assert required_terms(count) == needed
 
 

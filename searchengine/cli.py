@@ -121,8 +121,9 @@ def _render_hits(results) -> None:
 def search(query: str, limit: int, page: int, index_dir: Path, as_json: bool) -> None:
     """Search the index for QUERY and print ranked hits.
 
-    Every word must match, in the title, abstract or author names. Builds the
-    index from corpus/ first when there is none.
+    A query of up to three words needs every word, in the title, abstract or
+    author names; a longer one needs some of them (see the README's "How
+    matching works"). Builds the index from corpus/ first when there is none.
     """
     results = _open_or_build(index_dir).search(query, limit=limit, page=page)
     if as_json:

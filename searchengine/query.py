@@ -2,10 +2,11 @@
 
 How many query terms a hit must contain (stop words do not count):
 
-* **Keyword queries** of up to :data:`ALL_TERMS_UP_TO` terms: every term
-  (``SpMV GPU`` finds only papers with both words).
-* **Longer queries** (natural-language questions, pasted abstracts): at
-  least :data:`MIN_SHOULD_MATCH` of the terms, rounded up.
+* **Keyword queries** of up to :data:`ALL_TERMS_UP_TO` (3) words: every
+  term (``SpMV GPU`` finds only papers with both words).
+* **Longer queries** (natural-language questions, pasted abstracts): a share
+  :data:`MIN_SHOULD_MATCH` (5 %) of the terms, rounded up, and at least
+  :data:`LONG_QUERY_MIN` (2); a hyphenated word counts as its parts.
 
 Hits are ranked by BM25F score either way. A term may match in the title,
 the abstract or the author names. The query text passes through the same
@@ -18,8 +19,9 @@ in sequence, and in a keyword query two adjacent words (``fail slow``) also
 match their joined form (``failslow``).
 
 Syntax: ``"exact phrase"`` (matches the words as written, unstemmed, in
-sequence; see :class:`ExactText`), ``OR``, ``AND``, ``NOT``, parentheses and ``field:term`` for the
-fields in :mod:`searchengine.schema`. Wildcards are not supported: ``?``
+sequence; see :class:`ExactText`), ``OR``, ``AND``, ``NOT``, parentheses
+(only with an operator; otherwise they are punctuation) and ``field:term``
+for the fields in :mod:`searchengine.schema`. Wildcards are not supported: ``?``
 and ``*`` are punctuation, so a question's ``?`` does not change its meaning.
 """
 

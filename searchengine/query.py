@@ -32,14 +32,14 @@ import re
 
 from whoosh import qparser
 from whoosh import query as wq
-from whoosh.matching import ListMatcher, NullMatcher
+from whoosh.matching import NullMatcher
 from whoosh.qparser import plugins, syntax
 from whoosh.query import Query
 from whoosh.query.wrappers import WrappingQuery
 
 from searchengine.analysis import CJK_CHARS, DASHES, TOKEN_PATTERN, fold
 from searchengine.errors import QueryError
-from searchengine.ranking import bm25f_term
+from searchengine.ranking import bm25f_term, scored_list
 from searchengine.schema import DEFAULT_FIELDS
 
 # Queries longer than this are refused rather than parsed (characters); room
@@ -93,7 +93,7 @@ class MinShouldMatch(wq.Or):
         if not docs:
             return NullMatcher()
         boost = self.boost
-        return ListMatcher(docs, weights=[scores[doc] * boost for doc in docs])
+        return scored_list(docs, [scores[doc] * boost for doc in docs])
 
 
 class TermsGroup(syntax.GroupNode):
@@ -152,7 +152,7 @@ class ExactText(WrappingQuery):
                 docs.append(doc)
                 scores.append(matcher.score() if scored else 1.0)
             matcher.next()
-        return ListMatcher(docs, weights=scores) if docs else NullMatcher()
+        return scored_list(docs, scores) if docs else NullMatcher()
 
 
 def exact_pattern(text: str) -> str | None:

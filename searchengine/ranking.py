@@ -57,7 +57,7 @@ def weighting():
 def _bm25f_class():
     """Build :class:`BM25FTerm` on first use (keeps Whoosh out of import time)."""
     from whoosh import query as wq
-    from whoosh.matching import ListMatcher, NullMatcher
+    from whoosh.matching import NullMatcher
 
     class BM25FTerm(wq.Or):
         """One query term searched in several fields, scored by BM25F.
@@ -80,34 +80,86 @@ def _bm25f_class():
         JOINT = " | "
 
         def _matcher(self, subs, searcher, context):
-            parent = searcher.get_parent()
             reader = searcher.reader()
-            total = parent.doc_count_all()
-            df = 0
-            weighted: dict[int, float] = {}
-            for sub in subs:
-                fieldname, text = sub.fieldname, sub.text
-                if (fieldname, text) not in reader:
-                    continue
-                df = max(df, parent.doc_frequency(fieldname, text))
-                b = FIELD_B.get(fieldname, DEFAULT_B)
-                avg = parent.avg_field_length(fieldname) or 1.0
-                length = reader.doc_field_length
-                postings = reader.postings(fieldname, text)
-                for doc, weight in postings.items_as("weight"):
-                    norm = 1.0 - b + b * length(doc, fieldname, 1) / avg
-                    weighted[doc] = weighted.get(doc, 0.0) + weight / norm
-            if not weighted:
+            key = tuple((sub.fieldname, sub.text) for sub in subs)
+            cache = _reader_cache(reader, "terms")
+            found = cache.get(key)
+            if found is None:
+                found = _bm25f_postings(searcher, reader, key)
+                if len(cache) >= _TERM_CACHE_SIZE:
+                    cache.clear()
+                cache[key] = found
+            docs, scores = found
+            if not docs:
                 return NullMatcher()
-            k1 = K1
-            idf = log(1 + (total - df + 0.5) / (df + 0.5)) * self.boost
-            docs = sorted(weighted)
-            return ListMatcher(docs, weights=[idf * weighted[d] * (k1 + 1) / (weighted[d] + k1) for d in docs])
+            boost = self.boost
+            return scored_list(docs, [score * boost for score in scores] if boost != 1 else list(scores))
 
     return BM25FTerm
 
 
 _BM25F = None
+_SCORED_LIST = None
+
+
+def scored_list(docs: list[int], scores: list[float]):
+    """A Whoosh matcher over sorted ``docs`` with precomputed ``scores``.
+
+    Whoosh's ``ListMatcher`` recomputes its best score (a ``max`` over the
+    whole list) each time a combining matcher asks; this one computes it once.
+    """
+    global _SCORED_LIST
+    if _SCORED_LIST is None:
+        from whoosh.matching import ListMatcher
+
+        class ScoredList(ListMatcher):
+            def __init__(self, ids, weights):
+                super().__init__(ids, weights=weights)
+                self._best = max(weights) if weights else 0.0
+
+            def block_max_weight(self):
+                return self._best
+
+        _SCORED_LIST = ScoredList
+    return _SCORED_LIST(docs, scores)
+# Scored postings of this many recent query terms are kept per index segment
+# (a keyword query's joined alternatives ask for the same term several times).
+_TERM_CACHE_SIZE = 256
+
+
+def _reader_cache(reader, name: str) -> dict:
+    """A dict kept on a segment reader; it lives as long as the open index."""
+    caches = reader.__dict__.setdefault("_searchengine_cache", {})
+    return caches.setdefault(name, {})
+
+
+def _length_norms(searcher, reader, fieldname: str) -> list[float]:
+    """``1 - B + B * length / average length`` of ``fieldname`` for every document of the segment."""
+    norms = _reader_cache(reader, "norms")
+    if fieldname not in norms:
+        b = FIELD_B.get(fieldname, DEFAULT_B)
+        avg = searcher.get_parent().avg_field_length(fieldname) or 1.0
+        length = reader.doc_field_length
+        norms[fieldname] = [1.0 - b + b * (length(doc, fieldname) or 0) / avg for doc in range(reader.doc_count_all())]
+    return norms[fieldname]
+
+
+def _bm25f_postings(searcher, reader, terms) -> tuple[list[int], list[float]]:
+    """Documents of the segment containing any of ``terms`` ((field, text) pairs) and their BM25F scores."""
+    parent = searcher.get_parent()
+    df = 0
+    weighted: dict[int, float] = {}
+    for fieldname, text in terms:
+        if (fieldname, text) not in reader:
+            continue
+        df = max(df, parent.doc_frequency(fieldname, text))
+        norms = _length_norms(searcher, reader, fieldname)
+        for doc, weight in reader.postings(fieldname, text).items_as("weight"):
+            weighted[doc] = weighted.get(doc, 0.0) + weight / norms[doc]
+    total = parent.doc_count_all()
+    idf = log(1 + (total - df + 0.5) / (df + 0.5))
+    docs = sorted(weighted)
+    return docs, [idf * weighted[d] * (K1 + 1) / (weighted[d] + K1) for d in docs]
 
 
 def bm25f_term(terms, boost: float = 1.0):

@@ -18,6 +18,7 @@ collections: abstracts repeat their key terms, and rewarding that pays).
 
 from __future__ import annotations
 
+from array import array
 from math import log
 
 # Per-field length normalisation; fields not listed use DEFAULT_B.
@@ -93,7 +94,7 @@ def _bm25f_class():
             if not docs:
                 return NullMatcher()
             boost = self.boost
-            return scored_list(docs, [score * boost for score in scores] if boost != 1 else list(scores))
+            return scored_list(docs, [score * boost for score in scores] if boost != 1 else scores)
 
     return BM25FTerm
 
@@ -124,7 +125,7 @@ def scored_list(docs: list[int], scores: list[float]):
     return _SCORED_LIST(docs, scores)
 # Scored postings of this many recent query terms are kept per index segment
 # (a keyword query's joined alternatives ask for the same term several times).
-_TERM_CACHE_SIZE = 256
+_TERM_CACHE_SIZE = 32
 
 
 def _reader_cache(reader, name: str) -> dict:
@@ -140,11 +141,12 @@ def _length_norms(searcher, reader, fieldname: str) -> list[float]:
         b = FIELD_B.get(fieldname, DEFAULT_B)
         avg = searcher.get_parent().avg_field_length(fieldname) or 1.0
         length = reader.doc_field_length
-        norms[fieldname] = [1.0 - b + b * (length(doc, fieldname) or 0) / avg for doc in range(reader.doc_count_all())]
+        norms[fieldname] = array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg
+                                       for doc in range(reader.doc_count_all())))
     return norms[fieldname]
 
 
-def _bm25f_postings(searcher, reader, terms) -> tuple[list[int], list[float]]:
+def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     """Documents of the segment containing any of ``terms`` ((field, text) pairs) and their BM25F scores."""
     parent = searcher.get_parent()
     df = 0
@@ -159,7 +161,8 @@ def _bm25f_postings(searcher, reader, terms) -> tuple[list[int], list[float]]:
     total = parent.doc_count_all()
     idf = log(1 + (total - df + 0.5) / (df + 0.5))
     docs = sorted(weighted)
-    return docs, [idf * weighted[d] * (K1 + 1) / (weighted[d] + K1) for d in docs]
+    # Compact arrays: a cached common term of a large index stays well under a megabyte.
+    return array("i", docs), array("d", (idf * weighted[d] * (K1 + 1) / (weighted[d] + K1) for d in docs))
 
 
 def bm25f_term(terms, boost: float = 1.0):

@@ -321,10 +321,11 @@ def search(query: str | None, year, author, category, primary_only: bool, sort, 
            facet_names, facet_size: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
-    Every word must match, in the title, abstract or author names. QUERY may
-    be left out when a filter is given: then every paper passing the filters
-    is listed, newest first. Builds the index from corpus/ first when there
-    is none.
+    A query of up to three words needs every word, in the title, abstract or
+    author names; a longer one needs some of them (see the README's "How
+    matching works"). QUERY may be left out when a filter is given: then
+    every paper passing the filters is listed, newest first. Builds the index
+    from corpus/ first when there is none.
     """
     if query is None and not (year or author or category):
         raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
@@ -432,6 +433,28 @@ def serve(host: str, port: int, index_dir: Path, threads: int, debug: bool) -> N
         pass
     finally:
         server.close()
+
+
+@main.command("eval")
+@click.argument("path", type=click.Path(path_type=Path))
+@json_option
+def eval_(path: Path, as_json: bool) -> None:
+    """Measure ranking quality on the test collection in folder PATH.
+
+    PATH holds Cranfield's classic files (cran.all.1400, cran.qry, cranqrel)
+    or the BEIR layout (corpus.jsonl, queries.jsonl, qrels/test.tsv). The
+    documents are indexed in a temporary directory and every judged query
+    runs through the same search as 'searchengine search'.
+    """
+    from searchengine.evaluation import evaluate
+
+    result = evaluate(path)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"{path}: {result['queries']} judged queries")
+    for name, label in (("ndcg@10", "nDCG@10"), ("map", "MAP"), ("p@10", "P@10"), ("recall@100", "Recall@100")):
+        click.echo(f"  {label:<11} {result[name]:.4f}")
 
 
 def run() -> None:

@@ -2,24 +2,36 @@
 
 The language (documented with examples in README.md, "Query language"):
 
-* Words: every word of a keyword query must match, in the title, the abstract
-  or the author names. Words pass through the same analyzer as the indexed
-  text, so ``GPUs`` finds ``GPU``.
-* ``"exact phrase"`` (straight or typographic quotes).
+* Words. How many a hit must contain (stop words do not count):
+  keyword queries of up to :data:`ALL_TERMS_UP_TO` (3) words need every
+  word (``SpMV GPU`` finds only papers with both); longer queries
+  (questions, pasted abstracts) need a share :data:`MIN_SHOULD_MATCH` (5 %)
+  of their terms, rounded up, and at least :data:`LONG_QUERY_MIN` (2); a
+  hyphenated word counts as its parts. Hits are ranked by BM25F score either
+  way (:mod:`searchengine.ranking`). A word may match in the title, the
+  abstract or the author names, through the same analyzer as the indexed
+  text (:mod:`searchengine.analysis`), so ``GPUs`` finds ``GPU``.
+* Joined, hyphenated and spaced forms meet: a hyphenated or camel-case query
+  word (``fail-slow``, ``FlashAttention``) matches its joined form or its
+  parts in sequence, and in a keyword query two adjacent words (``fail
+  slow``) also match their joined form (``failslow``).
+* ``"exact phrase"`` (straight or typographic quotes): the words as written,
+  unstemmed, in sequence (:class:`ExactText`).
 * ``OR``, ``AND``, ``NOT`` (upper case only), ``-word`` (= ``NOT word``),
-  ``+word`` (= ``word``), parentheses. Lower-case ``and``/``or``/``not`` are
-  ordinary words, and being stop words they are ignored.
-* Fields, with arXiv-style aliases: ``title:``/``ti:``, ``abstract:``/``abs:``,
-  ``id:``. An unknown lower-case ``name:`` is an error, not a word; a
-  mixed-case word glued to a colon (``CB-SpMV:A``) and a colon followed by a
-  space (``NetWeaver: ...``) are ordinary text.
+  ``+word`` (= ``word``), parentheses (only with an operator; otherwise they
+  are punctuation). Lower-case ``and``/``or``/``not`` are stop words.
+* Fields: ``title:``/``ti:``, ``abstract:``/``abs:``, ``id:``. An unknown
+  lower-case ``name:`` is an error, not a word; a mixed-case word glued to a
+  colon (``CB-SpMV:A``) and a colon followed by a space (``NetWeaver: ...``)
+  are ordinary text.
 * Filters: ``year:2023-2025``, ``year:>=2023``, ``author:"Qian, D."`` (or
   ``au:``), ``category:cs.DC`` (or ``cat:``) mean what the command-line
   options mean (:mod:`searchengine.filters`). :func:`split_filters` takes them
   out of the text before parsing; they apply to the whole query, so they
   cannot follow ``OR``/``NOT`` or stand inside parentheses.
-* ``spars*``: prefix, expanded to at most :data:`MAX_EXPANSIONS` terms (the
-  most frequent). A wildcard needs :data:`MIN_PREFIX` letters before it.
+* ``spars*``: a prefix, expanded to at most :data:`MAX_EXPANSIONS` terms (the
+  most frequent); it needs :data:`MIN_PREFIX` letters before the ``*``. A
+  ``?`` is punctuation, so a question's ``?`` does not change its meaning.
 * A whole query that is an arXiv id (``2101.00001v2``, ``hep-th/9901001``)
   or an arXiv abs/pdf URL looks that paper up.
 
@@ -33,27 +45,48 @@ with a message naming the offending part.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from whoosh import qparser
 from whoosh import query as wq
+from whoosh.matching import NullMatcher
+from whoosh import qparser
+from whoosh.qparser import plugins, syntax
+from whoosh.query.wrappers import WrappingQuery
 
 from searchengine import filters as _filters
+from searchengine.analysis import CJK_CHARS, DASHES, TOKEN_PATTERN, fold
 from searchengine.errors import QueryError
+from searchengine.ranking import bm25f_term, scored_list
 from searchengine.records import arxiv_id
 from searchengine.schema import DEFAULT_FIELDS
 
-# Longer queries are cut to this many characters (a pasted abstract is
-# searched by its beginning rather than refused).
-MAX_QUERY_CHARS = 1000
-# A prefix or wildcard term matches at most this many index terms.
+# Longer queries are cut to this many characters: room for a pasted abstract
+# (arXiv allows 1,920 characters) and a title, and for long test-collection
+# questions; a longer paste is searched by its beginning rather than refused.
+MAX_QUERY_CHARS = 4000
+# A prefix term matches at most this many index terms.
 MAX_EXPANSIONS = 64
-# Letters required before the first wildcard character.
+# Letters required before a wildcard ``*``.
 MIN_PREFIX = 2
 
-# Field names users may type → schema field.
+# A query of this many terms or fewer needs all of them in a hit.
+ALL_TERMS_UP_TO = 3
+# A longer query needs this share of its terms in a hit (rounded up), and at
+# least LONG_QUERY_MIN of them.
+MIN_SHOULD_MATCH = 0.05
+LONG_QUERY_MIN = 2
+
+_WORDS = re.compile(TOKEN_PATTERN)
+_DASH = re.compile(f"[{DASHES}]")
+_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
+# Whoosh's operators; without one, parentheses are punctuation, not grouping.
+_OPERATOR = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+_OPERATOR_WORDS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE"}
+
+# Field names users may type → schema field (the filters are taken out first).
 FIELD_ALIASES = {
     "title": "title", "ti": "title",
     "abstract": "abstract", "abs": "abstract",
@@ -68,7 +101,9 @@ _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '
                          "‘": "'", "’": "'", "‚": "'", "‛": "'"})
 # A field prefix: a name glued to a colon that is glued to a value.
 _FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=[^\s:])")
-_WILDCARD_WORD = re.compile(r"[^\s()\"]*[*?][^\s()\"]*")
+# A word with a ``*`` in it (a prefix query, or a misplaced wildcard).
+_WILDCARD_WORD = re.compile(r"[^\s()\"]*\*[^\s()\"]*")
+
 
 # ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value.
 _FILTER_CLAUSE = re.compile(r'(?<![\w:])(year|author|au|category|cat):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
@@ -124,14 +159,336 @@ class ParsedQuery:
     notes: list[str] = field(default_factory=list)
 
 
-def make_parser(schema, group=qparser.AndGroup) -> qparser.QueryParser:
-    """Whoosh parser over :data:`DEFAULT_FIELDS`; ``group`` combines the words."""
-    parser = qparser.MultifieldParser(list(DEFAULT_FIELDS), schema, group=group)
-    # "*" alone would match every document; "a:b" for names not in the schema
-    # is caught before parsing.
-    parser.remove_plugin_class(qparser.EveryPlugin)
-    parser.remove_plugin_class(qparser.BoostPlugin)
-    return parser
+def required_terms(count: int) -> int:
+    """How many of ``count`` query terms a hit must contain (the documented rule)."""
+    if count <= ALL_TERMS_UP_TO:
+        return count
+    return max(LONG_QUERY_MIN, math.ceil(MIN_SHOULD_MATCH * count))
+
+
+class MinShouldMatch(wq.Or):
+    """Documents matching at least ``minmatch`` of the subqueries, scored by their sum.
+
+    Whoosh's ``Or`` accepts ``minmatch`` but ignores it; this query applies
+    it. Matches are gathered up front (one pass over each subquery's
+    postings), which suits the long queries it is used for.
+    """
+
+    JOINT = " MSM "
+
+    def apply(self, fn):
+        return self.__class__([fn(q) for q in self.subqueries], boost=self.boost, minmatch=self.minmatch)
+
+    def _matcher(self, subs, searcher, context):
+        needed = max(1, self.minmatch)
+        scores: dict[int, float] = {}
+        counts: dict[int, int] = {}
+        scored = context.weighting is not None if context else True
+        for sub in subs:
+            matcher = sub.matcher(searcher, context)
+            while matcher.is_active():
+                doc = matcher.id()
+                scores[doc] = scores.get(doc, 0.0) + (matcher.score() if scored else 1.0)
+                counts[doc] = counts.get(doc, 0) + 1
+                matcher.next()
+        docs = sorted(doc for doc, count in counts.items() if count >= needed)
+        if not docs:
+            return NullMatcher()
+        boost = self.boost
+        return scored_list(docs, [scores[doc] * boost for doc in docs])
+
+
+class TermsGroup(syntax.GroupNode):
+    """The top-level group of a query: applies :func:`required_terms`."""
+
+    qclass = wq.And
+
+    def query(self, parser):
+        subs = [q for q in (node.query(parser) for node in self.nodes) if q is not None]
+        needed = required_terms(len(subs))
+        if needed >= len(subs):
+            q = wq.And(subs, boost=self.boost)
+        else:
+            q = MinShouldMatch(subs, boost=self.boost, minmatch=needed)
+        return syntax.attach(q, self)
+
+
+class ExactText(WrappingQuery):
+    """Keeps the hits of ``child`` whose stored ``fieldname`` text has ``pattern``.
+
+    Quoted phrases are searched on the stemmed index (fast, positional) and
+    then checked against the stored text as written, folded for case and
+    accents: ``"objectivity"`` finds the stem ``objectiv`` in papers about
+    objectives too, and the check keeps only those that say ``objectivity``.
+    """
+
+    def __init__(self, child, fieldname: str, pattern: str) -> None:
+        super().__init__(child)
+        self.fieldname = fieldname
+        self.pattern = pattern
+        self._regex = re.compile(pattern)
+
+    def __eq__(self, other) -> bool:
+        return (type(other) is type(self) and other.child == self.child
+                and other.fieldname == self.fieldname and other.pattern == self.pattern)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.child, self.fieldname, self.pattern))
+
+    def __str__(self) -> str:
+        return f"exact({self.child})"
+
+    def _rewrap(self, child):
+        return ExactText(child, self.fieldname, self.pattern)
+
+    def matcher(self, searcher, context=None):
+        matcher = self.child.matcher(searcher, context)
+        scored = context.weighting is not None if context else True
+        docs, scores = [], []
+        while matcher.is_active():
+            doc = matcher.id()
+            value = searcher.stored_fields(doc).get(self.fieldname) or ""
+            if isinstance(value, list):
+                value = "\n".join(value)
+            if self._regex.search(fold(value)):
+                docs.append(doc)
+                scores.append(matcher.score() if scored else 1.0)
+            matcher.next()
+        return scored_list(docs, scores) if docs else NullMatcher()
+
+
+def exact_pattern(text: str) -> str | None:
+    """A regular expression for the words of ``text`` in sequence, as written.
+
+    Words are cut as the tokenizer cuts them (a hyphenated word counts as its
+    parts) and folded; anything that is not a letter or digit may separate
+    them. ``None`` when ``text`` has no word.
+    """
+    words = [fold(part) for match in _WORDS.finditer(text) for part in _DASH.split(match.group()) if part]
+    if not words:
+        return None
+    body = r"[\W_]+".join(re.escape(word) for word in words)
+    start = "" if _CJK_CHAR.match(words[0][0]) else r"(?<![^\W_])"
+    end = "" if _CJK_CHAR.match(words[-1][-1]) else r"(?![^\W_])"
+    return start + body + end
+
+
+class ExactPhrasePlugin(plugins.PhrasePlugin):
+    """``"..."`` finds the words as written, in sequence (see :class:`ExactText`)."""
+
+    class PhraseNode(plugins.PhrasePlugin.PhraseNode):
+        def query(self, parser):
+            fieldname = self.fieldname or parser.fieldname
+            field = parser.schema[fieldname] if parser.schema and fieldname in parser.schema else None
+            if field is None or not getattr(field, "analyzer", None) or field.self_parsing():
+                return super().query(parser)
+            pattern = exact_pattern(self.text)
+            tokens = [(t.text, t.pos) for t in field.tokenize(self.text, mode="phrase", positions=True)]
+            if pattern is None or not tokens:
+                return None
+            if len(tokens) == 1:
+                candidates = wq.Term(fieldname, tokens[0][0], boost=self.boost)
+            else:
+                # Stop words are not indexed but keep their positions: allow their gaps.
+                gap = max(b[1] - a[1] for a, b in zip(tokens, tokens[1:]))
+                candidates = wq.Phrase(fieldname, [t for t, _ in tokens], slop=gap, boost=self.boost)
+            return syntax.attach(ExactText(candidates, fieldname, pattern), self)
+
+    def taggers(self, parser):
+        return [(self.PhraseTagger(self.expr), 0)]
+
+    class PhraseTagger(plugins.RegexTagger):
+        def create(self, parser, match):
+            return ExactPhrasePlugin.PhraseNode(match.group("text"), match.start("text"))
+
+
+class KeywordPlugin(plugins.Plugin):
+    """Drops unfielded stop words and tries adjacent keywords joined.
+
+    Runs before the multi-field expansion, so that a stop word is dropped
+    from every field (an author named ``What`` does not turn a question's
+    first word into a term). Punctuation between words separates them. In a
+    long query a hyphenated word counts as its parts. A keyword query of 2 to
+    :data:`ALL_TERMS_UP_TO` words without hyphens is replaced by the
+    alternatives of every way to join neighbouring pairs (``fail slow`` →
+    ``fail slow`` or ``failslow``), each alternative requiring all its words.
+    """
+
+    def filters(self, parser):
+        return [(self.do_keywords, 105)]
+
+    @staticmethod
+    def _plain(node) -> bool:
+        return type(node) is syntax.WordNode and node.fieldname is None
+
+    def do_keywords(self, parser, group, top=True):
+        field = parser.schema["abstract"]
+        out = group.empty_copy()
+        for node in group:
+            if isinstance(node, syntax.GroupNode):
+                out.append(self.do_keywords(parser, node, top=False))
+                continue
+            if not self._plain(node):
+                out.append(node)
+                continue
+            # Punctuation between words separates them (heat/transfer, "why?").
+            for match in _WORDS.finditer(node.text):
+                if not list(field.process_text(match.group(), mode="query")):
+                    continue  # a stop word
+                word = syntax.WordNode(match.group())
+                word.startchar = node.startchar + match.start()
+                word.endchar = node.startchar + match.end()
+                word.boost = node.boost
+                out.append(word)
+        words = [node for node in out if not isinstance(node, syntax.Whitespace)]
+        if top and len(words) > ALL_TERMS_UP_TO:
+            # A long query ranks by many words: a hyphenated word counts as its parts.
+            out = _split_compounds(out)
+        if (not top or not 2 <= len(words) <= ALL_TERMS_UP_TO
+                or not all(self._plain(n) and not _DASH.search(n.text) for n in words)):
+            return out
+        alternatives = syntax.OrGroup()
+        for segmentation in _segmentations(words):
+            alternatives.append(syntax.AndGroup([_word(nodes) for nodes in segmentation]))
+        joined = group.empty_copy()
+        joined.append(alternatives)
+        return joined
+
+
+def _split_compounds(group):
+    out = group.empty_copy()
+    for node in group:
+        if KeywordPlugin._plain(node) and _DASH.search(node.text):
+            offset = 0
+            for part in _DASH.split(node.text):
+                if part:
+                    at = node.text.index(part, offset)
+                    offset = at + len(part)
+                    word = syntax.WordNode(part)
+                    word.startchar, word.endchar, word.boost = node.startchar + at, node.startchar + offset, node.boost
+                    out.append(word)
+        else:
+            out.append(node)
+    return out
+
+
+def _segmentations(words: list) -> list[list[tuple]]:
+    """Every way to join neighbouring pairs: ``[a, b]`` → ``[[(a,), (b,)], [(a, b)]]``."""
+    if len(words) < 2:
+        return [[(word,) for word in words]]
+    keep = [[(words[0],), *rest] for rest in _segmentations(words[1:])]
+    joined = [[(words[0], words[1]), *rest] for rest in _segmentations(words[2:])]
+    return keep + joined
+
+
+def _word(nodes: tuple) -> syntax.WordNode:
+    """One word node for ``nodes`` joined, spanning their characters in the query."""
+    word = syntax.WordNode("".join(node.text for node in nodes))
+    word.startchar, word.endchar = nodes[0].startchar, nodes[-1].endchar
+    return word
+
+
+class FieldsTermNode(syntax.WordNode):
+    """An unfielded query word: searched in every default field at once (BM25F)."""
+
+    has_fieldname = False
+
+    def query(self, parser):
+        return syntax.attach(parser.multifield_term(self.text, self.boost), self)
+
+
+class BM25FPlugin(plugins.MultifieldPlugin):
+    """Unfielded words become :class:`FieldsTermNode`; other unfielded nodes
+    (phrases) are searched in each default field, as Whoosh's multi-field
+    parser does."""
+
+    def do_multifield(self, parser, group):
+        for i, node in enumerate(group):
+            if type(node) is syntax.WordNode and node.fieldname is None:
+                word = FieldsTermNode(node.text)
+                word.startchar, word.endchar, word.boost = node.startchar, node.endchar, node.boost
+                group[i] = word
+        return super().do_multifield(parser, group)
+
+
+class AnyTermsGroup(syntax.GroupNode):
+    """A top-level group where any one term is enough (relaxing a query that found nothing)."""
+
+    qclass = wq.Or
+
+
+class PrefixPlugin(plugins.TaggingPlugin):
+    """``spars*``: a prefix of at least :data:`MIN_PREFIX` letters; no other wildcard.
+
+    The prefix is folded for case and accents but not stemmed, and matched
+    against the indexed terms (see :func:`expand_wildcards` for the cap).
+    """
+
+    class PrefixNode(syntax.TextNode):
+        def query(self, parser):
+            fieldname = self.fieldname or parser.fieldname
+            return syntax.attach(wq.Prefix(fieldname, fold(self.text), boost=self.boost), self)
+
+    nodetype = PrefixNode
+    expr = rf"(?P<text>[^\s()\"*?:]{{{MIN_PREFIX},}})\*(?=[\s)]|$)"
+
+
+class Parser(qparser.QueryParser):
+    """Whoosh's multi-field parser with the product's term, phrase and group rules."""
+
+    def __init__(self, schema, group=None) -> None:
+        super().__init__(None, schema, group=group or TermsGroup)
+        self.add_plugin(BM25FPlugin(list(DEFAULT_FIELDS)))
+        self.remove_plugin_class(plugins.WildcardPlugin)
+        self.remove_plugin_class(plugins.EveryPlugin)
+        self.remove_plugin_class(plugins.BoostPlugin)
+        self.remove_plugin_class(plugins.PhrasePlugin)
+        self.add_plugin(ExactPhrasePlugin())
+        self.add_plugin(PrefixPlugin())
+        self.add_plugin(KeywordPlugin())
+
+    def multifield_term(self, text: str, boost: float = 1.0):
+        """An unfielded word → a BM25F term over the default fields.
+
+        A compound word (``fail-slow``) gives its joined form OR its parts in
+        sequence in the title or the abstract.
+        """
+        per_field = {}
+        for fieldname in DEFAULT_FIELDS:
+            q = self.term_query(fieldname, text, wq.Term, boost)
+            if q is not None:
+                per_field[fieldname] = q
+        if not per_field:
+            return None
+        terms = [q for q in per_field.values() if type(q) is wq.Term]
+        if len(terms) == len(per_field):
+            return bm25f_term(terms, boost=boost)
+        # Compounds: joined forms share one BM25F term; sequences stay per field.
+        joined = [q.subqueries[0] for q in per_field.values() if isinstance(q, wq.Or)]
+        sequences = [q.subqueries[1] if isinstance(q, wq.Or) else q for q in per_field.values()]
+        parts = [bm25f_term(joined, boost=boost)] if joined else []
+        return wq.Or(parts + sequences)
+
+    def term_query(self, fieldname, text, termclass, boost=1.0, tokenize=True, removestops=True):
+        """One query word → a term, or for a compound its joined form OR its parts in sequence."""
+        field = self.schema[fieldname] if self.schema and fieldname in self.schema else None
+        if field is None or field.self_parsing() or not getattr(field, "analyzer", None):
+            return super().term_query(fieldname, text, termclass, boost, tokenize, removestops)
+        joined = None
+        parts: list[str] = []
+        for token in field.tokenize(text, mode="query", removestops=removestops):
+            if getattr(token, "joined", False):
+                joined = token.text
+            else:
+                parts.append(token.text)
+        if not parts:
+            return None
+        if len(parts) == 1 and joined is None:
+            return termclass(fieldname, parts[0], boost=boost)
+        sequence = wq.Phrase(fieldname, parts, boost=boost) if len(parts) > 1 else termclass(fieldname, parts[0], boost=boost)
+        if joined is None:
+            return sequence
+        return wq.Or([termclass(fieldname, joined, boost=boost), sequence])
 
 
 def clean(text: str, notes: list[str]) -> str:
@@ -204,7 +561,7 @@ def _rewrite_operators(part: str) -> str:
 def _check_wildcards(part: str) -> None:
     for word in _WILDCARD_WORD.findall(part):
         value = word.split(":", 1)[1] if ":" in word else word
-        head = re.split(r"[*?]", value, maxsplit=1)[0]
+        head = value.split("*", 1)[0]
         if len(head) < MIN_PREFIX:
             raise QueryError(
                 f"'{word}': a wildcard needs at least {MIN_PREFIX} letters before it"
@@ -252,32 +609,56 @@ def prepare(text: str, notes: list[str]) -> str:
     return _drop_dangling_operators(" ".join(p for p in out if p.strip()))
 
 
-def _positive_words(query: wq.Query) -> list[str]:
-    """Words the user asked for (not under NOT), in order, without repeats."""
-    words: dict[str, None] = {}
-
-    def walk(node: wq.Query, negated: bool) -> None:
-        if isinstance(node, wq.Not):
-            return
-        if isinstance(node, wq.AndNot):
-            walk(node.a, negated)
-            return
-        if isinstance(node, (wq.Term, wq.Phrase)) and not negated and node.field() in DEFAULT_FIELDS:
-            original = getattr(node, "original", None)
-            words[original or str(getattr(node, "text", ""))] = None
-        for child in node.children():
-            walk(child, negated)
-
-    walk(query, False)
-    return [w for w in words if w]
-
-
 def _only_negative(query: wq.Query) -> bool:
     if isinstance(query, wq.Not):
         return True
     if isinstance(query, wq.And):
         return all(_only_negative(child) for child in query.subqueries)
     return False
+
+
+def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
+    """Replace each prefix/wildcard node with an OR of at most :data:`MAX_EXPANSIONS` terms.
+
+    The most frequent matching terms are kept, so ``s*`` cannot turn into a
+    query over half the vocabulary. A note is added when terms were dropped.
+    """
+    if not any(isinstance(leaf, (wq.Prefix, wq.Wildcard)) for leaf in query.leaves()):
+        return query
+
+    def expand(node: wq.Query) -> wq.Query:
+        if isinstance(node, (wq.Prefix, wq.Wildcard)):
+            fieldname = node.field()
+            if fieldname not in reader.schema:
+                return wq.NullQuery
+            candidates = list(node._btexts(reader)) if hasattr(node, "_btexts") else []
+            if len(candidates) > MAX_EXPANSIONS:
+                candidates.sort(key=lambda t: reader.doc_frequency(fieldname, t), reverse=True)
+                notes.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
+                             f"searched the {MAX_EXPANSIONS} most frequent")
+                candidates = candidates[:MAX_EXPANSIONS]
+            field = reader.schema[fieldname]
+            return wq.Or([wq.Term(fieldname, field.from_bytes(t)) for t in candidates], boost=node.boost) \
+                if candidates else wq.NullQuery
+        if node.is_leaf():
+            return node
+        return node.apply(expand)
+
+    return expand(query).normalize()
+
+
+
+
+def _words(text: str) -> list[str]:
+    """Words of the query outside quotes, operators and fields (for relaxing)."""
+    plain = re.sub(r'"[^"]*"|\b\w+:\S+|\bNOT\s+\S+|(?<!\S)-\S+', " ", text)
+    return [w for w in _WORDS.findall(plain) if w not in _OPERATOR_WORDS]
+
+
+def make_parser(schema, group=None) -> Parser:
+    """A parser over :data:`DEFAULT_FIELDS` applying :func:`required_terms`
+    (or ``group``'s rule instead)."""
+    return Parser(schema, group=group)
 
 
 def parse(text: str, schema, *, allow_empty: bool = False) -> ParsedQuery:
@@ -300,54 +681,34 @@ def parse(text: str, schema, *, allow_empty: bool = False) -> ParsedQuery:
     if paper:
         return ParsedQuery(text=paper, query=wq.Term("id", paper), notes=notes)
     cleaned = prepare(raw, notes)
+    if not _OPERATOR.search(cleaned):
+        cleaned = " ".join(cleaned.replace("(", " ").replace(")", " ").split())
     if not cleaned:
         if allow_empty:
             return ParsedQuery(text="", query=None, notes=notes)
         raise QueryError("the query is empty")
-    parser = make_parser(schema)
     try:
-        query = parser.parse(cleaned, normalize=True)
+        query = make_parser(schema).parse(cleaned, normalize=True)
     except Exception as exc:  # Whoosh's parser errors have no common base class
         raise QueryError(f"cannot parse the query {cleaned!r}: {exc}") from None
-    if query is wq.NullQuery or isinstance(query, type(wq.NullQuery)):
+    if query is None or query is wq.NullQuery:
         if allow_empty:
             return ParsedQuery(text=cleaned, query=None, notes=notes + ["the query has no searchable words"])
         raise QueryError(f"the query {cleaned!r} has no searchable words (only common words such as 'the' or 'of')")
     if _only_negative(query) and not allow_empty:
         raise QueryError(f"the query {cleaned!r} only excludes words; add a word to search for")
-    return ParsedQuery(text=cleaned, query=query, words=_positive_words(query), notes=notes)
-
-
-def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
-    """Replace each prefix/wildcard node with an OR of at most :data:`MAX_EXPANSIONS` terms.
-
-    The most frequent matching terms are kept, so ``s*`` cannot turn into a
-    query over half the vocabulary. A note is added when terms were dropped.
-    """
-    def expand(node: wq.Query) -> wq.Query:
-        if isinstance(node, (wq.Prefix, wq.Wildcard)):
-            fieldname = node.field()
-            if fieldname not in reader.schema:
-                return wq.NullQuery
-            candidates = list(node._btexts(reader)) if hasattr(node, "_btexts") else []
-            if len(candidates) > MAX_EXPANSIONS:
-                candidates.sort(key=lambda t: reader.doc_frequency(fieldname, t), reverse=True)
-                notes.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
-                             f"searched the {MAX_EXPANSIONS} most frequent")
-                candidates = candidates[:MAX_EXPANSIONS]
-            field = reader.schema[fieldname]
-            return wq.Or([wq.Term(fieldname, field.from_bytes(t)) for t in candidates], boost=node.boost) \
-                if candidates else wq.NullQuery
-        if node.is_leaf():
-            return node
-        return node.apply(expand)
-
-    return expand(query).normalize()
+    return ParsedQuery(text=cleaned, query=query, words=_words(cleaned), notes=notes)
 
 
 def relaxed(parsed: ParsedQuery, schema) -> wq.Query | None:
-    """The same words combined with OR, for when no document has them all."""
+    """Any one of the query's words, for when no document has them all.
+
+    Each word is parsed on its own (so it is analysed, and compounds are
+    handled, as in the full query) and the words are combined with OR.
+    """
     if len(parsed.words) < 2:
         return None
-    parser = make_parser(schema, group=qparser.OrGroup)
-    return parser.parse(parsed.text, normalize=True)
+    parser = make_parser(schema)
+    words = [q for q in (parser.parse(word, normalize=True) for word in parsed.words)
+             if q is not None and q is not wq.NullQuery]
+    return wq.Or(words) if len(words) > 1 else None

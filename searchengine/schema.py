@@ -32,7 +32,7 @@ from __future__ import annotations
 from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
 from searchengine import facets, filters
-from searchengine.analysis import name_analyzer, text_analyzer
+from searchengine.analysis import TOKEN_PATTERN, fold, name_analyzer, text_analyzer
 
 # A title term counts this many times an abstract term in BM25F.
 TITLE_BOOST = 2.0
@@ -41,13 +41,38 @@ TITLE_BOOST = 2.0
 DEFAULT_FIELDS = ("title", "abstract", "authors")
 
 
+class SpelledTEXT(TEXT):
+    """A TEXT field whose words, as written but folded for case and accents,
+    also go to a ``spell_<name>`` field: the source of spelling suggestions.
+
+    The index holds stems (``spars``), which make poor suggestions; Whoosh
+    keeps unstemmed words apart only for analyzers with a separate stemming
+    stage, and ours folds and stems in one cached step, so the words are cut
+    here with the tokenizer's pattern (one C-level regex pass per text).
+    """
+
+    def separate_spelling(self) -> bool:
+        return bool(self.spelling)
+
+    def spellable_words(self, value):
+        import re
+
+        global _SPELL_WORDS
+        if _SPELL_WORDS is None:
+            _SPELL_WORDS = re.compile(TOKEN_PATTERN)
+        return iter(sorted(set(_SPELL_WORDS.findall(fold(value)))))
+
+
+_SPELL_WORDS = None
+
+
 def build_schema() -> Schema:
     """Return a new schema; one analyzer instance serves title and abstract."""
     text = text_analyzer()
     return Schema(
         id=ID(unique=True, stored=True),
-        title=TEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST, spelling=True),
-        abstract=TEXT(analyzer=text, stored=True, spelling=True),
+        title=SpelledTEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST, spelling=True),
+        abstract=SpelledTEXT(analyzer=text, stored=True, spelling=True),
         authors=TEXT(analyzer=name_analyzer(), stored=True),
         year=NUMERIC(int, bits=32, stored=True, sortable=True, signed=False),
         categories=KEYWORD(stored=True, scorable=False, lowercase=False),

@@ -29,7 +29,7 @@ MAX_PAGE = 1000
 # Seconds a search may run before it is stopped with the hits found so far.
 DEFAULT_TIME_BUDGET = 2.0
 # Key terms taken from a record for "similar papers".
-SIMILAR_TERMS = 12
+SIMILAR_TERMS = 20
 
 
 @dataclass
@@ -181,9 +181,11 @@ class SearchIndex:
         if generation != self._generation:
             from whoosh import index as whoosh_index
 
+            from searchengine.ranking import weighting
+
             try:
                 ix = whoosh_index.open_dir(str(generation))
-                searcher = ix.searcher()
+                searcher = ix.searcher(weighting=weighting())
             except Exception as exc:  # whoosh raises many kinds on damage
                 raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
             if self._searcher is not None:
@@ -231,6 +233,7 @@ class SearchIndex:
         facets=(),
         facet_size: int = DEFAULT_FACET_SIZE,
         time_budget: float | None = None,
+        with_snippets: bool = True,
     ) -> SearchResults:
         """Run a ranked, filtered, faceted query.
 
@@ -261,6 +264,8 @@ class SearchIndex:
             time_budget: seconds the ranking may take (default
                 :attr:`time_budget`); past it, the best hits found so far are
                 returned with ``timed_out`` set and a note.
+            with_snippets: False leaves snippets and match offsets empty
+                (saves re-analysing each hit's text; used by evaluation).
 
         Raises:
             QueryError: the query or an option cannot be understood.
@@ -310,11 +315,11 @@ class SearchIndex:
         if start < total:
             if ranked:
                 allowed = set(docnums) if restrict is not None else None
-                hits, timed_out = self._ranked_window(searcher, wanted, allowed, start, limit, budget)
+                hits, timed_out = self._ranked_window(searcher, wanted, allowed, start, limit, budget, with_snippets)
             else:
                 rank = columns.order("newest" if sort == "relevance" else sort)
                 window = sorted(docnums, key=rank.__getitem__)[start:start + limit]
-                hits = self._window_hits(searcher, wanted, window)
+                hits = self._window_hits(searcher, wanted, window, with_snippets)
         if timed_out:
             notes.append(f"ranking was stopped after {budget:g} s; the order of these hits is approximate")
         counted = {}
@@ -364,7 +369,8 @@ class SearchIndex:
         return spelling.suggest(searcher, parsed.text, total, count_hits)
 
     def _ranked_window(
-        self, searcher, wanted, allowed: set[int] | None, start: int, limit: int, budget: float
+        self, searcher, wanted, allowed: set[int] | None, start: int, limit: int, budget: float,
+        with_snippets: bool = True,
     ) -> tuple[list[Hit], bool]:
         """Hits ``start .. start+limit`` by score, ties by year (newest first) then id (descending).
 
@@ -402,9 +408,9 @@ class SearchIndex:
         keys.sort(key=lambda k: k[3], reverse=True)
         keys.sort(key=lambda k: (-k[1], k[2] is None, -(k[2] or 0)))
         snippets.configure(results)
-        return [self._hit(results[k[0]]) for k in keys[start:end]], timed_out
+        return [self._hit(results[k[0]], with_snippets) for k in keys[start:end]], timed_out
 
-    def _window_hits(self, searcher, wanted, window: list[int]) -> list[Hit]:
+    def _window_hits(self, searcher, wanted, window: list[int], with_snippets: bool = True) -> list[Hit]:
         """Hits for the documents ``window``, in that order.
 
         With query text the hits carry their score and snippet; without, the
@@ -415,11 +421,13 @@ class SearchIndex:
         results = searcher.search(wanted, limit=None, filter=set(window))
         snippets.configure(results)
         by_docnum = {hit.docnum: hit for hit in results}
-        return [self._hit(by_docnum[d]) for d in window]
+        return [self._hit(by_docnum[d], with_snippets) for d in window]
 
     @classmethod
-    def _hit(cls, hit) -> Hit:
+    def _hit(cls, hit, with_snippets: bool = True) -> Hit:
         stored = hit.fields()
+        if not with_snippets:
+            return cls._stored_hit(stored, hit.score, snippets.Snippet())
         snippet = snippets.abstract_snippet(hit, stored.get("abstract", ""))
         return cls._stored_hit(stored, hit.score, snippet, snippets.title_matches(hit, stored.get("title", "")))
 
@@ -499,8 +507,10 @@ class SearchIndex:
         if not terms:
             return SearchResults(query=f"similar:{record['id']}", total=0, hits=[],
                                  page={"number": 1, "size": limit, "pages": 0})
-        wanted = wq.Or([wq.Term(field, term, boost=weight)
-                        for term, weight in terms for field in ("title", "abstract")])
+        from searchengine.ranking import bm25f_term
+
+        wanted = wq.Or([bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
+                        for term, weight in terms])
         results = searcher.search(wanted, limit=limit, mask=wq.Term("id", record["id"]))
         snippets.configure(results)
         total = len(results)

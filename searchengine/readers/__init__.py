@@ -16,6 +16,7 @@ from pathlib import Path
 from searchengine.errors import InputError
 from searchengine.readers import arxivatom, arxivlisting, arxivoai, authorpage, csvfile, jsonlines
 from searchengine.records import Problem, Record
+from searchengine.tex import detex_record
 
 # Sniffing tries the formats in this order: the specific JSON-lines layouts
 # before plain JSON lines, which accepts any object.
@@ -113,6 +114,7 @@ def read_records(
             problems.append(Problem(str(path), 0, "not a recognised input format (skipped)"))
             continue
         try:
-            yield from FORMATS[name].read(path, numbered_lines(path, problems), problems)
+            for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
+                yield detex_record(record)  # TeX → text for every format, at read time
         except (OSError, EOFError) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

@@ -1,0 +1,225 @@
+"""The analyzer and query rules, one table row per kind of technical text.
+
+Each row is a query, the ids of the records it must find and whether their
+order is fixed. The records are written out below; expected hits were worked
+out by reading them, not by running the analyzer.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from searchengine import QueryError
+
+from searchengine import build_index, open_index
+from searchengine.analysis import text_analyzer
+from searchengine.query import required_terms
+from searchengine.tex import tex_to_text
+
+RECORDS = [
+    # joined, hyphenated and spaced forms; dash variants
+    ("fs-hyphen", "Detecting fail-slow disks in storage clusters", ""),
+    ("fs-joined", "Failslow: a study of gray failures", ""),
+    ("fs-spaced", "When hardware components fail slow", ""),
+    ("fs-apart", "Slow recovery after disks fail", ""),
+    ("fa-camel", "FlashAttention: fast exact attention with IO awareness", ""),
+    ("fa-spaced", "Flash attention kernels for long sequences", ""),
+    ("be-endash", "Bose\u2013Einstein condensation in optical lattices", ""),
+    ("be-nbhyphen", "Bose\u2011Einstein statistics of photons", ""),
+    ("be-ascii", "Bose-Einstein correlations in heavy-ion collisions", ""),
+    # identifiers
+    ("lang-cpp", "Porting numerical codes from C++ to Rust", ""),
+    ("lang-csharp", "Type inference for C# generics", ""),
+    ("lang-c", "A C compiler for microcontrollers", ""),
+    ("wifi-ax", "Throughput of 802.11ax networks in dense deployments", ""),
+    ("wifi-ac", "Beamforming measurements of 802.11ac links", ""),
+    ("gpu-a100", "Training large models on A100 accelerators", "Mixed precision with FP16 halves memory."),
+    ("gpu-a800", "Inference serving on the A800", "Weights are kept in FP32."),
+    # singular and plural; unrelated words stay apart
+    ("gpu-plural", "Sparse kernels for GPUs", ""),
+    ("gpu-single", "A GPU hash table", ""),
+    ("mat-plural", "Preconditioners for ill-conditioned matrices", ""),
+    ("mat-single", "Sparse matrix reordering", ""),
+    ("vtx-plural", "Ranking vertices by centrality", ""),
+    ("vtx-single", "Vertex colouring heuristics", ""),
+    ("idx-plural", "Learned indices for range queries", ""),
+    ("idx-single", "A compressed index for genomes", ""),
+    ("ana-plural", "Meta-analyses of clinical trials", ""),
+    ("ana-single", "Analysis of variance for repeated measures", ""),
+    ("univ", "Rankings of university research output", ""),
+    ("cosmo", "The early universe after inflation", ""),
+    ("chem", "Organic semiconductors for flexible displays", ""),
+    ("org", "Organization of memory hierarchies", ""),
+    # case and accents
+    ("schr", "Schr\u00f6dinger bridges for generative modelling", ""),
+    # acronyms that spell stop words
+    ("acr-us", "Adoption of telehealth in the US", ""),
+    ("acr-it", "IT governance in hospitals", ""),
+    ("acr-as", "AS path inference on the Internet", ""),
+    # TeX
+    ("tex", "A 5$\\times$ faster \\textit{in situ} solver", "Runs in situ on the sensor."),
+    # CJK
+    ("cjk", "\u5927\u89c4\u6a21\u8bed\u8a00\u6a21\u578b\u7684\u7814\u7a76", ""),
+    # exact phrases
+    ("ph-objectivity", "Objectivity in peer review", ""),
+    ("ph-objective", "Objective functions for ranking", ""),
+    ("ph-situ-apart", "Sensor data: situ measurements in the field", ""),
+]
+
+AUTHORS = {"schr": ["Jan Vl\u010dek"], "tex": ["Petr Vr\\v{c}ak"]}
+
+# (query, expected ids, ordered?) — unordered rows list ids alphabetically.
+CASES = [
+    # Joined, hyphenated and spaced forms meet; a hyphenated query word wants
+    # its parts in sequence, so fs-apart ("disks fail") is not a fail-slow hit.
+    ("fail-slow", ["fs-hyphen", "fs-joined", "fs-spaced"], False),
+    # Two keywords need not be adjacent: fs-apart has both words.
+    ("fail slow", ["fs-apart", "fs-hyphen", "fs-joined", "fs-spaced"], False),
+    ("failslow", ["fs-hyphen", "fs-joined"], False),
+    ("FlashAttention", ["fa-camel", "fa-spaced"], False),
+    ("flash attention", ["fa-camel", "fa-spaced"], False),
+    ("Bose-Einstein", ["be-ascii", "be-endash", "be-nbhyphen"], False),
+    ("Bose\u2013Einstein", ["be-ascii", "be-endash", "be-nbhyphen"], False),
+    # Identifiers keep what distinguishes them.
+    ("C++", ["lang-cpp"], True),
+    ("C#", ["lang-csharp"], True),
+    ("C", ["lang-c"], True),
+    ("802.11ax", ["wifi-ax"], True),
+    ("802.11ac", ["wifi-ac"], True),
+    ("A100", ["gpu-a100"], True),
+    ("A800", ["gpu-a800"], True),
+    ("FP16", ["gpu-a100"], True),
+    ("fp32", ["gpu-a800"], True),
+    # Singular and plural meet; unrelated words stay apart.
+    ("GPU", ["gpu-plural", "gpu-single"], False),
+    ("GPUs", ["gpu-plural", "gpu-single"], False),
+    ("matrix", ["mat-plural", "mat-single"], False),
+    ("matrices", ["mat-plural", "mat-single"], False),
+    ("vertex", ["vtx-plural", "vtx-single"], False),
+    ("vertices", ["vtx-plural", "vtx-single"], False),
+    ("index", ["idx-plural", "idx-single"], False),
+    ("indices", ["idx-plural", "idx-single"], False),
+    ("analysis", ["ana-plural", "ana-single"], False),
+    ("analyses", ["ana-plural", "ana-single"], False),
+    ("university", ["univ"], True),
+    ("universe", ["cosmo"], True),
+    ("organic", ["chem"], True),
+    ("organization", ["org"], True),
+    # Case and accents fold.
+    ("schrodinger", ["schr"], True),
+    ("SCHRÖDINGER", ["schr"], True),
+    ("Vlcek", ["schr"], True),
+    ("author:vlček", ["schr"], True),
+    # Upper-case acronyms that spell stop words stay searchable.
+    ("US", ["acr-us"], True),
+    ("IT", ["acr-it"], True),
+    ("AS", ["acr-as"], True),
+    # TeX is neither indexed as words nor shown raw.
+    ("times", [], True),
+    ("textit", [], True),
+    ("Vrčak", ["tex"], True),
+    # CJK runs are searchable by their parts.
+    ("\u8bed\u8a00\u6a21\u578b", ["cjk"], True),
+    ("\u6a21\u578b\u8bed\u8a00", [], True),
+    # Quoted phrases are exact: unstemmed words, in sequence.
+    ('"objectivity"', ["ph-objectivity"], True),
+    ('"objective"', ["ph-objective"], True),
+    ("objectivity", ["ph-objective", "ph-objectivity"], False),
+    ('"in situ"', ["tex"], True),
+    ("situ", ["ph-situ-apart", "tex"], False),
+]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("analysis")
+    lines = [
+        json.dumps({"id": ident, "title": title, "abstract": abstract, "authors": AUTHORS.get(ident, [])})
+        for ident, title, abstract in RECORDS
+    ]
+    (folder / "records.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    build_index([folder / "records.jsonl"], folder / "index")
+    opened = open_index(folder / "index")
+    yield opened
+    opened.close()
+
+
+@pytest.mark.parametrize(("query", "expected", "ordered"), CASES, ids=[c[0] for c in CASES])
+def test_query_finds_exactly_the_expected_records(index, query, expected, ordered):
+    query = query.replace("author:", "authors:")
+    hits = [hit.id for hit in index.search(query, limit=50).hits]
+    assert (hits if ordered else sorted(hits)) == expected
+
+
+def test_title_outranks_abstract_for_the_same_word(index):
+    # "in situ" is in the title and the abstract of "tex" only; "situ" alone
+    # is in the title of ph-situ-apart; the title-and-abstract record ranks first.
+    assert [hit.id for hit in index.search("situ").hits] == ["tex", "ph-situ-apart"]
+
+
+def test_display_keeps_the_original_text_with_tex_rendered(index):
+    hit = index.search('"in situ"').hits[0]
+    assert hit.title == "A 5\u00d7 faster in situ solver"
+    assert hit.authors == ["Petr Vr\u010dak"]
+    assert index.search("schrodinger").hits[0].title == "Schr\u00f6dinger bridges for generative modelling"
+
+
+@pytest.mark.parametrize("query", ["C++", "C#", "802.11ax AND"])
+def test_identifier_queries_never_match_everything_or_fail(index, query):
+    results = index.search(query, limit=50)
+    assert results.total <= 1
+
+
+@pytest.mark.parametrize("query", ["++", "#", "*", "?", "the", "(", '""'])
+def test_queries_without_words_get_a_message_not_everything(index, query):
+    # Nothing to search for: a one-line QueryError (see the query language), never every document.
+    with pytest.raises(QueryError):
+        index.search(query, limit=50)
+
+
+@pytest.mark.parametrize(
+    ("count", "needed"),
+    [(1, 1), (2, 2), (3, 3), (4, 2), (5, 2), (40, 2), (41, 3), (60, 3), (100, 5)],
+)
+def test_required_terms_rule(count, needed):
+    # All terms up to three; then 5 % of them rounded up, at least two.
+    assert required_terms(count) == needed
+
+
+def test_long_question_needs_only_some_of_its_words(index):
+    question = "which kernels and hash tables were written for the GPU in sparse settings recently"
+    # Content terms: kernels, hash, tables, written, gpu, sparse, settings, recently
+    # (8 terms, so 2 are needed): gpu-plural has kernels, gpu, sparse; gpu-single
+    # has gpu, hash, table; mat-single has only sparse.
+    assert sorted(h.id for h in index.search(question).hits) == ["gpu-plural", "gpu-single"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("5$\\times$ faster", "5\u00d7 faster"),
+        ("\\textit{in situ}", "in situ"),
+        ("Vr\\v{c}ak", "Vr\u010dak"),
+        ("costs $5 and $10", "costs $5 and $10"),
+        ("50% of snake_case names", "50% of snake_case names"),
+        ("50% of cases with \\emph{x}", "50% of cases with x"),
+        ("odd $5 with $x$ here", "odd $5 with x here"),
+    ],
+)
+def test_tex_to_text(text, expected):
+    assert tex_to_text(text) == expected
+
+
+def test_analyzer_modes_on_one_compound():
+    analyzer = text_analyzer()
+
+    def tokens(mode):
+        return [(t.text, t.pos) for t in analyzer("fail-slow GPUs in situ", mode=mode, positions=True)]
+
+    # The joined word shares the first part's position; the stop word "in"
+    # keeps its position (4) although it is not indexed.
+    assert tokens("index") == [("failslow", 0), ("fail", 0), ("slow", 1), ("gpu", 2), ("situ", 4)]
+    assert tokens("query") == tokens("index")
+    assert tokens("phrase") == [("fail", 0), ("slow", 1), ("gpu", 2), ("situ", 4)]

@@ -171,3 +171,114 @@ def bm25f_term(terms, boost: float = 1.0):
     if _BM25F is None:
         _BM25F = _bm25f_class()
     return _BM25F(terms, boost=boost)
+
+
+class Unsupported(Exception):
+    """A query node :func:`score_documents` leaves to Whoosh's matchers."""
+
+
+def score_documents(query, searcher) -> dict[int, float] | None:
+    """Every document matching ``query`` with its score, or ``None``.
+
+    A fast path for the queries the parser builds from plain words: BM25F
+    terms combined by ``And``, ``Or`` (scores added, as Whoosh's union does),
+    ``Or`` with ``minmatch`` (at least that many subqueries) and ``AndNot``.
+    It works on the cached per-term score arrays with set and dict
+    operations instead of Whoosh's matcher tree, and gives the same scores.
+    Any other node (phrases, fielded terms, prefixes) returns ``None``: the
+    caller then uses Whoosh's own search.
+
+    Returns:
+        ``{docnum: score}`` with top-level document numbers.
+    """
+    parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
+    found: dict[int, float] = {}
+    try:
+        for sub, offset in parts:
+            scores = _node_scores(query, sub, sub.reader())
+            if offset:
+                found.update((doc + offset, score) for doc, score in scores.items())
+            else:
+                found.update(scores)
+    except Unsupported:
+        return None
+    return found
+
+
+def _node_scores(q, searcher, reader) -> dict[int, float]:
+    from whoosh import query as wq
+
+    if _BM25F is not None and type(q) is _BM25F:
+        key = tuple((sub.fieldname, sub.text) for sub in q.subqueries)
+        cache = _reader_cache(reader, "terms")
+        postings = cache.get(key)
+        if postings is None:
+            postings = _bm25f_postings(searcher, reader, key)
+            if len(cache) >= _TERM_CACHE_SIZE:
+                cache.clear()
+            cache[key] = postings
+        docs, scores = postings
+        if q.boost != 1:
+            return {doc: score * q.boost for doc, score in zip(docs, scores)}
+        return dict(zip(docs, scores))
+    kind = type(q)
+    if kind is wq.Term:
+        return _term_scores(q, searcher, reader)
+    if kind is wq.And:
+        positive = [s for s in q.subqueries if type(s) is not wq.Not]
+        if not positive:
+            raise Unsupported
+        parts = sorted((_node_scores(s, searcher, reader) for s in positive), key=len)
+        found = parts[0]
+        for other in parts[1:]:
+            found = {doc: score + other[doc] for doc, score in found.items() if doc in other}
+        negated = [s for s in q.subqueries if type(s) is wq.Not]
+        for s in negated:
+            for doc in _node_scores(s.query, searcher, reader):
+                found.pop(doc, None)
+        if negated:
+            # Whoosh's inverse matcher scores each document it lets through
+            # with the Not's boost: keep the scores identical to its own.
+            extra = sum(s.boost for s in negated)
+            found = {doc: score + extra for doc, score in found.items()}
+        return _boosted(found, q.boost)
+    if isinstance(q, wq.Or) and not any(type(s) is wq.Not for s in q.subqueries):
+        needed = getattr(q, "minmatch", 0) or 0
+        total: dict[int, float] = {}
+        counts: dict[int, int] = {}
+        for s in q.subqueries:
+            for doc, score in _node_scores(s, searcher, reader).items():
+                total[doc] = total.get(doc, 0.0) + score
+                if needed > 1:
+                    counts[doc] = counts.get(doc, 0) + 1
+        if needed > 1:
+            total = {doc: score for doc, score in total.items() if counts[doc] >= needed}
+        return _boosted(total, q.boost)
+    if kind is wq.AndNot:
+        found = dict(_node_scores(q.a, searcher, reader))
+        for doc in _node_scores(q.b, searcher, reader):
+            found.pop(doc, None)
+        return found
+    raise Unsupported
+
+
+def _term_scores(q, searcher, reader) -> dict[int, float]:
+    """One field's BM25 scores for a term, as the searcher's :func:`weighting` computes them."""
+    fieldname, text = q.fieldname, q.text
+    field = searcher.schema[fieldname] if fieldname in searcher.schema else None
+    if field is None or not field.scorable or not isinstance(text, str):
+        raise Unsupported
+    btext = field.to_bytes(text)
+    if (fieldname, btext) not in reader:
+        return {}
+    parent = searcher.get_parent()
+    n = parent.doc_frequency(fieldname, btext)
+    idf = log(1 + (parent.doc_count_all() - n + 0.5) / (n + 0.5))
+    norms = _length_norms(searcher, reader, fieldname)
+    scale = idf * (K1 + 1) * q.boost
+    return {doc: scale * weight / (weight + K1 * norms[doc])
+            for doc, weight in reader.postings(fieldname, btext).items_as("weight")}
+
+
+def _boosted(scores: dict[int, float], boost: float) -> dict[int, float]:
+    return scores if boost == 1 else {doc: score * boost for doc, score in scores.items()}

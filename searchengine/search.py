@@ -315,11 +315,13 @@ class SearchIndex:
         if start < total:
             if ranked:
                 allowed = set(docnums) if restrict is not None else None
-                hits, timed_out = self._ranked_window(searcher, wanted, allowed, start, limit, budget, with_snippets)
+                window, timed_out = self._ranked_window(searcher, cache, wanted, allowed, start, limit, budget)
             else:
                 rank = columns.order("newest" if sort == "relevance" else sort)
-                window = sorted(docnums, key=rank.__getitem__)[start:start + limit]
-                hits = self._window_hits(searcher, wanted, window, with_snippets)
+                docs = sorted(docnums, key=rank.__getitem__)[start:start + limit]
+                scores = self._window_scores(searcher, wanted, docs) if wanted is not None else {}
+                window = [(docnum, scores.get(docnum, 0.0)) for docnum in docs]
+            hits = self._hits(searcher, wanted, window, with_snippets)
         if timed_out:
             notes.append(f"ranking was stopped after {budget:g} s; the order of these hits is approximate")
         counted = {}
@@ -369,19 +371,31 @@ class SearchIndex:
         return spelling.suggest(searcher, parsed.text, total, count_hits)
 
     def _ranked_window(
-        self, searcher, wanted, allowed: set[int] | None, start: int, limit: int, budget: float,
-        with_snippets: bool = True,
-    ) -> tuple[list[Hit], bool]:
-        """Hits ``start .. start+limit`` by score, ties by year (newest first) then id (descending).
+        self, searcher, cache, wanted, allowed: set[int] | None, start: int, limit: int, budget: float,
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """``(docnum, score)`` of hits ``start .. start+limit`` by score, ties
+        by year (newest first) then id (descending); and whether the time
+        budget cut the ranking short.
 
-        Whoosh breaks score ties by document number, so the top list is
-        widened until the last fetched score is below the window's last
-        score: then every document tied with a hit in the window is known.
-        Returns the hits and whether the time budget cut the ranking short.
+        Queries of plain words are scored by :func:`searchengine.ranking.score_documents`
+        over cached score arrays; others by Whoosh's collector, whose top list
+        is widened until the last fetched score is below the window's last
+        score, so that every document tied with a hit in the window is known.
         """
-        from whoosh import collectors
+        import heapq
+
+        from searchengine.ranking import score_documents
 
         end = start + limit
+        newest = cache.columns().order("newest")
+        scores = score_documents(wanted, searcher)
+        if scores is not None:
+            items = scores.items() if allowed is None else ((d, s) for d, s in scores.items() if d in allowed)
+            top = heapq.nsmallest(end, items, key=lambda item: (-item[1], newest[item[0]]))
+            return top[start:end], False
+
+        from whoosh import collectors
+
         fetch = end + 1  # one more than shown, to see whether a tie goes on
         deadline = time.monotonic() + budget
         while True:
@@ -400,36 +414,37 @@ class SearchIndex:
             if timed_out or scored < fetch or results.score(fetch - 1) < results.score(end - 1):
                 break
             fetch *= 2
-        keys = []
-        for i in range(scored):
-            stored = results[i].fields()
-            keys.append((i, results.score(i), stored.get("year"), stored["id"]))
-        # Stable sorts: id descending, then year (newest, unknown last), then score.
-        keys.sort(key=lambda k: k[3], reverse=True)
-        keys.sort(key=lambda k: (-k[1], k[2] is None, -(k[2] or 0)))
-        snippets.configure(results)
-        return [self._hit(results[k[0]], with_snippets) for k in keys[start:end]], timed_out
+        top = sorted(((results.docnum(i), results.score(i)) for i in range(scored)),
+                     key=lambda item: (-item[1], newest[item[0]]))
+        return top[start:end], timed_out
 
-    def _window_hits(self, searcher, wanted, window: list[int], with_snippets: bool = True) -> list[Hit]:
-        """Hits for the documents ``window``, in that order.
+    @staticmethod
+    def _window_scores(searcher, wanted, window: list[int]) -> dict[int, float]:
+        """Scores of the documents ``window`` for ``wanted`` (for hits sorted by date or title)."""
+        from searchengine.ranking import score_documents
 
-        With query text the hits carry their score and snippet; without, the
-        score is 0 and the snippet is the start of the abstract.
-        """
-        if wanted is None:
-            return [self._stored_hit(searcher.stored_fields(d)) for d in window]
-        results = searcher.search(wanted, limit=None, filter=set(window))
-        snippets.configure(results)
-        by_docnum = {hit.docnum: hit for hit in results}
-        return [self._hit(by_docnum[d], with_snippets) for d in window]
+        scores = score_documents(wanted, searcher)
+        if scores is None:
+            results = searcher.search(wanted, limit=None, filter=set(window))
+            scores = {hit.docnum: hit.score for hit in results}
+        return {docnum: scores.get(docnum, 0.0) for docnum in window}
 
-    @classmethod
-    def _hit(cls, hit, with_snippets: bool = True) -> Hit:
-        stored = hit.fields()
-        if not with_snippets:
-            return cls._stored_hit(stored, hit.score, snippets.Snippet())
-        snippet = snippets.abstract_snippet(hit, stored.get("abstract", ""))
-        return cls._stored_hit(stored, hit.score, snippet, snippets.title_matches(hit, stored.get("title", "")))
+    def _hits(self, searcher, wanted, ranked: list[tuple[int, float]], with_snippets: bool) -> list[Hit]:
+        """Hits for ``(docnum, score)`` pairs, with snippets of the words ``wanted`` asks for."""
+        terms = snippets.query_terms(wanted) if with_snippets and wanted is not None else {}
+        analyzer = searcher.schema["abstract"].analyzer
+        hits = []
+        for docnum, score in ranked:
+            stored = searcher.stored_fields(docnum)
+            if not with_snippets:
+                hits.append(self._stored_hit(stored, score, snippets.Snippet()))
+            elif wanted is None:
+                hits.append(self._stored_hit(stored, score))
+            else:
+                snippet = snippets.abstract_snippet(stored.get("abstract", ""), terms.get("abstract", frozenset()), analyzer)
+                title = snippets.title_matches(stored.get("title", ""), terms.get("title", frozenset()), analyzer)
+                hits.append(self._stored_hit(stored, score, snippet, title))
+        return hits
 
     @staticmethod
     def _stored_hit(stored: dict, score: float = 0.0, snippet=None, title_matches=()) -> Hit:
@@ -512,12 +527,12 @@ class SearchIndex:
         wanted = wq.Or([bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
                         for term, weight in terms])
         results = searcher.search(wanted, limit=limit, mask=wq.Term("id", record["id"]))
-        snippets.configure(results)
         total = len(results)
+        ranked = [(results.docnum(i), results.score(i)) for i in range(results.scored_length())]
         return SearchResults(
             query=f"similar:{record['id']}",
             total=total,
-            hits=[self._hit(hit) for hit in results],
+            hits=self._hits(searcher, wanted, ranked, True),
             page={"number": 1, "size": limit, "pages": (total + limit - 1) // limit},
             parsed=str(wanted),
             took_ms=(time.perf_counter() - started) * 1000,

@@ -64,12 +64,15 @@ def _formatter():
     return OffsetFormatter()
 
 
-def configure(results) -> None:
-    """Set up a Whoosh ``Results`` object so that highlighting yields :class:`Snippet`."""
-    from whoosh import highlight
-
-    results.formatter = _formatter()
-    results.fragmenter = highlight.ContextFragmenter(maxchars=FRAGMENT_CHARS, surround=CONTEXT_CHARS)
+def query_terms(query) -> dict[str, frozenset[str]]:
+    """The indexed term texts a query looks for, by field (``{"abstract": {"gpu", ...}}``)."""
+    found: dict[str, set[str]] = {}
+    if query is not None:
+        for fieldname, text in query.iter_all_terms(phrases=True):
+            if isinstance(text, bytes):
+                text = text.decode("utf-8", "replace")
+            found.setdefault(fieldname, set()).add(text)
+    return {fieldname: frozenset(texts) for fieldname, texts in found.items()}
 
 
 def lead(text: str, limit: int = LEAD_CHARS) -> Snippet:
@@ -80,27 +83,31 @@ def lead(text: str, limit: int = LEAD_CHARS) -> Snippet:
     return Snippet(text[: cut if cut > 0 else limit].rstrip(" ,;:") + " …")
 
 
-def title_matches(hit, title: str) -> list[tuple[int, int]]:
-    """Offsets of the matched words in the whole title of a Whoosh hit."""
+def _highlight(text: str, terms: frozenset[str], analyzer, fragmenter, top: int) -> Snippet:
     from whoosh import highlight
 
-    if not title:
+    found = highlight.highlight(text, terms, analyzer, fragmenter, _formatter(), top=top)
+    return found if isinstance(found, Snippet) else Snippet()
+
+
+def title_matches(title: str, terms: frozenset[str], analyzer) -> list[tuple[int, int]]:
+    """Offsets of the words of ``title`` whose analysed form is in ``terms``."""
+    from whoosh import highlight
+
+    if not title or not terms:
         return []
-    results = hit.results
-    saved = results.fragmenter
-    results.fragmenter = highlight.WholeFragmenter()
-    try:
-        snippet = hit.highlights("title", text=title, top=1)
-    finally:
-        results.fragmenter = saved
-    return list(snippet.matches) if isinstance(snippet, Snippet) else []
+    return list(_highlight(title, terms, analyzer, highlight.WholeFragmenter(), 1).matches)
 
 
-def abstract_snippet(hit, abstract: str) -> Snippet:
-    """The best fragments of the abstract of a Whoosh hit, or its start if none match."""
+def abstract_snippet(abstract: str, terms: frozenset[str], analyzer) -> Snippet:
+    """The best fragments of ``abstract`` around the words in ``terms``, or its start."""
+    from whoosh import highlight
+
     if not abstract:
         return Snippet()
-    snippet = hit.highlights("abstract", text=abstract, top=FRAGMENTS)
-    if isinstance(snippet, Snippet) and snippet.text:
-        return snippet
+    if terms:
+        fragmenter = highlight.ContextFragmenter(maxchars=FRAGMENT_CHARS, surround=CONTEXT_CHARS)
+        snippet = _highlight(abstract, terms, analyzer, fragmenter, FRAGMENTS)
+        if snippet.text:
+            return snippet
     return lead(abstract)

@@ -13,6 +13,7 @@ from conftest import SHARED_DATA, write
 
 OAI = SHARED_DATA / "arxiv" / "kaggle_oai_snapshot_sample.jsonl"
 ATOM = SHARED_DATA / "arxiv" / "api_atom_samples"
+pytestmark = pytest.mark.skipif(not OAI.exists(), reason="../shared/data/arxiv is not there")
 FIRST_OAI_TITLE = "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
 
 

@@ -67,6 +67,8 @@ from searchengine.schema import DEFAULT_FIELDS
 # (arXiv allows 1,920 characters) and a title, and for long test-collection
 # questions; a longer paste is searched by its beginning rather than refused.
 MAX_QUERY_CHARS = 4000
+# Longer words are cut to this many characters.
+MAX_WORD_CHARS = 100
 # A prefix term matches at most this many index terms.
 MAX_EXPANSIONS = 64
 # Letters required before a wildcard ``*``.
@@ -499,7 +501,13 @@ def clean(text: str, notes: list[str]) -> str:
         for ch in text
         if unicodedata.category(ch) not in ("Cf", "Cs", "Co", "Cn") or ch in "\t\n"
     )
-    text = " ".join(text.split())
+    words = text.split()
+    if any(len(word) > MAX_WORD_CHARS for word in words):
+        # No real word is this long; the parser's taggers also slow down
+        # quadratically on one huge run of characters.
+        words = [word[:MAX_WORD_CHARS] for word in words]
+        notes.append(f"words longer than {MAX_WORD_CHARS} characters were cut")
+    text = " ".join(words)
     if len(text) > MAX_QUERY_CHARS:
         cut = text.rfind(" ", 0, MAX_QUERY_CHARS)
         text = text[: cut if cut > 0 else MAX_QUERY_CHARS]

@@ -22,6 +22,9 @@ FEW_HITS = 3
 LONG_WORD = 5
 CANDIDATES = 3
 MAX_WORDS = 3
+# Longer "words" (pasted ids, hashes, runs of one letter) are not corrected:
+# the edit-distance automaton grows with the word.
+MAX_WORD = 30
 
 # Plain words outside field prefixes and operators: what a user may mistype.
 _WORD = re.compile(r"(?<![\w:.\-/*?])([^\W\d_]{3,})(?![\w:*?])")
@@ -85,7 +88,7 @@ def suggest(searcher, text: str, total: int, count_hits) -> str | None:
     spans: list[tuple[int, int, list[str]]] = []
     for match in _WORD.finditer(text):
         word = match.group(1)
-        if word in _OPERATORS:
+        if word in _OPERATORS or len(word) > MAX_WORD:
             continue
         normal = _normalise(searcher, word)
         if normal is None:

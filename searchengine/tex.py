@@ -58,16 +58,28 @@ def tex_to_text(text: str) -> str:
     return _SPACE.sub(" ", converted).strip()
 
 
+_COMMAND = re.compile(r"\\[a-zA-Z]+\*?")
+
+
 def _convert(piece: str) -> str:
     global _converter
     if _converter is None:
+        import logging
+
         from pylatexenc.latex2text import LatexNodes2Text
 
+        # A macro missing its arguments (a bare \frac) is logged as a
+        # configuration warning on stderr; it is handled below instead.
+        logging.getLogger("pylatexenc").setLevel(logging.ERROR)
         _converter = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
     try:
-        return _converter.latex_to_text(piece)
+        text = _converter.latex_to_text(piece)
     except Exception:  # pylatexenc is tolerant; never lose a record over markup
         return piece
+    if "%s" in text or "%(" in text:
+        # The macro's template could not be filled: drop the command names.
+        return _COMMAND.sub("", piece)
+    return text
 
 
 def detex_record(record):

@@ -223,3 +223,12 @@ def test_analyzer_modes_on_one_compound():
     assert tokens("index") == [("failslow", 0), ("fail", 0), ("slow", 1), ("gpu", 2), ("situ", 4)]
     assert tokens("query") == tokens("index")
     assert tokens("phrase") == [("fail", 0), ("slow", 1), ("gpu", 2), ("situ", 4)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [(r"\frac", ""), (r"a \frac{1} b", "a 1 b"), (r"\widehat", ""), (r"x \widehat{} y", "x y")],
+)
+def test_tex_macro_missing_its_arguments_leaves_no_template_and_no_warning(text, expected, capfd):
+    assert tex_to_text(text) == expected
+    assert "WARNING" not in capfd.readouterr().err

@@ -385,9 +385,38 @@ def _segmentations(words: list) -> list[list[tuple]]:
 
 def _word(nodes: tuple) -> syntax.WordNode:
     """One word node for ``nodes`` joined, spanning their characters in the query."""
-    word = syntax.WordNode("".join(node.text for node in nodes))
+    if len(nodes) == 1:
+        word = syntax.WordNode(nodes[0].text)
+    else:
+        word = JoinedWordNode("".join(node.text for node in nodes))
     word.startchar, word.endchar = nodes[0].startchar, nodes[-1].endchar
     return word
+
+
+class JoinedWordNode(syntax.WordNode):
+    """Neighbouring query words joined (``fail slow`` → ``failslow``): one BM25F term.
+
+    Only the joined form is searched. Its parts in sequence (what a compound
+    word would also match) are left out: the alternative that keeps the
+    words apart already finds every such document, and checking positions
+    for a phrase of two common words is the slowest thing a query can do.
+    """
+
+    has_fieldname = False
+
+    def query(self, parser):
+        terms = []
+        for fieldname in DEFAULT_FIELDS:
+            # Whoosh reuses one token object: copy what is needed as it goes.
+            tokens = [(t.text, getattr(t, "joined", False))
+                      for t in parser.schema[fieldname].tokenize(self.text, mode="query")]
+            joined = [text for text, is_joined in tokens if is_joined]
+            texts = joined or [text for text, _ in tokens]
+            if len(texts) == 1:
+                terms.append(wq.Term(fieldname, texts[0]))
+        if not terms:
+            return None
+        return syntax.attach(bm25f_term(terms, boost=self.boost), self)
 
 
 class FieldsTermNode(syntax.WordNode):

@@ -274,6 +274,7 @@ class SearchIndex:
         from searchengine import facets as facet_mod
         from searchengine import query as querylang
         from searchengine.filters import build_filters, filter_query
+        from searchengine.ranking import score_documents
 
         if not 1 <= limit <= MAX_LIMIT:
             raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
@@ -295,17 +296,20 @@ class SearchIndex:
         wanted = querylang.expand_wildcards(parsed.query, searcher.reader(), notes) if parsed.query else None
         restrict = filter_query(chosen)
         cache = self._searcher_cache(searcher)
-        docnums = cache.docnums(_both(wanted, restrict))
+        scores = score_documents(wanted, searcher) if wanted is not None else None
+        docnums = _matching(cache, wanted, scores, restrict)
         total = len(docnums)
-        suggestion = self._suggestion(searcher, cache, parsed, restrict, total)
+        deadline = time.monotonic() + budget / 2  # did-you-mean may use half the budget
+        suggestion = self._suggestion(searcher, cache, parsed, restrict, total, deadline)
         relaxed = False
         if total == 0 and wanted is not None:
             fallback = querylang.relaxed(parsed, searcher.schema)
             if fallback is not None:
                 fallback = querylang.expand_wildcards(fallback, searcher.reader(), [])
-                found = cache.docnums(_both(fallback, restrict))
+                fallback_scores = score_documents(fallback, searcher)
+                found = _matching(cache, fallback, fallback_scores, restrict)
                 if found:
-                    wanted, docnums, total, relaxed = fallback, found, len(found), True
+                    wanted, scores, docnums, total, relaxed = fallback, fallback_scores, found, len(found), True
         sort = sort or ("relevance" if wanted is not None else "newest")
         ranked = sort == "relevance" and wanted is not None
         columns = cache.columns() if facet_names or (total and not ranked) else None
@@ -315,12 +319,13 @@ class SearchIndex:
         if start < total:
             if ranked:
                 allowed = set(docnums) if restrict is not None else None
-                window, timed_out = self._ranked_window(searcher, cache, wanted, allowed, start, limit, budget)
+                window, timed_out = self._ranked_window(searcher, cache, wanted, scores, allowed, start, limit, budget)
             else:
                 rank = columns.order("newest" if sort == "relevance" else sort)
                 docs = sorted(docnums, key=rank.__getitem__)[start:start + limit]
-                scores = self._window_scores(searcher, wanted, docs) if wanted is not None else {}
-                window = [(docnum, scores.get(docnum, 0.0)) for docnum in docs]
+                if wanted is not None and scores is None:
+                    scores = self._window_scores(searcher, wanted, docs)
+                window = [(docnum, (scores or {}).get(docnum, 0.0)) for docnum in docs]
             hits = self._hits(searcher, wanted, window, with_snippets)
         if timed_out:
             notes.append(f"ranking was stopped after {budget:g} s; the order of these hits is approximate")
@@ -332,9 +337,7 @@ class SearchIndex:
             if others == chosen:
                 counted_docnums = docnums
             else:
-                from whoosh.query import Every
-
-                counted_docnums = cache.docnums(_both(wanted, filter_query(others)) or Every())
+                counted_docnums = _matching(cache, wanted, scores, filter_query(others))
             counted.update(facet_mod.count_facets(
                 columns, counted_docnums, [name], size=facet_size,
                 primary_only=chosen.primary_only, selects=chosen.selects,
@@ -355,7 +358,7 @@ class SearchIndex:
         )
 
     @staticmethod
-    def _suggestion(searcher, cache, parsed, restrict, total: int) -> str | None:
+    def _suggestion(searcher, cache, parsed, restrict, total: int, deadline: float) -> str | None:
         """Did-you-mean for ``parsed`` within the filters (see :mod:`searchengine.spelling`)."""
         from searchengine import query as querylang
         from searchengine import spelling
@@ -364,31 +367,32 @@ class SearchIndex:
             return None
 
         def count_hits(text: str) -> int:
+            from searchengine.ranking import score_documents
+
             candidate = querylang.parse(text, searcher.schema)
             wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [])
-            return len(cache.docnums(_both(wanted, restrict)))
+            return len(_matching(cache, wanted, score_documents(wanted, searcher), restrict))
 
-        return spelling.suggest(searcher, parsed.text, total, count_hits)
+        return spelling.suggest(searcher, parsed.text, total, count_hits, deadline)
 
     def _ranked_window(
-        self, searcher, cache, wanted, allowed: set[int] | None, start: int, limit: int, budget: float,
+        self, searcher, cache, wanted, scores: dict[int, float] | None, allowed: set[int] | None,
+        start: int, limit: int, budget: float,
     ) -> tuple[list[tuple[int, float]], bool]:
         """``(docnum, score)`` of hits ``start .. start+limit`` by score, ties
         by year (newest first) then id (descending); and whether the time
         budget cut the ranking short.
 
-        Queries of plain words are scored by :func:`searchengine.ranking.score_documents`
-        over cached score arrays; others by Whoosh's collector, whose top list
+        ``scores`` are the query's document scores when
+        :func:`searchengine.ranking.score_documents` could compute them (plain
+        words); otherwise Whoosh's collector ranks, and its top list
         is widened until the last fetched score is below the window's last
         score, so that every document tied with a hit in the window is known.
         """
         import heapq
 
-        from searchengine.ranking import score_documents
-
         end = start + limit
         newest = cache.columns().order("newest")
-        scores = score_documents(wanted, searcher)
         if scores is not None:
             items = scores.items() if allowed is None else ((d, s) for d, s in scores.items() if d in allowed)
             top = heapq.nsmallest(end, items, key=lambda item: (-item[1], newest[item[0]]))
@@ -420,14 +424,9 @@ class SearchIndex:
 
     @staticmethod
     def _window_scores(searcher, wanted, window: list[int]) -> dict[int, float]:
-        """Scores of the documents ``window`` for ``wanted`` (for hits sorted by date or title)."""
-        from searchengine.ranking import score_documents
-
-        scores = score_documents(wanted, searcher)
-        if scores is None:
-            results = searcher.search(wanted, limit=None, filter=set(window))
-            scores = {hit.docnum: hit.score for hit in results}
-        return {docnum: scores.get(docnum, 0.0) for docnum in window}
+        """Scores of the documents ``window`` for ``wanted`` (hits sorted by date or title)."""
+        results = searcher.search(wanted, limit=None, filter=set(window))
+        return {hit.docnum: hit.score for hit in results}
 
     def _hits(self, searcher, wanted, ranked: list[tuple[int, float]], with_snippets: bool) -> list[Hit]:
         """Hits for ``(docnum, score)`` pairs, with snippets of the words ``wanted`` asks for."""
@@ -570,6 +569,22 @@ class SearchIndex:
             if self._searcher is not None:
                 self._searcher.close()
             self._searcher = self._index = self._generation = self._cache = None
+
+
+def _matching(cache, wanted, scores: dict[int, float] | None, restrict) -> list[int]:
+    """Ascending document numbers matching ``wanted`` (``None``: every
+    document) and the filter query ``restrict`` (``None``: no filter).
+
+    ``scores``, when known, are ``wanted``'s matches already, so only the
+    filter is evaluated.
+    """
+    if scores is None:
+        from whoosh.query import Every
+
+        return cache.docnums(_both(wanted, restrict) or Every())
+    if restrict is None:
+        return sorted(scores)
+    return [docnum for docnum in cache.docnums(restrict) if docnum in scores]
 
 
 def _both(query, restrict):

@@ -22,6 +22,12 @@ FEW_HITS = 3
 LONG_WORD = 5
 CANDIDATES = 3
 MAX_WORDS = 3
+# Candidates share this many first letters with the word: typos rarely hit
+# them, and Whoosh compares the word with every term of that prefix.
+SHARED_PREFIX = 2
+# Queries of more words are not corrected (questions and pasted abstracts
+# rank by their many words; correcting them would cost a search per choice).
+MAX_QUERY_WORDS = 6
 # Longer "words" (pasted ids, hashes, runs of one letter) are not corrected:
 # the edit-distance automaton grows with the word.
 MAX_WORD = 30
@@ -50,11 +56,12 @@ def edit_distance(a: str, b: str) -> int:
     return previous[len(b)]
 
 
-def _normalise(searcher, word: str) -> str | None:
+def _normalise(word: str) -> str | None:
     """The word as the spelling fields hold it (case and accents folded), or None for a stop word."""
-    analyzer = searcher.schema["abstract"].analyzer
-    tokens = [t.text for t in analyzer(word, no_morph=True, mode="query")]
-    return tokens[0] if len(tokens) == 1 else None
+    from searchengine.analysis import STOP_WORDS, fold
+
+    folded = fold(word)
+    return None if folded in STOP_WORDS else folded
 
 
 def _document_frequency(reader, word: str) -> int:
@@ -66,13 +73,13 @@ def _candidates(reader, word: str) -> list[str]:
     found: set[str] = set()
     for field in SPELLING_FIELDS:
         if field in reader.schema:
-            found.update(reader.terms_within(field, word, maxdist, prefix=1))
+            found.update(reader.terms_within(field, word, maxdist, prefix=SHARED_PREFIX))
     found.discard(word)
     ranked = sorted(found, key=lambda c: (edit_distance(word, c), -_document_frequency(reader, c), c))
     return ranked[:CANDIDATES]
 
 
-def suggest(searcher, text: str, total: int, count_hits) -> str | None:
+def suggest(searcher, text: str, total: int, count_hits, deadline: float | None = None) -> str | None:
     """A corrected version of the query ``text``, or ``None``.
 
     Args:
@@ -81,16 +88,22 @@ def suggest(searcher, text: str, total: int, count_hits) -> str | None:
         total: hits the query found as typed.
         count_hits: function from query text to its number of hits; used to
             score corrections in context. It may raise ``QueryError``.
+        deadline: ``time.monotonic()`` value after which no more corrections
+            are tried (the best so far is returned).
     """
     from searchengine.errors import QueryError
 
+    import time
+
+    if len(_WORD.findall(text)) > MAX_QUERY_WORDS:
+        return None
     reader = searcher.reader()
     spans: list[tuple[int, int, list[str]]] = []
     for match in _WORD.finditer(text):
         word = match.group(1)
         if word in _OPERATORS or len(word) > MAX_WORD:
             continue
-        normal = _normalise(searcher, word)
+        normal = _normalise(word)
         if normal is None:
             continue
         frequency = _document_frequency(reader, normal)
@@ -115,6 +128,8 @@ def suggest(searcher, text: str, total: int, count_hits) -> str | None:
             position = end
         corrected.append(text[position:])
         candidate = "".join(corrected)
+        if deadline is not None and time.monotonic() > deadline:
+            break
         try:
             hits = count_hits(candidate)
         except QueryError:

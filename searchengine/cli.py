@@ -35,6 +35,7 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except SearchEngineError as exc:
+            _report_problems(getattr(exc, "problems", []))
             raise click.ClickException(str(exc)) from None
         except BrokenPipeError:
             raise
@@ -175,11 +176,18 @@ def remove(ids: tuple[str, ...], index_dir: Path, wait: float, as_json: bool) ->
 
 
 def _open_or_build(index_dir: Path):
-    """Open the index; on first use, build it from the bundled corpus."""
+    """Open the index; on first use of the default index, build it from the bundled corpus.
+
+    An index directory named by ``--index-dir`` or ``SEARCHENGINE_INDEX`` is
+    never built implicitly: a mistyped name is an error, not a new index.
+    """
+    from click.core import ParameterSource
+
     from searchengine import store
     from searchengine.search import open_index
 
-    if store.current_generation(index_dir) is None:
+    source = click.get_current_context().get_parameter_source("index_dir")
+    if store.current_generation(index_dir) is None and source in (ParameterSource.DEFAULT, None):
         from searchengine.indexer import build_index
 
         click.echo(f"No index in {index_dir}; building it from {DEFAULT_CORPUS}/ ...", err=True)

@@ -10,7 +10,15 @@ class SearchEngineError(Exception):
 
 
 class InputError(SearchEngineError):
-    """An input path cannot be read at all (missing, unreadable, nothing in it)."""
+    """An input path cannot be read at all (missing, unreadable, nothing in it).
+
+    ``problems`` lists the records and files that were skipped on the way
+    (:class:`~searchengine.records.Problem`), so the reasons can be shown.
+    """
+
+    def __init__(self, message: str, problems=()) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
 
 
 class IndexNotFoundError(SearchEngineError):

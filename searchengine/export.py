@@ -78,20 +78,34 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
     return bibtexparser.write_string(library, prepend_middleware=[LatexEncodingMiddleware()])
 
 
+def _cell(value) -> str:
+    """A CSV cell that a spreadsheet will not run as a formula.
+
+    A text starting with ``=``, ``+``, ``-``, ``@`` or a tab/return is
+    prefixed with ``'`` (OWASP's advice against CSV injection).
+    """
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
-    """CSV with a header row; list fields joined (authors with ``; ``, categories with spaces)."""
+    """CSV with a header row; list fields joined (authors with ``; ``, categories with spaces).
+
+    Text cells that a spreadsheet would read as a formula are prefixed with
+    ``'`` (see :func:`_cell`); numbers are written as they are.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for rank, hit in enumerate(hits, start=first_rank):
         writer.writerow([
             rank,
-            hit["id"],
-            hit["title"],
-            "; ".join(hit.get("authors") or []),
+            _cell(hit["id"]),
+            _cell(hit["title"]),
+            _cell("; ".join(hit.get("authors") or [])),
             hit.get("year") if hit.get("year") is not None else "",
-            " ".join(hit.get("categories") or []),
+            _cell(" ".join(hit.get("categories") or [])),
             hit.get("score", ""),
-            hit.get("url", ""),
+            _cell(hit.get("url", "")),
         ])
     return buffer.getvalue()

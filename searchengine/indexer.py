@@ -411,9 +411,12 @@ def _index(
             repeats, expected = _stream(itertools.chain(head, records), writer, summary,
                                         replace=update, progress=progress)
             if summary.records == 0:
+                skipped = summary.skipped
                 raise InputError(
                     "nothing to index in " + ", ".join(str(p) for p in paths)
-                    + (f" ({summary.skipped} records skipped)" if summary.problems else "")
+                    + (f" ({skipped} {'record or file' if skipped == 1 else 'records or files'} skipped)"
+                       if skipped else ""),
+                    problems=summary.problems,
                 )
         except BaseException:
             writer.cancel()

@@ -570,6 +570,9 @@ def _balance_parentheses(text: str) -> str:
     return "".join(out)
 
 
+_EMPTY_FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=\s|$|\))")
+
+
 def _rewrite_fields(part: str) -> str:
     def replace(match: re.Match) -> str:
         name = match.group(1)
@@ -579,6 +582,12 @@ def _rewrite_fields(part: str) -> str:
         if name.islower() and name.isalpha():
             raise QueryError(f"unknown field '{name}:' (fields are {KNOWN_FIELDS})")
         return name + " "  # mixed case or digits: text glued to a colon
+    empty = next((m.group(1) for m in _EMPTY_FIELD.finditer(part)
+                  if FIELD_ALIASES.get(m.group(1).lower())), None)
+    if empty:
+        example = {"year": "2023", "id": "2101.00001", "categories": "cs.DC", "authors": "Qian"}
+        value = example.get(FIELD_ALIASES[empty.lower()], "gpu")
+        raise QueryError(f"'{empty}:' has no value (write e.g. {empty}:{value})")
     return _FIELD.sub(replace, part)
 
 

@@ -476,13 +476,21 @@ class SearchIndex:
     def document(self, record_id: str) -> dict[str, Any]:
         """The stored record with id ``record_id``.
 
-        Returns ``{"id", "title", "abstract", "authors", "year", "categories",
-        "url", "source"}``; lists are lists, a missing year is ``None``.
+        ``record_id`` may carry an arXiv version (``2101.00001v2``) or be an
+        arXiv URL. Returns ``{"id", "title", "abstract", "authors", "year",
+        "categories", "url", "source"}``; lists are lists, a missing year is
+        ``None``.
 
         Raises:
             RecordNotFoundError: no document has that id.
         """
-        stored = self._current().document(id=record_id.strip())
+        from searchengine.records import arxiv_id
+
+        searcher = self._current()
+        stored = searcher.document(id=record_id.strip())
+        if stored is None and arxiv_id(record_id):
+            # 2101.00001v2, arXiv:2101.00001 or an abs URL name the same paper.
+            stored = searcher.document(id=arxiv_id(record_id))
         if stored is None:
             raise RecordNotFoundError(f"no record with id {record_id!r}")
         return {

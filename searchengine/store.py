@@ -26,20 +26,48 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from searchengine.errors import IndexBusyError
+from searchengine.errors import IndexBusyError, IndexDamagedError
 
 POINTER = "CURRENT"
 LOCK = ".writelock"
 PREFIX = "gen-"
 
 
-def current_generation(index_dir: Path) -> Path | None:
-    """The generation ``CURRENT`` names, or ``None`` if there is no pointer yet."""
+def current_generation(index_dir: Path, *, strict: bool = True) -> Path | None:
+    """The generation ``CURRENT`` names, or ``None`` if there is no index yet.
+
+    Args:
+        strict: raise when the pointer is damaged (unreadable, not a
+            generation name) or missing beside existing generations; with
+            False such an index counts as having no current generation.
+
+    Raises:
+        IndexDamagedError: (strict only) the pointer is damaged or missing
+            while generations exist, so which one is current is unknown.
+    """
+    pointer = index_dir / POINTER
     try:
-        name = (index_dir / POINTER).read_text(encoding="utf-8").strip()
+        raw = pointer.read_bytes()
     except FileNotFoundError:
+        if strict and any(p.is_dir() for p in index_dir.glob(PREFIX + "*")):
+            raise IndexDamagedError(
+                f"{pointer} is missing beside index generations; "
+                "run 'searchengine index PATH...' to rebuild") from None
         return None
-    return index_dir / name if name else None
+    except OSError as exc:
+        if not strict:
+            return None
+        raise IndexDamagedError(f"{pointer}: {exc.strerror or exc}") from None
+    try:
+        name = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        name = ""
+    if not name.startswith(PREFIX) or "/" in name or "\x00" in name:
+        if not strict:
+            return None
+        raise IndexDamagedError(f"{pointer} does not name an index generation; "
+                                "run 'searchengine index PATH...' to rebuild")
+    return index_dir / name
 
 
 def new_generation(index_dir: Path) -> Path:
@@ -99,13 +127,17 @@ def remove_stale(index_dir: Path, keep: int = 2) -> None:
 
     The previous generation is kept so that a reader that opened it just
     before the switch can finish. Unfinished generations of killed builds,
-    and stray pointer files, are removed too. Call only while holding the
-    write lock.
+    and stray pointer files, are removed too. Without a readable ``CURRENT``
+    no generation is removed. Call only while holding the write lock.
     """
-    current = current_generation(index_dir)
+    current = current_generation(index_dir, strict=False)
     generations = sorted(
         (p for p in index_dir.glob(PREFIX + "*") if p.is_dir()), key=lambda p: p.name
     )
+    if current is None:
+        # No readable pointer: which generations are complete is unknown, so
+        # none is deleted (a damaged pointer must never cost the index).
+        generations = []
     keep_names = set()
     if current is not None:
         finished = [g for g in generations if g.name <= current.name]

@@ -172,3 +172,29 @@ def test_query_errors_and_suggestions_reach_the_terminal(runner, workdir):
     assert "Did you mean: sparse matrix" in typo.stdout.splitlines()
     relaxed = runner.invoke(main, ["search", "SpMV zebra"])
     assert "No paper has every word of the query; showing papers with some of them." in relaxed.stdout
+
+
+@pytest.mark.parametrize("pointer", [b"", b"\xfe\xff\x00garbage", None], ids=["empty", "binary", "missing"])
+def test_a_damaged_pointer_is_an_error_and_never_costs_the_index(runner, workdir, pointer):
+    assert runner.invoke(main, ["index"]).exit_code == 0
+    generations = sorted(p.name for p in (workdir / "index").glob("gen-*"))
+    current = workdir / "index" / "CURRENT"
+    if pointer is None:
+        current.unlink()
+    else:
+        current.write_bytes(pointer)
+    for args in (["search", "GPU"], ["stats"], ["index", "--update", "corpus"], ["remove", "t-30f1b8f5a2a1"]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert "CURRENT" in result.stderr and "Traceback" not in result.output
+        assert sorted(p.name for p in (workdir / "index").glob("gen-*")) == generations
+    # A full rebuild repairs it.
+    assert runner.invoke(main, ["index"]).exit_code == 0
+    assert json.loads(runner.invoke(main, ["stats", "--json"]).stdout)["documents"] == 24
+
+
+def test_a_named_index_directory_is_never_built_implicitly(runner, workdir):
+    result = runner.invoke(main, ["search", "GPU", "--index-dir", "idnex"])
+    assert result.exit_code == 1
+    assert result.stderr == "Error: idnex: no index here (run 'searchengine index' first)\n"
+    assert not (workdir / "idnex").exists()

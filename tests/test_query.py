@@ -1,6 +1,7 @@
 """The query language, as a table: query → expected hits, or → error message."""
 
 import json
+import re
 import time
 
 import pytest
@@ -164,3 +165,18 @@ def test_hostile_query_returns_or_raises_query_error_within_the_budget(corpus_in
     else:
         assert results.total >= 0 and len(results.hits) <= 10
     assert time.perf_counter() - started < corpus_index.time_budget
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [("year:", "'year:' has no value (write e.g. year:2023)"), ("gpu ti:", "'ti:' has no value (write e.g. ti:gpu)"),
+     ("id: x", "'id:' has no value (write e.g. id:2101.00001)")],
+)
+def test_a_field_without_a_value_is_an_error_naming_it(corpus_index, query, message):
+    with pytest.raises(QueryError, match=re.escape(message)):
+        corpus_index.search(query)
+
+
+def test_show_accepts_a_versioned_id_or_url(arxiv_index):
+    assert arxiv_index.document("2101.00001v3")["id"] == "2101.00001"
+    assert arxiv_index.document("https://arxiv.org/abs/2101.00001v1")["id"] == "2101.00001"

@@ -162,3 +162,27 @@ def test_format_is_detected_by_content_not_extension(tmp_path):
     records, problems = read([tmp_path])
     assert sorted(r.title for r in records) == ["First Paper: On Engines", "T", "Third Paper"]
     assert f"{other}:0: not a recognised input format (skipped)" in [str(p) for p in problems]
+
+
+def test_broken_gzip_empty_file_and_fifo_are_reported_not_fatal(tmp_path):
+    import gzip
+    import os
+
+    import pytest
+
+    from searchengine import InputError
+
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(b'{"title": "never read"}\n')[:12])
+    empty = write(tmp_path / "empty.jsonl", "")
+    good = write(tmp_path / "good.jsonl", '{"title": "Kept"}\n')
+    records, problems = read([cut, empty, good])
+    assert [r.title for r in records] == ["Kept"]
+    assert [str(p) for p in problems] == [
+        f"{cut}:0: cannot be read: Compressed file ended before the end-of-stream marker was reached (skipped)",
+        f"{empty}:0: empty file (skipped)",
+    ]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="pipe: not a regular file or directory"):
+        read([fifo])

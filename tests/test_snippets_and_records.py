@@ -136,3 +136,9 @@ def test_csv_has_a_header_and_one_row_per_hit():
     assert rows[1] == ["11", "2101.00001", RECORDS[0]["title"], "Jan Vlček; Erwin Schrödinger", "2021",
                        "cs.DC cs.PF", "1.5", ""]
     assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", ""]
+
+
+def test_csv_cells_that_look_like_formulas_are_neutralised():
+    rows = list(csv.reader(io.StringIO(to_csv([{"id": "x", "title": "=HYPERLINK(\"http://e\")", "authors": ["@me"],
+                                                 "year": 2020, "categories": [], "score": 1.0, "url": ""}]))))
+    assert rows[1][2:4] == ["'=HYPERLINK(\"http://e\")", "'@me"]

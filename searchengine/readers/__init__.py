@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
     """Expand files and directories (recursively, sorted, hidden entries skipped).
 
     Raises:
-        InputError: a path does not exist or is not readable.
+        InputError: a path does not exist or is neither a file nor a directory.
     """
     for given in paths:
         path = Path(given)
@@ -84,9 +85,9 @@ def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
                     if not name.startswith("."):
                         yield Path(root) / name
         elif path.is_file():
-            if not os.access(path, os.R_OK):
-                raise InputError(f"{path}: permission denied")
             yield path
+        elif path.exists():
+            raise InputError(f"{path}: not a regular file or directory")
         else:
             raise InputError(f"{path}: no such file or directory")
 
@@ -103,18 +104,25 @@ def read_records(
         format: force one reader (a key of :data:`FORMATS`) instead of detecting.
 
     Raises:
-        InputError: a path does not exist or cannot be opened.
+        InputError: a path does not exist. A file that cannot be read is a
+            problem (reported, skipped), not an error.
     """
     for path in input_files(paths):
         try:
             name = format or detect_format(path)
-        except OSError as exc:
-            raise InputError(f"{path}: {exc.strerror or exc}") from exc
+        except (OSError, EOFError, zlib.error) as exc:
+            # One unreadable or broken file (permission denied, a cut-off
+            # gzip stream) is reported and skipped like a bad record.
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+            problems.append(Problem(str(path), 0, f"cannot be read: {reason} (skipped)"))
+            continue
         if name is None:
-            problems.append(Problem(str(path), 0, "not a recognised input format (skipped)"))
+            empty = not format and not _head(path).strip()
+            reason = "empty file" if empty else "not a recognised input format"
+            problems.append(Problem(str(path), 0, f"{reason} (skipped)"))
             continue
         try:
             for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
                 yield detex_record(record)  # TeX → text for every format, at read time
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

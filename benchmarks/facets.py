@@ -186,7 +186,7 @@ def main() -> int:
     print(f"\n{'query':<44} {'hits':>6} {'fts':>6} {'count':>7} {'m+c cold':>8} {'m+c warm':>8} "
           f"{'search':>7} {'fac cold':>8} {'fac warm':>8} {'fts5':>7} {'ratio':>6}")
     for text in QUERIES:
-        parsed = parse(text, searcher.schema)
+        parsed = parse(text, searcher.schema).query
         docnums = cache.docnums(parsed)
         assert docnums == sorted(searcher.docs_for_query(parsed)), text
         count_ms, _ = timed(lambda: count_facets(columns, docnums, FACETS), args.repeats)

@@ -204,7 +204,7 @@ def whoosh_facets(index, query: str) -> None:
     facets = sorting.Facets()
     facets.add_field("year")
     facets.add_field("categories", allow_overlap=True)
-    searcher.search(parse(query, searcher.schema), groupedby=facets, maptype=sorting.Count,
+    searcher.search(parse(query, searcher.schema).query, groupedby=facets, maptype=sorting.Count,
                     limit=None, scored=False)
 
 

@@ -81,16 +81,7 @@ def _bm25f_class():
         JOINT = " | "
 
         def _matcher(self, subs, searcher, context):
-            reader = searcher.reader()
-            key = tuple((sub.fieldname, sub.text) for sub in subs)
-            cache = _reader_cache(reader, "terms")
-            found = cache.get(key)
-            if found is None:
-                found = _bm25f_postings(searcher, reader, key)
-                if len(cache) >= _TERM_CACHE_SIZE:
-                    cache.clear()
-                cache[key] = found
-            docs, scores = found
+            docs, scores = _cached_postings(searcher, searcher.reader(), subs)
             if not docs:
                 return NullMatcher()
             boost = self.boost
@@ -144,6 +135,19 @@ def _length_norms(searcher, reader, fieldname: str) -> list[float]:
         norms[fieldname] = array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg
                                        for doc in range(reader.doc_count_all())))
     return norms[fieldname]
+
+
+def _cached_postings(searcher, reader, subqueries) -> tuple[array, array]:
+    """:func:`_bm25f_postings` of a BM25F term's field terms, kept on the segment reader."""
+    key = tuple((sub.fieldname, sub.text) for sub in subqueries)
+    cache = _reader_cache(reader, "terms")
+    found = cache.get(key)
+    if found is None:
+        found = _bm25f_postings(searcher, reader, key)
+        if len(cache) >= _TERM_CACHE_SIZE:
+            cache.clear()
+        cache[key] = found
+    return found
 
 
 def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
@@ -209,15 +213,7 @@ def _node_scores(q, searcher, reader) -> dict[int, float]:
     from whoosh import query as wq
 
     if _BM25F is not None and type(q) is _BM25F:
-        key = tuple((sub.fieldname, sub.text) for sub in q.subqueries)
-        cache = _reader_cache(reader, "terms")
-        postings = cache.get(key)
-        if postings is None:
-            postings = _bm25f_postings(searcher, reader, key)
-            if len(cache) >= _TERM_CACHE_SIZE:
-                cache.clear()
-            cache[key] = postings
-        docs, scores = postings
+        docs, scores = _cached_postings(searcher, reader, q.subqueries)
         if q.boost != 1:
             return {doc: score * q.boost for doc, score in zip(docs, scores)}
         return dict(zip(docs, scores))

@@ -28,6 +28,9 @@ MAX_LIMIT = 100
 MAX_PAGE = 1000
 # Seconds a search may run before it is stopped with the hits found so far.
 DEFAULT_TIME_BUDGET = 2.0
+# Ranked candidates up to this many are put in tie order from their stored
+# fields; more, from the facet columns.
+TIE_STORED_LIMIT = 300
 # Key terms taken from a record for "similar papers".
 SIMILAR_TERMS = 20
 
@@ -392,11 +395,16 @@ class SearchIndex:
         import heapq
 
         end = start + limit
-        newest = cache.columns().order("newest")
         if scores is not None:
-            items = scores.items() if allowed is None else ((d, s) for d, s in scores.items() if d in allowed)
-            top = heapq.nsmallest(end, items, key=lambda item: (-item[1], newest[item[0]]))
-            return top[start:end], False
+            pairs = list(scores.items()) if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
+            if not pairs:
+                return [], False
+            top = heapq.nlargest(end, pairs, key=lambda item: item[1])
+            cut = top[-1][1]
+            # Every document scoring at least the last shown one: the page's
+            # ties are all known, and ordered by year and id below.
+            candidates = [pair for pair in pairs if pair[1] >= cut]
+            return self._tie_order(searcher, cache, candidates)[start:end], False
 
         from whoosh import collectors
 
@@ -418,9 +426,28 @@ class SearchIndex:
             if timed_out or scored < fetch or results.score(fetch - 1) < results.score(end - 1):
                 break
             fetch *= 2
-        top = sorted(((results.docnum(i), results.score(i)) for i in range(scored)),
-                     key=lambda item: (-item[1], newest[item[0]]))
-        return top[start:end], timed_out
+        pairs = [(results.docnum(i), results.score(i)) for i in range(scored)]
+        return self._tie_order(searcher, cache, pairs)[start:end], timed_out
+
+    @staticmethod
+    def _tie_order(searcher, cache, pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """``(docnum, score)`` pairs by score, ties by year (newest first, unknown
+        last) then id (descending).
+
+        A few candidates are keyed from their stored fields; many (a page
+        deep into equal scores) from the facet columns, which cost a pass
+        over the whole index the first time.
+        """
+        if len(pairs) > TIE_STORED_LIMIT:
+            newest = cache.columns().order("newest")
+            return sorted(pairs, key=lambda pair: (-pair[1], newest[pair[0]]))
+        keyed = []
+        for docnum, score in pairs:
+            stored = searcher.stored_fields(docnum)
+            keyed.append((docnum, score, stored.get("year"), stored.get("id", "")))
+        keyed.sort(key=lambda k: k[3], reverse=True)  # stable sorts: id descending,
+        keyed.sort(key=lambda k: (-k[1], k[2] is None, -(k[2] or 0)))  # then score, year
+        return [(docnum, score) for docnum, score, _, _ in keyed]
 
     @staticmethod
     def _window_scores(searcher, wanted, window: list[int]) -> dict[int, float]:

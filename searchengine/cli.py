@@ -44,6 +44,11 @@ class Group(click.Group):
             raise click.ClickException(f"{where}{exc.strerror or exc}") from None
 
 
+def _count(number: int, noun: str) -> str:
+    """``1 document``, ``2 documents``."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def _print_json(data) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -134,19 +139,19 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     if as_json:
         _print_json(summary.to_dict())
         return
-    merged = f", {summary.merged} duplicates merged" if summary.merged else ""
+    merged = f", {_count(summary.merged, 'duplicate')} merged" if summary.merged else ""
     rate = f", {summary.records / summary.seconds:,.0f} records/s" if summary.seconds > 0 else ""
+    read = f"{_count(summary.records, 'record')} read{merged}"
     if update:
         click.echo(
             f"Updated {index_dir}: {summary.added} added, {summary.replaced} replaced, "
-            f"{summary.skipped} skipped ({summary.records} records read{merged}); "
-            f"{summary.documents} documents in {summary.seconds:.2f} s{rate}"
+            f"{summary.skipped} skipped ({read}); "
+            f"{_count(summary.documents, 'document')} in {summary.seconds:.2f} s{rate}"
         )
     else:
         click.echo(
-            f"Indexed {summary.documents} documents into {index_dir} "
-            f"({summary.records} records read{merged}, {summary.skipped} skipped) "
-            f"in {summary.seconds:.2f} s{rate}"
+            f"Indexed {_count(summary.documents, 'document')} into {index_dir} "
+            f"({read}, {summary.skipped} skipped) in {summary.seconds:.2f} s{rate}"
         )
 
 
@@ -170,8 +175,8 @@ def remove(ids: tuple[str, ...], index_dir: Path, wait: float, as_json: bool) ->
         _print_json(summary.to_dict())
         return
     click.echo(
-        f"Removed {summary.removed} document{'s' if summary.removed != 1 else ''} from {index_dir}; "
-        f"{summary.documents} documents in {summary.seconds:.2f} s"
+        f"Removed {_count(summary.removed, 'document')} from {index_dir}; "
+        f"{_count(summary.documents, 'document')} in {summary.seconds:.2f} s"
     )
 
 
@@ -193,7 +198,7 @@ def _open_or_build(index_dir: Path):
         click.echo(f"No index in {index_dir}; building it from {DEFAULT_CORPUS}/ ...", err=True)
         summary = build_index([Path(DEFAULT_CORPUS)], index_dir)
         _report_problems(summary.problems)
-        click.echo(f"Indexed {summary.documents} documents in {summary.seconds:.2f} s", err=True)
+        click.echo(f"Indexed {_count(summary.documents, 'document')} in {summary.seconds:.2f} s", err=True)
     return open_index(index_dir)
 
 
@@ -218,9 +223,11 @@ def _render_hits(results, first_rank: int, scored: bool = True) -> None:
         click.echo(f"     id {hit.id}" + (f" · score {hit.score:.2f}" if scored else ""))
         if hit.snippet:
             click.echo(f"     {_marked(hit.snippet, hit.snippet_matches)}")
-    pages = results.page.get("pages", 0)
-    if pages > 1 or results.page.get("number", 1) > 1:
-        click.echo(f"\nPage {results.page['number']} of {pages}")
+    pages, number = results.page.get("pages", 0), results.page.get("number", 1)
+    if number > pages and number > 1:
+        click.echo(f"\nPage {number} is past the end: there {'is' if pages == 1 else 'are'} {_count(pages, 'page')}")
+    elif pages > 1:
+        click.echo(f"\nPage {number} of {pages}")
 
 
 def _render_facets(results) -> None:
@@ -346,7 +353,7 @@ def search(query: str | None, year, author, category, primary_only: bool, sort, 
                  for label, values in (("year", year), ("author", author), ("category", category)) if values]
     if primary_only and category:
         described.append("primary category only")
-    shown = f"{results.total} hit{'s' if results.total != 1 else ''}"
+    shown = _count(results.total, "hit")
     asked = f" for {results.query!r}" if results.query else ""
     heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
     _emit(results, output_format, heading, scored=bool((query or "").strip()))
@@ -387,7 +394,7 @@ def similar(record_id: str, limit: int, index_dir: Path, as_json: bool, output_f
     """Print papers on the same topic as RECORD_ID (the record itself excluded)."""
     output_format = _output_format(as_json, output_format)
     results = _open_or_build(index_dir).similar(record_id, limit=limit)
-    _emit(results, output_format, f"{results.total} papers similar to {record_id}")
+    _emit(results, output_format, f"{_count(results.total, 'paper')} similar to {record_id}")
 
 
 @main.command()
@@ -401,13 +408,14 @@ def stats(index_dir: Path, as_json: bool) -> None:
     if as_json:
         _print_json(data)
         return
-    click.echo(f"{data['documents']} documents in {index_dir}")
+    click.echo(f"{_count(data['documents'], 'document')} in {index_dir}")
+    width = max([10, *(len(c) for c in data["categories"])])
     click.echo("\nYears:")
     for year, count in data["years"].items():
-        click.echo(f"  {year:<10} {count:>6}")
+        click.echo(f"  {year:<{width}} {count:>6}")
     click.echo("\nCategories:")
     for category, count in data["categories"].items():
-        click.echo(f"  {category:<10} {count:>6}")
+        click.echo(f"  {category:<{width}} {count:>6}")
 
 
 @main.command()

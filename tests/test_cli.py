@@ -198,3 +198,14 @@ def test_a_named_index_directory_is_never_built_implicitly(runner, workdir):
     assert result.exit_code == 1
     assert result.stderr == "Error: idnex: no index here (run 'searchengine index' first)\n"
     assert not (workdir / "idnex").exists()
+
+
+def test_a_page_past_the_end_says_so_with_the_total(runner, workdir):
+    runner.invoke(main, ["index"])
+    result = runner.invoke(main, ["search", "GPU", "--limit", "5", "--page", "9"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("12 hits for 'GPU' (")
+    assert lines[-1] == "Page 9 is past the end: there are 3 pages"
+    one = runner.invoke(main, ["search", "SpMV GPU", "--page", "2"]).stdout.splitlines()
+    assert one[0].startswith("1 hit for 'SpMV GPU' (") and one[-1] == "Page 2 is past the end: there is 1 page"

@@ -153,7 +153,7 @@ def test_cli_quiet_hides_skipped_lines_and_format_is_checked(tmp_path):
     bad = write(tmp_path / "bad.jsonl", '{"title": "Good"}\n{broken\n')
     result = runner.invoke(main, ["index", str(bad), "--quiet", "--index-dir", str(tmp_path / "ix")])
     assert result.exit_code == 0 and result.stderr == ""
-    assert result.stdout.startswith(f"Indexed 1 documents into {tmp_path / 'ix'} (1 records read, 1 skipped) in ")
+    assert result.stdout.startswith(f"Indexed 1 document into {tmp_path / 'ix'} (1 record read, 1 skipped) in ")
     result = runner.invoke(main, ["index", str(bad), "--format", "nonsense"])
     assert result.exit_code == 2
     assert "Invalid value for '--format': 'nonsense' is not one of arxiv-oai, " in result.stderr

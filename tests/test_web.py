@@ -288,7 +288,7 @@ def test_openapi_document_describes_every_api_route(client):
     ("/api/search?q=gpu&limit=101", 400, "limit must be between 1 and 100, not 101"),
     ("/api/search?q=gpu&limit=ten", 400, "limit must be a whole number, not 'ten'"),
     ("/api/search?q=gpu&page=0", 400, "page must be 1 or more, not 0"),
-    ("/api/search?q=gpu&page=-3", 400, "page must be a whole number, not '-3'"),
+    ("/api/search?q=gpu&page=-3", 400, "page must be 1 or more, not -3"),
     ("/api/search?q=gpu&page=11&limit=100", 400, "page 11 with limit 100 reaches past hit 1000"),
     ("/api/search?q=gpu&sort=random", 400, "sort must be one of relevance, newest, oldest, title, not 'random'"),
     ("/api/search?q=gpu&year_from=20x4", 400, "year_from must be a four-digit year, not '20x4'"),
@@ -524,3 +524,14 @@ def test_facet_toggles_add_remove_or_narrow_and_go_back_to_page_one():
     # a value given literally is removed, whatever its case
     assert params.toggled("author", "qian, d.", True).url() == "/?q=SpMV+GPU&year=2020-2024&sort=newest"
     assert [(facet, value) for facet, value, _ in params.chips()] == [("year", "2020-2024"), ("author", "Qian, D.")]
+
+
+def test_undecodable_query_strings_and_bare_api_path_answer_in_json(client):
+    bad = client.get("/api/search?q=%ff%fe")
+    assert (bad.status_code, bad.get_json()) == (400, {"error": "the query string is not valid UTF-8"})
+    assert client.get("/?q=%ff").status_code == 400
+    assert client.get("/api/search?q=caf%C3%A9").status_code == 200
+    bare = client.get("/api")
+    assert (bare.status_code, bare.get_json()) == (404, {"error": "no such page"})
+    negative = client.get("/api/search?q=gpu&limit=-1")
+    assert negative.get_json() == {"error": "limit must be between 1 and 100, not -1"}

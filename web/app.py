@@ -133,7 +133,18 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS)
 
     def is_api() -> bool:
-        return request.path.startswith("/api/")
+        return request.path == "/api" or request.path.startswith("/api/")
+
+    @app.before_request
+    def query_string_is_utf8():
+        # Werkzeug keeps undecodable percent-escapes as literal text
+        # ("%FF"): refuse them instead of searching for that text.
+        from urllib.parse import unquote_to_bytes
+
+        try:
+            unquote_to_bytes(request.query_string.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            raise QueryError("the query string is not valid UTF-8") from None
 
     # --- pages -------------------------------------------------------------
 

@@ -52,7 +52,8 @@ def _int(args, name: str, default: int) -> int:
     raw = args.get(name, "").strip()
     if not raw:
         return default
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 9:
+    digits = raw[1:] if raw[:1] in "+-" else raw
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 9:
         raise QueryError(f"{name} must be a whole number, not {raw[:40]!r}")
     return int(raw)
 

@@ -107,17 +107,36 @@ def ensure_index(index_dir: Path) -> None:
         print(f"indexed in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def start_server(index_dir: Path, threads: int) -> tuple[subprocess.Popen, str, int]:
+def wait_until_listening(host: str, port: int, seconds: float = 60) -> None:
+    """Return once the server accepts connections and answers a search (workers warmed up)."""
+    import socket
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                pass
+            urllib.request.urlopen(f"http://{host}:{port}/api/search?q=warm", timeout=30).read()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("the server did not answer")
+
+
+def start_server(index_dir: Path, threads: int, workers: int = 1) -> tuple[subprocess.Popen, str, int]:
     process = subprocess.Popen(
         [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--threads", str(threads),
-         "--index-dir", str(index_dir)],
+         "--workers", str(workers), "--index-dir", str(index_dir)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     for line in process.stderr:
         match = re.search(r"on http://([\d.]+):(\d+)/", line)
         if match:
             threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
-            return process, match.group(1), int(match.group(2))
+            host, port = match.group(1), int(match.group(2))
+            wait_until_listening(host, port)
+            return process, host, port
     raise SystemExit("the server did not start")
 
 
@@ -152,6 +171,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=40, help="requests per client")
     parser.add_argument("--threads", type=int, default=4, help="server worker threads (serve's default)")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     args = parser.parse_args()
 
     tmp = None
@@ -161,7 +181,7 @@ def main() -> None:
         index_dir = Path(tmp.name) / "index"
     ensure_index(index_dir)
 
-    process, host, port = start_server(index_dir, args.threads)
+    process, host, port = start_server(index_dir, args.threads, args.workers)
     try:
         def path(query: str) -> str:
             return "/api/search?" + urlencode({"q": query})
@@ -198,7 +218,7 @@ def main() -> None:
             tmp.cleanup()
 
     print(f"\n/api/search, two-word queries from random titles (seed {SEED}), facets year,author,category; "
-          f"server threads {args.threads}")
+          f"server threads {args.threads}, processes {args.workers}")
     print(f"hits per query (first 50 queries): min {min(hits)}, median {statistics.median(hits):.0f}, max {max(hits)}")
     if single:
         print(f"1 client  x {len(warm)} requests: p50 {percentile(single, 50):.1f} ms  "

@@ -423,10 +423,12 @@ def stats(index_dir: Path, as_json: bool) -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
 @index_dir_option
 @click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
-              help="Worker threads (searches hold the GIL: more threads do not add CPU).")
+              help="Worker threads per process (searches hold the GIL: more threads do not add CPU).")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Server processes; more than 1 uses gunicorn, one process per core is a good start.")
 @click.option("--debug", is_flag=True, help="Flask's development server with reloader and debugger (never expose it).")
-def serve(host: str, port: int, index_dir: Path, threads: int, debug: bool) -> None:
-    """Serve the search page and the JSON API over HTTP (waitress).
+def serve(host: str, port: int, index_dir: Path, threads: int, workers: int, debug: bool) -> None:
+    """Serve the search page and the JSON API over HTTP (waitress, or gunicorn with --workers).
 
     A rebuilt index is picked up without a restart. Builds the index from
     corpus/ first when there is none.
@@ -434,6 +436,9 @@ def serve(host: str, port: int, index_dir: Path, threads: int, debug: bool) -> N
     from web import create_app
 
     index = _open_or_build(index_dir)
+    if workers > 1 and not debug:
+        _serve_processes(index_dir, host, port, threads, workers)
+        return
     index.warm_up()
     app = create_app(index=index)
     if debug:
@@ -449,6 +454,43 @@ def serve(host: str, port: int, index_dir: Path, threads: int, debug: bool) -> N
         pass
     finally:
         server.close()
+
+
+def _serve_processes(index_dir: Path, host: str, port: int, threads: int, workers: int) -> None:
+    """Serve with gunicorn: ``workers`` processes of ``threads`` threads each.
+
+    Searching is CPU-bound Python, so one process uses one core at most;
+    several processes use several. Each opens the index itself, after the
+    fork, and follows rebuilds like a single server does.
+    """
+    import socket
+
+    from gunicorn.app.base import BaseApplication
+
+    if port == 0:  # gunicorn needs a number: take a free one
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            port = probe.getsockname()[1]
+
+    class Server(BaseApplication):
+        def load_config(self):
+            for key, value in {
+                "bind": f"{host}:{port}", "workers": workers, "threads": threads,
+                "worker_class": "gthread", "accesslog": None, "loglevel": "warning",
+                "proc_name": "searchengine",
+            }.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            from searchengine.search import open_index
+            from web import create_app
+
+            index = open_index(index_dir)
+            index.warm_up()
+            return create_app(index=index)
+
+    click.echo(f"Serving {index_dir} on http://{host}:{port}/ with {workers} processes (Ctrl-C to stop)", err=True)
+    Server().run()
 
 
 @main.command("eval")

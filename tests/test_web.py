@@ -535,3 +535,31 @@ def test_undecodable_query_strings_and_bare_api_path_answer_in_json(client):
     assert (bare.status_code, bare.get_json()) == (404, {"error": "no such page"})
     negative = client.get("/api/search?q=gpu&limit=-1")
     assert negative.get_json() == {"error": "limit must be between 1 and 100, not -1"}
+
+
+def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--workers", "2",
+         "--index-dir", str(web_index_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = process.stderr.readline()
+        match = re.search(r"on (http://127\.0\.0\.1:\d+)/ with 2 processes", line)
+        assert match, line
+        deadline, body = time.monotonic() + 60, None
+        while body is None and time.monotonic() < deadline:
+            try:
+                body = json.loads(urllib.request.urlopen(match.group(1) + "/api/search?q=SpMV+GPU", timeout=30).read())
+            except OSError:
+                time.sleep(0.3)
+        assert body is not None and body["total"] == 4
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0

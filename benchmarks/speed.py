@@ -32,7 +32,6 @@ import argparse
 import gzip
 import itertools
 import json
-import os
 import random
 import re
 import shutil

@@ -33,7 +33,6 @@ from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parent.parent
 LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
-NEW_STYLE_ID = re.compile(r"(\d{2})(\d{2})\.\d{4,5}")
 
 # Common words that do not make a query on their own.
 STOP_WORDS = frozenset("""a an and are as at be by for from in into is it its of on or over the this
@@ -66,45 +65,15 @@ def two_word_queries(source: Path, count: int, seed: int = SEED) -> list[str]:
     return queries
 
 
-def convert_listing(source: Path, target: Path) -> int:
-    """Write the listing sample as JSON-lines Records; return the number written.
-
-    ``summary`` becomes the abstract, the year comes from the new-style id
-    (``YYMM.NNNNN`` → 20YY), categories that are not arXiv codes (ACM/MSC
-    classes) are dropped.
-    """
-    count = 0
-    with gzip.open(source, "rt", encoding="utf-8") as lines, target.open("w", encoding="utf-8") as out:
-        for line in lines:
-            paper = json.loads(line)
-            match = NEW_STYLE_ID.fullmatch(paper["id"])
-            record = {
-                "id": paper["id"],
-                "title": paper["title"],
-                "abstract": paper.get("summary") or "",
-                "authors": paper.get("authors") or [],
-                "year": 2000 + int(match.group(1)) if match else None,
-                "categories": [c for c in paper.get("categories") or []
-                               if re.fullmatch(r"[a-z-]+(\.[A-Za-z-]+)?", c)],
-                "url": paper.get("abs") or "",
-            }
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            count += 1
-    return count
-
-
 def ensure_index(index_dir: Path) -> None:
     if (index_dir / "CURRENT").exists():
         print(f"reusing index {index_dir}", flush=True)
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        records = Path(tmp) / "arxiv_listing_records.jsonl"
-        n = convert_listing(LISTING, records)
-        print(f"converted {n} records; indexing (a few minutes) ...", flush=True)
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "searchengine", "index", str(records),
-                        "--index-dir", str(index_dir)], check=True)
-        print(f"indexed in {time.perf_counter() - started:.0f} s", flush=True)
+    print(f"indexing {LISTING.name} (a few minutes) ...", flush=True)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "searchengine", "index", str(LISTING), "--quiet",
+                    "--index-dir", str(index_dir)], check=True)
+    print(f"indexed in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def wait_until_listening(host: str, port: int, seconds: float = 60) -> None:

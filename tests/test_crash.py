@@ -22,7 +22,7 @@ import pytest
 from searchengine import build_index, open_index, store
 from searchengine.indexer import update_index
 
-from conftest import SHARED_DATA, write
+from conftest import SHARED_DATA
 
 REPO = Path(__file__).resolve().parent.parent
 LISTING = SHARED_DATA / "arxiv" / "arxiv_listing_sample.jsonl.gz"

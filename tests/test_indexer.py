@@ -7,7 +7,7 @@ from conftest import CORPUS, write
 
 CB_SPMV = "CB-SpMV:A Data Aggregating and Balance Algorithm for Cache-Friendly Block-Based SpMV on GPUs"
 
-SECOND_PAGE = f"""arXiv subjects
+SECOND_PAGE = """arXiv subjects
 
 Ada Lovelace
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from searchengine.readers import FORMATS, detect_format, read_records
-from searchengine.readers.arxivmeta import arxiv_categories, split_version, tex_to_text, year_from_id
+from searchengine.readers.arxivmeta import arxiv_categories, split_version, year_from_id
+from searchengine.tex import tex_to_text
 from searchengine.records import title_id
 
 from conftest import SHARED_DATA, write

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from searchengine.readers import arxivmeta, jsonlines
-from searchengine.readers.arxivoai import first_line_keys
+from searchengine.readers.arxivoai import first_line_keys, id_and_title
 from searchengine.records import Problem, Record, clean_text
 
 NAME = "arxiv-listing"
@@ -32,17 +32,8 @@ def sniff(head: str) -> bool:
     return "summary" in keys and "id" in keys and bool(keys & {"abs", "pdf"})
 
 
-class _Invalid(ValueError):
-    pass
-
-
-def _text(obj: dict, key: str) -> str:
-    value = obj.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _Invalid(f"field '{key}' must be a string, not {type(value).__name__}")
-    return clean_text(value)
+_Invalid = jsonlines.InvalidRecord
+_text = jsonlines.string_field
 
 
 def _strings(obj: dict, key: str) -> list[str]:
@@ -61,15 +52,7 @@ def parse_object(obj: object) -> Record:
         ValueError: no id, no title, or a field of the wrong type; the message
             names the field.
     """
-    if not isinstance(obj, dict):
-        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
-    raw_id = obj.get("id")
-    if not isinstance(raw_id, str) or not raw_id.strip():
-        raise _Invalid("record has no id")
-    arxiv_id, version = arxivmeta.split_version(raw_id)
-    title = _text(obj, "title")
-    if not title:
-        raise _Invalid("record has no title")
+    arxiv_id, version, title = id_and_title(obj)
     return Record(
         id=arxiv_id,
         title=title,

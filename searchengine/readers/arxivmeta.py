@@ -12,7 +12,6 @@ document, so the suffix is split off the id and kept as the record's version.
 
 from __future__ import annotations
 
-import functools
 import re
 
 _VERSIONED = re.compile(r"^(?P<id>.+?)v(?P<version>\d+)$")
@@ -65,17 +64,3 @@ def arxiv_categories(values) -> list[str]:
     even ``"68U10, 90C26"`` as one value) are dropped.
     """
     return list(dict.fromkeys(v.strip() for v in values if _CATEGORY.match(v.strip())))
-
-
-@functools.lru_cache(maxsize=4096)
-def tex_to_text(text: str) -> str:
-    """Decode TeX accents and groups in a name (``Bal\\'azs`` → ``Balázs``, ``{\\O}bro`` → ``Øbro``).
-
-    Uses pylatexenc's ``LatexNodes2Text``; text without a backslash or brace
-    is returned as it is, without importing pylatexenc.
-    """
-    if "\\" not in text and "{" not in text:
-        return text
-    from pylatexenc.latex2text import LatexNodes2Text
-
-    return LatexNodes2Text(math_mode="verbatim").latex_to_text(text)

@@ -49,17 +49,26 @@ def sniff(head: str) -> bool:
     return "authors_parsed" in keys or {"versions", "update_date"} <= keys
 
 
-class _Invalid(ValueError):
-    pass
+_Invalid = jsonlines.InvalidRecord
+_text = jsonlines.string_field
 
 
-def _text(obj: dict, key: str) -> str:
-    value = obj.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _Invalid(f"field '{key}' must be a string, not {type(value).__name__}")
-    return clean_text(value)
+def id_and_title(obj: object) -> tuple[str, int | None, str]:
+    """``(arxiv id without version, version or None, title)`` of a decoded arXiv object.
+
+    Raises:
+        InvalidRecord: not an object, or no id or title.
+    """
+    if not isinstance(obj, dict):
+        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
+    raw_id = obj.get("id")
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise _Invalid("record has no id")
+    arxiv_id, version = arxivmeta.split_version(raw_id)
+    title = _text(obj, "title")
+    if not title:
+        raise _Invalid("record has no title")
+    return arxiv_id, version, title
 
 
 def _authors(obj: dict) -> list[str]:
@@ -72,10 +81,10 @@ def _authors(obj: dict) -> list[str]:
             last, first, suffix = (list(parts) + ["", "", ""])[:3]
             name = clean_text(" ".join(p for p in (first, last, suffix) if p.strip()))
             if name:
-                names.append(arxivmeta.tex_to_text(name))
+                names.append(name)
         return names
     raw = _text(obj, "authors")
-    return [arxivmeta.tex_to_text(n) for n in _AUTHOR_SPLIT.split(raw) if n.strip()]
+    return [n for n in _AUTHOR_SPLIT.split(raw) if n.strip()]
 
 
 def _versions(obj: dict) -> tuple[int | None, int | None]:
@@ -104,15 +113,7 @@ def parse_object(obj: object) -> Record:
         ValueError: no id, no title, or a field of the wrong type; the message
             names the field.
     """
-    if not isinstance(obj, dict):
-        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
-    raw_id = obj.get("id")
-    if not isinstance(raw_id, str) or not raw_id.strip():
-        raise _Invalid("record has no id")
-    arxiv_id, id_version = arxivmeta.split_version(raw_id)
-    title = _text(obj, "title")
-    if not title:
-        raise _Invalid("record has no title")
+    arxiv_id, id_version, title = id_and_title(obj)
     categories = obj.get("categories")
     if categories is not None and not isinstance(categories, str):
         raise _Invalid("field 'categories' must be a space-separated string")

@@ -33,20 +33,31 @@ def sniff(head: str) -> bool:
     return head.lstrip().startswith("{")
 
 
-class _Invalid(ValueError):
-    pass
+class InvalidRecord(ValueError):
+    """A decoded JSON value that is not a usable record; the message names the field."""
 
 
-def _string(obj: dict, key: str) -> str:
+def string_field(obj: dict, key: str) -> str:
+    """``obj[key]`` as clean text; ``""`` when missing.
+
+    Raises:
+        InvalidRecord: the value is not a string.
+    """
     value = obj.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _Invalid(f"field '{key}' must be a string, not {type(value).__name__}")
+        raise InvalidRecord(f"field '{key}' must be a string, not {type(value).__name__}")
     return clean_text(value)
 
 
-def _string_list(obj: dict, key: str, splitter: re.Pattern | None) -> list[str]:
+def string_list(obj: dict, key: str, splitter: re.Pattern | None = None) -> list[str]:
+    """``obj[key]`` as clean strings: a list of strings, or one string cut by
+    ``splitter`` (spaces when ``None``); ``[]`` when missing.
+
+    Raises:
+        InvalidRecord: the value is neither.
+    """
     value = obj.get(key)
     if value is None:
         return []
@@ -55,7 +66,7 @@ def _string_list(obj: dict, key: str, splitter: re.Pattern | None) -> list[str]:
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         parts = value
     else:
-        raise _Invalid(f"field '{key}' must be a list of strings")
+        raise InvalidRecord(f"field '{key}' must be a list of strings")
     return [clean_text(p) for p in parts if p.strip()]
 
 
@@ -64,12 +75,12 @@ def _year(obj: dict) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise _Invalid("field 'year' must be a year number")
+        raise InvalidRecord("field 'year' must be a year number")
     if isinstance(value, str) and re.fullmatch(r"\s*\d{4}\s*", value):
         value = int(value)
     if isinstance(value, int) and 1000 <= value <= 9999:
         return value
-    raise _Invalid(f"field 'year' must be a four-digit year, not {value!r}")
+    raise InvalidRecord(f"field 'year' must be a four-digit year, not {value!r}")
 
 
 def parse_object(obj: object) -> Record:
@@ -80,23 +91,23 @@ def parse_object(obj: object) -> Record:
             the wrong type; the message names the field.
     """
     if not isinstance(obj, dict):
-        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
-    title = _string(obj, "title")
+        raise InvalidRecord(f"expected a JSON object, found {type(obj).__name__}")
+    title = string_field(obj, "title")
     if not title:
-        raise _Invalid("record has no title")
+        raise InvalidRecord("record has no title")
     raw_id = obj.get("id")
     if raw_id is not None and not isinstance(raw_id, (str, int)):
-        raise _Invalid("field 'id' must be a string")
+        raise InvalidRecord("field 'id' must be a string")
     record_id, version = split_version(str(raw_id)) if raw_id is not None else ("", None)
     year = _year(obj)
     return Record(
         id=record_id or title_id(title),
         title=title,
-        abstract=_string(obj, "abstract"),
-        authors=_string_list(obj, "authors", _AUTHOR_SPLIT),
+        abstract=string_field(obj, "abstract"),
+        authors=string_list(obj, "authors", _AUTHOR_SPLIT),
         year=year if year is not None else year_from_id(record_id),
-        categories=_string_list(obj, "categories", None),
-        url=_string(obj, "url"),
+        categories=string_list(obj, "categories", None),
+        url=string_field(obj, "url"),
         version=version,
     )
 

@@ -363,7 +363,7 @@ def _write(
             if base is not None:
                 store.link_generation(base, generation)
                 try:
-                    ix = whoosh_index.open_dir(str(generation))
+                    ix = store.open_generation(generation)
                 except Exception as exc:  # Whoosh raises many kinds on damage
                     raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
             else:

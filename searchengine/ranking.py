@@ -114,9 +114,38 @@ def scored_list(docs: list[int], scores: list[float]):
 
         _SCORED_LIST = ScoredList
     return _SCORED_LIST(docs, scores)
-# Scored postings of this many recent query terms are kept per index segment
-# (a keyword query's joined alternatives ask for the same term several times).
-_TERM_CACHE_SIZE = 32
+# Scored postings of recent query terms are kept per index segment, least
+# recently used dropped first, up to this many postings per segment (12 bytes
+# each). Reading a frequent word's postings costs tens of milliseconds; a
+# cached word costs a fraction of one.
+TERM_CACHE_POSTINGS = 2_000_000
+
+
+class _PostingsCache:
+    """Least-recently-used ``key -> (docs, scores)`` arrays, bounded by the total number of postings."""
+
+    def __init__(self, budget: int) -> None:
+        from collections import OrderedDict
+
+        self.entries: OrderedDict = OrderedDict()
+        self.budget = budget
+        self.size = 0
+
+    def get(self, key):
+        found = self.entries.get(key)
+        if found is not None:
+            self.entries.move_to_end(key)
+        return found
+
+    def put(self, key, value) -> None:
+        size = len(value[0]) + 1
+        if key in self.entries or size > self.budget:
+            return
+        self.entries[key] = value
+        self.size += size
+        while self.size > self.budget:
+            _, dropped = self.entries.popitem(last=False)
+            self.size -= len(dropped[0]) + 1
 
 
 def _reader_cache(reader, name: str) -> dict:
@@ -125,48 +154,129 @@ def _reader_cache(reader, name: str) -> dict:
     return caches.setdefault(name, {})
 
 
-def _length_norms(searcher, reader, fieldname: str) -> list[float]:
+def _length_norms(searcher, reader, fieldname: str) -> array:
     """``1 - B + B * length / average length`` of ``fieldname`` for every document of the segment."""
     norms = _reader_cache(reader, "norms")
     if fieldname not in norms:
         b = FIELD_B.get(fieldname, DEFAULT_B)
         avg = searcher.get_parent().avg_field_length(fieldname) or 1.0
-        length = reader.doc_field_length
-        norms[fieldname] = array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg
-                                       for doc in range(reader.doc_count_all())))
+        count = reader.doc_count_all()
+        codes = _length_codes(reader, fieldname, count)
+        if codes is not None:
+            from whoosh.util.numeric import byte_to_length
+
+            table = [1.0 - b + b * (byte_to_length(code) if code else 0) / avg for code in range(256)]
+            norms[fieldname] = array("d", map(table.__getitem__, codes))
+        else:
+            length = reader.doc_field_length
+            norms[fieldname] = array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg
+                                           for doc in range(count)))
     return norms[fieldname]
+
+
+def _length_codes(reader, fieldname: str, count: int) -> bytes | None:
+    """The one-byte field length codes of a segment's ``count`` documents, or ``None``.
+
+    Whoosh keeps each document's field length as one byte in a column file;
+    reading that column in one piece is about 50 times faster than asking
+    for each document's length. It is not public API, so any surprise falls
+    back (``None``) to the per-document way.
+    """
+    from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+
+    try:
+        column = reader._perdoc._cached_reader(f"_{fieldname}_len", LENGTHS_COLUMN)
+        if column is None:
+            return bytes(count)
+        stored = min(column._count, count)
+        codes = bytes(column._dbfile.get(column._basepos, stored))
+    except (AttributeError, TypeError):
+        return None
+    if len(codes) != stored or column._fixedlen != 1:
+        return None
+    return codes + bytes(count - stored)  # documents past the column's end have no length
+
+
+def posting_blocks(reader, fieldname: str, text):
+    """A term's postings in a segment, as ``(document numbers, weights)`` pairs of sequences.
+
+    The weight is the term's frequency times the field's boost, as
+    ``items_as("weight")`` gives it; deleted documents are left out. Whoosh
+    reads postings in blocks of up to 128: taking each block's arrays whole
+    is several times faster than a call per posting. That reaches below
+    Whoosh's public API, so a matcher of another shape is read the public way.
+    """
+    from whoosh.matching.wrappers import FilterMatcher
+
+    matcher = reader.postings(fieldname, text)
+    deleted = None
+    if type(matcher) is FilterMatcher and matcher._exclude:
+        matcher, deleted = matcher.child, matcher._ids
+    if not all(hasattr(matcher, name) for name in ("_read_ids", "_read_weights", "_next_block", "_ids")):
+        if deleted is not None:
+            matcher = FilterMatcher(matcher, deleted, exclude=True)
+        pairs = list(matcher.items_as("weight"))
+        yield [doc for doc, _ in pairs], [weight for _, weight in pairs]
+        return
+    while matcher.is_active():
+        matcher._read_ids()
+        matcher._read_weights()
+        ids, weights = matcher._ids, matcher._weights
+        if matcher._i:  # a block already partly read (never, for a fresh matcher)
+            ids, weights = ids[matcher._i:], weights[matcher._i:]
+        if deleted:
+            kept = [i for i, doc in enumerate(ids) if doc not in deleted]
+            ids, weights = [ids[i] for i in kept], [weights[i] for i in kept]
+        yield ids, weights
+        matcher._next_block()
 
 
 def _cached_postings(searcher, reader, subqueries) -> tuple[array, array]:
     """:func:`_bm25f_postings` of a BM25F term's field terms, kept on the segment reader."""
-    key = tuple((sub.fieldname, sub.text) for sub in subqueries)
-    cache = _reader_cache(reader, "terms")
+    return _term_postings(searcher, reader, tuple((sub.fieldname, sub.text) for sub in subqueries))
+
+
+def _term_postings(searcher, reader, key: tuple) -> tuple[array, array]:
+    """:func:`_bm25f_postings` of ``key`` ((field, text) pairs), kept on the segment reader."""
+    cache = _postings_cache(reader)
     found = cache.get(key)
     if found is None:
         found = _bm25f_postings(searcher, reader, key)
-        if len(cache) >= _TERM_CACHE_SIZE:
-            cache.clear()
-        cache[key] = found
+        cache.put(key, found)
     return found
+
+
+def _postings_cache(reader) -> _PostingsCache:
+    caches = reader.__dict__.setdefault("_searchengine_cache", {})
+    cache = caches.get("postings")
+    if cache is None:
+        cache = caches["postings"] = _PostingsCache(TERM_CACHE_POSTINGS)
+    return cache
 
 
 def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     """Documents of the segment containing any of ``terms`` ((field, text) pairs) and their BM25F scores."""
-    parent = searcher.get_parent()
-    df = 0
     weighted: dict[int, float] = {}
     for fieldname, text in terms:
         if (fieldname, text) not in reader:
             continue
-        df = max(df, parent.doc_frequency(fieldname, text))
         norms = _length_norms(searcher, reader, fieldname)
-        for doc, weight in reader.postings(fieldname, text).items_as("weight"):
-            weighted[doc] = weighted.get(doc, 0.0) + weight / norms[doc]
-    total = parent.doc_count_all()
-    idf = log(1 + (total - df + 0.5) / (df + 0.5))
+        get = weighted.get
+        for ids, weights in posting_blocks(reader, fieldname, text):
+            for doc, weight in zip(ids, weights):
+                weighted[doc] = get(doc, 0.0) + weight / norms[doc]
+    idf = _idf(searcher, terms)
     docs = sorted(weighted)
     # Compact arrays: a cached common term of a large index stays well under a megabyte.
     return array("i", docs), array("d", (idf * weighted[d] * (K1 + 1) / (weighted[d] + K1) for d in docs))
+
+
+def _idf(searcher, terms) -> float:
+    """BM25's idf of a term searched in several fields ((field, text) pairs):
+    its document frequency is the largest over the fields."""
+    parent = searcher.get_parent()
+    df = max(parent.doc_frequency(fieldname, text) for fieldname, text in terms)
+    return log(1 + (parent.doc_count_all() - df + 0.5) / (df + 0.5))
 
 
 def bm25f_term(terms, boost: float = 1.0):
@@ -209,7 +319,10 @@ def score_documents(query, searcher) -> dict[int, float] | None:
     return found
 
 
-def _node_scores(q, searcher, reader) -> dict[int, float]:
+def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
+    """``{docnum: score}`` of ``q`` in one segment. ``within``, when given,
+    bounds what the caller will keep: a node may leave out documents outside
+    it (phrases do, to read fewer positions)."""
     from whoosh import query as wq
 
     if _BM25F is not None and type(q) is _BM25F:
@@ -220,11 +333,22 @@ def _node_scores(q, searcher, reader) -> dict[int, float]:
     kind = type(q)
     if kind is wq.Term:
         return _term_scores(q, searcher, reader)
+    if kind is wq.Phrase:
+        return _phrase_scores(q, searcher, reader, within)
     if kind is wq.And:
         positive = [s for s in q.subqueries if type(s) is not wq.Not]
         if not positive:
             raise Unsupported
-        parts = sorted((_node_scores(s, searcher, reader) for s in positive), key=len)
+        # Term lists first; phrases then check positions only where every term is.
+        cheap = [s for s in positive if not _has_phrase(s)]
+        parts = sorted((_node_scores(s, searcher, reader, within) for s in cheap), key=len)
+        for s in positive:
+            if _has_phrase(s):
+                bound = set(parts[0]) if parts else within
+                if within is not None and parts:
+                    bound &= within
+                parts.append(_node_scores(s, searcher, reader, bound))
+                parts.sort(key=len)
         found = parts[0]
         for other in parts[1:]:
             found = {doc: score + other[doc] for doc, score in found.items() if doc in other}
@@ -243,7 +367,7 @@ def _node_scores(q, searcher, reader) -> dict[int, float]:
         total: dict[int, float] = {}
         counts: dict[int, int] = {}
         for s in q.subqueries:
-            for doc, score in _node_scores(s, searcher, reader).items():
+            for doc, score in _node_scores(s, searcher, reader, within).items():
                 total[doc] = total.get(doc, 0.0) + score
                 if needed > 1:
                     counts[doc] = counts.get(doc, 0) + 1
@@ -251,7 +375,7 @@ def _node_scores(q, searcher, reader) -> dict[int, float]:
             total = {doc: score for doc, score in total.items() if counts[doc] >= needed}
         return _boosted(total, q.boost)
     if kind is wq.AndNot:
-        found = dict(_node_scores(q.a, searcher, reader))
+        found = dict(_node_scores(q.a, searcher, reader, within))
         for doc in _node_scores(q.b, searcher, reader):
             found.pop(doc, None)
         return found
@@ -273,7 +397,127 @@ def _term_scores(q, searcher, reader) -> dict[int, float]:
     norms = _length_norms(searcher, reader, fieldname)
     scale = idf * (K1 + 1) * q.boost
     return {doc: scale * weight / (weight + K1 * norms[doc])
-            for doc, weight in reader.postings(fieldname, btext).items_as("weight")}
+            for ids, weights in posting_blocks(reader, fieldname, btext)
+            for doc, weight in zip(ids, weights)}
+
+
+def _has_phrase(q) -> bool:
+    from whoosh import query as wq
+
+    return type(q) is wq.Phrase or any(_has_phrase(s) for s in q.children())
+
+
+def _phrase_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
+    """Documents with ``q``'s words at consecutive positions, scored as Whoosh
+    scores a phrase: the sum of the words' BM25 scores in the field, times the boost.
+    Only documents in ``within`` (when given) are checked."""
+    fieldname = q.fieldname
+    field = searcher.schema[fieldname] if fieldname in searcher.schema else None
+    if (field is None or not field.scorable or q.slop != 1 or len(q.words) < 2
+            or not field.format.supports("positions") or not all(isinstance(w, str) for w in q.words)):
+        raise Unsupported
+    key = ("phrase", fieldname, tuple(q.words))
+    cache = _postings_cache(reader)
+    found = cache.get(key)
+    if found is None:
+        if within is not None and len(within) < FEW_CANDIDATES:
+            found = _phrase_postings(searcher, reader, fieldname, q.words, within)
+        else:  # checking most documents anyway: check all, and keep the result
+            found = _phrase_postings(searcher, reader, fieldname, q.words, None)
+            cache.put(key, found)
+    docs, scores = found
+    return {doc: score * q.boost for doc, score in zip(docs, scores)} if q.boost != 1 else dict(zip(docs, scores))
+
+
+# A phrase inside a conjunction with fewer candidate documents than this
+# reads its words' positions for those documents only, not whole posting lists.
+FEW_CANDIDATES = 2000
+
+
+def _phrase_postings(searcher, reader, fieldname: str, words: list[str],
+                     within: set[int] | None) -> tuple[array, array]:
+    """``(docs, scores)`` of a phrase: candidates are the documents with every
+    word, or those of ``within`` (few, when given); positions are read for those only."""
+    if within is not None:
+        candidates = sorted(within)
+        postings = [_positions(reader, fieldname, word, candidates) for word in words]
+        candidates = [doc for doc in candidates if all(doc in found for found in postings)]
+        norms = _length_norms(searcher, reader, fieldname)
+        idfs = [_idf(searcher, ((fieldname, word),)) for word in words]
+        total = {}
+        for doc in candidates:
+            score = 0.0
+            for idf, found in zip(idfs, postings):
+                tf = found[doc][0] / norms[doc]
+                score += idf * tf * (K1 + 1) / (tf + K1)
+            total[doc] = score
+    else:
+        per_word = [_term_postings(searcher, reader, ((fieldname, word),)) for word in words]
+        ordered = sorted(per_word, key=lambda found: len(found[0]))
+        total = dict(zip(*ordered[0]))
+        if within is not None:
+            total = {doc: score for doc, score in total.items() if doc in within}
+        for docs, scores in ordered[1:]:
+            if not total:
+                break
+            other = dict(zip(docs, scores))
+            total = {doc: score + other[doc] for doc, score in total.items() if doc in other}
+        candidates = sorted(total)
+        postings = [_positions(reader, fieldname, word, candidates) for word in words]
+    kept = []
+    for doc in candidates:
+        first, following = postings[0][doc][1], [found[doc][1] for found in postings[1:]]
+        if any(all(start + i + 1 in later for i, later in enumerate(following)) for start in first):
+            kept.append(doc)
+    return array("i", kept), array("d", (total[doc] for doc in kept))
+
+
+def _positions(reader, fieldname: str, word: str, docs: list[int]) -> dict:
+    """``{doc: (weight, set of positions)}`` of ``word`` for each of the
+    ascending ``docs`` that has it (live documents).
+
+    Blocks holding none of ``docs`` are passed over unread, as in
+    :func:`posting_blocks`; a matcher of another shape is read the public way.
+    """
+    from bisect import bisect_left
+
+    from whoosh.matching import ReadTooFar
+    from whoosh.matching.wrappers import FilterMatcher
+
+    if (fieldname, word) not in reader:
+        return {}
+    matcher = reader.postings(fieldname, word)
+    if type(matcher) is FilterMatcher and matcher._exclude:
+        matcher = matcher.child  # docs are live documents already
+    found = {}
+    if all(hasattr(matcher, name) for name in ("_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid")):
+        decode = matcher.format.decode_positions
+        at = 0
+        while matcher.is_active() and at < len(docs):
+            if matcher._maxid < docs[at]:
+                matcher._next_block()
+                continue
+            matcher._read_ids()
+            matcher._read_weights()
+            matcher._read_values()
+            ids, weights, values = matcher._ids, matcher._weights, matcher._values
+            while at < len(docs) and docs[at] <= matcher._maxid:
+                i = bisect_left(ids, docs[at])
+                if i < len(ids) and ids[i] == docs[at]:
+                    found[docs[at]] = (weights[i], set(decode(values[i])))
+                at += 1
+            matcher._next_block()
+        return found
+    for doc in docs:
+        if not matcher.is_active():
+            break
+        try:
+            matcher.skip_to(doc)
+        except ReadTooFar:
+            break
+        if matcher.is_active() and matcher.id() == doc:
+            found[doc] = (matcher.weight(), set(matcher.value_as("positions")))
+    return found
 
 
 def _boosted(scores: dict[int, float], boost: float) -> dict[int, float]:

@@ -182,12 +182,10 @@ class SearchIndex:
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
         if generation != self._generation:
-            from whoosh import index as whoosh_index
-
             from searchengine.ranking import weighting
 
             try:
-                ix = whoosh_index.open_dir(str(generation))
+                ix = store.open_generation(generation)
                 searcher = ix.searcher(weighting=weighting())
             except Exception as exc:  # whoosh raises many kinds on damage
                 raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc

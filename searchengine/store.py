@@ -70,6 +70,21 @@ def current_generation(index_dir: Path, *, strict: bool = True) -> Path | None:
     return index_dir / name
 
 
+def open_generation(generation: Path):
+    """Open the Whoosh index in ``generation`` (a ``whoosh.index.FileIndex``).
+
+    Files are read with ordinary reads, not memory maps: this Whoosh opens
+    each part of a compound segment file from a map by copying it into
+    memory, which for the 74,728-record sample cost 0.3 s and 750 MB per
+    opened index. Reads go through the operating system's page cache either way.
+
+    Raises whatever Whoosh raises for a missing or damaged index.
+    """
+    from whoosh.filedb.filestore import FileStorage
+
+    return FileStorage(str(generation), supports_mmap=False).open_index()
+
+
 def new_generation(index_dir: Path) -> Path:
     """Create and return an empty directory for a new generation."""
     index_dir.mkdir(parents=True, exist_ok=True)

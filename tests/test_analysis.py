@@ -232,3 +232,20 @@ def test_analyzer_modes_on_one_compound():
 def test_tex_macro_missing_its_arguments_leaves_no_template_and_no_warning(text, expected, capfd):
     assert tex_to_text(text) == expected
     assert "WARNING" not in capfd.readouterr().err
+
+
+def test_analyzer_loads_nltk_tokenizer_and_stemmer_without_the_rest_of_nltk():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from searchengine.analysis import text_analyzer\n"
+        "print([t.text for t in text_analyzer()('GPUs running matrices')])\n"
+        "print('nltk.collocations' in sys.modules, 'scipy' in sys.modules)\n"
+        "import nltk\n"
+        "from nltk.stem.porter import PorterStemmer\n"
+        "print(hasattr(nltk, 'word_tokenize'), PorterStemmer().stem('running'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines() == ["['gpu', 'run', 'matric']", "False False", "True run"]

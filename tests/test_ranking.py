@@ -3,15 +3,19 @@
 import pytest
 
 from searchengine import build_index, open_index
+from searchengine.indexer import update_index
 from searchengine.query import parse
-from searchengine.ranking import score_documents
+from searchengine.ranking import posting_blocks, score_documents
 
-from conftest import CORPUS
+from conftest import CORPUS, corpus_records
 
 QUERIES = [
     "GPU", "SpMV GPU", "GPU memory", "large language model", "fail slow", "GPU -memory",
     "gpu NOT memory", "gpu OR spmv", "title:gpu", "ti:gpu abs:memory", "(gpu OR spmv) memory", "sparse matrix vector multiplication on GPUs",
     "how do large language models use GPU memory for training and inference at scale",
+    # Compounds: the joined word OR the parts as a phrase in each field.
+    "state-of-the-art", "root-cause analysis", "CB-SpMV GPU", "test-time adaptation", "log-based -ChatGPT",
+    "fine-grained OR two-level", "state-of-the-art transformers",
 ]
 
 
@@ -24,15 +28,70 @@ def searcher(request, tmp_path_factory):
     index.close()
 
 
-@pytest.mark.parametrize("text", QUERIES)
-def test_fast_scores_equal_whoosh_scores(searcher, text):
+@pytest.fixture(scope="module")
+def updated(tmp_path_factory):
+    """An index whose first segment holds deleted documents: five papers were replaced."""
+    folder = tmp_path_factory.mktemp("ranking-updated")
+    build_index([CORPUS], folder, jobs=1)
+    replaced = tmp_path_factory.mktemp("replacements") / "replaced.jsonl"
+    import json
+
+    with replaced.open("w", encoding="utf-8") as out:
+        for record in corpus_records()[:5]:
+            out.write(json.dumps({"id": record.id, "title": record.title, "authors": record.authors,
+                                  "abstract": record.abstract + " state-of-the-art GPU"}) + "\n")
+    update_index([replaced], folder)
+    index = open_index(folder)
+    yield index._current()
+    index.close()
+
+
+def assert_fast_equals_whoosh(searcher, text):
     query = parse(text, searcher.schema).query
     fast = score_documents(query, searcher)
-    assert fast is not None, "plain-word queries take the fast path"
+    assert fast is not None, "plain-word and compound queries take the fast path"
     slow = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}
     assert set(fast) == set(slow) and slow
     for docnum, score in slow.items():
         assert fast[docnum] == pytest.approx(score, rel=1e-9)
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_fast_scores_equal_whoosh_scores(searcher, text):
+    assert_fast_equals_whoosh(searcher, text)
+
+
+@pytest.mark.parametrize("text", ["state-of-the-art", "GPU memory", "state-of-the-art GPU", "state-of-the-art -GPU"])
+def test_fast_scores_skip_deleted_documents(updated, text):
+    assert updated.reader().has_deletions()
+    assert_fast_equals_whoosh(updated, text)
+
+
+def test_posting_blocks_give_the_public_postings_without_deleted_documents(updated):
+    reader = updated.reader()
+    for fieldname, text in [("abstract", "gpu"), ("abstract", "state"), ("title", "spmv"), ("authors", "qian")]:
+        for sub, _ in updated.subsearchers:
+            segment = sub.reader()
+            if (fieldname, text) not in segment:
+                continue
+            expected = list(segment.postings(fieldname, text).items_as("weight"))
+            blocks = [(doc, weight) for ids, weights in posting_blocks(segment, fieldname, text)
+                      for doc, weight in zip(ids, weights)]
+            assert blocks == expected and not any(segment.is_deleted(doc) for doc, _ in blocks)
+    assert reader.has_deletions()
+
+
+def test_length_norms_read_in_one_piece_equal_per_document_lengths(searcher):
+    from searchengine.ranking import FIELD_B, _length_norms
+
+    parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
+    for sub, _ in parts:
+        segment = sub.reader()
+        for fieldname in ("title", "abstract", "authors"):
+            b, average = FIELD_B[fieldname], searcher.avg_field_length(fieldname)
+            expected = [1 - b + b * (segment.doc_field_length(doc, fieldname) or 0) / average
+                        for doc in range(segment.doc_count_all())]
+            assert list(_length_norms(sub, segment, fieldname)) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("text", ['"cache-friendly"', '"sparse matrix"', "spars*"])
@@ -48,3 +107,16 @@ def test_ranked_page_orders_by_score_then_newest_then_id(corpus_index):
     for first, second in zip(hits, hits[1:]):
         if (first.score, first.year) == (second.score, second.year):
             assert first.id > second.id
+
+
+@pytest.mark.parametrize("few", [0, 10**9], ids=["whole-phrase-lists", "candidates-only"])
+def test_phrases_in_conjunctions_score_alike_both_ways(corpus_index_dir, monkeypatch, few):
+    import searchengine.ranking as ranking
+
+    monkeypatch.setattr(ranking, "FEW_CANDIDATES", few)
+    index = open_index(corpus_index_dir)  # a new reader: nothing cached yet
+    try:
+        for text in ["CB-SpMV GPU", "state-of-the-art transformers", "log-based anomaly detection"]:
+            assert_fast_equals_whoosh(index._current(), text)
+    finally:
+        index.close()

@@ -300,9 +300,19 @@ class SearcherCache:
         self.searcher = searcher
         self.term_budget = term_budget
         self._columns: FacetColumns | None = None
+        self._snippet_analyzer = None
         self._terms: OrderedDict[tuple, array] = OrderedDict()
         self._cached = 0
         self._lock = threading.Lock()
+
+    def snippet_analyzer(self):
+        """The abstract field's analyzer for highlighting (:class:`searchengine.snippets.WordAnalysis`)."""
+        with self._lock:
+            if self._snippet_analyzer is None:
+                from searchengine.snippets import WordAnalysis
+
+                self._snippet_analyzer = WordAnalysis(self.searcher.schema["abstract"].analyzer)
+            return self._snippet_analyzer
 
     def columns(self) -> FacetColumns:
         """The :class:`FacetColumns` of this searcher, read on first use."""

@@ -456,7 +456,7 @@ class SearchIndex:
     def _hits(self, searcher, wanted, ranked: list[tuple[int, float]], with_snippets: bool) -> list[Hit]:
         """Hits for ``(docnum, score)`` pairs, with snippets of the words ``wanted`` asks for."""
         terms = snippets.query_terms(wanted) if with_snippets and wanted is not None else {}
-        analyzer = searcher.schema["abstract"].analyzer
+        analyzer = self._searcher_cache(searcher).snippet_analyzer()
         hits = []
         for docnum, score in ranked:
             stored = searcher.stored_fields(docnum)

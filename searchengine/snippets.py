@@ -64,6 +64,59 @@ def _formatter():
     return OffsetFormatter()
 
 
+class WordAnalysis:
+    """A stand-in for a Whoosh analyzer when highlighting: its tokenizer runs
+    over the text, the rest of its chain once per distinct word.
+
+    Highlighting re-analyses ten abstracts per page of hits; most of that
+    cost is the filter chain run on every token. The filters of the text
+    analyzer (compound splitting, stop words, stemming) look at one token at
+    a time, so a word always gives the same tokens at the same offsets
+    within it: those are kept (up to ``size`` words, then forgotten) and
+    replayed. Positions are not produced: the highlighter does not use them.
+
+    Args:
+        analyzer: a Whoosh ``CompositeAnalyzer`` (tokenizer first, then
+            filters that each look at one token at a time).
+    """
+
+    def __init__(self, analyzer, size: int = 100_000) -> None:
+        self.tokenizer, self.filters = analyzer.items[0], analyzer.items[1:]
+        self.size = size
+        self._words: dict[tuple[str, str, bool], list[tuple[str, int, int, bool]]] = {}
+
+    def _analyse(self, word: str, mode: str, removestops: bool) -> list[tuple[str, int, int, bool]]:
+        from whoosh.analysis import Token
+
+        token = Token(positions=True, chars=True, removestops=removestops, mode=mode)
+        token.text, token.pos, token.startchar, token.endchar = word, 0, 0, len(word)
+        token.boost, token.stopped, token.joined = 1.0, False, False
+        stream = iter([token])
+        for step in self.filters:
+            stream = step(stream)
+        found = [(t.text, t.startchar, t.endchar, t.stopped) for t in stream]
+        if len(self._words) >= self.size:
+            self._words.clear()
+        self._words[(word, mode, removestops)] = found
+        return found
+
+    def __call__(self, value: str, mode: str = "", removestops: bool = True, **kwargs):
+        from whoosh.analysis import Token
+
+        out = Token(positions=False, chars=True, removestops=removestops, mode=mode)
+        out.boost = 1.0
+        words = self._words
+        for raw in self.tokenizer(value, chars=True, mode=mode, removestops=removestops):
+            start, word = raw.startchar, raw.text
+            found = words.get((word, mode, removestops))
+            if found is None:
+                found = self._analyse(word, mode, removestops)
+            for text, begin, end, stopped in found:
+                out.text, out.startchar, out.endchar, out.stopped = text, start + begin, start + end, stopped
+                out.matched = False
+                yield out
+
+
 def query_terms(query) -> dict[str, frozenset[str]]:
     """The indexed term texts a query looks for, by field (``{"abstract": {"gpu", ...}}``)."""
     found: dict[str, set[str]] = {}

@@ -9,7 +9,7 @@ from searchengine import RecordNotFoundError, build_index, open_index
 from searchengine.export import citation_key, to_bibtex, to_csv
 from searchengine.records import arxiv_id
 
-from conftest import write
+from conftest import corpus_records, write
 
 CB_SPMV_ID = "t-30f1b8f5a2a1"
 
@@ -142,3 +142,24 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
     rows = list(csv.reader(io.StringIO(to_csv([{"id": "x", "title": "=HYPERLINK(\"http://e\")", "authors": ["@me"],
                                                  "year": 2020, "categories": [], "score": 1.0, "url": ""}]))))
     assert rows[1][2:4] == ["'=HYPERLINK(\"http://e\")", "'@me"]
+
+
+@pytest.mark.parametrize("mode", ["query", "index"])
+def test_word_analysis_gives_the_analyzers_tokens_and_offsets(mode):
+    from searchengine.schema import build_schema
+    from searchengine.snippets import WordAnalysis
+
+    analyzer = build_schema()["abstract"].analyzer
+    replay = WordAnalysis(analyzer, size=8)  # small: forgetting words must not change anything
+    texts = [r.abstract for r in corpus_records()[:6]] + [
+        "FlashAttention on GPUs: C++ and C# in 大规模语言模型的研究, fail-slow Bose–Einstein; IT and it.",
+    ]
+    for text in texts:
+        expected = [(t.text, t.startchar, t.endchar, t.stopped)
+                    for t in analyzer(text, chars=True, mode=mode, removestops=False)]
+        got = [(t.text, t.startchar, t.endchar, t.stopped)
+               for t in replay(text, chars=True, mode=mode, removestops=False)]
+        assert got == expected
+    assert ("flashattention", 0, 14, False) in [
+        (t.text, t.startchar, t.endchar, t.stopped) for t in replay(texts[-1], mode="query", removestops=False)
+    ]

@@ -34,7 +34,8 @@ from urllib.parse import urlencode
 REPO = Path(__file__).resolve().parent.parent
 LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
 
-# Common words that do not make a query on their own.
+# Common words that do not make a query on their own: the analyzer's stop
+# words and a few more that are frequent in titles.
 STOP_WORDS = frozenset("""a an and are as at be by for from in into is it its of on or over the this
 to towards toward under via vs with without using based through their our we can""".split())
 SEED = 42
@@ -50,13 +51,17 @@ def two_word_queries(source: Path, count: int, seed: int = SEED) -> list[str]:
 
     with gzip.open(source, "rt", encoding="utf-8") as lines:
         titles = [json.loads(line)["title"] for line in lines]
+    sys.path.insert(0, str(REPO))
+    from searchengine.analysis import STOP_WORDS as ANALYZER_STOP_WORDS
+
+    stop_words = STOP_WORDS | ANALYZER_STOP_WORDS
     rng = random.Random(seed)
     queries: list[str] = []
     seen: set[str] = set()
     while len(queries) < count:
         words = [w.strip(".,:;()[]{}\"'!?").lower() for w in rng.choice(titles).split()]
         pairs = [(a, b) for a, b in zip(words, words[1:])
-                 if all(len(w) >= 3 and w.isalpha() and w not in STOP_WORDS for w in (a, b))]
+                 if all(len(w) >= 3 and w.isalpha() and w not in stop_words for w in (a, b))]
         if pairs:
             query = " ".join(rng.choice(pairs))
             if query not in seen:

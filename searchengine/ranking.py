@@ -256,19 +256,36 @@ def _postings_cache(reader) -> _PostingsCache:
 
 def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     """Documents of the segment containing any of ``terms`` ((field, text) pairs) and their BM25F scores."""
-    weighted: dict[int, float] = {}
+    from operator import truediv
+
+    per_field = []
     for fieldname, text in terms:
         if (fieldname, text) not in reader:
             continue
-        norms = _length_norms(searcher, reader, fieldname)
-        get = weighted.get
-        for ids, weights in posting_blocks(reader, fieldname, text):
-            for doc, weight in zip(ids, weights):
-                weighted[doc] = get(doc, 0.0) + weight / norms[doc]
+        norm = _length_norms(searcher, reader, fieldname).__getitem__
+        ids: list[int] = []
+        tfs: list[float] = []
+        for block_ids, block_weights in posting_blocks(reader, fieldname, text):
+            ids.extend(block_ids)
+            tfs.extend(map(truediv, block_weights, map(norm, block_ids)))
+        per_field.append((ids, tfs))
+    if not per_field:
+        return array("i"), array("d")
+    per_field.sort(key=lambda found: len(found[0]), reverse=True)
+    docs, tfs = per_field[0]
+    if len(per_field) > 1:
+        # Field frequencies add up before saturation; the longest list is taken whole.
+        combined = dict(zip(docs, tfs))
+        get = combined.get
+        for ids, more in per_field[1:]:
+            for doc, tf in zip(ids, more):
+                combined[doc] = get(doc, 0.0) + tf
+        docs = sorted(combined)
+        tfs = map(combined.__getitem__, docs)
     idf = _idf(searcher, terms)
-    docs = sorted(weighted)
+    scale = idf * (K1 + 1)
     # Compact arrays: a cached common term of a large index stays well under a megabyte.
-    return array("i", docs), array("d", (idf * weighted[d] * (K1 + 1) / (weighted[d] + K1) for d in docs))
+    return array("i", docs), array("d", [scale * tf / (tf + K1) for tf in tfs])
 
 
 def _idf(searcher, terms) -> float:

@@ -233,7 +233,18 @@ def posting_blocks(reader, fieldname: str, text):
 
 def _cached_postings(searcher, reader, subqueries) -> tuple[array, array]:
     """:func:`_bm25f_postings` of a BM25F term's field terms, kept on the segment reader."""
-    return _term_postings(searcher, reader, tuple((sub.fieldname, sub.text) for sub in subqueries))
+    return _term_postings(searcher, reader, _indexed(searcher, [(sub.fieldname, sub.text) for sub in subqueries]))
+
+
+def _indexed(searcher, terms) -> tuple:
+    """The (field, text) pairs of ``terms`` that some document of the index has.
+
+    A word's BM25F postings and idf depend only on these, so ``models``
+    (whose author-name form ``models`` no author has) and ``model`` share
+    one cache entry.
+    """
+    parent = searcher.get_parent()
+    return tuple(term for term in terms if parent.doc_frequency(*term) > 0)
 
 
 def _term_postings(searcher, reader, key: tuple) -> tuple[array, array]:
@@ -244,6 +255,46 @@ def _term_postings(searcher, reader, key: tuple) -> tuple[array, array]:
         found = _bm25f_postings(searcher, reader, key)
         cache.put(key, found)
     return found
+
+
+# Server warm-up (:func:`warm_postings`): the most frequent words of the
+# abstracts, until this share of each segment's cache is filled.
+WARM_TERMS = 400
+WARM_SHARE = 0.5
+
+
+def warm_postings(searcher, seconds: float = 10.0) -> int:
+    """Read the scored postings of the index's most frequent words into the cache.
+
+    Frequent words have the longest posting lists, and reading a list is most
+    of what a query costs the first time it meets a word; they are also the
+    words most queries contain. Each segment's most frequent abstract stems
+    are read (as the BM25F term a query word with that stem asks for) until
+    :data:`WARM_SHARE` of the segment's cache is used, :data:`WARM_TERMS`
+    stems are read, or ``seconds`` have passed.
+
+    Returns:
+        The number of terms read.
+    """
+    import time
+
+    deadline = time.monotonic() + seconds
+    parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
+    read = 0
+    for sub, _ in parts:
+        reader = sub.reader()
+        cache = _postings_cache(reader)
+        if "abstract" not in reader.schema:
+            continue
+        for _, text in reader.most_frequent_terms("abstract", number=WARM_TERMS):
+            if time.monotonic() > deadline:
+                return read
+            if cache.size >= cache.budget * WARM_SHARE:
+                break
+            stem = text.decode("utf-8") if isinstance(text, bytes) else text
+            _term_postings(sub, reader, _indexed(searcher, [(f, stem) for f in ("title", "abstract", "authors")]))
+            read += 1
+    return read
 
 
 def _postings_cache(reader) -> _PostingsCache:

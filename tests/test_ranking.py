@@ -120,3 +120,21 @@ def test_phrases_in_conjunctions_score_alike_both_ways(corpus_index_dir, monkeyp
             assert_fast_equals_whoosh(index._current(), text)
     finally:
         index.close()
+
+
+def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_index_dir):
+    from searchengine.ranking import _postings_cache
+
+    cold, warm = open_index(corpus_index_dir), open_index(corpus_index_dir)
+    try:
+        warm.warm_up()
+        reader = warm._current().reader()
+        top = [text for _, text in reader.most_frequent_terms("abstract", number=3)]
+        cached = {term for key in _postings_cache(reader).entries if isinstance(key[0], tuple) for term in key}
+        assert {("abstract", text.decode()) for text in top} <= cached
+        for text in ["model", "large language models", "GPU memory"]:
+            expected = [(h.id, h.score) for h in cold.search(text, limit=20).hits]
+            assert [(h.id, h.score) for h in warm.search(text, limit=20).hits] == expected and expected
+    finally:
+        cold.close()
+        warm.close()

@@ -312,7 +312,7 @@ limit_option = click.option(
 
 
 @main.command()
-@click.argument("query", required=False)
+@click.argument("words", nargs=-1, metavar="[QUERY]...")
 @click.option("--year", "-y", multiple=True, callback=_filter_values("parse_year"),
               help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).")
 @click.option("--author", "-a", multiple=True, callback=_filter_values("parse_author"),
@@ -332,16 +332,18 @@ limit_option = click.option(
 @index_dir_option
 @json_option
 @format_option
-def search(query: str | None, year, author, category, primary_only: bool, sort, limit: int, page: int,
+def search(words: tuple[str, ...], year, author, category, primary_only: bool, sort, limit: int, page: int,
            facet_names, facet_size: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
+    QUERY may be quoted or not: `search gpu memory` is `search "gpu memory"`.
     A query of up to three words needs every word, in the title, abstract or
     author names; a longer one needs some of them (see the README's "How
     matching works"). QUERY may be left out when a filter is given: then
     every paper passing the filters is listed, newest first. Builds the index
     from corpus/ first when there is none.
     """
+    query = " ".join(words) if words else None
     if query is None and not (year or author or category):
         raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
     output_format = _output_format(as_json, output_format)

@@ -48,6 +48,14 @@ def test_search_json_has_the_documented_keys(runner, workdir):
     assert data["hits"][0]["score"] >= data["hits"][1]["score"]
 
 
+def test_search_words_need_no_quotes(runner, workdir):
+    quoted = runner.invoke(main, ["search", "GPU memory", "--json", "--limit", "3"])
+    unquoted = runner.invoke(main, ["search", "GPU", "--limit", "3", "memory", "--json"])
+    assert unquoted.exit_code == 0
+    assert json.loads(unquoted.stdout)["query"] == "GPU memory"
+    assert json.loads(unquoted.stdout)["hits"] == json.loads(quoted.stdout)["hits"]
+
+
 def test_index_command_prints_a_summary_and_reports_bad_records(runner, workdir):
     write(workdir / "extra" / "bad.jsonl", '{"title": "Good record"}\n{broken\n')
     result = runner.invoke(main, ["index", "corpus", "extra", "--index-dir", "idx"])

@@ -27,6 +27,15 @@ FIELD_B = {"title": 0.3, "abstract": 0.75, "authors": 0.3}
 # BM25F saturates the combined frequency once, so it has one K1.
 K1 = 2.0
 
+# Pseudo-relevance feedback (RM3, searchengine.feedback) for queries of at
+# least FEEDBACK_MIN_TERMS terms: the FEEDBACK_TERMS most probable terms of
+# the relevance model of the FEEDBACK_DOCS best hits are added; with
+# FEEDBACK_WEIGHT 1 they weigh as much as the query's own terms.
+FEEDBACK_MIN_TERMS = 5
+FEEDBACK_DOCS = 10
+FEEDBACK_TERMS = 20
+FEEDBACK_WEIGHT = 1.0
+
 
 def weighting():
     """The weighting model searches use: a Whoosh ``BM25F`` with the parameters above."""

@@ -275,6 +275,7 @@ class SearchIndex:
             IndexDamagedError: the index cannot be read.
         """
         from searchengine import facets as facet_mod
+        from searchengine import feedback
         from searchengine import query as querylang
         from searchengine.filters import build_filters, filter_query
         from searchengine.ranking import score_documents
@@ -301,6 +302,8 @@ class SearchIndex:
         cache = self._searcher_cache(searcher)
         scores = score_documents(wanted, searcher) if wanted is not None else None
         docnums = _matching(cache, wanted, scores, restrict)
+        if scores is not None and sort in (None, "relevance"):
+            scores = feedback.rerank(searcher, wanted, scores, set(docnums) if restrict is not None else None)
         total = len(docnums)
         deadline = time.monotonic() + budget / 2  # did-you-mean may use half the budget
         suggestion = self._suggestion(searcher, cache, parsed, restrict, total, deadline)

@@ -15,7 +15,8 @@ Croft, "Relevance-based language models", SIGIR 2001; Abdul-Jaleel et al.,
 words are already gone). The :data:`~searchengine.ranking.FEEDBACK_TERMS`
 terms of highest ``P(w|R)`` are kept, their probabilities renormalised to
 sum 1, and each term's BM25F score, weighted by ``FEEDBACK_WEIGHT * n *
-P(w|R)`` (``n`` the number of query terms), is added to the first score.
+P(w|R)`` (``n`` the number of query terms), is added to the first score of
+the :data:`~searchengine.ranking.FEEDBACK_DEPTH` best hits.
 With ``FEEDBACK_WEIGHT = 1`` the expansion terms together weigh as much as
 the query's own terms: RM3's interpolation with ``lambda = 0.5``.
 
@@ -60,20 +61,24 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     if count < ranking.FEEDBACK_MIN_TERMS or ranking.FEEDBACK_WEIGHT <= 0 or not scores:
         return scores
     candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
-    # Ties broken by document number, so the feedback set does not depend on dict order.
-    top = heapq.nlargest(ranking.FEEDBACK_DOCS, candidates, key=lambda item: (item[1], -item[0]))
-    model = relevance_model(searcher, top, ranking.FEEDBACK_TERMS)
+    # Ties broken by document number, so the result does not depend on dict order.
+    ranked = heapq.nlargest(ranking.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
+    model = relevance_model(searcher, ranked[:ranking.FEEDBACK_DOCS], ranking.FEEDBACK_TERMS)
     if not model:
         return scores
     from whoosh import query as wq
 
+    # Only the FEEDBACK_DEPTH best documents are re-ranked: the expansion
+    # terms' postings are read where those fall, not in full. They only
+    # gain, so they stay above the documents left alone.
+    docnums = [doc for doc, _ in ranked]
     weight = ranking.FEEDBACK_WEIGHT * count
-    expansion = wq.Or([
-        ranking.bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight * probability)
-        for term, probability in model
-    ])
-    added = ranking.score_documents(expansion, searcher) or {}
-    return {doc: score + added.get(doc, 0.0) for doc, score in scores.items()}
+    reranked = dict(scores)
+    for term, probability in model:
+        fields = [wq.Term("title", term), wq.Term("abstract", term)]
+        for doc, score in ranking.bm25f_scores_at(searcher, fields, docnums, weight * probability).items():
+            reranked[doc] += score
+    return reranked
 
 
 def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[tuple[str, float]]:

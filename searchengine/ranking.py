@@ -29,12 +29,14 @@ K1 = 2.0
 
 # Pseudo-relevance feedback (RM3, searchengine.feedback) for queries of at
 # least FEEDBACK_MIN_TERMS terms: the FEEDBACK_TERMS most probable terms of
-# the relevance model of the FEEDBACK_DOCS best hits are added; with
-# FEEDBACK_WEIGHT 1 they weigh as much as the query's own terms.
+# the relevance model of the FEEDBACK_DOCS best hits re-rank the
+# FEEDBACK_DEPTH best; with FEEDBACK_WEIGHT 1 they weigh as much as the
+# query's own terms.
 FEEDBACK_MIN_TERMS = 5
 FEEDBACK_DOCS = 10
 FEEDBACK_TERMS = 20
 FEEDBACK_WEIGHT = 1.0
+FEEDBACK_DEPTH = 100
 
 
 def weighting():
@@ -176,6 +178,55 @@ def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     docs = sorted(weighted)
     # Compact arrays: a cached common term of a large index stays well under a megabyte.
     return array("i", docs), array("d", (idf * weighted[d] * (K1 + 1) / (weighted[d] + K1) for d in docs))
+
+
+def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, float]:
+    """The BM25F score of one word (``terms``: Whoosh ``Term`` queries, one per
+    field, as in :func:`bm25f_term`) in each of ``docnums`` that contains it.
+
+    The same scores as a :class:`BM25FTerm` with ``boost``, but the postings
+    are read only where ``docnums`` fall (skipping whole blocks), which is
+    much cheaper than scoring every posting of a common word when only a few
+    documents are wanted (re-ranking).
+
+    Args:
+        searcher: a Whoosh searcher (atomic or over several segments).
+        terms: ``Term`` queries of the same text in several fields.
+        docnums: top-level document numbers.
+
+    Returns:
+        ``{docnum: score}`` for the documents of ``docnums`` containing the word.
+    """
+    parent = searcher.get_parent()
+    keys = [(t.fieldname, t.text) for t in terms]
+    df = max((parent.doc_frequency(f, t) for f, t in keys if (f, t) in parent.reader()), default=0)
+    if not df:
+        return {}
+    idf = log(1 + (parent.doc_count_all() - df + 0.5) / (df + 0.5))
+    wanted = sorted(set(docnums))
+    parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
+    found: dict[int, float] = {}
+    for number, (sub, offset) in enumerate(parts):
+        end = parts[number + 1][1] if number + 1 < len(parts) else offset + sub.doc_count_all()
+        local = [doc - offset for doc in wanted if offset <= doc < end]
+        if not local:
+            continue
+        reader = sub.reader()
+        weighted: dict[int, float] = {}
+        for fieldname, text in keys:
+            if (fieldname, text) not in reader:
+                continue
+            norms = _length_norms(sub, reader, fieldname)
+            postings = reader.postings(fieldname, text)
+            for doc in local:
+                if not postings.is_active():
+                    break
+                postings.skip_to(doc)
+                if postings.is_active() and postings.id() == doc:
+                    weighted[doc] = weighted.get(doc, 0.0) + postings.weight() / norms[doc]
+        for doc, tf in weighted.items():
+            found[doc + offset] = idf * tf * (K1 + 1) / (tf + K1) * boost
+    return found
 
 
 def bm25f_term(terms, boost: float = 1.0):

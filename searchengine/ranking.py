@@ -14,6 +14,14 @@ length says little (``B = 0.3``); abstracts vary and take the usual
 ``B = 0.75``; ``K1 = 2.0`` is the top of the customary 1.2 to 2.0 range
 (1.2, 1.6 and 2.0 were measured; each step up was better on both
 collections: abstracts repeat their key terms, and rewarding that pays).
+
+Long questions (at least :data:`FEEDBACK_MIN_TERMS` terms) are then
+re-ranked by pseudo-relevance feedback (:mod:`searchengine.feedback`, RM3
+with :data:`FEEDBACK_DOCS` feedback documents, :data:`FEEDBACK_TERMS`
+expansion terms and the query and its expansion weighted equally, as in
+Anserini's defaults but with 20 terms instead of 10); the alternatives
+measured are listed in README, "Evaluation". :func:`bm25f_scores_at` scores
+the expansion terms in the :data:`FEEDBACK_DEPTH` best hits only.
 """
 
 from __future__ import annotations

@@ -241,7 +241,8 @@ class SearchIndex:
         """Run a ranked, filtered, faceted query.
 
         When no document has every word of the query, the words are searched
-        with OR instead and the results say ``relaxed``.
+        with OR instead and the results say ``relaxed``. A long question is
+        re-ranked by pseudo-relevance feedback (:mod:`searchengine.feedback`).
 
         Args:
             query: query text (see :mod:`searchengine.query` for the syntax,

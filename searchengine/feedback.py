@@ -22,7 +22,9 @@ the query's own terms: RM3's interpolation with ``lambda = 0.5``.
 
 Only the order changes: the hits are the documents the query itself
 matched, so the hit count and the facets are those of the query as typed.
-Keyword queries are left alone: they are exact, and they stay fast.
+Keyword queries are left alone: they are exact, and they stay fast. When the
+first ranking has used half the search's time budget, the search skips
+feedback and says so in a note.
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ def question_terms(query) -> int:
     from searchengine.query import MinShouldMatch
 
     return len(query.subqueries) if type(query) is MinShouldMatch else 0
+
+
+SKIPPED_NOTE = "half the time budget was spent before feedback from the best hits; ranked without it"
+
+
+def applies(query) -> bool:
+    """Whether :func:`rerank` changes the scores of ``query`` (a long question
+    and feedback switched on)."""
+    from searchengine import ranking
+
+    return ranking.FEEDBACK_WEIGHT > 0 and question_terms(query) >= ranking.FEEDBACK_MIN_TERMS
 
 
 def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None = None) -> dict[int, float]:
@@ -57,9 +70,9 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     """
     from searchengine import ranking
 
-    count = question_terms(query)
-    if count < ranking.FEEDBACK_MIN_TERMS or ranking.FEEDBACK_WEIGHT <= 0 or not scores:
+    if not applies(query) or not scores:
         return scores
+    count = question_terms(query)
     candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
     # Ties broken by document number, so the result does not depend on dict order.
     ranked = heapq.nlargest(ranking.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))

@@ -303,8 +303,11 @@ class SearchIndex:
         cache = self._searcher_cache(searcher)
         scores = score_documents(wanted, searcher) if wanted is not None else None
         docnums = _matching(cache, wanted, scores, restrict)
-        if scores is not None and sort in (None, "relevance"):
-            scores = feedback.rerank(searcher, wanted, scores, set(docnums) if restrict is not None else None)
+        if scores is not None and sort in (None, "relevance") and feedback.applies(wanted):
+            if time.perf_counter() - started < budget / 2:
+                scores = feedback.rerank(searcher, wanted, scores, set(docnums) if restrict is not None else None)
+            else:
+                notes.append(feedback.SKIPPED_NOTE)
         total = len(docnums)
         deadline = time.monotonic() + budget / 2  # did-you-mean may use half the budget
         suggestion = self._suggestion(searcher, cache, parsed, restrict, total, deadline)

@@ -123,3 +123,10 @@ def test_scores_at_some_documents_equal_whoosh_scores(corpus_searcher, word):
     some = list(every)[::3]
     found = ranking.bm25f_scores_at(corpus_searcher, terms, some, boost=0.5)
     assert found == pytest.approx({d: s for d, s in whole.items() if d in some}, rel=1e-9)
+
+
+def test_feedback_is_skipped_when_half_the_time_budget_is_spent(small_index):
+    results = small_index.search(LONG_QUERY, limit=10, time_budget=1e-9)
+    assert [hit.id for hit in results.hits] == ["a", "c", "b"]  # the order without feedback
+    assert results.notes == [feedback.SKIPPED_NOTE]
+    assert small_index.search(LONG_QUERY, limit=10).notes == []

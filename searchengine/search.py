@@ -239,7 +239,8 @@ class SearchIndex:
         """Run a ranked, filtered, faceted query.
 
         When no document has every word of the query, the words are searched
-        with OR instead and the results say ``relaxed``.
+        with OR instead and the results say ``relaxed``. A long question is
+        re-ranked by pseudo-relevance feedback (:mod:`searchengine.feedback`).
 
         Args:
             query: query text (see :mod:`searchengine.query` for the syntax,
@@ -273,6 +274,7 @@ class SearchIndex:
             IndexDamagedError: the index cannot be read.
         """
         from searchengine import facets as facet_mod
+        from searchengine import feedback
         from searchengine import query as querylang
         from searchengine.filters import build_filters, filter_query
         from searchengine.ranking import score_documents
@@ -299,6 +301,11 @@ class SearchIndex:
         cache = self._searcher_cache(searcher)
         scores = score_documents(wanted, searcher) if wanted is not None else None
         docnums = _matching(cache, wanted, scores, restrict)
+        if scores is not None and sort in (None, "relevance") and feedback.applies(wanted):
+            if time.perf_counter() - started < budget / 2:
+                scores = feedback.rerank(searcher, wanted, scores, set(docnums) if restrict is not None else None)
+            else:
+                notes.append(feedback.SKIPPED_NOTE)
         total = len(docnums)
         deadline = time.monotonic() + budget / 2  # did-you-mean may use half the budget
         suggestion = self._suggestion(searcher, cache, parsed, restrict, total, deadline)

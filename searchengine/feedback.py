@@ -1,0 +1,128 @@
+"""Pseudo-relevance feedback for long, question-like queries (RM3).
+
+A question in prose names its topic with a few of its words; the best hits
+of a first ranking use many more words of that topic. For a query of at
+least :data:`~searchengine.ranking.FEEDBACK_MIN_TERMS` terms, feedback
+builds a relevance model from the query's
+:data:`~searchengine.ranking.FEEDBACK_DOCS` best hits (RM3: Lavrenko and
+Croft, "Relevance-based language models", SIGIR 2001; Abdul-Jaleel et al.,
+"UMass at TREC 2004"), the way Anserini's RM3 does with BM25 scores::
+
+    P(w|R) = sum over feedback documents d of  P(d) * tf(w, d) / |d|
+    P(d)   = score(d) / sum of the feedback documents' scores
+
+``tf`` and ``|d|`` count the analyzed terms of the title and abstract (stop
+words are already gone). The :data:`~searchengine.ranking.FEEDBACK_TERMS`
+terms of highest ``P(w|R)`` are kept, their probabilities renormalised to
+sum 1, and each term's BM25F score, weighted by ``FEEDBACK_WEIGHT * n *
+P(w|R)`` (``n`` the number of query terms), is added to the first score of
+the :data:`~searchengine.ranking.FEEDBACK_DEPTH` best hits.
+With ``FEEDBACK_WEIGHT = 1`` the expansion terms together weigh as much as
+the query's own terms: RM3's interpolation with ``lambda = 0.5``.
+
+Only the order changes: the hits are the documents the query itself
+matched, so the hit count and the facets are those of the query as typed.
+Keyword queries are left alone: they are exact, and they stay fast. When the
+first ranking has used half the search's time budget, the search skips
+feedback and says so in a note.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+
+
+def question_terms(query) -> int:
+    """Number of terms of ``query`` when the minimum-should-match rule applies
+    to it (:class:`searchengine.query.MinShouldMatch` at the top); 0 otherwise."""
+    from searchengine.query import MinShouldMatch
+
+    return len(query.subqueries) if type(query) is MinShouldMatch else 0
+
+
+SKIPPED_NOTE = "half the time budget was spent before feedback from the best hits; ranked without it"
+
+
+def applies(query) -> bool:
+    """Whether :func:`rerank` changes the scores of ``query`` (a long question
+    and feedback switched on)."""
+    from searchengine import ranking
+
+    return ranking.FEEDBACK_WEIGHT > 0 and question_terms(query) >= ranking.FEEDBACK_MIN_TERMS
+
+
+def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None = None) -> dict[int, float]:
+    """``scores`` with the expansion terms' weighted BM25F scores added.
+
+    Args:
+        searcher: the Whoosh searcher ``scores`` were computed with.
+        query: the parsed query; feedback applies only when
+            :func:`question_terms` counts at least ``FEEDBACK_MIN_TERMS``.
+        scores: ``{docnum: score}`` of every document the query matched
+            (:func:`searchengine.ranking.score_documents`).
+        allowed: docnums passing the filters (``None``: no filter); the
+            feedback documents are the best of these.
+
+    Returns:
+        A new ``{docnum: score}`` over the same documents, or ``scores``
+        itself when feedback does not apply.
+    """
+    from searchengine import ranking
+
+    if not applies(query) or not scores:
+        return scores
+    count = question_terms(query)
+    candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
+    # Ties broken by document number, so the result does not depend on dict order.
+    ranked = heapq.nlargest(ranking.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
+    model = relevance_model(searcher, ranked[:ranking.FEEDBACK_DOCS], ranking.FEEDBACK_TERMS)
+    if not model:
+        return scores
+    from whoosh import query as wq
+
+    # Only the FEEDBACK_DEPTH best documents are re-ranked: the expansion
+    # terms' postings are read where those fall, not in full. They only
+    # gain, so they stay above the documents left alone.
+    docnums = [doc for doc, _ in ranked]
+    weight = ranking.FEEDBACK_WEIGHT * count
+    reranked = dict(scores)
+    for term, probability in model:
+        fields = [wq.Term("title", term), wq.Term("abstract", term)]
+        for doc, score in ranking.bm25f_scores_at(searcher, fields, docnums, weight * probability).items():
+            reranked[doc] += score
+    return reranked
+
+
+def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[tuple[str, float]]:
+    """The ``count`` most probable terms of the relevance model of ``top``.
+
+    Args:
+        searcher: a Whoosh searcher (titles and abstracts are read from its
+            stored fields and analyzed with the abstract field's analyzer).
+        top: ``(docnum, score)`` of the feedback documents.
+        count: number of terms kept.
+
+    Returns:
+        ``[(term, P(w|R))]``, most probable first (ties by term), the
+        probabilities renormalised to sum 1; empty when the documents have
+        no terms.
+    """
+    field = searcher.schema["abstract"]
+    total = sum(score for _, score in top)
+    model: Counter = Counter()
+    for docnum, score in top:
+        stored = searcher.stored_fields(docnum)
+        text = f"{stored.get('title') or ''}\n{stored.get('abstract') or ''}"
+        freqs: Counter = Counter()
+        for btext, _length, weight, _value in field.index(text):
+            freqs[field.from_bytes(btext)] += weight
+        length = sum(freqs.values())
+        if not length:
+            continue
+        share = score / total if total > 0 else 1.0 / len(top)
+        for term, freq in freqs.items():
+            model[term] += share * freq / length
+    best = sorted(model.items(), key=lambda item: (-item[1], item[0]))[:count]
+    norm = sum(p for _, p in best)
+    return [(term, p / norm) for term, p in best] if norm > 0 else []

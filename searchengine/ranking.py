@@ -383,12 +383,12 @@ def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, f
     Returns:
         ``{docnum: score}`` for the documents of ``docnums`` containing the word.
     """
-    parent = searcher.get_parent()
-    keys = [(t.fieldname, t.text) for t in terms]
-    df = max((parent.doc_frequency(f, t) for f, t in keys if (f, t) in parent.reader()), default=0)
-    if not df:
+    from bisect import bisect_left
+
+    keys = _indexed(searcher, [(t.fieldname, t.text) for t in terms])
+    if not keys:
         return {}
-    idf = log(1 + (parent.doc_count_all() - df + 0.5) / (df + 0.5))
+    idf = _idf(searcher, keys)
     wanted = sorted(set(docnums))
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
     found: dict[int, float] = {}
@@ -398,6 +398,14 @@ def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, f
         if not local:
             continue
         reader = sub.reader()
+        cached = _postings_cache(reader).get(keys)
+        if cached is not None:  # the word's postings are in memory: look the documents up
+            docs, scores = cached
+            for doc in local:
+                at = bisect_left(docs, doc)
+                if at < len(docs) and docs[at] == doc:
+                    found[doc + offset] = scores[at] * boost
+            continue
         weighted: dict[int, float] = {}
         for fieldname, text in keys:
             if (fieldname, text) not in reader:

@@ -498,16 +498,19 @@ class SearchIndex:
     @_holds_searcher
     def warm_up(self, seconds: float = 10.0) -> None:
         """Load what the first search would (the analyzer's NLTK parts, facet
-        columns) and the postings of the most frequent words (at most
-        ``seconds``; see :func:`searchengine.ranking.warm_postings`), so that
-        a server's first users do not wait for them."""
+        columns), the words spelling suggestions choose from, and the
+        postings of the most frequent words (at most ``seconds``; see
+        :func:`searchengine.ranking.warm_postings`), so that a server's
+        first users do not wait for them."""
         from searchengine.facets import FACET_NAMES
         from searchengine.ranking import warm_postings
+        from searchengine.spelling import warm_vocabulary
 
         try:
             self.search("index", facets=FACET_NAMES)
         except QueryError:
             pass
+        warm_vocabulary(self._current().reader())
         warm_postings(self._current(), seconds)
 
     def document(self, record_id: str) -> dict[str, Any]:

@@ -32,3 +32,25 @@ def test_well_spelled_or_hopeless_query_gets_no_suggestion(corpus_index, query):
 )
 def test_edit_distance_counts_transpositions_as_one(a, b, distance):
     assert edit_distance(a, b) == distance
+
+
+@pytest.mark.parametrize("warmed", [False, True], ids=["lazy", "warmed"])
+def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir, warmed):
+    from searchengine import open_index
+    from searchengine.spelling import SHARED_PREFIX, SPELLING_FIELDS, _within, warm_vocabulary
+
+    index = open_index(corpus_index_dir)
+    try:
+        reader = index._current().reader()
+        vocabulary = {w.decode() if isinstance(w, bytes) else w for f in SPELLING_FIELDS for w in reader.lexicon(f)}
+        if warmed:
+            assert warm_vocabulary(reader) == len(vocabulary)
+        for word in ["sparce", "matirx", "memmory", "gpus", "tranformer", "laguage", "qian", "zzzz", "spmv"]:
+            for maxdist in (1, 2):
+                expected = {w for w in vocabulary
+                            if w[:SHARED_PREFIX] == word[:SHARED_PREFIX] and edit_distance(word, w) <= maxdist}
+                assert _within(reader, word, maxdist) == expected, (word, maxdist)
+        assert _within(reader, "matirx", 1) == {"matrix"}  # a transposition is one edit
+        assert "sparse" in _within(reader, "sparce", 1)
+    finally:
+        index.close()

@@ -98,10 +98,10 @@ def wait_until_listening(host: str, port: int, seconds: float = 60) -> None:
     raise SystemExit("the server did not answer")
 
 
-def start_server(index_dir: Path, threads: int, workers: int = 1) -> tuple[subprocess.Popen, str, int]:
+def start_server(index_dir: Path, threads: int, workers: int | None = None) -> tuple[subprocess.Popen, str, int]:
     process = subprocess.Popen(
         [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--threads", str(threads),
-         "--workers", str(workers), "--index-dir", str(index_dir)],
+         "--index-dir", str(index_dir)] + (["--workers", str(workers)] if workers else []),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     for line in process.stderr:
@@ -145,7 +145,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=40, help="requests per client")
     parser.add_argument("--threads", type=int, default=4, help="server worker threads (serve's default)")
-    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="server processes (serve --workers; default: serve's, one per core)")
     args = parser.parse_args()
 
     tmp = None
@@ -192,7 +193,7 @@ def main() -> None:
             tmp.cleanup()
 
     print(f"\n/api/search, two-word queries from random titles (seed {SEED}), facets year,author,category; "
-          f"server threads {args.threads}, processes {args.workers}")
+          f"server threads {args.threads}, processes {args.workers or os.cpu_count()}")
     print(f"hits per query (first 50 queries): min {min(hits)}, median {statistics.median(hits):.0f}, max {max(hits)}")
     if single:
         print(f"1 client  x {len(warm)} requests: p50 {percentile(single, 50):.1f} ms  "

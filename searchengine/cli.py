@@ -426,17 +426,22 @@ def stats(index_dir: Path, as_json: bool) -> None:
 @index_dir_option
 @click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
               help="Worker threads per process (searches hold the GIL: more threads do not add CPU).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Server processes; more than 1 uses gunicorn, one process per core is a good start.")
+@click.option("--workers", default=None, type=click.IntRange(1, 64),
+              help="Server processes [default: one per CPU core]; more than 1 uses gunicorn.")
 @click.option("--debug", is_flag=True, help="Flask's development server with reloader and debugger (never expose it).")
-def serve(host: str, port: int, index_dir: Path, threads: int, workers: int, debug: bool) -> None:
-    """Serve the search page and the JSON API over HTTP (waitress, or gunicorn with --workers).
+def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | None, debug: bool) -> None:
+    """Serve the search page and the JSON API over HTTP.
 
-    A rebuilt index is picked up without a restart. Builds the index from
-    corpus/ first when there is none.
+    One process per CPU core by default (searching is CPU-bound Python: one
+    process uses one core), under gunicorn; one process (--workers 1) under
+    waitress. A rebuilt index is picked up without a restart. Builds the
+    index from corpus/ first when there is none.
     """
+    import os
+
     from web import create_app
 
+    workers = workers or os.cpu_count() or 1
     index = _open_or_build(index_dir)
     if workers > 1 and not debug:
         _serve_processes(index_dir, host, port, threads, workers)

@@ -107,9 +107,18 @@ class TechTokenizer(Tokenizer):
 
     def _spans(self, text: str) -> Iterator[tuple[int, int]]:
         if self._nltk is None:
+            from nltk import redos
             from nltk.tokenize import RegexpTokenizer
 
-            self._nltk = RegexpTokenizer(self.pattern)
+            tokenizer = RegexpTokenizer(self.pattern)
+            # NLTK bounds every match of a caller's pattern with a wall-clock
+            # timer, which doubles the cost of tokenizing an abstract. This
+            # pattern cannot backtrack catastrophically: no quantified group
+            # nests another quantifier over overlapping text (each repeat of
+            # the dash/dot group must start with its separator), so matching
+            # is linear in the text and the timer is left off.
+            tokenizer._regexp = redos.compile(self.pattern, tokenizer._flags, timeout=None)
+            self._nltk = tokenizer
         return self._nltk.span_tokenize(text)
 
     def __call__(

@@ -131,27 +131,33 @@ _WRITER_CLASSES: dict[str, type] = {}
 
 
 def _writer_classes() -> dict[str, type]:
-    """Whoosh's writers, posting each spelling word once per segment.
+    """Whoosh's writers with the index's posting buffer and spelling words.
 
-    Built on first use (Whoosh is imported lazily). ``"segment"`` adds each
-    document as Whoosh does, then posts every word of its
-    :class:`~searchengine.schema.SpelledTEXT` fields that the writer has not
-    posted yet to the field's ``spell_*`` field, for this document. Tied to
-    a document, a word would be dropped when segments merge if that document
-    was deleted; so when a merge copies a segment with deletions, its
-    spelling words are not copied but posted again from the live documents'
-    stored text (in both writers, ``"segment"`` and ``"parallel"``, whose
-    parent process does the merging). A word thus stays while a document
-    holds it, and leaves at the latest when its last segment is merged.
+    Built on first use (Whoosh is imported lazily): ``"segment"`` (one
+    process, and each worker of the parallel writer) and ``"parallel"``
+    (whose parent process merges existing segments). Both buffer postings in
+    a :class:`~searchengine.postings.TermPostingPool` and post each word of
+    the :class:`~searchengine.schema.SpelledTEXT` fields once per segment,
+    for the first document of the segment that has it. Tied to a document,
+    a word would be dropped when segments merge if that document was
+    deleted; so when a merge copies a segment with deletions, its spelling
+    words are not copied but posted again from the live documents' stored
+    text. A word thus stays while a document holds it, and leaves at the
+    latest when its last segment is merged.
     """
     if not _WRITER_CLASSES:
         from whoosh.multiproc import MpWriter
         from whoosh.system import pack_uint
         from whoosh.writing import SegmentWriter
 
+        from searchengine.postings import TermPostingPool
         from searchengine.schema import spelled_fields, spelling_words
 
-        class SpellingWords:
+        class IndexWriting:
+            def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
+                super().__init__(ix, *args, limitmb=limitmb, **kwargs)
+                self.pool = TermPostingPool(self._tempstorage, limitmb)
+
             def _post_spelling(self, docnum: int, fields: dict) -> None:
                 spelled = self.__dict__.get("_spelled")
                 if spelled is None:
@@ -185,16 +191,16 @@ def _writer_classes() -> dict[str, type]:
                     if item[0] not in spelling:
                         add(item)
 
-        class SpellingSegmentWriter(SpellingWords, SegmentWriter):
+        class IndexSegmentWriter(IndexWriting, SegmentWriter):
             def add_document(self, **fields) -> None:
                 docnum = self.docnum
                 super().add_document(**fields)
                 self._post_spelling(docnum, fields)
 
-        class SpellingMpWriter(SpellingWords, MpWriter):
+        class IndexMpWriter(IndexWriting, MpWriter):
             pass
 
-        _WRITER_CLASSES.update(segment=SpellingSegmentWriter, parallel=SpellingMpWriter)
+        _WRITER_CLASSES.update(segment=IndexSegmentWriter, parallel=IndexMpWriter)
     return _WRITER_CLASSES
 
 
@@ -215,7 +221,7 @@ def _subwriter(parent: int, *args) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Whoosh's worker makes its writer from this module name; in this (forked)
-    # process only, that writer posts spelling words as ours does.
+    # process only, it becomes ours (posting buffer, spelling words).
     multiproc.SegmentWriter = _writer_classes()["segment"]
 
     def watch() -> None:

@@ -105,7 +105,7 @@ class TechTokenizer(Tokenizer):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
 
-    def _spans(self, text: str) -> Iterator[tuple[int, int]]:
+    def _tokenizer(self):
         if self._nltk is None:
             from nltk import redos
             from nltk.tokenize import RegexpTokenizer
@@ -119,7 +119,7 @@ class TechTokenizer(Tokenizer):
             # is linear in the text and the timer is left off.
             tokenizer._regexp = redos.compile(self.pattern, tokenizer._flags, timeout=None)
             self._nltk = tokenizer
-        return self._nltk.span_tokenize(text)
+        return self._nltk
 
     def __call__(
         self,
@@ -135,7 +135,20 @@ class TechTokenizer(Tokenizer):
         **kwargs: Any,
     ) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        spans = self._spans(value) if tokenize else [(0, len(value))]
+        if tokenize and not chars:
+            # Indexing needs no character offsets: the words come in one C-level pass.
+            for pos, text in enumerate(self._tokenizer().tokenize(value)):
+                token.text = text
+                token.boost = 1.0
+                token.stopped = False
+                token.joined = False
+                if keeporiginal:
+                    token.original = text
+                if positions:
+                    token.pos = start_pos + pos
+                yield token
+            return
+        spans = self._tokenizer().span_tokenize(value) if tokenize else [(0, len(value))]
         for pos, (start, end) in enumerate(spans):
             token.text = value[start:end]
             token.boost = 1.0

@@ -89,6 +89,8 @@ class TechTokenizer(Tokenizer):
     Yields one token per match with its position and character offsets,
     which Whoosh needs for phrases and highlighting. Punctuation glued to a
     word does not hide it: ``CB-SpMV:A`` gives ``CB-SpMV`` and ``A``.
+    Without ``chars`` (indexing) the words come from NLTK's ``tokenize``,
+    one pass; with it, from ``span_tokenize``.
     """
 
     def __init__(self, pattern: str = TOKEN_PATTERN) -> None:
@@ -116,7 +118,9 @@ class TechTokenizer(Tokenizer):
             # pattern cannot backtrack catastrophically: no quantified group
             # nests another quantifier over overlapping text (each repeat of
             # the dash/dot group must start with its separator), so matching
-            # is linear in the text and the timer is left off.
+            # is linear in the text and the timer is left off
+            # (``benchmarks/index_speed.py --tokenizer`` times inputs built
+            # to provoke backtracking).
             tokenizer._regexp = redos.compile(self.pattern, tokenizer._flags, timeout=None)
             self._nltk = tokenizer
         return self._nltk

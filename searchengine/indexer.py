@@ -18,7 +18,9 @@ The repeats are resolved after the first commit, from the stored fields of
 the copy already written.
 
 Indexing runs in ``jobs`` processes (Whoosh's multiprocessing writer; each
-worker analyses batches of documents into its own segment).
+worker analyses batches of documents into its own segment). Every writer
+buffers postings by term (:mod:`searchengine.postings`) and posts each
+spelling word once per segment (:func:`_writer_classes`).
 """
 
 from __future__ import annotations

@@ -51,9 +51,9 @@ class SpelledTEXT(TEXT):
     here with the tokenizer's pattern (one C-level regex pass per text).
 
     Whoosh would post every word of every document to the spelling field
-    (all at document number 0), which cost a third of the build time and
-    nearly doubled the index for nothing: suggestions need only the words,
-    and take their frequencies from the stemmed terms. So Whoosh posts
+    (all at document number 0), which cost a quarter of the build time for
+    nothing: suggestions need only the words, and take their frequencies
+    from the stemmed terms (:mod:`searchengine.spelling`). So Whoosh posts
     nothing here (:meth:`spellable_words` is empty), and the index's writers
     (:mod:`searchengine.indexer`) post each word once per segment, for the
     first document of the segment that has it (:func:`spelling_words`).

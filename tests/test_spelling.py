@@ -101,3 +101,32 @@ def test_removal_keeps_the_words_of_live_documents_only(tmp_path):
     index = open_index(tmp_path)
     assert index.search("checkpointng planer").suggestion == "checkpointing planner"
     assert index.search("transfomer").suggestion is None
+
+
+def test_update_replacing_most_documents_keeps_the_words_of_live_documents_only(tmp_path):
+    import json
+
+    from searchengine import build_index, open_index, update_index
+    from searchengine.readers import read_records
+
+    records = list(read_records([CORPUS], []))
+    build_index([CORPUS], tmp_path / "index", jobs=1)
+    # New versions of 13 of 24 records (record 19, the only one with
+    # "transformer", among them); record 1's new abstract has a new word.
+    replaced = (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 15, 19)
+    lines = [json.dumps({"id": records[i].id, "title": records[i].title,
+                         "abstract": "A zymographic study." if i == 1 else "Replaced."}) for i in replaced]
+    source = tmp_path / "new.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert update_index([source], tmp_path / "index", jobs=1).replaced == 13
+    reader = _whoosh_reader(tmp_path / "index")
+    # The old segment, more than half replaced, was merged into the new one.
+    assert len(reader.leaf_readers()) == 1 and not reader.has_deletions()
+    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "planner")] == [
+        records[17].id]
+    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "zymographic")] == [
+        records[1].id]
+    assert _spelled_docs(reader, "spell_abstract", "transformer") == []
+    index = open_index(tmp_path / "index")
+    assert index.search("zymografic").suggestion == "zymographic"
+    assert index.search("transfomer").suggestion is None

@@ -14,8 +14,9 @@ hundred MB. A writer adds each term's postings in increasing document order
 (documents are numbered as they are added, and the documents of a merged
 segment are renumbered in order), so only the terms need sorting. Over its
 memory limit, the pool writes its terms, sorted, to a run file and starts
-again; at the end the runs are merged term by term, concatenating each
-term's postings in the order the runs were written. A term whose postings
+again; at the end the runs are merged term by term (at most
+:data:`MAX_OPEN_RUNS` files at a time), concatenating each term's postings
+in the order the runs were written. A term whose postings
 nonetheless arrive out of document order is sorted when it is read back.
 
 The pool replaces Whoosh's ``PostingPool`` on a ``SegmentWriter`` (see
@@ -35,6 +36,8 @@ from collections.abc import Iterator
 _HEAD = struct.Struct("<Idi")
 # Approximate memory of a term beyond its postings (dict slot, key, buffer), bytes.
 _TERM_BYTES = 150
+# Run files read at once; more are first merged into fewer, this many at a time.
+MAX_OPEN_RUNS = 64
 
 Posting = tuple[str, bytes, int, float, bytes]
 
@@ -82,15 +85,16 @@ class TermPostingPool:
             for btext in sorted(terms):
                 yield fieldname, btext, bytes(terms.pop(btext))
 
-    def _write_run(self) -> None:
+    def _write_run(self, entries: Iterator[tuple[str, bytes, bytes]] | None = None) -> str:
         from whoosh.util import random_name
 
         # Unique: the writers of one index share a temporary folder.
         name = f"{random_name()}.run"
         with self.tempstore.create_file(name) as run:
-            for entry in self._sorted_terms():
+            for entry in self._sorted_terms() if entries is None else entries:
                 pickle.dump(entry, run, pickle.HIGHEST_PROTOCOL)
         self.runs.append(name)
+        return name
 
     def _read_run(self, name: str) -> Iterator[tuple[str, bytes, bytes]]:
         with self.tempstore.open_file(name).raw_file() as run:
@@ -100,18 +104,30 @@ class TermPostingPool:
                 except EOFError:
                     return
 
-    def _merged_runs(self) -> Iterator[tuple[str, bytes, bytes]]:
+    def _merged_runs(self, names: list[str]) -> Iterator[tuple[str, bytes, bytes]]:
         # heapq.merge keeps equal terms in run order, so each term's postings
         # are concatenated in the order they were added.
-        merged = heapq.merge(*(self._read_run(name) for name in self.runs), key=lambda e: (e[0], e[1]))
+        merged = heapq.merge(*(self._read_run(name) for name in names), key=lambda e: (e[0], e[1]))
         for (fieldname, btext), entries in itertools.groupby(merged, key=lambda e: (e[0], e[1])):
             yield fieldname, btext, b"".join(e[2] for e in entries)
+
+    def _merge_down(self) -> None:
+        """Merge the oldest runs into one until at most :data:`MAX_OPEN_RUNS` remain."""
+        while len(self.runs) > MAX_OPEN_RUNS:
+            oldest, newer = self.runs[:MAX_OPEN_RUNS], self.runs[MAX_OPEN_RUNS:]
+            self.runs = []
+            self._write_run(self._merged_runs(oldest))  # first, as its postings came first
+            self.runs.extend(newer)
+            for name in oldest:
+                self.tempstore.delete_file(name)
 
     def iter_postings(self) -> Iterator[Posting]:
         """Every posting, ordered by field, term and document number (empties the pool)."""
         if self.runs:
-            self._write_run()
-            terms = self._merged_runs()
+            if self._fields:
+                self._write_run()
+            self._merge_down()
+            terms = self._merged_runs(self.runs)
         else:
             terms = self._sorted_terms()
         unpack, head = _HEAD.unpack_from, _HEAD.size

@@ -139,6 +139,8 @@ class TechTokenizer(Tokenizer):
     Yields one token per match with its position and character offsets,
     which Whoosh needs for phrases and highlighting. Punctuation glued to a
     word does not hide it: ``CB-SpMV:A`` gives ``CB-SpMV`` and ``A``.
+    Without ``chars`` (indexing) the words come from NLTK's ``tokenize``,
+    one pass; with it, from ``span_tokenize``.
     """
 
     def __init__(self, pattern: str = TOKEN_PATTERN) -> None:
@@ -155,10 +157,20 @@ class TechTokenizer(Tokenizer):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
 
-    def _spans(self, text: str) -> Iterator[tuple[int, int]]:
+    def _tokenizer(self):
         if self._nltk is None:
-            self._nltk = nltk_module("nltk.tokenize.regexp").RegexpTokenizer(self.pattern)
-        return self._nltk.span_tokenize(text)
+            tokenizer = nltk_module("nltk.tokenize.regexp").RegexpTokenizer(self.pattern)
+            # NLTK bounds every match of a caller's pattern with a wall-clock
+            # timer, which doubles the cost of tokenizing an abstract. This
+            # pattern cannot backtrack catastrophically: no quantified group
+            # nests another quantifier over overlapping text (each repeat of
+            # the dash/dot group must start with its separator), so matching
+            # is linear in the text and the timer is left off
+            # (``benchmarks/index_speed.py --tokenizer`` times inputs built
+            # to provoke backtracking).
+            tokenizer._regexp = nltk_module("nltk.redos").compile(self.pattern, tokenizer._flags, timeout=None)
+            self._nltk = tokenizer
+        return self._nltk
 
     def __call__(
         self,
@@ -174,7 +186,20 @@ class TechTokenizer(Tokenizer):
         **kwargs: Any,
     ) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        spans = self._spans(value) if tokenize else [(0, len(value))]
+        if tokenize and not chars:
+            # Indexing needs no character offsets: the words come in one C-level pass.
+            for pos, text in enumerate(self._tokenizer().tokenize(value)):
+                token.text = text
+                token.boost = 1.0
+                token.stopped = False
+                token.joined = False
+                if keeporiginal:
+                    token.original = text
+                if positions:
+                    token.pos = start_pos + pos
+                yield token
+            return
+        spans = self._tokenizer().span_tokenize(value) if tokenize else [(0, len(value))]
         for pos, (start, end) in enumerate(spans):
             token.text = value[start:end]
             token.boost = 1.0

@@ -18,7 +18,9 @@ The repeats are resolved after the first commit, from the stored fields of
 the copy already written.
 
 Indexing runs in ``jobs`` processes (Whoosh's multiprocessing writer; each
-worker analyses batches of documents into its own segment).
+worker analyses batches of documents into its own segment). Every writer
+buffers postings by term (:mod:`searchengine.postings`) and posts each
+spelling word once per segment (:func:`_writer_classes`).
 """
 
 from __future__ import annotations
@@ -127,15 +129,125 @@ def record_from_stored(stored: dict) -> Record:
     )
 
 
+_WRITER_CLASSES: dict[str, type] = {}
+
+
+def _writer_classes() -> dict[str, type]:
+    """Whoosh's writers with the index's posting buffer and spelling words.
+
+    Built on first use (Whoosh is imported lazily): ``"segment"`` (one
+    process, and each worker of the parallel writer) and ``"parallel"``
+    (whose parent process merges existing segments). Both buffer postings in
+    a :class:`~searchengine.postings.TermPostingPool` and post each word of
+    the :class:`~searchengine.schema.SpelledTEXT` fields once per segment,
+    for the first document of the segment that has it. Tied to a document,
+    a word would be dropped when segments merge if that document was
+    deleted; so when a merge copies a segment with deletions, its spelling
+    words are not copied but posted again from the live documents' stored
+    text. A word thus stays while a document holds it, and leaves at the
+    latest when its last segment is merged.
+    """
+    if not _WRITER_CLASSES:
+        from whoosh.multiproc import MpWriter
+        from whoosh.system import pack_uint
+        from whoosh.writing import SegmentWriter
+
+        from searchengine.postings import TermPostingPool
+        from searchengine.schema import spelled_fields, spelling_words
+
+        class IndexWriting:
+            def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
+                super().__init__(ix, *args, limitmb=limitmb, **kwargs)
+                self.pool = TermPostingPool(self._tempstorage, limitmb)
+
+            def _post_spelling(self, docnum: int, fields: dict) -> None:
+                spelled = self.__dict__.get("_spelled")
+                if spelled is None:
+                    spelled = self._spelled = {pair: set() for pair in spelled_fields(self.schema)}
+                add, once = self.pool.add, pack_uint(1)  # a posting of frequency 1
+                for (name, spellname), posted in spelled.items():
+                    value = fields.get(name)
+                    if not value:
+                        continue
+                    words = spelling_words(value)
+                    words.difference_update(posted)
+                    posted.update(words)
+                    for word in sorted(words):
+                        add((spellname, word.encode("utf-8"), docnum, 1, once))
+
+            def add_reader(self, reader) -> None:
+                docnum = self.docnum
+                super().add_reader(reader)
+                if reader.has_deletions():
+                    # Live documents are renumbered in order from ``docnum``.
+                    for offset, (_, stored) in enumerate(reader.iter_docs()):
+                        self._post_spelling(docnum + offset, stored)
+
+            def per_document_reader(self):
+                return _LengthsOnce(super().per_document_reader(), self.docnum)
+
+            def add_postings_to_pool(self, reader, startdoc, docmap) -> None:
+                if docmap is None:  # no deletions: every posting is copied
+                    return super().add_postings_to_pool(reader, startdoc, docmap)
+                # With deletions, the spelling words are posted again (add_reader).
+                spelling = {spellname for _, spellname in spelled_fields(self.schema)}
+                add = self.pool.add
+                for item in self._process_posts(reader.iter_postings(), startdoc, docmap):
+                    if item[0] not in spelling:
+                        add(item)
+
+        class IndexSegmentWriter(IndexWriting, SegmentWriter):
+            def add_document(self, **fields) -> None:
+                docnum = self.docnum
+                super().add_document(**fields)
+                self._post_spelling(docnum, fields)
+
+        class IndexMpWriter(IndexWriting, MpWriter):
+            pass
+
+        _WRITER_CLASSES.update(segment=IndexSegmentWriter, parallel=IndexMpWriter)
+    return _WRITER_CLASSES
+
+
+class _LengthsOnce:
+    """A segment's per-document reader whose field lengths are read once per field.
+
+    Writing a segment, Whoosh looks up the document's field length for every
+    posting (1.2 million lookups per 10,000 abstracts, each a column read);
+    here the lengths of all ``doc_count`` documents are read once per field
+    and looked up in a list. Everything else is the wrapped reader's.
+    """
+
+    def __init__(self, reader, doc_count: int) -> None:
+        self._reader, self._doc_count = reader, doc_count
+
+    def doc_field_length_reader(self, fieldname: str, default: int = 0):
+        length = self._reader.doc_field_length_reader(fieldname, default)
+        return [length(docnum) for docnum in range(self._doc_count)].__getitem__
+
+    def __getattr__(self, name: str):
+        return getattr(self._reader, name)
+
+
+def _segment_writer(ix, limitmb: int = 128):
+    """A single-process writer for ``ix`` (see :func:`_writer_classes`);
+    ``limitmb``: posting buffer size, Whoosh's default unless given."""
+    return _writer_classes()["segment"](ix, limitmb=limitmb)
+
+
 def _subwriter(parent: int, *args) -> None:
     """Body of one indexing worker process: Whoosh's sub-writer, tied to its parent.
 
     The worker ignores Ctrl-C (the parent cancels it) and exits on its own
     when the parent dies, e.g. by SIGKILL, instead of waiting forever for work.
     """
+    from whoosh import multiproc
     from whoosh.multiproc import SubWriterTask
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Whoosh's worker makes its writer from this module name; in this (forked)
+    # process only, it becomes ours (posting buffer, spelling words).
+    multiproc.SegmentWriter = _writer_classes()["segment"]
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -166,9 +278,7 @@ class _JobQueue:
 
 def _parallel_writer(ix, jobs: int, limitmb: int):
     """Whoosh's multiprocessing writer whose workers never outlive this process."""
-    from whoosh.multiproc import MpWriter
-
-    class Writer(MpWriter):
+    class Writer(_writer_classes()["parallel"]):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.jobqueue = _JobQueue(self.jobqueue, self.tasks)
@@ -203,7 +313,7 @@ def _writer(ix, jobs: int, memory_mb: int):
     limitmb = max(16, memory_mb // (jobs + 1 if jobs > 1 else 1))
     if jobs > 1 and "fork" in __import__("multiprocessing").get_all_start_methods():
         return _parallel_writer(ix, jobs, limitmb)
-    return ix.writer(limitmb=limitmb)
+    return _segment_writer(ix, limitmb)
 
 
 def merge_policy(writer, segments):
@@ -305,7 +415,7 @@ def _resolve(ix, repeats: dict[str, Record], *, repair: bool, summary: IndexSumm
     """
     from searchengine.schema import document_fields
 
-    writer = ix.writer(limitmb=limitmb)
+    writer = _segment_writer(ix, limitmb)
     changed = bool(repeats)
     try:
         searcher = writer.searcher()
@@ -522,7 +632,7 @@ def remove_documents(
     wanted = list(dict.fromkeys(split_version(i)[0] for i in ids if i.strip()))
 
     def operation(ix) -> None:
-        writer = ix.writer()
+        writer = _segment_writer(ix)
         try:
             searcher = writer.searcher()
             for doc_id in wanted:

@@ -9,7 +9,7 @@ abstract    analysed text (positions), stored                   ranking, snippet
 authors     analysed names (positions), stored as a list        ``author:`` word search
 year        integer, sortable column, stored                    filter, sort, facet
 categories  exact terms, space separated, stored as a list      filter, facet
-spell_*     unstemmed words of title and abstract                   spelling suggestions
+spell_*     unstemmed words, once per segment                   spelling suggestions
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
 version     stored only (arXiv version number, or absent)      keeping the latest version
@@ -49,21 +49,40 @@ class SpelledTEXT(TEXT):
     keeps unstemmed words apart only for analyzers with a separate stemming
     stage, and ours folds and stems in one cached step, so the words are cut
     here with the tokenizer's pattern (one C-level regex pass per text).
+
+    Whoosh would post every word of every document to the spelling field
+    (all at document number 0), which cost a quarter of the build time for
+    nothing: suggestions need only the words, and take their frequencies
+    from the stemmed terms (:mod:`searchengine.spelling`). So Whoosh posts
+    nothing here (:meth:`spellable_words` is empty), and the index's writers
+    (:mod:`searchengine.indexer`) post each word once per segment, for the
+    first document of the segment that has it (:func:`spelling_words`).
     """
 
     def separate_spelling(self) -> bool:
         return bool(self.spelling)
 
     def spellable_words(self, value):
-        import re
-
-        global _SPELL_WORDS
-        if _SPELL_WORDS is None:
-            _SPELL_WORDS = re.compile(TOKEN_PATTERN)
-        return iter(sorted(set(_SPELL_WORDS.findall(fold(value)))))
+        return iter(())
 
 
 _SPELL_WORDS = None
+
+
+def spelling_words(value: str) -> set[str]:
+    """The distinct words of ``value`` as the ``spell_*`` fields hold them (folded, unstemmed)."""
+    global _SPELL_WORDS
+    if _SPELL_WORDS is None:
+        import re
+
+        _SPELL_WORDS = re.compile(TOKEN_PATTERN)
+    return set(_SPELL_WORDS.findall(fold(value)))
+
+
+def spelled_fields(schema) -> list[tuple[str, str]]:
+    """``(field, spelling field)`` name pairs of the schema's :class:`SpelledTEXT` fields."""
+    return [(name, field.spelling_fieldname(name)) for name, field in schema.items()
+            if isinstance(field, SpelledTEXT) and field.separate_spelling()]
 
 
 def build_schema() -> Schema:

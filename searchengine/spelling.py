@@ -1,9 +1,12 @@
 """Did-you-mean: a corrected query when a word is unknown or hits are few.
 
 Candidates come from the unstemmed words of titles and abstracts (Whoosh's
-``spell_title`` / ``spell_abstract`` fields) within edit distance 1, or 2 for
-words of :data:`LONG_WORD` letters or more, sharing the first letter (typos
-rarely hit it). Each word keeps its :data:`CANDIDATES` best candidates (smallest
+``spell_title`` / ``spell_abstract`` fields, which hold each word once per
+segment) within edit distance 1, or 2 for words of :data:`LONG_WORD` letters
+or more, sharing the first letters (typos rarely hit them). A word's
+frequency is the number of titles (or abstracts, whichever is larger) that
+hold its stem, provided some title or abstract holds it as written. Each
+word keeps its :data:`CANDIDATES` best candidates (smallest
 Damerau–Levenshtein distance, then most documents); the query is then scored
 in context: the combination of candidates that gives the corrected query the
 most hits wins, and is offered only if it finds more than the query as typed.
@@ -16,6 +19,8 @@ import itertools
 import re
 
 SPELLING_FIELDS = ("spell_title", "spell_abstract")
+# The fields whose words the spelling fields hold, stemmed: word frequencies.
+STEMMED_FIELDS = ("title", "abstract")
 # Below this many hits, rare words are checked too, not only unknown ones.
 FEW_HITS = 3
 # Words of this length or more may be two edits away from the correction.
@@ -65,7 +70,17 @@ def _normalise(word: str) -> str | None:
 
 
 def _document_frequency(reader, word: str) -> int:
-    return max(reader.doc_frequency(field, word) for field in SPELLING_FIELDS if field in reader.schema)
+    """Documents whose title (or abstract, the larger count) holds the stem of
+    ``word``; 0 when no title or abstract holds ``word`` as written."""
+    if not any((field, word) in reader for field in SPELLING_FIELDS if field in reader.schema):
+        return 0
+    frequency = 0
+    for field in STEMMED_FIELDS:
+        if field in reader.schema:
+            stem = next(iter(reader.schema[field].process_text(word, mode="query")), None)
+            if stem is not None:
+                frequency = max(frequency, reader.doc_frequency(field, stem))
+    return frequency
 
 
 # Word lists of this many first-letter prefixes are kept per open index

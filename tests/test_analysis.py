@@ -249,3 +249,21 @@ def test_analyzer_loads_nltk_tokenizer_and_stemmer_without_the_rest_of_nltk():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.splitlines() == ["['gpu', 'run', 'matric']", "False False", "True run"]
+
+
+def test_tokens_are_the_same_with_or_without_character_offsets():
+    # Indexing asks for no offsets (one findall pass), highlighting for offsets.
+    # The one-letter "A" and "on", "the" are stop words; their positions stay.
+    text = "CB-SpMV:A C++ vs C# on 802.11ax; FlashAttention 大规模语言模型 e.g. the US"
+    analyzer = text_analyzer()
+    plain = [(t.text, t.pos) for t in analyzer(text, positions=True, mode="index")]
+    located = [(t.text, t.pos, t.startchar, t.endchar)
+               for t in analyzer(text, positions=True, chars=True, mode="index")]
+    assert plain == [(text, pos) for text, pos, _, _ in located]
+    assert located == [
+        ("cbspmv", 0, 0, 7), ("cb", 0, 0, 2), ("spmv", 1, 3, 7), ("c++", 3, 10, 13),
+        ("vs", 4, 14, 16), ("c#", 5, 17, 19), ("802.11ax", 7, 23, 31),
+        ("flashattention", 8, 33, 47), ("flash", 8, 33, 38), ("attention", 9, 38, 47),
+        ("大规", 10, 48, 50), ("规模", 11, 49, 51), ("模语", 12, 50, 52), ("语言", 13, 51, 53),
+        ("言模", 14, 52, 54), ("模型", 15, 53, 55), ("e", 16, 56, 57), ("g", 17, 58, 59), ("us", 19, 65, 67),
+    ]

@@ -2,6 +2,8 @@ import pytest
 
 from searchengine.spelling import edit_distance
 
+from conftest import CORPUS
+
 
 @pytest.mark.parametrize(
     ("query", "suggestion"),
@@ -54,3 +56,99 @@ def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir
         assert "sparse" in _within(reader, "sparce", 1)
     finally:
         index.close()
+
+
+def _whoosh_reader(index_dir):
+    from whoosh import index as whoosh_index
+
+    from searchengine import store
+
+    return whoosh_index.open_dir(str(store.current_generation(index_dir))).reader()
+
+
+def _spelled_docs(reader, field, word):
+    """Document numbers of the postings of ``word`` in spelling field ``field``."""
+    return list(reader.postings(field, word).all_ids()) if (field, word) in reader else []
+
+
+def test_spelling_words_are_posted_once_per_segment_and_counted_from_stems(corpus_index_dir):
+    from searchengine.spelling import _document_frequency
+
+    reader = _whoosh_reader(corpus_index_dir)
+    # One segment; "sparse" is in the abstracts of corpus records 0, 4 and 8.
+    assert len(reader.leaf_readers()) == 1
+    assert _spelled_docs(reader, "spell_abstract", "sparse") == [0]
+    assert _spelled_docs(reader, "spell_abstract", "spars") == []
+    # Its frequency comes from the stem "spars": abstracts of records 0, 4, 8
+    # ("sparse") and 21 ("sparseness"); titles of 0 and 8 are fewer.
+    assert _document_frequency(reader, "sparse") == 4
+    # A word never written so has no frequency even when its stem is indexed.
+    assert _document_frequency(reader, "sparses") == 0
+
+
+def test_parallel_build_suggests_as_a_single_process_build(tmp_path, monkeypatch):
+    from searchengine import build_index, indexer, open_index
+
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_RECORDS", 8)
+    monkeypatch.setattr(indexer, "BATCH_SIZE", 5)
+    build_index([CORPUS], tmp_path, jobs=2)
+    reader = _whoosh_reader(tmp_path)
+    segments = len(reader.leaf_readers())
+    assert segments >= 2 and reader.doc_count() == 24
+    # Each word at most once per segment: "inference" is in 5 abstracts.
+    assert 1 <= len(_spelled_docs(reader, "spell_abstract", "inference")) <= segments
+    index = open_index(tmp_path)
+    assert [index.search(q).suggestion for q in ("sparce matrix", "checkpointng planer", "transfomer")] == [
+        "sparse matrix", "checkpointing planner", "transformer"]
+
+
+def test_removal_keeps_the_words_of_live_documents_only(tmp_path):
+    from searchengine import build_index, open_index, remove_documents
+    from searchengine.readers import read_records
+
+    ids = [record.id for record in read_records([CORPUS], [])]
+    build_index([CORPUS], tmp_path, jobs=1)
+    reader = _whoosh_reader(tmp_path)
+    # "planner" is in the abstracts of records 2 and 17, posted for record 2.
+    assert _spelled_docs(reader, "spell_abstract", "planner") == [2]
+    # Removing 13 of 24 documents (record 2 and record 19, the only one with
+    # "transformer", among them) rewrites the segment without them.
+    removed = [ids[i] for i in (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 15, 19)]
+    assert remove_documents(removed, tmp_path).documents == 11
+    reader = _whoosh_reader(tmp_path)
+    assert len(reader.leaf_readers()) == 1 and not reader.has_deletions()
+    # Record 17 is now document 7 of the rewritten segment.
+    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "planner")] == [ids[17]]
+    assert _spelled_docs(reader, "spell_abstract", "transformer") == []
+    index = open_index(tmp_path)
+    assert index.search("checkpointng planer").suggestion == "checkpointing planner"
+    assert index.search("transfomer").suggestion is None
+
+
+def test_update_replacing_most_documents_keeps_the_words_of_live_documents_only(tmp_path):
+    import json
+
+    from searchengine import build_index, open_index, update_index
+    from searchengine.readers import read_records
+
+    records = list(read_records([CORPUS], []))
+    build_index([CORPUS], tmp_path / "index", jobs=1)
+    # New versions of 13 of 24 records (record 19, the only one with
+    # "transformer", among them); record 1's new abstract has a new word.
+    replaced = (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 15, 19)
+    lines = [json.dumps({"id": records[i].id, "title": records[i].title,
+                         "abstract": "A zymographic study." if i == 1 else "Replaced."}) for i in replaced]
+    source = tmp_path / "new.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert update_index([source], tmp_path / "index", jobs=1).replaced == 13
+    reader = _whoosh_reader(tmp_path / "index")
+    # The old segment, more than half replaced, was merged into the new one.
+    assert len(reader.leaf_readers()) == 1 and not reader.has_deletions()
+    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "planner")] == [
+        records[17].id]
+    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "zymographic")] == [
+        records[1].id]
+    assert _spelled_docs(reader, "spell_abstract", "transformer") == []
+    index = open_index(tmp_path / "index")
+    assert index.search("zymografic").suggestion == "zymographic"
+    assert index.search("transfomer").suggestion is None

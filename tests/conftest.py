@@ -28,6 +28,16 @@ def corpus_index(corpus_index_dir):
     index.close()
 
 
+@pytest.fixture(scope="module", params=[1, 2], ids=["one-segment", "two-segments"])
+def corpus_searcher(request, tmp_path_factory):
+    """A Whoosh searcher over the corpus written by one process (one segment) or two (two segments)."""
+    folder = tmp_path_factory.mktemp(f"corpus-{request.param}-segments")
+    build_index([CORPUS], folder, jobs=request.param)
+    index = open_index(folder)
+    yield index._current()
+    index.close()
+
+
 def write(path: Path, text: str) -> Path:
     """Write ``text`` as UTF-8 (no newline translation) and return ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ from whoosh import query as wq
 from searchengine import build_index, feedback, open_index, ranking
 from searchengine.query import parse
 
-from conftest import CORPUS
 
 # Words the analyzer keeps as they are (no stem change, no stop word).
 RECORDS = [
@@ -103,15 +102,6 @@ def test_filters_choose_the_feedback_documents(small_index, monkeypatch):
     monkeypatch.setattr(feedback, "relevance_model", lambda s, top, n: seen.append(top) or real(s, top, n))
     feedback.rerank(searcher, query, scores, allowed={number["b"], number["c"]})
     assert [doc for doc, _ in seen[0]] == [number["c"], number["b"]]
-
-
-@pytest.fixture(scope="module", params=[1, 2], ids=["one-segment", "two-segments"])
-def corpus_searcher(request, tmp_path_factory):
-    folder = tmp_path_factory.mktemp(f"feedback-corpus-{request.param}")
-    build_index([CORPUS], folder, jobs=request.param)
-    index = open_index(folder)
-    yield index._current()
-    index.close()
 
 
 @pytest.mark.parametrize("word", ["gpu", "memori", "model", "spmv", "nosuchword"])

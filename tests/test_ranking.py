@@ -19,13 +19,9 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module", params=[1, 2], ids=["one-segment", "two-segments"])
-def searcher(request, tmp_path_factory):
-    folder = tmp_path_factory.mktemp(f"ranking-{request.param}")
-    build_index([CORPUS], folder, jobs=request.param)
-    index = open_index(folder)
-    yield index._current()
-    index.close()
+@pytest.fixture
+def searcher(corpus_searcher):
+    return corpus_searcher
 
 
 @pytest.fixture(scope="module")

@@ -478,7 +478,13 @@ def _write(
                     raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
             else:
                 ix = whoosh_index.create_in(str(generation), build_schema())
-            operation(ix)
+            try:
+                operation(ix)
+            except Exception as exc:
+                if base is not None and isinstance(exc, store.damage_errors()):
+                    raise IndexDamagedError(f"{base}: index cannot be read ({type(exc).__name__}: {exc}); "
+                                            "rebuild it with 'searchengine index PATH...'") from exc
+                raise
             documents = ix.doc_count()
             store.publish(target, generation)
         except BaseException:

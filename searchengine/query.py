@@ -102,7 +102,9 @@ KNOWN_FIELDS = "title/ti, abstract/abs, author/au, category/cat, year, id"
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"',
                          "‘": "'", "’": "'", "‚": "'", "‛": "'"})
 # A field prefix: a name glued to a colon that is glued to a value.
-_FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=[^\s:])")
+# A field prefix: a name, a colon and a value (not "//": https://... is a link).
+_FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=[^\s:])(?!//)")
+_FIELD_BEFORE_PHRASE = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):$")
 # A word with a ``*`` in it (a prefix query, or a misplaced wildcard).
 _WILDCARD_WORD = re.compile(r"[^\s()\"]*\*[^\s()\"]*")
 
@@ -473,6 +475,10 @@ class Parser(qparser.QueryParser):
         self.remove_plugin_class(plugins.WildcardPlugin)
         self.remove_plugin_class(plugins.EveryPlugin)
         self.remove_plugin_class(plugins.BoostPlugin)
+        # Term ranges ([a TO z]) would enumerate every term between the ends:
+        # tens of seconds on a large index, past any time budget. Years have
+        # their own range filter (year:2020-2024); brackets are punctuation.
+        self.remove_plugin_class(plugins.RangePlugin)
         self.remove_plugin_class(plugins.PhrasePlugin)
         self.add_plugin(ExactPhrasePlugin())
         self.add_plugin(PrefixPlugin())
@@ -573,15 +579,15 @@ def _balance_parentheses(text: str) -> str:
 _EMPTY_FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=\s|$|\))")
 
 
-def _rewrite_fields(part: str) -> str:
+def _rewrite_fields(part: str, strict: bool = True) -> str:
     def replace(match: re.Match) -> str:
         name = match.group(1)
         canonical = FIELD_ALIASES.get(name.lower())
         if canonical:
             return canonical + ":"
-        if name.islower() and name.isalpha():
+        if strict and name.islower() and name.isalpha():
             raise QueryError(f"unknown field '{name}:' (fields are {KNOWN_FIELDS})")
-        return name + " "  # mixed case or digits: text glued to a colon
+        return name + " "  # mixed case, digits, or prose: text glued to a colon
     empty = next((m.group(1) for m in _EMPTY_FIELD.finditer(part)
                   if FIELD_ALIASES.get(m.group(1).lower())), None)
     if empty:
@@ -642,14 +648,24 @@ def prepare(text: str, notes: list[str]) -> str:
         QueryError: an unknown field name or a leading/bare wildcard.
     """
     text = clean(text, notes)
+    segments = _segments(text)
+    # Pasted prose (more words than a keyword query) uses colons as prose
+    # does: an unknown "word:" there is text, not a mistyped field.
+    strict = len(_words(" ".join(part for quoted, part in segments if not quoted))) <= ALL_TERMS_UP_TO
     out = []
-    for quoted, part in _segments(text):
+    field = ""  # a field name written right before a quoted phrase: title:"..."
+    for number, (quoted, part) in enumerate(segments):
         if quoted:
             if part.strip():
-                out.append(f'"{part.strip()}"')
+                out.append(f'{field}"{part.strip()}"')
+            field = ""
             continue
+        if number + 1 < len(segments):
+            before = _FIELD_BEFORE_PHRASE.search(part)
+            if before and FIELD_ALIASES.get(before.group(1).lower()):
+                field, part = FIELD_ALIASES[before.group(1).lower()] + ":", part[:before.start()]
         part = _balance_parentheses(part)
-        part = _rewrite_fields(part)
+        part = _rewrite_fields(part, strict)
         _check_wildcards(part)
         out.append(_rewrite_operators(part))
     return _drop_dangling_operators(" ".join(p for p in out if p.strip()))
@@ -697,7 +713,7 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
 
 def _words(text: str) -> list[str]:
     """Words of the query outside quotes, operators and fields (for relaxing)."""
-    plain = re.sub(r'"[^"]*"|\b\w+:\S+|\bNOT\s+\S+|(?<!\S)-\S+', " ", text)
+    plain = re.sub(r'\b\w+:"[^"]*"|"[^"]*"|\b\w+:\S+|\bNOT\s+\S+|(?<!\S)-\S+', " ", text)
     return [w for w in _WORDS.findall(plain) if w not in _OPERATOR_WORDS]
 
 

@@ -173,6 +173,11 @@ class SearchIndex:
             self._local.searcher = searcher
             try:
                 return work(searcher)
+            except Exception as exc:
+                if isinstance(exc, store.damage_errors()):
+                    raise IndexDamagedError(f"{self._generation}: index cannot be read ({type(exc).__name__}: "
+                                            f"{exc}); rebuild it with 'searchengine index PATH...'") from exc
+                raise
             finally:
                 self._local.searcher = None
 
@@ -495,7 +500,6 @@ class SearchIndex:
         )
 
     @_holds_searcher
-    @_holds_searcher
     def warm_up(self, seconds: float = 10.0) -> None:
         """Load what the first search would (the analyzer's NLTK parts, facet
         columns), the words spelling suggestions choose from, and the
@@ -513,6 +517,7 @@ class SearchIndex:
         warm_vocabulary(self._current().reader())
         warm_postings(self._current(), seconds)
 
+    @_holds_searcher
     def document(self, record_id: str) -> dict[str, Any]:
         """The stored record with id ``record_id``.
 

@@ -85,6 +85,21 @@ def open_generation(generation: Path):
     return FileStorage(str(generation), supports_mmap=False).open_index()
 
 
+def damage_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions reading an index file raises when its bytes are not
+    what Whoosh wrote (a truncated or overwritten segment)."""
+    import pickle
+    import struct
+    import zlib
+
+    from whoosh.filedb.filetables import FileFormatError
+    from whoosh.index import IndexError as WhooshIndexError
+    from whoosh.reading import CorruptIndexError
+
+    return (CorruptIndexError, FileFormatError, WhooshIndexError, EOFError, zlib.error,
+            pickle.UnpicklingError, struct.error)
+
+
 def new_generation(index_dir: Path) -> Path:
     """Create and return an empty directory for a new generation."""
     index_dir.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from searchengine import IndexNotFoundError, build_index, open_index, store
 from searchengine.cli import main
 from searchengine.indexer import remove_documents, update_index
 
-from conftest import SHARED_DATA, write
+from conftest import CORPUS, SHARED_DATA, write
 
 OAI = SHARED_DATA / "arxiv" / "kaggle_oai_snapshot_sample.jsonl"
 ATOM = SHARED_DATA / "arxiv" / "api_atom_samples"
@@ -230,3 +230,42 @@ def test_progress_bar_shows_on_a_terminal_unless_quiet(tmp_path):
     assert stdout.startswith(f"Indexed 200 documents into {tmp_path / 'a'} (200 records read, 0 skipped) in ")
     quiet, stdout = _stderr_on_a_terminal(["index", str(OAI), "--quiet", "--index-dir", str(tmp_path / "b")])
     assert quiet == "" and stdout.startswith("Indexed 200 documents")
+
+
+def _damage_segments(index_dir, how: str) -> None:
+    """Truncate every segment file, or overwrite its second half with junk."""
+    for segment in store.current_generation(index_dir).glob("*.seg"):
+        size = segment.stat().st_size
+        with segment.open("r+b") as handle:
+            if how == "truncate":
+                handle.truncate(1000)
+            else:
+                handle.seek(size // 2)
+                handle.write(b"\x07" * (size // 4))
+
+
+@pytest.mark.parametrize("how", ["truncate", "overwrite"])
+def test_damaged_segments_are_one_line_errors_for_search_and_update(tmp_path, how):
+    from searchengine import open_index
+    from searchengine.errors import IndexDamagedError
+
+    build_index([CORPUS], tmp_path / "index", jobs=1)
+    _damage_segments(tmp_path / "index", how)
+    runner = CliRunner()
+    failed = 0
+    for word in ("gpu", "memory", "model", "learning", "sparse", "graph"):
+        result = runner.invoke(main, ["search", word, "--index-dir", str(tmp_path / "index")])
+        assert result.exit_code in (0, 1) and "Traceback" not in result.output
+        if result.exit_code == 1:
+            failed += 1
+            assert "index cannot be" in result.stderr and "internal error" not in result.stderr
+            assert len(result.stderr.splitlines()) == 1
+    assert failed >= 1
+    result = runner.invoke(main, ["index", "--update", str(OAI), "--index-dir", str(tmp_path / "index")])
+    assert result.exit_code == 1
+    assert "index cannot be" in result.stderr and "Aborted" not in result.stderr
+    assert len(list((tmp_path / "index").glob("gen-*"))) == 1  # nothing new published or left behind
+    with pytest.raises(IndexDamagedError):
+        index = open_index(tmp_path / "index")
+        for word in ("gpu", "memory", "model", "learning", "sparse", "graph"):
+            index.search(word)

@@ -93,6 +93,30 @@ def test_pasted_title_with_a_colon_is_searched_as_text(corpus_index):
     assert glued.hits[0].id == CB_SPMV
 
 
+def test_pasted_prose_with_links_and_colons_is_searched_as_text(corpus_index):
+    pasted = ("This paper presents CB-SpMV, a cache-friendly SpMV optimization algorithm. "
+              "Code: https://github.com/example/cb-spmv and doi:10.1000/xyz note:see")
+    results = corpus_index.search(pasted)
+    assert results.hits[0].id == CB_SPMV
+    assert corpus_index.search("SpMV http://example.com/spmv").hits[0].id == CB_SPMV
+    with pytest.raises(QueryError, match="unknown field 'tilte:'"):
+        corpus_index.search("tilte:gpu memory")  # a keyword query: a mistyped field
+
+
+@pytest.mark.parametrize(("query", "field", "pattern", "also"), [
+    ('title:"cache-friendly"', "title", r"cache\W+friendly", None),
+    ('ti:"sparse matrix" GPU', "title", r"sparse\W+matrix", "gpus?"),
+    ('abs:"sparse matrix"', "abstract", r"sparse\W+matrix", None),
+])
+def test_a_phrase_can_be_asked_in_one_field(corpus_index, query, field, pattern, also):
+    results = corpus_index.search(query, limit=50)
+    assert f"exact({field}:" in results.parsed
+    expected = {r.id for r in corpus_records()
+                if re.search(rf"(?<![^\W_]){pattern}(?![^\W_])", getattr(r, field), re.IGNORECASE)
+                and (also is None or contains_word(r, also))}
+    assert {h.id for h in results.hits} == expected and expected
+
+
 def test_no_document_with_every_word_relaxes_to_any_word(corpus_index):
     results = corpus_index.search("SpMV zebra")
     assert results.relaxed is True
@@ -180,3 +204,10 @@ def test_a_field_without_a_value_is_an_error_naming_it(corpus_index, query, mess
 def test_show_accepts_a_versioned_id_or_url(arxiv_index):
     assert arxiv_index.document("2101.00001v3")["id"] == "2101.00001"
     assert arxiv_index.document("https://arxiv.org/abs/2101.00001v1")["id"] == "2101.00001"
+
+
+@pytest.mark.parametrize("query", ["[a TO z]", "{a TO b}", "gpu [0 TO 9]", "title:[a TO z]"])
+def test_term_ranges_are_not_syntax(corpus_index, query):
+    # A range would enumerate every term between its ends: unbounded work.
+    results = corpus_index.search(query)
+    assert "[" not in results.parsed and "{" not in results.parsed and " TO " not in results.parsed

@@ -189,13 +189,24 @@ def _open_or_build(index_dir: Path):
     from click.core import ParameterSource
 
     from searchengine import store
+    from searchengine.errors import IndexBusyError
     from searchengine.search import open_index
 
     source = click.get_current_context().get_parameter_source("index_dir")
-    if store.current_generation(index_dir) is None and source in (ParameterSource.DEFAULT, None):
+    implicit = source in (ParameterSource.DEFAULT, None)
+    try:
+        current = store.current_generation(index_dir)
+    except IndexBusyError:
+        if not implicit:
+            raise
+        # Another command is building the default index: wait for it and use it.
+        with store.write_lock(index_dir, timeout=120):
+            pass
+        current = store.current_generation(index_dir)
+    if current is None and implicit:
         from searchengine.indexer import build_index
 
-        click.echo(f"No index in {index_dir}; building it from {DEFAULT_CORPUS}/ ...", err=True)
+        click.echo(f"No index in {index_dir}/; building it from {DEFAULT_CORPUS}/ ...", err=True)
         summary = build_index([Path(DEFAULT_CORPUS)], index_dir)
         _report_problems(summary.problems)
         click.echo(f"Indexed {_count(summary.documents, 'document')} in {summary.seconds:.2f} s", err=True)

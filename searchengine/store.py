@@ -50,6 +50,9 @@ def current_generation(index_dir: Path, *, strict: bool = True) -> Path | None:
         raw = pointer.read_bytes()
     except FileNotFoundError:
         if strict and any(p.is_dir() for p in index_dir.glob(PREFIX + "*")):
+            if being_written(index_dir):  # the first build of this index is under way
+                raise IndexBusyError(f"{index_dir}: the index is being built; "
+                                     "try again when the build has finished") from None
             raise IndexDamagedError(
                 f"{pointer} is missing beside index generations; "
                 "run 'searchengine index PATH...' to rebuild") from None
@@ -68,6 +71,21 @@ def current_generation(index_dir: Path, *, strict: bool = True) -> Path | None:
         raise IndexDamagedError(f"{pointer} does not name an index generation; "
                                 "run 'searchengine index PATH...' to rebuild")
     return index_dir / name
+
+
+def being_written(index_dir: Path) -> bool:
+    """Whether another process holds the index's write lock (see :func:`write_lock`)."""
+    try:
+        handle = open(index_dir / LOCK, "rb")
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            return exc.errno in (errno.EAGAIN, errno.EACCES)
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return False
 
 
 def open_generation(generation: Path):

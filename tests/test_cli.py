@@ -28,7 +28,7 @@ def workdir(tmp_path, monkeypatch):
 def test_first_search_builds_the_index_and_says_so(runner, workdir):
     result = runner.invoke(main, ["search", "SpMV GPU"])
     assert result.exit_code == 0
-    assert result.stderr.splitlines()[0] == "No index in index; building it from corpus/ ..."
+    assert result.stderr.splitlines()[0] == "No index in index/; building it from corpus/ ..."
     assert result.stderr.splitlines()[1].startswith("Indexed 24 documents in ")
     lines = result.stdout.splitlines()
     assert lines[0].startswith("1 hit for 'SpMV GPU' (")

@@ -258,3 +258,22 @@ def test_a_failed_worker_is_an_error_not_a_smaller_index(small_inputs, tmp_path,
         build_index([source], index_dir, jobs=2)
     assert store.current_generation(index_dir) == before
     assert open_index(index_dir).doc_count == 300
+
+
+def test_an_index_being_built_for_the_first_time_is_busy_not_damaged(tmp_path):
+    from click.testing import CliRunner
+
+    from searchengine.cli import main
+    from searchengine.errors import IndexBusyError, IndexDamagedError
+
+    index_dir = tmp_path / "index"
+    (index_dir / "gen-20260101T000000000000-1").mkdir(parents=True)  # a first build's generation
+    with store.write_lock(index_dir):
+        with pytest.raises(IndexBusyError, match="the index is being built"):
+            store.current_generation(index_dir)
+        result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])
+        assert result.exit_code == 1
+        assert result.stderr == f"Error: {index_dir}: the index is being built; try again when the build has finished\n"
+    # With no writer, generations without a pointer are damage, as before.
+    with pytest.raises(IndexDamagedError, match="CURRENT is missing"):
+        store.current_generation(index_dir)

@@ -467,7 +467,7 @@ def _write(
 
     with store.write_lock(target, timeout=lock_timeout):
         store.remove_stale(target)
-        base = store.current_generation(target) if from_current else None
+        base = store.current_generation(target, writer=True) if from_current else None
         generation = store.new_generation(target)
         try:
             if base is not None:

@@ -33,24 +33,27 @@ LOCK = ".writelock"
 PREFIX = "gen-"
 
 
-def current_generation(index_dir: Path, *, strict: bool = True) -> Path | None:
+def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = False) -> Path | None:
     """The generation ``CURRENT`` names, or ``None`` if there is no index yet.
 
     Args:
         strict: raise when the pointer is damaged (unreadable, not a
             generation name) or missing beside existing generations; with
             False such an index counts as having no current generation.
+        writer: the caller holds the write lock (so no other build is under way).
 
     Raises:
         IndexDamagedError: (strict only) the pointer is damaged or missing
             while generations exist, so which one is current is unknown.
+        IndexBusyError: (strict only) the pointer is missing beside
+            generations while another process writes: a first build.
     """
     pointer = index_dir / POINTER
     try:
         raw = pointer.read_bytes()
     except FileNotFoundError:
         if strict and any(p.is_dir() for p in index_dir.glob(PREFIX + "*")):
-            if being_written(index_dir):  # the first build of this index is under way
+            if not writer and being_written(index_dir):  # the first build of this index is under way
                 raise IndexBusyError(f"{index_dir}: the index is being built; "
                                      "try again when the build has finished") from None
             raise IndexDamagedError(

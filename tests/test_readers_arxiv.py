@@ -182,6 +182,13 @@ def test_atom_error_entry_and_broken_xml_are_reported(tmp_path):
     assert len(problems) == 1 and str(problems[0]).startswith(f"{cut}:54: XML is not well formed (mismatched tag")
 
 
+def test_csv_quote_left_open_is_reported_not_swallowed(tmp_path):
+    path = write(tmp_path / "open.csv", 'title,id,year\nFirst paper,1,2020\n"unterminated,2,2020\nok,3,2021\n')
+    records, problems = read([path], format="csv")
+    assert [r.title for r in records] == ["First paper"]
+    assert [str(p) for p in problems] == [f"{path}:3: CSV error (unexpected end of data); rest of file skipped"]
+
+
 def test_csv_with_record_field_names(tmp_path):
     text = (
         "id,title,abstract,authors,year,categories,url,extra\n"

@@ -63,7 +63,8 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
                 start["line"], start["open"] = number, False
             yield line + "\n"
 
-    rows = csv.reader(texts())
+    # strict: a quote left open to the end of the file is an error, not one long field.
+    rows = csv.reader(texts(), strict=True)
     header: list[str] | None = None
     while True:
         try:

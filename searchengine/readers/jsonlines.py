@@ -129,7 +129,7 @@ def read_objects(
         try:
             record = parse(json.loads(line))
         except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), number, f"invalid JSON ({exc.msg} at column {exc.colno}) (skipped)"))
+            problems.append(Problem(str(path), number, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}) (skipped)"))
             continue
         except ValueError as exc:
             problems.append(Problem(str(path), number, f"{exc} (skipped)"))

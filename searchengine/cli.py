@@ -485,10 +485,12 @@ def _serve_processes(index_dir: Path, host: str, port: int, threads: int, worker
 
     from gunicorn.app.base import BaseApplication
 
-    if port == 0:  # gunicorn needs a number: take a free one
-        with socket.socket() as probe:
-            probe.bind((host, 0))
-            port = probe.getsockname()[1]
+    # Bind once here: a port in use is a one-line error before any process
+    # starts, and port 0 becomes a free port's number, which gunicorn needs.
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+        port = probe.getsockname()[1]
 
     class Server(BaseApplication):
         def load_config(self):

@@ -468,6 +468,20 @@ def test_serve_reports_a_missing_corpus_in_one_line(tmp_path, monkeypatch):
     assert result.output.strip().splitlines()[-1].startswith("Error: ")
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_on_a_port_in_use_is_a_one_line_error(web_index_dir, workers):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", "--port", str(port), "--workers", workers,
+                                           "--index-dir", str(web_index_dir)])
+    assert result.exit_code == 1
+    assert result.output == "Error: Address already in use\n"
+
+
 def test_a_missing_index_is_a_503_not_a_crash(tmp_path):
     index_dir = tmp_path / "index"
     build_index([RECORDS], index_dir)

@@ -3,8 +3,14 @@
     python benchmarks/relevance.py [COLLECTION_DIR ...]
 
 Default collections: ../shared/data/cranfield and ../shared/data/cisi
-(relative to the repository root). For each collection it prints one table
-with two rows:
+(relative to the repository root), and a known-item test made from the
+arXiv listing sample (``arxiv-known-item``): the abstracts of its first
+15,000 records are the documents (without their titles), the titles of 300
+of them (seed 7) are the queries, and each query's one relevant document is
+its own abstract. Cranfield and CISI judge many documents relevant per
+question; this one judges one, like collections of claims or questions
+with a single answer, where feedback from the best hits can do harm. For
+each collection it prints one table with two rows:
 
 * ``searchengine``: ``searchengine.evaluation.evaluate`` — the collection is
   indexed with the product's reader and indexer in a temporary directory and
@@ -38,6 +44,35 @@ from searchengine.analysis import STOP_WORDS  # noqa: E402
 from searchengine.evaluation import DEPTH, evaluate, load_collection, score_run  # noqa: E402
 
 DEFAULT_COLLECTIONS = [REPO.parent / "shared" / "data" / "cranfield", REPO.parent / "shared" / "data" / "cisi"]
+LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
+
+
+def known_item_collection(folder: Path, documents: int = 15_000, queries: int = 300, seed: int = 7) -> Path:
+    """Write the arXiv known-item test (see the module docstring) in BEIR layout under ``folder``."""
+    import gzip
+    import json
+    import random
+
+    records = []
+    with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            item = json.loads(line)
+            records.append((item["id"], item["title"], item["summary"]))
+            if len(records) == documents:
+                break
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
+        for doc_id, _, abstract in records:
+            out.write(json.dumps({"_id": doc_id, "title": "", "text": abstract}) + "\n")
+    chosen = random.Random(seed).sample(records, queries)
+    with open(folder / "queries.jsonl", "w", encoding="utf-8") as out:
+        for doc_id, title, _ in chosen:
+            out.write(json.dumps({"_id": f"q{doc_id}", "text": title}) + "\n")
+    with open(folder / "qrels" / "test.tsv", "w", encoding="utf-8") as out:
+        out.write("query-id\tcorpus-id\tscore\n")
+        for doc_id, _, _ in chosen:
+            out.write(f"q{doc_id}\t{doc_id}\t1\n")
+    return folder
 COLUMNS = ("ndcg@10", "map", "p@10", "recall@100")
 
 
@@ -64,8 +99,15 @@ def fts5_run(collection) -> dict[str, dict[str, float]]:
 
 
 def main(paths: list[str]) -> None:
+    import tempfile
+
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    for path in paths or DEFAULT_COLLECTIONS:
+    scratch = tempfile.TemporaryDirectory()
+    if not paths:
+        paths = list(DEFAULT_COLLECTIONS)
+        if LISTING.exists():
+            paths.append(known_item_collection(Path(scratch.name) / "arxiv-known-item"))
+    for path in paths:
         collection = load_collection(path)
         started = time.perf_counter()
         product = evaluate(path)
@@ -79,6 +121,7 @@ def main(paths: list[str]) -> None:
         for name, result, seconds in (("searchengine", product, product_s), ("sqlite-fts5", fts5, fts5_s)):
             print(f"| {name:<12} | {' | '.join(f'{result[c]:>10.4f}' for c in COLUMNS)} | {seconds:7.1f} |")
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
+    scratch.cleanup()
 
 
 if __name__ == "__main__":

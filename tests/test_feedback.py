@@ -74,7 +74,8 @@ def test_feedback_scores_are_the_query_plus_weighted_expansion_terms(small_index
     model = feedback.relevance_model(searcher, top, ranking.FEEDBACK_TERMS)
     expected = dict(first)
     for term, probability in model:
-        term_query = ranking.bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=5 * probability)
+        weight = 5 * ranking.FEEDBACK_WEIGHT * probability  # 5 query terms
+        term_query = ranking.bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
         for hit in searcher.search(term_query, limit=None):
             if hit.docnum in expected:
                 expected[hit.docnum] += hit.score

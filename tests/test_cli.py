@@ -56,6 +56,13 @@ def test_search_words_need_no_quotes(runner, workdir):
     assert json.loads(unquoted.stdout)["hits"] == json.loads(quoted.stdout)["hits"]
 
 
+def test_indexing_a_folder_that_holds_the_index_skips_the_index(runner, workdir):
+    for _ in range(2):
+        result = runner.invoke(main, ["index", "corpus", "--index-dir", "corpus/idx"])
+        assert result.exit_code == 0 and result.stderr == ""
+        assert result.stdout.startswith("Indexed 24 documents into corpus/idx (24 records read, 0 skipped) in ")
+
+
 def test_index_command_prints_a_summary_and_reports_bad_records(runner, workdir):
     write(workdir / "extra" / "bad.jsonl", '{"title": "Good record"}\n{broken\n')
     result = runner.invoke(main, ["index", "corpus", "extra", "--index-dir", "idx"])

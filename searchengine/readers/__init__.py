@@ -71,15 +71,22 @@ def detect_format(path: Path) -> str | None:
 
 
 def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
-    """Expand files and directories (recursively, sorted, hidden entries skipped).
+    """Expand files and directories (recursively, sorted, hidden entries and
+    index directories skipped: indexing a folder that holds its index does not
+    read the index's own files).
 
     Raises:
         InputError: a path does not exist or is neither a file nor a directory.
     """
+    from searchengine import store
+
     for given in paths:
         path = Path(given)
         if path.is_dir():
             for root, dirs, files in os.walk(path):
+                if (Path(root) / store.POINTER).is_file() or (Path(root) / store.LOCK).exists():
+                    dirs[:] = []
+                    continue
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     if not name.startswith("."):

@@ -448,8 +448,6 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
     waitress. A rebuilt index is picked up without a restart. Builds the
     index from corpus/ first when there is none.
     """
-    import os
-
     from web import create_app
 
     workers = workers or os.cpu_count() or 1

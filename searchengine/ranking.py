@@ -170,10 +170,13 @@ class _PostingsCache:
             self.size -= len(dropped[0]) + 1
 
 
-def _reader_cache(reader, name: str) -> dict:
-    """A dict kept on a segment reader; it lives as long as the open index."""
+def _reader_cache(reader, name: str, make=dict):
+    """An object (``make()``, a dict by default) kept on a segment reader; it lives as long as the open index."""
     caches = reader.__dict__.setdefault("_searchengine_cache", {})
-    return caches.setdefault(name, {})
+    found = caches.get(name)
+    if found is None:
+        found = caches[name] = make()
+    return found
 
 
 def _length_norms(searcher, reader, fieldname: str) -> array:
@@ -219,6 +222,21 @@ def _length_codes(reader, fieldname: str, count: int) -> bytes | None:
     return codes + bytes(count - stored)  # documents past the column's end have no length
 
 
+_BLOCK_READING = ("_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
+
+
+def _leaf_matcher(reader, fieldname: str, text):
+    """``(matcher, deleted docnums or None, whether its blocks can be read whole)``
+    for a term's postings in a segment, with Whoosh's deleted-document filter taken off."""
+    from whoosh.matching.wrappers import FilterMatcher
+
+    matcher = reader.postings(fieldname, text)
+    deleted = None
+    if type(matcher) is FilterMatcher and matcher._exclude:
+        matcher, deleted = matcher.child, matcher._ids
+    return matcher, deleted, all(hasattr(matcher, name) for name in _BLOCK_READING)
+
+
 def posting_blocks(reader, fieldname: str, text):
     """A term's postings in a segment, as ``(document numbers, weights)`` pairs of sequences.
 
@@ -228,14 +246,11 @@ def posting_blocks(reader, fieldname: str, text):
     is several times faster than a call per posting. That reaches below
     Whoosh's public API, so a matcher of another shape is read the public way.
     """
-    from whoosh.matching.wrappers import FilterMatcher
-
-    matcher = reader.postings(fieldname, text)
-    deleted = None
-    if type(matcher) is FilterMatcher and matcher._exclude:
-        matcher, deleted = matcher.child, matcher._ids
-    if not all(hasattr(matcher, name) for name in ("_read_ids", "_read_weights", "_next_block", "_ids")):
+    matcher, deleted, blockwise = _leaf_matcher(reader, fieldname, text)
+    if not blockwise:
         if deleted is not None:
+            from whoosh.matching.wrappers import FilterMatcher
+
             matcher = FilterMatcher(matcher, deleted, exclude=True)
         pairs = list(matcher.items_as("weight"))
         yield [doc for doc, _ in pairs], [weight for _, weight in pairs]
@@ -320,11 +335,7 @@ def warm_postings(searcher, seconds: float = 10.0) -> int:
 
 
 def _postings_cache(reader) -> _PostingsCache:
-    caches = reader.__dict__.setdefault("_searchengine_cache", {})
-    cache = caches.get("postings")
-    if cache is None:
-        cache = caches["postings"] = _PostingsCache(TERM_CACHE_POSTINGS)
-    return cache
+    return _reader_cache(reader, "postings", lambda: _PostingsCache(TERM_CACHE_POSTINGS))
 
 
 def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
@@ -359,6 +370,11 @@ def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     scale = idf * (K1 + 1)
     # Compact arrays: a cached common term of a large index stays well under a megabyte.
     return array("i", docs), array("d", [scale * tf / (tf + K1) for tf in tfs])
+
+
+def _saturated(idf: float, tf: float) -> float:
+    """BM25's score of a (length-normalised) term frequency ``tf``."""
+    return idf * tf * (K1 + 1) / (tf + K1)
 
 
 def _idf(searcher, terms) -> float:
@@ -411,18 +427,11 @@ def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, f
             continue
         weighted: dict[int, float] = {}
         for fieldname, text in keys:
-            if (fieldname, text) not in reader:
-                continue
             norms = _length_norms(sub, reader, fieldname)
-            postings = reader.postings(fieldname, text)
-            for doc in local:
-                if not postings.is_active():
-                    break
-                postings.skip_to(doc)
-                if postings.is_active() and postings.id() == doc:
-                    weighted[doc] = weighted.get(doc, 0.0) + postings.weight() / norms[doc]
+            for doc, (weight, _) in _postings_at(reader, fieldname, text, local).items():
+                weighted[doc] = weighted.get(doc, 0.0) + weight / norms[doc]
         for doc, tf in weighted.items():
-            found[doc + offset] = idf * tf * (K1 + 1) / (tf + K1) * boost
+            found[doc + offset] = _saturated(idf, tf) * boost
     return found
 
 
@@ -587,30 +596,23 @@ def _phrase_postings(searcher, reader, fieldname: str, words: list[str],
     word, or those of ``within`` (few, when given); positions are read for those only."""
     if within is not None:
         candidates = sorted(within)
-        postings = [_positions(reader, fieldname, word, candidates) for word in words]
+        postings = [_postings_at(reader, fieldname, word, candidates, positions=True) for word in words]
         candidates = [doc for doc in candidates if all(doc in found for found in postings)]
         norms = _length_norms(searcher, reader, fieldname)
         idfs = [_idf(searcher, ((fieldname, word),)) for word in words]
-        total = {}
-        for doc in candidates:
-            score = 0.0
-            for idf, found in zip(idfs, postings):
-                tf = found[doc][0] / norms[doc]
-                score += idf * tf * (K1 + 1) / (tf + K1)
-            total[doc] = score
+        total = {doc: sum(_saturated(idf, found[doc][0] / norms[doc]) for idf, found in zip(idfs, postings))
+                 for doc in candidates}
     else:
         per_word = [_term_postings(searcher, reader, ((fieldname, word),)) for word in words]
         ordered = sorted(per_word, key=lambda found: len(found[0]))
         total = dict(zip(*ordered[0]))
-        if within is not None:
-            total = {doc: score for doc, score in total.items() if doc in within}
         for docs, scores in ordered[1:]:
             if not total:
                 break
             other = dict(zip(docs, scores))
             total = {doc: score + other[doc] for doc, score in total.items() if doc in other}
         candidates = sorted(total)
-        postings = [_positions(reader, fieldname, word, candidates) for word in words]
+        postings = [_postings_at(reader, fieldname, word, candidates, positions=True) for word in words]
     kept = []
     for doc in candidates:
         first, following = postings[0][doc][1], [found[doc][1] for found in postings[1:]]
@@ -619,9 +621,9 @@ def _phrase_postings(searcher, reader, fieldname: str, words: list[str],
     return array("i", kept), array("d", (total[doc] for doc in kept))
 
 
-def _positions(reader, fieldname: str, word: str, docs: list[int]) -> dict:
-    """``{doc: (weight, set of positions)}`` of ``word`` for each of the
-    ascending ``docs`` that has it (live documents).
+def _postings_at(reader, fieldname: str, text: str, docs: list[int], positions: bool = False) -> dict:
+    """``{doc: (weight, set of positions or None)}`` of a term for each of
+    the ascending live ``docs`` that has it; positions only when asked.
 
     Blocks holding none of ``docs`` are passed over unread, as in
     :func:`posting_blocks`; a matcher of another shape is read the public way.
@@ -629,15 +631,12 @@ def _positions(reader, fieldname: str, word: str, docs: list[int]) -> dict:
     from bisect import bisect_left
 
     from whoosh.matching import ReadTooFar
-    from whoosh.matching.wrappers import FilterMatcher
 
-    if (fieldname, word) not in reader:
+    if (fieldname, text) not in reader:
         return {}
-    matcher = reader.postings(fieldname, word)
-    if type(matcher) is FilterMatcher and matcher._exclude:
-        matcher = matcher.child  # docs are live documents already
+    matcher, _, blockwise = _leaf_matcher(reader, fieldname, text)  # docs are live documents already
     found = {}
-    if all(hasattr(matcher, name) for name in ("_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid")):
+    if blockwise:
         decode = matcher.format.decode_positions
         at = 0
         while matcher.is_active() and at < len(docs):
@@ -646,12 +645,13 @@ def _positions(reader, fieldname: str, word: str, docs: list[int]) -> dict:
                 continue
             matcher._read_ids()
             matcher._read_weights()
-            matcher._read_values()
+            if positions:
+                matcher._read_values()
             ids, weights, values = matcher._ids, matcher._weights, matcher._values
             while at < len(docs) and docs[at] <= matcher._maxid:
                 i = bisect_left(ids, docs[at])
                 if i < len(ids) and ids[i] == docs[at]:
-                    found[docs[at]] = (weights[i], set(decode(values[i])))
+                    found[docs[at]] = (weights[i], set(decode(values[i])) if positions else None)
                 at += 1
             matcher._next_block()
         return found
@@ -663,7 +663,7 @@ def _positions(reader, fieldname: str, word: str, docs: list[int]) -> dict:
         except ReadTooFar:
             break
         if matcher.is_active() and matcher.id() == doc:
-            found[doc] = (matcher.weight(), set(matcher.value_as("positions")))
+            found[doc] = (matcher.weight(), set(matcher.value_as("positions")) if positions else None)
     return found
 
 

@@ -242,8 +242,24 @@ class ExactText(WrappingQuery):
     def __str__(self) -> str:
         return f"exact({self.child})"
 
+    # The stemmed child does the scoring, so its boost is the phrase's.
+    @property
+    def boost(self) -> float:
+        return self.child.boost
+
+    @boost.setter
+    def boost(self, value: float) -> None:
+        self.child.boost = value
+
     def _rewrap(self, child):
         return ExactText(child, self.fieldname, self.pattern)
+
+    def holds(self, stored: dict) -> bool:
+        """Whether a document's stored fields (``{field: value}``) have the text as written."""
+        value = stored.get(self.fieldname) or ""
+        if isinstance(value, list):
+            value = "\n".join(value)
+        return self._regex.search(fold(value)) is not None
 
     def matcher(self, searcher, context=None):
         matcher = self.child.matcher(searcher, context)
@@ -251,10 +267,7 @@ class ExactText(WrappingQuery):
         docs, scores = [], []
         while matcher.is_active():
             doc = matcher.id()
-            value = searcher.stored_fields(doc).get(self.fieldname) or ""
-            if isinstance(value, list):
-                value = "\n".join(value)
-            if self._regex.search(fold(value)):
+            if self.holds(searcher.stored_fields(doc)):
                 docs.append(doc)
                 scores.append(matcher.score() if scored else 1.0)
             matcher.next()

@@ -491,6 +491,8 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[in
         return _term_scores(q, searcher, reader)
     if kind is wq.Phrase:
         return _phrase_scores(q, searcher, reader, within)
+    if kind.__name__ == "ExactText":
+        return _exact_scores(q, searcher, reader, within)
     if kind is wq.And:
         positive = [s for s in q.subqueries if type(s) is not wq.Not]
         if not positive:
@@ -583,6 +585,23 @@ def _phrase_scores(q, searcher, reader, within: set[int] | None = None) -> dict[
             cache.put(key, found)
     docs, scores = found
     return {doc: score * q.boost for doc, score in zip(docs, scores)} if q.boost != 1 else dict(zip(docs, scores))
+
+
+def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
+    """A quoted phrase (:class:`searchengine.query.ExactText`): the matches of
+    its stemmed phrase or term whose stored text has the words as written,
+    with the stemmed query's scores. Kept per segment unless bounded by ``within``."""
+    key = ("exact", q.fieldname, q.pattern, q.child)
+    cache = _postings_cache(reader)
+    found = cache.get(key)
+    if found is None:
+        scores = _node_scores(q.child, searcher, reader, within)
+        stored = searcher.stored_fields
+        docs = sorted(doc for doc in scores if q.holds(stored(doc)))
+        found = (array("i", docs), array("d", (scores[doc] for doc in docs)))
+        if within is None:
+            cache.put(key, found)
+    return dict(zip(*found))
 
 
 # A phrase inside a conjunction with fewer candidate documents than this

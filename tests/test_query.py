@@ -117,6 +117,19 @@ def test_a_phrase_can_be_asked_in_one_field(corpus_index, query, field, pattern,
     assert {h.id for h in results.hits} == expected and expected
 
 
+def test_phrases_can_be_combined_with_operators(corpus_index):
+    def has(record, pattern):
+        text = f"{record.title}\n{record.abstract}"
+        return re.search(rf"(?<![^\W_]){pattern}(?![^\W_])", text, re.IGNORECASE) is not None
+
+    either = corpus_index.search('"sparse matrix" OR "language model"', limit=50)
+    expected = ids_where(lambda r: has(r, r"sparse\W+matrix") or has(r, r"language\W+model"))
+    assert {h.id for h in either.hits} == expected and len(expected) == 7
+    without = corpus_index.search('"language model" NOT "sparse matrix"', limit=50)
+    assert {h.id for h in without.hits} == ids_where(
+        lambda r: has(r, r"language\W+model") and not has(r, r"sparse\W+matrix")) != set()
+
+
 def test_no_document_with_every_word_relaxes_to_any_word(corpus_index):
     results = corpus_index.search("SpMV zebra")
     assert results.relaxed is True

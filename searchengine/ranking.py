@@ -447,7 +447,7 @@ class Unsupported(Exception):
     """A query node :func:`score_documents` leaves to Whoosh's matchers."""
 
 
-def score_documents(query, searcher) -> dict[int, float] | None:
+def score_documents(query, searcher, within=None) -> dict[int, float] | None:
     """Every document matching ``query`` with its score, or ``None``.
 
     A fast path for the queries the parser builds from plain words: BM25F
@@ -458,14 +458,22 @@ def score_documents(query, searcher) -> dict[int, float] | None:
     Any other node (phrases, fielded terms, prefixes) returns ``None``: the
     caller then uses Whoosh's own search.
 
+    ``within`` (top-level document numbers), when given, bounds the result:
+    documents outside it may be left out, and phrases read positions for
+    those documents only when they are few.
+
     Returns:
         ``{docnum: score}`` with top-level document numbers.
     """
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
     found: dict[int, float] = {}
     try:
-        for sub, offset in parts:
-            scores = _node_scores(query, sub, sub.reader())
+        for i, (sub, offset) in enumerate(parts):
+            bound = None
+            if within is not None:
+                end = parts[i + 1][1] if i + 1 < len(parts) else float("inf")
+                bound = {doc - offset for doc in within if offset <= doc < end}
+            scores = _node_scores(query, sub, sub.reader(), bound)
             if offset:
                 found.update((doc + offset, score) for doc, score in scores.items())
             else:

@@ -379,14 +379,27 @@ class SearchIndex:
         if parsed.query is None or not parsed.text:
             return None
 
-        def count_hits(text: str) -> int:
-            from searchengine.ranking import score_documents
+        from searchengine.ranking import score_documents
 
-            candidate = querylang.parse(text, searcher.schema)
-            wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [])
-            return len(_matching(cache, wanted, score_documents(wanted, searcher), restrict))
+        matches: dict[str, list[int]] = {}
 
-        return spelling.suggest(searcher, parsed.text, total, count_hits, deadline)
+        def matching(text: str) -> list[int]:
+            if text not in matches:
+                candidate = querylang.parse(text, searcher.schema)
+                wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [])
+                matches[text] = _matching(cache, wanted, score_documents(wanted, searcher), restrict)
+            return matches[text]
+
+        def phrase_share(phrase: str, text: str) -> float:
+            # A sample of consecutive documents: positions are read from few blocks.
+            sample = matching(text)[:spelling.PHRASE_SAMPLE]
+            if not sample:
+                return 0.0
+            found = score_documents(querylang.parse(phrase, searcher.schema).query, searcher, set(sample))
+            return 0.0 if found is None else len(found.keys() & set(sample)) / len(sample)
+
+        return spelling.suggest(searcher, parsed.text, total, lambda text: len(matching(text)),
+                                deadline, phrase_share)
 
     def _ranked_window(
         self, searcher, cache, wanted, scores: dict[int, float] | None, allowed: set[int] | None,

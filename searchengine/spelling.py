@@ -1,16 +1,26 @@
-"""Did-you-mean: a corrected query when a word is unknown or hits are few.
+"""Did-you-mean: a corrected query when a word is unknown, rare or hits are few.
 
 Candidates come from the unstemmed words of titles and abstracts (Whoosh's
 ``spell_title`` / ``spell_abstract`` fields, which hold each word once per
 segment) within edit distance 1, or 2 for words of :data:`LONG_WORD` letters
-or more, sharing the first letters (typos rarely hit them). A word's
-frequency is the number of titles (or abstracts, whichever is larger) that
-hold its stem, provided some title or abstract holds it as written. Each
-word keeps its :data:`CANDIDATES` best candidates (smallest
+or more, sharing the first two letters (typos rarely hit them), but for a
+swap among the first three (``nueral``). A word's frequency is the number of
+titles (or abstracts, whichever is larger) that hold its stem, provided some
+title or abstract holds it as written. A word is checked when it is unknown;
+when it is rare (a typo that made it into a few abstracts, ``transfomer``)
+and a neighbour is :data:`RARE_FACTOR` times as common; or, when the query
+finds fewer than :data:`FEW_HITS` hits, when it occurs once and a neighbour
+is ten times as common.
+
+Each word keeps its :data:`CANDIDATES` best candidates (smallest
 Damerau–Levenshtein distance, then most documents); the query is then scored
-in context: the combination of candidates that gives the corrected query the
-most hits wins, and is offered only if it finds more than the query as typed.
-So ``sparce matrix`` becomes ``sparse matrix``, not ``space matrix``.
+in context, like a bigram language model scores a noisy-channel correction
+(Kernighan, Church and Gale 1990): first by how many documents hold each
+corrected word next to its neighbours in the query (phrase hits), then by
+the hits of the whole corrected query. A correction is offered only if it
+finds more than the query as typed. So ``sparce matrix`` becomes ``sparse
+matrix``, though ``space`` is the more common word and ``space matrix``
+finds more documents than ``sparse matrix``.
 """
 
 from __future__ import annotations
@@ -21,8 +31,12 @@ import re
 SPELLING_FIELDS = ("spell_title", "spell_abstract")
 # The fields whose words the spelling fields hold, stemmed: word frequencies.
 STEMMED_FIELDS = ("title", "abstract")
-# Below this many hits, rare words are checked too, not only unknown ones.
+# Below this many hits, words found once are checked too, not only unknown ones.
 FEW_HITS = 3
+# A word in at most this share of documents is rare: it is checked whenever a
+# neighbour is RARE_FACTOR times as common (typos that made it into abstracts).
+RARE_SHARE = 1 / 5_000
+RARE_FACTOR = 100
 # Words of this length or more may be two edits away from the correction.
 LONG_WORD = 5
 CANDIDATES = 3
@@ -36,10 +50,17 @@ MAX_QUERY_WORDS = 6
 # Longer "words" (pasted ids, hashes, runs of one letter) are not corrected:
 # the edit-distance automaton grows with the word.
 MAX_WORD = 30
+# Phrase shares are measured on this many of a corrected query's hits.
+PHRASE_SAMPLE = 200
+# How much less likely each edit makes a correction.
+EDIT_COST = 0.05
 
 # Plain words outside field prefixes and operators: what a user may mistype.
 _WORD = re.compile(r"(?<![\w:.\-/*?])([^\W\d_]{3,})(?![\w:*?])")
 _OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
+# A capital after the first letter (SpMV, NeRF, LoRA): an acronym or a name
+# as its authors write it, not a typo.
+_NAME_CASE = re.compile(r"^.+[A-Z]")
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -125,7 +146,7 @@ def warm_vocabulary(reader) -> int:
 
 def _within(reader, word: str, maxdist: int) -> set[str]:
     """Words of the spelling fields within ``maxdist`` edits of ``word`` that
-    share its first :data:`SHARED_PREFIX` letters.
+    share its first :data:`SHARED_PREFIX` letters, but for a swap of two of the first three.
 
     What Whoosh's ``terms_within`` finds without a word graph, but cheaper:
     a word more than ``maxdist`` letters longer or shorter, or whose set of
@@ -135,8 +156,11 @@ def _within(reader, word: str, maxdist: int) -> set[str]:
     """
     letters = set(word)
     size = len(word)
+    # A swap of the first two letters or of the second and third (``nueral``)
+    # changes the prefix: those prefixes are read too.
+    prefixes = {word[:SHARED_PREFIX], word[1::-1], word[0] + word[2:3]}
     return {
-        term for term in _vocabulary(reader, word[:SHARED_PREFIX])
+        term for prefix in prefixes for term in _vocabulary(reader, prefix)
         if abs(len(term) - size) <= maxdist
         and len(letters.symmetric_difference(term)) <= 2 * maxdist
         and edit_distance(word, term) <= maxdist
@@ -151,7 +175,8 @@ def _candidates(reader, word: str) -> list[str]:
     return ranked[:CANDIDATES]
 
 
-def suggest(searcher, text: str, total: int, count_hits, deadline: float | None = None) -> str | None:
+def suggest(searcher, text: str, total: int, count_hits, deadline: float | None = None,
+            phrase_share=None) -> str | None:
     """A corrected version of the query ``text``, or ``None``.
 
     Args:
@@ -162,50 +187,117 @@ def suggest(searcher, text: str, total: int, count_hits, deadline: float | None 
             score corrections in context. It may raise ``QueryError``.
         deadline: ``time.monotonic()`` value after which no more corrections
             are tried (the best so far is returned).
+        phrase_share: function ``(phrase, query text) -> share`` giving the
+            share, from 0 to 1, of the query's hits (or a sample of them)
+            that hold the quoted two-word ``phrase``; without it corrections
+            are scored by hits alone.
     """
-    from searchengine.errors import QueryError
-
     import time
 
     if len(_WORD.findall(text)) > MAX_QUERY_WORDS:
         return None
     reader = searcher.reader()
+    rare = max(1, int(reader.doc_count() * RARE_SHARE))
     spans: list[tuple[int, int, list[str]]] = []
     for match in _WORD.finditer(text):
         word = match.group(1)
-        if word in _OPERATORS or len(word) > MAX_WORD:
+        if word in _OPERATORS or len(word) > MAX_WORD or _NAME_CASE.search(word):
             continue
         normal = _normalise(word)
         if normal is None:
             continue
         frequency = _document_frequency(reader, normal)
-        if frequency > 0 and not (total < FEW_HITS and frequency <= 1):
-            continue
-        options = _candidates(reader, normal)
-        if frequency > 0:
+        if frequency == 0:
+            options = _candidates(reader, normal)
+        elif frequency <= rare or (total < FEW_HITS and frequency <= 1):
             # A rare but real word: only a much more common neighbour replaces it.
-            options = [o for o in options if _document_frequency(reader, o) >= 10 * frequency]
+            factor = 10 if total < FEW_HITS and frequency <= 1 else RARE_FACTOR
+            options = [o for o in _candidates(reader, normal)
+                       if _document_frequency(reader, o) >= factor * frequency]
+        else:
+            continue
         if options:
             spans.append((match.start(1), match.end(1), options))
         if len(spans) == MAX_WORDS:
             break
     if not spans:
         return None
-    best_text, best_hits = None, total
+    best_text, best_key = None, (-1.0, total)
     for choice in itertools.product(*(options for _, _, options in spans)):
-        corrected, position = [], 0
-        for (start, end, _), replacement in zip(spans, choice):
-            corrected.append(text[position:start])
-            corrected.append(replacement)
-            position = end
-        corrected.append(text[position:])
-        candidate = "".join(corrected)
         if deadline is not None and time.monotonic() > deadline:
             break
-        try:
-            hits = count_hits(candidate)
-        except QueryError:
+        candidate, replaced = _replace(text, spans, choice)
+        hits = _hits(count_hits, candidate)
+        if hits <= total:
             continue
-        if hits > best_hits:
-            best_text, best_hits = candidate, hits
+        context, phrases = 0.0, []
+        if phrase_share is not None:
+            phrases = _neighbour_phrases(candidate, replaced)
+            context = hits * sum(_share(phrase_share, phrase, candidate) for phrase in phrases)
+        distances = [edit_distance(_normalise(text[start:end]) or "", word)
+                     for (start, end, _), word in zip(spans, choice)]
+        # A short word has many close words, and two edits reach far: next to
+        # other words, such a correction must be seen next to them somewhere.
+        if phrase_share is not None and phrases and not context and any(
+                len(word) < LONG_WORD or distance > 1 for word, distance in zip(choice, distances)):
+            continue
+        # Each edit makes a correction EDIT_COST times less likely (a flat noisy channel).
+        weight = EDIT_COST ** sum(distances)
+        key = (context * weight, hits * weight)
+        if key > best_key:
+            best_text, best_key = candidate, key
     return best_text
+
+
+def _replace(text: str, spans, choice) -> tuple[str, list[int]]:
+    """``text`` with each span replaced by the chosen word, and where the replacements start."""
+    parts, starts, position, length = [], [], 0, 0
+    for (start, end, _), replacement in zip(spans, choice):
+        parts.append(text[position:start])
+        length += start - position
+        starts.append(length)
+        parts.append(replacement)
+        length += len(replacement)
+        position = end
+    parts.append(text[position:])
+    return "".join(parts), starts
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+def _neighbour_phrases(text: str, starts: list[int]) -> list[str]:
+    """Quoted two-word phrases of each replaced word (starting at one of
+    ``starts`` in ``text``) with the word right before and after it, when
+    that word is a content word and only spaces or hyphens lie between:
+    ``["sparse matrix"]`` for ``sparse matrix``. A pair of two replaced
+    words is given once."""
+    tokens = list(_TOKEN.finditer(text))
+
+    def joinable(left, right) -> bool:
+        return text[left.end():right.start()].strip(" -") == "" and all(
+            t.group() not in _OPERATORS and _normalise(t.group()) is not None for t in (left, right))
+
+    phrases = []
+    for left, right in zip(tokens, tokens[1:]):
+        if (left.start() in starts or right.start() in starts) and joinable(left, right):
+            phrases.append(f'"{left.group()} {right.group()}"')
+    return phrases
+
+
+def _share(phrase_share, phrase: str, text: str) -> float:
+    from searchengine.errors import QueryError
+
+    try:
+        return phrase_share(phrase, text)
+    except QueryError:
+        return 0.0
+
+
+def _hits(count_hits, text: str) -> int:
+    from searchengine.errors import QueryError
+
+    try:
+        return count_hits(text)
+    except QueryError:
+        return 0

@@ -13,6 +13,7 @@ from conftest import CORPUS
         ("checkpointng planer", "checkpointing planner"),
         ("LLM inferense", "LLM inference"),
         ("transfomer", "transformer"),
+        ("GPU mmeory", "GPU memory"),
     ],
 )
 def test_misspelled_query_gets_a_suggestion_that_finds_more(corpus_index, query, suggestion):
@@ -47,13 +48,18 @@ def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir
         vocabulary = {w.decode() if isinstance(w, bytes) else w for f in SPELLING_FIELDS for w in reader.lexicon(f)}
         if warmed:
             assert warm_vocabulary(reader) == len(vocabulary)
-        for word in ["sparce", "matirx", "memmory", "gpus", "tranformer", "laguage", "qian", "zzzz", "spmv"]:
+        for word in ["sparce", "matirx", "memmory", "gpus", "tranformer", "laguage", "qian", "zzzz", "spmv",
+                     "mmeory", "lagnuage", "pgu"]:
+            # The prefix as typed, or with two of the first three letters swapped.
+            prefixes = {word[:2], word[1] + word[0], word[0] + word[2]}
             for maxdist in (1, 2):
                 expected = {w for w in vocabulary
-                            if w[:SHARED_PREFIX] == word[:SHARED_PREFIX] and edit_distance(word, w) <= maxdist}
+                            if w[:SHARED_PREFIX] in prefixes and edit_distance(word, w) <= maxdist}
                 assert _within(reader, word, maxdist) == expected, (word, maxdist)
         assert _within(reader, "matirx", 1) == {"matrix"}  # a transposition is one edit
         assert "sparse" in _within(reader, "sparce", 1)
+        assert "memory" in _within(reader, "mmeory", 1)  # a swap in the prefix
+        assert "gpu" in _within(reader, "pgu", 1)
     finally:
         index.close()
 
@@ -152,3 +158,49 @@ def test_update_replacing_most_documents_keeps_the_words_of_live_documents_only(
     index = open_index(tmp_path / "index")
     assert index.search("zymografic").suggestion == "zymographic"
     assert index.search("transfomer").suggestion is None
+
+
+@pytest.fixture(scope="module")
+def context_index(tmp_path_factory):
+    """``space`` is the more common word, but ``sparse`` is the one seen next to ``matrix``;
+    ``transfomer`` is a typo three abstracts share."""
+    import json
+
+    from searchengine import build_index, open_index
+
+    abstracts = (["Space and time bounds for matrix methods."] * 8
+                 + ["Sparse matrix kernels on accelerators."] * 3
+                 + ["A transformer study of attention."] * 150
+                 + ["A transfomer study of attention."] * 3)
+    folder = tmp_path_factory.mktemp("spelling-context")
+    lines = [json.dumps({"id": f"d{i}", "title": f"Paper {i}", "abstract": text})
+             for i, text in enumerate(abstracts)]
+    (folder / "records.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    build_index([folder / "records.jsonl"], folder / "index", jobs=1)
+    index = open_index(folder / "index")
+    yield index
+    index.close()
+
+
+def test_the_correction_seen_next_to_the_other_words_wins(context_index):
+    assert context_index.search("space matrix").total == 8
+    assert context_index.search("sparse matrix").total == 3
+    assert context_index.search("sparce matrix").suggestion == "sparse matrix"
+    assert context_index.search("sparce").suggestion == "space"  # alone, the more common word
+
+
+def test_a_rare_word_with_a_far_more_common_neighbour_is_corrected(context_index, monkeypatch):
+    import searchengine.spelling as spelling
+
+    assert context_index.search("transfomer study").total == 3  # not few hits: only rarity counts
+    assert context_index.search("transfomer study").suggestion is None  # 3 of 164 is not rare
+    monkeypatch.setattr(spelling, "RARE_SHARE", 1 / 50)  # rare: at most 3 documents
+    monkeypatch.setattr(spelling, "RARE_FACTOR", 40)  # 150 >= 40 * 3
+    assert context_index.search("transfomer study").suggestion == "transformer study"
+    monkeypatch.setattr(spelling, "RARE_FACTOR", 60)  # 150 < 60 * 3: not common enough
+    assert context_index.search("transfomer study").suggestion is None
+
+
+@pytest.mark.parametrize("query", ["SpMx kernels", "NeRF", "SPARCE matrix"])
+def test_acronyms_and_names_as_written_are_not_corrected(context_index, query):
+    assert context_index.search(query).suggestion is None

@@ -485,6 +485,10 @@ def _write(
                     raise IndexDamagedError(f"{base}: index cannot be read ({type(exc).__name__}: {exc}); "
                                             "rebuild it with 'searchengine index PATH...'") from exc
                 raise
+            # A writer that only deleted (an update's repairs) leaves the files
+            # of its empty segment behind, which no table of contents names.
+            toc = ix._read_toc()
+            whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
             documents = ix.doc_count()
             store.publish(target, generation)
         except BaseException:

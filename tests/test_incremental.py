@@ -84,6 +84,13 @@ def test_update_adds_new_documents_and_replaces_by_id(index_copy, tmp_path):
     assert titles(index, '"prompt diphoton"') == []  # the replaced v2 title is gone
     # Only the current and the previous generation are kept.
     assert len(list(index_copy.glob("gen-*"))) == 2 and not before.exists()
+    # Every file of the new generation belongs to a segment its table of contents names.
+    current = store.current_generation(index_copy)
+    segments = {s.segment_id() for s in whoosh_index.open_dir(str(current))._segments()}
+    files = {p.name for p in current.iterdir()} - {"MAIN_WRITELOCK"}
+    tocs = {name for name in files if name.startswith("_MAIN_")}
+    assert len(tocs) == 1 and files - tocs and all(name.split(".")[0] in segments
+                                                     for name in files - tocs), sorted(files)
 
 
 def test_an_older_version_does_not_replace_a_newer_one(index_copy, tmp_path):

@@ -23,7 +23,7 @@ an update racing a rebuild. Neither may print a traceback, both must land (the
 second waits for the first's lock), and the final ids are the union the order
 of the two runs implies.
 
-Environment: ``CRASH_RECORDS`` (default 1,000) sets the records per run. The
+Environment: ``CRASH_RECORDS`` (default 600) sets the records per run. The
 product indexes inputs of fewer than 2,000 records in one process; the driver
 lowers that threshold to half of ``CRASH_RECORDS`` so that every run has its
 worker processes (from ``CRASH_RECORDS=4000`` on, it stays 2,000).
@@ -45,7 +45,7 @@ import pytest
 
 from drills.conftest import LISTING, REPO, write_subset
 
-RECORDS = int(os.environ.get("CRASH_RECORDS", 1000))
+RECORDS = int(os.environ.get("CRASH_RECORDS", 600))
 # Runs of fewer records than the product's threshold for worker processes
 # (2,000) get a threshold of half their size, so that they use workers too.
 PARALLEL_MIN = min(2000, RECORDS // 2)

@@ -1,15 +1,16 @@
 """Crash drills: SIGKILL a real rebuild and a real update at ten points each; two writers at once.
 
 Every run is a real ``searchengine index`` process (``--jobs 2``, so records
-go to two worker processes) over a thousand or more arXiv records. A small driver
-runs the command-line program with stage markers: it appends one line per
-stage it enters (start, prepare, link, reading, commit, merging, posting, toc,
-resolve, publish, switched, cleanup, done) to a log, with a timestamp, so the
-drill knows where each kill landed. A kill is either *timed* (the drill sends
-SIGKILL a given fraction into a stage, measured on an uninterrupted run of the
-same command) or *hooked* (the process kills itself on entering a stage, for
-stages too short to hit by time: the table of contents, the switch of
-``CURRENT``, clean-up).
+go to two worker processes) over several hundred arXiv records. A small
+driver runs the command-line program with stage markers: it appends one line,
+with a timestamp, per stage it enters (see :data:`STAGES`: reading records and
+queueing them for the workers, the commit, merging existing segments, waiting
+for the workers' postings, Whoosh's table of contents, an update's second
+commit, publishing, the switch of ``CURRENT``, clean-up), so the drill knows
+where each kill landed. A kill is either *timed* (the drill sends SIGKILL a
+given fraction into a stage, as long as that stage took in the latest
+uninterrupted run) or *hooked* (the process kills itself on entering a stage,
+for stages too short to hit by time).
 
 After each kill the index must open with exactly the content it had before the
 run (same document count, same ids, same results for sample queries), or,

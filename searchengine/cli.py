@@ -453,6 +453,9 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
     workers = workers or os.cpu_count() or 1
     index = _open_or_build(index_dir)
     if workers > 1 and not debug:
+        # Each worker opens its own; files held here would be inherited by
+        # every worker and keep the first generation on disk after rebuilds.
+        index.close()
         _serve_processes(index_dir, host, port, threads, workers)
         return
     index.warm_up()

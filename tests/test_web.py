@@ -9,6 +9,7 @@ so the expected counts below can be checked by reading that file.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -574,6 +575,11 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
             except OSError:
                 time.sleep(0.3)
         assert body is not None and body["total"] == 4
+        # The master holds no index file: its workers would inherit it, and a
+        # rebuild could never release that generation's disk space.
+        index_files = [os.readlink(fd) for fd in Path(f"/proc/{process.pid}/fd").iterdir()
+                       if os.readlink(fd).startswith(str(web_index_dir))]
+        assert index_files == []
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

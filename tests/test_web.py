@@ -308,6 +308,24 @@ def test_filters_still_repeat_and_empty_values_count_as_not_given(client):
     assert data["page"] == {"number": 1, "size": 10, "pages": 1}
 
 
+def test_whole_numbers_may_be_written_as_json_schema_integers(client):
+    # the OpenAPI document says "integer"; JSON Schema counts 2.0 as one
+    data = client.get("/api/search?q=SpMV&limit=2.0&page=2.00").get_json()
+    assert data["page"] == {"number": 2, "size": 2, "pages": 2}
+    assert client.get("/api/search?q=SpMV&year_from=2024.0").get_json()["total"] == 2
+    for bad in ("limit=2.5", "limit=1e1", "year_from=2024.5", "page=two"):
+        assert client.get(f"/api/search?q=SpMV&{bad}").status_code == 400, bad
+
+
+def test_lengths_and_numbers_of_values_are_counted_as_given(client):
+    same = "&".join(["author=Ada+Lovelace"] * 21)
+    assert client.get(f"/api/search?q=SpMV&{same}").get_json() == {
+        "error": "at most 20 author values are allowed, not 21"}
+    padded = "Ada" + " " * 200 + "Lovelace"
+    assert client.get("/api/search", query_string={"q": "SpMV", "author": padded}).get_json() == {
+        "error": "author value is 211 characters long; at most 200 are allowed"}
+
+
 def test_record_links_work_for_ids_with_dot_empty_and_leading_segments(tmp_path):
     links = {"a/../b": "/records/a%2F..%2Fb", "c/./d": "/records/c%2F.%2Fd", "e//f": "/records/e%2F%2Ff",
              "/g": "/records/%2Fg", "h/": "/records/h%2F", "x y?#%\\z": "/records/x%20y%3F%23%25%5Cz",

@@ -21,7 +21,8 @@ Parameters (the same for ``/`` and ``/api/search``):
 Only ``year``, ``author`` and ``category`` may be given more than once; a
 second ``q``, ``sort``, ``page``, ``limit``, ``year_from`` or ``year_to`` is
 refused with a 400 naming it (which one would count is a guess). An empty
-value counts as not given. Lengths are counted as given, spaces included.
+value counts as not given. Lengths and numbers of values are counted as
+given (spaces, empty and repeated values included).
 Control characters (NUL and the rest of Unicode category Cc) in text values
 count as spaces, so the query that is echoed and linked is the one searched.
 
@@ -33,6 +34,7 @@ values it cannot understand.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
@@ -74,14 +76,18 @@ def _single(args, name: str) -> str:
     return values[0] if values else ""
 
 
+# A whole number as JSON Schema's "integer" allows it: 2, +2, -2, 2.0.
+_WHOLE = re.compile(r"([+-]?[0-9]{1,9})(?:\.0*)?")
+
+
 def _int(args, name: str, default: int) -> int:
     raw = _single(args, name).strip()
     if not raw:
         return default
-    digits = raw[1:] if raw[:1] in "+-" else raw
-    if not digits.isascii() or not digits.isdigit() or len(digits) > 9:
+    whole = _WHOLE.fullmatch(raw)
+    if not whole:
         raise QueryError(f"{name} must be a whole number, not {raw[:40]!r}")
-    return int(raw)
+    return int(whole.group(1))
 
 
 def read_limit(args) -> int:
@@ -97,8 +103,11 @@ def read_limit(args) -> int:
 
 
 def _values(args, name: str) -> tuple[str, ...]:
+    given = args.getlist(name)
+    if len(given) > MAX_VALUES:
+        raise QueryError(f"at most {MAX_VALUES} {name} values are allowed, not {len(given)}")
     values: list[str] = []
-    for raw in args.getlist(name):
+    for raw in given:
         if len(raw) > MAX_VALUE_CHARS:
             raise QueryError(f"{name} value is {len(raw)} characters long; at most {MAX_VALUE_CHARS} are allowed")
         value = plain_text(raw)
@@ -106,18 +115,19 @@ def _values(args, name: str) -> tuple[str, ...]:
             continue
         if value not in values:
             values.append(value)
-    if len(values) > MAX_VALUES:
-        raise QueryError(f"at most {MAX_VALUES} {name} values are allowed, not {len(values)}")
     return tuple(values)
 
 
 def _year_range(args) -> str | None:
     """``year_from``/``year_to`` as one year value (``2020-2024``, ``2020-``, ``-2024``)."""
-    low = _single(args, "year_from").strip()
-    high = _single(args, "year_to").strip()
-    for name, value in (("year_from", low), ("year_to", high)):
-        if value and not (value.isascii() and value.isdigit() and len(value) == 4):
+    years = []
+    for name in ("year_from", "year_to"):
+        value = _single(args, name).strip()
+        whole = _WHOLE.fullmatch(value)
+        if value and not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
             raise QueryError(f"{name} must be a four-digit year, not {value[:40]!r}")
+        years.append(whole.group(1) if value else "")
+    low, high = years
     if low and high:
         return low if low == high else f"{low}-{high}"
     if low:

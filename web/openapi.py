@@ -42,8 +42,9 @@ _YEAR = r"\d{4}"
 YEAR_PATTERN = (rf"^{_SPACE}(|{_YEAR}|{_YEAR}{_SPACE}[-–]{_SPACE}{_YEAR}|{_YEAR}{_SPACE}[-–]|[-–]{_SPACE}{_YEAR}"
                 rf"|(>=|>|<=|<|=){_SPACE}{_YEAR}){_SPACE}$")
 CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?{_SPACE}$"
-# An author name needs a letter or digit somewhere.
-AUTHOR_PATTERN = rf"\w|^{_SPACE}$"
+# An author name needs a letter or digit in its surname: anywhere, or before
+# the comma of "Last, First".
+AUTHOR_PATTERN = rf"^[^,]*\w|^{_SPACE}$"
 BAD_REQUEST = ("A parameter or the query cannot be understood, or a parameter that takes one value is "
                "given twice; the message names it")
 
@@ -91,7 +92,8 @@ def openapi_document() -> dict[str, Any]:
                            {"type": "integer", "minimum": 1000, "maximum": 9999}),
                     _param("year_to", "Last year of a range (same as year=-B)",
                            {"type": "integer", "minimum": 1000, "maximum": 9999}),
-                    _param("author", "Author name, any case and accents, initials allowed (several: OR)",
+                    _param("author", "Author name (First Last or Last, First), any case and accents, "
+                                     "initials allowed (several: OR)",
                            {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
                     _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
                            {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},

@@ -315,7 +315,10 @@ def filter_query(filters: Filters):
     mark = PRIMARY_MARK if filters.primary_only else ""
     parts = []
     if filters.years:
-        parts.append(any_of([wq.NumericRange("year", f.low, f.high) for f in filters.years]))
+        # The year field is unsigned: a bound below 0 ("<0000") is out of its
+        # range, and no record has a year below 1000, so 0 stands in for it.
+        parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
+                                             None if f.high is None else max(f.high, 0)) for f in filters.years]))
     if filters.authors:
         parts.append(any_of([wq.Term("author_keys", f.key) for f in filters.authors]))
     if filters.categories:

@@ -77,7 +77,8 @@ class SearchResults:
     """The answer to one query.
 
     Attributes:
-        query: the query text as given.
+        query: the query text as searched: control characters dropped,
+            spaces collapsed, cut when too long (``notes`` say so).
         total: number of documents matching (all pages).
         hits: the requested page of hits, best first.
         facets: facet name → list of ``{"value", "count", "selected"}``
@@ -296,7 +297,8 @@ class SearchIndex:
         budget = self.time_budget if time_budget is None else time_budget
         started = time.perf_counter()
         notes: list[str] = []
-        text, query_filters = querylang.split_filters(querylang.clean(query or "", notes))
+        searched = querylang.clean(query or "", notes)
+        text, query_filters = querylang.split_filters(searched)
         chosen = build_filters(year, author, category, primary_only) + query_filters
         searcher = self._current()
         parsed = querylang.parse(text, searcher.schema, allow_empty=bool(chosen))
@@ -356,7 +358,7 @@ class SearchIndex:
                 primary_only=chosen.primary_only, selects=chosen.selects,
             ))
         return SearchResults(
-            query=query,
+            query=searched,
             total=total,
             hits=hits,
             facets={name: [v.to_dict() for v in c.values] for name, c in counted.items()},

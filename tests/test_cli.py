@@ -144,6 +144,8 @@ def test_show_prints_the_full_record(runner, workdir):
     assert lines[4].startswith("Sparse matrix-vector multiplication (SpMV) is crucial")
     data = json.loads(runner.invoke(main, ["show", "t-30f1b8f5a2a1", "--json"]).stdout)
     assert (data["id"], data["year"], data["authors"]) == ("t-30f1b8f5a2a1", 2026, ["Depei Qian"])
+    # the file and line the record was read from, as given to `index` (the web API leaves it out)
+    assert data["source"] == "corpus/depei-qian.txt:41"
 
 
 def test_show_unknown_id_is_an_error(runner, workdir):

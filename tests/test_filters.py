@@ -167,6 +167,9 @@ def test_category_keys_mark_the_primary():
         ({"category": "cs", "year": "2024-"}, {"f02", "f06", "f09", "f10", "f11"}),
         ({"category": "cs", "author": "Qian, D.", "year": "-2024"}, {"f01", "f02", "f11"}),
         ({"year": "2030-"}, set()),
+        ({"year": "<0000"}, set()),
+        ({"year": ["<0000", "2026"]}, {"f09", "f10"}),
+        ({"year": "<=0000"}, set()),
     ],
 )
 def test_filters_keep_exactly_these_documents(index, options, expected):
@@ -200,6 +203,11 @@ def test_query_syntax_means_the_same_as_the_options(index, query, text, options)
     by_options = index.search(text, limit=100, **options)
     assert [h.id for h in by_syntax.hits] == [h.id for h in by_options.hits]
     assert by_syntax.total == by_options.total > 0
+
+
+def test_a_year_bound_below_zero_matches_nothing_instead_of_failing(index):
+    assert index.search("sparse year:<0000").total == 0
+    assert index.search("sparse", year=["<0000", "-0000"]).total == 0
 
 
 def test_query_syntax_and_options_combine_with_and(index):

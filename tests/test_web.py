@@ -267,11 +267,89 @@ def test_api_record_and_similar(client):
         "id": "2401.00002", "title": "Tiled SpMV for GPUs",
         "abstract": "A tiled storage format makes SpMV on GPUs faster for irregular matrices.",
         "authors": ["Grace Hopper"], "year": 2024, "categories": ["cs.DC"], "url": "",
-        "source": record["source"],
     }
     similar = client.get("/api/records/2401.00002/similar?limit=2").get_json()
     assert len(similar["hits"]) == 2
     assert "2401.00002" not in [hit["id"] for hit in similar["hits"]]
+
+
+def test_no_answer_discloses_where_the_indexed_files_are(client):
+    # show --json names the file a record came from; the web never does
+    for url in ("/api/records/2401.00002", "/records/2401.00002", "/records/2401.00002/bibtex",
+                "/api/search?q=SpMV", "/?q=SpMV", "/api/records/2401.00002/similar"):
+        body = client.get(url).get_data(as_text=True)
+        assert "web_records.jsonl" not in body and str(DATA) not in body, url
+
+
+def test_the_query_echoed_is_the_query_searched(client):
+    data = client.get("/api/search?q=%00SpMV%0b%1fGPU%7f").get_json()
+    assert (data["query"], data["total"]) == ("SpMV GPU", 4)
+    html = client.get("/?q=%00SpMV%0b%1fGPU").get_data(as_text=True)
+    assert 'value="SpMV GPU"' in html and "4 hits for <q>SpMV GPU</q>" in html and "\x00" not in html
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("q", "gpu"), ("sort", "newest"), ("page", "1"), ("limit", "5"), ("year_from", "2020"), ("year_to", "2025")])
+def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, value):
+    for path in ("/api/search", "/"):
+        response = client.get(f"{path}?q=gpu&{name}={value}" + ("" if name == "q" else f"&{name}={value}"))
+        assert response.status_code == 400, path
+        message = f"{name} is given 2 times; it takes one value (only year, author and category repeat)"
+        if path == "/api/search":
+            assert response.get_json() == {"error": message}
+        else:
+            assert message in response.get_data(as_text=True)
+    similar = client.get("/api/records/2401.00002/similar?limit=1&limit=2")
+    assert similar.status_code == 400 and similar.get_json()["error"].startswith("limit is given 2 times")
+
+
+def test_filters_still_repeat_and_empty_values_count_as_not_given(client):
+    data = client.get("/api/search?q=SpMV&author=Ada+Lovelace&author=Edward+Witten&limit=&page=&sort=").get_json()
+    assert {hit["id"] for hit in data["hits"]} == {"2301.00001", "hep-th/9901001"}
+    assert data["page"] == {"number": 1, "size": 10, "pages": 1}
+
+
+def test_whole_numbers_may_be_written_as_json_schema_integers(client):
+    # the OpenAPI document says "integer"; JSON Schema counts 2.0 as one
+    data = client.get("/api/search?q=SpMV&limit=2.0&page=2.00").get_json()
+    assert data["page"] == {"number": 2, "size": 2, "pages": 2}
+    assert client.get("/api/search?q=SpMV&year_from=2024.0").get_json()["total"] == 2
+    for bad in ("limit=2.5", "limit=1e1", "year_from=2024.5", "page=two"):
+        assert client.get(f"/api/search?q=SpMV&{bad}").status_code == 400, bad
+
+
+def test_lengths_and_numbers_of_values_are_counted_as_given(client):
+    same = "&".join(["author=Ada+Lovelace"] * 21)
+    assert client.get(f"/api/search?q=SpMV&{same}").get_json() == {
+        "error": "at most 20 author values are allowed, not 21"}
+    padded = "Ada" + " " * 200 + "Lovelace"
+    assert client.get("/api/search", query_string={"q": "SpMV", "author": padded}).get_json() == {
+        "error": "author value is 211 characters long; at most 200 are allowed"}
+
+
+def test_record_links_work_for_ids_with_dot_empty_and_leading_segments(tmp_path):
+    links = {"a/../b": "/records/a%2F..%2Fb", "c/./d": "/records/c%2F.%2Fd", "e//f": "/records/e%2F%2Ff",
+             "/g": "/records/%2Fg", "h/": "/records/h%2F", "x y?#%\\z": "/records/x%20y%3F%23%25%5Cz",
+             "hep-th/9901001": "/records/hep-th/9901001"}
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "title": f"Odd identifier {i}"}) + "\n" for i in links),
+                    encoding="utf-8")
+    build_index([path], tmp_path / "ix")
+    client = create_app(index_dir=tmp_path / "ix").test_client()
+    html = client.get("/?q=odd+identifier&limit=20").get_data(as_text=True)
+    shown = {unescape(h) for h in re.findall(r'<h2 class="title"><a href="([^"]*)">', html)}
+    assert shown == set(links.values())
+    for record_id, link in links.items():
+        page = client.get(link)
+        assert page.status_code == 200, link
+        assert client.get("/api" + link).get_json()["id"] == record_id
+        assert f'<a href="{link}/bibtex">BibTeX</a>' in unescape(page.get_data(as_text=True))
+        assert "title = {Odd identifier" in client.get(link + "/bibtex").get_data(as_text=True)
+
+
+def test_doubled_slashes_are_unknown_paths_not_redirects(client):
+    for url in ("/static//etc/passwd", "/api//search?q=gpu", "/static/%2fetc%2fpasswd"):
+        assert client.get(url).status_code == 404, url
 
 
 def test_openapi_document_describes_every_api_route(client):

@@ -6,7 +6,7 @@ Routes::
     GET /records/<id>                   record page (HTML)
     GET /records/<id>/bibtex            the record as BibTeX (text/plain)
     GET /api/search                     SearchResults.to_dict(), as `search --json`
-    GET /api/records/<id>               the stored record, as `show --json`
+    GET /api/records/<id>               the stored record, as `show --json` without "source"
     GET /api/records/<id>/similar       SearchResults.to_dict(), as `similar --json`
     GET /api/openapi.json               OpenAPI 3.1 description of the API
 
@@ -21,10 +21,12 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 from flask import Flask, Response, jsonify, make_response, redirect, render_template, request
 from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import PathConverter
 
 from searchengine.errors import (
     IndexBusyError,
@@ -36,7 +38,7 @@ from searchengine.errors import (
 )
 from searchengine.records import arxiv_id
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
-from web.params import FACETS, MAX_DEPTH, SORTS, SearchParams, read_limit
+from web.params import FACETS, MAX_DEPTH, SORTS, SearchParams, plain_text, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
@@ -80,6 +82,39 @@ def marked(text: str, matches) -> Markup:
         position = end
     parts.append(str(escape(text[position:])))
     return Markup("".join(parts))
+
+
+# Record routes by endpoint; the id goes where {} is.
+RECORD_ROUTES = {"record_page": "/records/{}", "record_bibtex": "/records/{}/bibtex",
+                 "api_record": "/api/records/{}", "api_similar": "/api/records/{}/similar"}
+# Left unencoded in record ids, as Werkzeug's path converter does.
+_PATH_SAFE = "!$&'()*+,;=:@"
+
+
+def id_path(record_id: str) -> str:
+    """``record_id`` percent-encoded for a record URL's path.
+
+    An id whose "/"-separated parts are all ordinary keeps its slashes
+    (``hep-th/9901001``). One with an empty, ``.`` or ``..`` part (``a/../b``)
+    has its slashes encoded as ``%2F`` too: a browser would otherwise resolve
+    the dots and request another path; the server decodes ``%2F`` back to
+    ``/`` before routing. Ids that are exactly ``.`` or ``..`` cannot be a
+    path part at all (browsers resolve ``%2E`` too).
+    """
+    ordinary = all(part not in ("", ".", "..") for part in record_id.split("/"))
+    return quote(record_id, safe=_PATH_SAFE + ("/" if ordinary else ""))
+
+
+class RecordIdConverter(PathConverter):
+    """A record id in a URL path: like ``path``, but it may also start with "/"."""
+
+    regex = ".+?"
+    part_isolating = False
+
+
+def record_url(endpoint: str, record_id: str) -> str:
+    """The URL of a record route (an endpoint of :data:`RECORD_ROUTES`) for ``record_id``."""
+    return request.script_root + RECORD_ROUTES[endpoint].format(id_path(record_id))
 
 
 def safe_link(url: str) -> str | None:
@@ -130,7 +165,11 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.extensions["searchengine.index"] = search_index
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
-    app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS)
+    app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url)
+    # "//" in a path is a 404 like any unknown path, not a redirect to a
+    # merged one (which would also change record ids holding "//").
+    app.url_map.merge_slashes = False
+    app.url_map.converters["record_id"] = RecordIdConverter
 
     def is_api() -> bool:
         return request.path == "/api" or request.path.startswith("/api/")
@@ -161,14 +200,14 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             documents=None if results is not None else search_index.doc_count,
         )
 
-    @app.get("/records/<path:record_id>")
+    @app.get("/records/<record_id:record_id>")
     def record_page(record_id: str):
         record = search_index.document(record_id)
         similar = search_index.similar(record["id"], limit=SIMILAR_ON_PAGE)
         return render_template("record.html", record=record, similar=similar,
                                arxiv=arxiv_id(record["id"]), link=safe_link(record["url"]))
 
-    @app.get("/records/<path:record_id>/bibtex")
+    @app.get("/records/<record_id:record_id>/bibtex")
     def record_bibtex(record_id: str):
         from searchengine.export import citation_key, to_bibtex
 
@@ -185,14 +224,17 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         params = SearchParams.from_args(request.args)
         return jsonify(search_index.search(params.q, **params.search_kwargs()).to_dict())
 
-    @app.get("/api/records/<path:record_id>/similar")
+    @app.get("/api/records/<record_id:record_id>/similar")
     def api_similar(record_id: str):
         limit = read_limit(request.args)
         return jsonify(search_index.similar(record_id, limit=limit).to_dict())
 
-    @app.get("/api/records/<path:record_id>")
+    @app.get("/api/records/<record_id:record_id>")
     def api_record(record_id: str):
-        return jsonify(search_index.document(record_id))
+        record = search_index.document(record_id)
+        # "source" is a file path on the server: not for the web.
+        record.pop("source", None)
+        return jsonify(record)
 
     @app.get("/api/openapi.json")
     def api_openapi():
@@ -208,7 +250,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         else:
             response = make_response(render_template(
                 "error.html", status=status, message=message,
-                params=SearchParams(q=" ".join(request.args.get("q", "").split())[:200])))
+                params=SearchParams(q=plain_text(request.args.get("q", ""))[:200])))
         response.status_code = status
         return response
 

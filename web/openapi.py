@@ -11,14 +11,16 @@ from typing import Any
 
 from searchengine import __version__
 from searchengine.search import MAX_LIMIT
-from web.params import DEFAULT_LIMIT, MAX_DEPTH, MAX_VALUES, SORTS
+from web.params import DEFAULT_LIMIT, MAX_DEPTH, MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES, SORTS
 
 
 def _param(name: str, description: str, schema: dict, *, repeat: bool = False) -> dict[str, Any]:
+    """A query parameter; an empty value (``name=``) counts as not given."""
     if repeat:
         schema = {"type": "array", "items": schema, "maxItems": MAX_VALUES}
     return {"name": name, "in": "query", "required": False, "description": description,
-            "schema": schema, **({"style": "form", "explode": True} if repeat else {})}
+            "schema": schema, "allowEmptyValue": True,
+            **({"style": "form", "explode": True} if repeat else {})}
 
 
 def _error(description: str) -> dict[str, Any]:
@@ -26,45 +28,83 @@ def _error(description: str) -> dict[str, Any]:
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
+def _object(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """An object schema with exactly these properties, each always present."""
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False, **extra}
+
+
+# Patterns of the filter values the search API reads (searchengine.filters).
+# Control characters count as spaces (web.params), so they may pad a value,
+# and a value of spaces alone counts as not given.
+_SPACE = r"[\s\x00-\x1f\x7f-\x9f]*"
+_YEAR = r"\d{4}"
+YEAR_PATTERN = (rf"^{_SPACE}(|{_YEAR}|{_YEAR}{_SPACE}[-–]{_SPACE}{_YEAR}|{_YEAR}{_SPACE}[-–]|[-–]{_SPACE}{_YEAR}"
+                rf"|(>=|>|<=|<|=){_SPACE}{_YEAR}){_SPACE}$")
+CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?{_SPACE}$"
+# An author name needs a letter or digit in its surname: anywhere, or before
+# the comma of "Last, First".
+AUTHOR_PATTERN = rf"^[^,]*\w|^{_SPACE}$"
+BAD_REQUEST = ("A parameter or the query cannot be understood, or a parameter that takes one value is "
+               "given twice; the message names it")
+
+
 def openapi_document() -> dict[str, Any]:
-    """The API description as a JSON-ready dict (OpenAPI 3.1.0)."""
+    """The API description as a JSON-ready dict (OpenAPI 3.1.0).
+
+    Response schemas list every property and allow no others, so a field
+    added to (or leaking into) an answer without being described here fails
+    the drills' schema checks.
+    """
     record_id = {"name": "id", "in": "path", "required": True,
-                 "description": "Record id (an arXiv id such as 2101.00001, or t- and 12 hex digits)",
-                 "schema": {"type": "string"}}
+                 "description": "Record id (an arXiv id such as 2101.00001, or t- and 12 hex digits); "
+                                "percent-encode it, '/' as %2F or as is",
+                 "schema": {"type": "string", "minLength": 1}}
     limit = _param("limit", f"Hits per page, at most {MAX_LIMIT}",
                    {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT})
     results = {"description": "Ranked hits",
                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchResults"}}}}
+    unavailable = _error("The index is not available")
     string_list = {"type": "array", "items": {"type": "string"}}
+    spans = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}}
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "searchengine",
             "version": __version__,
             "description": "Ranked, faceted full-text search over titles and abstracts of scientific papers. "
-                           "Errors are JSON objects {\"error\": message}.",
+                           "Errors are JSON objects {\"error\": message}. Only year, author and category "
+                           "may be repeated; any other parameter given twice is a 400.",
         },
         "paths": {
             "/api/search": {"get": {
                 "summary": "Search, filter, sort and page; facet counts over all hits",
+                "description": "Needs query text or at least one filter (else 400: the query is empty). "
+                               f"page x limit may not exceed {MAX_DEPTH} (else 400).",
                 "operationId": "search",
                 "parameters": [
-                    _param("q", "Query text; empty to browse by filters alone", {"type": "string", "maxLength": 2000}),
-                    _param("year", "Year or range: 2023, 2023-2025, 2023-, -2020 (several: OR)",
-                           {"type": "string"}, repeat=True),
-                    _param("year_from", "First year of a range (same as year=A-)", {"type": "integer"}),
-                    _param("year_to", "Last year of a range (same as year=-B)", {"type": "integer"}),
-                    _param("author", "Author name, any case and accents, initials allowed (several: OR)",
-                           {"type": "string"}, repeat=True),
-                    _param("category", "Category code (cs.DC) or archive (cs) (several: OR)",
-                           {"type": "string"}, repeat=True),
-                    _param("sort", "Order of hits", {"type": "string", "enum": list(SORTS), "default": "relevance"}),
+                    _param("q", f"Query text; empty to browse by filters alone; at most {MAX_QUERY_CHARS} "
+                                "characters", {"type": "string", "maxLength": MAX_QUERY_CHARS}),
+                    _param("year", "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); "
+                                   "a reversed range is a 400",
+                           {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": YEAR_PATTERN}, repeat=True),
+                    _param("year_from", "First year of a range (same as year=A-)",
+                           {"type": "integer", "minimum": 1000, "maximum": 9999}),
+                    _param("year_to", "Last year of a range (same as year=-B)",
+                           {"type": "integer", "minimum": 1000, "maximum": 9999}),
+                    _param("author", "Author name (First Last or Last, First), any case and accents, "
+                                     "initials allowed (several: OR)",
+                           {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
+                    _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
+                           {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},
+                           repeat=True),
+                    _param("sort", "Order of hits (default: relevance, or newest without query text)",
+                           {"type": "string", "enum": list(SORTS)}),
                     _param("page", f"1-based page; page x limit may not exceed {MAX_DEPTH}",
-                           {"type": "integer", "minimum": 1, "default": 1}),
+                           {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1}),
                     limit,
                 ],
-                "responses": {"200": results, "400": _error("A parameter or the query cannot be understood"),
-                              "503": _error("The index is not available")},
+                "responses": {"200": results, "400": _error(BAD_REQUEST), "503": unavailable},
             }},
             "/api/records/{id}": {"get": {
                 "summary": "One stored record",
@@ -73,56 +113,62 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "The record", "content": {"application/json": {
                         "schema": {"$ref": "#/components/schemas/Record"}}}},
+                    "400": _error("The query string is not valid UTF-8"),
                     "404": _error("No record has this id"),
+                    "503": unavailable,
                 },
             }},
             "/api/records/{id}/similar": {"get": {
                 "summary": "Papers on the same topic as a record (the record itself excluded)",
                 "operationId": "similar",
                 "parameters": [record_id, limit],
-                "responses": {"200": results, "400": _error("limit out of range"),
-                              "404": _error("No record has this id")},
+                "responses": {"200": results, "400": _error(BAD_REQUEST),
+                              "404": _error("No record has this id"), "503": unavailable},
             }},
             "/api/openapi.json": {"get": {
                 "summary": "This document", "operationId": "openapi",
-                "responses": {"200": {"description": "OpenAPI 3.1 document"}},
+                "responses": {"200": {"description": "OpenAPI 3.1 document", "content": {
+                    "application/json": {"schema": {"type": "object", "required": ["openapi", "paths"]}}}}},
             }},
         },
         "components": {"schemas": {
-            "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
-            "Record": {"type": "object", "properties": {
+            "Error": _object({"error": {"type": "string", "description": "One line; names the offending part"}}),
+            "Record": _object({
                 "id": {"type": "string"}, "title": {"type": "string"}, "abstract": {"type": "string"},
                 "authors": string_list, "year": {"type": ["integer", "null"]}, "categories": string_list,
-                "url": {"type": "string"}, "source": {"type": "string"},
-            }},
-            "Hit": {"type": "object", "properties": {
+                "url": {"type": "string", "description": "Link given by the source, or empty"},
+            }),
+            "Hit": _object({
                 "id": {"type": "string"}, "title": {"type": "string"}, "authors": string_list,
                 "year": {"type": ["integer", "null"]}, "categories": string_list,
                 "score": {"type": "number", "description": "BM25F score"},
                 "snippet": {"type": "string", "description": "Plain text from the abstract"},
-                "snippet_matches": {"type": "array", "description": "[start, end) offsets of matched words in snippet",
-                                    "items": {"type": "array", "items": {"type": "integer"}}},
-                "title_matches": {"type": "array", "description": "[start, end) offsets of matched words in title",
-                                  "items": {"type": "array", "items": {"type": "integer"}}},
+                "snippet_matches": {**spans, "description": "[start, end) offsets of matched words in snippet"},
+                "title_matches": {**spans, "description": "[start, end) offsets of matched words in title"},
                 "url": {"type": "string"},
-            }},
-            "FacetValue": {"type": "object", "properties": {
+            }),
+            "FacetValue": _object({
                 "value": {"type": ["string", "integer", "null"], "description": "null counts records without a value"},
-                "count": {"type": "integer"}, "selected": {"type": "boolean"},
-            }},
-            "SearchResults": {"type": "object", "properties": {
-                "query": {"type": "string"},
-                "total": {"type": "integer", "description": "Hits over all pages"},
+                "count": {"type": "integer", "minimum": 0}, "selected": {"type": "boolean"},
+            }),
+            "SearchResults": _object({
+                "query": {"type": "string", "description": "The query text as searched (control characters "
+                                                           "dropped, spaces collapsed, cut when too long)"},
+                "total": {"type": "integer", "minimum": 0, "description": "Hits over all pages"},
                 "hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
                 "facets": {"type": "object", "description": "year, author, category: counts over all hits",
                            "additionalProperties": {"type": "array",
                                                     "items": {"$ref": "#/components/schemas/FacetValue"}}},
-                "page": {"type": "object", "properties": {
-                    "number": {"type": "integer"}, "size": {"type": "integer"}, "pages": {"type": "integer"}}},
+                "facets_remaining": {"type": "object", "description": "Per facet: values with hits not listed",
+                                     "additionalProperties": {"type": "integer", "minimum": 0}},
+                "page": _object({"number": {"type": "integer"}, "size": {"type": "integer"},
+                                 "pages": {"type": "integer"}}),
                 "suggestion": {"type": ["string", "null"], "description": "A corrected query (did you mean)"},
                 "relaxed": {"type": "boolean", "description": "No document had every term; hits match some"},
-                "parsed": {"type": "string"},
+                "parsed": {"type": "string", "description": "The query as understood (for debugging)"},
+                "notes": {**string_list, "description": "Repairs made to the query (cut, capped, ...)"},
+                "timed_out": {"type": "boolean", "description": "The time budget stopped the search early"},
                 "took_ms": {"type": "number"},
-            }},
+            }),
         }},
     }

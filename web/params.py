@@ -18,6 +18,14 @@ Parameters (the same for ``/`` and ``/api/search``):
 ``limit``    hits per page, 1 to :data:`MAX_LIMIT`
 ========== ============================================================
 
+Only ``year``, ``author`` and ``category`` may be given more than once; a
+second ``q``, ``sort``, ``page``, ``limit``, ``year_from`` or ``year_to`` is
+refused with a 400 naming it (which one would count is a guess). An empty
+value counts as not given. Lengths and numbers of values are counted as
+given (spaces, empty and repeated values included).
+Control characters (NUL and the rest of Unicode category Cc) in text values
+count as spaces, so the query that is echoed and linked is the one searched.
+
 Values are checked here only for shape and size (so that no request can ask
 for unbounded work); what a year range or an author name *means* is decided
 by the search API, which raises :class:`~searchengine.errors.QueryError` for
@@ -26,6 +34,8 @@ values it cannot understand.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
@@ -48,14 +58,36 @@ FACET_SIZE = 12
 FILTER_PARAMS = {"year": "year", "author": "author", "category": "category"}
 
 
+def plain_text(raw: str) -> str:
+    """``raw`` with control characters (category Cc) as spaces and runs of spaces collapsed."""
+    return " ".join("".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in raw).split())
+
+
+def _single(args, name: str) -> str:
+    """The one value of a parameter that takes one ("" when absent).
+
+    Raises:
+        QueryError: the parameter is given more than once.
+    """
+    values = args.getlist(name)
+    if len(values) > 1:
+        raise QueryError(f"{name} is given {len(values)} times; it takes one value "
+                         "(only year, author and category repeat)")
+    return values[0] if values else ""
+
+
+# A whole number as JSON Schema's "integer" allows it: 2, +2, -2, 2.0.
+_WHOLE = re.compile(r"([+-]?[0-9]{1,9})(?:\.0*)?")
+
+
 def _int(args, name: str, default: int) -> int:
-    raw = args.get(name, "").strip()
+    raw = _single(args, name).strip()
     if not raw:
         return default
-    digits = raw[1:] if raw[:1] in "+-" else raw
-    if not digits.isascii() or not digits.isdigit() or len(digits) > 9:
+    whole = _WHOLE.fullmatch(raw)
+    if not whole:
         raise QueryError(f"{name} must be a whole number, not {raw[:40]!r}")
-    return int(raw)
+    return int(whole.group(1))
 
 
 def read_limit(args) -> int:
@@ -71,27 +103,31 @@ def read_limit(args) -> int:
 
 
 def _values(args, name: str) -> tuple[str, ...]:
+    given = args.getlist(name)
+    if len(given) > MAX_VALUES:
+        raise QueryError(f"at most {MAX_VALUES} {name} values are allowed, not {len(given)}")
     values: list[str] = []
-    for raw in args.getlist(name):
-        value = " ".join(raw.split())
+    for raw in given:
+        if len(raw) > MAX_VALUE_CHARS:
+            raise QueryError(f"{name} value is {len(raw)} characters long; at most {MAX_VALUE_CHARS} are allowed")
+        value = plain_text(raw)
         if not value:
             continue
-        if len(value) > MAX_VALUE_CHARS:
-            raise QueryError(f"{name} value is {len(value)} characters long; at most {MAX_VALUE_CHARS} are allowed")
         if value not in values:
             values.append(value)
-    if len(values) > MAX_VALUES:
-        raise QueryError(f"at most {MAX_VALUES} {name} values are allowed, not {len(values)}")
     return tuple(values)
 
 
 def _year_range(args) -> str | None:
     """``year_from``/``year_to`` as one year value (``2020-2024``, ``2020-``, ``-2024``)."""
-    low = args.get("year_from", "").strip()
-    high = args.get("year_to", "").strip()
-    for name, value in (("year_from", low), ("year_to", high)):
-        if value and not (value.isascii() and value.isdigit() and len(value) == 4):
+    years = []
+    for name in ("year_from", "year_to"):
+        value = _single(args, name).strip()
+        whole = _WHOLE.fullmatch(value)
+        if value and not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
             raise QueryError(f"{name} must be a four-digit year, not {value[:40]!r}")
+        years.append(whole.group(1) if value else "")
+    low, high = years
     if low and high:
         return low if low == high else f"{low}-{high}"
     if low:
@@ -133,10 +169,11 @@ class SearchParams:
             QueryError: a value is malformed, too long, too many, or past a cap;
                 the message names the parameter.
         """
-        q = " ".join(args.get("q", "").split())
-        if len(q) > MAX_QUERY_CHARS:
-            raise QueryError(f"the query is {len(q)} characters long; at most {MAX_QUERY_CHARS} are allowed")
-        sort = args.get("sort", "").strip() or None
+        raw_q = _single(args, "q")
+        if len(raw_q) > MAX_QUERY_CHARS:
+            raise QueryError(f"the query is {len(raw_q)} characters long; at most {MAX_QUERY_CHARS} are allowed")
+        q = plain_text(raw_q)
+        sort = _single(args, "sort").strip() or None
         if sort is not None and sort not in SORTS:
             raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
         limit = read_limit(args)

@@ -26,7 +26,7 @@ Environment:
   run (the default profile is derandomized, so CI always tries the same
   queries);
 * ``DRILL_QUERY_EXAMPLES=N``: examples of the API drill (the CLI drill runs
-  a tenth as many);
+  a fifth as many);
 * ``DRILL_RECORDS``: size of the indexed subset (see ``conftest.py``).
 """
 
@@ -40,7 +40,7 @@ import time
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from searchengine import open_index
@@ -48,8 +48,11 @@ from searchengine.errors import QueryError
 from searchengine.query import FIELD_ALIASES
 from searchengine.search import DEFAULT_TIME_BUDGET, MAX_LIMIT
 
+# No shrinking by default: on a loaded machine shrinking a slow failure can
+# take many minutes of the CI budget; the failing example is printed as found.
 settings.register_profile(
     "drills", max_examples=300, derandomize=True, deadline=None, database=None,
+    phases=[Phase.explicit, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 settings.register_profile(
@@ -59,18 +62,22 @@ settings.register_profile(
 PROFILE = os.environ.get("DRILL_QUERY_PROFILE", "drills")
 EXAMPLES = int(os.environ.get("DRILL_QUERY_EXAMPLES", 0)) or settings.get_profile(PROFILE).max_examples
 
-# The documented budget bounds the budgeted parts of a search: ranking through
-# Whoosh's matchers (the whole budget), did-you-mean (half of it) and the
-# feedback round (started only in the first half): at most twice the budget
-# in all. Parsing, filters, facet counts and snippets are bounded by the query
-# caps instead (4,000 characters, 100 per word) and are not timed by the
-# product; one second covers them on a loaded two-core machine.
+# The documented budget bounds the budgeted parts of a search: the check of
+# quoted phrases ends one budget after the search starts, did-you-mean then
+# takes at most half a budget and ranking through Whoosh's matchers at most
+# one more (the feedback round starts only within the first half): 2.5
+# budgets in all. Parsing, filters, facet counts and snippets are bounded by
+# the query caps instead (4,000 characters, 100 per word, 8 prefixes and 8
+# phrases) and are not timed by the product; one second covers them. The
+# limit is checked on the CPU time of the searching thread: the machine is
+# shared (CI runners, neighbours' load tests), and wall time there measures
+# the neighbours too (one search measured 7 s of wall time and 0.6 s alone).
 BUDGET_MARGIN = 1.0
 
 
 def time_limit(budget: float) -> float:
-    """Seconds a search with ``budget`` may take in this drill (see :data:`BUDGET_MARGIN`)."""
-    return 2 * budget + BUDGET_MARGIN
+    """CPU seconds a search with ``budget`` may take in this drill (see :data:`BUDGET_MARGIN`)."""
+    return 2.5 * budget + BUDGET_MARGIN
 
 
 # --- the query grammar --------------------------------------------------------
@@ -218,17 +225,19 @@ def options_strategy():
 # --- the properties -------------------------------------------------------------
 
 class Tally:
-    """What the drill saw: queries searched, QueryErrors, the slowest search."""
+    """What the drill saw: queries searched, QueryErrors, the slowest search (by CPU time)."""
 
     def __init__(self) -> None:
         self.tried = 0
         self.query_errors = 0
-        self.slowest = (0.0, "", {})
+        self.slowest = (0.0, 0.0, "", {})
+        self.longest_wall = 0.0
 
-    def searched(self, seconds: float, query: str, options: dict) -> None:
+    def searched(self, seconds: float, cpu: float, query: str, options: dict) -> None:
         self.tried += 1
-        if seconds > self.slowest[0]:
-            self.slowest = (seconds, query, dict(options))
+        self.longest_wall = max(self.longest_wall, seconds)
+        if cpu > self.slowest[1]:
+            self.slowest = (seconds, cpu, query, dict(options))
 
 
 @pytest.fixture(scope="module")
@@ -267,7 +276,11 @@ def check_results(results, query: str, options: dict, doc_count: int) -> None:
     hits, total = results.hits, results.total
     assert 0 <= total <= doc_count
     start = (page - 1) * limit
-    assert len(hits) == max(0, min(limit, total - start)), (len(hits), total, start, limit)
+    page_size = max(0, min(limit, total - start))
+    if results.timed_out:  # ranking stopped: the hits found so far
+        assert len(hits) <= page_size and results.notes, (len(hits), total, start, limit)
+    else:
+        assert len(hits) == page_size, (len(hits), total, start, limit)
     assert results.page == {"number": page, "size": limit, "pages": math.ceil(total / limit)}
     ids = [hit.id for hit in hits]
     assert len(set(ids)) == len(ids), "a document listed twice on one page"
@@ -326,16 +339,16 @@ def check_results(results, query: str, options: dict, doc_count: int) -> None:
 def run_search(index, tally: Tally, query: str, options: dict, doc_count: int):
     """One search under the drill's properties; returns the results or ``None`` after a QueryError."""
     budget = options.get("time_budget", DEFAULT_TIME_BUDGET)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.thread_time()
     try:
         results = index.search(query, **options)
     except QueryError as exc:
         tally.query_errors += 1
         assert _one_line(str(exc)), repr(str(exc))
         results = None
-    elapsed = time.perf_counter() - started
-    tally.searched(elapsed, query, options)
-    assert elapsed <= time_limit(budget), f"{query!r} {options} took {elapsed:.2f} s (budget {budget} s)"
+    elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
+    tally.searched(elapsed, cpu, query, options)
+    assert cpu <= time_limit(budget), f"{query!r} {options} took {cpu:.2f} s of CPU, {elapsed:.2f} s (budget {budget} s)"
     if results is not None:
         check_results(results, query, options, doc_count)
         json.dumps(results.to_dict(), ensure_ascii=False)  # what --json and the web API send
@@ -353,14 +366,15 @@ def test_generated_queries_keep_the_search_contract(index, vocabulary, figures):
         run_search(index, tally, query, options, doc_count)
 
     check()
-    seconds, query, options = tally.slowest
-    print(f"\nslowest query: {seconds * 1000:.0f} ms: {query!r} {options}")
+    seconds, cpu, query, options = tally.slowest
+    print(f"\nslowest query: {cpu * 1000:.0f} ms of CPU ({seconds * 1000:.0f} ms): {query!r} {options}")
     figures.add("queries tried", tally.tried)
     figures.add("QueryErrors", tally.query_errors)
     figures.add("other exceptions", 0)  # any other exception fails the test above
-    figures.add("slowest query (ms)", round(seconds * 1000))
+    figures.add("slowest query (CPU ms)", round(cpu * 1000))
+    figures.add("longest search (wall ms)", round(tally.longest_wall * 1000))
     figures.add("slowest query", repr(query) if len(repr(query)) <= 40 else repr(query)[:37] + "...")
-    figures.add("time budget (s)", f"{DEFAULT_TIME_BUDGET:g} (+{BUDGET_MARGIN:g} margin)")
+    figures.add("time budget (s)", f"{DEFAULT_TIME_BUDGET:g} (limit 2.5x + {BUDGET_MARGIN:g})")
 
 
 def test_generated_queries_through_the_command_line(arxiv_index_dir, index, vocabulary, figures):
@@ -377,7 +391,7 @@ def test_generated_queries_through_the_command_line(arxiv_index_dir, index, voca
     option_names = {"year": "--year", "category": "--category", "author": "--author", "sort": "--sort",
                     "page": "--page", "limit": "--limit", "facets": "--facets", "facet_size": "--facet-size"}
 
-    @settings(settings.get_profile(PROFILE), max_examples=max(10, EXAMPLES // 10))
+    @settings(settings.get_profile(PROFILE), max_examples=max(10, EXAMPLES // 5))
     @given(query=query_strategy(words, ids), options=options_strategy(), separated=st.booleans())
     def check(query, options, separated):
         args = ["search", "--index-dir", str(arxiv_index_dir), "--json"]

@@ -751,6 +751,17 @@ def _only_negative(query: wq.Query) -> bool:
     return False
 
 
+def _prefix_frequencies(reader, fieldname: str, prefix: str) -> dict[bytes, int]:
+    """Each indexed term of ``fieldname`` starting with ``prefix`` → its document
+    frequency, read in one pass over each segment's term list (looking each
+    term up again cost half a second for a few common prefixes)."""
+    counts: dict[bytes, int] = {}
+    for sub, _ in reader.leaf_readers():
+        for text, info in sub.iter_prefix(fieldname, prefix):
+            counts[text] = counts.get(text, 0) + info.doc_frequency()
+    return counts
+
+
 def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
     """Replace each prefix/wildcard node with an OR of at most :data:`MAX_EXPANSIONS` terms.
 
@@ -765,9 +776,15 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
             fieldname = node.field()
             if fieldname not in reader.schema:
                 return wq.NullQuery
-            candidates = list(node._btexts(reader)) if hasattr(node, "_btexts") else []
+            if isinstance(node, wq.Prefix):
+                frequency = _prefix_frequencies(reader, fieldname, node.text)
+                candidates = sorted(frequency)
+            else:
+                candidates = list(node._btexts(reader)) if hasattr(node, "_btexts") else []
+                frequency = None
             if len(candidates) > MAX_EXPANSIONS:
-                candidates.sort(key=lambda t: reader.doc_frequency(fieldname, t), reverse=True)
+                candidates.sort(key=frequency.__getitem__ if frequency is not None
+                                else lambda t: reader.doc_frequency(fieldname, t), reverse=True)
                 notes.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
                              f"searched the {MAX_EXPANSIONS} most frequent")
                 candidates = candidates[:MAX_EXPANSIONS]

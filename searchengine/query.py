@@ -37,8 +37,10 @@ The language (documented with examples in README.md, "Query language"):
 
 Hostile input is repaired rather than rejected where the intent is clear:
 control characters are dropped, an unbalanced quote or parenthesis is ignored,
-dangling operators are ignored, and a query longer than
-:data:`MAX_QUERY_CHARS` is cut at a word boundary (with a note). Everything
+dangling operators are ignored, a query longer than
+:data:`MAX_QUERY_CHARS` is cut at a word boundary, and prefixes and phrases
+past :data:`MAX_PREFIXES` and :data:`MAX_PHRASES` are searched as plain
+words (each with a note). Everything
 else that cannot be understood raises :class:`~searchengine.errors.QueryError`
 with a message naming the offending part.
 """
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -73,6 +76,12 @@ MAX_WORD_CHARS = 100
 MAX_EXPANSIONS = 64
 # Letters required before a wildcard ``*``.
 MIN_PREFIX = 2
+# Prefixes and quoted phrases past these counts in one query are searched as
+# plain words: each prefix adds up to MAX_EXPANSIONS terms per field and each
+# phrase a check of the stored text of every candidate, costs outside the
+# time budget (a hundred of either took seconds on 10,000 records).
+MAX_PREFIXES = 8
+MAX_PHRASES = 8
 
 # A query of this many terms or fewer needs all of them in a hit.
 ALL_TERMS_UP_TO = 3
@@ -217,6 +226,23 @@ class TermsGroup(syntax.GroupNode):
         return syntax.attach(q, self)
 
 
+class PhraseClock:
+    """The deadline (``time.monotonic()`` seconds) for checking one search's
+    quoted phrases against the stored text; ``stopped`` tells whether it cut a check short."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.stopped = False
+
+
+def time_phrases(query: wq.Query, clock: PhraseClock) -> None:
+    """Give every :class:`ExactText` in ``query`` the ``clock`` of its search."""
+    if isinstance(query, ExactText):
+        query.clock = clock
+    for child in query.children():
+        time_phrases(child, clock)
+
+
 class ExactText(WrappingQuery):
     """Keeps the hits of ``child`` whose stored ``fieldname`` text has ``pattern``.
 
@@ -224,13 +250,20 @@ class ExactText(WrappingQuery):
     then checked against the stored text as written, folded for case and
     accents: ``"objectivity"`` finds the stem ``objectiv`` in papers about
     objectives too, and the check keeps only those that say ``objectivity``.
+
+    Reading stored text costs time per candidate (a second for ``"model"``
+    on 10,000 abstracts), so the check is made once per searcher (counting
+    and ranking reuse it) and stops at the deadline of its :class:`PhraseClock`
+    (set by :func:`time_phrases`): the candidates checked by then are the hits.
     """
 
-    def __init__(self, child, fieldname: str, pattern: str) -> None:
+    def __init__(self, child, fieldname: str, pattern: str, clock: PhraseClock | None = None) -> None:
         super().__init__(child)
         self.fieldname = fieldname
         self.pattern = pattern
+        self.clock = clock
         self._regex = re.compile(pattern)
+        self._checked: dict[int, tuple] = {}  # id(searcher) → (searcher, documents with the text)
 
     def __eq__(self, other) -> bool:
         return (type(other) is type(self) and other.child == self.child
@@ -252,7 +285,7 @@ class ExactText(WrappingQuery):
         self.child.boost = value
 
     def _rewrap(self, child):
-        return ExactText(child, self.fieldname, self.pattern)
+        return ExactText(child, self.fieldname, self.pattern, self.clock)
 
     def holds(self, stored: dict) -> bool:
         """Whether a document's stored fields (``{field: value}``) have the text as written."""
@@ -264,13 +297,28 @@ class ExactText(WrappingQuery):
     def matcher(self, searcher, context=None):
         matcher = self.child.matcher(searcher, context)
         scored = context.weighting is not None if context else True
+        known = self._checked.get(id(searcher))
+        known = known[1] if known is not None and known[0] is searcher else None
+        passed: set[int] = set()
+        clock = self.clock
         docs, scores = [], []
         while matcher.is_active():
             doc = matcher.id()
-            if self.holds(searcher.stored_fields(doc)):
+            if known is not None:
+                found = doc in known
+            else:
+                if clock is not None and time.monotonic() > clock.deadline:
+                    clock.stopped = True
+                    break
+                found = self.holds(searcher.stored_fields(doc))
+                if found:
+                    passed.add(doc)
+            if found:
                 docs.append(doc)
                 scores.append(matcher.score() if scored else 1.0)
             matcher.next()
+        if known is None:
+            self._checked[id(searcher)] = (searcher, passed)
         return scored_list(docs, scores) if docs else NullMatcher()
 
 
@@ -654,6 +702,21 @@ def _drop_dangling_operators(text: str) -> str:
     return " ".join(tokens)
 
 
+def _plain_prefixes(part: str, seen: list[int], notes: list[str]) -> str:
+    """Drop the ``*`` of the wildcard words after the first :data:`MAX_PREFIXES` of the query.
+
+    ``seen`` holds the count of wildcard words met so far (shared across parts).
+    """
+    def replace(match: re.Match) -> str:
+        seen[0] += 1
+        if seen[0] <= MAX_PREFIXES:
+            return match.group()
+        if seen[0] == MAX_PREFIXES + 1:
+            notes.append(f"only the first {MAX_PREFIXES} prefixes were expanded; the others were searched as words")
+        return match.group().replace("*", "")
+    return _WILDCARD_WORD.sub(replace, part)
+
+
 def prepare(text: str, notes: list[str]) -> str:
     """Repair and normalise raw query text into something Whoosh's parser accepts.
 
@@ -667,10 +730,18 @@ def prepare(text: str, notes: list[str]) -> str:
     strict = len(_words(" ".join(part for quoted, part in segments if not quoted))) <= ALL_TERMS_UP_TO
     out = []
     field = ""  # a field name written right before a quoted phrase: title:"..."
+    phrases, prefixes = 0, [0]
     for number, (quoted, part) in enumerate(segments):
         if quoted:
             if part.strip():
-                out.append(f'{field}"{part.strip()}"')
+                phrases += 1
+                if phrases <= MAX_PHRASES:
+                    out.append(f'{field}"{part.strip()}"')
+                else:
+                    if phrases == MAX_PHRASES + 1:
+                        notes.append(f"only the first {MAX_PHRASES} quoted phrases were searched as phrases; "
+                                     "the others as words")
+                    out.append(" ".join(_WORDS.findall(part)))
             field = ""
             continue
         if number + 1 < len(segments):
@@ -680,6 +751,7 @@ def prepare(text: str, notes: list[str]) -> str:
         part = _balance_parentheses(part)
         part = _rewrite_fields(part, strict)
         _check_wildcards(part)
+        part = _plain_prefixes(part, prefixes, notes)
         out.append(_rewrite_operators(part))
     return _drop_dangling_operators(" ".join(p for p in out if p.strip()))
 
@@ -690,6 +762,17 @@ def _only_negative(query: wq.Query) -> bool:
     if isinstance(query, wq.And):
         return all(_only_negative(child) for child in query.subqueries)
     return False
+
+
+def _prefix_frequencies(reader, fieldname: str, prefix: str) -> dict[bytes, int]:
+    """Each indexed term of ``fieldname`` starting with ``prefix`` → its document
+    frequency, read in one pass over each segment's term list (looking each
+    term up again cost half a second for a few common prefixes)."""
+    counts: dict[bytes, int] = {}
+    for sub, _ in reader.leaf_readers():
+        for text, info in sub.iter_prefix(fieldname, prefix):
+            counts[text] = counts.get(text, 0) + info.doc_frequency()
+    return counts
 
 
 def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
@@ -706,9 +789,15 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
             fieldname = node.field()
             if fieldname not in reader.schema:
                 return wq.NullQuery
-            candidates = list(node._btexts(reader)) if hasattr(node, "_btexts") else []
+            if isinstance(node, wq.Prefix):
+                frequency = _prefix_frequencies(reader, fieldname, node.text)
+                candidates = sorted(frequency)
+            else:
+                candidates = list(node._btexts(reader)) if hasattr(node, "_btexts") else []
+                frequency = None
             if len(candidates) > MAX_EXPANSIONS:
-                candidates.sort(key=lambda t: reader.doc_frequency(fieldname, t), reverse=True)
+                candidates.sort(key=frequency.__getitem__ if frequency is not None
+                                else lambda t: reader.doc_frequency(fieldname, t), reverse=True)
                 notes.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
                              f"searched the {MAX_EXPANSIONS} most frequent")
                 candidates = candidates[:MAX_EXPANSIONS]

@@ -296,6 +296,7 @@ class SearchIndex:
         facet_names = facet_mod.parse_facet_names(facets)
         budget = self.time_budget if time_budget is None else time_budget
         started = time.perf_counter()
+        phrase_clock = querylang.PhraseClock(time.monotonic() + budget)
         notes: list[str] = []
         searched = querylang.clean(query or "", notes)
         text, query_filters = querylang.split_filters(searched)
@@ -304,6 +305,8 @@ class SearchIndex:
         parsed = querylang.parse(text, searcher.schema, allow_empty=bool(chosen))
         notes += parsed.notes
         wanted = querylang.expand_wildcards(parsed.query, searcher.reader(), notes) if parsed.query else None
+        if wanted is not None:
+            querylang.time_phrases(wanted, phrase_clock)
         restrict = filter_query(chosen)
         cache = self._searcher_cache(searcher)
         scores = score_documents(wanted, searcher) if wanted is not None else None
@@ -344,6 +347,9 @@ class SearchIndex:
             hits = self._hits(searcher, wanted, window, with_snippets)
         if timed_out:
             notes.append(f"ranking was stopped after {budget:g} s; the order of these hits is approximate")
+        if phrase_clock.stopped:
+            timed_out = True
+            notes.append(f"checking quoted phrases was stopped after {budget:g} s; papers with them may be missing")
         counted = {}
         for name in facet_names:
             # Each facet is counted with every filter but its own, so the

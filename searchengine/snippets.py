@@ -46,9 +46,9 @@ def _formatter():
                 if number:
                     parts.append(SEPARATOR)
                     length += len(SEPARATOR)
-                text, position = fragment.text, fragment.startchar
+                text, position, end = fragment.text, fragment.startchar, fragment.endchar
                 for token in sorted(fragment.matches, key=lambda t: (t.startchar, -t.endchar)):
-                    if token.startchar is None or token.startchar < position:
+                    if token.startchar is None or token.startchar < position or token.startchar >= end:
                         continue
                     parts.append(text[position:token.startchar])
                     length += token.startchar - position
@@ -56,8 +56,11 @@ def _formatter():
                     parts.append(text[token.startchar:token.endchar])
                     length += token.endchar - token.startchar
                     position = token.endchar
-                parts.append(text[position:fragment.endchar])
-                length += fragment.endchar - position
+                    # A joined compound (Retrieval-Augmented) may run past
+                    # the fragment's end: the fragment then ends with it.
+                    end = max(end, position)
+                parts.append(text[position:end])
+                length += end - position
             snippet.text = "".join(parts)
             return snippet
 

@@ -151,6 +151,42 @@ def test_prefix_expansion_is_capped(tmp_path):
     assert results.notes == ["'spar*' matches 80 terms in title; searched the 64 most frequent"]
 
 
+def test_prefixes_past_the_cap_are_searched_as_words():
+    from whoosh import query as wq
+
+    from searchengine.query import parse
+    from searchengine.schema import build_schema
+
+    words = ["alpha", "bravo", "charl", "delta", "echo", "foxtr", "golf", "hotel", "india", "julie"]
+    parsed = parse(" ".join(w + "*" for w in words), build_schema())
+    prefixes = sorted({leaf.text for leaf in parsed.query.leaves() if isinstance(leaf, wq.Prefix)})
+    terms = sorted({leaf.text for leaf in parsed.query.leaves() if type(leaf) is wq.Term})
+    assert prefixes == words[:8]
+    assert terms == ["india", "juli", "julie"]  # words (stemmed in title and abstract), no longer prefixes
+    assert parsed.notes == ["only the first 8 prefixes were expanded; the others were searched as words"]
+
+
+def test_phrases_past_the_cap_are_searched_as_words(tmp_path):
+    # The ninth phrase "delta echo" is two words: the paper with "echo ... delta" matches it too.
+    lines = [json.dumps({"id": "a", "title": "alpha beta delta echo"}),
+             json.dumps({"id": "b", "title": "alpha beta echo then delta"})]
+    build_index([write(tmp_path / "d.jsonl", "\n".join(lines))], tmp_path / "ix")
+    index = open_index(tmp_path / "ix")
+    results = index.search('"alpha beta" ' * 8 + '"delta echo"')
+    assert sorted(h.id for h in results.hits) == ["a", "b"]
+    assert results.notes == ["only the first 8 quoted phrases were searched as phrases; the others as words"]
+    assert [h.id for h in index.search('"alpha beta" ' * 7 + '"delta echo"').hits] == ["a"]
+
+
+def test_phrase_check_stops_at_the_time_budget(corpus_index):
+    unlimited = corpus_index.search('"performance"', time_budget=60)
+    assert unlimited.timed_out is False and unlimited.total > 10
+    stopped = corpus_index.search('"performance"', time_budget=0)
+    assert stopped.timed_out is True
+    assert (stopped.total, stopped.hits) == (0, [])
+    assert stopped.notes == ["checking quoted phrases was stopped after 0 s; papers with them may be missing"]
+
+
 @pytest.fixture(scope="module")
 def arxiv_index(tmp_path_factory):
     folder = tmp_path_factory.mktemp("arxiv")

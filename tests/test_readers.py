@@ -186,3 +186,20 @@ def test_broken_gzip_empty_file_and_fifo_are_reported_not_fatal(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="pipe: not a regular file or directory"):
         read([fifo])
+
+
+def test_utf16_files_with_a_byte_order_mark_are_read(tmp_path):
+    lines = [{"id": "2101.00001", "title": "Première étude", "authors": ["Zoë Ünal"]},
+             {"id": "2101.00002", "title": "Second study"}]
+    text = "\r\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\r\n"
+    for encoding in ("utf-16", "utf-16-be"):
+        path = tmp_path / f"{encoding}.jsonl"
+        path.write_bytes(("\ufeff" if encoding.endswith("be") else "").encode(encoding) + text.encode(encoding))
+        assert detect_format(path) == "jsonl"
+        problems = []
+        records = list(read_records([path], problems))
+        assert problems == []
+        assert [(r.id, r.title, r.authors, r.source) for r in records] == [
+            ("2101.00001", "Première étude", ["Zoë Ünal"], f"{path}:1"),
+            ("2101.00002", "Second study", [], f"{path}:2"),
+        ]

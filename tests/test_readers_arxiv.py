@@ -182,6 +182,16 @@ def test_atom_error_entry_and_broken_xml_are_reported(tmp_path):
     assert len(problems) == 1 and str(problems[0]).startswith(f"{cut}:54: XML is not well formed (mismatched tag")
 
 
+def test_atom_feed_cut_inside_an_entry_reports_that_entry(tmp_path):
+    lines = ATOM_OLD.read_text(encoding="utf-8").split("\n")
+    # Entries start on lines 10, 49, 81, ...; cut two lines into the third one.
+    path = write(tmp_path / "cut.xml", "\n".join(lines[:82]))
+    records, problems = read([path])
+    assert [r.id for r in records] == ["1201.4869", "cond-mat/0412498"]
+    assert len(problems) == 1
+    assert str(problems[0]).startswith(f"{path}:81: entry cut off: XML ends early (no element found")
+
+
 def test_csv_quote_left_open_is_reported_not_swallowed(tmp_path):
     path = write(tmp_path / "open.csv", 'title,id,year\nFirst paper,1,2020\n"unterminated,2,2020\nok,3,2021\n')
     records, problems = read([path], format="csv")

@@ -163,3 +163,19 @@ def test_word_analysis_gives_the_analyzers_tokens_and_offsets(mode):
     assert ("flashattention", 0, 14, False) in [
         (t.text, t.startchar, t.endchar, t.stopped) for t in replay(texts[-1], mode="query", removestops=False)
     ]
+
+
+def test_a_match_running_past_its_fragment_ends_the_fragment():
+    from whoosh.analysis import Token
+    from whoosh.highlight import Fragment
+
+    from searchengine.snippets import _formatter
+
+    text = "alpha Retrieval-Augmented beta gamma"
+    # The joined compound spans 6..25 but the first fragment ends at 15.
+    first = Fragment(text, [Token(startchar=6, endchar=25)], startchar=0, endchar=15)
+    second = Fragment(text, [Token(startchar=31, endchar=36)], startchar=26, endchar=36)
+    snippet = _formatter().format([first, second])
+    assert snippet.text == "alpha Retrieval-Augmented … beta gamma"
+    assert snippet.matches == [(6, 25), (33, 38)]
+    assert [snippet.text[a:b] for a, b in snippet.matches] == ["Retrieval-Augmented", "gamma"]

@@ -9,6 +9,7 @@ first few kilobytes), never by its extension alone, so a JSON-lines file named
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import zlib
 from collections.abc import Iterable, Iterator
@@ -37,14 +38,24 @@ def _open_binary(path: Path):
     return open(path, "rb")
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each line of a UTF-8 file (gzip allowed).
 
     Line numbers are 1-based. A byte-order mark and the line ending (LF or
     CRLF) are removed. A line that is not valid UTF-8 is not yielded; a
-    :class:`Problem` naming it is appended to ``problems`` instead.
+    :class:`Problem` naming it is appended to ``problems`` instead. A file
+    that starts with a UTF-16 byte-order mark (as some Windows tools save
+    "Unicode text") is read as UTF-16, undecodable bytes replaced.
     """
     with _open_binary(path) as stream:
+        if stream.peek(2)[:2] in _UTF16_BOMS:
+            text = io.TextIOWrapper(stream, encoding="utf-16", errors="replace", newline="\n")
+            for number, line in enumerate(text, start=1):
+                yield number, line.lstrip("\ufeff").rstrip("\r\n") if number == 1 else line.rstrip("\r\n")
+            return
         for number, raw in enumerate(stream, start=1):
             try:
                 text = raw.decode("utf-8")
@@ -58,7 +69,9 @@ def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, s
 
 def _head(path: Path) -> str:
     with _open_binary(path) as stream:
-        return stream.read(_SNIFF_BYTES).decode("utf-8", errors="replace").lstrip("\ufeff")
+        head = stream.read(_SNIFF_BYTES)
+    encoding = "utf-16" if head[:2] in _UTF16_BOMS else "utf-8"
+    return head.decode(encoding, errors="replace").lstrip("\ufeff")
 
 
 def detect_format(path: Path) -> str | None:

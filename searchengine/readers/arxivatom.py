@@ -73,10 +73,13 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     """Yield one Record per ``<entry>``; report bad entries, and XML errors, in ``problems``.
 
     A record's line is the line of its ``<entry>`` tag. XML that is not well
-    formed ends the file at that point (records before it are kept).
+    formed ends the file at that point (records before it are kept); a file
+    that ends inside an entry reports that entry.
     """
     parser = ElementTree.XMLPullParser(events=("start", "end"))
     start = 0
+    inside = False  # an <entry> is open
+    number = 0
     feed: ElementTree.Element | None = None
     for number, line in lines:
         try:
@@ -90,10 +93,11 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
                 if feed is None:
                     feed = element
                 if element.tag == f"{ATOM}entry":
-                    start = number
+                    start, inside = number, True
                 continue
             if element.tag != f"{ATOM}entry":
                 continue
+            inside = False
             try:
                 record = _entry_record(element)
             except ValueError as exc:
@@ -109,4 +113,6 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     try:
         parser.close()
     except ElementTree.ParseError as exc:
-        problems.append(Problem(str(path), 0, f"XML ends early ({exc})"))
+        # Name the entry that was cut off, else the last line.
+        where, what = (start, "entry cut off: XML ends early") if inside else (number, "XML ends early")
+        problems.append(Problem(str(path), where, f"{what} ({exc}) (skipped)"))

@@ -100,3 +100,15 @@ def arxiv_index_dir(arxiv_subset, tmp_path_factory) -> Path:
     index_dir = tmp_path_factory.mktemp("drill-index")
     build_index([arxiv_subset], index_dir)
     return index_dir
+
+
+@pytest.fixture(scope="module")
+def figure_totals(request):
+    """A dict of figures summed over a module's tests (e.g. parametrized cases),
+    recorded under the drill's name when the module's last test is done."""
+    name = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_").replace("_", " ")
+    totals: dict = {}
+    yield totals
+    recorder = Figures(name)
+    for figure, value in totals.items():
+        recorder.add(figure, value)

@@ -598,16 +598,28 @@ def _phrase_scores(q, searcher, reader, within: set[int] | None = None) -> dict[
 def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
     """A quoted phrase (:class:`searchengine.query.ExactText`): the matches of
     its stemmed phrase or term whose stored text has the words as written,
-    with the stemmed query's scores. Kept per segment unless bounded by ``within``."""
+    with the stemmed query's scores. The check of the stored text stops at
+    the deadline of the phrase's clock, if it has one; a complete result not
+    bounded by ``within`` is kept per segment."""
     key = ("exact", q.fieldname, q.pattern, q.child)
     cache = _postings_cache(reader)
     found = cache.get(key)
     if found is None:
+        import time
+
         scores = _node_scores(q.child, searcher, reader, within)
-        stored = searcher.stored_fields
-        docs = sorted(doc for doc in scores if q.holds(stored(doc)))
+        clock = getattr(q, "clock", None)
+        docs = []
+        for doc in sorted(scores):
+            if clock is not None and time.monotonic() > clock.deadline:
+                clock.stopped = True  # the documents checked so far are the hits
+                break
+            if q.holds(searcher.stored_fields(doc)):
+                docs.append(doc)
+        else:
+            clock = None
         found = (array("i", docs), array("d", (scores[doc] for doc in docs)))
-        if within is None:
+        if within is None and clock is None:
             cache.put(key, found)
     return dict(zip(*found))
 

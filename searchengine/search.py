@@ -269,9 +269,13 @@ class SearchIndex:
                 filter except its own ("disjunctive" facets), so a selected
                 year still shows the other years' counts.
             facet_size: values listed per facet.
-            time_budget: seconds the ranking may take (default
-                :attr:`time_budget`); past it, the best hits found so far are
-                returned with ``timed_out`` set and a note.
+            time_budget: seconds the search may take (default
+                :attr:`time_budget`): the check of quoted phrases, the
+                feedback round, did-you-mean (at most half of it) and ranking
+                through Whoosh's matchers share it, ranking keeping at least
+                a quarter. Past it, the best hits found so far are returned
+                with ``timed_out`` set and a note. Parsing, facet counts and
+                snippets are bounded by the query caps, not timed.
             with_snippets: False leaves snippets and match offsets empty
                 (saves re-analysing each hit's text; used by evaluation).
 
@@ -296,7 +300,10 @@ class SearchIndex:
         facet_names = facet_mod.parse_facet_names(facets)
         budget = self.time_budget if time_budget is None else time_budget
         started = time.perf_counter()
-        phrase_clock = querylang.PhraseClock(time.monotonic() + budget)
+        # One deadline for the budgeted steps: the phrase check, the
+        # feedback round, did-you-mean and ranking through Whoosh's matchers.
+        deadline = time.monotonic() + budget
+        phrase_clock = querylang.PhraseClock(deadline)
         notes: list[str] = []
         searched = querylang.clean(query or "", notes)
         text, query_filters = querylang.split_filters(searched)
@@ -317,8 +324,9 @@ class SearchIndex:
             else:
                 notes.append(feedback.SKIPPED_NOTE)
         total = len(docnums)
-        deadline = time.monotonic() + budget / 2  # did-you-mean may use half the budget
-        suggestion = self._suggestion(searcher, cache, parsed, restrict, total, deadline)
+        # Did-you-mean may use half the budget, within what is left of it.
+        suggestion = self._suggestion(searcher, cache, parsed, restrict, total,
+                                      min(time.monotonic() + budget / 2, deadline))
         relaxed = False
         if total == 0 and wanted is not None:
             fallback = querylang.relaxed(parsed, searcher.schema)
@@ -337,7 +345,9 @@ class SearchIndex:
         if start < total:
             if ranked:
                 allowed = set(docnums) if restrict is not None else None
-                window, timed_out = self._ranked_window(searcher, cache, wanted, scores, allowed, start, limit, budget)
+                # Ranking gets a quarter of the budget even when the rest used it up.
+                window, timed_out = self._ranked_window(searcher, cache, wanted, scores, allowed, start, limit,
+                                                        max(deadline, time.monotonic() + budget / 4))
             else:
                 rank = columns.order("newest" if sort == "relevance" else sort)
                 docs = sorted(docnums, key=rank.__getitem__)[start:start + limit]
@@ -411,11 +421,11 @@ class SearchIndex:
 
     def _ranked_window(
         self, searcher, cache, wanted, scores: dict[int, float] | None, allowed: set[int] | None,
-        start: int, limit: int, budget: float,
+        start: int, limit: int, deadline: float,
     ) -> tuple[list[tuple[int, float]], bool]:
         """``(docnum, score)`` of hits ``start .. start+limit`` by score, ties
-        by year (newest first) then id (descending); and whether the time
-        budget cut the ranking short.
+        by year (newest first) then id (descending); and whether the
+        ``deadline`` (a ``time.monotonic()`` value) cut the ranking short.
 
         ``scores`` are the query's document scores when
         :func:`searchengine.ranking.score_documents` could compute them (plain
@@ -440,7 +450,6 @@ class SearchIndex:
         from whoosh import collectors
 
         fetch = end + 1  # one more than shown, to see whether a tie goes on
-        deadline = time.monotonic() + budget
         while True:
             collector = collectors.TimeLimitCollector(
                 searcher.collector(limit=fetch, filter=allowed),

@@ -43,8 +43,10 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
         writer: the caller holds the write lock (so no other build is under way).
 
     Raises:
-        IndexDamagedError: (strict only) the pointer is damaged or missing
-            while generations exist, so which one is current is unknown.
+        IndexDamagedError: (strict only) the pointer is damaged, or missing
+            while committed generations exist, so which one is current is
+            unknown. Generations that never committed (a killed first build)
+            count as no index.
         IndexBusyError: (strict only) the pointer is missing beside
             generations while another process writes: a first build.
     """
@@ -52,13 +54,18 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
     try:
         raw = pointer.read_bytes()
     except FileNotFoundError:
-        if strict and any(p.is_dir() for p in index_dir.glob(PREFIX + "*")):
+        generations = [p for p in index_dir.glob(PREFIX + "*") if p.is_dir()]
+        if strict and generations:
             if not writer and being_written(index_dir):  # the first build of this index is under way
                 raise IndexBusyError(f"{index_dir}: the index is being built; "
                                      "try again when the build has finished") from None
-            raise IndexDamagedError(
-                f"{pointer} is missing beside index generations; "
-                "run 'searchengine index PATH...' to rebuild") from None
+            # Generations that never committed are what a killed first build
+            # leaves: there is no index yet. A committed one may have been
+            # current, so which one is stays unknown.
+            if any(committed(g) for g in generations):
+                raise IndexDamagedError(
+                    f"{pointer} is missing beside index generations; "
+                    "run 'searchengine index PATH...' to rebuild") from None
         return None
     except OSError as exc:
         if not strict:
@@ -74,6 +81,12 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
         raise IndexDamagedError(f"{pointer} does not name an index generation; "
                                 "run 'searchengine index PATH...' to rebuild")
     return index_dir / name
+
+
+def committed(generation: Path) -> bool:
+    """Whether Whoosh committed to ``generation``: it holds a table of
+    contents past generation 0, the empty one an index is created with."""
+    return any(toc.stem.rsplit("_", 1)[-1] not in ("", "0") for toc in generation.glob("_*_*.toc"))
 
 
 def being_written(index_dir: Path) -> bool:
@@ -179,7 +192,8 @@ def remove_stale(index_dir: Path, keep: int = 2) -> None:
     The previous generation is kept so that a reader that opened it just
     before the switch can finish. Unfinished generations of killed builds,
     and stray pointer files, are removed too. Without a readable ``CURRENT``
-    no generation is removed. Call only while holding the write lock.
+    only generations that never committed are removed. Call only while
+    holding the write lock.
     """
     current = current_generation(index_dir, strict=False)
     generations = sorted(
@@ -187,8 +201,9 @@ def remove_stale(index_dir: Path, keep: int = 2) -> None:
     )
     if current is None:
         # No readable pointer: which generations are complete is unknown, so
-        # none is deleted (a damaged pointer must never cost the index).
-        generations = []
+        # none is deleted (a damaged pointer must never cost the index), but
+        # for those that never committed: a killed first build's.
+        generations = [g for g in generations if not committed(g)]
     keep_names = set()
     if current is not None:
         finished = [g for g in generations if g.name <= current.name]

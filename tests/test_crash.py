@@ -274,6 +274,27 @@ def test_an_index_being_built_for_the_first_time_is_busy_not_damaged(tmp_path):
         result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])
         assert result.exit_code == 1
         assert result.stderr == f"Error: {index_dir}: the index is being built; try again when the build has finished\n"
-    # With no writer, generations without a pointer are damage, as before.
+    # With no writer, a generation that never committed is a killed first build: no index yet.
+    assert store.current_generation(index_dir) is None
+    # One that committed may have been current: the missing pointer is damage.
+    (index_dir / "gen-20260101T000000000000-1" / "_MAIN_1.toc").write_bytes(b"")
     with pytest.raises(IndexDamagedError, match="CURRENT is missing"):
         store.current_generation(index_dir)
+
+
+@pytest.mark.parametrize("command", ["index", "update"])
+def test_a_killed_first_build_leaves_no_index_and_the_next_run_builds_one(driver, small_inputs, tmp_path, command):
+    from searchengine.errors import IndexNotFoundError
+
+    old, new, _ = small_inputs
+    index_dir = tmp_path / "index"
+    killed = run(driver, "record", 120, "index", str(old), "--index-dir", str(index_dir), "--jobs", "1")
+    assert killed.returncode == -signal.SIGKILL
+    assert [p.name for p in index_dir.iterdir() if p.name.startswith("gen-")] != []  # left behind
+    with pytest.raises(IndexNotFoundError, match="no index here"):
+        open_index(index_dir).search("model")
+    args = ["index", str(new)] if command == "index" else ["index", "--update", str(new)]
+    done = run(driver, "record", 0, *args, "--index-dir", str(index_dir), "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    assert open_index(index_dir).doc_count == 200
+    assert [g.name for g in index_dir.glob("gen-*")] == [store.current_generation(index_dir).name]

@@ -25,8 +25,8 @@ Environment:
 * ``DRILL_QUERY_PROFILE=long``: many more examples, a fresh random seed each
   run (the default profile is derandomized, so CI always tries the same
   queries);
-* ``DRILL_QUERY_EXAMPLES=N``: examples of the API drill (the CLI drill runs
-  a fifth as many);
+* ``DRILL_QUERY_EXAMPLES=N``: examples of the API drill (default 1,000; the CLI drill runs
+  a fifteenth as many, each a whole command);
 * ``DRILL_RECORDS``: size of the indexed subset (see ``conftest.py``).
 """
 
@@ -51,7 +51,7 @@ from searchengine.search import DEFAULT_TIME_BUDGET, MAX_LIMIT
 # No shrinking by default: on a loaded machine shrinking a slow failure can
 # take many minutes of the CI budget; the failing example is printed as found.
 settings.register_profile(
-    "drills", max_examples=300, derandomize=True, deadline=None, database=None,
+    "drills", max_examples=1000, derandomize=True, deadline=None, database=None,
     phases=[Phase.explicit, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
@@ -391,7 +391,7 @@ def test_generated_queries_through_the_command_line(arxiv_index_dir, index, voca
     option_names = {"year": "--year", "category": "--category", "author": "--author", "sort": "--sort",
                     "page": "--page", "limit": "--limit", "facets": "--facets", "facet_size": "--facet-size"}
 
-    @settings(settings.get_profile(PROFILE), max_examples=max(10, EXAMPLES // 5))
+    @settings(settings.get_profile(PROFILE), max_examples=max(10, EXAMPLES // 15))
     @given(query=query_strategy(words, ids), options=options_strategy(), separated=st.booleans())
     def check(query, options, separated):
         args = ["search", "--index-dir", str(arxiv_index_dir), "--json"]

@@ -1,39 +1,21 @@
 """A real browser against the real server: headless Chromium driven by Selenium.
 
-The server is ``searchengine serve`` (waitress) on a free loopback port; the
-browser is Debian's ``chromium`` with its ``chromedriver``, which ``.ci/run``
-installs. Outside CI the test is skipped when they are missing; in CI
-(``CI`` set) a missing browser is a failure.
+The server is ``searchengine serve`` on a free loopback port, the browser
+Debian's ``chromium`` (see ``tests/live.py``).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import re
-import shutil
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from searchengine import build_index
 
+from live import chromium, serving
+
 RECORDS = Path(__file__).parent / "data" / "web_records.jsonl"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 SERVER_START_SECONDS = 30
-
-
-def _browser_missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not os.access(path, os.X_OK):
-            return f"{path} not found (apt-get install chromium chromium-driver)"
-    if importlib.util.find_spec("selenium") is None:
-        return "selenium is not installed (pip install '.[test]')"
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -41,47 +23,14 @@ def server(tmp_path_factory):
     """``searchengine serve`` on a free port over the web fixture; yields its base URL."""
     index_dir = tmp_path_factory.mktemp("browser-index")
     build_index([RECORDS], index_dir)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index-dir", str(index_dir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        base = None
-        for line in process.stderr:  # the first line names the address
-            match = re.search(r"on (http://127\.0\.0\.1:\d+)/", line)
-            if match:
-                base = match.group(1)
-                break
-        assert base, "the server did not say where it listens"
-        # keep reading its log so that a full pipe never blocks the server
-        threading.Thread(target=process.stderr.read, daemon=True).start()
+    with serving(index_dir) as (_, base):
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--disable-dev-shm-usage", "--window-size=1280,1000",
-                     f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(SERVER_START_SECONDS)
-    yield driver
-    driver.quit()
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), SERVER_START_SECONDS) as driver:
+        yield driver
 
 
 def _wait(driver, condition, seconds: float = 20):

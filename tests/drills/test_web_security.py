@@ -36,14 +36,10 @@ Environment:
 from __future__ import annotations
 
 import http.server
-import importlib.util
 import json
 import os
 import re
-import shutil
 import socket
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
@@ -52,12 +48,12 @@ import pytest
 
 from searchengine import build_index
 
+from live import chromium, serving
+
 from .conftest import REPO, write_subset
 
 API_EXAMPLES = int(os.environ.get("DRILL_API_EXAMPLES", 100))
 REAL_RECORDS = 200
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 PAGE_LOAD_SECONDS = 20
 # The browser drill stops after this many problems.
 MAX_PROBLEMS = 30
@@ -233,44 +229,11 @@ def payload_index_dir(records, tmp_path_factory) -> Path:
     return index_dir
 
 
-def _start_server(index_dir: Path, *options: str):
-    """``searchengine serve`` on a free loopback port; returns (process, base URL)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index-dir", str(index_dir), *options],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    base = None
-    for line in process.stderr:  # the first line names the address
-        match = re.search(r"on (http://127\.0\.0\.1:\d+)/", line)
-        if match:
-            base = match.group(1)
-            break
-    if base is None:
-        process.kill()
-        pytest.fail("the server did not say where it listens")
-    # keep reading its log so that a full pipe never blocks the server
-    threading.Thread(target=process.stderr.read, daemon=True).start()
-    return process, base
-
-
 @pytest.fixture(scope="module")
 def servers(payload_index_dir):
     """The default server (gunicorn, one process per core) and a waitress one: name → base URL."""
-    started = {name: _start_server(payload_index_dir, *options)
-               for name, options in (("gunicorn", ()), ("waitress", ("--workers", "1")))}
-    yield {name: base for name, (_, base) in started.items()}
-    for process, _ in started.values():
-        process.terminate()
-        process.wait(timeout=20)
-
-
-def _browser_missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not os.access(path, os.X_OK):
-            return f"{path} not found (apt-get install chromium chromium-driver)"
-    if importlib.util.find_spec("selenium") is None:
-        return "selenium is not installed (pip install '.[test]')"
-    return None
+    with serving(payload_index_dir) as (_, gunicorn), serving(payload_index_dir, "--workers", "1") as (_, waitress):
+        yield {"gunicorn": gunicorn, "waitress": waitress}
 
 
 # Counts calls of the dialog functions before any page script runs; the
@@ -287,29 +250,12 @@ for (const name of ['alert', 'confirm', 'prompt', 'print']) {
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     """Headless Chromium that ignores pages' Content-Security-Policy (escaping alone is under test)."""
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    options.set_capability("unhandledPromptBehavior", "ignore")
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--disable-dev-shm-usage", "--window-size=1280,1000",
-                     f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(PAGE_LOAD_SECONDS)
-    driver.execute_cdp_cmd("Page.enable", {})
-    driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
-    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": DIALOG_HOOK})
-    yield driver
-    driver.quit()
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), PAGE_LOAD_SECONDS,
+                  capabilities={"unhandledPromptBehavior": "ignore"}) as driver:
+        driver.execute_cdp_cmd("Page.enable", {})
+        driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": DIALOG_HOOK})
+        yield driver
 
 
 # --- 1. API fuzzing -------------------------------------------------------------

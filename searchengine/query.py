@@ -36,7 +36,8 @@ The language (documented with examples in README.md, "Query language"):
   or an arXiv abs/pdf URL looks that paper up.
 
 Hostile input is repaired rather than rejected where the intent is clear:
-control characters are dropped, an unbalanced quote or parenthesis is ignored,
+control characters are dropped, an unclosed quote runs to the end, an
+unbalanced parenthesis is ignored,
 dangling operators are ignored, a query longer than
 :data:`MAX_QUERY_CHARS` is cut at a word boundary, and prefixes and phrases
 past :data:`MAX_PREFIXES` and :data:`MAX_PHRASES` are searched as plain
@@ -612,10 +613,12 @@ def clean(text: str, notes: list[str]) -> str:
 
 
 def _segments(text: str) -> list[tuple[bool, str]]:
-    """Split into ``(quoted, part)`` pieces; an unmatched final quote is dropped."""
+    """Split into ``(quoted, part)`` pieces; an unmatched final quote runs to
+    the end (``title:"sparse matrix``: a closing quote forgotten), or is
+    dropped when nothing follows it."""
     pieces = text.split('"')
-    if len(pieces) % 2 == 0:  # odd number of quotes: the last one is unmatched
-        pieces[-2:] = [pieces[-2] + " " + pieces[-1]]
+    if len(pieces) % 2 == 0 and not pieces[-1].strip():  # a final quote with nothing after it
+        pieces[-2:] = [pieces[-2]]
     return [(i % 2 == 1, piece) for i, piece in enumerate(pieces)]
 
 

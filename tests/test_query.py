@@ -267,3 +267,11 @@ def test_term_ranges_are_not_syntax(corpus_index, query):
     # A range would enumerate every term between its ends: unbounded work.
     results = corpus_index.search(query)
     assert "[" not in results.parsed and "{" not in results.parsed and " TO " not in results.parsed
+
+
+@pytest.mark.parametrize("unclosed", ['title:"sparse matrix', '"sparse matrix', 'gpu "sparse matrix'])
+def test_an_unclosed_quote_runs_to_the_end_of_the_query(corpus_index, unclosed):
+    closed = corpus_index.search(unclosed + '"', limit=50)
+    results = corpus_index.search(unclosed, limit=50)
+    assert [h.id for h in results.hits] == [h.id for h in closed.hits] != []
+    assert results.parsed == closed.parsed and "exact(title:" in results.parsed

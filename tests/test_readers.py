@@ -203,3 +203,13 @@ def test_utf16_files_with_a_byte_order_mark_are_read(tmp_path):
             ("2101.00001", "Première étude", ["Zoë Ünal"], f"{path}:1"),
             ("2101.00002", "Second study", [], f"{path}:2"),
         ]
+
+
+def test_fifos_in_a_folder_are_skipped_not_read(tmp_path):
+    import os
+
+    write(tmp_path / "in" / "a.jsonl", json.dumps({"id": "x1", "title": "Kept"}) + "\n")
+    os.mkfifo(tmp_path / "in" / "pipe.jsonl")  # reading it would block forever
+    problems = []
+    assert [r.id for r in read_records([tmp_path / "in"], problems)] == ["x1"]
+    assert problems == []

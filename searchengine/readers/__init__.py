@@ -84,9 +84,9 @@ def detect_format(path: Path) -> str | None:
 
 
 def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
-    """Expand files and directories (recursively, sorted, hidden entries and
-    index directories skipped: indexing a folder that holds its index does not
-    read the index's own files).
+    """Expand files and directories (recursively, sorted; hidden entries,
+    FIFOs, sockets and devices, and index directories skipped: indexing a
+    folder that holds its index does not read the index's own files).
 
     Raises:
         InputError: a path does not exist or is neither a file nor a directory.
@@ -102,7 +102,7 @@ def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
                     continue
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
-                    if not name.startswith("."):
+                    if not name.startswith(".") and not _special(Path(root) / name):
                         yield Path(root) / name
         elif path.is_file():
             yield path
@@ -110,6 +110,16 @@ def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
             raise InputError(f"{path}: not a regular file or directory")
         else:
             raise InputError(f"{path}: no such file or directory")
+
+
+def _special(path: Path) -> bool:
+    """A FIFO, socket or device: reading one could block forever or never end."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(path.stat().st_mode)
+    except OSError:  # a dangling link: reported when it is read
+        return False
 
 
 def read_records(

@@ -15,12 +15,19 @@ import click
 
 DEFAULT_CORPUS = "corpus"
 
+def _index_dir(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+    if not value.strip():  # Path("") would be the current directory
+        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
+    return Path(value)
+
+
 index_dir_option = click.option(
     "--index-dir",
     envvar="SEARCHENGINE_INDEX",
     default="index",
     show_default=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
+    callback=_index_dir,
     help="Index directory (or set SEARCHENGINE_INDEX).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")

@@ -226,3 +226,10 @@ def test_a_page_past_the_end_says_so_with_the_total(runner, workdir):
     assert lines[-1] == "Page 9 is past the end: there are 3 pages"
     one = runner.invoke(main, ["search", "SpMV GPU", "--page", "2"]).stdout.splitlines()
     assert one[0].startswith("1 hit for 'SpMV GPU' (") and one[-1] == "Page 2 is past the end: there is 1 page"
+
+
+def test_an_empty_index_dir_is_a_usage_error(runner, workdir):
+    result = runner.invoke(main, ["search", "gpu", "--index-dir", ""])
+    assert result.exit_code == 2
+    assert "Invalid value for '--index-dir': must not be empty" in result.output
+    assert not (workdir / "CURRENT").exists()

@@ -75,7 +75,7 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
         if url:
             fields.append(Field("url", url))
         library.add(Entry("misc", key, fields))
-    return bibtexparser.write_string(library, prepend_middleware=[LatexEncodingMiddleware()])
+    return bibtexparser.write_string(library, prepend_middleware=[LatexEncodingMiddleware(enclose_urls=False)])
 
 
 def _cell(value) -> str:

@@ -123,6 +123,9 @@ def test_bibtex_parses_back_with_the_same_values():
     assert first["primaryClass"].value == "cs.DC"
     assert first["url"].value == "https://arxiv.org/abs/2101.00001"
     assert "eprint" not in entries["anonstudy"] and "year" not in entries["anonstudy"]
+    # The url field is the URL itself, for readers that do not decode LaTeX as well.
+    raw = {e.key: e.fields_dict for e in bibtexparser.parse_string(text).entries}
+    assert raw["vlcek2021speedups"]["url"].value == "https://arxiv.org/abs/2101.00001"
 
 
 def test_citation_key_uses_last_name_year_and_first_long_title_word():

@@ -323,6 +323,10 @@ def tally():
     return {"landed": 0, "survived": 0, "completed": 0, "retried": 0, "left behind": 0, "phases": {}}
 
 
+# Timed kills tried before falling back to a hooked kill at the stage's entry.
+TIMED_ATTEMPTS = 3
+
+
 def drill(runner: Runner, index_dir: Path, points: list[Point], plan, tally: dict) -> list[tuple[str, str]]:
     """Kill a run at each point, check the index, run it again; return the stages hit.
 
@@ -330,8 +334,9 @@ def drill(runner: Runner, index_dir: Path, points: list[Point], plan, tally: dic
     ``point``, ``None`` for the measured run) and the ids the index
     must hold once it completes. Timed kills are placed in the stage timings of
     the latest uninterrupted run; when the machine runs faster than that and the
-    run finishes first, the point is tried again (at most twice) half as far
-    into its stage.
+    run's work is over first, the point is tried again half as far into its
+    stage, and after :data:`TIMED_ATTEMPTS` misses the process kills itself
+    on entering the stage.
     """
     run = 0
     args, expected = plan(run, None)
@@ -342,12 +347,14 @@ def drill(runner: Runner, index_dir: Path, points: list[Point], plan, tally: dic
     for point in points:
         scale = 1.0
         entries = set(os.listdir(index_dir))
-        for attempt in range(3):
+        for attempt in range(TIMED_ATTEMPTS + 1):
             run += 1
             args, expected = plan(run, point)
-            outcome = runner.kill(args, point, timeline, scale)
-            if outcome["returncode"] == 0 and point.fraction is not None and attempt < 2:
-                # Finished before the kill: an uninterrupted run after all.
+            # When timing keeps missing, the process kills itself on entering the stage.
+            aimed = point if attempt < TIMED_ATTEMPTS else Point(point.stage)
+            outcome = runner.kill(args, aimed, timeline, scale)
+            if aimed.fraction is not None and (outcome["returncode"] == 0 or "done" in outcome["stages"]):
+                # Its work was over before the kill: an uninterrupted run after all.
                 timeline = durations(outcome["timeline"])
                 before = snapshot(index_dir)
                 assert before["ids"] == sorted(expected), point
@@ -359,7 +366,7 @@ def drill(runner: Runner, index_dir: Path, points: list[Point], plan, tally: dic
         # The kill landed: the run neither finished nor failed on its own.
         assert outcome["returncode"] == -signal.SIGKILL, (point, outcome)
         assert "done" not in outcome["stages"], (point, outcome)
-        landed.append((point.label, outcome["landed"]))
+        landed.append((aimed.label, outcome["landed"]))
         tally["landed"] += 1
         tally["phases"][outcome["landed"]] = tally["phases"].get(outcome["landed"], 0) + 1
         # No worker outlives its parent (they watch it twice a second).

@@ -445,14 +445,14 @@ def stats(index_dir: Path, as_json: bool) -> None:
 @click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
               help="Worker threads per process (searches hold the GIL: more threads do not add CPU).")
 @click.option("--workers", default=None, type=click.IntRange(1, 64),
-              help="Server processes [default: one per CPU core]; more than 1 uses gunicorn.")
+              help="Server processes [default: one per CPU core], sharing the port.")
 @click.option("--debug", is_flag=True, help="Flask's development server with reloader and debugger (never expose it).")
 def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | None, debug: bool) -> None:
     """Serve the search page and the JSON API over HTTP.
 
-    One process per CPU core by default (searching is CPU-bound Python: one
-    process uses one core), under gunicorn; one process (--workers 1) under
-    waitress. A rebuilt index is picked up without a restart. Builds the
+    One waitress process per CPU core by default (searching is CPU-bound
+    Python: one process uses one core), sharing one port; --workers 1 serves
+    from this process. A rebuilt index is picked up without a restart. Builds the
     index from corpus/ first when there is none.
     """
     from web import create_app
@@ -472,7 +472,7 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
         return
     import waitress
 
-    server = waitress.create_server(app, host=host, port=port, threads=threads, ident="searchengine")
+    server = waitress.create_server(app, host=host, port=port, **_waitress_options(threads))
     click.echo(f"Serving {index_dir} on http://{server.effective_host}:{server.effective_port}/ (Ctrl-C to stop)", err=True)
     try:
         server.run()
@@ -482,43 +482,119 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
         server.close()
 
 
+# A server process that fails by itself sooner than this after its start is
+# not restarted: it would fail again (e.g. an index it cannot open).
+SERVER_PROCESS_MIN_SECONDS = 10.0
+
+
 def _serve_processes(index_dir: Path, host: str, port: int, threads: int, workers: int) -> None:
-    """Serve with gunicorn: ``workers`` processes of ``threads`` threads each.
+    """Serve with ``workers`` waitress processes of ``threads`` threads each,
+    sharing one listening socket.
 
     Searching is CPU-bound Python, so one process uses one core at most;
-    several processes use several. Each opens the index itself, after the
-    fork, and follows rebuilds like a single server does.
+    several processes use several. Waitress reads each request whole before
+    a thread takes it, so clients that send slowly or never finish a request
+    hold no thread. This process binds the socket, forks the servers (each
+    opens the index itself and follows rebuilds like a single server does),
+    starts again one that dies, and stops them all on Ctrl-C or SIGTERM.
+    Server processes exit on their own when this one is killed.
     """
+    import signal
     import socket
+    import time
 
-    from gunicorn.app.base import BaseApplication
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))  # a port in use is a one-line error before any process starts
+    sock.listen(1024)
+    sock.setblocking(False)
+    port = sock.getsockname()[1]
+    parent = os.getpid()
+    started: dict[int, float] = {}
 
-    # Bind once here: a port in use is a one-line error before any process
-    # starts, and port 0 becomes a free port's number, which gunicorn needs.
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind((host, port))
-        port = probe.getsockname()[1]
+    def start() -> None:
+        pid = os.fork()
+        if pid:
+            started[pid] = time.monotonic()
+            return
+        code = 1
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the servers
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _exit_with(parent)
+            _serve_socket(index_dir, sock, threads)
+            code = 0
+        except BaseException as exc:  # noqa: BLE001 (a forked child must never return)
+            click.echo(f"Error: server process {os.getpid()}: {exc}", err=True)
+        finally:
+            os._exit(code)
 
-    class Server(BaseApplication):
-        def load_config(self):
-            for key, value in {
-                "bind": f"{host}:{port}", "workers": workers, "threads": threads,
-                "worker_class": "gthread", "accesslog": None, "loglevel": "warning",
-                "proc_name": "searchengine",
-            }.items():
-                self.cfg.set(key, value)
+    def terminate(signum, frame):
+        raise KeyboardInterrupt
 
-        def load(self):
-            from searchengine.search import open_index
-            from web import create_app
-
-            index = open_index(index_dir)
-            index.warm_up()
-            return create_app(index=index)
-
+    signal.signal(signal.SIGTERM, terminate)
     click.echo(f"Serving {index_dir} on http://{host}:{port}/ with {workers} processes (Ctrl-C to stop)", err=True)
-    Server().run()
+    try:
+        for _ in range(workers):
+            start()
+        while True:
+            pid, status = os.wait()
+            began = started.pop(pid, None)
+            if began is None:
+                continue
+            early = time.monotonic() - began < SERVER_PROCESS_MIN_SECONDS
+            if early and not os.WIFSIGNALED(status):
+                raise click.ClickException("a server process failed at start; stopping")
+            how = f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exited"
+            click.echo(f"server process {pid} {how}; starting another", err=True)
+            if early:
+                time.sleep(1)  # no tight loop of restarts
+            start()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for pid in started:
+            os.kill(pid, signal.SIGTERM)
+        for pid in started:
+            os.waitpid(pid, 0)
+        sock.close()
+
+
+def _serve_socket(index_dir: Path, sock, threads: int) -> None:
+    """One server process: the index, warmed, behind waitress on the shared ``sock``."""
+    import waitress
+
+    from searchengine.search import open_index
+    from web import create_app
+
+    index = open_index(index_dir)
+    index.warm_up()
+    waitress.create_server(create_app(index=index), sockets=[sock], **_waitress_options(threads)).run()
+
+
+def _waitress_options(threads: int) -> dict:
+    """Waitress settings of every server process.
+
+    Open connections wait for free threads in waitress's event loop, so
+    the cap on them is high (``poll``, not ``select``, lifts the 1,024-file
+    limit), and a connection that sends nothing for 30 s is closed: idle or
+    stalled clients cannot hold the server.
+    """
+    return {"threads": threads, "ident": "searchengine", "connection_limit": 1000,
+            "channel_timeout": 30, "asyncore_use_poll": True}
+
+
+def _exit_with(parent: int) -> None:
+    """Exit this process when ``parent`` is gone (checked twice a second), e.g. killed by SIGKILL."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
 @main.command("eval")

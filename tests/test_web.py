@@ -658,6 +658,29 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
         index_files = [os.readlink(fd) for fd in Path(f"/proc/{process.pid}/fd").iterdir()
                        if os.readlink(fd).startswith(str(web_index_dir))]
         assert index_files == []
+        # Clients that never finish their request hold no thread: 300 of them
+        # (more than the 2 x 4 threads) and a search still gets its answer.
+        import socket
+
+        host, port = match.group(1).removeprefix("http://").split(":")
+        stalled = [socket.create_connection((host, int(port))) for _ in range(300)]
+        for sock in stalled:
+            sock.sendall(b"GET /api/search?q=gpu HTTP/1.1\r\nHost: x\r\n")  # no blank line: unfinished
+        answer = json.loads(urllib.request.urlopen(match.group(1) + "/api/search?q=SpMV+GPU", timeout=10).read())
+        assert answer["total"] == 4
+        for sock in stalled:
+            sock.close()
+        # A server process that dies is replaced.
+        children = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
+        assert len(children) == 2
+        os.kill(children[0], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
+            if len(now) == 2 and children[0] not in now:
+                break
+            time.sleep(0.2)
+        assert len(now) == 2 and children[0] not in now
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

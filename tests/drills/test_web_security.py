@@ -22,9 +22,9 @@ browser, and paths outside the app.
    text must be shown literally. JSON answers must be ``application/json`` with
    ``nosniff``, stay JSON in the browser and give the payloads back exactly.
 3. **Paths.** Traversal and odd paths are sent raw (a socket, since HTTP clients
-   resolve ``..``) to ``searchengine serve`` under gunicorn and under waitress,
-   and through Flask's test client: never a file from outside ``web/static``,
-   never a 5xx, and 404 unless the server refuses the request line itself.
+   resolve ``..``) to ``searchengine serve`` with its default processes and
+   with one (``--workers 1``), and through Flask's test client: never a file
+   from outside ``web/static``, never a 5xx, always 404.
 
 Environment:
     DRILL_API_EXAMPLES  generated requests per API operation and mode (positive,
@@ -231,9 +231,9 @@ def payload_index_dir(records, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def servers(payload_index_dir):
-    """The default server (gunicorn, one process per core) and a waitress one: name → base URL."""
-    with serving(payload_index_dir) as (_, gunicorn), serving(payload_index_dir, "--workers", "1") as (_, waitress):
-        yield {"gunicorn": gunicorn, "waitress": waitress}
+    """The default server (one process per core) and a single-process one: name → base URL."""
+    with serving(payload_index_dir) as (_, processes), serving(payload_index_dir, "--workers", "1") as (_, single):
+        yield {"processes": processes, "single": single}
 
 
 # Counts calls of the dialog functions before any page script runs; the
@@ -565,7 +565,7 @@ def test_the_drill_notices_a_dialog_a_sentinel_request_and_foreign_markup(browse
 
 
 def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentinel, payload_list, records, figures):
-    base = servers["gunicorn"]
+    base = servers["processes"]
     pages = Pages(browser, sentinel)
 
     # every payload record on one results page; their links as the browser resolves them
@@ -722,7 +722,7 @@ def test_every_kind_of_answer_carries_the_security_headers(servers, records):
         "/api/openapi.json": "application/json", "/static/style.css": "text/css; charset=utf-8",
     }
     for url, content_type in kinds.items():
-        status, headers, _ = raw_get(servers["gunicorn"], url.encode())
+        status, headers, _ = raw_get(servers["processes"], url.encode())
         assert status in (200, 400, 404), url
         assert headers["content-type"] == content_type, url
         for name, value in SECURITY_HEADERS.items():
@@ -772,20 +772,6 @@ def raw_get(base: str, target: bytes) -> tuple[int, dict, bytes]:
     return int(lines[0].split()[1]), headers, body
 
 
-def refused_by_server(server: str, target: bytes, status: int) -> bool:
-    """Statuses a server gives before the app sees the request, for requests HTTP does not allow.
-
-    gunicorn answers 400 to a request line holding a control character (RFC 9112
-    allows none in a request-target) and 414 to one longer than its limit of
-    4094 bytes (``limit_request_line``). waitress passes both to the app.
-    """
-    if server != "gunicorn":
-        return False
-    line_length = len(b"GET  HTTP/1.1") + len(target)
-    return (status == 400 and any(byte < 0x20 or byte == 0x7f for byte in target)) or \
-        (status == 414 and line_length > 4094)
-
-
 def test_paths_outside_the_app_are_404_and_never_a_file(servers, payload_index_dir, figures):
     from web import create_app
 
@@ -808,10 +794,10 @@ def test_paths_outside_the_app_are_404_and_never_a_file(servers, payload_index_d
                 # the drill sees a file served: the stylesheet, inside web/static
                 assert (status, body) == (200, stylesheet), (server, target)
                 continue
-            if status != 404 and not refused_by_server(server, target, status):
+            if status != 404:
                 wrong.append((server, target[:80], status))
     figures.add("paths tried", len(PATHS))
-    figures.add("path requests (gunicorn, waitress, test client)", tried)
+    figures.add("path requests (two servers, test client)", tried)
     figures.add("served outside static", len(outside))
     assert outside == []
     assert wrong == []

@@ -104,7 +104,7 @@ def response_key(route: str, params: dict, body: bytes) -> tuple | None:
 
 
 def server_processes(master: int) -> list[int]:
-    """The master and its children (gunicorn's workers)."""
+    """The first server process and its children (the server processes)."""
     children = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -241,7 +241,7 @@ def test_web_under_load_while_reindexing(record_sets, tmp_path, figures):
         load.run(CLIENTS, rounds=4)
         time.sleep(2)
         processes = server_processes(server.pid)
-        workers = os.cpu_count() or 1  # serve's default: one process per core (gunicorn when more than one)
+        workers = os.cpu_count() or 1  # serve's default: one process per core
         assert len(processes) == (1 + workers if workers > 1 else 1), processes
         before = {pid: len(open_files(pid)) for pid in processes}
 

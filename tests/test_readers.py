@@ -213,3 +213,11 @@ def test_fifos_in_a_folder_are_skipped_not_read(tmp_path):
     problems = []
     assert [r.id for r in read_records([tmp_path / "in"], problems)] == ["x1"]
     assert problems == []
+
+
+def test_a_stray_year_like_line_does_not_turn_json_lines_into_an_author_page(tmp_path):
+    path = write(tmp_path / "b.jsonl", '{"id":"a1","title":"One"}\narXiv2026\n{"id":"a2","title":"Two"}\n')
+    assert detect_format(path) == "jsonl"
+    problems = []
+    assert [r.id for r in read_records([path], problems)] == ["a1", "a2"]
+    assert [(p.path, p.line) for p in problems] == [(str(path), 2)]

@@ -35,6 +35,8 @@ def sniff(head: str) -> bool:
     lines = [line.strip() for line in head.splitlines() if line.strip()]
     if lines and lines[0] == "arXiv subjects":
         return True
+    if lines and lines[0].startswith("{"):  # JSON lines, whatever stray lines follow
+        return False
     return any(_YEAR.match(line) for line in lines[:12])
 
 

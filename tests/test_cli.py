@@ -233,3 +233,9 @@ def test_an_empty_index_dir_is_a_usage_error(runner, workdir):
     assert result.exit_code == 2
     assert "Invalid value for '--index-dir': must not be empty" in result.output
     assert not (workdir / "CURRENT").exists()
+
+
+def test_jobs_is_capped(runner, workdir):
+    result = runner.invoke(main, ["index", "corpus", "--index-dir", "ix", "--jobs", "1000"])
+    assert result.exit_code == 2
+    assert "1000 is not in the range 1<=x<=64" in result.output

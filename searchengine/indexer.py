@@ -481,7 +481,7 @@ def _write(
             try:
                 operation(ix)
             except Exception as exc:
-                if base is not None and isinstance(exc, store.damage_errors()):
+                if base is not None and store.is_damage(exc):
                     raise IndexDamagedError(f"{base}: index cannot be read ({type(exc).__name__}: {exc}); "
                                             "rebuild it with 'searchengine index PATH...'") from exc
                 raise

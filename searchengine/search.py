@@ -175,7 +175,7 @@ class SearchIndex:
             try:
                 return work(searcher)
             except Exception as exc:
-                if isinstance(exc, store.damage_errors()):
+                if store.is_damage(exc):
                     raise IndexDamagedError(f"{self._generation}: index cannot be read ({type(exc).__name__}: "
                                             f"{exc}); rebuild it with 'searchengine index PATH...'") from exc
                 raise

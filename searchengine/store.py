@@ -134,6 +134,15 @@ def damage_errors() -> tuple[type[BaseException], ...]:
             pickle.UnpicklingError, struct.error)
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while reading an index, means its files are
+    damaged: one of :func:`damage_errors`, or an ``OSError`` ``EINVAL`` (a
+    seek to an offset read from overwritten bytes)."""
+    import errno
+
+    return isinstance(exc, damage_errors()) or (isinstance(exc, OSError) and exc.errno == errno.EINVAL)
+
+
 def new_generation(index_dir: Path) -> Path:
     """Create and return an empty directory for a new generation."""
     index_dir.mkdir(parents=True, exist_ok=True)

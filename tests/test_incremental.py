@@ -240,18 +240,20 @@ def test_progress_bar_shows_on_a_terminal_unless_quiet(tmp_path):
 
 
 def _damage_segments(index_dir, how: str) -> None:
-    """Truncate every segment file, or overwrite its second half with junk."""
+    """Truncate every segment file, or overwrite its second half or its head with junk."""
     for segment in store.current_generation(index_dir).glob("*.seg"):
         size = segment.stat().st_size
         with segment.open("r+b") as handle:
             if how == "truncate":
                 handle.truncate(1000)
+            elif how == "head":  # the compound file's directory offset becomes junk
+                handle.write(bytes(range(200, 256)) * 2)
             else:
                 handle.seek(size // 2)
                 handle.write(b"\x07" * (size // 4))
 
 
-@pytest.mark.parametrize("how", ["truncate", "overwrite"])
+@pytest.mark.parametrize("how", ["truncate", "overwrite", "head"])
 def test_damaged_segments_are_one_line_errors_for_search_and_update(tmp_path, how):
     from searchengine import open_index
     from searchengine.errors import IndexDamagedError
@@ -270,7 +272,7 @@ def test_damaged_segments_are_one_line_errors_for_search_and_update(tmp_path, ho
     assert failed >= 1
     result = runner.invoke(main, ["index", "--update", str(OAI), "--index-dir", str(tmp_path / "index")])
     assert "Aborted" not in result.stderr and "Traceback" not in result.output
-    if how == "truncate":  # an update opens every segment: it stops, with nothing published or left behind
+    if how != "overwrite":  # an update opens every segment: it stops, with nothing published or left behind
         assert result.exit_code == 1 and "index cannot be" in result.stderr
         assert len(result.stderr.splitlines()) == 1
         assert len(list((tmp_path / "index").glob("gen-*"))) == 1

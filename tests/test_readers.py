@@ -221,3 +221,17 @@ def test_a_stray_year_like_line_does_not_turn_json_lines_into_an_author_page(tmp
     problems = []
     assert [r.id for r in read_records([path], problems)] == ["a1", "a2"]
     assert [(p.path, p.line) for p in problems] == [(str(path), 2)]
+
+
+def test_a_line_over_the_cap_is_reported_and_passed_over(tmp_path):
+    import gzip
+
+    from searchengine.readers import MAX_LINE_BYTES
+
+    huge = json.dumps({"id": "big", "title": "Huge", "abstract": "x " * (MAX_LINE_BYTES // 2)})
+    lines = [json.dumps({"id": "a1", "title": "One"}), huge, json.dumps({"id": "a2", "title": "Two"})]
+    path = tmp_path / "records.jsonl.gz"
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    problems = []
+    assert [r.id for r in read_records([path], problems)] == ["a1", "a2"]
+    assert [(p.line, p.reason) for p in problems] == [(2, "line longer than 8 MB (skipped)")]

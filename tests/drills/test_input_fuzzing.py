@@ -19,7 +19,8 @@ wrong-typed fields, repeated ids and versions, an empty file, a folder of
 unrelated files (binary, image, prose, code, broken gzip), and combinations
 (in a gzip file too).
 
-Environment: ``DRILL_HUGE_MB`` sets the size of the huge lines (default 3).
+Environment: ``DRILL_HUGE_MB`` sets the size of the huge lines (default 3;
+lines over the readers' 8 MB cap are reported, so keep it below 8).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from click.testing import CliRunner
 from searchengine import build_index, open_index
 from searchengine.cli import main
 from searchengine.errors import InputError
+from searchengine.readers import MAX_LINE_BYTES
 
 from .conftest import REPO, write_subset
 
@@ -208,8 +210,10 @@ def listing_huge_lines(tmp: Path) -> Case:
     lines[20] = good(changed(objects[20], title="Huge " + "x" * size))  # one word of megabytes
     lines.insert(30, bad(b"{" + b"a" * size))                           # megabytes of broken JSON
     lines.insert(40, bad(b"\xff" * size))                                # megabytes of non-UTF-8
+    over = good(changed(objects[50], summary="y " * (MAX_LINE_BYTES // 2 + 1))).data
+    lines.insert(50, bad(over))                                         # a whole record over the line cap
     ids, damaged = write_lines(tmp / "huge.jsonl", lines)
-    return Case([tmp / "huge.jsonl"], ids, damaged, mutations=4)
+    return Case([tmp / "huge.jsonl"], ids, damaged, mutations=5)
 
 
 def listing_missing_fields(tmp: Path) -> Case:

@@ -176,7 +176,11 @@ class SearchIndex:
                 return work(searcher)
             except Exception as exc:
                 if store.is_damage(exc):
-                    raise IndexDamagedError(f"{self._generation}: index cannot be read ({type(exc).__name__}: "
+                    generation = self._generation
+                    # Read the files afresh next time: they may be restored from a backup.
+                    searcher.close()
+                    self._index = self._searcher = self._generation = self._cache = None
+                    raise IndexDamagedError(f"{generation}: index cannot be read ({type(exc).__name__}: "
                                             f"{exc}); rebuild it with 'searchengine index PATH...'") from exc
                 raise
             finally:

@@ -280,3 +280,24 @@ def test_damaged_segments_are_one_line_errors_for_search_and_update(tmp_path, ho
         index = open_index(tmp_path / "index")
         for word in ("gpu", "memory", "model", "learning", "sparse", "graph"):
             index.search(word)
+
+
+def test_an_index_restored_in_place_is_read_again_after_damage(tmp_path):
+    from searchengine import open_index
+    from searchengine.errors import IndexDamagedError
+
+    build_index([CORPUS], tmp_path / "index", jobs=1)
+    segments = list(store.current_generation(tmp_path / "index").glob("*.seg"))
+    backup = {segment: segment.read_bytes() for segment in segments}
+    index = open_index(tmp_path / "index")
+    expected = index.search("gpu").total
+    _damage_segments(tmp_path / "index", "overwrite")
+    with pytest.raises(IndexDamagedError):
+        fresh = open_index(tmp_path / "index")  # nothing cached: the damaged bytes are read
+        for word in ("gpu", "memory", "model", "learning", "sparse", "graph"):
+            fresh.search(word)
+    for segment, data in backup.items():  # restored under the same generation name
+        segment.write_bytes(data)
+    assert fresh.search("gpu").total == expected
+    index.close()
+    fresh.close()

@@ -298,7 +298,8 @@ def test_an_index_restored_in_place_is_read_again_after_damage(tmp_path):
     with pytest.raises(IndexDamagedError):
         for word in WORDS:
             index.search(word)
-    for segment, data in backup.items():  # restored under the same generation name
+    for segment, data in backup.items():  # restored from a backup: new files, same generation name
+        segment.unlink()
         segment.write_bytes(data)
     assert {word: index.search(word).total for word in WORDS} == expected
     index.close()

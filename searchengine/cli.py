@@ -521,7 +521,9 @@ def _serve_processes(index_dir: Path, host: str, port: int, threads: int, worker
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the servers
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            _exit_with(parent)
+            from searchengine.indexer import exit_with_parent
+
+            exit_with_parent(parent)
             _serve_socket(index_dir, sock, threads)
             code = 0
         except BaseException as exc:  # noqa: BLE001 (a forked child must never return)
@@ -582,19 +584,6 @@ def _waitress_options(threads: int) -> dict:
     """
     return {"threads": threads, "ident": "searchengine", "connection_limit": 1000,
             "channel_timeout": 30, "asyncore_use_poll": True}
-
-
-def _exit_with(parent: int) -> None:
-    """Exit this process when ``parent`` is gone (checked twice a second), e.g. killed by SIGKILL."""
-    import threading
-    import time
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
 @main.command("eval")

@@ -248,14 +248,20 @@ def _subwriter(parent: int, *args) -> None:
     # Whoosh's worker makes its writer from this module name; in this (forked)
     # process only, it becomes ours (posting buffer, spelling words).
     multiproc.SegmentWriter = _writer_classes()["segment"]
+    exit_with_parent(parent)
+    SubWriterTask(*args).run()
 
+
+def exit_with_parent(parent: int) -> None:
+    """Exit this (forked) process when ``parent`` is gone, e.g. killed by
+    SIGKILL: a thread checks twice a second. Used by indexing workers and
+    by the web's server processes."""
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)
         os._exit(1)
 
-    threading.Thread(target=watch, daemon=True).start()
-    SubWriterTask(*args).run()
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
 class _JobQueue:

@@ -295,21 +295,26 @@ class ExactText(WrappingQuery):
             value = "\n".join(value)
         return self._regex.search(fold(value)) is not None
 
+    def out_of_time(self) -> bool:
+        """Whether the clock of this phrase's search has run out (noted on the clock)."""
+        if self.clock is not None and time.monotonic() > self.clock.deadline:
+            self.clock.stopped = True
+            return True
+        return False
+
     def matcher(self, searcher, context=None):
         matcher = self.child.matcher(searcher, context)
         scored = context.weighting is not None if context else True
         known = self._checked.get(id(searcher))
         known = known[1] if known is not None and known[0] is searcher else None
         passed: set[int] = set()
-        clock = self.clock
         docs, scores = [], []
         while matcher.is_active():
             doc = matcher.id()
             if known is not None:
                 found = doc in known
             else:
-                if clock is not None and time.monotonic() > clock.deadline:
-                    clock.stopped = True
+                if self.out_of_time():
                     break
                 found = self.holds(searcher.stored_fields(doc))
                 if found:

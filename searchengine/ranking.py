@@ -605,21 +605,16 @@ def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[i
     cache = _postings_cache(reader)
     found = cache.get(key)
     if found is None:
-        import time
-
         scores = _node_scores(q.child, searcher, reader, within)
-        clock = getattr(q, "clock", None)
-        docs = []
+        docs, complete = [], True
         for doc in sorted(scores):
-            if clock is not None and time.monotonic() > clock.deadline:
-                clock.stopped = True  # the documents checked so far are the hits
+            if q.out_of_time():  # the documents checked so far are the hits
+                complete = False
                 break
             if q.holds(searcher.stored_fields(doc)):
                 docs.append(doc)
-        else:
-            clock = None
         found = (array("i", docs), array("d", (scores[doc] for doc in docs)))
-        if within is None and clock is None:
+        if within is None and complete:
             cache.put(key, found)
     return dict(zip(*found))
 

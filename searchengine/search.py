@@ -414,11 +414,11 @@ class SearchIndex:
 
         def phrase_share(phrase: str, text: str) -> float:
             # A sample of consecutive documents: positions are read from few blocks.
-            sample = matching(text)[:spelling.PHRASE_SAMPLE]
+            sample = set(matching(text)[:spelling.PHRASE_SAMPLE])
             if not sample:
                 return 0.0
-            found = score_documents(querylang.parse(phrase, searcher.schema).query, searcher, set(sample))
-            return 0.0 if found is None else len(found.keys() & set(sample)) / len(sample)
+            found = score_documents(querylang.parse(phrase, searcher.schema).query, searcher, sample)
+            return 0.0 if found is None else len(found.keys() & sample) / len(sample)
 
         return spelling.suggest(searcher, parsed.text, total, lambda text: len(matching(text)),
                                 deadline, phrase_share)

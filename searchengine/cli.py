@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from searchengine.limits import MAX_DEPTH, MAX_LIMIT, SORTS
+
 DEFAULT_CORPUS = "corpus"
 
 def _index_dir(ctx: click.Context, param: click.Parameter, value: str) -> Path:
@@ -195,29 +197,20 @@ def _open_or_build(index_dir: Path):
     """
     from click.core import ParameterSource
 
-    from searchengine import store
-    from searchengine.errors import IndexBusyError
     from searchengine.search import open_index
 
     source = click.get_current_context().get_parameter_source("index_dir")
-    implicit = source in (ParameterSource.DEFAULT, None)
-    try:
-        current = store.current_generation(index_dir)
-    except IndexBusyError:
-        if not implicit:
-            raise
-        # Another command is building the default index: wait for it and use it.
-        with store.write_lock(index_dir, timeout=120):
-            pass
-        current = store.current_generation(index_dir)
-    if current is None and implicit:
-        from searchengine.indexer import build_index
+    if source not in (ParameterSource.DEFAULT, None):
+        return open_index(index_dir)
 
-        click.echo(f"No index in {index_dir}/; building it from {DEFAULT_CORPUS}/ ...", err=True)
-        summary = build_index([Path(DEFAULT_CORPUS)], index_dir)
-        _report_problems(summary.problems)
-        click.echo(f"Indexed {_count(summary.documents, 'document')} in {summary.seconds:.2f} s", err=True)
-    return open_index(index_dir)
+    def report(summary) -> None:
+        if summary is None:
+            click.echo(f"No index in {index_dir}/; building it from {DEFAULT_CORPUS}/ ...", err=True)
+        else:
+            _report_problems(summary.problems)
+            click.echo(f"Indexed {_count(summary.documents, 'document')} in {summary.seconds:.2f} s", err=True)
+
+    return open_index(index_dir, build_from=[Path(DEFAULT_CORPUS)], on_build=report)
 
 
 def _marked(text: str, matches) -> str:
@@ -317,7 +310,6 @@ def _parse_facets(ctx, param, value):
         raise click.BadParameter(str(exc)) from None
 
 
-MAX_LIMIT = 100  # the search API's cap (searchengine.search.MAX_LIMIT)
 
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["table", "json", "csv", "bibtex"]), default=None,
@@ -338,11 +330,11 @@ limit_option = click.option(
 @click.option("--category", "-c", multiple=True, callback=_filter_values("parse_category"),
               help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).")
 @click.option("--primary-only", is_flag=True, help="Match and count only each paper's primary category.")
-@click.option("--sort", "-s", type=click.Choice(["relevance", "newest", "oldest", "title"]), default=None,
+@click.option("--sort", "-s", type=click.Choice(SORTS), default=None,
               help="Order of hits [default: relevance; newest without a query].")
 @limit_option
-@click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(1, 1000),
-              help="Page number, from 1 (at most 1000).")
+@click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(min=1),
+              help=f"Page number, from 1 (page × limit at most {MAX_DEPTH}).")
 @click.option("--facets", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
               help="Count these facets over all hits: year,author,category.")
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
@@ -521,7 +513,7 @@ def _serve_processes(index_dir: Path, host: str, port: int, threads: int, worker
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the servers
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            from searchengine.indexer import exit_with_parent
+            from searchengine.processes import exit_with_parent
 
             exit_with_parent(parent)
             _serve_socket(index_dir, sock, threads)

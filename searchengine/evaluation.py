@@ -229,7 +229,7 @@ def run_queries(index, collection: Collection, depth: int = DEPTH) -> dict[str, 
     Scores are ``depth - rank`` so that the evaluator keeps the product's order.
     A query the product refuses (:class:`QueryError`) has no hits.
     """
-    from searchengine.search import MAX_LIMIT
+    from searchengine.limits import MAX_LIMIT
 
     run: dict[str, dict[str, float]] = {}
     for query_id in collection.judged_queries:

@@ -1,10 +1,10 @@
 """Filters on year, author and category: one meaning for every front end.
 
 The command-line options (``--year 2023-2025``), the query syntax
-(``year:>=2023``, see :func:`searchengine.query.split_filters`) and the web
-parameters all turn their text into the same :class:`Filters` object, which
-:func:`filter_query` then turns into a Whoosh query over the terms that
-:func:`author_keys` and :func:`category_keys` put into the index.
+(``year:>=2023``) and the web parameters all turn their text into the same
+:class:`Filters` object, which each engine turns into its own filter (the
+embedded engine: a query over the terms that :func:`author_keys` and
+:func:`category_keys` put into the index).
 
 Semantics:
 
@@ -298,31 +298,3 @@ def build_filters(year=(), author=(), category=(), primary_only: bool = False) -
         categories=parsed(category, CategoryFilter, parse_category),
         primary_only=bool(primary_only),
     )
-
-
-def filter_query(filters: Filters):
-    """The Whoosh query that matches exactly the documents ``filters`` allow.
-
-    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
-    ``author_keys`` and ``category_keys`` fields of
-    :func:`searchengine.schema.build_schema`.
-    """
-    from whoosh import query as wq
-
-    def any_of(queries):
-        return queries[0] if len(queries) == 1 else wq.Or(queries)
-
-    mark = PRIMARY_MARK if filters.primary_only else ""
-    parts = []
-    if filters.years:
-        # The year field is unsigned: a bound below 0 ("<0000") is out of its
-        # range, and no record has a year below 1000, so 0 stands in for it.
-        parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
-                                             None if f.high is None else max(f.high, 0)) for f in filters.years]))
-    if filters.authors:
-        parts.append(any_of([wq.Term("author_keys", f.key) for f in filters.authors]))
-    if filters.categories:
-        parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else wq.And(parts)

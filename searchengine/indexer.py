@@ -1,50 +1,27 @@
-"""Write an index from input files: readers → records → Whoosh documents.
+"""Indexing: records from input files into an index, whichever engine holds it.
 
-Three operations, each of which writes a new generation of the index (see
-:mod:`searchengine.store`) and switches readers to it only after Whoosh has
-committed it, so a failed or killed run leaves the previous index searchable:
+* :func:`build_index` indexes its input from scratch (a new generation of an
+  index folder, published only when complete);
+* :func:`update_index` adds or replaces documents by id;
+* :func:`remove_documents` deletes documents by id.
 
-* :func:`build_index` indexes its input from scratch;
-* :func:`update_index` adds or replaces documents by id in a copy of the
-  current generation (made of hard links, so copying costs no time);
-* :func:`remove_documents` deletes documents by id the same way.
-
-Records stream from the readers straight into the writer; only the ids
-seen so far (and the rare records whose id repeats) are kept in memory. One
-paper is one document: when an id repeats, the record with the higher arXiv
-version replaces the other, and records of equal (or no) version are merged
-(authors and categories united, as for a paper listed on two author pages).
-The repeats are resolved after the first commit, from the stored fields of
-the copy already written.
-
-Indexing runs in ``jobs`` processes (Whoosh's multiprocessing writer; each
-worker analyses batches of documents into its own segment). Every writer
-buffers postings by term (:mod:`searchengine.postings`) and posts each
-spelling word once per segment (:func:`_writer_classes`).
+The rules are the same for every engine: one paper is one document; when an
+id repeats, the record with the higher arXiv version replaces the other, and
+records of equal (or no) version are merged (:func:`combine`); a bad record
+is reported as ``file:line`` and skipped, and nothing already indexed is
+lost by a failed run.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
-import shutil
-import signal
-import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from searchengine import store
-from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.records import Problem, Record
 
-# Default memory for Whoosh's posting buffers, across all writer processes (MB).
+#: Default memory for posting buffers, across all writer processes (MB).
 DEFAULT_MEMORY_MB = 512
-# Documents handed to a worker process at a time.
-BATCH_SIZE = 256
-# Inputs with fewer records are indexed in one process.
-PARALLEL_MIN_RECORDS = 2000
 
 
 @dataclass
@@ -114,454 +91,11 @@ def combine(earlier: Record, later: Record) -> Record:
     return earlier.merged_with(later)
 
 
-def record_from_stored(stored: dict) -> Record:
-    """Rebuild a :class:`Record` from a document's stored fields."""
-    return Record(
-        id=stored["id"],
-        title=stored.get("title", ""),
-        abstract=stored.get("abstract", ""),
-        authors=list(stored.get("authors") or []),
-        year=stored.get("year"),
-        categories=list(stored.get("categories") or []),
-        url=stored.get("url", ""),
-        source=stored.get("source", ""),
-        version=stored.get("version"),
-    )
-
-
-_WRITER_CLASSES: dict[str, type] = {}
-
-
-def _writer_classes() -> dict[str, type]:
-    """Whoosh's writers with the index's posting buffer and spelling words.
-
-    Built on first use (Whoosh is imported lazily): ``"segment"`` (one
-    process, and each worker of the parallel writer) and ``"parallel"``
-    (whose parent process merges existing segments). Both buffer postings in
-    a :class:`~searchengine.postings.TermPostingPool` and post each word of
-    the :class:`~searchengine.schema.SpelledTEXT` fields once per segment,
-    for the first document of the segment that has it. Tied to a document,
-    a word would be dropped when segments merge if that document was
-    deleted; so when a merge copies a segment with deletions, its spelling
-    words are not copied but posted again from the live documents' stored
-    text. A word thus stays while a document holds it, and leaves at the
-    latest when its last segment is merged.
-    """
-    if not _WRITER_CLASSES:
-        from whoosh.multiproc import MpWriter
-        from whoosh.system import pack_uint
-        from whoosh.writing import SegmentWriter
-
-        from searchengine.postings import TermPostingPool
-        from searchengine.schema import spelled_fields, spelling_words
-
-        class IndexWriting:
-            def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
-                super().__init__(ix, *args, limitmb=limitmb, **kwargs)
-                self.pool = TermPostingPool(self._tempstorage, limitmb)
-
-            def _post_spelling(self, docnum: int, fields: dict) -> None:
-                spelled = self.__dict__.get("_spelled")
-                if spelled is None:
-                    spelled = self._spelled = {pair: set() for pair in spelled_fields(self.schema)}
-                add, once = self.pool.add, pack_uint(1)  # a posting of frequency 1
-                for (name, spellname), posted in spelled.items():
-                    value = fields.get(name)
-                    if not value:
-                        continue
-                    words = spelling_words(value)
-                    words.difference_update(posted)
-                    posted.update(words)
-                    for word in sorted(words):
-                        add((spellname, word.encode("utf-8"), docnum, 1, once))
-
-            def add_reader(self, reader) -> None:
-                docnum = self.docnum
-                super().add_reader(reader)
-                if reader.has_deletions():
-                    # Live documents are renumbered in order from ``docnum``.
-                    for offset, (_, stored) in enumerate(reader.iter_docs()):
-                        self._post_spelling(docnum + offset, stored)
-
-            def per_document_reader(self):
-                return _LengthsOnce(super().per_document_reader(), self.docnum)
-
-            def add_postings_to_pool(self, reader, startdoc, docmap) -> None:
-                if docmap is None:  # no deletions: every posting is copied
-                    return super().add_postings_to_pool(reader, startdoc, docmap)
-                # With deletions, the spelling words are posted again (add_reader).
-                spelling = {spellname for _, spellname in spelled_fields(self.schema)}
-                add = self.pool.add
-                for item in self._process_posts(reader.iter_postings(), startdoc, docmap):
-                    if item[0] not in spelling:
-                        add(item)
-
-        class IndexSegmentWriter(IndexWriting, SegmentWriter):
-            def add_document(self, **fields) -> None:
-                docnum = self.docnum
-                super().add_document(**fields)
-                self._post_spelling(docnum, fields)
-
-        class IndexMpWriter(IndexWriting, MpWriter):
-            pass
-
-        _WRITER_CLASSES.update(segment=IndexSegmentWriter, parallel=IndexMpWriter)
-    return _WRITER_CLASSES
-
-
-class _LengthsOnce:
-    """A segment's per-document reader whose field lengths are read once per field.
-
-    Writing a segment, Whoosh looks up the document's field length for every
-    posting (1.2 million lookups per 10,000 abstracts, each a column read);
-    here the lengths of all ``doc_count`` documents are read once per field
-    and looked up in a list. Everything else is the wrapped reader's.
-    """
-
-    def __init__(self, reader, doc_count: int) -> None:
-        self._reader, self._doc_count = reader, doc_count
-
-    def doc_field_length_reader(self, fieldname: str, default: int = 0):
-        length = self._reader.doc_field_length_reader(fieldname, default)
-        return [length(docnum) for docnum in range(self._doc_count)].__getitem__
-
-    def __getattr__(self, name: str):
-        return getattr(self._reader, name)
-
-
-def _segment_writer(ix, limitmb: int = 128):
-    """A single-process writer for ``ix`` (see :func:`_writer_classes`);
-    ``limitmb``: posting buffer size, Whoosh's default unless given."""
-    return _writer_classes()["segment"](ix, limitmb=limitmb)
-
-
-def _subwriter(parent: int, *args) -> None:
-    """Body of one indexing worker process: Whoosh's sub-writer, tied to its parent.
-
-    The worker ignores Ctrl-C (the parent cancels it) and exits on its own
-    when the parent dies, e.g. by SIGKILL, instead of waiting forever for work.
-    """
-    from whoosh import multiproc
-    from whoosh.multiproc import SubWriterTask
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Whoosh's worker makes its writer from this module name; in this (forked)
-    # process only, it becomes ours (posting buffer, spelling words).
-    multiproc.SegmentWriter = _writer_classes()["segment"]
-    exit_with_parent(parent)
-    SubWriterTask(*args).run()
-
-
-def exit_with_parent(parent: int) -> None:
-    """Exit this (forked) process when ``parent`` is gone, e.g. killed by
-    SIGKILL: a thread checks twice a second. Used by indexing workers and
-    by the web's server processes."""
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
-
-
-class _JobQueue:
-    """The parent's side of the workers' job queue: a put never waits forever on dead workers."""
-
-    def __init__(self, jobs, tasks: list) -> None:
-        self.jobs, self.tasks = jobs, tasks
-
-    def put(self, item) -> None:
-        import queue
-
-        while True:
-            try:
-                self.jobs.put(item, timeout=1)
-                return
-            except queue.Full:
-                if not all(task.is_alive() for task in self.tasks):
-                    raise SearchEngineError("an indexing process died; the index is unchanged") from None
-
-
-def _parallel_writer(ix, jobs: int, limitmb: int):
-    """Whoosh's multiprocessing writer whose workers never outlive this process."""
-    class Writer(_writer_classes()["parallel"]):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.jobqueue = _JobQueue(self.jobqueue, self.tasks)
-
-        def _new_task(self):
-            args = (self.storage, self.indexname, self.jobqueue.jobs, self.resultqueue,
-                    self.subargs, self.multisegment)
-            task = self._mpctx.Process(target=_subwriter, args=(os.getpid(), *args), daemon=True)
-            self.tasks.append(task)
-            task.start()
-            return task
-
-        def cancel(self):
-            try:
-                for _ in self.tasks:
-                    self.jobqueue.put(None)
-            except SearchEngineError:
-                pass
-            for task in self.tasks:
-                task.join(timeout=10)
-                if task.is_alive():
-                    task.kill()
-            self.tasks.clear()
-            super().cancel()
-
-    # fork: workers inherit the loaded analyzer instead of importing it again.
-    return Writer(ix, procs=jobs, batchsize=BATCH_SIZE, multisegment=True,
-                  start_method="fork", limitmb=limitmb)
-
-
-def _writer(ix, jobs: int, memory_mb: int):
-    limitmb = max(16, memory_mb // (jobs + 1 if jobs > 1 else 1))
-    if jobs > 1 and "fork" in __import__("multiprocessing").get_all_start_methods():
-        return _parallel_writer(ix, jobs, limitmb)
-    return _segment_writer(ix, limitmb)
-
-
-def merge_policy(writer, segments):
-    """Whoosh merge policy: segments left mostly deleted by updates are dropped or rewritten.
-
-    A segment whose documents are all deleted is dropped; one with more than
-    half deleted is merged into the new segment (only its live documents are
-    copied); the rest follow Whoosh's ``MERGE_SMALL``. Without this, every
-    update that replaces documents would leave their old segments behind.
-
-    Returns the segments kept unchanged, as Whoosh's policies do.
-    """
-    from whoosh.reading import SegmentReader
-    from whoosh.writing import MERGE_SMALL
-
-    kept = []
-    for segment in segments:
-        deleted, total = segment.deleted_count(), segment.doc_count_all()
-        if deleted >= total:
-            continue
-        if deleted * 2 > total:
-            reader = SegmentReader(writer.storage, writer.schema, segment)
-            writer.add_reader(reader)
-            reader.close()
-            continue
-        kept.append(segment)
-    return MERGE_SMALL(writer, kept)
-
-
-def _live(searcher, doc_id: str) -> list[int]:
-    return list(searcher.document_numbers(id=doc_id))
-
-
-def _stream(
-    records: Iterable[Record],
-    writer,
-    summary: IndexSummary,
-    *,
-    replace: bool,
-    progress: Callable[[int], None] | None,
-) -> tuple[dict[str, Record], int]:
-    """Add each record to ``writer`` (not committed).
-
-    Returns the later copies of ids already written (combined, by id) and
-    the number of documents the index must hold after the commit.
-    """
-    from searchengine.schema import document_fields
-
-    searcher = writer.searcher()
-    documents = searcher.doc_count()
-    if not replace:
-        searcher = None
-    written: set[str] = set()
-    repeats: dict[str, Record] = {}
-    for record in records:
-        summary.records += 1
-        if progress is not None:
-            progress(1)
-        if record.id in written:
-            summary.merged += 1
-            earlier = repeats.get(record.id)
-            repeats[record.id] = combine(earlier, record) if earlier else record
-            continue
-        if searcher is not None:
-            docnums = _live(searcher, record.id)
-            if docnums:
-                indexed = max((searcher.stored_fields(d).get("version") or 0) for d in docnums)
-                if (record.version or 0) < indexed:
-                    summary.problems.append(_older(record, indexed))
-                    continue
-                for docnum in docnums:
-                    writer.delete_document(docnum)
-                documents -= len(docnums)
-                summary.replaced += 1
-            else:
-                summary.added += 1
-        else:
-            summary.added += 1
-        writer.add_document(**document_fields(record))
-        documents += 1
-        written.add(record.id)
-    return repeats, documents
-
-
-def _older(record: Record, indexed: int) -> Problem:
-    path, _, line = record.source.rpartition(":")
-    return Problem(
-        path or record.source, int(line) if line.isdigit() else 0,
-        f"{record.id} v{record.version or 0} is older than the indexed v{indexed} (skipped)",
-    )
-
-
-def _resolve(ix, repeats: dict[str, Record], *, repair: bool, summary: IndexSummary, limitmb: int) -> None:
-    """Second commit: fold repeated ids into one document; with ``repair``, drop extra copies.
-
-    An index written by an older version (or by hand) may hold two live
-    documents with one id; the copy with the higher version (then the one
-    written last) is kept.
-    """
-    from searchengine.schema import document_fields
-
-    writer = _segment_writer(ix, limitmb)
-    changed = bool(repeats)
-    try:
-        searcher = writer.searcher()
-        for doc_id, later in repeats.items():
-            docnums = _live(searcher, doc_id)
-            first = record_from_stored(searcher.stored_fields(docnums[-1])) if docnums else None
-            for docnum in docnums:
-                writer.delete_document(docnum)
-            writer.add_document(**document_fields(combine(first, later) if first else later))
-        if repair:
-            reader = searcher.reader()
-            for term, info in reader.iter_field("id"):
-                if info.doc_frequency() < 2 or term in repeats:
-                    continue
-                docnums = _live(searcher, term)
-                if len(docnums) < 2:
-                    continue
-                keep = max(docnums, key=lambda d: (searcher.stored_fields(d).get("version") or 0, d))
-                for docnum in docnums:
-                    if docnum != keep:
-                        writer.delete_document(docnum)
-                        summary.replaced += 1
-                        changed = True
-    except BaseException:
-        writer.cancel()
-        raise
-    if changed:
-        writer.commit(mergetype=merge_policy)
-    else:
-        writer.cancel()
-
-
-def _write(
-    target: Path,
-    operation: Callable,
-    *,
-    from_current: bool,
-    lock_timeout: float,
-) -> int:
-    """Run ``operation(ix)`` on a new generation and publish it; return its document count.
-
-    The new generation is empty (``from_current`` False) or a hard-linked
-    copy of the current one. Holds the write lock throughout; on any error
-    (or a kill) the unfinished generation is removed, now or by the next run.
-    """
-    from whoosh import index as whoosh_index
-
-    from searchengine.schema import build_schema
-
-    with store.write_lock(target, timeout=lock_timeout):
-        store.remove_stale(target)
-        base = store.current_generation(target, writer=True) if from_current else None
-        generation = store.new_generation(target)
-        try:
-            if base is not None:
-                store.link_generation(base, generation)
-                try:
-                    ix = store.open_generation(generation)
-                except Exception as exc:  # Whoosh raises many kinds on damage
-                    raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
-            else:
-                ix = whoosh_index.create_in(str(generation), build_schema())
-            try:
-                operation(ix)
-            except Exception as exc:
-                if base is not None and store.is_damage(exc):
-                    raise IndexDamagedError(f"{base}: index cannot be read ({type(exc).__name__}: {exc}); "
-                                            "rebuild it with 'searchengine index PATH...'") from exc
-                raise
-            # A writer that only deleted (an update's repairs) leaves the files
-            # of its empty segment behind, which no table of contents names.
-            toc = ix._read_toc()
-            whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
-            documents = ix.doc_count()
-            store.publish(target, generation)
-        except BaseException:
-            shutil.rmtree(generation, ignore_errors=True)
-            raise
-        store.remove_stale(target)
-    return documents
-
-
-def _index(
-    paths: Iterable[str | os.PathLike],
-    index_dir: str | os.PathLike,
-    *,
-    update: bool,
-    format: str | None,
-    lock_timeout: float,
-    jobs: int | None,
-    memory_mb: int,
-    progress: Callable[[int], None] | None,
-) -> IndexSummary:
-    started = time.perf_counter()
-    paths = list(paths)
-    target = Path(index_dir)
-    summary = IndexSummary(index_dir=str(target))
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    # Fail on a missing input before taking the lock or creating anything.
-    for path in paths:
-        if not Path(path).exists():
-            raise InputError(f"{path}: no such file or directory")
-
-    from searchengine.readers import read_records
-
-    def operation(ix) -> None:
-        records = read_records(paths, summary.problems, format=format)
-        # Small inputs are indexed in this process: starting workers would cost more.
-        head = list(itertools.islice(records, PARALLEL_MIN_RECORDS))
-        parallel = jobs if len(head) == PARALLEL_MIN_RECORDS else 1
-        writer = _writer(ix, parallel, memory_mb)
-        try:
-            repeats, expected = _stream(itertools.chain(head, records), writer, summary,
-                                        replace=update, progress=progress)
-            if summary.records == 0:
-                skipped = summary.skipped
-                raise InputError(
-                    "nothing to index in " + ", ".join(str(p) for p in paths)
-                    + (f" ({skipped} {'record or file' if skipped == 1 else 'records or files'} skipped)"
-                       if skipped else ""),
-                    problems=summary.problems,
-                )
-        except BaseException:
-            writer.cancel()
-            raise
-        if progress is not None:
-            progress(0)
-        writer.commit(mergetype=merge_policy)
-        # Whoosh's parallel writer drops the segment of a worker that died; never publish that.
-        if ix.doc_count() != expected:
-            raise SearchEngineError(
-                f"{target}: {expected - ix.doc_count()} documents were not written (an indexing process "
-                "failed); the index is unchanged"
-            )
-        if repeats or update:
-            _resolve(ix, repeats, repair=update, summary=summary, limitmb=max(16, memory_mb // 2))
-
-    summary.documents = _write(target, operation, from_current=update, lock_timeout=lock_timeout)
-    summary.seconds = time.perf_counter() - started
-    return summary
+def _writer(location):
+    """The writer module of the engine that holds ``location`` (an index folder)."""
+    from searchengine.engines.whoosh import writer
+
+    return writer
 
 
 def build_index(
@@ -594,8 +128,8 @@ def build_index(
             (the existing index is then left as it was).
         IndexBusyError: another process is writing this index.
     """
-    return _index(paths, index_dir, update=False, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
+    return _writer(index_dir).build(paths, index_dir, format=format, lock_timeout=lock_timeout,
+                                    jobs=jobs, memory_mb=memory_mb, progress=progress)
 
 
 def update_index(
@@ -617,8 +151,8 @@ def update_index(
     Arguments, return value and errors as for :func:`build_index`; also
     raises IndexDamagedError when the current index cannot be opened.
     """
-    return _index(paths, index_dir, update=True, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
+    return _writer(index_dir).update(paths, index_dir, format=format, lock_timeout=lock_timeout,
+                                     jobs=jobs, memory_mb=memory_mb, progress=progress)
 
 
 def remove_documents(
@@ -638,31 +172,4 @@ def remove_documents(
         IndexDamagedError: the current index cannot be opened.
         IndexBusyError: another process is writing this index.
     """
-    from searchengine.readers.arxivmeta import split_version
-
-    started = time.perf_counter()
-    target = Path(index_dir)
-    summary = IndexSummary(index_dir=str(target))
-    if store.current_generation(target) is None:
-        raise IndexNotFoundError(f"{target}: no index here (run 'searchengine index' first)")
-    wanted = list(dict.fromkeys(split_version(i)[0] for i in ids if i.strip()))
-
-    def operation(ix) -> None:
-        writer = _segment_writer(ix)
-        try:
-            searcher = writer.searcher()
-            for doc_id in wanted:
-                docnums = _live(searcher, doc_id)
-                if not docnums:
-                    summary.not_found.append(doc_id)
-                for docnum in docnums:
-                    writer.delete_document(docnum)
-                summary.removed += bool(docnums)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit(mergetype=merge_policy)
-
-    summary.documents = _write(target, operation, from_current=True, lock_timeout=lock_timeout)
-    summary.seconds = time.perf_counter() - started
-    return summary
+    return _writer(index_dir).remove(ids, index_dir, lock_timeout=lock_timeout)

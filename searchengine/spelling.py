@@ -1,8 +1,9 @@
 """Did-you-mean: a corrected query when a word is unknown, rare or hits are few.
 
-Candidates come from the unstemmed words of titles and abstracts (Whoosh's
-``spell_title`` / ``spell_abstract`` fields, which hold each word once per
-segment) within edit distance 1, or 2 for words of :data:`LONG_WORD` letters
+The policy is engine-free: each engine gives a lexicon of its indexed words
+(the embedded engine's :class:`searchengine.engines.whoosh.lexicon.Lexicon`)
+and an oracle of hits (``hits(text)``, ``phrase_share(phrase, text, sample)``).
+Candidates come from the unstemmed words of titles and abstracts within edit distance 1, or 2 for words of :data:`LONG_WORD` letters
 or more, sharing the first two letters (typos rarely hit them), but for a
 swap among the first three (``nueral``). A word's frequency is the number of
 titles (or abstracts, whichever is larger) that hold its stem, provided some
@@ -28,9 +29,6 @@ from __future__ import annotations
 import itertools
 import re
 
-SPELLING_FIELDS = ("spell_title", "spell_abstract")
-# The fields whose words the spelling fields hold, stemmed: word frequencies.
-STEMMED_FIELDS = ("title", "abstract")
 # Below this many hits, words found once are checked too, not only unknown ones.
 FEW_HITS = 3
 # A word in at most this share of documents is rare: it is checked whenever a
@@ -82,70 +80,8 @@ def edit_distance(a: str, b: str) -> int:
     return previous[len(b)]
 
 
-def _normalise(word: str) -> str | None:
-    """The word as the spelling fields hold it (case and accents folded), or None for a stop word."""
-    from searchengine.analysis import STOP_WORDS, fold
-
-    folded = fold(word)
-    return None if folded in STOP_WORDS else folded
-
-
-def _document_frequency(reader, word: str) -> int:
-    """Documents whose title (or abstract, the larger count) holds the stem of
-    ``word``; 0 when no title or abstract holds ``word`` as written."""
-    if not any((field, word) in reader for field in SPELLING_FIELDS if field in reader.schema):
-        return 0
-    frequency = 0
-    for field in STEMMED_FIELDS:
-        if field in reader.schema:
-            stem = next(iter(reader.schema[field].process_text(word, mode="query")), None)
-            if stem is not None:
-                frequency = max(frequency, reader.doc_frequency(field, stem))
-    return frequency
-
-
-# Word lists of this many first-letter prefixes are kept per open index
-# (unless warm_vocabulary loaded them all).
-VOCABULARY_PREFIXES = 256
-_COMPLETE = "\0complete"
-
-
-def _vocabulary(reader, prefix: str) -> list[str]:
-    """The words of the spelling fields starting with ``prefix``, kept on the reader."""
-    cache = reader.__dict__.setdefault("_searchengine_vocabulary", {})
-    words = cache.get(prefix)
-    if words is None:
-        if _COMPLETE in cache:
-            return []
-        found: set[str] = set()
-        for field in SPELLING_FIELDS:
-            if field in reader.schema:
-                found.update(reader.expand_prefix(field, prefix))
-        words = sorted(w.decode("utf-8") if isinstance(w, bytes) else w for w in found)
-        if len(cache) >= VOCABULARY_PREFIXES:
-            cache.clear()
-        cache[prefix] = words
-    return words
-
-
-def warm_vocabulary(reader) -> int:
-    """Read every word of the spelling fields into the reader's word lists
-    (a server does this at start: about a second and 20 MB for 74,728
-    abstracts); returns the number of distinct words."""
-    grouped: dict[str, set[str]] = {}
-    for field in SPELLING_FIELDS:
-        if field in reader.schema:
-            for word in reader.lexicon(field):
-                word = word.decode("utf-8") if isinstance(word, bytes) else word
-                grouped.setdefault(word[:SHARED_PREFIX], set()).add(word)
-    cache = {prefix: sorted(words) for prefix, words in grouped.items()}
-    cache[_COMPLETE] = []
-    reader.__dict__["_searchengine_vocabulary"] = cache
-    return sum(len(words) for words in cache.values())
-
-
-def _within(reader, word: str, maxdist: int) -> set[str]:
-    """Words of the spelling fields within ``maxdist`` edits of ``word`` that
+def _within(lexicon, word: str, maxdist: int) -> set[str]:
+    """Words of the ``lexicon`` within ``maxdist`` edits of ``word`` that
     share its first :data:`SHARED_PREFIX` letters, but for a swap of two of the first three.
 
     What Whoosh's ``terms_within`` finds without a word graph, but cheaper:
@@ -160,27 +96,30 @@ def _within(reader, word: str, maxdist: int) -> set[str]:
     # changes the prefix: those prefixes are read too.
     prefixes = {word[:SHARED_PREFIX], word[1::-1], word[0] + word[2:3]}
     return {
-        term for prefix in prefixes for term in _vocabulary(reader, prefix)
+        term for prefix in prefixes for term in lexicon.words(prefix)
         if abs(len(term) - size) <= maxdist
         and len(letters.symmetric_difference(term)) <= 2 * maxdist
         and edit_distance(word, term) <= maxdist
     }
 
 
-def _candidates(reader, word: str) -> list[str]:
+def _candidates(lexicon, word: str) -> list[str]:
     maxdist = 2 if len(word) >= LONG_WORD else 1
-    found = _within(reader, word, maxdist)
+    found = _within(lexicon, word, maxdist)
     found.discard(word)
-    ranked = sorted(found, key=lambda c: (edit_distance(word, c), -_document_frequency(reader, c), c))
+    ranked = sorted(found, key=lambda c: (edit_distance(word, c), -lexicon.frequency(c), c))
     return ranked[:CANDIDATES]
 
 
-def suggest(searcher, text: str, total: int, count_hits, deadline: float | None = None,
+def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None = None,
             phrase_share=None) -> str | None:
     """A corrected version of the query ``text``, or ``None``.
 
     Args:
-        searcher: an open Whoosh searcher.
+        lexicon: the index's words: ``doc_count()``, ``normalise(word)`` (the
+            word as the lexicon holds it, ``None`` for a stop word),
+            ``frequency(word)`` (documents holding it) and ``words(prefix)``
+            (the sorted words starting with ``prefix``).
         text: the query as parsed (after repairs), e.g. ``sparce matrix``.
         total: hits the query found as typed.
         count_hits: function from query text to its number of hits; used to
@@ -196,24 +135,23 @@ def suggest(searcher, text: str, total: int, count_hits, deadline: float | None 
 
     if len(_WORD.findall(text)) > MAX_QUERY_WORDS:
         return None
-    reader = searcher.reader()
-    rare = max(1, int(reader.doc_count() * RARE_SHARE))
+    rare = max(1, int(lexicon.doc_count() * RARE_SHARE))
     spans: list[tuple[int, int, list[str]]] = []
     for match in _WORD.finditer(text):
         word = match.group(1)
         if word in _OPERATORS or len(word) > MAX_WORD or _NAME_CASE.search(word):
             continue
-        normal = _normalise(word)
+        normal = lexicon.normalise(word)
         if normal is None:
             continue
-        frequency = _document_frequency(reader, normal)
+        frequency = lexicon.frequency(normal)
         if frequency == 0:
-            options = _candidates(reader, normal)
+            options = _candidates(lexicon, normal)
         elif frequency <= rare or (total < FEW_HITS and frequency <= 1):
             # A rare but real word: only a much more common neighbour replaces it.
             factor = 10 if total < FEW_HITS and frequency <= 1 else RARE_FACTOR
-            options = [o for o in _candidates(reader, normal)
-                       if _document_frequency(reader, o) >= factor * frequency]
+            options = [o for o in _candidates(lexicon, normal)
+                       if lexicon.frequency(o) >= factor * frequency]
         else:
             continue
         if options:
@@ -232,9 +170,9 @@ def suggest(searcher, text: str, total: int, count_hits, deadline: float | None 
             continue
         context, phrases = 0.0, []
         if phrase_share is not None:
-            phrases = _neighbour_phrases(candidate, replaced)
+            phrases = _neighbour_phrases(lexicon, candidate, replaced)
             context = hits * sum(_share(phrase_share, phrase, candidate) for phrase in phrases)
-        distances = [edit_distance(_normalise(text[start:end]) or "", word)
+        distances = [edit_distance(lexicon.normalise(text[start:end]) or "", word)
                      for (start, end, _), word in zip(spans, choice)]
         # A short word has many close words, and two edits reach far: next to
         # other words, such a correction must be seen next to them somewhere.
@@ -266,7 +204,7 @@ def _replace(text: str, spans, choice) -> tuple[str, list[int]]:
 _TOKEN = re.compile(r"\w+")
 
 
-def _neighbour_phrases(text: str, starts: list[int]) -> list[str]:
+def _neighbour_phrases(lexicon, text: str, starts: list[int]) -> list[str]:
     """Quoted two-word phrases of each replaced word (starting at one of
     ``starts`` in ``text``) with the word right before and after it, when
     that word is a content word and only spaces or hyphens lie between:
@@ -276,7 +214,7 @@ def _neighbour_phrases(text: str, starts: list[int]) -> list[str]:
 
     def joinable(left, right) -> bool:
         return text[left.end():right.start()].strip(" -") == "" and all(
-            t.group() not in _OPERATORS and _normalise(t.group()) is not None for t in (left, right))
+            t.group() not in _OPERATORS and lexicon.normalise(t.group()) is not None for t in (left, right))
 
     phrases = []
     for left, right in zip(tokens, tokens[1:]):

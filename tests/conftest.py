@@ -34,7 +34,7 @@ def corpus_searcher(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"corpus-{request.param}-segments")
     build_index([CORPUS], folder, jobs=request.param)
     index = open_index(folder)
-    yield index._current()
+    yield index.engine.current().searcher
     index.close()
 
 

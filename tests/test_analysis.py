@@ -14,8 +14,8 @@ import pytest
 from searchengine import QueryError
 
 from searchengine import build_index, open_index
-from searchengine.analysis import text_analyzer
-from searchengine.query import required_terms
+from searchengine.engines.whoosh.analysis import text_analyzer
+from searchengine.engines.whoosh.query import required_terms
 from searchengine.tex import tex_to_text
 
 RECORDS = [
@@ -240,7 +240,7 @@ def test_analyzer_loads_nltk_tokenizer_and_stemmer_without_the_rest_of_nltk():
 
     code = (
         "import sys\n"
-        "from searchengine.analysis import text_analyzer\n"
+        "from searchengine.engines.whoosh.analysis import text_analyzer\n"
         "print([t.text for t in text_analyzer()('GPUs running matrices')])\n"
         "print('nltk.collocations' in sys.modules, 'scipy' in sys.modules)\n"
         "import nltk\n"

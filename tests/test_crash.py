@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from searchengine import build_index, open_index, store
+from searchengine import build_index, open_index
+from searchengine.engines.whoosh import store
 from searchengine.indexer import update_index
 
 from conftest import SHARED_DATA
@@ -52,8 +53,8 @@ DRIVER = textwrap.dedent(
         print("holding the lock", file=sys.stderr, flush=True)
         time.sleep(float(os.environ.get("LINGER", "3")))
 
-    import searchengine.schema as schema
-    import searchengine.store as store
+    import searchengine.engines.whoosh.schema as schema
+    import searchengine.engines.whoosh.store as store
     from whoosh import writing
 
     owner, name = {
@@ -246,7 +247,7 @@ def _idle_worker(parent, storage, indexname, jobqueue, resultqueue, kwargs, mult
 
 
 def test_a_failed_worker_is_an_error_not_a_smaller_index(small_inputs, tmp_path, monkeypatch):
-    import searchengine.indexer as indexer
+    import searchengine.engines.whoosh.writer as indexer
     from searchengine import SearchEngineError
 
     old, _, _ = small_inputs

@@ -333,7 +333,7 @@ def test_cli_bad_query_filter_is_an_error(cli):
 
 def test_an_index_without_facet_data_must_be_rebuilt():
     from searchengine import IndexDamagedError
-    from searchengine.facets import FacetColumns
+    from searchengine.engines.whoosh.columns import FacetColumns
 
     class OldReader:
         def has_column(self, name):
@@ -356,10 +356,10 @@ def test_facet_size_is_bounded(index):
      "authors:qian GPU", "nosuchword", "GPU OR nosuchword", "(GPU OR memory) NOT training"],
 )
 def test_fast_hit_collection_equals_whoosh(corpus_index, text):
-    from searchengine.facets import SearcherCache
-    from searchengine.query import parse
+    from searchengine.engines.whoosh.columns import SearcherCache
+    from searchengine.engines.whoosh.query import parse
 
-    searcher = corpus_index._current()
+    searcher = corpus_index.engine.current().searcher
     query = parse(text, searcher.schema).query
     cache = SearcherCache(searcher)
     expected = sorted(searcher.docs_for_query(query))

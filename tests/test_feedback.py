@@ -5,8 +5,9 @@ import json
 import pytest
 from whoosh import query as wq
 
-from searchengine import build_index, feedback, open_index, ranking
-from searchengine.query import parse
+from searchengine import build_index, open_index
+from searchengine.engines.whoosh import feedback, ranking
+from searchengine.engines.whoosh.query import parse
 
 
 # Words the analyzer keeps as they are (no stem change, no stop word).
@@ -38,7 +39,7 @@ def ranked_ids(index, text):
 
 
 def test_relevance_model_by_hand(small_index):
-    searcher = small_index._current()
+    searcher = small_index.engine.current().searcher
     number = {searcher.stored_fields(d)["id"]: d for d in range(searcher.doc_count_all())}
     # P(a) = 3/4, P(b) = 1/4. a: laser, shock, flow, jet, wave 1/7 each, plasma 2/7.
     # b: laser, shock 1/9, plasma 3/9, heat 4/9.
@@ -51,7 +52,7 @@ def test_relevance_model_by_hand(small_index):
 
 
 def test_relevance_model_of_no_documents_is_empty(small_index):
-    assert feedback.relevance_model(small_index._current(), [], 5) == []
+    assert feedback.relevance_model(small_index.engine.current().searcher, [], 5) == []
 
 
 def test_feedback_reorders_a_long_query(small_index, monkeypatch):
@@ -66,7 +67,7 @@ def test_feedback_reorders_a_long_query(small_index, monkeypatch):
 
 
 def test_feedback_scores_are_the_query_plus_weighted_expansion_terms(small_index):
-    searcher = small_index._current()
+    searcher = small_index.engine.current().searcher
     query = parse(LONG_QUERY, searcher.schema).query
     assert feedback.question_terms(query) == 5
     first = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}
@@ -87,14 +88,14 @@ def test_feedback_scores_are_the_query_plus_weighted_expansion_terms(small_index
 
 @pytest.mark.parametrize("text", ["laser shock", "laser shock flow", "laser shock flow jet", "laser OR shock OR flow OR jet OR wave"])
 def test_keyword_and_operator_queries_are_left_alone(small_index, text):
-    searcher = small_index._current()
+    searcher = small_index.engine.current().searcher
     query = parse(text, searcher.schema).query
     scores = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}
     assert feedback.rerank(searcher, query, scores) is scores
 
 
 def test_filters_choose_the_feedback_documents(small_index, monkeypatch):
-    searcher = small_index._current()
+    searcher = small_index.engine.current().searcher
     query = parse(LONG_QUERY, searcher.schema).query
     scores = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}
     number = {searcher.stored_fields(d)["id"]: d for d in range(searcher.doc_count_all())}

@@ -5,7 +5,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from searchengine import IndexNotFoundError, build_index, open_index, store
+from searchengine import IndexNotFoundError, build_index, open_index
+from searchengine.engines.whoosh import store
 from searchengine.cli import main
 from searchengine.indexer import remove_documents, update_index
 
@@ -105,7 +106,7 @@ def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
     from whoosh import index as whoosh_index
 
     from searchengine.records import Record
-    from searchengine.schema import document_fields
+    from searchengine.engines.whoosh.schema import document_fields
 
     ix = whoosh_index.open_dir(str(store.current_generation(index_copy)))
     writer = ix.writer()

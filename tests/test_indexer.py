@@ -1,7 +1,7 @@
 import pytest
 
 from searchengine import InputError, build_index, open_index
-from searchengine import store
+from searchengine.engines.whoosh import store
 
 from conftest import CORPUS, write
 

@@ -2,7 +2,9 @@
 
 import pytest
 
-from searchengine import build_index, indexer, postings, store
+from searchengine import build_index
+from searchengine.engines.whoosh import postings, store
+from searchengine.engines.whoosh import writer as indexer
 
 from conftest import CORPUS
 

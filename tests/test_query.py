@@ -154,8 +154,8 @@ def test_prefix_expansion_is_capped(tmp_path):
 def test_prefixes_past_the_cap_are_searched_as_words():
     from whoosh import query as wq
 
-    from searchengine.query import parse
-    from searchengine.schema import build_schema
+    from searchengine.engines.whoosh.query import parse
+    from searchengine.engines.whoosh.schema import build_schema
 
     words = ["alpha", "bravo", "charl", "delta", "echo", "foxtr", "golf", "hotel", "india", "julie"]
     parsed = parse(" ".join(w + "*" for w in words), build_schema())

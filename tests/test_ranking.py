@@ -4,8 +4,8 @@ import pytest
 
 from searchengine import build_index, open_index
 from searchengine.indexer import update_index
-from searchengine.query import parse
-from searchengine.ranking import posting_blocks, score_documents
+from searchengine.engines.whoosh.query import parse
+from searchengine.engines.whoosh.ranking import posting_blocks, score_documents
 
 from conftest import CORPUS, corpus_records
 
@@ -41,7 +41,7 @@ def updated(tmp_path_factory):
                                   "abstract": record.abstract + " state-of-the-art GPU"}) + "\n")
     update_index([replaced], folder)
     index = open_index(folder)
-    yield index._current()
+    yield index.engine.current().searcher
     index.close()
 
 
@@ -81,7 +81,7 @@ def test_posting_blocks_give_the_public_postings_without_deleted_documents(updat
 
 
 def test_length_norms_read_in_one_piece_equal_per_document_lengths(searcher):
-    from searchengine.ranking import FIELD_B, _length_norms
+    from searchengine.engines.whoosh.ranking import FIELD_B, _length_norms
 
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
     for sub, _ in parts:
@@ -110,24 +110,24 @@ def test_ranked_page_orders_by_score_then_newest_then_id(corpus_index):
 
 @pytest.mark.parametrize("few", [0, 10**9], ids=["whole-phrase-lists", "candidates-only"])
 def test_phrases_in_conjunctions_score_alike_both_ways(corpus_index_dir, monkeypatch, few):
-    import searchengine.ranking as ranking
+    import searchengine.engines.whoosh.ranking as ranking
 
     monkeypatch.setattr(ranking, "FEW_CANDIDATES", few)
     index = open_index(corpus_index_dir)  # a new reader: nothing cached yet
     try:
         for text in ["CB-SpMV GPU", "state-of-the-art transformers", "log-based anomaly detection"]:
-            assert_fast_equals_whoosh(index._current(), text)
+            assert_fast_equals_whoosh(index.engine.current().searcher, text)
     finally:
         index.close()
 
 
 def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_index_dir):
-    from searchengine.ranking import _postings_cache
+    from searchengine.engines.whoosh.ranking import _postings_cache
 
     cold, warm = open_index(corpus_index_dir), open_index(corpus_index_dir)
     try:
         warm.warm_up()
-        reader = warm._current().reader()
+        reader = warm.engine.current().searcher.reader()
         top = [text for _, text in reader.most_frequent_terms("abstract", number=3)]
         cached = {term for key in _postings_cache(reader).entries if isinstance(key[0], tuple) for term in key}
         assert {("abstract", text.decode()) for text in top} <= cached

@@ -149,8 +149,8 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
 
 @pytest.mark.parametrize("mode", ["query", "index"])
 def test_word_analysis_gives_the_analyzers_tokens_and_offsets(mode):
-    from searchengine.schema import build_schema
-    from searchengine.snippets import WordAnalysis
+    from searchengine.engines.whoosh.schema import build_schema
+    from searchengine.engines.whoosh.snippets import WordAnalysis
 
     analyzer = build_schema()["abstract"].analyzer
     replay = WordAnalysis(analyzer, size=8)  # small: forgetting words must not change anything
@@ -172,7 +172,7 @@ def test_a_match_running_past_its_fragment_ends_the_fragment():
     from whoosh.analysis import Token
     from whoosh.highlight import Fragment
 
-    from searchengine.snippets import _formatter
+    from searchengine.engines.whoosh.snippets import _formatter
 
     text = "alpha Retrieval-Augmented beta gamma"
     # The joined compound spans 6..25 but the first fragment ends at 15.

@@ -1,5 +1,6 @@
 import pytest
 
+from searchengine.engines.whoosh.lexicon import Lexicon
 from searchengine.spelling import edit_distance
 
 from conftest import CORPUS
@@ -40,14 +41,15 @@ def test_edit_distance_counts_transpositions_as_one(a, b, distance):
 @pytest.mark.parametrize("warmed", [False, True], ids=["lazy", "warmed"])
 def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir, warmed):
     from searchengine import open_index
-    from searchengine.spelling import SHARED_PREFIX, SPELLING_FIELDS, _within, warm_vocabulary
+    from searchengine.engines.whoosh.lexicon import SPELLING_FIELDS
+    from searchengine.spelling import SHARED_PREFIX, _within
 
     index = open_index(corpus_index_dir)
     try:
-        reader = index._current().reader()
+        reader = index.engine.current().searcher.reader()
         vocabulary = {w.decode() if isinstance(w, bytes) else w for f in SPELLING_FIELDS for w in reader.lexicon(f)}
         if warmed:
-            assert warm_vocabulary(reader) == len(vocabulary)
+            assert Lexicon(reader).warm() == len(vocabulary)
         for word in ["sparce", "matirx", "memmory", "gpus", "tranformer", "laguage", "qian", "zzzz", "spmv",
                      "mmeory", "lagnuage", "pgu"]:
             # The prefix as typed, or with two of the first three letters swapped.
@@ -55,11 +57,11 @@ def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir
             for maxdist in (1, 2):
                 expected = {w for w in vocabulary
                             if w[:SHARED_PREFIX] in prefixes and edit_distance(word, w) <= maxdist}
-                assert _within(reader, word, maxdist) == expected, (word, maxdist)
-        assert _within(reader, "matirx", 1) == {"matrix"}  # a transposition is one edit
-        assert "sparse" in _within(reader, "sparce", 1)
-        assert "memory" in _within(reader, "mmeory", 1)  # a swap in the prefix
-        assert "gpu" in _within(reader, "pgu", 1)
+                assert _within(Lexicon(reader), word, maxdist) == expected, (word, maxdist)
+        assert _within(Lexicon(reader), "matirx", 1) == {"matrix"}  # a transposition is one edit
+        assert "sparse" in _within(Lexicon(reader), "sparce", 1)
+        assert "memory" in _within(Lexicon(reader), "mmeory", 1)  # a swap in the prefix
+        assert "gpu" in _within(Lexicon(reader), "pgu", 1)
     finally:
         index.close()
 
@@ -67,7 +69,7 @@ def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir
 def _whoosh_reader(index_dir):
     from whoosh import index as whoosh_index
 
-    from searchengine import store
+    from searchengine.engines.whoosh import store
 
     return whoosh_index.open_dir(str(store.current_generation(index_dir))).reader()
 
@@ -78,8 +80,6 @@ def _spelled_docs(reader, field, word):
 
 
 def test_spelling_words_are_posted_once_per_segment_and_counted_from_stems(corpus_index_dir):
-    from searchengine.spelling import _document_frequency
-
     reader = _whoosh_reader(corpus_index_dir)
     # One segment; "sparse" is in the abstracts of corpus records 0, 4 and 8.
     assert len(reader.leaf_readers()) == 1
@@ -87,13 +87,14 @@ def test_spelling_words_are_posted_once_per_segment_and_counted_from_stems(corpu
     assert _spelled_docs(reader, "spell_abstract", "spars") == []
     # Its frequency comes from the stem "spars": abstracts of records 0, 4, 8
     # ("sparse") and 21 ("sparseness"); titles of 0 and 8 are fewer.
-    assert _document_frequency(reader, "sparse") == 4
+    assert Lexicon(reader).frequency("sparse") == 4
     # A word never written so has no frequency even when its stem is indexed.
-    assert _document_frequency(reader, "sparses") == 0
+    assert Lexicon(reader).frequency("sparses") == 0
 
 
 def test_parallel_build_suggests_as_a_single_process_build(tmp_path, monkeypatch):
-    from searchengine import build_index, indexer, open_index
+    from searchengine import build_index, open_index
+    from searchengine.engines.whoosh import writer as indexer
 
     monkeypatch.setattr(indexer, "PARALLEL_MIN_RECORDS", 8)
     monkeypatch.setattr(indexer, "BATCH_SIZE", 5)

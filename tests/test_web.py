@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from searchengine import build_index, open_index
 from searchengine.cli import main
-from searchengine.query import parse
+from searchengine.engines.whoosh.query import parse
 from searchengine.search import SearchResults
 from web import create_app
 from web.app import marked
@@ -497,10 +497,11 @@ def test_a_replaced_searcher_stays_open_for_the_call_using_it(tmp_path):
         build_index([one], index_dir)  # a new generation with one SpMV GPU paper
         other.start()  # another thread's search waits for this call ...
         assert index.doc_count == 6  # ... which keeps its generation and searcher
-        seen.append(searcher.search(parse("SpMV GPU", searcher.schema).query).scored_length())
-        return searcher
+        whoosh_searcher = searcher.searcher
+        seen.append(whoosh_searcher.search(parse("SpMV GPU", whoosh_searcher.schema).query).scored_length())
+        return whoosh_searcher
 
-    held = index._use(rebuild_midway)
+    held = index.engine.call(rebuild_midway)
     other.join()
     assert seen == [4, 1]
     assert held.is_closed  # replaced, and closed once its call had ended
@@ -524,7 +525,7 @@ def test_calls_on_a_shared_index_take_turns(tmp_path):
         with lock:
             running.pop()
 
-    threads = [threading.Thread(target=index._use, args=(work,)) for _ in range(6)]
+    threads = [threading.Thread(target=index.engine.call, args=(work,)) for _ in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:

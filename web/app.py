@@ -38,7 +38,8 @@ from searchengine.errors import (
 )
 from searchengine.records import arxiv_id
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
-from web.params import FACETS, MAX_DEPTH, SORTS, SearchParams, plain_text, read_limit
+from searchengine.limits import MAX_DEPTH, SORTS
+from web.params import FACETS, SearchParams, plain_text, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from searchengine import __version__
-from searchengine.search import MAX_LIMIT
-from web.params import DEFAULT_LIMIT, MAX_DEPTH, MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES, SORTS
+from searchengine.limits import DEFAULT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
+from web.params import MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES
 
 
 def _param(name: str, description: str, schema: dict, *, repeat: bool = False) -> dict[str, Any]:

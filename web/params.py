@@ -40,13 +40,8 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from searchengine.errors import QueryError
-from searchengine.search import MAX_LIMIT
+from searchengine.limits import DEFAULT_LIMIT, MAX_LIMIT, SORTS, check_page
 
-DEFAULT_LIMIT = 10
-SORTS = ("relevance", "newest", "oldest", "title")
-# Deepest hit a request may reach (page * limit): deep pages cost more than
-# they are worth to anyone reading results.
-MAX_DEPTH = 1000
 # At most this many values per filter parameter, each at most this long.
 MAX_VALUES = 20
 MAX_VALUE_CHARS = 200
@@ -54,8 +49,6 @@ MAX_QUERY_CHARS = 2000
 # The facets the page shows, in order, and how many values of each.
 FACETS = ("year", "author", "category")
 FACET_SIZE = 12
-# Query-string name of each facet's filter.
-FILTER_PARAMS = {"year": "year", "author": "author", "category": "category"}
 
 
 def plain_text(raw: str) -> str:
@@ -178,13 +171,7 @@ class SearchParams:
             raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
         limit = read_limit(args)
         page = _int(args, "page", 1)
-        if page < 1:
-            raise QueryError(f"page must be 1 or more, not {page}")
-        if page * limit > MAX_DEPTH:
-            raise QueryError(
-                f"page {page} with limit {limit} reaches past hit {MAX_DEPTH}, the deepest served; "
-                "narrow the search with filters instead"
-            )
+        check_page(page, limit)
         years = _values(args, "year")
         extra = _year_range(args)
         if extra and extra not in years:

@@ -107,7 +107,7 @@ def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
     Raises:
         InputError: a path does not exist or is neither a file nor a directory.
     """
-    from searchengine import store
+    from searchengine.engines.whoosh import store
 
     for given in paths:
         path = Path(given)

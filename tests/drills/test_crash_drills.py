@@ -80,9 +80,9 @@ DRIVER = textwrap.dedent(
     import whoosh.multiproc as multiproc
     import whoosh.writing as writing
 
-    import searchengine.indexer as indexer
+    import searchengine.engines.whoosh.writer as indexer
     import searchengine.readers as readers
-    import searchengine.store as store
+    import searchengine.engines.whoosh.store as store
 
     def hook(owner, name, stage):
         original = getattr(owner, name)
@@ -199,7 +199,7 @@ def snapshot(index_dir: Path) -> dict:
 
     index = open_index(index_dir)
     try:
-        ids = sorted(stored["id"] for stored in index._current().all_stored_fields())
+        ids = sorted(stored["id"] for stored in index.engine.current().searcher.all_stored_fields())
         results = {}
         for query in QUERIES:
             found = index.search(query, limit=10)
@@ -211,7 +211,7 @@ def snapshot(index_dir: Path) -> dict:
 
 def assert_tidy(index_dir: Path) -> None:
     """After a completed run: the pointer, the lock, the current generation and the one before, no more."""
-    from searchengine import store
+    from searchengine.engines.whoosh import store
 
     current = store.current_generation(index_dir)
     generations = sorted(p.name for p in index_dir.glob(store.PREFIX + "*"))

@@ -530,7 +530,7 @@ def indexed(index_dir: Path) -> dict[str, str]:
     """id → title of every document in the index."""
     index = open_index(index_dir)
     try:
-        return {stored["id"]: stored.get("title", "") for stored in index._current().all_stored_fields()}
+        return {stored["id"]: stored.get("title", "") for stored in index.engine.current().searcher.all_stored_fields()}
     finally:
         index.close()
 

@@ -45,8 +45,8 @@ from hypothesis import strategies as st
 
 from searchengine import open_index
 from searchengine.errors import QueryError
-from searchengine.query import FIELD_ALIASES
-from searchengine.search import DEFAULT_TIME_BUDGET, MAX_LIMIT
+from searchengine.engines.whoosh.query import FIELD_ALIASES
+from searchengine.limits import DEFAULT_TIME_BUDGET, MAX_LIMIT
 
 # No shrinking by default: on a loaded machine shrinking a slow failure can
 # take many minutes of the CI budget; the failing example is printed as found.

@@ -16,7 +16,7 @@ version     stored only (arXiv version number, or absent)      keeping the lates
 ==========  ==================================================  =========================
 
 Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
-and :mod:`searchengine.facets`, which also read them back):
+and :mod:`searchengine.engines.whoosh.columns`, which also read them back):
 
 * ``author_keys``: exact terms per author: surname, surname/initial and
   surname/first name (``qian``, ``qian/d``, ``qian/depei``): ``--author``.
@@ -31,8 +31,9 @@ from __future__ import annotations
 
 from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
-from searchengine import facets, filters
-from searchengine.analysis import TOKEN_PATTERN, fold, name_analyzer, text_analyzer
+from searchengine import filters
+from searchengine.engines.whoosh import columns as facets
+from searchengine.engines.whoosh.analysis import TOKEN_PATTERN, fold, name_analyzer, text_analyzer
 
 # A title term counts this many times an abstract term in BM25F.
 TITLE_BOOST = 2.0
@@ -53,9 +54,9 @@ class SpelledTEXT(TEXT):
     Whoosh would post every word of every document to the spelling field
     (all at document number 0), which cost a quarter of the build time for
     nothing: suggestions need only the words, and take their frequencies
-    from the stemmed terms (:mod:`searchengine.spelling`). So Whoosh posts
+    from the stemmed terms (:mod:`searchengine.engines.whoosh.lexicon`). So Whoosh posts
     nothing here (:meth:`spellable_words` is empty), and the index's writers
-    (:mod:`searchengine.indexer`) post each word once per segment, for the
+    (:mod:`searchengine.engines.whoosh.writer`) post each word once per segment, for the
     first document of the segment that has it (:func:`spelling_words`).
     """
 

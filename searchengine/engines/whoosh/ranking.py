@@ -2,7 +2,7 @@
 
 A query word is one :class:`BM25FTerm` (built by :func:`bm25f_term`): its
 frequencies in the fields are length-normalised per field, weighted (the
-title counts :data:`searchengine.schema.TITLE_BOOST` times, applied at
+title counts :data:`searchengine.engines.whoosh.schema.TITLE_BOOST` times, applied at
 indexing) and added up before BM25's saturation, so a word in both title and
 abstract is not counted as two words. The inverse document frequency is
 BM25's ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (N documents, n containing the
@@ -16,7 +16,7 @@ length says little (``B = 0.3``); abstracts vary and take the usual
 collections: abstracts repeat their key terms, and rewarding that pays).
 
 Long questions (at least :data:`FEEDBACK_MIN_TERMS` terms) are then
-re-ranked by pseudo-relevance feedback (:mod:`searchengine.feedback`, RM3
+re-ranked by pseudo-relevance feedback (:mod:`searchengine.engines.whoosh.feedback`, RM3
 with :data:`FEEDBACK_DOCS` feedback documents, :data:`FEEDBACK_TERMS`
 expansion terms, and the expansion weighing :data:`FEEDBACK_WEIGHT` times
 the query: less than Anserini's equal weighting, which did more harm on a
@@ -36,7 +36,7 @@ FIELD_B = {"title": 0.3, "abstract": 0.75, "authors": 0.3}
 # BM25F saturates the combined frequency once, so it has one K1.
 K1 = 2.0
 
-# Pseudo-relevance feedback (RM3, searchengine.feedback) for queries of at
+# Pseudo-relevance feedback (RM3, searchengine.engines.whoosh.feedback) for queries of at
 # least FEEDBACK_MIN_TERMS terms: the FEEDBACK_TERMS most probable terms of
 # the relevance model of the FEEDBACK_DOCS best hits re-rank the
 # FEEDBACK_DEPTH best; together they weigh FEEDBACK_WEIGHT times the
@@ -596,7 +596,7 @@ def _phrase_scores(q, searcher, reader, within: set[int] | None = None) -> dict[
 
 
 def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
-    """A quoted phrase (:class:`searchengine.query.ExactText`): the matches of
+    """A quoted phrase (:class:`searchengine.engines.whoosh.query.ExactText`): the matches of
     its stemmed phrase or term whose stored text has the words as written,
     with the stemmed query's scores. The check of the stored text stops at
     the deadline of the phrase's clock, if it has one; a complete result not

@@ -10,7 +10,7 @@ The chain reads like Whoosh's own pipelines::
 * :class:`CompoundFilter` indexes a compound as its parts *and* as one joined
   word at the first part's position: ``fail-slow`` gives ``fail``, ``slow`` and
   ``failslow``; ``FlashAttention`` gives ``flash``, ``attention`` and
-  ``flashattention``. The query side (:mod:`searchengine.query`) asks for the
+  ``flashattention``. The query side (:mod:`searchengine.engines.whoosh.query`) asks for the
   joined word or the parts in sequence, so hyphenated, joined and spaced forms
   meet.
 * :class:`AcronymStopFilter` drops common English words, but keeps upper-case
@@ -29,7 +29,7 @@ The chain reads like Whoosh's own pipelines::
 Analyzer modes (the ``mode`` keyword Whoosh passes down): ``"index"`` and
 ``"query"`` emit everything above (the parser builds the alternatives from
 the joined word and the parts); ``"phrase"`` leaves out joined words. Quoted
-phrases are made exact by :mod:`searchengine.query`, which checks the
+phrases are made exact by :mod:`searchengine.engines.whoosh.query`, which checks the
 candidates' stored text.
 
 NLTK's tokenizer and stemmer modules are imported on first use, and without

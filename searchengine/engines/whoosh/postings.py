@@ -20,7 +20,7 @@ in the order the runs were written. A term whose postings
 nonetheless arrive out of document order is sorted when it is read back.
 
 The pool replaces Whoosh's ``PostingPool`` on a ``SegmentWriter`` (see
-:mod:`searchengine.indexer`) and offers the part of its interface the
+:mod:`searchengine.engines.whoosh.writer`) and offers the part of its interface the
 writer uses: ``add``, ``iter_postings``, ``fieldnames`` and ``cleanup``.
 """
 

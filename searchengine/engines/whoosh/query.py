@@ -8,9 +8,9 @@ The language (documented with examples in README.md, "Query language"):
   (questions, pasted abstracts) need a share :data:`MIN_SHOULD_MATCH` (5 %)
   of their terms, rounded up, and at least :data:`LONG_QUERY_MIN` (2); a
   hyphenated word counts as its parts. Hits are ranked by BM25F score either
-  way (:mod:`searchengine.ranking`). A word may match in the title, the
+  way (:mod:`searchengine.engines.whoosh.ranking`). A word may match in the title, the
   abstract or the author names, through the same analyzer as the indexed
-  text (:mod:`searchengine.analysis`), so ``GPUs`` finds ``GPU``.
+  text (:mod:`searchengine.engines.whoosh.analysis`), so ``GPUs`` finds ``GPU``.
 * Joined, hyphenated and spaced forms meet: a hyphenated or camel-case query
   word (``fail-slow``, ``FlashAttention``) matches its joined form or its
   parts in sequence, and in a keyword query two adjacent words (``fail
@@ -61,11 +61,11 @@ from whoosh.qparser import plugins, syntax
 from whoosh.query.wrappers import WrappingQuery
 
 from searchengine import filters as _filters
-from searchengine.analysis import CJK_CHARS, DASHES, TOKEN_PATTERN, fold
+from searchengine.engines.whoosh.analysis import CJK_CHARS, DASHES, TOKEN_PATTERN, fold
 from searchengine.errors import QueryError
-from searchengine.ranking import bm25f_term, scored_list
+from searchengine.engines.whoosh.ranking import bm25f_term, scored_list
 from searchengine.records import arxiv_id
-from searchengine.schema import DEFAULT_FIELDS
+from searchengine.engines.whoosh.schema import DEFAULT_FIELDS
 
 # Longer queries are cut to this many characters: room for a pasted abstract
 # (arXiv allows 1,920 characters) and a title, and for long test-collection
@@ -884,3 +884,29 @@ def relaxed(parsed: ParsedQuery, schema) -> wq.Query | None:
     words = [q for q in (parser.parse(word, normalize=True) for word in parsed.words)
              if q is not None and q is not wq.NullQuery]
     return wq.Or(words) if len(words) > 1 else None
+
+
+def filter_query(filters: _filters.Filters):
+    """The Whoosh query that matches exactly the documents ``filters`` allow.
+
+    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
+    ``author_keys`` and ``category_keys`` fields of
+    :func:`searchengine.engines.whoosh.schema.build_schema`.
+    """
+    def any_of(queries):
+        return queries[0] if len(queries) == 1 else wq.Or(queries)
+
+    mark = _filters.PRIMARY_MARK if filters.primary_only else ""
+    parts = []
+    if filters.years:
+        # The year field is unsigned: a bound below 0 ("<0000") is out of its
+        # range, and no record has a year below 1000, so 0 stands in for it.
+        parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
+                                             None if f.high is None else max(f.high, 0)) for f in filters.years]))
+    if filters.authors:
+        parts.append(any_of([wq.Term("author_keys", f.key) for f in filters.authors]))
+    if filters.categories:
+        parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else wq.And(parts)

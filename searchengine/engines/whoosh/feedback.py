@@ -2,9 +2,9 @@
 
 A question in prose names its topic with a few of its words; the best hits
 of a first ranking use many more words of that topic. For a query of at
-least :data:`~searchengine.ranking.FEEDBACK_MIN_TERMS` terms, feedback
+least :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_MIN_TERMS` terms, feedback
 builds a relevance model from the query's
-:data:`~searchengine.ranking.FEEDBACK_DOCS` best hits (RM3: Lavrenko and
+:data:`~searchengine.engines.whoosh.ranking.FEEDBACK_DOCS` best hits (RM3: Lavrenko and
 Croft, "Relevance-based language models", SIGIR 2001; Abdul-Jaleel et al.,
 "UMass at TREC 2004"), the way Anserini's RM3 does with BM25 scores::
 
@@ -12,11 +12,11 @@ Croft, "Relevance-based language models", SIGIR 2001; Abdul-Jaleel et al.,
     P(d)   = score(d) / sum of the feedback documents' scores
 
 ``tf`` and ``|d|`` count the analyzed terms of the title and abstract (stop
-words are already gone). The :data:`~searchengine.ranking.FEEDBACK_TERMS`
+words are already gone). The :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_TERMS`
 terms of highest ``P(w|R)`` are kept, their probabilities renormalised to
 sum 1, and each term's BM25F score, weighted by ``FEEDBACK_WEIGHT * n *
 P(w|R)`` (``n`` the number of query terms), is added to the first score of
-the :data:`~searchengine.ranking.FEEDBACK_DEPTH` best hits.
+the :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_DEPTH` best hits.
 With ``FEEDBACK_WEIGHT = 1`` the expansion terms together weigh as much as
 the query's own terms: RM3's interpolation with ``lambda = 0.5``.
 
@@ -35,8 +35,8 @@ from collections import Counter
 
 def question_terms(query) -> int:
     """Number of terms of ``query`` when the minimum-should-match rule applies
-    to it (:class:`searchengine.query.MinShouldMatch` at the top); 0 otherwise."""
-    from searchengine.query import MinShouldMatch
+    to it (:class:`searchengine.engines.whoosh.query.MinShouldMatch` at the top); 0 otherwise."""
+    from searchengine.engines.whoosh.query import MinShouldMatch
 
     return len(query.subqueries) if type(query) is MinShouldMatch else 0
 
@@ -47,7 +47,7 @@ SKIPPED_NOTE = "half the time budget was spent before feedback from the best hit
 def applies(query) -> bool:
     """Whether :func:`rerank` changes the scores of ``query`` (a long question
     and feedback switched on)."""
-    from searchengine import ranking
+    from searchengine.engines.whoosh import ranking
 
     return ranking.FEEDBACK_WEIGHT > 0 and question_terms(query) >= ranking.FEEDBACK_MIN_TERMS
 
@@ -60,7 +60,7 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
         query: the parsed query; feedback applies only when
             :func:`question_terms` counts at least ``FEEDBACK_MIN_TERMS``.
         scores: ``{docnum: score}`` of every document the query matched
-            (:func:`searchengine.ranking.score_documents`).
+            (:func:`searchengine.engines.whoosh.ranking.score_documents`).
         allowed: docnums passing the filters (``None``: no filter); the
             feedback documents are the best of these.
 
@@ -68,7 +68,7 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
         A new ``{docnum: score}`` over the same documents, or ``scores``
         itself when feedback does not apply.
     """
-    from searchengine import ranking
+    from searchengine.engines.whoosh import ranking
 
     if not applies(query) or not scores:
         return scores

@@ -1,0 +1,519 @@
+"""The embedded engine: an index folder of Whoosh generations, searched in this process.
+
+:class:`WhooshEngine` is what :class:`searchengine.search.SearchIndex` holds
+for an index folder. It follows the folder's ``CURRENT`` pointer (a rebuild
+publishes a new generation, and the next call uses it) and runs each call
+on one :class:`WhooshSearcher`, the engine's view of one generation: it
+matches a parsed query within filters, ranks or sorts a page of hits, counts
+facets and writes snippets, and returns engine-free shapes
+(:class:`~searchengine.results.Hit`, :class:`~searchengine.facets.FacetCounts`,
+:class:`~searchengine.records.Record`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from searchengine.engines.whoosh import snippets, store
+from searchengine.errors import IndexDamagedError, IndexNotFoundError
+from searchengine.records import Record, arxiv_id
+from searchengine.results import Hit
+
+T = TypeVar("T")
+
+# Ranked candidates up to this many are put in tie order from their stored
+# fields; more, from the facet columns.
+TIE_STORED_LIMIT = 300
+# Key terms taken from a record for "similar papers".
+SIMILAR_TERMS = 20
+
+
+def record_from_stored(stored: dict) -> Record:
+    """The :class:`Record` a document's stored fields hold (the one converter)."""
+    return Record(
+        id=stored["id"],
+        title=stored.get("title", ""),
+        abstract=stored.get("abstract", ""),
+        authors=list(stored.get("authors") or []),
+        year=stored.get("year"),
+        categories=list(stored.get("categories") or []),
+        url=stored.get("url", ""),
+        source=stored.get("source", ""),
+        version=stored.get("version"),
+    )
+
+
+@dataclass
+class Matches:
+    """What a query matched in one generation, within the filters.
+
+    Attributes:
+        query: the Whoosh query searched (wildcards expanded), ``None`` for
+            no query text (every document passing the filters).
+        restrict: the Whoosh query of the filters, ``None`` when none.
+        scores: ``{docnum: score}`` of every match when the fast scorer
+            (:func:`searchengine.engines.whoosh.ranking.score_documents`)
+            could compute them, else ``None``.
+        docnums: ascending document numbers of every match.
+        clock: the deadline of the check of quoted phrases, which notes
+            whether it cut a check short.
+    """
+
+    query: object
+    restrict: object
+    scores: dict[int, float] | None
+    docnums: list[int]
+    clock: object = None
+
+    @property
+    def phrases_stopped(self) -> bool:
+        """Whether the deadline cut the check of a quoted phrase short."""
+        return self.clock is not None and self.clock.stopped
+
+    @property
+    def total(self) -> int:
+        """Number of documents matched."""
+        return len(self.docnums)
+
+
+class WhooshSearcher:
+    """One generation of the embedded index, searched by one call at a time.
+
+    Built by :class:`WhooshEngine`; every method reads the same generation.
+    """
+
+    def __init__(self, searcher, cache) -> None:
+        self.searcher = searcher  # whoosh.searching.Searcher
+        self.cache = cache        # columns.SearcherCache of that searcher
+
+    # --- matching --------------------------------------------------------------
+
+    def doc_count(self) -> int:
+        """Number of documents in this generation."""
+        return self.searcher.doc_count()
+
+    def parse(self, text: str, *, allow_empty: bool = False):
+        """``text`` in the query language → :class:`~searchengine.engines.whoosh.query.ParsedQuery`.
+
+        Raises:
+            QueryError: naming the part that cannot be understood.
+        """
+        from searchengine.engines.whoosh import query as querylang
+
+        return querylang.parse(text, self.searcher.schema, allow_empty=allow_empty)
+
+    def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
+        """Every document matching ``parsed`` (its query may be ``None``) and ``filters``.
+
+        ``deadline`` (a ``time.monotonic()`` value) stops the check of quoted
+        phrases against the stored text; :attr:`Matches.phrases_stopped` then
+        says so. Notes about capped prefixes are added to ``notes``.
+        """
+        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh.ranking import score_documents
+
+        clock = querylang.PhraseClock(deadline)
+        wanted = None
+        if parsed.query is not None:
+            wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes)
+            querylang.time_phrases(wanted, clock)
+        restrict = querylang.filter_query(filters)
+        scores = score_documents(wanted, self.searcher) if wanted is not None else None
+        return Matches(wanted, restrict, scores, self._matching(wanted, scores, restrict), clock)
+
+    def relax(self, parsed, matches: Matches) -> Matches | None:
+        """The OR form of ``parsed`` within the same filters, when it matches
+        something; ``None`` when it has no OR form or matches nothing."""
+        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh.ranking import score_documents
+
+        fallback = querylang.relaxed(parsed, self.searcher.schema)
+        if fallback is None:
+            return None
+        fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [])
+        scores = score_documents(fallback, self.searcher)
+        found = self._matching(fallback, scores, matches.restrict)
+        return Matches(fallback, matches.restrict, scores, found, matches.clock) if found else None
+
+    def _matching(self, wanted, scores: dict[int, float] | None, restrict) -> list[int]:
+        """Ascending document numbers matching ``wanted`` (``None``: every
+        document) and the filter query ``restrict`` (``None``: no filter).
+
+        ``scores``, when known, are ``wanted``'s matches already, so only the
+        filter is evaluated.
+        """
+        if scores is None:
+            from whoosh.query import Every
+
+            return self.cache.docnums(_both(wanted, restrict) or Every())
+        if restrict is None:
+            return sorted(scores)
+        return [docnum for docnum in self.cache.docnums(restrict) if docnum in scores]
+
+    def describe(self, matches: Matches) -> str:
+        """The query as understood, in Whoosh's notation (the ``parsed`` of results)."""
+        return str(_both(matches.query, matches.restrict))
+
+    # --- feedback --------------------------------------------------------------
+
+    def feedback_applies(self, matches: Matches) -> bool:
+        """Whether pseudo-relevance feedback re-ranks this query (a long question)."""
+        from searchengine.engines.whoosh import feedback
+
+        return matches.scores is not None and feedback.applies(matches.query)
+
+    def rerank(self, matches: Matches) -> None:
+        """Re-rank ``matches`` by feedback from its best hits (:mod:`.feedback`), in place."""
+        from searchengine.engines.whoosh import feedback
+
+        allowed = set(matches.docnums) if matches.restrict is not None else None
+        matches.scores = feedback.rerank(self.searcher, matches.query, matches.scores, allowed)
+
+    # --- a page of hits ------------------------------------------------------------
+
+    def window(self, matches: Matches, sort: str, start: int, limit: int,
+               deadline: float) -> tuple[list[tuple[int, float]], bool]:
+        """``(docnum, score)`` of hits ``start .. start+limit`` in ``sort`` order,
+        and whether the ``deadline`` cut the ranking short.
+
+        ``relevance`` (with query text) orders by score, ties by year (newest
+        first, unknown last) then id (descending); the other orders (and
+        relevance without query text, which is ``newest``) come from the
+        sort columns.
+        """
+        if sort == "relevance" and matches.query is not None:
+            allowed = set(matches.docnums) if matches.restrict is not None else None
+            return self._ranked_window(matches, allowed, start, limit, deadline)
+        rank = self.cache.columns().order("newest" if sort == "relevance" else sort)
+        docs = sorted(matches.docnums, key=rank.__getitem__)[start:start + limit]
+        scores = matches.scores
+        if matches.query is not None and scores is None:
+            scores = self._window_scores(matches.query, docs)
+        return [(docnum, (scores or {}).get(docnum, 0.0)) for docnum in docs], False
+
+    def _ranked_window(self, matches: Matches, allowed: set[int] | None, start: int, limit: int,
+                       deadline: float) -> tuple[list[tuple[int, float]], bool]:
+        """Hits ``start .. start+limit`` by score (see :meth:`window`).
+
+        With the fast scorer's scores, every document scoring at least the
+        window's last score is a candidate. Otherwise Whoosh's collector ranks,
+        and its top list is widened until the last fetched score is below the
+        window's last score, so that every document tied with a hit in the
+        window is known.
+        """
+        end = start + limit
+        scores = matches.scores
+        if scores is not None:
+            pairs = list(scores.items()) if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
+            if not pairs:
+                return [], False
+            top = heapq.nlargest(end, pairs, key=lambda item: item[1])
+            cut = top[-1][1]
+            # Every document scoring at least the last shown one: the page's
+            # ties are all known, and ordered by year and id below.
+            candidates = [pair for pair in pairs if pair[1] >= cut]
+            return self._tie_order(candidates)[start:end], False
+
+        from whoosh import collectors
+
+        searcher = self.searcher
+        fetch = end + 1  # one more than shown, to see whether a tie goes on
+        while True:
+            collector = collectors.TimeLimitCollector(
+                searcher.collector(limit=fetch, filter=allowed),
+                timelimit=max(deadline - time.monotonic(), 0.001),
+                use_alarm=False,
+            )
+            try:
+                searcher.search_with_collector(matches.query, collector)
+                timed_out = False
+            except collectors.TimeLimit:
+                timed_out = True
+            results = collector.results()
+            scored = results.scored_length()
+            if timed_out or scored < fetch or results.score(fetch - 1) < results.score(end - 1):
+                break
+            fetch *= 2
+        pairs = [(results.docnum(i), results.score(i)) for i in range(scored)]
+        return self._tie_order(pairs)[start:end], timed_out
+
+    def _tie_order(self, pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """``(docnum, score)`` pairs by score, ties by year (newest first, unknown
+        last) then id (descending).
+
+        A few candidates are keyed from their stored fields; many (a page
+        deep into equal scores) from the facet columns, which cost a pass
+        over the whole index the first time.
+        """
+        if len(pairs) > TIE_STORED_LIMIT:
+            newest = self.cache.columns().order("newest")
+            return sorted(pairs, key=lambda pair: (-pair[1], newest[pair[0]]))
+        keyed = []
+        for docnum, score in pairs:
+            stored = self.searcher.stored_fields(docnum)
+            keyed.append((docnum, score, stored.get("year"), stored.get("id", "")))
+        keyed.sort(key=lambda k: k[3], reverse=True)  # stable sorts: id descending,
+        keyed.sort(key=lambda k: (-k[1], k[2] is None, -(k[2] or 0)))  # then score, year
+        return [(docnum, score) for docnum, score, _, _ in keyed]
+
+    def _window_scores(self, wanted, window: list[int]) -> dict[int, float]:
+        """Scores of the documents ``window`` for ``wanted`` (hits sorted by date or title)."""
+        results = self.searcher.search(wanted, limit=None, filter=set(window))
+        return {hit.docnum: hit.score for hit in results}
+
+    def hits(self, query, ranked: list[tuple[int, float]], with_snippets: bool = True) -> list[Hit]:
+        """Hits for ``(docnum, score)`` pairs, with snippets of the words ``query`` asks for.
+
+        ``query`` is a Whoosh query (``None``: no snippet, the abstract's
+        start); ``with_snippets=False`` leaves snippets and offsets empty.
+        """
+        terms = snippets.query_terms(query) if with_snippets and query is not None else {}
+        analyzer = self.cache.snippet_analyzer()
+        hits = []
+        for docnum, score in ranked:
+            record = record_from_stored(self.searcher.stored_fields(docnum))
+            if not with_snippets:
+                snippet, title = snippets.Snippet(), ()
+            elif query is None:
+                snippet, title = snippets.lead(record.abstract), ()
+            else:
+                snippet = snippets.abstract_snippet(record.abstract, terms.get("abstract", frozenset()), analyzer)
+                title = snippets.title_matches(record.title, terms.get("title", frozenset()), analyzer)
+            hits.append(Hit.from_record(record, score, snippet.text, snippet.matches, list(title)))
+        return hits
+
+    # --- facets ------------------------------------------------------------------
+
+    def facets(self, matches: Matches, filters, names, size: int) -> dict:
+        """``{name: FacetCounts}`` for facets ``names`` (see :mod:`searchengine.facets`).
+
+        Each facet is counted with every filter but its own, so the values
+        not chosen yet stay visible as choices to add (OR).
+        """
+        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh.columns import count_facets
+
+        counted = {}
+        columns = self.cache.columns() if names else None
+        for name in names:
+            others = filters.without(name)
+            if others == filters:
+                docnums = matches.docnums
+            else:
+                docnums = self._matching(matches.query, matches.scores, querylang.filter_query(others))
+            counted.update(count_facets(columns, docnums, [name], size=size,
+                                        primary_only=filters.primary_only, selects=filters.selects))
+        return counted
+
+    # --- did-you-mean --------------------------------------------------------------
+
+    def lexicon(self):
+        """The words of the indexed titles and abstracts (:class:`.lexicon.Lexicon`)."""
+        from searchengine.engines.whoosh.lexicon import Lexicon
+
+        return Lexicon(self.searcher.reader())
+
+    def corrections(self, matches: Matches):
+        """A :class:`Corrections` oracle: hits of candidate corrections within ``matches``' filters."""
+        return Corrections(self, matches.restrict)
+
+    # --- records ---------------------------------------------------------------------
+
+    def document(self, record_id: str) -> Record | None:
+        """The record with id ``record_id`` (an arXiv id with a version or an
+        arXiv URL names its paper), or ``None``."""
+        stored = self.searcher.document(id=record_id.strip())
+        if stored is None and arxiv_id(record_id):
+            stored = self.searcher.document(id=arxiv_id(record_id))
+        return None if stored is None else record_from_stored(stored)
+
+    def records(self) -> Iterator[Record]:
+        """Every record of this generation, in document order."""
+        for stored in self.searcher.all_stored_fields():
+            yield record_from_stored(stored)
+
+    def similar(self, record: Record, limit: int) -> tuple[int, list[Hit], str]:
+        """Documents about the topic of ``record``, the record itself excluded:
+        ``(total, hits, parsed)``.
+
+        More-like-this: the :data:`SIMILAR_TERMS` most informative terms of the
+        record's title and abstract (Bo1 divergence from randomness weights,
+        Amati 2003, as computed by Whoosh's ``classify.Expander``) are searched
+        in title and abstract as a weighted OR query, ranked by BM25F.
+        """
+        from whoosh import query as wq
+
+        from searchengine.engines.whoosh.ranking import bm25f_term
+
+        text = f"{record.title} {record.abstract}"
+        terms = self.searcher.key_terms_from_text("abstract", text, numterms=SIMILAR_TERMS)
+        if not terms:
+            return 0, [], ""
+        wanted = wq.Or([bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
+                        for term, weight in terms])
+        results = self.searcher.search(wanted, limit=limit, mask=wq.Term("id", record.id))
+        ranked = [(results.docnum(i), results.score(i)) for i in range(results.scored_length())]
+        return len(results), self.hits(wanted, ranked, True), str(wanted)
+
+    def warm_up(self, seconds: float) -> None:
+        """Read the spelling word lists and the postings of the most frequent
+        words (at most ``seconds``; see :func:`.ranking.warm_postings`)."""
+        from searchengine.engines.whoosh.ranking import warm_postings
+
+        self.lexicon().warm()
+        warm_postings(self.searcher, seconds)
+
+
+class Corrections:
+    """Hits of candidate corrections of a query, within the query's filters.
+
+    Did-you-mean (:mod:`searchengine.spelling`) asks it how many papers a
+    corrected query finds and how often two corrected words stand together.
+    """
+
+    def __init__(self, searcher: WhooshSearcher, restrict) -> None:
+        self.searcher = searcher
+        self.restrict = restrict
+        self._matches: dict[str, list[int]] = {}
+
+    def _matching(self, text: str) -> list[int]:
+        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh.ranking import score_documents
+
+        if text not in self._matches:
+            searcher = self.searcher.searcher
+            candidate = querylang.parse(text, searcher.schema)
+            wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [])
+            self._matches[text] = self.searcher._matching(wanted, score_documents(wanted, searcher), self.restrict)
+        return self._matches[text]
+
+    def hits(self, text: str) -> int:
+        """Number of papers the query ``text`` finds within the filters.
+
+        Raises:
+            QueryError: ``text`` cannot be parsed.
+        """
+        return len(self._matching(text))
+
+    def phrase_share(self, phrase: str, text: str, sample: int) -> float:
+        """The share (0 to 1) of a sample of ``sample`` hits of ``text`` that
+        hold the quoted ``phrase``."""
+        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh.ranking import score_documents
+
+        # A sample of consecutive documents: positions are read from few blocks.
+        chosen = set(self._matching(text)[:sample])
+        if not chosen:
+            return 0.0
+        searcher = self.searcher.searcher
+        found = score_documents(querylang.parse(phrase, searcher.schema).query, searcher, chosen)
+        return 0.0 if found is None else len(found.keys() & chosen) / len(chosen)
+
+
+def _both(query, restrict):
+    """``query AND restrict``, either of which may be ``None``."""
+    if query is None or restrict is None:
+        return query if query is not None else restrict
+    from whoosh.query import And
+
+    return And([query, restrict])
+
+
+class WhooshEngine:
+    """The embedded index in folder ``path``. Safe to share between threads
+    (their calls take turns).
+
+    It follows the folder's ``CURRENT`` pointer: after a rebuild publishes
+    a new generation, the next call uses it, without a restart.
+
+    Raises:
+        IndexNotFoundError: (from any call) there is no index at ``path``.
+        IndexDamagedError: the index exists but cannot be read.
+    """
+
+    name = "whoosh"
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        # One call at a time: a Whoosh searcher reads its postings through
+        # shared file positions, so two threads searching it at once read
+        # each other's blocks (seen as zlib errors and "damaged postings").
+        self._calls = threading.Lock()
+        self._local = threading.local()
+        self._generation: Path | None = None
+        self._searcher: WhooshSearcher | None = None
+        self.call(lambda searcher: None)
+
+    @property
+    def location(self) -> str:
+        """The index folder, as given."""
+        return str(self.path)
+
+    def call(self, work: Callable[[WhooshSearcher], T]) -> T:
+        """Run ``work(searcher)`` on the current generation's :class:`WhooshSearcher`.
+
+        Calls are serialised (see ``_calls``), so a searcher replaced by a
+        newer generation is never in use when it is closed. A call made from
+        inside ``work`` reuses the same searcher, so one call sees one
+        generation. Searching is CPU-bound Python, so threads lose no
+        throughput by taking turns.
+        """
+        held = getattr(self._local, "searcher", None)
+        if held is not None:
+            return work(held)
+        with self._calls:
+            searcher = self._switch()
+            self._local.searcher = searcher
+            try:
+                return work(searcher)
+            except Exception as exc:
+                if store.is_damage(exc):
+                    generation = self._generation
+                    # Read the files afresh next time: they may be restored from a backup.
+                    searcher.searcher.close()
+                    self._searcher = self._generation = None
+                    raise IndexDamagedError(f"{generation}: index cannot be read ({type(exc).__name__}: "
+                                            f"{exc}); rebuild it with 'searchengine index PATH...'") from exc
+                raise
+            finally:
+                self._local.searcher = None
+
+    def current(self) -> WhooshSearcher:
+        """The current generation's searcher, for single-threaded tools and
+        tests: unlike :meth:`call`, it is not held, so a rebuild noticed by
+        another call may close it."""
+        return self.call(lambda searcher: searcher)
+
+    def _switch(self) -> WhooshSearcher:
+        """The current generation's searcher, reopened when ``CURRENT`` changed."""
+        generation = store.current_generation(self.path)
+        if generation is None:
+            raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
+        if generation != self._generation:
+            from searchengine.engines.whoosh.columns import SearcherCache
+            from searchengine.engines.whoosh.ranking import weighting
+
+            try:
+                ix = store.open_generation(generation)
+                searcher = ix.searcher(weighting=weighting())
+            except Exception as exc:  # whoosh raises many kinds on damage
+                raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
+            if self._searcher is not None:
+                self._searcher.searcher.close()
+            self._searcher, self._generation = WhooshSearcher(searcher, SearcherCache(searcher)), generation
+        return self._searcher
+
+    def close(self) -> None:
+        """Release the open files; the engine must not be used afterwards."""
+        with self._calls:  # after the running call, if any
+            if self._searcher is not None:
+                self._searcher.searcher.close()
+            self._searcher = self._generation = None

@@ -1,0 +1,52 @@
+"""The search API's limits and names, defined once for the CLI, the web page and the JSON API.
+
+Every front end checks a request with :func:`check_page` (or lets
+:meth:`searchengine.search.SearchIndex.search` do it), so that a page the
+command line serves is a page the web serves, and the other way round.
+"""
+
+from __future__ import annotations
+
+from searchengine.errors import QueryError
+
+#: Hits per page: at most this many.
+MAX_LIMIT = 100
+#: Hits per page unless asked otherwise.
+DEFAULT_LIMIT = 10
+#: Deepest hit served (page × limit): paging deeper is better done by
+#: narrowing the query with filters, and deep pages cost every engine more
+#: than they are worth to anyone reading results.
+MAX_DEPTH = 1000
+#: Sort orders of a search; ``relevance`` is the default with query text,
+#: ``newest`` without.
+SORTS = ("relevance", "newest", "oldest", "title")
+#: Seconds a search may run before it is stopped with the hits found so far.
+DEFAULT_TIME_BUDGET = 2.0
+
+
+def check_page(page: int, limit: int) -> None:
+    """Check a page request: ``limit`` in 1..:data:`MAX_LIMIT`, ``page`` from 1,
+    and ``page × limit`` at most :data:`MAX_DEPTH`.
+
+    Raises:
+        QueryError: naming the value out of range.
+    """
+    if not 1 <= limit <= MAX_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+    if page < 1:
+        raise QueryError(f"page must be 1 or more, not {page}")
+    if page * limit > MAX_DEPTH:
+        raise QueryError(
+            f"page {page} with limit {limit} reaches past hit {MAX_DEPTH}, the deepest served; "
+            "narrow the search with filters instead"
+        )
+
+
+def check_sort(sort: str | None) -> None:
+    """Check a sort name (``None`` is the default order).
+
+    Raises:
+        QueryError: ``sort`` is not one of :data:`SORTS`.
+    """
+    if sort is not None and sort not in SORTS:
+        raise QueryError(f"unknown sort {sort!r} (choose from {', '.join(SORTS)})")

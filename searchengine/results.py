@@ -1,0 +1,117 @@
+"""The one shape every front end renders: :class:`SearchResults` of :class:`Hit` s.
+
+``SearchResults.to_dict()`` is exactly the ``--json`` output and the web
+API's body, whatever engine answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Hit:
+    """One ranked document.
+
+    ``score`` is the BM25F score (higher is better; comparable only within
+    one result list). ``snippet`` is plain text from the abstract around the
+    matched words (its start when no word of the abstract matched), and
+    ``snippet_matches`` / ``title_matches`` are ``[start, end)`` character
+    offsets of the matched words in ``snippet`` / ``title``.
+    """
+
+    id: str
+    title: str
+    authors: list[str]
+    year: int | None
+    categories: list[str]
+    score: float
+    snippet: str = ""
+    snippet_matches: list[tuple[int, int]] = field(default_factory=list)
+    title_matches: list[tuple[int, int]] = field(default_factory=list)
+    url: str = ""
+
+    @classmethod
+    def from_record(cls, record, score: float, snippet: str = "", snippet_matches=(), title_matches=()) -> Hit:
+        """A hit for a :class:`~searchengine.records.Record` with its score and snippet."""
+        return cls(
+            id=record.id,
+            title=record.title,
+            authors=list(record.authors),
+            year=record.year,
+            categories=list(record.categories),
+            score=score,
+            snippet=snippet,
+            snippet_matches=list(snippet_matches),
+            title_matches=list(title_matches),
+            url=record.url,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The hit as in the JSON output."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "authors": self.authors,
+            "year": self.year,
+            "categories": self.categories,
+            "score": round(self.score, 4),
+            "snippet": self.snippet,
+            "snippet_matches": [list(m) for m in self.snippet_matches],
+            "title_matches": [list(m) for m in self.title_matches],
+            "url": self.url,
+        }
+
+
+@dataclass
+class SearchResults:
+    """The answer to one query.
+
+    Attributes:
+        query: the query text as searched: control characters dropped,
+            spaces collapsed, cut when too long (``notes`` say so).
+        total: number of documents matching (all pages).
+        hits: the requested page of hits, best first.
+        facets: facet name → list of ``{"value", "count", "selected"}``
+            over all hits (see :func:`searchengine.engines.whoosh.columns.count_facets`);
+            an unknown value is ``None``, listed last.
+        facets_remaining: facet name → number of values with hits not listed.
+        page: ``{"number", "size", "pages"}`` (1-based page number).
+        suggestion: a corrected query when the query looks misspelled.
+        relaxed: True when no document had every term and the hits match some.
+        parsed: the query as understood, in the engine's notation (for debugging).
+        notes: messages about repairs made to the query (cut, capped, ...).
+        timed_out: True when the time budget stopped the search early.
+        took_ms: wall-clock milliseconds spent in the search.
+    """
+
+    query: str
+    total: int
+    hits: list[Hit]
+    facets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    facets_remaining: dict[str, int] = field(default_factory=dict)
+    page: dict[str, int] = field(default_factory=dict)
+    suggestion: str | None = None
+    relaxed: bool = False
+    parsed: str = ""
+    notes: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form shared by ``--json`` and ``/api/search``."""
+        return {
+            "query": self.query,
+            "total": self.total,
+            "hits": [hit.to_dict() for hit in self.hits],
+            "facets": self.facets,
+            "facets_remaining": self.facets_remaining,
+            "page": self.page,
+            "suggestion": self.suggestion,
+            "relaxed": self.relaxed,
+            "parsed": self.parsed,
+            "notes": self.notes,
+            "timed_out": self.timed_out,
+            "took_ms": round(self.took_ms, 2),
+        }

@@ -67,20 +67,18 @@ usage() {
 
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 
-# Absolute path with the directory created, so paths in configs and process
-# command lines are stable and comparable.
+# Absolute path of directory $1 (created), so paths in configs and process command
+# lines are stable and comparable. Servers, jars and node data never go into the
+# repository (it is committed from), so a path inside it is refused before creation.
 abs_dir() {
-    mkdir -p "$1"
-    (cd "$1" && pwd)
-}
-
-# Refuse to put servers, jars or node data into the repository (another engineer commits it).
-refuse_inside_repo() {
     local dir=$1 what=$2 real_repo
     real_repo=$(cd "$REPO_DIR" && pwd -P)
-    case "$(cd "$dir" && pwd -P)/" in
+    case "$(realpath -m "$dir")/" in
         "$real_repo"/*) die "$what ($dir) is inside the repository $REPO_DIR; point it elsewhere" ;;
+        *) ;;
     esac
+    mkdir -p "$dir"
+    (cd "$dir" && pwd)
 }
 
 # --- processes ------------------------------------------------------------------
@@ -209,8 +207,7 @@ settings_from_env() {
 
 # One `start`/`stop`/... at a time per cluster directory (tests may race).
 lock_cluster() {
-    CLUSTER_DIR=$(abs_dir "$CLUSTER_DIR")
-    refuse_inside_repo "$CLUSTER_DIR" "SEARCHENGINE_CLUSTER_DIR"
+    CLUSTER_DIR=$(abs_dir "$CLUSTER_DIR" SEARCHENGINE_CLUSTER_DIR)
     exec 8>"$CLUSTER_DIR/.lock"
     flock -w 600 8 || die "another dev-cluster.sh holds $CLUSTER_DIR/.lock"
 }
@@ -354,8 +351,7 @@ run_mvn() {
 # Download (once) and assemble OpenSearch into $OS_CACHE/opensearch-<version>.
 ensure_installed() {
     local home v version="" work_home zip sha_file want got m mdir jar base
-    OS_CACHE=$(abs_dir "$OS_CACHE")
-    refuse_inside_repo "$OS_CACHE" "SEARCHENGINE_OPENSEARCH_HOME"
+    OS_CACHE=$(abs_dir "$OS_CACHE" SEARCHENGINE_OPENSEARCH_HOME)
     exec 7>"$OS_CACHE/.lock"
     flock -w 1800 7 || die "another dev-cluster.sh is installing into $OS_CACHE"
     if home=$(find_installed); then
@@ -506,15 +502,25 @@ show_node_logs() {
     fi
 }
 
+# Fail unless the ports of the given nodes are free (checked before launching any,
+# so a clash does not leave half a cluster running).
+check_ports() {
+    local i port
+    for i in "$@"; do
+        for port in "$(http_port "$i")" "$(transport_port "$i")"; do
+            if port_in_use "$port"; then
+                die "port $port (for $(node_name "$i")) is taken by another process; set SEARCHENGINE_CLUSTER_PORT"
+            fi
+        done
+    done
+}
+
 # Launch node $1 in the background (-d) and wait until its JVM has written the pid file.
+# Returns 1 (after showing its logs) if it does not get that far.
 launch_node() {
-    local i=$1 dir port t0 pid
+    local i=$1 dir t0 pid
     dir=$(node_dir "$i")
     [[ -f "$dir/config/opensearch.yml" ]] || die "$(node_name "$i") has no config; run '$0 start'"
-    for port in "$(http_port "$i")" "$(transport_port "$i")"; do
-        ! port_in_use "$port" ||
-            die "port $port (for $(node_name "$i")) is taken by another process; set SEARCHENGINE_CLUSTER_PORT"
-    done
     rm -f "$dir/opensearch.pid"
     mkdir -p "$dir/tmp" "$dir/logs"
     # cwd = install dir: bin/opensearch calls bin/opensearch-keystore by a relative path.
@@ -530,7 +536,8 @@ launch_node() {
             OPENSEARCH_JAVA_OPTS="$EXTRA_JAVA_OPTS" \
             ./bin/opensearch -d -p "$dir/opensearch.pid") </dev/null >"$dir/logs/launcher.out" 2>&1 7>&- 8>&-; then
         show_node_logs "$i"
-        die "$(node_name "$i") failed to launch"
+        log "$(node_name "$i") failed to launch"
+        return 1
     fi
     # The JVM writes the pid file early in bootstrap; a JVM that is gone after a few
     # seconds without one failed before that (bad JVM option, jar hell, ...).
@@ -538,7 +545,8 @@ launch_node() {
     until [[ -s "$dir/opensearch.pid" ]] && pid=$(node_pid "$i"); do
         if ((SECONDS - t0 >= 60)) || { ((SECONDS - t0 >= 5)) && ! node_pid "$i" >/dev/null; }; then
             show_node_logs "$i"
-            die "$(node_name "$i") exited during startup"
+            log "$(node_name "$i") exited during startup"
+            return 1
         fi
         sleep 0.5
     done
@@ -595,7 +603,7 @@ cmd_install() {
 }
 
 cmd_start() {
-    local clean=0 want=3 arg i running=() missing=() t0 launched=() body status
+    local clean=0 want=3 arg i running=() missing=() t0 launched=() failed=0 body status
     for arg in "$@"; do
         case "$arg" in
             --clean) clean=1 ;;
@@ -647,12 +655,16 @@ cmd_start() {
         log "${#running[@]} of $NODES node(s) running; starting node(s) ${missing[*]}"
     fi
 
+    check_ports "${missing[@]}"
     t0=$SECONDS
     for i in "${missing[@]}"; do
-        launch_node "$i"
         launched+=("$i")
+        if ! launch_node "$i"; then
+            failed=1
+            break
+        fi
     done
-    if ! wait_for_green "$t0"; then
+    if ((failed)) || ! wait_for_green "$t0"; then
         # Leave nothing behind that this call started; logs stay for reading.
         stop_nodes "${launched[@]}"
         die "start failed; logs are under $CLUSTER_DIR/node-*/logs"
@@ -726,7 +738,7 @@ cmd_reset() {
 
 cmd_status() {
     local i pid up=0 body
-    CLUSTER_DIR=$(abs_dir "$CLUSTER_DIR")
+    CLUSTER_DIR=$(abs_dir "$CLUSTER_DIR" SEARCHENGINE_CLUSTER_DIR)
     if ! load_state; then
         echo "no dev cluster configured in $CLUSTER_DIR"
         return 3
@@ -780,8 +792,9 @@ cmd_restart_node() {
     fi
     [[ -f "$OPENSEARCH_HOME_DIR/$INSTALLED_MARK" ]] ||
         die "OpenSearch install $OPENSEARCH_HOME_DIR is gone; run '$0 start'"
+    check_ports "$1"
     t0=$SECONDS
-    launch_node "$1"
+    launch_node "$1" || die "could not start $(node_name "$1")"
     wait_for_green "$t0" || die "cluster did not get back to green; node log: $(node_log "$1")"
     printf 'http://127.0.0.1:%s\n' "$HTTP_BASE"
 }

@@ -52,6 +52,8 @@ from typing import Any
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Tokenizer
 from whoosh.support.charset import accent_map
 
+from searchengine.engines.whoosh import internals
+
 # Han, Hiragana, Katakana and Hangul: scripts written without spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # Hyphen-minus, soft hyphen, Unicode hyphens and the figure and en dashes.
@@ -168,7 +170,8 @@ class TechTokenizer(Tokenizer):
             # is linear in the text and the timer is left off
             # (``benchmarks/index_speed.py --tokenizer`` times inputs built
             # to provoke backtracking).
-            tokenizer._regexp = nltk_module("nltk.redos").compile(self.pattern, tokenizer._flags, timeout=None)
+            redos = nltk_module("nltk.redos")
+            internals.untimed_regexp(tokenizer, lambda pattern, flags: redos.compile(pattern, flags, timeout=None))
             self._nltk = tokenizer
         return self._nltk
 
@@ -355,9 +358,7 @@ class InflectionStemmer:
             return porter.pool[word]
         for pattern, plural in _CLASSICAL:
             word = pattern.sub(plural, word, count=1)
-        word = porter._step1c(porter._step1b(porter._step1a(word)))
-        word = porter._step3(porter._step2(word))
-        return porter._step5b(porter._step5a(word))
+        return internals.porter_steps(porter, word)
 
 
 class InflectionStemFilter(Filter):

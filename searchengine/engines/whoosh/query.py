@@ -61,6 +61,7 @@ from whoosh.qparser import plugins, syntax
 from whoosh.query.wrappers import WrappingQuery
 
 from searchengine import filters as _filters
+from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.analysis import CJK_CHARS, DASHES, TOKEN_PATTERN, fold
 from searchengine.errors import QueryError
 from searchengine.engines.whoosh.ranking import bm25f_term, scored_list
@@ -801,7 +802,7 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
                 frequency = _prefix_frequencies(reader, fieldname, node.text)
                 candidates = sorted(frequency)
             else:
-                candidates = list(node._btexts(reader)) if hasattr(node, "_btexts") else []
+                candidates = internals.wildcard_terms(node, reader)
                 frequency = None
             if len(candidates) > MAX_EXPANSIONS:
                 candidates.sort(key=frequency.__getitem__ if frequency is not None

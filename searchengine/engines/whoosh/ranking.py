@@ -30,6 +30,8 @@ from __future__ import annotations
 from array import array
 from math import log
 
+from searchengine.engines.whoosh import internals
+
 # Per-field length normalisation; fields not listed use DEFAULT_B.
 DEFAULT_B = 0.75
 FIELD_B = {"title": 0.3, "abstract": 0.75, "authors": 0.3}
@@ -186,7 +188,7 @@ def _length_norms(searcher, reader, fieldname: str) -> array:
         b = FIELD_B.get(fieldname, DEFAULT_B)
         avg = searcher.get_parent().avg_field_length(fieldname) or 1.0
         count = reader.doc_count_all()
-        codes = _length_codes(reader, fieldname, count)
+        codes = internals.length_codes(reader, fieldname, count)
         if codes is not None:
             from whoosh.util.numeric import byte_to_length
 
@@ -199,42 +201,11 @@ def _length_norms(searcher, reader, fieldname: str) -> array:
     return norms[fieldname]
 
 
-def _length_codes(reader, fieldname: str, count: int) -> bytes | None:
-    """The one-byte field length codes of a segment's ``count`` documents, or ``None``.
-
-    Whoosh keeps each document's field length as one byte in a column file;
-    reading that column in one piece is about 50 times faster than asking
-    for each document's length. It is not public API, so any surprise falls
-    back (``None``) to the per-document way.
-    """
-    from whoosh.codec.whoosh3 import LENGTHS_COLUMN
-
-    try:
-        column = reader._perdoc._cached_reader(f"_{fieldname}_len", LENGTHS_COLUMN)
-        if column is None:
-            return bytes(count)
-        stored = min(column._count, count)
-        codes = bytes(column._dbfile.get(column._basepos, stored))
-    except (AttributeError, TypeError):
-        return None
-    if len(codes) != stored or column._fixedlen != 1:
-        return None
-    return codes + bytes(count - stored)  # documents past the column's end have no length
-
-
-_BLOCK_READING = ("_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
-
-
 def _leaf_matcher(reader, fieldname: str, text):
     """``(matcher, deleted docnums or None, whether its blocks can be read whole)``
     for a term's postings in a segment, with Whoosh's deleted-document filter taken off."""
-    from whoosh.matching.wrappers import FilterMatcher
-
-    matcher = reader.postings(fieldname, text)
-    deleted = None
-    if type(matcher) is FilterMatcher and matcher._exclude:
-        matcher, deleted = matcher.child, matcher._ids
-    return matcher, deleted, all(hasattr(matcher, name) for name in _BLOCK_READING)
+    matcher, deleted = internals.unfiltered(reader.postings(fieldname, text))
+    return matcher, deleted, internals.reads_blocks(matcher)
 
 
 def posting_blocks(reader, fieldname: str, text):
@@ -256,16 +227,12 @@ def posting_blocks(reader, fieldname: str, text):
         yield [doc for doc, _ in pairs], [weight for _, weight in pairs]
         return
     while matcher.is_active():
-        matcher._read_ids()
-        matcher._read_weights()
-        ids, weights = matcher._ids, matcher._weights
-        if matcher._i:  # a block already partly read (never, for a fresh matcher)
-            ids, weights = ids[matcher._i:], weights[matcher._i:]
+        ids, weights, _ = internals.read_block(matcher)
         if deleted:
             kept = [i for i, doc in enumerate(ids) if doc not in deleted]
             ids, weights = [ids[i] for i in kept], [weights[i] for i in kept]
         yield ids, weights
-        matcher._next_block()
+        internals.next_block(matcher)
 
 
 def _cached_postings(searcher, reader, subqueries) -> tuple[array, array]:
@@ -674,20 +641,17 @@ def _postings_at(reader, fieldname: str, text: str, docs: list[int], positions: 
         decode = matcher.format.decode_positions
         at = 0
         while matcher.is_active() and at < len(docs):
-            if matcher._maxid < docs[at]:
-                matcher._next_block()
+            last = internals.block_max_id(matcher)
+            if last < docs[at]:
+                internals.next_block(matcher)
                 continue
-            matcher._read_ids()
-            matcher._read_weights()
-            if positions:
-                matcher._read_values()
-            ids, weights, values = matcher._ids, matcher._weights, matcher._values
-            while at < len(docs) and docs[at] <= matcher._maxid:
+            ids, weights, values = internals.read_block(matcher, positions)
+            while at < len(docs) and docs[at] <= last:
                 i = bisect_left(ids, docs[at])
                 if i < len(ids) and ids[i] == docs[at]:
                     found[docs[at]] = (weights[i], set(decode(values[i])) if positions else None)
                 at += 1
-            matcher._next_block()
+            internals.next_block(matcher)
         return found
     for doc in docs:
         if not matcher.is_active():

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from searchengine.engines.whoosh import store
+from searchengine.engines.whoosh import internals, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.indexer import IndexSummary, combine
 from searchengine.processes import exit_with_parent
@@ -74,7 +74,7 @@ def _writer_classes() -> dict[str, type]:
         class IndexWriting:
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
                 super().__init__(ix, *args, limitmb=limitmb, **kwargs)
-                self.pool = TermPostingPool(self._tempstorage, limitmb)
+                self.pool = TermPostingPool(internals.temp_storage(self), limitmb)
 
             def _post_spelling(self, docnum: int, fields: dict) -> None:
                 spelled = self.__dict__.get("_spelled")
@@ -108,7 +108,7 @@ def _writer_classes() -> dict[str, type]:
                 # With deletions, the spelling words are posted again (add_reader).
                 spelling = {spellname for _, spellname in spelled_fields(self.schema)}
                 add = self.pool.add
-                for item in self._process_posts(reader.iter_postings(), startdoc, docmap):
+                for item in internals.remapped_postings(self, reader.iter_postings(), startdoc, docmap):
                     if item[0] not in spelling:
                         add(item)
 

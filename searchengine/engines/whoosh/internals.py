@@ -1,0 +1,156 @@
+"""Every private name of Whoosh and NLTK the embedded engine uses, in one place.
+
+The engine reaches below the public APIs where that is many times faster
+(posting blocks read whole, field lengths read as one column, Porter's
+steps without its root-cutting step 4, the tokenizer's match timer left
+off) or where Whoosh offers no public hook (a writer's temporary storage and
+posting stream). Those names are not promised to stay: :func:`missing`
+lists the ones an installed version lacks (``tests/engines/whoosh/test_internals.py``
+fails with that list), and pyproject.toml bounds both packages to the
+releases tested.
+"""
+
+from __future__ import annotations
+
+# Names read on a Whoosh leaf matcher (whoosh.codec.whoosh3.W3LeafMatcher)
+# to take a block of postings whole.
+BLOCK_NAMES = ("_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
+
+
+# --- Whoosh: postings ------------------------------------------------------------------
+
+def unfiltered(matcher):
+    """``(matcher, deleted docnums or None)``: a segment's posting matcher with
+    Whoosh's deleted-document filter (``FilterMatcher``) taken off."""
+    from whoosh.matching.wrappers import FilterMatcher
+
+    if type(matcher) is FilterMatcher and matcher._exclude:
+        return matcher.child, matcher._ids
+    return matcher, None
+
+
+def reads_blocks(matcher) -> bool:
+    """Whether ``matcher``'s blocks of postings can be read whole (:func:`read_block`)."""
+    return all(hasattr(matcher, name) for name in BLOCK_NAMES)
+
+
+def read_block(matcher, values: bool = False) -> tuple:
+    """``(ids, weights, values or None)`` of the current block, from its unread part on."""
+    matcher._read_ids()
+    matcher._read_weights()
+    if values:
+        matcher._read_values()
+    ids, weights, found = matcher._ids, matcher._weights, matcher._values if values else None
+    if matcher._i:  # a block already partly read (never, for a fresh matcher)
+        start = matcher._i
+        ids, weights = ids[start:], weights[start:]
+        found = found[start:] if found is not None else None
+    return ids, weights, found
+
+
+def block_max_id(matcher) -> int:
+    """The last document number of the current block."""
+    return matcher._maxid
+
+
+def next_block(matcher) -> None:
+    """Move ``matcher`` to its next block of postings."""
+    matcher._next_block()
+
+
+def length_codes(reader, fieldname: str, count: int) -> bytes | None:
+    """The one-byte field length codes of a segment's ``count`` documents, or
+    ``None`` when the column is not of the known shape."""
+    from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+
+    try:
+        column = reader._perdoc._cached_reader(f"_{fieldname}_len", LENGTHS_COLUMN)
+        if column is None:
+            return bytes(count)
+        stored = min(column._count, count)
+        codes = bytes(column._dbfile.get(column._basepos, stored))
+    except (AttributeError, TypeError):
+        return None
+    if len(codes) != stored or column._fixedlen != 1:
+        return None
+    return codes + bytes(count - stored)  # documents past the column's end have no length
+
+
+def wildcard_terms(node, reader) -> list:
+    """The index terms a Whoosh wildcard query node expands to (empty when it cannot say)."""
+    return list(node._btexts(reader)) if hasattr(node, "_btexts") else []
+
+
+# --- Whoosh: writing ------------------------------------------------------------------------
+
+def temp_storage(writer):
+    """A segment writer's storage for temporary files (posting runs)."""
+    return writer._tempstorage
+
+
+def remapped_postings(writer, postings, startdoc: int, docmap):
+    """A merged segment's postings renumbered for ``writer``'s new segment."""
+    return writer._process_posts(postings, startdoc, docmap)
+
+
+# --- NLTK -----------------------------------------------------------------------------------
+
+def porter_steps(porter, word: str) -> str:
+    """NLTK Porter's steps 1a to 5b on ``word``, without step 4 (root cutting)."""
+    word = porter._step1c(porter._step1b(porter._step1a(word)))
+    word = porter._step3(porter._step2(word))
+    return porter._step5b(porter._step5a(word))
+
+
+def untimed_regexp(tokenizer, compile_untimed) -> None:
+    """Give an NLTK ``RegexpTokenizer`` its pattern compiled without NLTK's
+    per-match timer: ``compile_untimed(pattern, flags)``."""
+    tokenizer._regexp = compile_untimed(tokenizer._pattern, tokenizer._flags)
+
+
+# --- the check ------------------------------------------------------------------------------
+
+def missing() -> list[str]:
+    """The private names above that the installed Whoosh or NLTK lacks, as
+    ``"module.Class.name"``; empty when all are there."""
+    import tempfile
+
+    from whoosh import fields, writing
+    from whoosh.codec import whoosh3
+    from whoosh.filedb.filestore import RamStorage
+    from searchengine.engines.whoosh.analysis import nltk_module
+
+    gone = []
+
+    def need(owner, names, label) -> None:
+        gone.extend(f"{label}.{name}" for name in names if not hasattr(owner, name))
+
+    ix = RamStorage().create_index(fields.Schema(text=fields.TEXT))
+    with ix.writer() as w:
+        w.add_document(text="a posting to read")
+        w.add_document(text="a posting deleted")
+    with ix.writer() as w:
+        w.delete_document(1)
+    with ix.reader() as reader:
+        need(reader.postings("text", "posting"), ("_exclude", "_ids", "child"), "whoosh.matching.FilterMatcher")
+        leaf = unfiltered(reader.postings("text", "posting"))[0]
+        need(leaf, BLOCK_NAMES + ("_weights", "_values"), "whoosh.codec.whoosh3.W3LeafMatcher")
+        need(reader, ("_perdoc",), "whoosh.reading.SegmentReader")
+        column = reader._perdoc._cached_reader("_text_len", whoosh3.LENGTHS_COLUMN)
+        need(column, ("_count", "_dbfile", "_basepos", "_fixedlen"), "whoosh.columns.FixedBytesColumn.Reader")
+    from whoosh import query
+
+    need(query.Wildcard("text", "po*"), ("_btexts",), "whoosh.query.Wildcard")
+    with tempfile.TemporaryDirectory() as folder:
+        from whoosh.filedb.filestore import FileStorage
+
+        writer = writing.SegmentWriter(FileStorage(folder).create_index(fields.Schema(text=fields.TEXT)))
+        need(writer, ("_tempstorage", "_process_posts"), "whoosh.writing.SegmentWriter")
+        writer.cancel()
+    porter = nltk_module("nltk.stem.porter").PorterStemmer()
+    need(porter, ("_step1a", "_step1b", "_step1c", "_step2", "_step3", "_step5a", "_step5b", "pool"),
+         "nltk.stem.porter.PorterStemmer")
+    tokenizer = nltk_module("nltk.tokenize.regexp").RegexpTokenizer(r"\w+")
+    need(tokenizer, ("_regexp", "_pattern", "_flags"), "nltk.tokenize.regexp.RegexpTokenizer")
+    need(nltk_module("nltk.redos"), ("compile",), "nltk.redos")
+    return gone

@@ -489,16 +489,24 @@ write_node_config() {
 
 node_log() { printf '%s/logs/%s.log' "$(node_dir "$1")" "$CLUSTER_NAME"; }
 
+# Byte offset of each node's log when this run launched it: the log is appended to
+# across runs, and an old run's lines would mislead.
+declare -A LOG_OFFSET=()
+
 show_node_logs() {
-    local i=$1 dir
+    local i=$1 dir file new
     dir=$(node_dir "$i")
+    file=$(node_log "$i")
     if [[ -s "$dir/logs/launcher.out" ]]; then
         log "--- $(node_name "$i") launcher output ($dir/logs/launcher.out):"
         tail -n 15 "$dir/logs/launcher.out" >&2
     fi
-    if [[ -s "$(node_log "$i")" ]]; then
-        log "--- last lines of $(node_log "$i"):"
-        tail -n 30 "$(node_log "$i")" >&2
+    if [[ -s "$file" ]]; then
+        new=$(tail -c "+$((${LOG_OFFSET[$i]:-0} + 1))" "$file" | tail -n 30)
+        if [[ -n "$new" ]]; then
+            log "--- last lines of $file:"
+            printf '%s\n' "$new" >&2
+        fi
     fi
 }
 
@@ -523,6 +531,7 @@ launch_node() {
     [[ -f "$dir/config/opensearch.yml" ]] || die "$(node_name "$i") has no config; run '$0 start'"
     rm -f "$dir/opensearch.pid"
     mkdir -p "$dir/tmp" "$dir/logs"
+    LOG_OFFSET[$i]=$(stat -c %s "$(node_log "$i")" 2>/dev/null || echo 0)
     # cwd = install dir: bin/opensearch calls bin/opensearch-keystore by a relative path.
     # OPENSEARCH_TMPDIR is set so it does not create a fresh /tmp directory each start.
     # Fds 7 and 8 hold this script's locks; the daemon must not inherit them.

@@ -93,11 +93,11 @@ class SearchIndex:
     """
 
     def __init__(self, path: str | os.PathLike, *, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
-        from searchengine.engines.whoosh.engine import WhooshEngine
+        from searchengine.engines import open_engine
 
         self.path = Path(path)
         self.time_budget = time_budget
-        self.engine = WhooshEngine(self.path)
+        self.engine = open_engine(self.path)
 
     @property
     def doc_count(self) -> int:

@@ -1,0 +1,159 @@
+"""Search behaviour every engine must show on the bundled corpus (24 papers).
+
+Expected values are written out: ids from the corpus files, counts checked
+by hand against the records (``tests/conftest.py``'s brute-force helpers
+where a set is large).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import contains_word, corpus_records
+from searchengine import QueryError, RecordNotFoundError
+
+CB_SPMV = "t-30f1b8f5a2a1"      # CB-SpMV: ... Block-Based SpMV on GPUs (2026)
+MIMOSE = "t-60f6346867ae"       # Mimose: ... Checkpointing Planner for Efficient Training on GPU (2022)
+GPU_MEMORY = {"t-5feb5d73a9aa", MIMOSE, "t-85ff818227a4", "t-c0d04f741409", "t-e15a2fb3f66a"}
+ZENG = ["t-06a445664b21", "t-26b906fcdcbd", "t-5feb5d73a9aa", "t-b275e169d4d6", "t-031c0c403dfe", "t-54d6136e0d28"]
+
+
+def _records():
+    return {record.id: record for record in corpus_records()}
+
+
+def test_every_word_must_match_and_the_best_paper_comes_first(engine_index):
+    results = engine_index.search("SpMV GPU")
+    assert results.total == 1 and not results.relaxed
+    assert [hit.id for hit in results.hits] == [CB_SPMV]
+    assert results.hits[0].year == 2026 and results.hits[0].categories == ["cs.DC"]
+
+
+def test_totals_are_exact_and_hits_come_in_descending_score(engine_index):
+    results = engine_index.search("GPU memory", limit=10)
+    assert results.total == 5
+    assert {hit.id for hit in results.hits} == GPU_MEMORY
+    assert results.hits[0].id == MIMOSE
+    scores = [hit.score for hit in results.hits]
+    assert scores == sorted(scores, reverse=True) and scores[-1] > 0
+    records = _records()
+    expected = {r.id for r in records.values()
+                if contains_word(r, "gpus?") and contains_word(r, "memory|memories")}
+    assert expected == GPU_MEMORY
+
+
+def test_match_offsets_cover_the_words_as_written(engine_index):
+    hit = engine_index.search("SpMV GPU").hits[0]
+    assert [hit.title[a:b] for a, b in hit.title_matches] == ["SpMV", "SpMV", "GPUs"]
+    words = [hit.snippet[a:b] for a, b in hit.snippet_matches]
+    assert words and {w.lower() for w in words} <= {"spmv", "gpu", "gpus"}
+    assert hit.snippet in _records()[CB_SPMV].abstract or " … " in hit.snippet
+
+
+def test_facets_count_every_hit(engine_index):
+    results = engine_index.search("GPU memory", facets="year,author,category")
+    facet = {name: [(v["value"], v["count"]) for v in values] for name, values in results.facets.items()}
+    assert facet == {
+        "year": [(2026, 3), (2023, 1), (2022, 1)],
+        "author": [("Depei Qian", 4), ("Longbin Zeng", 1)],
+        "category": [("cs.DC", 4), ("cs.NE", 1)],
+    }
+    assert results.facets_remaining == {"year": 0, "author": 0, "category": 0}
+
+
+def test_a_facet_is_counted_over_every_filter_but_its_own(engine_index):
+    results = engine_index.search("GPU memory", year=["2026"], facets="year,category")
+    assert results.total == 3
+    assert [(v["value"], v["count"], v["selected"]) for v in results.facets["year"]] == [
+        (2026, 3, True), (2023, 1, False), (2022, 1, False)]
+    assert sum(v["count"] for v in results.facets["category"]) == 3
+
+
+def test_filters_from_options_and_from_the_query_mean_the_same(engine_index):
+    by_option = engine_index.search("gpu", year=["2023-2025"], limit=20)
+    by_query = engine_index.search("gpu year:2023-2025", limit=20)
+    assert [h.id for h in by_option.hits] == [h.id for h in by_query.hits]
+    expected = {r.id for r in _records().values() if contains_word(r, "gpus?") and 2023 <= r.year <= 2025}
+    assert by_option.total == len(expected) == 5 and {h.id for h in by_option.hits} == expected
+
+
+def test_sort_orders_and_their_ties(engine_index):
+    oldest = engine_index.search("", author=["Longbin Zeng"], sort="oldest", limit=20)
+    assert [h.id for h in oldest.hits] == ZENG  # year ascending, then id
+    newest = engine_index.search("", author=["Longbin Zeng"], limit=20)  # no text: newest
+    assert [h.id for h in newest.hits] == [
+        "t-54d6136e0d28", "t-031c0c403dfe", "t-b275e169d4d6", "t-5feb5d73a9aa", "t-26b906fcdcbd",
+        "t-06a445664b21"]  # year descending, then id descending
+    titles = [h.title for h in engine_index.search("", author=["Longbin Zeng"], sort="title", limit=20).hits]
+    assert titles == sorted(titles, key=str.casefold)
+
+
+def test_pages_neither_overlap_nor_skip(engine_index):
+    whole = [h.id for h in engine_index.search("gpu", limit=20).hits]
+    assert len(whole) == 12
+    paged = [h.id for page in range(1, 7) for h in engine_index.search("gpu", limit=2, page=page).hits]
+    assert paged == whole
+    past = engine_index.search("gpu", limit=2, page=7)
+    assert past.hits == [] and past.total == 12 and past.page == {"number": 7, "size": 2, "pages": 6}
+
+
+def test_the_deepest_page_is_the_same_everywhere(engine_index):
+    assert engine_index.search("gpu", limit=100, page=10).total == 12
+    with pytest.raises(QueryError, match="page 11 with limit 100 reaches past hit 1000"):
+        engine_index.search("gpu", limit=100, page=11)
+    with pytest.raises(QueryError, match="limit must be between 1 and 100, not 101"):
+        engine_index.search("gpu", limit=101)
+
+
+def test_quoted_phrases_exclusions_and_prefixes(engine_index):
+    assert [h.id for h in engine_index.search('"cache-friendly"').hits] == [CB_SPMV]
+    records = _records()
+    without = engine_index.search("gpu -memory", limit=20)
+    assert without.total == 7
+    assert not any(contains_word(records[h.id], "memory|memories") for h in without.hits)
+    prefixed = engine_index.search("spars*", limit=20)
+    assert {h.id for h in prefixed.hits} == {r.id for r in records.values() if contains_word(r, r"spars\w*")}
+
+
+def test_a_misspelled_word_gets_a_suggestion(engine_index):
+    results = engine_index.search("sparce matrix")
+    assert results.suggestion == "sparse matrix"
+
+
+def test_similar_papers_leave_the_paper_out(engine_index):
+    results = engine_index.similar(CB_SPMV, limit=3)
+    assert results.total > 3 and len(results.hits) == 3
+    assert CB_SPMV not in {h.id for h in results.hits}
+    assert results.query == f"similar:{CB_SPMV}"
+
+
+def test_records_and_stats(engine_index):
+    record = engine_index.record(CB_SPMV)
+    assert record.title.startswith("CB-SpMV:A Data Aggregating") and record.authors == ["Depei Qian"]
+    assert engine_index.document(CB_SPMV)["year"] == 2026
+    assert sorted(r.id for r in engine_index.records()) == sorted(_records())
+    assert engine_index.stats() == {
+        "documents": 24,
+        "years": {"2026": 7, "2025": 6, "2024": 4, "2023": 5, "2022": 2},
+        "categories": {"cs.DC": 12, "cs.LG": 4, "cs.SE": 2, "q-bio.NC": 2, "cs.AR": 1, "cs.CV": 1,
+                       "cs.NE": 1, "math.NA": 1},
+    }
+
+
+@pytest.mark.parametrize("query, message", [
+    ("", "empty"),
+    ("the of", "common words"),
+    ("NOT gpu", "only"),
+    ("auth:qian", "auth"),
+    ("*gpu", "wildcard"),
+])
+def test_queries_that_cannot_be_understood_raise_a_query_error(engine_index, query, message):
+    with pytest.raises(QueryError, match=re.compile(message, re.IGNORECASE)):
+        engine_index.search(query)
+
+
+def test_an_unknown_record_is_reported(engine_index):
+    with pytest.raises(RecordNotFoundError, match="no record with id 'nope'"):
+        engine_index.record("nope")

@@ -15,6 +15,9 @@ import click
 
 from searchengine.limits import MAX_DEPTH, MAX_LIMIT, SORTS
 
+# What search, show and similar print (export.py writes the csv and bibtex forms).
+OUTPUT_FORMATS = ("table", "json", "csv", "bibtex")
+
 DEFAULT_CORPUS = "corpus"
 
 def _index_dir(ctx: click.Context, param: click.Parameter, value: str) -> Path:
@@ -312,7 +315,7 @@ def _parse_facets(ctx, param, value):
 
 
 format_option = click.option(
-    "--format", "output_format", type=click.Choice(["table", "json", "csv", "bibtex"]), default=None,
+    "--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=None,
     help="Output format (default: table; --json is short for --format json).",
 )
 limit_option = click.option(

@@ -17,8 +17,6 @@ from typing import Any
 
 from searchengine.records import arxiv_id
 
-FORMATS = ("table", "json", "csv", "bibtex")
-
 CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", "url")
 
 

@@ -1,0 +1,1 @@
+"""Search engines: each translates the query tree of :mod:`searchengine.querylang`."""

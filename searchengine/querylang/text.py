@@ -45,7 +45,18 @@ this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves s t
 """.split())
 
+# The query's words, as the parser cuts them (Python's ``re``).
 WORDS = re.compile(TOKEN_PATTERN)
+# The analyzer's tokens: NLTK's tokenizer compiles the same pattern with the
+# third-party ``regex`` engine (NLTK depends on it), whose ``\w`` differs
+# from ``re``'s for some characters (combining marks are word characters,
+# ``²`` and ``½`` are not); the decisions that follow analysis use it too.
+try:
+    import regex as _regex
+except ImportError:  # an NLTK that tokenizes with ``re``
+    _ANALYZED = WORDS
+else:
+    _ANALYZED = _regex.compile(TOKEN_PATTERN, _regex.UNICODE | _regex.MULTILINE | _regex.DOTALL)
 _DASH_SPLIT = re.compile(rf"[{DASHES}]")
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 # Splits camel case only where every part is a capitalised or lower-case word
@@ -84,7 +95,7 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
     "slow", "GPUs"]``.
     """
     out: list[str] = []
-    for token in WORDS.findall(text):
+    for token in _ANALYZED.findall(text):
         if token.isalnum() and token.islower():
             pieces = [token]
         elif len(token) > 2 and _CJK_RUN.fullmatch(token):
@@ -98,7 +109,7 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
 
 def name_tokens(text: str) -> list[str]:
     """The tokens of ``text`` in the author-name analysis (every word, no stop words)."""
-    return WORDS.findall(text)
+    return _ANALYZED.findall(text)
 
 
 def spaced_tokens(text: str) -> list[str]:

@@ -325,9 +325,10 @@ def simplify(node) -> t.Node | None:
     children lifted and repeated children dropped; ``None`` when nothing is left.
 
     The rules are those Whoosh's ``normalize`` applies to the translated
-    query, on the tree: so whether a query is empty or only excludes is
-    decided here the same way for every engine. (A :class:`MinMatch` keeps
-    its minimum and is not merged into an enclosing :class:`Or`.)
+    query, as far as they do not depend on analysis: so whether a query is
+    empty or only excludes is decided here the same way for every engine. A
+    :class:`MinMatch` keeps its minimum and is not merged into an enclosing
+    :class:`Or`; an :class:`Or` of one child is kept as it is.
     """
     if isinstance(node, syntax.Null):
         return None
@@ -350,7 +351,10 @@ def simplify(node) -> t.Node | None:
         subs = list(dict.fromkeys(subs))  # repeated children count once
         if not subs:
             return None
-        if len(subs) == 1:
+        # One child is the child itself; but an Or of one stays: the engine may
+        # search it otherwise (Whoosh merges a BM25F term into an enclosing Or
+        # as separate per-field terms).
+        if len(subs) == 1 and not isinstance(node, t.Or):
             return subs[0]
         if isinstance(node, t.MinMatch):
             return t.MinMatch(tuple(subs), node.minimum)
@@ -369,11 +373,14 @@ def simplify(node) -> t.Node | None:
 
 
 def only_negative(node: t.Node) -> bool:
-    """Whether a (simplified) tree only excludes: a :class:`Not`, or an :class:`And` of them."""
+    """Whether a (simplified) tree only excludes: a :class:`Not`, or an :class:`And`
+    (or an :class:`Or` of one) of such."""
     if isinstance(node, t.Not):
         return True
     if isinstance(node, t.And):
         return all(only_negative(child) for child in node.children)
+    if isinstance(node, t.Or) and len(node.children) == 1:
+        return only_negative(node.children[0])
     return False
 
 
@@ -402,8 +409,9 @@ def parse(text: str, *, allow_empty: bool = False,
     Raises:
         QueryError: the query is empty (unless allowed), names an unknown
             field, has a field without a value, starts with a wildcard, has
-            no searchable words (only stop words), only excludes, has a
-            filter combined with an operator, or is nested too deeply.
+            no searchable words (only stop words), only excludes, or has
+            parentheses (or a chain of ``ANDNOT``, ``ANDMAYBE`` or ``REQUIRE``)
+            nested deeper than :data:`~searchengine.querylang.syntax.MAX_NESTING`.
     """
     notes: list[str] = []
     raw = text if isinstance(text, str) else ""
@@ -428,7 +436,7 @@ def parse(text: str, *, allow_empty: bool = False,
             except Exception as exc:  # the engine's own words for what it cannot search
                 raise QueryError(f"cannot parse the query {cleaned!r}: {exc}") from None
         tree = simplify(parsed)
-    except RecursionError as exc:  # parentheses nested hundreds deep
+    except (syntax.NestingError, RecursionError) as exc:
         raise QueryError(f"cannot parse the query {cleaned!r}: {exc}") from None
     if tree is None:
         if allow_empty:

@@ -41,6 +41,9 @@ MIN_SHOULD_MATCH = 0.05
 LONG_QUERY_MIN = 2
 # Letters required before a wildcard ``*``.
 MIN_PREFIX = 2
+# Parentheses nested deeper than this are refused (the old parser ran out of
+# stack somewhere past 320, depending on its caller; nobody nests this deep).
+MAX_NESTING = 300
 
 # The index's fields, by how a query word or phrase in them is analysed.
 # A ``name:`` naming none of them is text. (The query syntax lets only
@@ -459,15 +462,52 @@ def _infix_operator(group: GroupNode, position: int, gtype: type) -> int:
     return position
 
 
+class NestingError(ValueError):
+    """Parentheses, or ``ANDNOT``/``ANDMAYBE``/``REQUIRE`` chains, nested deeper than :data:`MAX_NESTING`."""
+
+
+def _check_nesting(group: GroupNode) -> None:
+    depth = deepest = 0
+    for node in group:
+        if isinstance(node, OpenBracket):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif isinstance(node, CloseBracket) and depth:
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise NestingError(f"parentheses nested more than {MAX_NESTING} deep")
+
+
+def _check_chains(group: GroupNode) -> None:
+    """``a ANDNOT b ANDNOT c ...`` nests one group per operator: bound it as parentheses are."""
+    stack = [(group, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, BinaryGroup):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise NestingError(f"ANDNOT, ANDMAYBE or REQUIRE chained more than {MAX_NESTING} deep")
+        if isinstance(node, GroupNode):
+            stack.extend((child, depth) for child in node.nodes)
+
+
 def syntax_tree(text: str) -> GroupNode:
-    """``text`` (already prepared) tagged and filtered into syntax nodes."""
+    """``text`` (already prepared) tagged and filtered into syntax nodes.
+
+    Raises:
+        NestingError: parentheses, or a chain of ``ANDNOT``, ``ANDMAYBE`` or
+            ``REQUIRE``, nested deeper than :data:`MAX_NESTING`.
+    """
     group = tag(text)
+    _check_nesting(group)
     group = do_groups(group)
     group = do_fieldnames(group)
     group = do_keywords(group)
     group = do_default_fields(group)
     group = remove_whitespace(group)
-    return do_operators(group)
+    group = do_operators(group)
+    _check_chains(group)
+    return group
 
 
 # --- syntax nodes → query tree ------------------------------------------------------

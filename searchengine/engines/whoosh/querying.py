@@ -36,6 +36,7 @@ from whoosh.qparser.plugins import PhrasePlugin
 
 from searchengine import querylang
 from searchengine.analysis import fold
+from searchengine.errors import QueryError
 from searchengine.querylang import tree as t
 from searchengine.ranking import bm25f_term
 
@@ -238,8 +239,31 @@ def parse(text: str, schema, *, allow_empty: bool = False) -> WhooshParsedQuery:
             phrase in a field Whoosh cannot search ("cannot parse the query ...").
     """
     parsed = querylang.parse(text, allow_empty=allow_empty, check=check_leaf(schema))
-    return WhooshParsedQuery(text=parsed.text, query=to_whoosh(parsed.tree, schema),
-                             words=parsed.words, notes=parsed.notes, tree=parsed.tree)
+    try:
+        query = to_whoosh(parsed.tree, schema)
+    except RecursionError as exc:  # Whoosh's normalize recurses once per level of nesting
+        raise QueryError(f"cannot parse the query {parsed.text!r}: {exc}") from None
+    if parsed.tree is not None:
+        # The parser decided emptiness and exclusion on the tree; here terms
+        # that analyze alike (GPU, GPUs) are one, as they always were.
+        if query is None:
+            if allow_empty:
+                return WhooshParsedQuery(text=parsed.text, query=None,
+                                         notes=parsed.notes + ["the query has no searchable words"])
+            raise QueryError(f"the query {parsed.text!r} has no searchable words "
+                             "(only common words such as 'the' or 'of')")
+        if _only_negative(query) and not allow_empty:
+            raise QueryError(f"the query {parsed.text!r} only excludes words; add a word to search for")
+    return WhooshParsedQuery(text=parsed.text, query=query, words=parsed.words, notes=parsed.notes,
+                             tree=parsed.tree)
+
+
+def _only_negative(query: wq.Query) -> bool:
+    if isinstance(query, wq.Not):
+        return True
+    if isinstance(query, wq.And):
+        return all(_only_negative(child) for child in query.subqueries)
+    return False
 
 
 def relaxed(parsed, schema) -> wq.Query | None:

@@ -429,7 +429,7 @@ def parse(text: str, *, allow_empty: bool = False,
         parsed = _tree(cleaned)
         if check is not None:
             try:
-                for leaf in t.leaves(parsed) if not isinstance(parsed, syntax.Null) else ():
+                for leaf in t.leaves(parsed):
                     check(leaf)
             except RecursionError:
                 raise

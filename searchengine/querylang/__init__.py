@@ -12,7 +12,7 @@ from searchengine.querylang.parser import (
 )
 from searchengine.querylang.tree import (
     DEFAULT_FIELDS, And, AndMaybe, AndNot, FieldWord, Joined, MinMatch, Node, Not, Or, Phrase, Prefix,
-    Require, Word,
+    Require, Word, children, leaves,
 )
 
 __all__ = [
@@ -20,5 +20,5 @@ __all__ = [
     "ParsedQuery", "clean", "only_negative", "parse", "prepare", "relaxed", "required_terms", "simplify",
     "split_filters",
     "DEFAULT_FIELDS", "And", "AndMaybe", "AndNot", "FieldWord", "Joined", "MinMatch", "Node", "Not", "Or",
-    "Phrase", "Prefix", "Require", "Word",
+    "Phrase", "Prefix", "Require", "Word", "children", "leaves",
 ]

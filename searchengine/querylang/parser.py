@@ -132,7 +132,8 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
         clause = match.group(0)
         before, after = text[:match.start()], text[match.end():]
         if _OPERATOR_BEFORE.search(before) or _OPERATOR_AFTER.search(after) or before.count("(") > before.count(")"):
-            raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; it applies to the whole query")
+            raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; "
+                             "it applies to the whole query")
         value = match.group(2) if match.group(2) is not None else match.group(3)
         found[_FILTER_NAMES[match.group(1).lower()]].append(value)
         kept.append(_AND_AT_END.sub("", text[last:match.start()]))  # "GPU AND year:2023"

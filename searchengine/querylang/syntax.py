@@ -19,8 +19,9 @@ steps, the same operator precedence, so every query keeps its meaning.
    nodes, applying the share of words a long query needs to each group.
 
 The parser then simplifies the tree (:func:`searchengine.querylang.parser.simplify`).
-Nothing here raises for any input but :class:`RecursionError` on absurd
-nesting (the parser reports it as a :class:`~searchengine.errors.QueryError`).
+Nothing here raises for any input but :class:`NestingError` (parentheses or
+``ANDNOT`` chains past :data:`MAX_NESTING`); the parser reports it as a
+:class:`~searchengine.errors.QueryError`.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def required_terms(count: int) -> int:
 # --- syntax nodes ---------------------------------------------------------------
 
 class Node:
+    """A syntax node: ``fieldname`` and ``text`` where ``has_fieldname``/``has_text``."""
+
     has_fieldname = False
     has_text = False
 
@@ -154,6 +157,9 @@ class Operator(Node):
 
 
 class GroupNode(Node):
+    """Nodes grouped (a list-like container); ``merging``: an infix operator
+    of this group's kind appends to an existing group on its left."""
+
     merging = True
 
     def __init__(self, nodes=None) -> None:
@@ -411,6 +417,7 @@ def do_default_fields(group: GroupNode) -> GroupNode:
 
 
 def remove_whitespace(group: GroupNode) -> GroupNode:
+    """``group`` without :class:`Whitespace` nodes, at every level."""
     out = group.empty_copy()
     for node in group:
         if isinstance(node, GroupNode):

@@ -1,0 +1,462 @@
+"""Query text → :class:`ParsedQuery`: the query language users type, for any engine.
+
+The language is documented in README.md, "Query language". In short:
+
+* Words. Keyword queries of up to :data:`ALL_TERMS_UP_TO` (3) words need
+  every word; longer queries need a share :data:`MIN_SHOULD_MATCH` (5 %) of
+  their terms, rounded up, and at least :data:`LONG_QUERY_MIN` (2)
+  (:class:`~searchengine.querylang.tree.MinMatch`). Stop words do not count;
+  in a long query a hyphenated word counts as its parts. In a keyword query
+  two adjacent words also match their joined form (``fail slow`` →
+  ``failslow``: :class:`~searchengine.querylang.tree.Joined`).
+* ``"exact phrase"`` (straight or typographic quotes), ``OR``, ``AND``,
+  ``NOT`` (upper case only), ``-word``, ``+word``, parentheses (only with an
+  operator; otherwise they are punctuation).
+* Fields ``title:``/``ti:``, ``abstract:``/``abs:``, ``id:``; filters
+  ``year:``, ``author:``/``au:``, ``category:``/``cat:`` (taken out by
+  :func:`split_filters` before parsing).
+* ``spars*``: a prefix of at least :data:`MIN_PREFIX` letters.
+* A whole query that is an arXiv id or abs/pdf URL looks that paper up.
+
+Hostile input is repaired rather than rejected where the intent is clear
+(:func:`prepare`); everything else that cannot be understood raises
+:class:`~searchengine.errors.QueryError` with a one-line message.
+
+:func:`parse` gives a tree of :mod:`searchengine.querylang.tree` nodes,
+which each engine translates (:mod:`searchengine.engines.whoosh.querying`);
+nothing here imports a search engine.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from searchengine import filters as _filters
+from searchengine.errors import QueryError
+from searchengine.querylang import syntax
+from searchengine.querylang import tree as t
+from searchengine.querylang.syntax import (
+    ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
+)
+from searchengine.querylang.text import WORDS as _WORDS
+from searchengine.records import arxiv_id
+
+__all__ = [
+    "ALL_TERMS_UP_TO", "LONG_QUERY_MIN", "MIN_PREFIX", "MIN_SHOULD_MATCH", "required_terms",
+    "MAX_QUERY_CHARS", "MAX_WORD_CHARS", "MAX_PREFIXES", "MAX_PHRASES", "FIELD_ALIASES", "KNOWN_FIELDS",
+    "ParsedQuery", "clean", "split_filters", "prepare", "parse", "relaxed", "simplify", "only_negative",
+]
+
+# Longer queries are cut to this many characters: room for a pasted abstract
+# (arXiv allows 1,920 characters) and a title, and for long test-collection
+# questions; a longer paste is searched by its beginning rather than refused.
+MAX_QUERY_CHARS = 4000
+# Longer words are cut to this many characters.
+MAX_WORD_CHARS = 100
+# Prefixes and quoted phrases past these counts in one query are searched as
+# plain words: each prefix adds up to 64 terms per field and each phrase a
+# check of the stored text of every candidate, costs outside the time budget
+# (a hundred of either took seconds on 10,000 records).
+MAX_PREFIXES = 8
+MAX_PHRASES = 8
+
+# The operators; without one, parentheses are punctuation, not grouping.
+_OPERATOR = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+_OPERATOR_WORDS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE"}
+
+# Field names users may type → index field (the filters are taken out first).
+FIELD_ALIASES = {
+    "title": "title", "ti": "title",
+    "abstract": "abstract", "abs": "abstract",
+    "author": "authors", "authors": "authors", "au": "authors",
+    "category": "categories", "categories": "categories", "cat": "categories",
+    "year": "year",
+    "id": "id",
+}
+KNOWN_FIELDS = "title/ti, abstract/abs, author/au, category/cat, year, id"
+
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"',
+                         "‘": "'", "’": "'", "‚": "'", "‛": "'"})
+# A field prefix: a name, a colon and a value (not "//": https://... is a link).
+_FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=[^\s:])(?!//)")
+_FIELD_BEFORE_PHRASE = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):$")
+_EMPTY_FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=\s|$|\))")
+# A word with a ``*`` in it (a prefix query, or a misplaced wildcard).
+_WILDCARD_WORD = re.compile(r"[^\s()\"]*\*[^\s()\"]*")
+
+# ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value.
+_FILTER_CLAUSE = re.compile(r'(?<![\w:])(year|author|au|category|cat):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+_FILTER_NAMES = {"year": "year", "author": "author", "au": "author", "category": "category", "cat": "category"}
+_OPERATOR_BEFORE = re.compile(r"(?:\b(?:OR|NOT)\s+|(?:^|\s)-)$")
+_OPERATOR_AFTER = re.compile(r"^\s*(?:OR\b|\))")
+_AND_AT_END = re.compile(r"\bAND\s*$")
+_AND_AT_START = re.compile(r"^AND\b\s*")
+
+
+@dataclass
+class ParsedQuery:
+    """A query as understood.
+
+    Attributes:
+        text: the cleaned query text that was parsed.
+        tree: the query tree (:mod:`searchengine.querylang.tree`), simplified;
+            ``None`` for an empty query (browse by filters).
+        words: the positive words of the query, as typed (for relaxing an
+            AND query into OR, and for spelling suggestions).
+        notes: messages for the user about repairs made (cut, capped, ...).
+    """
+
+    text: str
+    tree: t.Node | None
+    words: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def split_filters(text: str) -> tuple[str, _filters.Filters]:
+    """Take the filter clauses out of a query: ``(remaining text, Filters)``.
+
+    ``"GPU year:2023- author:\"Qian, D.\""`` gives ``("GPU", Filters(...))``;
+    the values are parsed by :mod:`searchengine.filters`, so the query syntax
+    and the options mean the same.
+
+    Raises:
+        QueryError: a filter value is malformed, or a filter is combined with
+            ``OR``/``NOT`` or put in parentheses (it would not mean what it says).
+    """
+    found = {"year": [], "author": [], "category": []}
+    kept, last = [], 0
+    for match in _FILTER_CLAUSE.finditer(text):
+        clause = match.group(0)
+        before, after = text[:match.start()], text[match.end():]
+        if _OPERATOR_BEFORE.search(before) or _OPERATOR_AFTER.search(after) or before.count("(") > before.count(")"):
+            raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; "
+                             "it applies to the whole query")
+        value = match.group(2) if match.group(2) is not None else match.group(3)
+        found[_FILTER_NAMES[match.group(1).lower()]].append(value)
+        kept.append(_AND_AT_END.sub("", text[last:match.start()]))  # "GPU AND year:2023"
+        last = match.end()
+    kept.append(text[last:])
+    rest = _AND_AT_START.sub("", " ".join("".join(kept).split()))
+    return rest, _filters.build_filters(found["year"], found["author"], found["category"])
+
+
+def clean(text: str, notes: list[str]) -> str:
+    """Typographic quotes to straight ones, control characters out, spaces
+    collapsed, words and the whole text capped (a note in ``notes`` for each cut)."""
+    text = text.translate(_QUOTES)
+    text = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+        for ch in text
+        if unicodedata.category(ch) not in ("Cf", "Cs", "Co", "Cn") or ch in "\t\n"
+    )
+    words = text.split()
+    if any(len(word) > MAX_WORD_CHARS for word in words):
+        # No real word is this long; the taggers also slow down
+        # quadratically on one huge run of characters.
+        words = [word[:MAX_WORD_CHARS] for word in words]
+        notes.append(f"words longer than {MAX_WORD_CHARS} characters were cut")
+    text = " ".join(words)
+    if len(text) > MAX_QUERY_CHARS:
+        cut = text.rfind(" ", 0, MAX_QUERY_CHARS)
+        text = text[: cut if cut > 0 else MAX_QUERY_CHARS]
+        notes.append(f"the query was cut to its first {len(text)} characters")
+    return text
+
+
+def _segments(text: str) -> list[tuple[bool, str]]:
+    """Split into ``(quoted, part)`` pieces; an unmatched final quote runs to
+    the end (``title:"sparse matrix``: a closing quote forgotten), or is
+    dropped when nothing follows it."""
+    pieces = text.split('"')
+    if len(pieces) % 2 == 0 and not pieces[-1].strip():  # a final quote with nothing after it
+        pieces[-2:] = [pieces[-2]]
+    return [(i % 2 == 1, piece) for i, piece in enumerate(pieces)]
+
+
+def _balance_parentheses(text: str) -> str:
+    """Drop ``)`` without an opener and ``(`` never closed."""
+    out: list[str] = []
+    open_at: list[int] = []
+    for ch in text:
+        if ch == "(":
+            open_at.append(len(out))
+        elif ch == ")":
+            if not open_at:
+                out.append(" ")
+                continue
+            open_at.pop()
+        out.append(ch)
+    for index in open_at:
+        out[index] = " "
+    return "".join(out)
+
+
+def _rewrite_fields(part: str, strict: bool = True) -> str:
+    def replace(match: re.Match) -> str:
+        name = match.group(1)
+        canonical = FIELD_ALIASES.get(name.lower())
+        if canonical:
+            return canonical + ":"
+        if strict and name.islower() and name.isalpha():
+            raise QueryError(f"unknown field '{name}:' (fields are {KNOWN_FIELDS})")
+        return name + " "  # mixed case, digits, or prose: text glued to a colon
+    empty = next((m.group(1) for m in _EMPTY_FIELD.finditer(part)
+                  if FIELD_ALIASES.get(m.group(1).lower())), None)
+    if empty:
+        example = {"year": "2023", "id": "2101.00001", "categories": "cs.DC", "authors": "Qian"}
+        value = example.get(FIELD_ALIASES[empty.lower()], "gpu")
+        raise QueryError(f"'{empty}:' has no value (write e.g. {empty}:{value})")
+    return _FIELD.sub(replace, part)
+
+
+def _rewrite_operators(part: str) -> str:
+    """``-word`` → ``NOT word``, ``+word`` → ``word``; lone signs and dangling operators go."""
+    part = re.sub(r"(?:(?<=\s)|^)-(?=[\w(\"])", "NOT ", part)
+    part = re.sub(r"(?:(?<=\s)|^)\+(?=[\w(\"])", "", part)
+    tokens = part.split(" ")
+    kept: list[str] = []
+    for token in tokens:
+        if token in ("-", "+", "&&", "||", "!"):
+            continue
+        kept.append(token)
+    return " ".join(kept)
+
+
+def _check_wildcards(part: str) -> None:
+    for word in _WILDCARD_WORD.findall(part):
+        value = word.split(":", 1)[1] if ":" in word else word
+        head = value.split("*", 1)[0]
+        if len(head) < MIN_PREFIX:
+            raise QueryError(
+                f"'{word}': a wildcard needs at least {MIN_PREFIX} letters before it"
+                " (a leading or bare wildcard would match almost everything)"
+            )
+
+
+def _drop_dangling_operators(text: str) -> str:
+    """Remove AND/OR/NOT with nothing to apply to (``OR OR``, a final ``NOT``)."""
+    tokens = text.split()
+    operators = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE"}
+    changed = True
+    while changed:
+        changed = False
+        for i, token in enumerate(tokens):
+            following = tokens[i + 1] if i + 1 < len(tokens) else None
+            binary = token in operators - {"NOT"}
+            if token in operators and (
+                following is None or following in operators - {"NOT"} or following == ")"
+                or (binary and (i == 0 or tokens[i - 1] in operators or tokens[i - 1] == "("))
+            ):
+                del tokens[i]
+                changed = True
+                break
+    return " ".join(tokens)
+
+
+def _plain_prefixes(part: str, seen: list[int], notes: list[str]) -> str:
+    """Drop the ``*`` of the wildcard words after the first :data:`MAX_PREFIXES` of the query.
+
+    ``seen`` holds the count of wildcard words met so far (shared across parts).
+    """
+    def replace(match: re.Match) -> str:
+        seen[0] += 1
+        if seen[0] <= MAX_PREFIXES:
+            return match.group()
+        if seen[0] == MAX_PREFIXES + 1:
+            notes.append(f"only the first {MAX_PREFIXES} prefixes were expanded; the others were searched as words")
+        return match.group().replace("*", "")
+    return _WILDCARD_WORD.sub(replace, part)
+
+
+def prepare(text: str, notes: list[str]) -> str:
+    """Repair and normalise raw query text into the syntax :mod:`~searchengine.querylang.syntax` reads.
+
+    Notes about repairs are appended to ``notes``.
+
+    Raises:
+        QueryError: an unknown field name, a field without a value, or a
+            leading/bare wildcard.
+    """
+    text = clean(text, notes)
+    segments = _segments(text)
+    # Pasted prose (more words than a keyword query) uses colons as prose
+    # does: an unknown "word:" there is text, not a mistyped field.
+    strict = len(_words(" ".join(part for quoted, part in segments if not quoted))) <= ALL_TERMS_UP_TO
+    out = []
+    field = ""  # a field name written right before a quoted phrase: title:"..."
+    phrases, prefixes = 0, [0]
+    for number, (quoted, part) in enumerate(segments):
+        if quoted:
+            if part.strip():
+                phrases += 1
+                if phrases <= MAX_PHRASES:
+                    out.append(f'{field}"{part.strip()}"')
+                else:
+                    if phrases == MAX_PHRASES + 1:
+                        notes.append(f"only the first {MAX_PHRASES} quoted phrases were searched as phrases; "
+                                     "the others as words")
+                    out.append(" ".join(_WORDS.findall(part)))
+            field = ""
+            continue
+        if number + 1 < len(segments):
+            before = _FIELD_BEFORE_PHRASE.search(part)
+            if before and FIELD_ALIASES.get(before.group(1).lower()):
+                field, part = FIELD_ALIASES[before.group(1).lower()] + ":", part[:before.start()]
+        part = _balance_parentheses(part)
+        part = _rewrite_fields(part, strict)
+        _check_wildcards(part)
+        part = _plain_prefixes(part, prefixes, notes)
+        out.append(_rewrite_operators(part))
+    return _drop_dangling_operators(" ".join(p for p in out if p.strip()))
+
+
+def _words(text: str) -> list[str]:
+    """Words of the query outside quotes, operators and fields (for relaxing)."""
+    plain = re.sub(r'\b\w+:"[^"]*"|"[^"]*"|\b\w+:\S+|\bNOT\s+\S+|(?<!\S)-\S+', " ", text)
+    return [w for w in _WORDS.findall(plain) if w not in _OPERATOR_WORDS]
+
+
+# --- the tree -------------------------------------------------------------------------
+
+def simplify(node) -> t.Node | None:
+    """``node`` without what matches nothing, nested like groups merged, single
+    children lifted and repeated children dropped; ``None`` when nothing is left.
+
+    The rules are those Whoosh's ``normalize`` applies to the translated
+    query, as far as they do not depend on analysis: so whether a query is
+    empty or only excludes is decided here the same way for every engine. A
+    :class:`MinMatch` keeps its minimum and is not merged into an enclosing
+    :class:`Or`; an :class:`Or` of one child is kept as it is.
+    """
+    if isinstance(node, syntax.Null):
+        return None
+    if isinstance(node, t.Phrase):
+        if node.field is None and not syntax.default_phrase_searches(node.text):
+            return None
+        return node
+    if isinstance(node, t.LEAVES):
+        return node
+    if isinstance(node, (t.And, t.Or, t.MinMatch)):
+        subs: list = []
+        for child in node.children:
+            child = simplify(child)
+            if child is None:
+                continue
+            if type(node) in (t.And, t.Or) and type(child) is type(node):
+                subs.extend(child.children)
+            else:
+                subs.append(child)
+        subs = list(dict.fromkeys(subs))  # repeated children count once
+        if not subs:
+            return None
+        # One child is the child itself; but an Or of one stays: the engine may
+        # search it otherwise (Whoosh merges a BM25F term into an enclosing Or
+        # as separate per-field terms).
+        if len(subs) == 1 and not isinstance(node, t.Or):
+            return subs[0]
+        if isinstance(node, t.MinMatch):
+            return t.MinMatch(tuple(subs), node.minimum)
+        return type(node)(tuple(subs))
+    if isinstance(node, t.Not):
+        child = simplify(node.child)
+        return None if child is None else t.Not(child)
+    if isinstance(node, (t.AndNot, t.AndMaybe, t.Require)):
+        a, b = simplify(node.a), simplify(node.b)
+        if isinstance(node, t.Require):
+            return None if a is None or b is None else t.Require(a, b)
+        if a is None:
+            return None
+        return a if b is None else type(node)(a, b)
+    raise TypeError(f"not a query tree node: {node!r}")
+
+
+def only_negative(node: t.Node) -> bool:
+    """Whether a (simplified) tree only excludes: a :class:`Not`, or an :class:`And`
+    (or an :class:`Or` of one) of such."""
+    if isinstance(node, t.Not):
+        return True
+    if isinstance(node, t.And):
+        return all(only_negative(child) for child in node.children)
+    if isinstance(node, t.Or) and len(node.children) == 1:
+        return only_negative(node.children[0])
+    return False
+
+
+def _tree(text: str):
+    """The tree of prepared ``text`` before :func:`simplify`."""
+    return syntax.to_tree(syntax.syntax_tree(text))
+
+
+def parse(text: str, *, allow_empty: bool = False,
+          check: Callable[[t.Node], object] | None = None) -> ParsedQuery:
+    """Parse query text (filters already taken out by :func:`split_filters`).
+
+    Args:
+        text: what the user typed.
+        allow_empty: an empty query is fine (the caller browses by filters);
+            otherwise it is an error.
+        check: called with each leaf of the tree as parsed, before it is
+            simplified: an engine's check that it can search the leaf (a
+            field it cannot search); whatever it raises is reported as a
+            :class:`QueryError` "cannot parse the query ...: <its message>".
+
+    Returns:
+        A :class:`ParsedQuery`; its ``tree`` is ``None`` only when
+        ``allow_empty`` and nothing is left to search.
+
+    Raises:
+        QueryError: the query is empty (unless allowed), names an unknown
+            field, has a field without a value, starts with a wildcard, has
+            no searchable words (only stop words), only excludes, or has
+            parentheses (or a chain of ``ANDNOT``, ``ANDMAYBE`` or ``REQUIRE``)
+            nested deeper than :data:`~searchengine.querylang.syntax.MAX_NESTING`.
+    """
+    notes: list[str] = []
+    raw = text if isinstance(text, str) else ""
+    paper = arxiv_id(" ".join(raw.split())) if raw.strip() else None
+    if paper:
+        return ParsedQuery(text=paper, tree=t.FieldWord("id", paper), notes=notes)
+    cleaned = prepare(raw, notes)
+    if not _OPERATOR.search(cleaned):
+        cleaned = " ".join(cleaned.replace("(", " ").replace(")", " ").split())
+    if not cleaned:
+        if allow_empty:
+            return ParsedQuery(text="", tree=None, notes=notes)
+        raise QueryError("the query is empty")
+    try:
+        parsed = _tree(cleaned)
+        if check is not None:
+            try:
+                for leaf in t.leaves(parsed):
+                    check(leaf)
+            except RecursionError:
+                raise
+            except Exception as exc:  # the engine's own words for what it cannot search
+                raise QueryError(f"cannot parse the query {cleaned!r}: {exc}") from None
+        tree = simplify(parsed)
+    except (syntax.NestingError, RecursionError) as exc:
+        raise QueryError(f"cannot parse the query {cleaned!r}: {exc}") from None
+    if tree is None:
+        if allow_empty:
+            return ParsedQuery(text=cleaned, tree=None, notes=notes + ["the query has no searchable words"])
+        raise QueryError(f"the query {cleaned!r} has no searchable words (only common words such as 'the' or 'of')")
+    if only_negative(tree) and not allow_empty:
+        raise QueryError(f"the query {cleaned!r} only excludes words; add a word to search for")
+    return ParsedQuery(text=cleaned, tree=tree, words=_words(cleaned), notes=notes)
+
+
+def relaxed(parsed: ParsedQuery) -> t.Or | None:
+    """Any one of the query's words, for when no document has them all.
+
+    Each word is parsed on its own (so it is analysed, and compounds are
+    handled, as in the full query); stop words are left out. ``None`` for
+    fewer than two words. The :class:`Or`'s children are kept as they are
+    (not merged or deduplicated): one alternative per word.
+    """
+    if len(parsed.words) < 2:
+        return None
+    words = [q for q in (simplify(_tree(word)) for word in parsed.words) if q is not None]
+    return t.Or(tuple(words)) if len(words) > 1 else None

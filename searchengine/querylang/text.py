@@ -1,0 +1,122 @@
+"""Text facts the query language needs, without any search engine.
+
+The tokens, compounds and stop words of the product's analysis
+(:mod:`searchengine.analysis` builds its Whoosh analyzer from the same
+rules). The parser uses them to make the decisions that depend on analysis
+the same way for every engine: a query word that analyzes to nothing is a
+stop word and is dropped, and a fielded word or phrase with nothing to search
+does not count towards the words a hit must contain.
+
+Nothing here stems or folds: that is the engines' part (each analyzes a
+leaf's text as typed).
+
+:mod:`searchengine.analysis` still defines its own copies of
+:data:`CJK_CHARS`, :data:`DASHES`, :data:`TOKEN_PATTERN`, :data:`STOP_WORDS`
+and :func:`compound_parts`; it can import them from here instead (this
+module imports nothing of the product's or of Whoosh's).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Han, Hiragana, Katakana and Hangul: scripts written without spaces.
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+# Hyphen-minus, soft hyphen, Unicode hyphens and the figure and en dashes.
+DASHES = "\\-\u00ad\u2010\u2011\u2012\u2013\u2212"
+_ALNUM = rf"[^\W_{CJK_CHARS}]"
+# A token: a CJK run; or letters/digits joined by dashes (fail-slow), by dots
+# between digits (802.11ax), optionally ending in ++ or # (C++, C#).
+TOKEN_PATTERN = (
+    rf"[{CJK_CHARS}]+"
+    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
+)
+
+# English function words (and the stray letters of possessives and
+# contractions); content words, single letters like C, and numbers are kept.
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been
+before being below between both but by can could did do does doing down during
+each few for from further had has have having he her here hers herself him
+himself his how i if in into is it its itself just me more most my myself no nor
+not of off on once only or other our ours ourselves out over own same she should
+so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves s t
+""".split())
+
+# The query's words, as the parser cuts them (Python's ``re``).
+WORDS = re.compile(TOKEN_PATTERN)
+# The analyzer's tokens: NLTK's tokenizer compiles the same pattern with the
+# third-party ``regex`` engine (NLTK depends on it), whose ``\w`` differs
+# from ``re``'s for some characters (combining marks are word characters,
+# ``²`` and ``½`` are not); the decisions that follow analysis use it too.
+try:
+    import regex as _regex
+except ImportError:  # an NLTK that tokenizes with ``re``
+    _ANALYZED = WORDS
+else:
+    _ANALYZED = _regex.compile(TOKEN_PATTERN, _regex.UNICODE | _regex.MULTILINE | _regex.DOTALL)
+_DASH_SPLIT = re.compile(rf"[{DASHES}]")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
+# Splits camel case only where every part is a capitalised or lower-case word
+# of three letters or more (FlashAttention, ResNet; not SpMV or GraphSAGE).
+_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,})(?:[A-Z][a-z]{2,})+")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
+# Whitespace- and comma-separated values (the keyword fields' tokens).
+_SPACED = re.compile(r"[^ \t\r\n]+")
+_COMMAS = re.compile(r"[^,]+")
+
+
+def compound_parts(text: str) -> list[str]:
+    """The words a compound token is made of; ``[text]`` when it is not one.
+
+    ``fail-slow`` → ``["fail", "slow"]``; ``FlashAttention`` →
+    ``["Flash", "Attention"]``; ``802.11ax``, ``SpMV`` and ``C++`` stay whole.
+    """
+    if any(ch in DASHES for ch in text):
+        return [part for part in _DASH_SPLIT.split(text) if part]
+    if _CAMEL.fullmatch(text):
+        return _CAMEL_PART.findall(text)
+    return [text]
+
+
+def is_stop(token: str) -> bool:
+    """Whether one token is a stop word: ``it`` and ``It`` are, the acronym ``IT`` is not."""
+    return token.lower() in STOP_WORDS and not (len(token) > 1 and token.isupper())
+
+
+def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
+    """The tokens the title and abstract analysis keeps of ``text``, unstemmed.
+
+    A CJK run of three or more characters gives its overlapping pairs; a
+    compound gives its joined form (not for a ``phrase``) and its parts; stop
+    words are left out. ``"fail-slow of GPUs"`` → ``["failslow", "fail",
+    "slow", "GPUs"]``.
+    """
+    out: list[str] = []
+    for token in _ANALYZED.findall(text):
+        if token.isalnum() and token.islower():
+            pieces = [token]
+        elif len(token) > 2 and _CJK_RUN.fullmatch(token):
+            pieces = [token[i:i + 2] for i in range(len(token) - 1)]
+        else:
+            parts = compound_parts(token)
+            pieces = parts if len(parts) == 1 or phrase else ["".join(parts), *parts]
+        out.extend(piece for piece in pieces if not is_stop(piece))
+    return out
+
+
+def name_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` in the author-name analysis (every word, no stop words)."""
+    return _ANALYZED.findall(text)
+
+
+def spaced_tokens(text: str) -> list[str]:
+    """The tokens of a keyword field (categories): whitespace-separated values."""
+    return _SPACED.findall(text)
+
+
+def comma_tokens(text: str) -> list[str]:
+    """The tokens of a comma-separated keyword field (author keys)."""
+    return _COMMAS.findall(text)

@@ -1,0 +1,208 @@
+"""The query tree: what a query means, for any search engine.
+
+:func:`searchengine.querylang.parse` turns query text into these nodes once;
+each engine translates them (:mod:`searchengine.engines.whoosh.querying` for
+Whoosh). Leaves keep their text as typed: analysis (stemming, case and
+accent folding, compounds) is the engine's. The nodes are frozen dataclasses,
+so trees compare with ``==`` and can be hashed.
+
+Leaves:
+
+* :class:`Word`: an unfielded word, searched in :data:`DEFAULT_FIELDS` as one
+  BM25F term (a compound such as ``fail-slow`` also as its joined form and
+  its parts in sequence).
+* :class:`Joined`: neighbouring query words searched as one joined word
+  (``fail slow`` → ``failslow``), in the default fields.
+* :class:`FieldWord`: a word (or a single-quoted group of words) in one field.
+* :class:`Phrase`: a quoted phrase, exact as written, in one field or in the
+  default fields.
+* :class:`Prefix`: the words starting with a prefix (``spars*``), in one
+  field or in the default fields.
+
+Combinations: :class:`And`, :class:`Or`, :class:`Not`, :class:`MinMatch`
+(at least ``minimum`` of the children), and the binary :class:`AndNot`,
+:class:`AndMaybe` and :class:`Require` (the ``ANDNOT``, ``ANDMAYBE`` and
+``REQUIRE`` operators). There are no boosts: the language has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+# Fields an unfielded word, phrase or prefix is searched in.
+DEFAULT_FIELDS = ("title", "abstract", "authors")
+
+
+@dataclass(frozen=True)
+class Word:
+    """An unfielded query word as typed (``GPUs``, ``fail-slow``, ``C++``)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Neighbouring words searched as one word: ``Joined(("fail", "slow"))`` is ``failslow``.
+
+    Only the joined form is meant (the words apart are another alternative of
+    the query). An engine whose analysis cuts the joined text into several
+    terms in a field leaves that field out; with no field left the node
+    matches nothing.
+    """
+
+    words: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The joined text (``failslow``)."""
+        return "".join(self.words)
+
+    def __str__(self) -> str:
+        return "+".join(self.words)
+
+
+@dataclass(frozen=True)
+class FieldWord:
+    """A word in one field (``title:gpu`` → ``FieldWord("title", "gpu")``).
+
+    ``text`` is as typed and may hold several words (``title:'graph neural'``:
+    then the words in sequence). ``field`` is an index field name (``title``,
+    ``abstract``, ``authors``, ``id``, ``categories``, ``year``, ...).
+    """
+
+    field: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.field}:{self.text}"
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A quoted phrase, the words as written in sequence; ``field`` ``None``
+    means any of :data:`DEFAULT_FIELDS` (each on its own)."""
+
+    text: str
+    field: str | None = None
+
+    def __str__(self) -> str:
+        return f'{self.field + ":" if self.field else ""}"{self.text}"'
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """Words starting with ``text`` (``spars*`` → ``Prefix("spars")``), not stemmed;
+    ``field`` ``None`` means any of :data:`DEFAULT_FIELDS`."""
+
+    text: str
+    field: str | None = None
+
+    def __str__(self) -> str:
+        return f'{self.field + ":" if self.field else ""}{self.text}*'
+
+
+@dataclass(frozen=True)
+class And:
+    """Every child must match; scores add up."""
+
+    children: tuple[Node, ...]
+
+    def __str__(self) -> str:
+        return "(" + " AND ".join(map(str, self.children)) + ")"
+
+
+@dataclass(frozen=True)
+class Or:
+    """Any child may match; scores add up."""
+
+    children: tuple[Node, ...]
+
+    def __str__(self) -> str:
+        return "(" + " OR ".join(map(str, self.children)) + ")"
+
+
+@dataclass(frozen=True)
+class MinMatch:
+    """At least ``minimum`` of the children must match (a long query's share of
+    its words); scores add up. ``minimum`` is less than the number of children
+    as parsed (some children may have been dropped since as matching nothing,
+    but the share was taken of them all)."""
+
+    children: tuple[Node, ...]
+    minimum: int
+
+    def __str__(self) -> str:
+        return "(" + " ".join(map(str, self.children)) + f")>={self.minimum}"
+
+
+@dataclass(frozen=True)
+class Not:
+    """Documents not matching the child (inside :class:`And`: excluded from the others' hits)."""
+
+    child: Node
+
+    def __str__(self) -> str:
+        return f"NOT {self.child}"
+
+
+@dataclass(frozen=True)
+class AndNot:
+    """``a ANDNOT b``: the hits of ``a`` without those of ``b``."""
+
+    a: Node
+    b: Node
+
+    def __str__(self) -> str:
+        return f"({self.a} ANDNOT {self.b})"
+
+
+@dataclass(frozen=True)
+class AndMaybe:
+    """``a ANDMAYBE b``: the hits of ``a``; ``b`` only adds to their scores."""
+
+    a: Node
+    b: Node
+
+    def __str__(self) -> str:
+        return f"({self.a} ANDMAYBE {self.b})"
+
+
+@dataclass(frozen=True)
+class Require:
+    """``a REQUIRE b``: the hits of ``a`` that also match ``b``, scored by ``a`` alone."""
+
+    a: Node
+    b: Node
+
+    def __str__(self) -> str:
+        return f"({self.a} REQUIRE {self.b})"
+
+
+Node = Union[Word, Joined, FieldWord, Phrase, Prefix, And, Or, MinMatch, Not, AndNot, AndMaybe, Require]
+LEAVES = (Word, Joined, FieldWord, Phrase, Prefix)
+
+
+def children(node: Node) -> tuple[Node, ...]:
+    """The direct children of ``node`` (``()`` for a leaf)."""
+    if isinstance(node, (And, Or, MinMatch)):
+        return node.children
+    if isinstance(node, Not):
+        return (node.child,)
+    if isinstance(node, (AndNot, AndMaybe, Require)):
+        return (node.a, node.b)
+    return ()
+
+
+def leaves(node: Node):
+    """Every leaf of ``node``, depth first, left to right."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, LEAVES):
+            yield current
+        else:
+            stack.extend(reversed(children(current)))

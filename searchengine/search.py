@@ -339,7 +339,7 @@ def _plan(searcher, query, year, author, category, primary_only, sort, facet_nam
     Raises:
         QueryError: naming what cannot be understood.
     """
-    from searchengine.engines.whoosh import query as querylang
+    from searchengine import querylang
     from searchengine.filters import build_filters
 
     notes: list[str] = []

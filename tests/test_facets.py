@@ -357,7 +357,7 @@ def test_facet_size_is_bounded(index):
 )
 def test_fast_hit_collection_equals_whoosh(corpus_index, text):
     from searchengine.engines.whoosh.columns import SearcherCache
-    from searchengine.engines.whoosh.query import parse
+    from searchengine.engines.whoosh.querying import parse
 
     searcher = corpus_index.engine.current().searcher
     query = parse(text, searcher.schema).query

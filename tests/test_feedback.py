@@ -7,7 +7,7 @@ from whoosh import query as wq
 
 from searchengine import build_index, open_index
 from searchengine.engines.whoosh import feedback, ranking
-from searchengine.engines.whoosh.query import parse
+from searchengine.engines.whoosh.querying import parse
 
 
 # Words the analyzer keeps as they are (no stem change, no stop word).

@@ -154,7 +154,7 @@ def test_prefix_expansion_is_capped(tmp_path):
 def test_prefixes_past_the_cap_are_searched_as_words():
     from whoosh import query as wq
 
-    from searchengine.engines.whoosh.query import parse
+    from searchengine.engines.whoosh.querying import parse
     from searchengine.engines.whoosh.schema import build_schema
 
     words = ["alpha", "bravo", "charl", "delta", "echo", "foxtr", "golf", "hotel", "india", "julie"]

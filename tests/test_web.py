@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from searchengine import build_index, open_index
 from searchengine.cli import main
-from searchengine.engines.whoosh.query import parse
+from searchengine.engines.whoosh.querying import parse
 from searchengine.search import SearchResults
 from web import create_app
 from web.app import marked

@@ -1,8 +1,8 @@
 """Text facts the query language needs, without any search engine.
 
-The tokens, compounds and stop words of the product's analysis
-(:mod:`searchengine.analysis` builds its Whoosh analyzer from the same
-rules). The parser uses them to make the decisions that depend on analysis
+The tokens, compounds and stop words of the product's analysis (the
+embedded engine's analyzer, :mod:`searchengine.engines.whoosh.analysis`, is
+built from these). The parser uses them to make the decisions that depend on analysis
 the same way for every engine: a query word that analyzes to nothing is a
 stop word and is dropped, and a fielded word or phrase with nothing to search
 does not count towards the words a hit must contain.
@@ -10,10 +10,7 @@ does not count towards the words a hit must contain.
 Nothing here stems or folds: that is the engines' part (each analyzes a
 leaf's text as typed).
 
-:mod:`searchengine.analysis` still defines its own copies of
-:data:`CJK_CHARS`, :data:`DASHES`, :data:`TOKEN_PATTERN`, :data:`STOP_WORDS`
-and :func:`compound_parts`; it can import them from here instead (this
-module imports nothing of the product's or of Whoosh's).
+This module imports nothing of the product's or of any engine's.
 """
 
 from __future__ import annotations

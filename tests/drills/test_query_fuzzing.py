@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 
 from searchengine import open_index
 from searchengine.errors import QueryError
-from searchengine.engines.whoosh.query import FIELD_ALIASES
+from searchengine.querylang import FIELD_ALIASES
 from searchengine.limits import DEFAULT_TIME_BUDGET, MAX_LIMIT
 
 # No shrinking by default: on a loaded machine shrinking a slow failure can

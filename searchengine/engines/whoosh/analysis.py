@@ -10,7 +10,7 @@ The chain reads like Whoosh's own pipelines::
 * :class:`CompoundFilter` indexes a compound as its parts *and* as one joined
   word at the first part's position: ``fail-slow`` gives ``fail``, ``slow`` and
   ``failslow``; ``FlashAttention`` gives ``flash``, ``attention`` and
-  ``flashattention``. The query side (:mod:`searchengine.engines.whoosh.query`) asks for the
+  ``flashattention``. The query side (:mod:`searchengine.engines.whoosh.querying`) asks for the
   joined word or the parts in sequence, so hyphenated, joined and spaced forms
   meet.
 * :class:`AcronymStopFilter` drops common English words, but keeps upper-case
@@ -29,7 +29,7 @@ The chain reads like Whoosh's own pipelines::
 Analyzer modes (the ``mode`` keyword Whoosh passes down): ``"index"`` and
 ``"query"`` emit everything above (the parser builds the alternatives from
 the joined word and the parts); ``"phrase"`` leaves out joined words. Quoted
-phrases are made exact by :mod:`searchengine.engines.whoosh.query`, which checks the
+phrases are made exact by :mod:`searchengine.engines.whoosh.querying`, which checks the
 candidates' stored text.
 
 NLTK's tokenizer and stemmer modules are imported on first use, and without
@@ -53,37 +53,9 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Token
 from whoosh.support.charset import accent_map
 
 from searchengine.engines.whoosh import internals
+from searchengine.querylang.text import CJK_CHARS, STOP_WORDS, TOKEN_PATTERN, compound_parts
 
-# Han, Hiragana, Katakana and Hangul: scripts written without spaces.
-CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-# Hyphen-minus, soft hyphen, Unicode hyphens and the figure and en dashes.
-DASHES = "\\-\u00ad\u2010\u2011\u2012\u2013\u2212"
-_ALNUM = rf"[^\W_{CJK_CHARS}]"
-# A token: a CJK run; or letters/digits joined by dashes (fail-slow), by dots
-# between digits (802.11ax), optionally ending in ++ or # (C++, C#).
-TOKEN_PATTERN = (
-    rf"[{CJK_CHARS}]+"
-    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
-)
-_DASH_SPLIT = re.compile(rf"[{DASHES}]")
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
-# Splits camel case only where every part is a capitalised or lower-case word
-# of three letters or more (FlashAttention, ResNet; not SpMV or GraphSAGE).
-_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,})(?:[A-Z][a-z]{2,})+")
-_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
-
-# English function words (and the stray letters of possessives and
-# contractions); content words, single letters like C, and numbers are kept.
-STOP_WORDS = frozenset("""
-a about above after again against all am an and any are as at be because been
-before being below between both but by can could did do does doing down during
-each few for from further had has have having he her here hers herself him
-himself his how i if in into is it its itself just me more most my myself no nor
-not of off on once only or other our ours ourselves out over own same she should
-so some such than that the their theirs them themselves then there these they
-this those through to too under until up very was we were what when where which
-while who whom why will with would you your yours yourself yourselves s t
-""".split())
 
 
 # The NLTK packages the analyzer's modules live in (see nltk_module).
@@ -216,19 +188,6 @@ class TechTokenizer(Tokenizer):
                 token.startchar = start_char + start
                 token.endchar = start_char + end
             yield token
-
-
-def compound_parts(text: str) -> list[str]:
-    """The words a compound token is made of; ``[text]`` when it is not one.
-
-    ``fail-slow`` → ``["fail", "slow"]``; ``FlashAttention`` →
-    ``["Flash", "Attention"]``; ``802.11ax``, ``SpMV`` and ``C++`` stay whole.
-    """
-    if any(ch in DASHES for ch in text):
-        return [part for part in _DASH_SPLIT.split(text) if part]
-    if _CAMEL.fullmatch(text):
-        return _CAMEL_PART.findall(text)
-    return [text]
 
 
 class CompoundFilter(Filter):

@@ -100,12 +100,12 @@ class WhooshSearcher:
         return self.searcher.doc_count()
 
     def parse(self, text: str, *, allow_empty: bool = False):
-        """``text`` in the query language → :class:`~searchengine.engines.whoosh.query.ParsedQuery`.
+        """``text`` in the query language → :class:`~searchengine.engines.whoosh.querying.WhooshParsedQuery`.
 
         Raises:
             QueryError: naming the part that cannot be understood.
         """
-        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh import querying as querylang
 
         return querylang.parse(text, self.searcher.schema, allow_empty=allow_empty)
 
@@ -116,7 +116,7 @@ class WhooshSearcher:
         phrases against the stored text; :attr:`Matches.phrases_stopped` then
         says so. Notes about capped prefixes are added to ``notes``.
         """
-        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.ranking import score_documents
 
         clock = querylang.PhraseClock(deadline)
@@ -131,7 +131,7 @@ class WhooshSearcher:
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """The OR form of ``parsed`` within the same filters, when it matches
         something; ``None`` when it has no OR form or matches nothing."""
-        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.ranking import score_documents
 
         fallback = querylang.relaxed(parsed, self.searcher.schema)
@@ -297,7 +297,7 @@ class WhooshSearcher:
         Each facet is counted with every filter but its own, so the values
         not chosen yet stay visible as choices to add (OR).
         """
-        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.columns import count_facets
 
         counted = {}
@@ -384,7 +384,7 @@ class Corrections:
         self._matches: dict[str, list[int]] = {}
 
     def _matching(self, text: str) -> list[int]:
-        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.ranking import score_documents
 
         if text not in self._matches:
@@ -405,7 +405,7 @@ class Corrections:
     def phrase_share(self, phrase: str, text: str, sample: int) -> float:
         """The share (0 to 1) of a sample of ``sample`` hits of ``text`` that
         hold the quoted ``phrase``."""
-        from searchengine.engines.whoosh import query as querylang
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.ranking import score_documents
 
         # A sample of consecutive documents: positions are read from few blocks.

@@ -35,8 +35,8 @@ from collections import Counter
 
 def question_terms(query) -> int:
     """Number of terms of ``query`` when the minimum-should-match rule applies
-    to it (:class:`searchengine.engines.whoosh.query.MinShouldMatch` at the top); 0 otherwise."""
-    from searchengine.engines.whoosh.query import MinShouldMatch
+    to it (:class:`searchengine.engines.whoosh.querying.MinShouldMatch` at the top); 0 otherwise."""
+    from searchengine.engines.whoosh.querying import MinShouldMatch
 
     return len(query.subqueries) if type(query) is MinShouldMatch else 0
 

@@ -4,7 +4,7 @@
 nodes into the Whoosh query the product searches with:
 
 * :class:`~searchengine.querylang.tree.Word` → one BM25F term over the
-  default fields (:func:`searchengine.ranking.bm25f_term`); a compound
+  default fields (:func:`searchengine.engines.whoosh.ranking.bm25f_term`); a compound
   (``fail-slow``, ``FlashAttention``) → its joined form as one BM25F term OR
   its parts in sequence in each field.
 * :class:`~searchengine.querylang.tree.Joined` → the joined word as one BM25F
@@ -22,34 +22,40 @@ The result is normalized with Whoosh's ``normalize()``, as Whoosh's parser
 did: it merges an ``Or`` inside an ``Or`` (a BM25F term or a
 :class:`MinShouldMatch` included) and drops repeated subqueries.
 
-:func:`parse` is the drop-in for the old ``searchengine.query.parse``
-(text → :class:`WhooshParsedQuery`), :func:`relaxed` for ``query.relaxed``.
+:func:`parse` gives text → :class:`WhooshParsedQuery`, :func:`relaxed` the
+OR fallback; the Whoosh query classes the translation needs
+(:class:`MinShouldMatch`, :class:`ExactText`), prefix expansion at search
+time (:func:`expand_wildcards`) and the filters' query (:func:`filter_query`)
+live here too.
 """
 
 from __future__ import annotations
 
+import re
+import time
 from dataclasses import dataclass, field
 
 from whoosh import query as wq
+from whoosh.matching import NullMatcher
 from whoosh.qparser import QueryParser
 from whoosh.qparser.plugins import PhrasePlugin
+from whoosh.query.wrappers import WrappingQuery
 
 from searchengine import querylang
-from searchengine.analysis import fold
+from searchengine.engines.whoosh import internals
+from searchengine.engines.whoosh.analysis import fold
+from searchengine.engines.whoosh.ranking import bm25f_term, scored_list
 from searchengine.errors import QueryError
+from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.ranking import bm25f_term
+from searchengine.querylang.text import CJK_CHARS, DASHES, TOKEN_PATTERN
 
-# The Whoosh query classes and the search-time steps still live in the old
-# parser module; they move here when it is removed.
-from searchengine.query import (  # noqa: F401  (re-exported for callers)
-    MAX_EXPANSIONS, ExactText, MinShouldMatch, PhraseClock, exact_pattern, expand_wildcards, time_phrases,
-)
+# A prefix term matches at most this many index terms (the most frequent).
+MAX_EXPANSIONS = 64
 
-__all__ = [
-    "MAX_EXPANSIONS", "ExactText", "MinShouldMatch", "PhraseClock", "exact_pattern", "expand_wildcards",
-    "time_phrases", "to_whoosh", "check_leaf", "parse", "relaxed", "WhooshParsedQuery",
-]
+_WORDS = re.compile(TOKEN_PATTERN)
+_DASH = re.compile(f"[{DASHES}]")
+_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
 
 
 def to_whoosh(tree: t.Node | None, schema) -> wq.Query | None:
@@ -232,7 +238,7 @@ class WhooshParsedQuery:
 
 def parse(text: str, schema, *, allow_empty: bool = False) -> WhooshParsedQuery:
     """Parse query text (:func:`searchengine.querylang.parse`) and translate it
-    for ``schema``: what the old ``searchengine.query.parse`` gave.
+    for ``schema``: Whoosh queries exactly as the product has always searched them.
 
     Raises:
         QueryError: as :func:`searchengine.querylang.parse`, and for a word or
@@ -281,3 +287,225 @@ def relaxed_to_whoosh(alternatives: t.Or, schema) -> wq.Query:
     """The ``Or`` of :func:`searchengine.querylang.relaxed` → a Whoosh ``Or`` whose
     subqueries are each alternative's :func:`to_whoosh`, kept as they are."""
     return wq.Or([q for q in (to_whoosh(child, schema) for child in alternatives.children) if q is not None])
+
+
+class MinShouldMatch(wq.Or):
+    """Documents matching at least ``minmatch`` of the subqueries, scored by their sum.
+
+    Whoosh's ``Or`` accepts ``minmatch`` but ignores it; this query applies
+    it. Matches are gathered up front (one pass over each subquery's
+    postings), which suits the long queries it is used for.
+    """
+
+    JOINT = " MSM "
+
+    def apply(self, fn):
+        return self.__class__([fn(q) for q in self.subqueries], boost=self.boost, minmatch=self.minmatch)
+
+    def _matcher(self, subs, searcher, context):
+        needed = max(1, self.minmatch)
+        scores: dict[int, float] = {}
+        counts: dict[int, int] = {}
+        scored = context.weighting is not None if context else True
+        for sub in subs:
+            matcher = sub.matcher(searcher, context)
+            while matcher.is_active():
+                doc = matcher.id()
+                scores[doc] = scores.get(doc, 0.0) + (matcher.score() if scored else 1.0)
+                counts[doc] = counts.get(doc, 0) + 1
+                matcher.next()
+        docs = sorted(doc for doc, count in counts.items() if count >= needed)
+        if not docs:
+            return NullMatcher()
+        boost = self.boost
+        return scored_list(docs, [scores[doc] * boost for doc in docs])
+
+
+class PhraseClock:
+    """The deadline (``time.monotonic()`` seconds) for checking one search's
+    quoted phrases against the stored text; ``stopped`` tells whether it cut a check short."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.stopped = False
+
+
+def time_phrases(query: wq.Query, clock: PhraseClock) -> None:
+    """Give every :class:`ExactText` in ``query`` the ``clock`` of its search."""
+    if isinstance(query, ExactText):
+        query.clock = clock
+    for child in query.children():
+        time_phrases(child, clock)
+
+
+class ExactText(WrappingQuery):
+    """Keeps the hits of ``child`` whose stored ``fieldname`` text has ``pattern``.
+
+    Quoted phrases are searched on the stemmed index (fast, positional) and
+    then checked against the stored text as written, folded for case and
+    accents: ``"objectivity"`` finds the stem ``objectiv`` in papers about
+    objectives too, and the check keeps only those that say ``objectivity``.
+
+    Reading stored text costs time per candidate (a second for ``"model"``
+    on 10,000 abstracts), so the check is made once per searcher (counting
+    and ranking reuse it) and stops at the deadline of its :class:`PhraseClock`
+    (set by :func:`time_phrases`): the candidates checked by then are the hits.
+    """
+
+    def __init__(self, child, fieldname: str, pattern: str, clock: PhraseClock | None = None) -> None:
+        super().__init__(child)
+        self.fieldname = fieldname
+        self.pattern = pattern
+        self.clock = clock
+        self._regex = re.compile(pattern)
+        self._checked: dict[int, tuple] = {}  # id(searcher) → (searcher, documents with the text)
+
+    def __eq__(self, other) -> bool:
+        return (type(other) is type(self) and other.child == self.child
+                and other.fieldname == self.fieldname and other.pattern == self.pattern)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.child, self.fieldname, self.pattern))
+
+    def __str__(self) -> str:
+        return f"exact({self.child})"
+
+    # The stemmed child does the scoring, so its boost is the phrase's.
+    @property
+    def boost(self) -> float:
+        return self.child.boost
+
+    @boost.setter
+    def boost(self, value: float) -> None:
+        self.child.boost = value
+
+    def _rewrap(self, child):
+        return ExactText(child, self.fieldname, self.pattern, self.clock)
+
+    def holds(self, stored: dict) -> bool:
+        """Whether a document's stored fields (``{field: value}``) have the text as written."""
+        value = stored.get(self.fieldname) or ""
+        if isinstance(value, list):
+            value = "\n".join(value)
+        return self._regex.search(fold(value)) is not None
+
+    def out_of_time(self) -> bool:
+        """Whether the clock of this phrase's search has run out (noted on the clock)."""
+        if self.clock is not None and time.monotonic() > self.clock.deadline:
+            self.clock.stopped = True
+            return True
+        return False
+
+    def matcher(self, searcher, context=None):
+        matcher = self.child.matcher(searcher, context)
+        scored = context.weighting is not None if context else True
+        known = self._checked.get(id(searcher))
+        known = known[1] if known is not None and known[0] is searcher else None
+        passed: set[int] = set()
+        docs, scores = [], []
+        while matcher.is_active():
+            doc = matcher.id()
+            if known is not None:
+                found = doc in known
+            else:
+                if self.out_of_time():
+                    break
+                found = self.holds(searcher.stored_fields(doc))
+                if found:
+                    passed.add(doc)
+            if found:
+                docs.append(doc)
+                scores.append(matcher.score() if scored else 1.0)
+            matcher.next()
+        if known is None:
+            self._checked[id(searcher)] = (searcher, passed)
+        return scored_list(docs, scores) if docs else NullMatcher()
+
+
+def exact_pattern(text: str) -> str | None:
+    """A regular expression for the words of ``text`` in sequence, as written.
+
+    Words are cut as the tokenizer cuts them (a hyphenated word counts as its
+    parts) and folded; anything that is not a letter or digit may separate
+    them. ``None`` when ``text`` has no word.
+    """
+    words = [fold(part) for match in _WORDS.finditer(text) for part in _DASH.split(match.group()) if part]
+    if not words:
+        return None
+    body = r"[\W_]+".join(re.escape(word) for word in words)
+    start = "" if _CJK_CHAR.match(words[0][0]) else r"(?<![^\W_])"
+    end = "" if _CJK_CHAR.match(words[-1][-1]) else r"(?![^\W_])"
+    return start + body + end
+
+
+def _prefix_frequencies(reader, fieldname: str, prefix: str) -> dict[bytes, int]:
+    """Each indexed term of ``fieldname`` starting with ``prefix`` → its document
+    frequency, read in one pass over each segment's term list (looking each
+    term up again cost half a second for a few common prefixes)."""
+    counts: dict[bytes, int] = {}
+    for sub, _ in reader.leaf_readers():
+        for text, info in sub.iter_prefix(fieldname, prefix):
+            counts[text] = counts.get(text, 0) + info.doc_frequency()
+    return counts
+
+
+def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
+    """Replace each prefix/wildcard node with an OR of at most :data:`MAX_EXPANSIONS` terms.
+
+    The most frequent matching terms are kept, so ``s*`` cannot turn into a
+    query over half the vocabulary. A note is added when terms were dropped.
+    """
+    if not any(isinstance(leaf, (wq.Prefix, wq.Wildcard)) for leaf in query.leaves()):
+        return query
+
+    def expand(node: wq.Query) -> wq.Query:
+        if isinstance(node, (wq.Prefix, wq.Wildcard)):
+            fieldname = node.field()
+            if fieldname not in reader.schema:
+                return wq.NullQuery
+            if isinstance(node, wq.Prefix):
+                frequency = _prefix_frequencies(reader, fieldname, node.text)
+                candidates = sorted(frequency)
+            else:
+                candidates = internals.wildcard_terms(node, reader)
+                frequency = None
+            if len(candidates) > MAX_EXPANSIONS:
+                candidates.sort(key=frequency.__getitem__ if frequency is not None
+                                else lambda t: reader.doc_frequency(fieldname, t), reverse=True)
+                notes.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
+                             f"searched the {MAX_EXPANSIONS} most frequent")
+                candidates = candidates[:MAX_EXPANSIONS]
+            field = reader.schema[fieldname]
+            return wq.Or([wq.Term(fieldname, field.from_bytes(t)) for t in candidates], boost=node.boost) \
+                if candidates else wq.NullQuery
+        if node.is_leaf():
+            return node
+        return node.apply(expand)
+
+    return expand(query).normalize()
+
+
+def filter_query(filters: Filters):
+    """The Whoosh query that matches exactly the documents ``filters`` allow.
+
+    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
+    ``author_keys`` and ``category_keys`` fields of
+    :func:`searchengine.engines.whoosh.schema.build_schema`.
+    """
+    def any_of(queries):
+        return queries[0] if len(queries) == 1 else wq.Or(queries)
+
+    mark = PRIMARY_MARK if filters.primary_only else ""
+    parts = []
+    if filters.years:
+        # The year field is unsigned: a bound below 0 ("<0000") is out of its
+        # range, and no record has a year below 1000, so 0 stands in for it.
+        parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
+                                             None if f.high is None else max(f.high, 0)) for f in filters.years]))
+    if filters.authors:
+        parts.append(any_of([wq.Term("author_keys", f.key) for f in filters.authors]))
+    if filters.categories:
+        parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else wq.And(parts)

@@ -563,7 +563,7 @@ def _phrase_scores(q, searcher, reader, within: set[int] | None = None) -> dict[
 
 
 def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
-    """A quoted phrase (:class:`searchengine.engines.whoosh.query.ExactText`): the matches of
+    """A quoted phrase (:class:`searchengine.engines.whoosh.querying.ExactText`): the matches of
     its stemmed phrase or term whose stored text has the words as written,
     with the stemmed query's scores. The check of the stored text stops at
     the deadline of the phrase's clock, if it has one; a complete result not

@@ -15,7 +15,7 @@ from searchengine import QueryError
 
 from searchengine import build_index, open_index
 from searchengine.engines.whoosh.analysis import text_analyzer
-from searchengine.engines.whoosh.query import required_terms
+from searchengine.querylang import required_terms
 from searchengine.tex import tex_to_text
 
 RECORDS = [

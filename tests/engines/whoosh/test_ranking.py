@@ -4,7 +4,7 @@ import pytest
 
 from searchengine import build_index, open_index
 from searchengine.indexer import update_index
-from searchengine.engines.whoosh.query import parse
+from searchengine.engines.whoosh.querying import parse
 from searchengine.engines.whoosh.ranking import posting_blocks, score_documents
 
 from conftest import CORPUS, corpus_records

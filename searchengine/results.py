@@ -9,6 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Without a match in the abstract, a hit shows its start, cut at a word boundary.
+LEAD_CHARS = 240
+
+
+def lead_snippet(text: str, limit: int = LEAD_CHARS) -> str:
+    """The start of ``text``, cut at a word boundary (``" …"`` marks the cut)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > 0 else limit].rstrip(" ,;:") + " …"
+
 
 @dataclass
 class Hit:

@@ -365,11 +365,14 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float) -> str | None:
     """Did-you-mean step (:mod:`searchengine.spelling`), in the context of the filters."""
     from searchengine import spelling
 
-    if plan.parsed.query is None or not plan.parsed.text:
+    if plan.parsed.tree is None or not plan.parsed.text:
+        return None
+    lexicon = searcher.lexicon()
+    if lexicon is None:  # an engine without a word list offers no corrections
         return None
     corrections = searcher.corrections(matches)
     return spelling.suggest(
-        searcher.lexicon(), plan.parsed.text, matches.total, corrections.hits, deadline,
+        lexicon, plan.parsed.text, matches.total, corrections.hits, deadline,
         lambda phrase, text: corrections.phrase_share(phrase, text, spelling.PHRASE_SAMPLE),
     )
 

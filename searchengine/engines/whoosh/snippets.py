@@ -18,8 +18,6 @@ FRAGMENT_CHARS = 180
 CONTEXT_CHARS = 50
 FRAGMENTS = 2
 SEPARATOR = " … "
-# When nothing in the abstract matched, show its start, cut at a word boundary.
-LEAD_CHARS = 240
 
 
 @dataclass
@@ -131,12 +129,11 @@ def query_terms(query) -> dict[str, frozenset[str]]:
     return {fieldname: frozenset(texts) for fieldname, texts in found.items()}
 
 
-def lead(text: str, limit: int = LEAD_CHARS) -> Snippet:
-    """The start of ``text``, cut at a word boundary, with no matches."""
-    if len(text) <= limit:
-        return Snippet(text)
-    cut = text.rfind(" ", 0, limit)
-    return Snippet(text[: cut if cut > 0 else limit].rstrip(" ,;:") + " …")
+def lead(text: str) -> Snippet:
+    """The start of ``text``, cut at a word boundary, with no matches (:func:`searchengine.results.lead_snippet`)."""
+    from searchengine.results import lead_snippet
+
+    return Snippet(lead_snippet(text))
 
 
 def _highlight(text: str, terms: frozenset[str], analyzer, fragmenter, top: int) -> Snippet:

@@ -65,8 +65,8 @@ def connect(location: ClusterLocation, *, timeout: float | None = None, max_retr
     """An ``opensearchpy.OpenSearch`` client for the nodes of ``location``.
 
     Requests time out after ``timeout`` seconds (default :func:`request_timeout`)
-    and are retried ``max_retries`` times on another node after a timeout or a
-    connection failure. With ``https``, certificates are verified (a CA file
+    and are retried ``max_retries`` times on another node after a timeout, a
+    connection failure or a 429/502/503/504 answer. With ``https``, certificates are verified (a CA file
     may be named by ``$SEARCHENGINE_CLUSTER_CA_CERTS``). No request is sent
     yet.
 
@@ -80,6 +80,9 @@ def connect(location: ClusterLocation, *, timeout: float | None = None, max_retr
         timeout=timeout or request_timeout(),
         max_retries=max_retries,
         retry_on_timeout=True,
+        # Whole requests refused as overloaded or by a gateway are sent again too
+        # (every write here is idempotent: documents have explicit ids).
+        retry_on_status=(429, 502, 503, 504),
         http_compress=False,
     )
     if location.scheme == "https":

@@ -20,7 +20,7 @@ category_keys        keyword (:func:`searchengine.filters.      ``--category``
 sort_title           keyword: the title folded for case and     ``--sort title``
                      accents
 url, source          kept in ``_source`` only                   display, messages
-version              integer                                    the highest version wins
+version              long                                       the highest version wins
 ===================  =========================================  ==================================
 
 The text analyzers are built from OpenSearch's own tokenizer and token
@@ -45,6 +45,9 @@ filters to index what the embedded analyzer
    (``pattern_replace``: ``matrix`` → ``matrices``), then ``porter_stem``
    (except for ``use``/``used``/``using``…, which Porter would stem to the
    acronym ``us``: ``stemmer_override``).
+
+Words are cut at :data:`MAX_WORD` characters first (``truncate``): Lucene
+refuses a term over 32,766 bytes, and with it the whole document.
 
 The index-time analyzer flattens the word-delimiter graph (``flatten_graph``,
 as OpenSearch requires for indexing); the search analyzer keeps the graph, so
@@ -76,6 +79,16 @@ _K1 = 2.0
 _FIELD_B = {"title": 0.3, "abstract": 0.75, "authors": 0.3}
 #: Query-time weight of a title match against an abstract match.
 TITLE_BOOST = 2.0
+
+#: Longest word indexed, in characters: longer ones are cut to this (Lucene
+#: refuses a term over 32,766 bytes, and with it the whole document).
+MAX_WORD = 1000
+#: Longest value of a keyword field kept for facets, filters and sorting (characters;
+#: four UTF-8 bytes each stay under Lucene's limit); a longer one is left out
+#: of the field (the document is still indexed).
+MAX_KEYWORD = 8191
+#: Characters of the folded title kept for sorting.
+SORT_TITLE_CHARS = 1000
 
 # Java regex flags for the tokenizer pattern: \w, \d and \W as Unicode classes,
 # as the embedded tokenizer (NLTK with the ``regex`` module) reads them.
@@ -160,6 +173,7 @@ def analysis_settings() -> dict:
     phrases: no joined words) and ``se_name`` (author names: folded, not stemmed)."""
     token_pattern, stop_words, cjk_chars = _rules()
     token_filters = {
+        "se_word_cap": {"type": "truncate", "length": MAX_WORD},
         "se_cjk_pairs": {"type": "pattern_capture", "preserve_original": False,
                          "patterns": [f"(?=([{cjk_chars}]{{2}}))"]},
         "se_camel_parts": _word_delimiter(case_split=True, joined=True),
@@ -188,12 +202,15 @@ def analysis_settings() -> dict:
         "filter": token_filters,
         "analyzer": {
             "se_text": {"type": "custom", "tokenizer": "se_words",
-                        "filter": ["se_cjk_pairs", "se_camel", "se_compounds", "flatten_graph", *tail]},
+                        "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", "flatten_graph",
+                                   *tail]},
             "se_text_search": {"type": "custom", "tokenizer": "se_words",
-                               "filter": ["se_cjk_pairs", "se_camel", "se_compounds", *tail]},
+                               "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", *tail]},
             "se_text_phrase": {"type": "custom", "tokenizer": "se_words",
-                               "filter": ["se_cjk_pairs", "se_camel_phrase", "se_compound_parts", *tail]},
-            "se_name": {"type": "custom", "tokenizer": "se_words", "filter": ["lowercase", "asciifolding"]},
+                               "filter": ["se_word_cap", "se_cjk_pairs", "se_camel_phrase", "se_compound_parts",
+                                          *tail]},
+            "se_name": {"type": "custom", "tokenizer": "se_words",
+                        "filter": ["se_word_cap", "lowercase", "asciifolding"]},
         },
     }
 
@@ -212,13 +229,13 @@ def mappings(alias: str) -> dict:
     def text(field: str, analyzer: str, **extra) -> dict:
         return {"type": "text", "analyzer": analyzer, "similarity": f"se_{field}", **extra}
 
-    keyword = {"type": "keyword"}
+    keyword = {"type": "keyword", "ignore_above": MAX_KEYWORD}
     kept = {"type": "keyword", "index": False, "doc_values": False}
     return {
         "dynamic": "strict",
         "_meta": {META_KEY: {"alias": alias, "layout": LAYOUT}},
         "properties": {
-            "id": keyword,
+            "id": {"type": "keyword"},  # at most 512 bytes, as every document id
             "title": text("title", "se_text", search_analyzer="se_text_search"),
             "abstract": text("abstract", "se_text", search_analyzer="se_text_search"),
             "authors": text("authors", "se_name", fields={"raw": keyword}),
@@ -230,7 +247,7 @@ def mappings(alias: str) -> dict:
             "sort_title": keyword,
             "url": kept,
             "source": kept,
-            "version": {"type": "integer"},
+            "version": {"type": "long"},
         },
     }
 
@@ -301,7 +318,7 @@ def title_sort_key(title: str) -> str:
     text, which a keyword field keeps as UTF-8 byte order)."""
     from searchengine.engines.whoosh.columns import title_sort_key as folded  # no Whoosh import
 
-    return folded(title).decode("utf-8")
+    return folded(title).decode("utf-8")[:SORT_TITLE_CHARS]
 
 
 def document(record: Record) -> dict:

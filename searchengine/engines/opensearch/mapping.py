@@ -28,9 +28,11 @@ filters to index what the embedded analyzer
 (:mod:`searchengine.engines.whoosh.analysis`) indexes:
 
 1. ``pattern`` tokenizer with the embedded tokenizer's own pattern (Java's
-   Unicode character classes): ``C++``, ``C#``, ``802.11ax``, ``fail-slow``
+   Unicode character classes; CJK characters one by one, see 2): ``C++``, ``C#``, ``802.11ax``, ``fail-slow``
    and ``CB-SpMV`` stay whole, punctuation around them goes;
-2. CJK runs become overlapping character pairs (``pattern_capture``);
+2. CJK runs become overlapping character pairs in sequence: the tokenizer
+   takes CJK characters one at a time, and a ``shingle`` filter under a
+   ``condition`` joins neighbours (``语言模型`` → ``语言``, ``言模``, ``模型``);
 3. camel-case words whose every part has three letters or more are split
    (``FlashAttention``; not ``SpMV``): ``word_delimiter_graph`` under a
    ``condition`` (a Painless predicate with the embedded rule);
@@ -137,6 +139,33 @@ def _rules():
     return analysis.TOKEN_PATTERN, analysis.STOP_WORDS, analysis.CJK_CHARS
 
 
+def cjk_ranges(cjk_chars: str) -> list[tuple[int, int]]:
+    """The code point ranges of a character-class body such as ``"\u3040-\u30ff..."``."""
+    import re
+
+    return [(ord(low), ord(high)) for low, high in re.findall(r"(.)-(.)", cjk_chars, re.DOTALL)]
+
+
+def token_pattern(pattern: str, cjk_chars: str) -> str:
+    """The tokenizer pattern: the embedded one, except that CJK characters come one
+    at a time (the ``se_cjk_pairs`` filter joins neighbours into pairs).
+
+    Raises:
+        RuntimeError: the embedded pattern no longer starts with its CJK-run alternative.
+    """
+    run = f"[{cjk_chars}]+|"
+    if not pattern.startswith(run):
+        raise RuntimeError("the embedded token pattern changed: update the OpenSearch tokenizer")
+    return f"[{cjk_chars}]|" + pattern[len(run):]
+
+
+def _cjk_script(cjk_chars: str) -> str:
+    """Painless predicate: the token is one CJK character."""
+    tests = " || ".join(f"(c >= {low} && c <= {high})" for low, high in cjk_ranges(cjk_chars))
+    return ("CharSequence t = token.getTerm(); if (t.length() != 1) { return false; } "
+            f"char c = t.charAt(0); return {tests};")
+
+
 def stop_list(stop_words) -> list[str]:
     """The case-sensitive stop list that drops ``the`` and ``The`` but keeps ``US``.
 
@@ -171,11 +200,15 @@ def analysis_settings() -> dict:
     """The ``index.analysis`` settings: analyzers ``se_text`` (indexing title and
     abstract), ``se_text_search`` (their queries), ``se_text_phrase`` (quoted
     phrases: no joined words) and ``se_name`` (author names: folded, not stemmed)."""
-    token_pattern, stop_words, cjk_chars = _rules()
+    pattern, stop_words, cjk_chars = _rules()
     token_filters = {
         "se_word_cap": {"type": "truncate", "length": MAX_WORD},
-        "se_cjk_pairs": {"type": "pattern_capture", "preserve_original": False,
-                         "patterns": [f"(?=([{cjk_chars}]{{2}}))"]},
+        # Neighbouring CJK characters as overlapping pairs in sequence; a lone one stays.
+        "se_cjk_shingles": {"type": "shingle", "min_shingle_size": 2, "max_shingle_size": 2,
+                            "output_unigrams": False, "output_unigrams_if_no_shingles": True,
+                            "token_separator": ""},
+        "se_cjk_pairs": {"type": "condition", "filter": ["se_cjk_shingles"],
+                         "script": {"source": _cjk_script(cjk_chars)}},
         "se_camel_parts": _word_delimiter(case_split=True, joined=True),
         "se_camel": {"type": "condition", "filter": ["se_camel_parts"],
                      "script": {"source": _CAMEL_SCRIPT}},
@@ -188,8 +221,8 @@ def analysis_settings() -> dict:
         # All capitals (and no lower-case letter): an acronym, folded but not stemmed.
         "se_acronyms": {"type": "keyword_marker", "keywords_pattern": "[^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*"},
     }
-    for number, (pattern, replacement) in enumerate(_CLASSICAL_PLURALS, 1):
-        token_filters[f"se_plural_{number}"] = {"type": "pattern_replace", "pattern": pattern,
+    for number, (ending, replacement) in enumerate(_CLASSICAL_PLURALS, 1):
+        token_filters[f"se_plural_{number}"] = {"type": "pattern_replace", "pattern": ending,
                                                 "replacement": replacement}
     token_filters["se_stem_overrides"] = {"type": "stemmer_override", "rules": list(_STEM_OVERRIDES)}
     plurals = [f"se_plural_{n}" for n in range(1, len(_CLASSICAL_PLURALS) + 1)]
@@ -197,7 +230,8 @@ def analysis_settings() -> dict:
             "porter_stem"]
     return {
         "tokenizer": {
-            "se_words": {"type": "pattern", "pattern": token_pattern, "group": 0, "flags": _PATTERN_FLAGS},
+            "se_words": {"type": "pattern", "pattern": token_pattern(pattern, cjk_chars), "group": 0,
+                         "flags": _PATTERN_FLAGS},
         },
         "filter": token_filters,
         "analyzer": {

@@ -57,6 +57,10 @@ SAME = {
         ("stateoftheart", 2), ("state", 2), ("art", 5), ("model", 6)],
     "Vlček naïve": [("vlcek", 0), ("naiv", 1)],
     "Bose–Einstein": [("boseeinstein", 0), ("bose", 0), ("einstein", 1)],
+    "语言模型": [("语言", 0), ("言模", 1), ("模型", 2)],
+    "大规模语言模型的研究 GPU 是": [("大规", 0), ("规模", 1), ("模语", 2), ("语言", 3), ("言模", 4), ("模型", 5),
+                           ("型的", 6), ("的研", 7), ("研究", 8), ("gpu", 9), ("是", 10)],
+    "中 x 中文": [("中", 0), ("x", 1), ("中文", 2)],
 }
 
 # Documented differences: (embedded, OpenSearch).
@@ -66,8 +70,8 @@ DIFFERENT = {
                        [("flashattent", 0), ("flash", 0), ("attent", 1)]),
     "Schrödinger": ([("schrodinger", 0)], [("schroding", 0)]),
     "university universe": ([("universiti", 0), ("univers", 1)], [("univers", 0), ("univers", 1)]),
-    # CJK pairs: the embedded engine numbers them in sequence, OpenSearch stacks them.
-    "语言模型": ([("语言", 0), ("言模", 1), ("模型", 2)], [("语言", 0), ("言模", 0), ("模型", 0)]),
+    # CJK characters on both sides of a space or punctuation: OpenSearch pairs them too.
+    "中文，英文": ([("中文", 0), ("英文", 1)], [("中文", 0), ("文英", 1), ("英文", 2)]),
     # asciifolding spells out ligatures and ß; the embedded folding keeps æ and maps ß to s.
     "Straße æther": ([("strase", 0), ("æther", 1)], [("strass", 0), ("aether", 1)]),
     # NLTK's irregular forms.

@@ -118,6 +118,28 @@ class TestBuild:
         assert all_physical(cluster_client, index_name) == before
         assert count(cluster_client, index_name) == CORPUS_RECORDS
 
+    @pytest.mark.parametrize("jobs", [1, 4])
+    def test_a_build_that_fails_half_way_leaves_the_index_as_it_was(self, cluster_client, location,
+                                                                    index_name, jobs):
+        build_index([CORPUS], location)
+        before = physical(cluster_client, index_name)
+
+        class Stop(Exception):
+            pass
+
+        def progress(records: int) -> None:
+            progress.seen += records
+            if progress.seen == 20:
+                raise Stop
+
+        progress.seen = 0
+        with pytest.raises(Stop):
+            build_index([CORPUS, CORPUS], location, jobs=jobs, progress=progress)
+        assert physical(cluster_client, index_name) == before
+        assert all_physical(cluster_client, index_name) == before
+        assert count(cluster_client, index_name) == CORPUS_RECORDS
+        assert not cluster_client.exists(index=writer.lock_name(index_name), id=index_name)
+
     def test_a_missing_path_fails_before_touching_the_cluster(self, cluster_client, location, index_name):
         with pytest.raises(InputError, match="no such file"):
             build_index([CORPUS / "missing.jsonl"], location)
@@ -237,6 +259,48 @@ class TestUpdate:
         summary = update_index([CORPUS], location)
         assert (summary.added, summary.documents) == (CORPUS_RECORDS, CORPUS_RECORDS)
         assert len(physical(cluster_client, index_name)) == 1
+
+
+@pytest.mark.cluster
+class TestRejectedWrites:
+    """Items the cluster rejects for a passing reason: a read-only-allow-delete block
+    (what OpenSearch sets at the disk flood stage) answers each bulk item with 429."""
+
+    @staticmethod
+    def block(client, alias: str, on: bool) -> None:
+        client.indices.put_settings(index=alias, body={"index.blocks.read_only_allow_delete": on or None})
+
+    def test_a_passing_rejection_is_sent_again(self, cluster_client, location, index_name, tmp_path,
+                                              monkeypatch):
+        import threading
+
+        build_index([CORPUS], location)
+        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.5)
+        self.block(cluster_client, index_name, True)
+        lift = threading.Timer(1.0, self.block, (cluster_client, index_name, False))
+        lift.start()
+        try:
+            summary = update_index([jsonl(tmp_path / "u.jsonl", paper("2101.00020", "Blocked For A While"),
+                                          paper("2101.00021", "Also Blocked"))], location)
+        finally:
+            lift.join()
+        assert (summary.added, summary.skipped, summary.documents) == (2, 0, CORPUS_RECORDS + 2)
+
+    def test_a_lasting_rejection_is_reported_at_file_and_line(self, cluster_client, location, index_name,
+                                                             tmp_path, monkeypatch):
+        build_index([CORPUS], location)
+        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
+        path = jsonl(tmp_path / "u.jsonl", paper("2101.00022", "Never Written"), paper("2101.00023", "Nor This"))
+        self.block(cluster_client, index_name, True)
+        try:
+            summary = update_index([path], location)
+        finally:
+            self.block(cluster_client, index_name, False)
+        assert (summary.records, summary.added, summary.documents) == (2, 0, CORPUS_RECORDS)
+        first, second = map(str, summary.problems)
+        assert first.startswith(f"{path}:1: 2101.00022: not indexed, the cluster rejected it 4 times (429: ")
+        assert second.startswith(f"{path}:2: 2101.00023: not indexed, the cluster rejected it 4 times (429: ")
+        assert first.endswith("(skipped)") and "read-only-allow-delete" in first
 
 
 @pytest.mark.cluster

@@ -12,6 +12,7 @@ See :mod:`searchengine.search` for :class:`SearchResults` and the options of
 """
 
 from searchengine.errors import (
+    ClusterError,
     IndexBusyError,
     IndexDamagedError,
     IndexNotFoundError,
@@ -25,6 +26,7 @@ from searchengine.records import Problem, Record
 from searchengine.search import Hit, SearchIndex, SearchResults, open_index
 
 __all__ = [
+    "ClusterError",
     "Hit",
     "IndexBusyError",
     "IndexDamagedError",

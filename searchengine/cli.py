@@ -20,10 +20,13 @@ OUTPUT_FORMATS = ("table", "json", "csv", "bibtex")
 
 DEFAULT_CORPUS = "corpus"
 
-def _index_dir(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+def _index_dir(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
     if not value.strip():  # Path("") would be the current directory
         raise click.BadParameter("must not be empty", ctx=ctx, param=param)
-    return Path(value)
+    from searchengine.engines.opensearch.location import is_cluster
+
+    # An OpenSearch URL stays text: a Path would fold its "//".
+    return value.strip() if is_cluster(value) else Path(value)
 
 
 index_dir_option = click.option(
@@ -156,13 +159,13 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     read = f"{_count(summary.records, 'record')} read{merged}"
     if update:
         click.echo(
-            f"Updated {index_dir}: {summary.added} added, {summary.replaced} replaced, "
+            f"Updated {summary.index_dir}: {summary.added} added, {summary.replaced} replaced, "
             f"{summary.skipped} skipped ({read}); "
             f"{_count(summary.documents, 'document')} in {summary.seconds:.2f} s{rate}"
         )
     else:
         click.echo(
-            f"Indexed {_count(summary.documents, 'document')} into {index_dir} "
+            f"Indexed {_count(summary.documents, 'document')} into {summary.index_dir} "
             f"({read}, {summary.skipped} skipped) in {summary.seconds:.2f} s{rate}"
         )
 
@@ -187,7 +190,7 @@ def remove(ids: tuple[str, ...], index_dir: Path, wait: float, as_json: bool) ->
         _print_json(summary.to_dict())
         return
     click.echo(
-        f"Removed {_count(summary.removed, 'document')} from {index_dir}; "
+        f"Removed {_count(summary.removed, 'document')} from {summary.index_dir}; "
         f"{_count(summary.documents, 'document')} in {summary.seconds:.2f} s"
     )
 

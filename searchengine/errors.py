@@ -33,6 +33,12 @@ class IndexBusyError(SearchEngineError):
     """Another process holds the index's write lock past the wait timeout."""
 
 
+class ClusterError(SearchEngineError):
+    """A search cluster failed a request: unreachable, timed out, refused the
+    credentials, not healthy enough to answer, or rejected a write. The
+    message names the cluster (without credentials) and what failed."""
+
+
 class QueryError(SearchEngineError):
     """A query or a search option cannot be understood; the message names the part."""
 

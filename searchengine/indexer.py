@@ -92,8 +92,14 @@ def combine(earlier: Record, later: Record) -> Record:
 
 
 def _writer(location):
-    """The writer module of the engine that holds ``location`` (an index folder)."""
-    from searchengine.engines.whoosh import writer
+    """The writer module of the engine that holds ``location``: an OpenSearch URL
+    (``http(s)://host:port/NAME``) or an index folder."""
+    from searchengine.engines.opensearch.location import is_cluster
+
+    if is_cluster(location):
+        from searchengine.engines.opensearch import writer
+    else:
+        from searchengine.engines.whoosh import writer
 
     return writer
 

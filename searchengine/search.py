@@ -95,7 +95,10 @@ class SearchIndex:
     def __init__(self, path: str | os.PathLike, *, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
         from searchengine.engines import open_engine
 
-        self.path = Path(path)
+        from searchengine.engines.opensearch.location import is_cluster
+
+        # A cluster URL stays text: a Path would fold its "//".
+        self.path = path if is_cluster(path) else Path(path)
         self.time_budget = time_budget
         self.engine = open_engine(self.path)
 
@@ -393,7 +396,10 @@ def open_index(path: str | os.PathLike | None = None, *, build_from=None, on_bui
         IndexDamagedError: the index exists but cannot be opened.
     """
     location = path or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR
-    if build_from is not None:
+    from searchengine.engines.opensearch.location import is_cluster
+
+    # An index on a cluster is named by the user, and never built implicitly.
+    if build_from is not None and not is_cluster(location):
         _build_if_missing(Path(location), build_from, on_build or (lambda summary: None))
     return SearchIndex(location)
 

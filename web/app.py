@@ -29,6 +29,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import PathConverter
 
 from searchengine.errors import (
+    ClusterError,
     IndexBusyError,
     IndexDamagedError,
     IndexNotFoundError,
@@ -261,7 +262,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             return error_response(400, str(exc))
         if isinstance(exc, RecordNotFoundError):
             return error_response(404, str(exc))
-        if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexBusyError)):
+        if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexBusyError, ClusterError)):
             log.error("index unavailable: %s", exc)
             return error_response(503, "the index is not available right now")
         log.error("unexpected search error on %s: %s", request.path, exc)

@@ -2,7 +2,9 @@
 
 An engine is chosen by the index location (:func:`open_engine`): a folder is
 the embedded engine (:mod:`searchengine.engines.whoosh`, the only package
-that imports Whoosh or NLTK). The search pipeline above it never holds an
+that imports Whoosh or NLTK); an ``http(s)://host:port/NAME`` URL is an index
+on an OpenSearch cluster (:mod:`searchengine.engines.opensearch`, the only
+package that imports ``opensearchpy``). The search pipeline above it never holds an
 engine's objects; it passes back what the engine returned (its matches).
 
 The face every engine offers (:class:`Engine` and :class:`Searcher`) is
@@ -111,12 +113,31 @@ class Engine(Protocol):
 
 
 def open_engine(location: str | os.PathLike) -> Engine:
-    """The engine holding the index at ``location`` (an index folder).
+    """The engine holding the index at ``location``: an index folder, or an
+    OpenSearch URL ``http(s)://[user:password@]host:port[,host:port…]/NAME``.
 
     Raises:
         IndexNotFoundError: there is no index there.
         IndexDamagedError: the index cannot be opened.
+        InputError: a cluster location is malformed.
+        SearchEngineError: searching a cluster index is not available in this
+            version, or opensearch-py is not installed.
     """
+    from searchengine.engines.opensearch.location import is_cluster, parse_location
+
+    if is_cluster(location):
+        cluster = parse_location(location)
+        from searchengine.engines.opensearch.engine import OpenSearchEngine
+
+        if not callable(getattr(OpenSearchEngine, "call", None)):
+            from searchengine.errors import SearchEngineError
+
+            raise SearchEngineError(
+                f"{cluster}: searching an index on an OpenSearch cluster is not available yet "
+                "(indexing is: searchengine index, index --update and remove)"
+            )
+        return OpenSearchEngine(cluster)
+
     from searchengine.engines.whoosh.engine import WhooshEngine
 
     return WhooshEngine(location)

@@ -1,0 +1,210 @@
+"""The OpenSearch client, and the one place its failures become the package's errors.
+
+:func:`connect` makes an ``opensearchpy.OpenSearch`` client for a
+:class:`~searchengine.engines.opensearch.location.ClusterLocation`;
+:func:`cluster_errors` wraps every call to it, so that whatever the client,
+urllib3 or requests raise reaches the user as one line naming the cluster
+(never its credentials) and what failed. ``opensearchpy`` is imported here on
+first use only: it costs about half a second, which a search of an index
+folder never pays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+
+from searchengine.engines.opensearch.location import ClusterLocation
+from searchengine.errors import ClusterError, IndexNotFoundError, SearchEngineError
+
+#: Seconds a request may take before it is retried (``SEARCHENGINE_CLUSTER_TIMEOUT``).
+DEFAULT_TIMEOUT = 30.0
+#: Further attempts of a request that timed out or could not connect (another node is tried).
+MAX_RETRIES = 2
+# Error types OpenSearch sends when shards are missing (a red cluster) or a
+# block forbids the operation.
+_UNAVAILABLE = ("no_shard_available_action_exception", "unavailable_shards_exception",
+                "cluster_block_exception", "search_phase_execution_exception",
+                "primary_missing_action_exception", "master_not_discovered_exception",
+                "cluster_manager_not_discovered_exception")
+INSTALL_HINT = "pip install 'searchengine[opensearch]' (or: pip install 'opensearch-py>=3,<4')"
+
+
+def client_module():
+    """The ``opensearchpy`` module, imported now.
+
+    Raises:
+        SearchEngineError: the package is not installed (one line saying how to install it).
+    """
+    try:
+        import opensearchpy
+    except ImportError:
+        raise SearchEngineError(
+            f"an index on an OpenSearch cluster needs the opensearch-py package: {INSTALL_HINT}"
+        ) from None
+    # Without a handler of its own, a failed request's warning (with a
+    # traceback) would reach stderr through logging's last resort.
+    logger = logging.getLogger("opensearch")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    return opensearchpy
+
+
+def request_timeout() -> float:
+    """Seconds per request: ``$SEARCHENGINE_CLUSTER_TIMEOUT`` or :data:`DEFAULT_TIMEOUT`."""
+    try:
+        value = float(os.environ.get("SEARCHENGINE_CLUSTER_TIMEOUT", DEFAULT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def connect(location: ClusterLocation, *, timeout: float | None = None, max_retries: int = MAX_RETRIES):
+    """An ``opensearchpy.OpenSearch`` client for the nodes of ``location``.
+
+    Requests time out after ``timeout`` seconds (default :func:`request_timeout`)
+    and are retried ``max_retries`` times on another node after a timeout, a
+    connection failure or a 429/502/503/504 answer. With ``https``, certificates are verified (a CA file
+    may be named by ``$SEARCHENGINE_CLUSTER_CA_CERTS``). No request is sent
+    yet.
+
+    Raises:
+        SearchEngineError: opensearch-py is not installed.
+    """
+    opensearchpy = client_module()
+    options = dict(
+        hosts=[{"host": host, "port": port} for host, port in location.hosts],
+        use_ssl=location.scheme == "https",
+        timeout=timeout or request_timeout(),
+        max_retries=max_retries,
+        retry_on_timeout=True,
+        # Whole requests refused as overloaded or by a gateway are sent again too
+        # (every write here is idempotent: documents have explicit ids).
+        retry_on_status=(429, 502, 503, 504),
+        http_compress=False,
+    )
+    if location.scheme == "https":
+        options["verify_certs"] = True
+        if os.environ.get("SEARCHENGINE_CLUSTER_CA_CERTS"):
+            options["ca_certs"] = os.environ["SEARCHENGINE_CLUSTER_CA_CERTS"]
+    if location.username is not None or location.password is not None:
+        options["http_auth"] = (location.username or "", location.password or "")
+    return opensearchpy.OpenSearch(**options)
+
+
+@contextlib.contextmanager
+def cluster_errors(location: ClusterLocation, action: str, *, index: str | None = None) -> Iterator[None]:
+    """Turn any client failure inside the block into one :class:`SearchEngineError` line.
+
+    ``action`` says what was being done (``"create index papers-2026…"``);
+    ``index`` names the physical index concerned, when not the location's.
+
+    Raises:
+        ClusterError: unreachable, timed out, credentials refused (401/403),
+            shards unavailable (a red cluster), writes rejected (429), or any
+            other error status.
+        IndexNotFoundError: the index does not exist (404).
+        SearchEngineError: errors of the package itself pass through unchanged.
+    """
+    try:
+        yield
+    except SearchEngineError:
+        raise
+    except Exception as exc:
+        error = describe_error(location, action, exc, index=index)
+        if error is None:
+            raise
+        raise error from None
+
+
+def describe_error(location: ClusterLocation, action: str, exc: BaseException, *,
+                   index: str | None = None) -> SearchEngineError | None:
+    """The package error for ``exc`` raised by the client during ``action``, or
+    ``None`` when ``exc`` does not come from the client or its transport."""
+    where = location.redacted(index)
+    opensearchpy = client_module()
+    exceptions = opensearchpy.exceptions
+
+    def fail(cls, reason: str) -> SearchEngineError:
+        return cls(location.scrub(f"{where}: {action} failed: {reason}"))
+
+    if isinstance(exc, exceptions.ConnectionTimeout):
+        return fail(ClusterError, f"no answer within {request_timeout():g} s (timed out; "
+                                  "raise SEARCHENGINE_CLUSTER_TIMEOUT or check the cluster's load)")
+    if isinstance(exc, exceptions.SSLError):
+        return fail(ClusterError, f"TLS error ({_root(exc)})")
+    if isinstance(exc, exceptions.ConnectionError):
+        return fail(ClusterError, f"cluster unreachable ({_root(exc)})")
+    if isinstance(exc, exceptions.AuthenticationException):
+        return fail(ClusterError, "the cluster refused the credentials (401: check user and password)")
+    if isinstance(exc, exceptions.AuthorizationException):
+        return fail(ClusterError, f"not allowed (403: {_reason(exc)})")
+    if isinstance(exc, exceptions.TransportError):
+        kind, reason = _error_type(exc), _reason(exc)
+        if exc.status_code == 404 and kind in ("index_not_found_exception", ""):
+            name = index or location.index
+            return IndexNotFoundError(
+                f"{location.redacted(name)}: no index here "
+                f"(run 'searchengine index PATH... --index-dir {location.redacted()}' first)"
+            )
+        if kind in _UNAVAILABLE or exc.status_code == 503:
+            return fail(ClusterError, f"the cluster cannot serve it now (shards unavailable or "
+                                      f"cluster red: {reason})")
+        if exc.status_code == 429:
+            return fail(ClusterError, f"the cluster rejected the request as overloaded (429: {reason})")
+        return fail(ClusterError, f"{exc.status_code} {kind or 'error'}: {reason}")
+    if isinstance(exc, (exceptions.SerializationError, exceptions.ImproperlyConfigured)):
+        return fail(ClusterError, f"{type(exc).__name__}: {exc}")
+    if _is_transport_library_error(exc):
+        return fail(ClusterError, f"{type(exc).__name__}: {_first_line(str(exc))}")
+    return None
+
+
+def _is_transport_library_error(exc: BaseException) -> bool:
+    """True for exceptions of urllib3 or requests (normally wrapped by the client)."""
+    module = type(exc).__module__ or ""
+    return module.split(".")[0] in ("urllib3", "requests")
+
+
+def _root(exc) -> str:
+    """The underlying cause of a connection failure, in a few words."""
+    cause = getattr(exc, "info", None)
+    text = str(cause) if isinstance(cause, BaseException) else str(getattr(exc, "error", "") or exc)
+    for known in ("Connection refused", "Name or service not known", "No route to host",
+                  "timed out", "Temporary failure in name resolution", "certificate verify failed",
+                  "Connection reset by peer", "Network is unreachable", "Remote end closed connection"):
+        if known.lower() in text.lower():
+            return known.lower()
+    return _first_line(text.rpartition(": ")[2] or text)
+
+
+def _error_type(exc) -> str:
+    info = getattr(exc, "info", None)
+    if isinstance(info, dict):
+        error = info.get("error")
+        if isinstance(error, dict):
+            return str(error.get("type") or "")
+    error = getattr(exc, "error", "")
+    return error if isinstance(error, str) and error.endswith("_exception") else ""
+
+
+def _reason(exc) -> str:
+    """OpenSearch's own explanation (root cause first), on one line."""
+    info = getattr(exc, "info", None)
+    if isinstance(info, dict):
+        error = info.get("error")
+        if isinstance(error, dict):
+            causes = error.get("root_cause") or [error]
+            reason = causes[0].get("reason") or error.get("reason") or error.get("type")
+            if reason:
+                return _first_line(str(reason))
+        elif error:
+            return _first_line(str(error))
+    return _first_line(str(getattr(exc, "error", "") or exc))
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"

@@ -1,0 +1,63 @@
+"""The open OpenSearch index: a client and the alias that searches go through.
+
+This is the engine's skeleton: it connects, names its index and counts it.
+The searcher (matching, ranking, facets, snippets: the
+:class:`searchengine.engines.Searcher` protocol) is added beside it; until
+then :func:`searchengine.engines.open_engine` refuses a cluster location with
+a message saying so.
+"""
+
+from __future__ import annotations
+
+from searchengine.engines.opensearch.client import cluster_errors, connect
+from searchengine.engines.opensearch.location import ClusterLocation, parse_location
+
+
+class OpenSearchEngine:
+    """An index on an OpenSearch cluster, named by a location URL.
+
+    Safe to share between threads (the client keeps a pool of connections).
+    Nothing is sent to the cluster when it is made.
+
+    Raises:
+        InputError: the location is malformed.
+        SearchEngineError: opensearch-py is not installed.
+    """
+
+    name = "opensearch"
+
+    def __init__(self, location: str | ClusterLocation) -> None:
+        self._location = location if isinstance(location, ClusterLocation) else parse_location(location)
+        self.client = connect(self._location)
+
+    @property
+    def location(self) -> str:
+        """The location without credentials (``http://127.0.0.1:9200/papers``)."""
+        return self._location.redacted()
+
+    @property
+    def cluster(self) -> ClusterLocation:
+        """The parsed location (credentials included, never shown)."""
+        return self._location
+
+    @property
+    def index(self) -> str:
+        """The index name: the alias that searches and writes go through."""
+        return self._location.index
+
+    def doc_count(self) -> int:
+        """Documents in the index, as of its last refresh.
+
+        Raises:
+            IndexNotFoundError: there is no index of that name.
+            ClusterError: the cluster failed the request.
+        """
+        with cluster_errors(self._location, "count documents"):
+            return int(self.client.count(index=self.index)["count"])
+
+    def close(self) -> None:
+        """Close the client's connections."""
+        self.client.close()
+
+    def __repr__(self) -> str:
+        return f"OpenSearchEngine({self.location!r})"

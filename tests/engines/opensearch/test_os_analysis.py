@@ -1,0 +1,124 @@
+"""The OpenSearch analyzers against the embedded one, on a real cluster (``_analyze``).
+
+Each case is the embedded analyzer's tokens (term, position) next to what
+``se_text`` indexes. Where they agree the test says so; where they differ
+the difference is one of those listed in the README ("OpenSearch engine"),
+and the test pins it, so that a change on either side shows up here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from searchengine.engines.opensearch import mapping
+from searchengine.engines.whoosh.analysis import name_analyzer, text_analyzer
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def analyzed(cluster_client, cluster_url):
+    """``analyze(text, analyzer="se_text")`` → [(term, position)] on an index made with the product's settings."""
+    import uuid
+
+    name = f"test-analysis-{uuid.uuid4().hex[:8]}"
+    body = mapping.index_body(name, shards=1)
+    cluster_client.indices.create(index=name, body=body)
+
+    def analyze(text: str, analyzer: str = "se_text") -> list[tuple[str, int]]:
+        result = cluster_client.indices.analyze(index=name, body={"analyzer": analyzer, "text": text})
+        return [(token["token"], token["position"]) for token in result["tokens"]]
+
+    yield analyze
+    cluster_client.indices.delete(index=name)
+
+
+def embedded(text: str, mode: str = "index") -> list[tuple[str, int]]:
+    return [(token.text, token.pos) for token in text_analyzer()(text, positions=True, mode=mode)]
+
+
+# The examples of the brief and the README, with the tokens both engines index.
+SAME = {
+    "GPUs": [("gpu", 0)],
+    "fail-slow": [("failslow", 0), ("fail", 0), ("slow", 1)],
+    "CB-SpMV:A": [("cbspmv", 0), ("cb", 0), ("spmv", 1)],
+    "matrices": [("matric", 0)],
+    "matrix": [("matric", 0)],
+    "k-means": [("kmean", 0), ("k", 0), ("mean", 1)],
+    "SARS-CoV-2": [("sarscov2", 0), ("sars", 0), ("cov", 1), ("2", 2)],
+    "C++ and C# 802.11ax A100 FP16": [("c++", 0), ("c#", 2), ("802.11ax", 3), ("a100", 4), ("fp16", 5)],
+    "the US and IT": [("us", 1), ("it", 3)],
+    "use used using": [("use", 0), ("use", 1), ("use", 2)],
+    "analysis analyses indices vertex": [("analys", 0), ("analys", 1), ("indic", 2), ("vertic", 3)],
+    "AWS SpMV GraphSAGE": [("aws", 0), ("spmv", 1), ("graphsag", 2)],
+    "ResNet": [("resnet", 0), ("re", 0), ("net", 1)],
+    "Vision-Language state-of-the-art model": [
+        ("visionlanguag", 0), ("vision", 0), ("languag", 1),
+        ("stateoftheart", 2), ("state", 2), ("art", 5), ("model", 6)],
+    "Vlček naïve": [("vlcek", 0), ("naiv", 1)],
+    "Bose–Einstein": [("boseeinstein", 0), ("bose", 0), ("einstein", 1)],
+    "语言模型": [("语言", 0), ("言模", 1), ("模型", 2)],
+    "大规模语言模型的研究 GPU 是": [("大规", 0), ("规模", 1), ("模语", 2), ("语言", 3), ("言模", 4), ("模型", 5),
+                           ("型的", 6), ("的研", 7), ("研究", 8), ("gpu", 9), ("是", 10)],
+    "中 x 中文": [("中", 0), ("x", 1), ("中文", 2)],
+}
+
+# Documented differences: (embedded, OpenSearch).
+DIFFERENT = {
+    # Full Porter (step 4 cuts -er, -ence, -ion, -ic, -ive, ...).
+    "FlashAttention": ([("flashattention", 0), ("flash", 0), ("attention", 1)],
+                       [("flashattent", 0), ("flash", 0), ("attent", 1)]),
+    "Schrödinger": ([("schrodinger", 0)], [("schroding", 0)]),
+    "university universe": ([("universiti", 0), ("univers", 1)], [("univers", 0), ("univers", 1)]),
+    # CJK characters on both sides of a space or punctuation: OpenSearch pairs them too.
+    "中文，英文": ([("中文", 0), ("英文", 1)], [("中文", 0), ("文英", 1), ("英文", 2)]),
+    # asciifolding spells out ligatures and ß; the embedded folding keeps æ and maps ß to s.
+    "Straße æther": ([("strase", 0), ("æther", 1)], [("strass", 0), ("aether", 1)]),
+    # NLTK's irregular forms.
+    "dying skies": ([("die", 0), ("sky", 1)], [("dy", 0), ("ski", 1)]),
+}
+
+
+@pytest.mark.parametrize("text", sorted(SAME))
+def test_same_tokens_as_the_embedded_analyzer(analyzed, text):
+    assert embedded(text) == SAME[text]
+    assert analyzed(text) == SAME[text]
+
+
+@pytest.mark.parametrize("text", sorted(DIFFERENT))
+def test_documented_differences(analyzed, text):
+    whoosh, opensearch = DIFFERENT[text]
+    assert embedded(text) == whoosh
+    assert analyzed(text) == opensearch
+
+
+def test_the_brief_examples(analyzed):
+    """The tokens shown in the README for the words the analysis is judged by."""
+    shown = {text: [term for term, _ in analyzed(text)] for text in
+             ("GPUs", "fail-slow", "CB-SpMV:A", "FlashAttention", "Schrödinger", "matrices", "k-means")}
+    assert shown == {
+        "GPUs": ["gpu"],
+        "fail-slow": ["failslow", "fail", "slow"],
+        "CB-SpMV:A": ["cbspmv", "cb", "spmv"],
+        "FlashAttention": ["flashattent", "flash", "attent"],
+        "Schrödinger": ["schroding"],
+        "matrices": ["matric"],
+        "k-means": ["kmean", "k", "mean"],
+    }
+
+
+def test_phrase_analyzer_leaves_out_joined_words(analyzed):
+    text = "fail-slow FlashAttention"
+    assert [t for t, _ in analyzed(text, "se_text_phrase")] == ["fail", "slow", "flash", "attent"]
+    assert [t for t, _ in embedded(text, "phrase")] == ["fail", "slow", "flash", "attention"]
+
+
+def test_query_analyzer_keeps_the_graph(analyzed):
+    # Same terms as indexing; positions follow the graph (a joined word spans its parts).
+    assert sorted(t for t, _ in analyzed("fail-slow", "se_text_search")) == ["fail", "failslow", "slow"]
+
+
+def test_author_names_folded_not_stemmed(analyzed):
+    text = "Jean-Pierre Sérré, Vlček"
+    assert [t for t, _ in analyzed(text, "se_name")] == ["jean-pierre", "serre", "vlcek"]
+    assert [t.text for t in name_analyzer()(text)] == ["jean-pierre", "serre", "vlcek"]

@@ -94,7 +94,6 @@ class SearchIndex:
 
     def __init__(self, path: str | os.PathLike, *, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
         from searchengine.engines import open_engine
-
         from searchengine.engines.opensearch.location import is_cluster
 
         # A cluster URL stays text: a Path would fold its "//".

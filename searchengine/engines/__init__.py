@@ -120,8 +120,7 @@ def open_engine(location: str | os.PathLike) -> Engine:
         IndexNotFoundError: there is no index there.
         IndexDamagedError: the index cannot be opened.
         InputError: a cluster location is malformed.
-        SearchEngineError: searching a cluster index is not available in this
-            version, or opensearch-py is not installed.
+        SearchEngineError: opensearch-py is not installed.
     """
     from searchengine.engines.opensearch.location import is_cluster, parse_location
 
@@ -129,13 +128,6 @@ def open_engine(location: str | os.PathLike) -> Engine:
         cluster = parse_location(location)
         from searchengine.engines.opensearch.engine import OpenSearchEngine
 
-        if not callable(getattr(OpenSearchEngine, "call", None)):
-            from searchengine.errors import SearchEngineError
-
-            raise SearchEngineError(
-                f"{cluster}: searching an index on an OpenSearch cluster is not available yet "
-                "(indexing is: searchengine index, index --update and remove)"
-            )
         return OpenSearchEngine(cluster)
 
     from searchengine.engines.whoosh.engine import WhooshEngine

@@ -2,13 +2,17 @@
 
 ``engine_index`` is parametrised by engine name; each engine's builder
 indexes the same records (the bundled corpus) and returns a
-:class:`searchengine.SearchIndex`. A test that depends on an analysis
-difference an engine documents marks it with ``differs(engine, reason)``
-rather than skipping silently.
+:class:`searchengine.SearchIndex`. The OpenSearch engine runs on the cluster
+named by ``SEARCHENGINE_TEST_CLUSTER`` (``scripts/dev-cluster.sh start``);
+without one it is skipped with one reason, and under ``CI=true`` a missing
+cluster fails. A behaviour an engine documents as different is marked with
+:func:`differs`: reported as an expected failure naming the difference, never skipped.
 """
 
 from __future__ import annotations
 
+import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -17,21 +21,51 @@ from searchengine import build_index, open_index
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpus"
-ENGINES = ["whoosh"]
+ENGINES = ["whoosh", "opensearch"]
+CLUSTER_VARIABLE = "SEARCHENGINE_TEST_CLUSTER"
 
 
 def _whoosh(tmp_path_factory):
     folder = tmp_path_factory.mktemp("contract-whoosh")
     build_index([CORPUS], folder)
-    return open_index(folder)
+    return open_index(folder), lambda: None
 
 
-BUILDERS = {"whoosh": _whoosh}
+def _opensearch(tmp_path_factory):
+    url = os.environ.get(CLUSTER_VARIABLE, "").strip().rstrip("/")
+    if not url:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{CLUSTER_VARIABLE} is not set under CI=true: the contract must run on OpenSearch",
+                        pytrace=False)
+        pytest.skip(f"needs an OpenSearch cluster: scripts/dev-cluster.sh start, then {CLUSTER_VARIABLE}="
+                    "http://127.0.0.1:9200")
+    location = f"{url}/contract-{uuid.uuid4().hex[:8]}"
+    build_index([CORPUS], location)
+    index = open_index(location)
+
+    def drop() -> None:
+        from searchengine.engines.opensearch.writer import aliased_indexes
+
+        engine = index.engine
+        for name in aliased_indexes(engine.client, engine.cluster) or []:
+            engine.client.indices.delete(index=name, ignore_unavailable=True)
+
+    return index, drop
+
+
+BUILDERS = {"whoosh": _whoosh, "opensearch": _opensearch}
 
 
 @pytest.fixture(scope="session", params=ENGINES)
 def engine_index(request, tmp_path_factory):
     """A SearchIndex of the bundled corpus (24 records) on each engine."""
-    index = BUILDERS[request.param](tmp_path_factory)
+    index, drop = BUILDERS[request.param](tmp_path_factory)
     yield index
+    drop()
     index.close()
+
+
+def differs(engine_index, engine: str, reason: str) -> None:
+    """End the running test as an expected failure on ``engine``, naming the documented difference."""
+    if engine_index.engine.name == engine:
+        pytest.xfail(f"{engine}: {reason} (README, OpenSearch engine)")

@@ -1,13 +1,14 @@
 """The open OpenSearch index: a client and the alias that searches go through.
 
-This is the engine's skeleton: it connects, names its index and counts it.
-The searcher (matching, ranking, facets, snippets: the
-:class:`searchengine.engines.Searcher` protocol) is added beside it; until
-then :func:`searchengine.engines.open_engine` refuses a cluster location with
-a message saying so.
+It connects, names its index and counts it; each call runs on an
+:class:`~searchengine.engines.opensearch.searcher.OpenSearchSearcher` (the
+:class:`searchengine.engines.Searcher` protocol: matching, ranking, facets,
+snippets).
 """
 
 from __future__ import annotations
+
+import threading
 
 from searchengine.engines.opensearch.client import cluster_errors, connect
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
@@ -29,6 +30,7 @@ class OpenSearchEngine:
     def __init__(self, location: str | ClusterLocation) -> None:
         self._location = location if isinstance(location, ClusterLocation) else parse_location(location)
         self.client = connect(self._location)
+        self._local = threading.local()  # the searcher of the call running in each thread
 
     @property
     def location(self) -> str:
@@ -54,6 +56,24 @@ class OpenSearchEngine:
         """
         with cluster_errors(self._location, "count documents"):
             return int(self.client.count(index=self.index)["count"])
+
+    def call(self, work):
+        """Run ``work(searcher)``; the cluster's failures become one-line errors.
+
+        The index must exist: an alias or index missing is IndexNotFoundError
+        at once, not at the first search.
+        """
+        from searchengine.engines.opensearch.searcher import OpenSearchSearcher
+
+        held = getattr(self._local, "searcher", None)
+        if held is not None:
+            return work(held)
+        self._local.searcher = searcher = OpenSearchSearcher(self)
+        try:
+            with cluster_errors(self._location, "search"):
+                return work(searcher)
+        finally:
+            self._local.searcher = None
 
     def close(self) -> None:
         """Close the client's connections."""

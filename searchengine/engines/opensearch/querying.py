@@ -1,0 +1,158 @@
+"""Query tree → OpenSearch Query DSL.
+
+:func:`to_dsl` translates the engine-free tree of
+:mod:`searchengine.querylang.tree` the way the embedded engine's
+:func:`searchengine.engines.whoosh.querying.to_whoosh` does, with the
+cluster's own queries:
+
+* ``Word`` → the word in title (boost 2), abstract and author names at once,
+  ``multi_match`` of type ``cross_fields`` (term statistics blended across
+  the fields: OpenSearch's closest to BM25F); ``Joined`` → the joined word
+  the same way; ``FieldWord`` → a ``match`` in that field (``id``: a term);
+* ``Phrase`` → ``match_phrase`` with the phrase analyzer (no joined words),
+  in one field or any default field;
+* ``Prefix`` → ``prefix`` over the indexed terms, rewritten to the
+  :data:`MAX_EXPANSIONS` most frequent (``top_terms_64``), as the embedded
+  engine caps prefixes;
+* ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
+  ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
+  ``filter``;
+* the filters (:class:`searchengine.filters.Filters`) → ``filter`` clauses on
+  the ``year``, ``author_keys`` and ``category_keys`` fields, which hold the
+  same keys as the embedded index.
+"""
+
+from __future__ import annotations
+
+from searchengine.filters import PRIMARY_MARK, Filters
+from searchengine.querylang import tree as t
+
+#: A prefix matches at most this many index terms (the most frequent), as in the embedded engine.
+MAX_EXPANSIONS = 64
+#: Weight of a title match against an abstract or author match.
+TITLE_BOOST = 2.0
+#: The fields an unfielded word is searched in, with their weights.
+DEFAULT_FIELDS = (f"title^{TITLE_BOOST:g}", "abstract", "authors")
+_TEXT_FIELDS = {"title", "abstract", "authors"}
+
+
+def to_dsl(node: t.Node | None) -> dict | None:
+    """The Query DSL for ``node``; ``None`` for no tree (every document)."""
+    if node is None:
+        return None
+    if isinstance(node, t.Word):
+        return _words(node.text)
+    if isinstance(node, t.Joined):
+        return _words(node.text)
+    if isinstance(node, t.FieldWord):
+        return _field_word(node.field, node.text)
+    if isinstance(node, t.Phrase):
+        if node.field is not None:
+            return _phrase(node.field, node.text)
+        return _any([_phrase(name, node.text) for name in ("title", "abstract", "authors")])
+    if isinstance(node, t.Prefix):
+        fields = [node.field] if node.field is not None else ["title", "abstract", "authors"]
+        return _any([{"prefix": {name: {"value": node.text.lower(), "rewrite": f"top_terms_{MAX_EXPANSIONS}",
+                                        "case_insensitive": True}}} for name in fields])
+    if isinstance(node, t.And):
+        must = [to_dsl(child) for child in node.children if not isinstance(child, t.Not)]
+        must_not = [to_dsl(child.child) for child in node.children if isinstance(child, t.Not)]
+        return _bool(must=must, must_not=must_not)
+    if isinstance(node, t.Or):
+        return _any([to_dsl(child) for child in node.children])
+    if isinstance(node, t.MinMatch):
+        return _bool(should=[to_dsl(child) for child in node.children], minimum=node.minimum)
+    if isinstance(node, t.Not):
+        return _bool(must_not=[to_dsl(node.child)])
+    if isinstance(node, t.AndNot):
+        return _bool(must=[to_dsl(node.a)], must_not=[to_dsl(node.b)])
+    if isinstance(node, t.AndMaybe):
+        return _bool(must=[to_dsl(node.a)], should=[to_dsl(node.b)], minimum=0)
+    if isinstance(node, t.Require):
+        return _bool(must=[to_dsl(node.a)], filter=[to_dsl(node.b)])
+    raise TypeError(f"not a query tree node: {node!r}")
+
+
+def highlight_dsl(node: t.Node | None) -> dict | None:
+    """The query whose words the highlighter marks: each positive leaf as plain
+    per-field queries (the highlighter cannot read the blended terms of
+    ``cross_fields``); excluded words are never marked."""
+    leaves = []
+
+    def walk(item) -> None:
+        if isinstance(item, t.Not):
+            return
+        if isinstance(item, t.AndNot):
+            walk(item.a)
+            return
+        if isinstance(item, (t.Word, t.Joined)):
+            leaves.append({"multi_match": {"query": item.text, "fields": ["title", "abstract", "authors"],
+                                           "type": "most_fields"}})
+            return
+        if isinstance(item, (t.FieldWord, t.Phrase, t.Prefix)):
+            leaves.append(to_dsl(item))
+            return
+        for child in t.children(item):
+            walk(child)
+
+    walk(node)
+    return _any(leaves) if leaves else None
+
+
+def filter_clauses(filters: Filters) -> list[dict]:
+    """The ``filter`` clauses of ``filters``: values of one filter OR, filters AND."""
+    clauses = []
+    if filters.years:
+        ranges = []
+        for year in filters.years:
+            bounds = {}
+            if year.low is not None:
+                bounds["gte"] = year.low
+            if year.high is not None:
+                bounds["lte"] = year.high
+            ranges.append({"range": {"year": bounds}} if bounds else {"exists": {"field": "year"}})
+        clauses.append(_any(ranges))
+    if filters.authors:
+        clauses.append({"terms": {"author_keys": [f.key for f in filters.authors]}})
+    if filters.categories:
+        mark = PRIMARY_MARK if filters.primary_only else ""
+        clauses.append({"terms": {"category_keys": [mark + f.key for f in filters.categories]}})
+    return clauses
+
+
+def _words(text: str) -> dict:
+    return {"multi_match": {"query": text, "fields": list(DEFAULT_FIELDS), "type": "cross_fields",
+                            "operator": "and"}}
+
+
+def _field_word(field: str, text: str) -> dict:
+    if field in _TEXT_FIELDS:
+        return {"match": {field: {"query": text, "operator": "and"}}}
+    if field == "year":
+        return {"term": {"year": text}} if text.isdigit() else {"match_none": {}}
+    return {"term": {field: text}}
+
+
+def _phrase(field: str, text: str) -> dict:
+    if field not in _TEXT_FIELDS:
+        return _field_word(field, text)
+    analyzer = "se_text_phrase" if field != "authors" else "se_name"
+    return {"match_phrase": {field: {"query": text, "analyzer": analyzer}}}
+
+
+def _any(queries: list[dict | None]) -> dict:
+    present = [q for q in queries if q is not None]
+    if len(present) == 1:
+        return present[0]
+    return _bool(should=present, minimum=1)
+
+
+def _bool(*, must=(), should=(), must_not=(), filter=(), minimum: int | None = None) -> dict:
+    body: dict = {}
+    for name, clauses in (("must", must), ("should", should), ("must_not", must_not), ("filter", filter)):
+        present = [q for q in clauses if q is not None]
+        if present:
+            body[name] = present
+    if minimum is not None and "should" in body:
+        body["minimum_should_match"] = minimum
+    return {"bool": body}

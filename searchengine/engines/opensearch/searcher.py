@@ -1,0 +1,280 @@
+"""The OpenSearch engine's searcher: the :class:`searchengine.engines.Searcher` face over a cluster.
+
+Each step is one request to the alias: a count for matching (so relaxing
+and did-you-mean cost no hits), one search for a page of hits with its
+highlights (``dfs_query_then_fetch``: term statistics over every shard, so
+a small corpus spread over three shards ranks as on one), one search of
+aggregations for the facets (each facet in a ``filter`` aggregation with
+every filter but its own), ``more_like_this`` for similar papers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from searchengine import querylang
+from searchengine.engines.opensearch.client import cluster_errors
+from searchengine.engines.opensearch.mapping import record_from_source
+from searchengine.engines.opensearch.querying import filter_clauses, highlight_dsl, to_dsl
+from searchengine.facets import FacetCounts, FacetValue
+from searchengine.records import Record, arxiv_id
+from searchengine.results import Hit, lead_snippet
+
+# Highlight marks: private-use characters, not found in paper text. (Control
+# characters would be simpler, but the highlighter trims a fragment's end
+# like whitespace and loses a closing mark there.)
+_PRE, _POST = "\ue000", "\ue001"
+# Abstract fragments shown, their size in characters, and what joins them
+# (as the embedded engine's snippets).
+FRAGMENTS = 2
+FRAGMENT_CHARS = 180
+SEPARATOR = " … "
+# Terms taken from a record for "similar papers".
+SIMILAR_TERMS = 20
+_SEARCH_TYPE = "dfs_query_then_fetch"
+_RELEVANCE_SORT = [{"_score": "desc"}, {"year": {"order": "desc", "missing": "_last"}}, {"id": "desc"}]
+_SORTS = {
+    "newest": [{"year": {"order": "desc", "missing": "_last"}}, {"id": "desc"}],
+    "oldest": [{"year": {"order": "asc", "missing": "_last"}}, {"id": "asc"}],
+    "title": [{"sort_title": "asc"}, {"id": "asc"}],
+}
+_FACET_FIELDS = {"year": "year", "author": "authors.raw", "category": "categories"}
+
+
+@dataclass
+class Matches:
+    """A query and filters, and how many documents they match."""
+
+    tree: object
+    query: dict | None
+    filters: object
+    total: int
+    phrases_stopped: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def full_query(self) -> dict:
+        """The query with the filters as ``filter`` clauses."""
+        return _with_filters(self.query, filter_clauses(self.filters))
+
+
+def _with_filters(query: dict | None, clauses: list[dict]) -> dict:
+    if not clauses:
+        return query or {"match_all": {}}
+    body: dict = {"filter": clauses}
+    if query is not None:
+        body["must"] = [query]
+    return {"bool": body}
+
+
+class OpenSearchSearcher:
+    """The alias of one index on a cluster, for one call (see :class:`searchengine.engines.Searcher`)."""
+
+    def __init__(self, engine) -> None:
+        self.engine = engine
+        self.client = engine.client
+        self.cluster = engine.cluster
+        self.index = engine.index
+
+    def _errors(self, action: str):
+        return cluster_errors(self.cluster, action)
+
+    def doc_count(self) -> int:
+        """Documents in the index."""
+        return self.engine.doc_count()
+
+    def parse(self, text: str, *, allow_empty: bool = False):
+        """The query language's tree (:func:`searchengine.querylang.parse`)."""
+        return querylang.parse(text, allow_empty=allow_empty)
+
+    def _count(self, query: dict) -> int:
+        with self._errors("count matches"):
+            return int(self.client.count(index=self.index, body={"query": query})["count"])
+
+    def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
+        """How many documents match ``parsed`` within ``filters`` (one count request)."""
+        matches = Matches(parsed.tree, to_dsl(parsed.tree), filters, 0)
+        matches.total = self._count(matches.full_query())
+        return matches
+
+    def relax(self, parsed, matches: Matches) -> Matches | None:
+        """Any one of the query's words, within the same filters, when that matches something."""
+        alternatives = querylang.relaxed(parsed)
+        if alternatives is None:
+            return None
+        relaxed = Matches(alternatives, to_dsl(alternatives), matches.filters, 0)
+        relaxed.total = self._count(relaxed.full_query())
+        return relaxed if relaxed.total else None
+
+    def describe(self, matches: Matches) -> str:
+        """The query as sent, compact Query DSL JSON."""
+        return json.dumps(matches.full_query(), ensure_ascii=False, separators=(",", ":"))
+
+    def feedback_applies(self, matches: Matches) -> bool:
+        """Pseudo-relevance feedback is the embedded engine's alone for now."""
+        return False
+
+    def rerank(self, matches: Matches) -> None:  # pragma: no cover - never applies
+        """No feedback here (see :meth:`feedback_applies`)."""
+
+    def window(self, matches: Matches, sort: str, start: int, limit: int,
+               deadline: float) -> tuple[list[dict], bool]:
+        """The raw hits ``start .. start+limit`` in ``sort`` order, highlighted, and
+        whether the cluster's time limit cut the search short."""
+        ranked = sort == "relevance" and matches.query is not None
+        body = {
+            "query": matches.full_query(),
+            "from": start,
+            "size": limit,
+            "sort": _RELEVANCE_SORT if ranked else _SORTS["newest" if sort == "relevance" else sort],
+            "track_scores": matches.query is not None,
+            "track_total_hits": False,
+            "timeout": f"{max(int((deadline - time.monotonic()) * 1000), 1)}ms",
+        }
+        if matches.query is not None:
+            body["highlight"] = {
+                "pre_tags": [_PRE], "post_tags": [_POST], "type": "unified", "require_field_match": False,
+                # Only the words searched for are marked, not the filters' keys.
+                "highlight_query": highlight_dsl(matches.tree) or matches.query,
+                "fields": {
+                    "title": {"number_of_fragments": 0},
+                    "abstract": {"fragment_size": FRAGMENT_CHARS, "number_of_fragments": FRAGMENTS},
+                },
+            }
+        with self._errors("search"):
+            found = self.client.search(index=self.index, body=body, search_type=_SEARCH_TYPE)
+        return found["hits"]["hits"], bool(found.get("timed_out"))
+
+    def hits(self, query, window: list[dict], with_snippets: bool = True) -> list[Hit]:
+        """:class:`~searchengine.results.Hit` s of raw hits, snippets from their highlights."""
+        hits = []
+        for raw in window:
+            record = record_from_source(raw["_source"])
+            score = float(raw.get("_score") or 0.0)
+            if not with_snippets:
+                hits.append(Hit.from_record(record, score))
+                continue
+            marked = raw.get("highlight") or {}
+            title = _offsets(marked["title"][0])[1] if marked.get("title") else []
+            if marked.get("abstract"):
+                text, matches = _joined(marked["abstract"])
+            else:
+                text, matches = lead_snippet(record.abstract), []
+            hits.append(Hit.from_record(record, score, text, matches, title))
+        return hits
+
+    def facets(self, matches: Matches, filters, names, size: int) -> dict:
+        """``{name: FacetCounts}``, each facet over every filter but its own (one request)."""
+        if not names:
+            return {}
+        aggs = {}
+        for name in names:
+            fieldname = "primary_category" if name == "category" and filters.primary_only else _FACET_FIELDS[name]
+            order = [{"_key": "desc"}] if name == "year" else [{"_count": "desc"}, {"_key": "asc"}]
+            aggs[name] = {
+                "filter": _with_filters(None, filter_clauses(filters.without(name))),
+                "aggs": {
+                    "values": {"terms": {"field": fieldname, "size": size, "order": order}},
+                    "distinct": {"cardinality": {"field": fieldname, "precision_threshold": 40000}},
+                    "unknown": {"missing": {"field": fieldname}},
+                },
+            }
+        body = {"query": matches.query or {"match_all": {}}, "size": 0, "aggs": aggs}
+        with self._errors("count facets"):
+            found = self.client.search(index=self.index, body=body)["aggregations"]
+        counted = {}
+        for name in names:
+            part = found[name]
+            listed = [FacetValue(bucket["key"], bucket["doc_count"], filters.selects(name, bucket["key"]))
+                      for bucket in part["values"]["buckets"]]
+            unknown = part["unknown"]["doc_count"]
+            if unknown:
+                listed.append(FacetValue(None, unknown, False))
+            remaining = max(0, part["distinct"]["value"] - len(part["values"]["buckets"]))
+            counted[name] = FacetCounts(listed, remaining)
+        return counted
+
+    def lexicon(self):
+        """No word list is kept on the cluster yet: did-you-mean offers nothing."""
+        return None
+
+    def corrections(self, matches: Matches):
+        """See :meth:`lexicon`."""
+        return None
+
+    def document(self, record_id: str) -> Record | None:
+        """The record with that id (or its arXiv id, version or URL), or ``None``."""
+        for candidate in dict.fromkeys(filter(None, (record_id.strip(), arxiv_id(record_id)))):
+            with self._errors("read a record"):
+                found = self.client.search(index=self.index, body={"query": {"term": {"id": candidate}},
+                                                                   "size": 1})
+            hits = found["hits"]["hits"]
+            if hits:
+                return record_from_source(hits[0]["_source"])
+        return None
+
+    def records(self) -> Iterator[Record]:
+        """Every record, in id order (``search_after`` pages of 1,000)."""
+        after = None
+        while True:
+            body = {"query": {"match_all": {}}, "size": 1000, "sort": [{"id": "asc"}]}
+            if after is not None:
+                body["search_after"] = after
+            with self._errors("read records"):
+                hits = self.client.search(index=self.index, body=body)["hits"]["hits"]
+            if not hits:
+                return
+            for raw in hits:
+                yield record_from_source(raw["_source"])
+            after = hits[-1]["sort"]
+
+    def similar(self, record: Record, limit: int) -> tuple[int, list[Hit], str]:
+        """``more_like_this`` over title and abstract, the record itself excluded."""
+        query = {"more_like_this": {"fields": ["title", "abstract"], "like": f"{record.title}\n{record.abstract}",
+                                    "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS}}
+        body = {"query": {"bool": {"must": [query], "must_not": [{"term": {"id": record.id}}]}},
+                "size": limit, "track_total_hits": True,
+                "highlight": {"pre_tags": [_PRE], "post_tags": [_POST], "type": "unified",
+                              "fields": {"title": {"number_of_fragments": 0},
+                                         "abstract": {"fragment_size": FRAGMENT_CHARS,
+                                                      "number_of_fragments": FRAGMENTS}}}}
+        with self._errors("find similar papers"):
+            found = self.client.search(index=self.index, body=body, search_type=_SEARCH_TYPE)
+        total = int(found["hits"]["total"]["value"])
+        return total, self.hits(query, found["hits"]["hits"]), json.dumps(query, separators=(",", ":"))
+
+    def warm_up(self, seconds: float) -> None:
+        """Nothing to load: the cluster keeps its own caches."""
+
+
+def _offsets(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    """Text without the highlight marks, and the ``[start, end)`` offsets they enclosed."""
+    out: list[str] = []
+    matches = []
+    length = 0
+    start = None
+    for ch in marked:
+        if ch == _PRE:
+            start = length
+        elif ch == _POST:
+            if start is not None and length > start:
+                matches.append((start, length))
+            start = None
+        else:
+            out.append(ch)
+            length += 1
+    return "".join(out), matches
+
+
+def _joined(fragments: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """Abstract fragments joined by :data:`SEPARATOR`, with their match offsets."""
+    text, matches = "", []
+    for number, fragment in enumerate(fragments):
+        if number:
+            text += SEPARATOR
+        plain, found = _offsets(fragment)
+        matches.extend((start + len(text), end + len(text)) for start, end in found)
+        text += plain
+    return text, matches

@@ -20,23 +20,36 @@ OUTPUT_FORMATS = ("table", "json", "csv", "bibtex")
 
 DEFAULT_CORPUS = "corpus"
 
-def _index_dir(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+
+def _index_location(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+    """An index folder (a Path) or an OpenSearch URL (text: a Path would fold its ``//``)."""
     if not value.strip():  # Path("") would be the current directory
         raise click.BadParameter("must not be empty", ctx=ctx, param=param)
-    from searchengine.engines.opensearch.location import is_cluster
+    from searchengine.engines.opensearch.location import is_cluster, parse_location
+    from searchengine.errors import SearchEngineError
 
-    # An OpenSearch URL stays text: a Path would fold its "//".
-    return value.strip() if is_cluster(value) else Path(value)
+    if is_cluster(value):
+        try:
+            parse_location(value)
+        except SearchEngineError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+        return value.strip()
+    if Path(value).is_file():
+        raise click.BadParameter(f"{value!r} is a file, not an index folder", ctx=ctx, param=param)
+    return Path(value)
 
 
 index_dir_option = click.option(
+    "--index",
     "--index-dir",
+    "index_dir",
     envvar="SEARCHENGINE_INDEX",
     default="index",
     show_default=True,
-    type=click.Path(file_okay=False),
-    callback=_index_dir,
-    help="Index directory (or set SEARCHENGINE_INDEX).",
+    metavar="LOCATION",
+    callback=_index_location,
+    help="Index folder, or an OpenSearch index URL http(s)://[user:password@]host:port[,host:port...]/NAME "
+         "(or set SEARCHENGINE_INDEX).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 
@@ -422,11 +435,12 @@ def stats(index_dir: Path, as_json: bool) -> None:
     """Print the number of documents and counts by year and category."""
     from searchengine.search import open_index
 
-    data = open_index(index_dir).stats()
+    index = open_index(index_dir)
+    data = index.stats()
     if as_json:
         _print_json(data)
         return
-    click.echo(f"{_count(data['documents'], 'document')} in {index_dir}")
+    click.echo(f"{_count(data['documents'], 'document')} in {index.engine.location}")
     width = max([10, *(len(c) for c in data["categories"])])
     click.echo("\nYears:")
     for year, count in data["years"].items():

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 from urllib.parse import quote
 
 from flask import Flask, Response, jsonify, make_response, redirect, render_template, request
@@ -148,9 +147,9 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     """Build the web application over one index.
 
     Args:
-        index_dir: the index directory (default: ``$SEARCHENGINE_INDEX`` or
-            ``index/``). The app follows the directory's current generation,
-            so a rebuild is served without a restart.
+        index_dir: the index folder or OpenSearch URL (default:
+            ``$SEARCHENGINE_INDEX`` or ``index/``). The app follows the
+            index as it is rebuilt, without a restart.
         index: an already open :class:`SearchIndex` to serve instead.
 
     Raises:
@@ -161,9 +160,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.config.update(JSON_SORT_KEYS=False, MAX_CONTENT_LENGTH=16 * 1024, PROPAGATE_EXCEPTIONS=False)
     app.json.sort_keys = False
     app.json.ensure_ascii = False
-    search_index = index or open_index(
-        Path(index_dir or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR)
-    )
+    search_index = index or open_index(index_dir or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR)
     app.extensions["searchengine.index"] = search_index
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked

@@ -19,8 +19,9 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def serve(index, index_dir: Path, *, host: str, port: int, threads: int, workers: int, debug: bool) -> None:
-    """Serve ``index`` (open at ``index_dir``) on ``host:port`` until Ctrl-C or SIGTERM.
+def serve(index, index_dir: Path | str, *, host: str, port: int, threads: int, workers: int, debug: bool) -> None:
+    """Serve ``index`` (open at ``index_dir``, a folder or a cluster URL) on
+    ``host:port`` until Ctrl-C or SIGTERM. Messages name the index without credentials.
 
     With ``workers`` above 1, :func:`serve_processes` serves from that many
     processes; ``debug`` runs Flask's development server (never expose it).
@@ -33,7 +34,7 @@ def serve(index, index_dir: Path, *, host: str, port: int, threads: int, workers
         # Each worker opens its own; files held here would be inherited by
         # every worker and keep the first generation on disk after rebuilds.
         index.close()
-        serve_processes(index_dir, host, port, threads, workers)
+        serve_processes(index_dir, index.engine.location, host, port, threads, workers)
         return
     index.warm_up()
     app = create_app(index=index)
@@ -43,7 +44,7 @@ def serve(index, index_dir: Path, *, host: str, port: int, threads: int, workers
     import waitress
 
     server = waitress.create_server(app, host=host, port=port, **waitress_options(threads))
-    _say(f"Serving {index_dir} on http://{server.effective_host}:{server.effective_port}/ (Ctrl-C to stop)")
+    _say(f"Serving {index.engine.location} on http://{server.effective_host}:{server.effective_port}/ (Ctrl-C to stop)")
     try:
         server.run()
     except KeyboardInterrupt:
@@ -57,7 +58,7 @@ def serve(index, index_dir: Path, *, host: str, port: int, threads: int, workers
 SERVER_PROCESS_MIN_SECONDS = 10.0
 
 
-def serve_processes(index_dir: Path, host: str, port: int, threads: int, workers: int) -> None:
+def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, threads: int, workers: int) -> None:
     """Serve with ``workers`` waitress processes of ``threads`` threads each,
     sharing one listening socket.
 
@@ -99,7 +100,7 @@ def serve_processes(index_dir: Path, host: str, port: int, threads: int, workers
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)
-    _say(f"Serving {index_dir} on http://{host}:{port}/ with {workers} processes (Ctrl-C to stop)")
+    _say(f"Serving {shown} on http://{host}:{port}/ with {workers} processes (Ctrl-C to stop)")
     try:
         for _ in range(workers):
             start()
@@ -126,7 +127,7 @@ def serve_processes(index_dir: Path, host: str, port: int, threads: int, workers
         sock.close()
 
 
-def _serve_socket(index_dir: Path, sock, threads: int) -> None:
+def _serve_socket(index_dir: Path | str, sock, threads: int) -> None:
     """One server process: the index, warmed, behind waitress on the shared ``sock``."""
     import waitress
 

@@ -149,3 +149,10 @@ def arxiv_id(text: str) -> str | None:
             archive = archive.lower()
         found = f"{archive}/{number}"
     return found
+
+
+def sort_title(title: str) -> str:
+    """``title`` folded for case and accents: the key of the ``title`` sort
+    order in every engine (compared by code point)."""
+    decomposed = unicodedata.normalize("NFKD", title.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).strip()

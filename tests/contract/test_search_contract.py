@@ -12,7 +12,7 @@ import re
 import pytest
 
 from conftest import contains_word, corpus_records
-from tests.contract.conftest import differs
+from .conftest import differs
 from searchengine import QueryError, RecordNotFoundError
 
 CB_SPMV = "t-30f1b8f5a2a1"      # CB-SpMV: ... Block-Based SpMV on GPUs (2026)

@@ -63,7 +63,7 @@ from __future__ import annotations
 import os
 
 from searchengine import filters
-from searchengine.records import Record
+from searchengine.records import Record, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
 DEFAULT_SHARDS = 3
@@ -131,12 +131,12 @@ _CLASSICAL_PLURALS = (
 def _rules():
     """The product's analysis rules (token pattern, stop words, CJK ranges).
 
-    They are defined with the embedded analyzer; imported here, on first use,
-    so that both engines always cut and drop the same words.
+    They are the query language's (:mod:`searchengine.querylang.text`), which the
+    embedded analyzer is built from too, so both engines cut and drop the same words.
     """
-    from searchengine.engines.whoosh import analysis
+    from searchengine.querylang import text
 
-    return analysis.TOKEN_PATTERN, analysis.STOP_WORDS, analysis.CJK_CHARS
+    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS
 
 
 def cjk_ranges(cjk_chars: str) -> list[tuple[int, int]]:
@@ -350,9 +350,7 @@ def title_sort_key(title: str) -> str:
     """The ``sort_title`` value: the title folded for case and accents, exactly
     the embedded engine's title order key (code point order of the folded
     text, which a keyword field keeps as UTF-8 byte order)."""
-    from searchengine.engines.whoosh.columns import title_sort_key as folded  # no Whoosh import
-
-    return folded(title).decode("utf-8")[:SORT_TITLE_CHARS]
+    return sort_title(title)[:SORT_TITLE_CHARS]
 
 
 def document(record: Record) -> dict:

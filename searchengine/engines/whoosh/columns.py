@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import heapq
 import threading
-import unicodedata
 from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
@@ -35,6 +34,7 @@ from itertools import chain
 from searchengine.errors import QueryError
 from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue
 from searchengine.limits import SORTS
+from searchengine.records import sort_title
 
 # Separators inside a packed facet_data value (never in clean record text).
 _FIELD_SEP = "\x1e"
@@ -61,8 +61,7 @@ def title_sort_key(title: str) -> bytes:
 
     Byte order of the folded UTF-8 equals code point order of the folded text.
     """
-    decomposed = unicodedata.normalize("NFKD", title.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).strip().encode("utf-8")
+    return sort_title(title).encode("utf-8")
 
 
 class FacetColumns:

@@ -5,7 +5,7 @@ The engine reaches below the public APIs where that is many times faster
 steps without its root-cutting step 4, the tokenizer's match timer left
 off) or where Whoosh offers no public hook (a writer's temporary storage and
 posting stream). Those names are not promised to stay: :func:`missing`
-lists the ones an installed version lacks (``tests/engines/whoosh/test_internals.py``
+lists the ones an installed version lacks (``tests/engines/whoosh_engine/test_internals.py``
 fails with that list), and pyproject.toml bounds both packages to the
 releases tested.
 """

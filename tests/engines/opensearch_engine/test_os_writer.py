@@ -390,15 +390,19 @@ def test_without_the_client_package(monkeypatch):
         build_index([CORPUS], "http://127.0.0.1:9/papers")
 
 
-def test_searching_a_cluster_index_says_it_is_not_there_yet():
-    from searchengine import open_index
-    from searchengine.engines.opensearch.engine import OpenSearchEngine
+def test_searching_an_unreachable_cluster_is_one_line_without_the_password():
+    from click.testing import CliRunner
 
-    if callable(getattr(OpenSearchEngine, "call", None)):
-        pytest.skip("the OpenSearch searcher is there")
-    with pytest.raises(SearchEngineError, match="not available yet") as caught:
-        open_index("http://user:secret@127.0.0.1:9/papers")
-    assert "secret" not in str(caught.value)
+    from searchengine import ClusterError, open_index
+    from searchengine.cli import main
+
+    with pytest.raises(ClusterError, match="unreachable") as caught:
+        open_index("http://user:secret@127.0.0.1:9/papers").search("gpu")
+    assert "secret" not in str(caught.value) and "\n" not in str(caught.value)
+    result = CliRunner().invoke(main, ["search", "gpu", "--index", "http://user:secret@127.0.0.1:9/papers"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: http://127.0.0.1:9/papers: ") and result.output.count("\n") == 1
+    assert "secret" not in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.cluster

@@ -1,4 +1,4 @@
-"""Shared fixtures: small real indexes built in temporary directories."""
+"""Shared fixtures: small real indexes built in temporary directories, and the large test data."""
 
 from __future__ import annotations
 
@@ -8,9 +8,19 @@ import pytest
 
 from searchengine import build_index, open_index
 
+import shareddata
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus"
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data``: a test that takes it skips without the data (fails under CI).
+
+    Session-scoped, so it is set up, and skips, before the fixtures that read the data.
+    """
+    return shareddata.require()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,13 @@
-"""Versions and duplicates, ``index --update`` and ``remove``."""
+"""Versions and duplicates, ``index --update`` and ``remove``.
+
+The OAI and Atom samples are the real ones in ../shared/data, or generated
+files of the same shapes (``shareddata.arxiv_samples``): 200 OAI records with
+ids 0704.0001 to 0704.0200, the first at version 2, and Atom feeds of 1, 10
+and 100 entries whose ids are not among them.
+"""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -10,12 +17,8 @@ from searchengine.engines.whoosh import store
 from searchengine.cli import main
 from searchengine.indexer import remove_documents, update_index
 
-from conftest import CORPUS, SHARED_DATA, write
-
-OAI = SHARED_DATA / "arxiv" / "kaggle_oai_snapshot_sample.jsonl"
-ATOM = SHARED_DATA / "arxiv" / "api_atom_samples"
-pytestmark = pytest.mark.skipif(not OAI.exists(), reason="../shared/data/arxiv is not there")
-FIRST_OAI_TITLE = "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
+from conftest import CORPUS, write
+from shareddata import arxiv_samples
 
 
 def jsonl(path, *records):
@@ -27,10 +30,25 @@ def titles(index, query):
 
 
 @pytest.fixture(scope="module")
-def oai_index(tmp_path_factory):
+def samples(tmp_path_factory):
+    return arxiv_samples(tmp_path_factory.mktemp("samples"))
+
+
+@pytest.fixture(scope="module")
+def oai(samples):
+    return samples.oai
+
+
+def first_title(oai) -> str:
+    """The title of the sample's first record (0704.0001), hard line wraps collapsed."""
+    return " ".join(json.loads(oai.read_text(encoding="utf-8").splitlines()[0])["title"].split())
+
+
+@pytest.fixture(scope="module")
+def oai_index(oai, tmp_path_factory):
     """An index of the 200 OAI records, built once; tests copy it before changing it."""
     path = tmp_path_factory.mktemp("oai") / "index"
-    assert build_index([OAI], path).documents == 200
+    assert build_index([oai], path).documents == 200
     return path
 
 
@@ -61,17 +79,23 @@ def test_versions_of_one_paper_are_one_document_and_the_latest_wins(tmp_path):
     assert [(h.title, h.authors) for h in hits] == [("Another paper", ["D", "E"])]
 
 
-def test_reindexing_the_same_input_keeps_the_count(index_copy, tmp_path):
-    again = update_index([OAI], index_copy)
+def test_reindexing_the_same_input_keeps_the_count(oai, index_copy, tmp_path):
+    again = update_index([oai], index_copy)
     assert (again.documents, again.added, again.replaced, again.skipped) == (200, 0, 200, 0)
-    assert build_index([OAI], index_copy).documents == 200
+    assert build_index([oai], index_copy).documents == 200
     assert open_index(index_copy).doc_count == 200
 
 
-def test_update_adds_new_documents_and_replaces_by_id(index_copy, tmp_path):
+def test_update_adds_new_documents_and_replaces_by_id(samples, index_copy, tmp_path):
     before = store.current_generation(index_copy)
-    summary = update_index([ATOM], index_copy)
-    # 1 + 10 + 100 entries; 1201.4869 and 1111.2011 are not among the OAI ids.
+    # The three longest words of the v2 title find it, until v3 replaces it.
+    old_title = first_title(samples.oai)
+    words = " ".join(sorted(re.findall(r"[A-Za-z]{4,}", old_title), key=len, reverse=True)[:3])
+    index = open_index(index_copy)
+    assert old_title in titles(index, words)
+    index.close()
+    summary = update_index([samples.atom_folder], index_copy)
+    # 1 + 10 + 100 entries, none with an id of the OAI sample.
     assert (summary.records, summary.added, summary.replaced, summary.documents) == (111, 111, 0, 311)
     # The generation readers had open before the update is unchanged, and kept.
     from whoosh import index as whoosh_index
@@ -82,7 +106,7 @@ def test_update_adds_new_documents_and_replaces_by_id(index_copy, tmp_path):
     assert (summary.added, summary.replaced, summary.documents) == (0, 1, 311)
     index = open_index(index_copy)
     assert [h.title for h in index.search("id:0704.0001").hits] == ["Diphoton production revisited"]
-    assert titles(index, '"prompt diphoton"') == []  # the replaced v2 title is gone
+    assert old_title not in titles(index, words)  # the replaced v2 title is gone
     # Only the current and the previous generation are kept.
     assert len(list(index_copy.glob("gen-*"))) == 2 and not before.exists()
     # Every file of the new generation belongs to a segment its table of contents names.
@@ -94,12 +118,12 @@ def test_update_adds_new_documents_and_replaces_by_id(index_copy, tmp_path):
                                                      for name in files - tocs), sorted(files)
 
 
-def test_an_older_version_does_not_replace_a_newer_one(index_copy, tmp_path):
+def test_an_older_version_does_not_replace_a_newer_one(oai, index_copy, tmp_path):
     older = jsonl(tmp_path / "older.jsonl", {"id": "0704.0001v1", "title": "Old title"})
     summary = update_index([older], index_copy)
     assert (summary.added, summary.replaced, summary.documents) == (0, 0, 200)
     assert [str(p) for p in summary.problems] == [f"{older}:1: 0704.0001 v1 is older than the indexed v2 (skipped)"]
-    assert [h.title for h in open_index(index_copy).search("id:0704.0001").hits] == [FIRST_OAI_TITLE]
+    assert [h.title for h in open_index(index_copy).search("id:0704.0001").hits] == [first_title(oai)]
 
 
 def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
@@ -120,8 +144,8 @@ def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
     assert [h.title for h in open_index(index_copy).search("id:0704.0005").hits] == ["Injected copy"]
 
 
-def test_update_without_an_index_builds_one(tmp_path):
-    summary = update_index([OAI], tmp_path / "new")
+def test_update_without_an_index_builds_one(oai, tmp_path):
+    summary = update_index([oai], tmp_path / "new")
     assert (summary.documents, summary.added) == (200, 200)
 
 
@@ -156,7 +180,7 @@ def test_cli_update_and_remove_print_summaries(index_copy, tmp_path):
     assert runner.invoke(main, ["remove", "--index-dir", str(index_copy)]).exit_code == 2
 
 
-def test_cli_quiet_hides_skipped_lines_and_format_is_checked(tmp_path):
+def test_cli_quiet_hides_skipped_lines_and_format_is_checked(oai, tmp_path):
     runner = CliRunner()
     bad = write(tmp_path / "bad.jsonl", '{"title": "Good"}\n{broken\n')
     result = runner.invoke(main, ["index", str(bad), "--quiet", "--index-dir", str(tmp_path / "ix")])
@@ -170,16 +194,16 @@ def test_cli_quiet_hides_skipped_lines_and_format_is_checked(tmp_path):
 
     help_text = " ".join(runner.invoke(main, ["index", "--help"]).stdout.split())
     assert all(name in help_text for name in FORMATS)
-    result = runner.invoke(main, ["index", str(OAI), "--format", "jsonl", "--json", "--index-dir", str(tmp_path / "ix")])
+    result = runner.invoke(main, ["index", str(oai), "--format", "jsonl", "--json", "--index-dir", str(tmp_path / "ix")])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["documents"] == 200
 
 
-def test_replaced_documents_do_not_pile_up_in_old_segments(index_copy):
+def test_replaced_documents_do_not_pile_up_in_old_segments(oai, index_copy):
     from whoosh import index as whoosh_index
 
     for _ in range(2):
-        update_index([OAI], index_copy)
+        update_index([oai], index_copy)
     ix = whoosh_index.open_dir(str(store.current_generation(index_copy)))
     segments = ix._segments()
     # Every document was replaced twice; the segments holding the old copies are gone.
@@ -187,12 +211,12 @@ def test_replaced_documents_do_not_pile_up_in_old_segments(index_copy):
     assert sum(s.deleted_count() for s in segments) == 0
 
 
-def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(tmp_path):
+def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(oai, tmp_path):
     (tmp_path / "index" / "gen-x").mkdir(parents=True)
     (tmp_path / "index" / "gen-x" / "_MAIN_1.toc").write_bytes(b"garbage")
     (tmp_path / "index" / "CURRENT").write_text("gen-x\n")
     runner = CliRunner()
-    for args in (["index", "--update", str(OAI)], ["remove", "0704.0001"]):
+    for args in (["index", "--update", str(oai)], ["remove", "0704.0001"]):
         result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])
         assert result.exit_code == 1
         assert result.stderr.startswith(f"Error: {tmp_path / 'index' / 'gen-x'}: index cannot be opened (")
@@ -232,11 +256,11 @@ def _stderr_on_a_terminal(args):
     return b"".join(chunks).decode("utf-8", "replace"), process.stdout.read().decode()
 
 
-def test_progress_bar_shows_on_a_terminal_unless_quiet(tmp_path):
-    shown, stdout = _stderr_on_a_terminal(["index", str(OAI), "--index-dir", str(tmp_path / "a")])
+def test_progress_bar_shows_on_a_terminal_unless_quiet(oai, tmp_path):
+    shown, stdout = _stderr_on_a_terminal(["index", str(oai), "--index-dir", str(tmp_path / "a")])
     assert "Indexing: " in shown and " records" in shown
     assert stdout.startswith(f"Indexed 200 documents into {tmp_path / 'a'} (200 records read, 0 skipped) in ")
-    quiet, stdout = _stderr_on_a_terminal(["index", str(OAI), "--quiet", "--index-dir", str(tmp_path / "b")])
+    quiet, stdout = _stderr_on_a_terminal(["index", str(oai), "--quiet", "--index-dir", str(tmp_path / "b")])
     assert quiet == "" and stdout.startswith("Indexed 200 documents")
 
 
@@ -258,7 +282,7 @@ WORDS = ("gpu", "memory", "model", "learning", "sparse", "graph")
 
 
 @pytest.mark.parametrize("how", ["truncate", "overwrite", "head"])
-def test_damaged_segments_are_one_line_errors_for_search_and_update(tmp_path, how):
+def test_damaged_segments_are_one_line_errors_for_search_and_update(oai, tmp_path, how):
     from searchengine import open_index
     from searchengine.errors import IndexDamagedError
 
@@ -274,7 +298,7 @@ def test_damaged_segments_are_one_line_errors_for_search_and_update(tmp_path, ho
             assert "index cannot be" in result.stderr and "internal error" not in result.stderr
             assert len(result.stderr.splitlines()) == 1
     assert failed >= 1
-    result = runner.invoke(main, ["index", "--update", str(OAI), "--index-dir", str(tmp_path / "index")])
+    result = runner.invoke(main, ["index", "--update", str(oai), "--index-dir", str(tmp_path / "index")])
     assert "Aborted" not in result.stderr and "Traceback" not in result.output
     if how != "overwrite":  # an update opens every segment: it stops, with nothing published or left behind
         assert result.exit_code == 1 and "index cannot be" in result.stderr

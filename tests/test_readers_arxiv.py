@@ -1,4 +1,4 @@
-"""The arXiv readers and the CSV reader, on the real samples in ../shared/data/arxiv."""
+"""The arXiv readers and the CSV reader; the arXiv ones on the real samples in ../shared/data/arxiv."""
 
 import gzip
 import itertools
@@ -11,17 +11,16 @@ from searchengine.readers.arxivmeta import arxiv_categories, split_version, year
 from searchengine.tex import tex_to_text
 from searchengine.records import title_id
 
-from conftest import SHARED_DATA, write
+from conftest import write
+from shareddata import DATA
 
-ARXIV = SHARED_DATA / "arxiv"
+ARXIV = DATA / "arxiv"
 OAI = ARXIV / "kaggle_oai_snapshot_sample.jsonl"
 LISTING = ARXIV / "arxiv_listing_sample.jsonl.gz"
 ATOM = ARXIV / "api_atom_samples"
 ATOM_OLD_ONE = ATOM / "api2016_id_list_1111.2011v2.xml"
 ATOM_OLD = ATOM / "api2016_search_query_au_del_maestro.xml"
 ATOM_NEW = ATOM / "api2026_search_query_testing_start0_max100.xml"
-
-pytestmark = pytest.mark.skipif(not ARXIV.is_dir(), reason="../shared/data/arxiv is not there")
 
 
 def read(paths, format=None):
@@ -30,6 +29,7 @@ def read(paths, format=None):
     return records, problems
 
 
+@pytest.mark.usefixtures("shared_data")
 @pytest.mark.parametrize(
     ("path", "name"),
     [(OAI, "arxiv-oai"), (LISTING, "arxiv-listing"), (ATOM_OLD_ONE, "arxiv-atom"),
@@ -39,6 +39,7 @@ def test_each_sample_is_recognised_by_content(path, name):
     assert detect_format(path) == name
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_sniffing_is_unambiguous_across_formats(tmp_path):
     samples = {
         "arxiv-oai": OAI.read_text(encoding="utf-8").splitlines()[0] + "\n",
@@ -54,6 +55,7 @@ def test_sniffing_is_unambiguous_across_formats(tmp_path):
         assert [n for n, module in FORMATS.items() if module.sniff(head)][0] == name
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_oai_snapshot_reads_all_200_records_with_exact_fields():
     records, problems = read([OAI])
     assert problems == []
@@ -88,6 +90,7 @@ def test_oai_without_authors_parsed_decodes_tex_in_the_authors_string(tmp_path):
     assert (records[0].id, records[0].version, records[0].year) == ("0704.0062", 3, 2007)
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_oai_bad_lines_are_reported_with_line_numbers(tmp_path):
     good = OAI.read_text(encoding="utf-8").splitlines()[0]
     lines = [good, '{"id": "0704.9999", "title": null, "versions": [], "update_date": "2007-01-01"}',
@@ -102,6 +105,7 @@ def test_oai_bad_lines_are_reported_with_line_numbers(tmp_path):
     ]
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_listing_sample_reads_all_74728_records():
     records, problems = read([LISTING])
     assert problems == []
@@ -114,6 +118,7 @@ def test_listing_sample_reads_all_74728_records():
     assert all(r.title and r.abstract and r.authors and r.categories for r in records)
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_listing_record_fields_and_class_codes_dropped():
     records = list(itertools.islice(read_records([LISTING], []), 200))
     by_id = {r.id: r for r in records[:200]}
@@ -133,6 +138,7 @@ def test_listing_record_fields_and_class_codes_dropped():
     assert by_id["2503.12780"].source == f"{LISTING}:160"
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_atom_old_layout_single_entry():
     records, problems = read([ATOM_OLD_ONE])
     assert problems == [] and len(records) == 1
@@ -146,6 +152,7 @@ def test_atom_old_layout_single_entry():
     assert record.source == f"{ATOM_OLD_ONE}:10"
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_atom_old_layout_search_feed_with_old_style_ids():
     records, problems = read([ATOM_OLD])
     assert problems == [] and len(records) == 10
@@ -157,6 +164,7 @@ def test_atom_old_layout_search_feed_with_old_style_ids():
     assert sum("A. Del Maestro" in r.authors for r in records) == 4
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_atom_new_layout_reads_100_entries():
     records, problems = read([ATOM_NEW])
     assert problems == [] and len(records) == 100
@@ -168,6 +176,7 @@ def test_atom_new_layout_reads_100_entries():
     assert first.url == "https://arxiv.org/abs/2202.12139v1"
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_atom_error_entry_and_broken_xml_are_reported(tmp_path):
     feed = ATOM_OLD_ONE.read_text(encoding="utf-8")
     error_entry = ("<entry><id>http://arxiv.org/api/errors#incorrect_id_format_for_1234</id>"
@@ -182,6 +191,7 @@ def test_atom_error_entry_and_broken_xml_are_reported(tmp_path):
     assert len(problems) == 1 and str(problems[0]).startswith(f"{cut}:54: XML is not well formed (mismatched tag")
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_atom_feed_cut_inside_an_entry_reports_that_entry(tmp_path):
     lines = ATOM_OLD.read_text(encoding="utf-8").split("\n")
     # Entries start on lines 10, 49, 81, ...; cut two lines into the third one.
@@ -231,6 +241,7 @@ def test_csv_with_record_field_names(tmp_path):
     ]
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_format_can_be_forced(tmp_path):
     # A listing line read as plain JSON lines has no abstract ("summary" is not a Record field).
     line = gzip.open(LISTING, "rt", encoding="utf-8").readline()
@@ -259,6 +270,7 @@ def test_year_from_id_and_category_filter_and_tex():
     assert tex_to_text("Bal\\'azs") == "Balázs" and tex_to_text("plain") == "plain"
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_listing_reader_streams(tmp_path):
     # Reading the first records of the 130 MB sample does not read the whole file.
     problems = []

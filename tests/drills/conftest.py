@@ -5,23 +5,28 @@ Every test under ``tests/drills/`` carries the ``drills`` marker, so
 leaves it out. A drill records what it measured with the ``figures``
 fixture; the numbers are printed as one table at the end of the run.
 
+The drills read arXiv listing records: those of the real sample in
+``../shared/data`` when it is there, generated ones otherwise (see
+``tests/shareddata.py``), so that they run on a fresh clone too.
 ``DRILL_RECORDS`` sets the size of the arXiv subset the drills search
-(default 10,000; ``0`` means all 74,728 records of the sample).
+(default 10,000 real or 2,000 generated records; ``0`` means all 74,728
+records of the sample, or all 70,000 generated ones).
 """
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from shareddata import present, write_listing
+
 REPO = Path(__file__).resolve().parents[2]
-LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
 DEFAULT_RECORDS = 10_000
+# Fewer generated records: the drills keep a fresh clone's test run short.
+DEFAULT_GENERATED_RECORDS = 2_000
 
 _FIGURES: list[tuple[str, str, str]] = []
 
@@ -70,25 +75,15 @@ def pytest_terminal_summary(terminalreporter):
 
 def drill_records() -> int:
     """The subset size from ``DRILL_RECORDS`` (0: the whole sample)."""
-    return int(os.environ.get("DRILL_RECORDS", DEFAULT_RECORDS))
-
-
-def write_subset(path: Path, count: int, start: int = 0) -> int:
-    """Write listing records ``start .. start+count`` (all after ``start`` if ``count`` is 0)
-    as a JSON-lines file in the listing's own format; return how many were written."""
-    with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
-        chosen = list(itertools.islice(lines, start, start + count if count else None))
-    path.write_text("".join(chosen), encoding="utf-8")
-    return len(chosen)
+    default = DEFAULT_RECORDS if present() else DEFAULT_GENERATED_RECORDS
+    return int(os.environ.get("DRILL_RECORDS", default))
 
 
 @pytest.fixture(scope="session")
 def arxiv_subset(tmp_path_factory) -> Path:
     """The drills' arXiv records as one listing JSON-lines file."""
     path = tmp_path_factory.mktemp("drill-records") / "arxiv.jsonl"
-    if not LISTING.exists():
-        pytest.skip("../shared/data/arxiv is not there")
-    write_subset(path, drill_records())
+    write_listing(path, drill_records())
     return path
 
 

@@ -44,7 +44,8 @@ from pathlib import Path
 
 import pytest
 
-from drills.conftest import LISTING, REPO, write_subset
+from drills.conftest import REPO
+from shareddata import write_listing
 
 RECORDS = int(os.environ.get("CRASH_RECORDS", 600))
 # Runs of fewer records than the product's threshold for worker processes
@@ -57,8 +58,6 @@ UPDATE_STEP = RECORDS // 6
 # file (same id, same version: folded into one document by that commit).
 REPEATED = 20
 QUERIES = ["neural network", "quantum", "graph", "galaxy cluster", "convex optimization"]
-
-pytestmark = pytest.mark.skipif(not LISTING.exists(), reason="../shared/data/arxiv is not there")
 
 # The driver: the real command line, with a marker line per stage and an
 # optional self-kill on the n-th entry into a stage.
@@ -396,8 +395,8 @@ def drill(runner: Runner, index_dir: Path, points: list[Point], plan, tally: dic
 
 def test_kills_during_a_rebuild(runner, tmp_path, figures, tally):
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    write_subset(first, RECORDS)
-    write_subset(second, RECORDS + RECORDS // 8, start=RECORDS)
+    write_listing(first, RECORDS)
+    write_listing(second, RECORDS + RECORDS // 8, start=RECORDS)
     sets = [(first, listing_ids(first)), (second, listing_ids(second))]
     index_dir = tmp_path / "index"
 
@@ -416,7 +415,7 @@ def test_kills_during_a_rebuild(runner, tmp_path, figures, tally):
 
 def test_kills_during_an_update(runner, tmp_path, figures, tally):
     base = tmp_path / "base.jsonl"
-    write_subset(base, RECORDS)
+    write_listing(base, RECORDS)
     index_dir = tmp_path / "index"
     subprocess.run([sys.executable, "-m", "searchengine", "index", str(base), "--quiet", "--index-dir",
                     str(index_dir)], check=True, capture_output=True, cwd=REPO)
@@ -425,7 +424,7 @@ def test_kills_during_an_update(runner, tmp_path, figures, tally):
     def plan(number, point):
         source = tmp_path / f"update-{number}.jsonl"
         if not source.exists():
-            write_subset(source, RECORDS, start=RECORDS // 2 + number * UPDATE_STEP)
+            write_listing(source, RECORDS, start=RECORDS // 2 + number * UPDATE_STEP)
             if point is not None and point.stage.startswith("resolve"):
                 # Only these runs make the second commit: it merges the segments again.
                 lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -470,10 +469,10 @@ def race(runner: Runner, *commands: list[str]) -> list[tuple[float, dict]]:
 
 def test_two_writers_at_once(runner, tmp_path, figures):
     base, first, second, fresh = (tmp_path / f"{name}.jsonl" for name in ("base", "first", "second", "fresh"))
-    write_subset(base, RECORDS)
-    write_subset(first, RECORDS, start=RECORDS // 2)              # half replaces, half adds
-    write_subset(second, RECORDS, start=2 * RECORDS)              # all new
-    write_subset(fresh, RECORDS + RECORDS // 4, start=3 * RECORDS)
+    write_listing(base, RECORDS)
+    write_listing(first, RECORDS, start=RECORDS // 2)              # half replaces, half adds
+    write_listing(second, RECORDS, start=2 * RECORDS)              # all new
+    write_listing(fresh, RECORDS + RECORDS // 4, start=3 * RECORDS)
     ids = {path: listing_ids(path) for path in (base, first, second, fresh)}
     index_dir = tmp_path / "index"
     runner.complete(["index", str(base), "--quiet", "--index-dir", str(index_dir)])

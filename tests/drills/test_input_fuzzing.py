@@ -1,23 +1,26 @@
-"""Input fuzzing: damaged copies of real input files of every supported format.
+"""Input fuzzing: damaged copies of input files of every supported format.
 
-Each case starts from real data (arXiv listing lines of the subset, the
-Kaggle OAI snapshot sample, arXiv API Atom responses, the author pages in
-``../shared/seeds/``, the JSON-lines fixture, and a CSV written from real
-listing records), damages it in known places, and records what a correct
-indexer must do: which lines (``file:line``) are reported as bad records or
-files, and which ids end up indexed. The expected values are computed here,
-from how each file was built, never by the product's readers. Every case is
-indexed through the Python API and through ``searchengine index --json``:
-no traceback, exactly the damaged lines reported, exactly the good records
-indexed (repeated ids collapse to one document; of two versions the higher
-wins). ``index --update`` with damaged or unreadable files loses nothing
-already indexed.
+Each case starts from good input (arXiv listing lines, the Kaggle OAI
+snapshot sample, arXiv API Atom responses, the author pages of ``corpus/``,
+the JSON-lines fixture, and a CSV written from listing records), damages it
+in known places, and records what a correct indexer must do: which lines
+(``file:line``) are reported as bad records or files, and which ids end up
+indexed. The expected values are computed here, from how each file was
+built, never by the product's readers. Every case is indexed through the
+Python API and through ``searchengine index --json``: no traceback, exactly
+the damaged lines reported, exactly the good records indexed (repeated ids
+collapse to one document; of two versions the higher wins). ``index
+--update`` with damaged or unreadable files loses nothing already indexed.
 
 Damage: truncated lines, invalid UTF-8, UTF-16 and UTF-8 with a byte-order
 mark, CRLF, NUL bytes (raw and escaped), lines of megabytes, missing and
 wrong-typed fields, repeated ids and versions, an empty file, a folder of
 unrelated files (binary, image, prose, code, broken gzip), and combinations
 (in a gzip file too).
+
+The listing records, the OAI sample and the Atom responses are the real
+samples in ``../shared/data``, or without them generated files of the same
+formats (``tests/shareddata.py``): every case runs either way.
 
 Environment: ``DRILL_HUGE_MB`` sets the size of the huge lines (default 3;
 lines over the readers' 8 MB cap are reported, so keep it below 8).
@@ -46,14 +49,12 @@ from searchengine.cli import main
 from searchengine.errors import InputError
 from searchengine.readers import MAX_LINE_BYTES
 
-from .conftest import REPO, write_subset
+from shareddata import arxiv_samples, write_listing
 
-SHARED = REPO.parent / "shared"
-ARXIV = SHARED / "data" / "arxiv"
-OAI_SAMPLE = ARXIV / "kaggle_oai_snapshot_sample.jsonl"
-ATOM_SAMPLE = ARXIV / "api_atom_samples" / "api2016_search_query_au_del_maestro.xml"
-ATOM_2026 = ARXIV / "api_atom_samples" / "api2026_search_query_testing_start0_max100.xml"
-SEEDS = sorted((SHARED / "seeds").glob("*.txt"))
+from .conftest import REPO
+
+# The two author pages, in the order of their originals in ../shared/seeds/.
+SEEDS = [REPO / "corpus" / "longbin-zeng.txt", REPO / "corpus" / "depei-qian.txt"]
 FIXTURE = REPO / "tests" / "fixtures" / "facets.jsonl"
 HUGE_MB = float(os.environ.get("DRILL_HUGE_MB", 3))
 # Listing records of the sample used here: after the drills' search subset.
@@ -121,7 +122,7 @@ def write_lines(path: Path, lines: list[Line], *, newline: bytes = b"\n", bom: b
 
 def listing_objects(tmp: Path, count: int = 200, start: int = LISTING_START) -> list[dict]:
     path = tmp / "listing-source.jsonl"
-    write_subset(path, count, start)
+    write_listing(path, count, start)
     objects = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     path.unlink()
     return objects
@@ -288,7 +289,8 @@ def listing_combined(tmp: Path) -> Case:
 
 
 def oai_damaged(tmp: Path) -> Case:
-    objects = [json.loads(line) for line in OAI_SAMPLE.read_text(encoding="utf-8").splitlines()]
+    sample = arxiv_samples(tmp / "samples").oai
+    objects = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
     lines = [good(x) for x in objects]
     lines[16] = bad(lines[16].data[: len(lines[16].data) // 3])
     lines[89] = bad(lines[89].data[:-1])
@@ -333,14 +335,18 @@ def atom_ids(data: bytes) -> list[str]:
 
 
 def atom_damaged(tmp: Path) -> Case:
-    data = ATOM_SAMPLE.read_bytes()
+    """The 10-entry feed of the older layout, whose abstracts are wrapped over lines."""
+    data = arxiv_samples(tmp / "samples").atom_old.read_bytes()
     ids = atom_ids(data)
     lines = data.split(b"\n")
     entry_lines = [n for n, line in enumerate(lines, start=1) if ATOM_ENTRY.search(line)]
     # (1) CRLF and a BOM: every entry.
     (tmp / "crlf.xml").write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(lines))
-    # (2) A bad byte in a line of entry 2's abstract text: that line is reported, the entry kept.
-    text_line = next(n for n in range(entry_lines[1], entry_lines[2]) if b"case in which" in lines[n - 1])
+    # (2) A bad byte in a line of entry 2's abstract text (two lines after its
+    # <summary> tag): that line is reported, the entry kept.
+    summary_line = next(n for n in range(entry_lines[1], entry_lines[2]) if b"<summary>" in lines[n - 1])
+    text_line = summary_line + 2
+    assert b"<" not in lines[text_line - 1], lines[text_line - 1]
     broken = list(lines)
     broken[text_line - 1] = broken[text_line - 1] + b" \xff"
     (tmp / "badbyte.xml").write_bytes(b"\n".join(broken))
@@ -355,7 +361,7 @@ def atom_damaged(tmp: Path) -> Case:
 def atom_tag_damage(tmp: Path) -> Case:
     """A broken tag in entry 40 of the 100-entry feed: XML after it cannot be trusted, so
     (as documented) entries 1-39 are kept and the broken line is reported."""
-    data = ATOM_2026.read_bytes()
+    data = arxiv_samples(tmp / "samples").atom_new.read_bytes()
     lines = data.split(b"\n")
     entry_lines = [n for n, line in enumerate(lines, start=1) if ATOM_ENTRY.search(line)]
     title_line = next(n for n in range(entry_lines[39], entry_lines[40]) if b"</title>" in lines[n - 1])

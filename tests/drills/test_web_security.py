@@ -49,10 +49,12 @@ import pytest
 from searchengine import build_index
 
 from live import chromium, serving
+from shareddata import write_listing
 
-from .conftest import REPO, write_subset
+from .conftest import REPO
 
 API_EXAMPLES = int(os.environ.get("DRILL_API_EXAMPLES", 100))
+# Ordinary arXiv listing records indexed beside the payload records.
 REAL_RECORDS = 200
 PAGE_LOAD_SECONDS = 20
 # The browser drill stops after this many problems.
@@ -215,13 +217,13 @@ def records(payload_list, sentinel) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def payload_index_dir(records, tmp_path_factory) -> Path:
-    """The payload records and :data:`REAL_RECORDS` real arXiv records, indexed."""
+    """The payload records and :data:`REAL_RECORDS` arXiv listing records, indexed."""
     folder = tmp_path_factory.mktemp("websec")
     hostile = folder / "hostile.jsonl"
     hostile.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     inputs = [hostile]
     real = folder / "real.jsonl"
-    if write_subset(real, REAL_RECORDS):
+    if write_listing(real, REAL_RECORDS):
         inputs.append(real)
     index_dir = folder / "index"
     summary = build_index(inputs, index_dir)

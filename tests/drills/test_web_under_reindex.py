@@ -45,7 +45,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from drills.conftest import LISTING, REPO, write_subset
+from drills.conftest import REPO
+from shareddata import write_listing
 
 SECONDS = float(os.environ.get("WEB_LOAD_SECONDS", 60))
 CLIENTS = int(os.environ.get("WEB_LOAD_CLIENTS", 50))
@@ -55,8 +56,6 @@ RECORDS_B = RECORDS_A + RECORDS_A // 5
 WORDS = ["learning", "quantum", "graph", "neural network", "diffusion", "language models", "robot",
          "reinforcement learning", "galaxy", "optimization", "transformer", "segmentation", "privacy",
          "protein", "causal", "federated", "benchmark", "attention", "spectral", "control"]
-
-pytestmark = pytest.mark.skipif(not LISTING.exists(), reason="../shared/data/arxiv is not there")
 
 HTML_TOTAL = re.compile(r'<h1 id="results-heading" class="summary">\s*([\d,]+) hits?\b')
 HTML_DOCUMENTS = re.compile(r"<p>(\d+) papers indexed\.")
@@ -197,7 +196,7 @@ def record_sets(tmp_path_factory):
     sets = {}
     for name, count, start in (("A", RECORDS_A, 0), ("B", RECORDS_B, RECORDS_A)):
         source = folder / f"{name}.jsonl"
-        write_subset(source, count, start)
+        write_listing(source, count, start)
         build_index([source], folder / f"index-{name}", jobs=1)
         sets[name] = (source, folder / f"index-{name}")
     expected = {}

@@ -6,8 +6,6 @@ which stops it at a chosen point (mid-stream, inside Whoosh's commit, before
 and inside the switch of ``CURRENT``, during clean-up).
 """
 
-import gzip
-import itertools
 import json
 import os
 import signal
@@ -23,10 +21,9 @@ from searchengine import build_index, open_index
 from searchengine.engines.whoosh import store
 from searchengine.indexer import update_index
 
-from conftest import SHARED_DATA
+from shareddata import write_listing
 
 REPO = Path(__file__).resolve().parent.parent
-LISTING = SHARED_DATA / "arxiv" / "arxiv_listing_sample.jsonl.gz"
 
 DRIVER = textwrap.dedent(
     """
@@ -86,10 +83,8 @@ def run(driver, point, nth, *args, **popen):
 
 
 def records_file(path, count, start=0):
-    """The first ``count`` records of the listing sample after ``start``, as a file."""
-    with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
-        chosen = list(itertools.islice(lines, start, start + count))
-    path.write_text("".join(chosen), encoding="utf-8")
+    """``count`` arXiv listing records after ``start`` (real or generated), as a file."""
+    write_listing(path, count, start)
     return path
 
 
@@ -102,9 +97,6 @@ def assert_clean_and_intact(index_dir, documents):
     current = store.current_generation(index_dir)
     assert all(g.name <= current.name for g in index_dir.glob("gen-*"))
     assert list(index_dir.glob(".CURRENT.*")) == []
-
-
-pytestmark = pytest.mark.skipif(not LISTING.exists(), reason="../shared/data/arxiv is not there")
 
 
 @pytest.fixture(scope="module")

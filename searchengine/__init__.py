@@ -1,4 +1,4 @@
-"""Full-text search over scientific abstracts, built on Whoosh.
+"""Full-text search over scientific abstracts: an embedded Whoosh engine, or an OpenSearch cluster.
 
 The public API::
 
@@ -7,8 +7,10 @@ The public API::
     results = index.search("SpMV GPU")
     print(results.to_dict())
 
-See :mod:`searchengine.search` for :class:`SearchResults` and the options of
-``search``, and :mod:`searchengine.errors` for the exceptions raised.
+``open_index`` takes an index folder or an OpenSearch URL
+(``http://127.0.0.1:9200/papers``). See :mod:`searchengine.search` for the
+options of ``search``, :mod:`searchengine.results` for :class:`SearchResults`,
+and :mod:`searchengine.errors` for the exceptions raised.
 """
 
 from searchengine.errors import (

@@ -33,6 +33,8 @@ from searchengine.results import Hit, SearchResults
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchResults", "open_index"]
 
 DEFAULT_INDEX_DIR = "index"
+#: Years and categories listed by :meth:`SearchIndex.stats`, at most (the facets' cap).
+STATS_VALUES = MAX_FACET_SIZE
 #: Said when feedback was left out to keep within the time budget.
 FEEDBACK_SKIPPED = "half the time budget was spent before feedback from the best hits; ranked without it"
 
@@ -308,24 +310,24 @@ class SearchIndex:
 
         Returns ``{"documents": int, "years": {"2026": int, ..., "unknown": int},
         "categories": {"cs.DC": int, ...}}``; years newest first, categories
-        by count then name. A paper in two categories counts in both.
+        by count then name, at most :data:`STATS_VALUES` of each. A paper in
+        two categories counts in both. Counted as the year and category
+        facets of every document (an aggregation on a cluster).
         """
+        from searchengine.filters import build_filters
+
         def run(searcher) -> dict[str, Any]:
-            years: dict[int | None, int] = {}
-            categories: dict[str, int] = {}
-            for record in searcher.records():
-                years[record.year] = years.get(record.year, 0) + 1
-                for category in record.categories:
-                    categories[category] = categories.get(category, 0) + 1
-            known = sorted((y for y in years if y is not None), reverse=True)
-            year_counts = {str(y): years[y] for y in known}
-            if None in years:
-                year_counts["unknown"] = years[None]
-            return {
-                "documents": searcher.doc_count(),
-                "years": year_counts,
-                "categories": dict(sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))),
-            }
+            everything = build_filters((), (), (), False)
+            matches = searcher.match(searcher.parse("", allow_empty=True), everything,
+                                     time.monotonic() + self.time_budget, [])
+            counted = searcher.facets(matches, everything, ("year", "category"), STATS_VALUES)
+            years = sorted((v for v in counted["year"].values if v.value is not None),
+                           key=lambda v: int(v.value), reverse=True)
+            year_counts = {str(v.value): v.count for v in years}
+            year_counts.update(("unknown", v.count) for v in counted["year"].values if v.value is None)
+            categories = sorted(((v.value, v.count) for v in counted["category"].values if v.value is not None),
+                                key=lambda kv: (-kv[1], kv[0]))
+            return {"documents": searcher.doc_count(), "years": year_counts, "categories": dict(categories)}
 
         return self.engine.call(run)
 

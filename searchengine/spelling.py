@@ -40,7 +40,7 @@ LONG_WORD = 5
 CANDIDATES = 3
 MAX_WORDS = 3
 # Candidates share this many first letters with the word: typos rarely hit
-# them, and Whoosh compares the word with every term of that prefix.
+# them, and the embedded lexicon compares the word with every word of that prefix.
 SHARED_PREFIX = 2
 # Queries of more words are not corrected (questions and pasted abstracts
 # rank by their many words; correcting them would cost a search per choice).
@@ -80,24 +80,32 @@ def edit_distance(a: str, b: str) -> int:
     return previous[len(b)]
 
 
-def _within(lexicon, word: str, maxdist: int) -> set[str]:
-    """Words of the ``lexicon`` within ``maxdist`` edits of ``word`` that
-    share its first :data:`SHARED_PREFIX` letters, but for a swap of two of the first three.
+def prefixes(word: str) -> set[str]:
+    """The first-letter prefixes a correction of ``word`` may start with: its
+    first :data:`SHARED_PREFIX` letters as typed, or with two of its first
+    three letters swapped (``nueral``: ``nu``, ``un``, ``ne``)."""
+    return {word[:SHARED_PREFIX], word[1::-1], word[0] + word[2:3]}
 
-    What Whoosh's ``terms_within`` finds without a word graph, but cheaper:
-    a word more than ``maxdist`` letters longer or shorter, or whose set of
+
+def within(lexicon, word: str, maxdist: int) -> set[str]:
+    """Words of the ``lexicon`` within ``maxdist`` edits of ``word`` that
+    start with one of its :func:`prefixes`.
+
+    The lexicon's ``near(word, maxdist)`` gives candidates (any superset of
+    the answer: the embedded engine's words of those prefixes, the cluster's
+    term suggester); the rule is applied here, the same for every engine. A
+    word more than ``maxdist`` letters longer or shorter, or whose set of
     letters differs from the word's by more than ``2 * maxdist`` (one edit
     changes it by at most two), cannot be that close, and is passed over
     before the edit distance is computed.
     """
     letters = set(word)
     size = len(word)
-    # A swap of the first two letters or of the second and third (``nueral``)
-    # changes the prefix: those prefixes are read too.
-    prefixes = {word[:SHARED_PREFIX], word[1::-1], word[0] + word[2:3]}
+    starts = prefixes(word)
     return {
-        term for prefix in prefixes for term in lexicon.words(prefix)
-        if abs(len(term) - size) <= maxdist
+        term for term in lexicon.near(word, maxdist)
+        if term[:SHARED_PREFIX] in starts
+        and abs(len(term) - size) <= maxdist
         and len(letters.symmetric_difference(term)) <= 2 * maxdist
         and edit_distance(word, term) <= maxdist
     }
@@ -105,7 +113,7 @@ def _within(lexicon, word: str, maxdist: int) -> set[str]:
 
 def _candidates(lexicon, word: str) -> list[str]:
     maxdist = 2 if len(word) >= LONG_WORD else 1
-    found = _within(lexicon, word, maxdist)
+    found = within(lexicon, word, maxdist)
     found.discard(word)
     ranked = sorted(found, key=lambda c: (edit_distance(word, c), -lexicon.frequency(c), c))
     return ranked[:CANDIDATES]
@@ -118,8 +126,9 @@ def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None =
     Args:
         lexicon: the index's words: ``doc_count()``, ``normalise(word)`` (the
             word as the lexicon holds it, ``None`` for a stop word),
-            ``frequency(word)`` (documents holding it) and ``words(prefix)``
-            (the sorted words starting with ``prefix``).
+            ``frequency(word)`` (documents holding it) and ``near(word,
+            maxdist)`` (indexed words that may be within ``maxdist`` edits,
+            see :func:`within`).
         text: the query as parsed (after repairs), e.g. ``sparce matrix``.
         total: hits the query found as typed.
         count_hits: function from query text to its number of hits; used to

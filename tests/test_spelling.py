@@ -42,7 +42,7 @@ def test_edit_distance_counts_transpositions_as_one(a, b, distance):
 def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir, warmed):
     from searchengine import open_index
     from searchengine.engines.whoosh.lexicon import SPELLING_FIELDS
-    from searchengine.spelling import SHARED_PREFIX, _within
+    from searchengine.spelling import SHARED_PREFIX, within
 
     index = open_index(corpus_index_dir)
     try:
@@ -57,11 +57,11 @@ def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir
             for maxdist in (1, 2):
                 expected = {w for w in vocabulary
                             if w[:SHARED_PREFIX] in prefixes and edit_distance(word, w) <= maxdist}
-                assert _within(Lexicon(reader), word, maxdist) == expected, (word, maxdist)
-        assert _within(Lexicon(reader), "matirx", 1) == {"matrix"}  # a transposition is one edit
-        assert "sparse" in _within(Lexicon(reader), "sparce", 1)
-        assert "memory" in _within(Lexicon(reader), "mmeory", 1)  # a swap in the prefix
-        assert "gpu" in _within(Lexicon(reader), "pgu", 1)
+                assert within(Lexicon(reader), word, maxdist) == expected, (word, maxdist)
+        assert within(Lexicon(reader), "matirx", 1) == {"matrix"}  # a transposition is one edit
+        assert "sparse" in within(Lexicon(reader), "sparce", 1)
+        assert "memory" in within(Lexicon(reader), "mmeory", 1)  # a swap in the prefix
+        assert "gpu" in within(Lexicon(reader), "pgu", 1)
     finally:
         index.close()
 

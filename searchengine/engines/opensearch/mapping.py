@@ -8,7 +8,8 @@ field                mapped as                                  used for
 ===================  =========================================  ==================================
 id                   keyword                                    identity, ``id:``, sort ties
 title, abstract      text: ``se_text`` (index), ``se_text_      ranking (BM25 per field), snippets
-                     search`` (queries), ``se_text_phrase``
+                     search`` (queries), ``se_text_phrase``;
+                     ``.spell``: ``se_spell``                   did-you-mean
 authors              text: ``se_name``; ``authors.raw`` keyword  ``authors:`` words; author facet
 year                 integer (absent when unknown)              filter, sort, facet
 categories           keyword, primary first                     category facet
@@ -73,7 +74,7 @@ DEFAULT_REPLICAS = 1
 #: The mark a physical index carries in its mapping's ``_meta``.
 META_KEY = "searchengine"
 #: Version of the layout below; an index of another layout must be rebuilt.
-LAYOUT = 1
+LAYOUT = 2
 
 # Per-field BM25 (Lucene's, summed over fields by the query) with the embedded
 # ranking's length normalisation per field and its K1.
@@ -199,7 +200,8 @@ def _word_delimiter(*, case_split: bool, joined: bool) -> dict:
 def analysis_settings() -> dict:
     """The ``index.analysis`` settings: analyzers ``se_text`` (indexing title and
     abstract), ``se_text_search`` (their queries), ``se_text_phrase`` (quoted
-    phrases: no joined words) and ``se_name`` (author names: folded, not stemmed)."""
+    phrases: no joined words), ``se_name`` (author names: folded, not stemmed)
+    and ``se_spell`` (the words did-you-mean chooses from: folded, whole)."""
     pattern, stop_words, cjk_chars = _rules()
     token_filters = {
         "se_word_cap": {"type": "truncate", "length": MAX_WORD},
@@ -245,6 +247,9 @@ def analysis_settings() -> dict:
                                           *tail]},
             "se_name": {"type": "custom", "tokenizer": "se_words",
                         "filter": ["se_word_cap", "lowercase", "asciifolding"]},
+            # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
+            "se_spell": {"type": "custom", "tokenizer": "se_words",
+                         "filter": ["se_word_cap", "lowercase", "asciifolding"]},
         },
     }
 
@@ -264,14 +269,16 @@ def mappings(alias: str) -> dict:
         return {"type": "text", "analyzer": analyzer, "similarity": f"se_{field}", **extra}
 
     keyword = {"type": "keyword", "ignore_above": MAX_KEYWORD}
+    # Only which documents hold a word: the term suggester and word frequencies.
+    spell = {"spell": {"type": "text", "analyzer": "se_spell", "index_options": "docs", "norms": False}}
     kept = {"type": "keyword", "index": False, "doc_values": False}
     return {
         "dynamic": "strict",
         "_meta": {META_KEY: {"alias": alias, "layout": LAYOUT}},
         "properties": {
             "id": {"type": "keyword"},  # at most 512 bytes, as every document id
-            "title": text("title", "se_text", search_analyzer="se_text_search"),
-            "abstract": text("abstract", "se_text", search_analyzer="se_text_search"),
+            "title": text("title", "se_text", search_analyzer="se_text_search", fields=spell),
+            "abstract": text("abstract", "se_text", search_analyzer="se_text_search", fields=spell),
             "authors": text("authors", "se_name", fields={"raw": keyword}),
             "year": {"type": "integer"},
             "categories": keyword,

@@ -89,14 +89,20 @@ class OpenSearchSearcher:
         """The query language's tree (:func:`searchengine.querylang.parse`)."""
         return querylang.parse(text, allow_empty=allow_empty)
 
-    def _count(self, query: dict) -> int:
+    def count(self, query: dict) -> int:
+        """Documents matching the Query DSL ``query`` (one count request)."""
         with self._errors("count matches"):
             return int(self.client.count(index=self.index, body={"query": query})["count"])
+
+    def request(self, action: str, body: dict) -> dict:
+        """The answer to a search request ``body``; ``action`` names it in errors."""
+        with self._errors(action):
+            return self.client.search(index=self.index, body=body)
 
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """How many documents match ``parsed`` within ``filters`` (one count request)."""
         matches = Matches(parsed.tree, to_dsl(parsed.tree), filters, 0)
-        matches.total = self._count(matches.full_query())
+        matches.total = self.count(matches.full_query())
         return matches
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
@@ -105,7 +111,7 @@ class OpenSearchSearcher:
         if alternatives is None:
             return None
         relaxed = Matches(alternatives, to_dsl(alternatives), matches.filters, 0)
-        relaxed.total = self._count(relaxed.full_query())
+        relaxed.total = self.count(relaxed.full_query())
         return relaxed if relaxed.total else None
 
     def describe(self, matches: Matches) -> str:
@@ -197,12 +203,16 @@ class OpenSearchSearcher:
         return counted
 
     def lexicon(self):
-        """No word list is kept on the cluster yet: did-you-mean offers nothing."""
-        return None
+        """The words of the titles and abstracts (:class:`.lexicon.ClusterLexicon`)."""
+        from searchengine.engines.opensearch.lexicon import ClusterLexicon
+
+        return ClusterLexicon(self)
 
     def corrections(self, matches: Matches):
-        """See :meth:`lexicon`."""
-        return None
+        """Hits of candidate corrections within ``matches``' filters (:class:`.lexicon.ClusterCorrections`)."""
+        from searchengine.engines.opensearch.lexicon import ClusterCorrections
+
+        return ClusterCorrections(self, matches.filters)
 
     def document(self, record_id: str) -> Record | None:
         """The record with that id (or its arXiv id, version or URL), or ``None``."""

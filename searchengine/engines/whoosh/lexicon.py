@@ -52,6 +52,15 @@ class Lexicon:
                     frequency = max(frequency, reader.doc_frequency(field, stem))
         return frequency
 
+    def near(self, word: str, maxdist: int) -> list[str]:
+        """Candidates for the words within ``maxdist`` edits of ``word``: every
+        word of the prefixes a correction may start with
+        (:func:`searchengine.spelling.prefixes`); the distance is checked by
+        :func:`searchengine.spelling.within`."""
+        from searchengine.spelling import prefixes
+
+        return [term for prefix in prefixes(word) for term in self.words(prefix)]
+
     def words(self, prefix: str) -> list[str]:
         """The sorted words starting with ``prefix``, kept with the reader."""
         reader = self.reader

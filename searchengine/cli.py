@@ -279,10 +279,14 @@ def _emit(results, output_format: str, heading: str, scored: bool = True) -> Non
         _print_json(results.to_dict())
     elif output_format == "table":
         click.echo(f"{heading} ({results.took_ms:.0f} ms)")
+        if results.corrected:
+            click.echo(f"Showing results for {results.corrected!r}; search instead for {results.query!r} with --exact.")
+        elif results.suggestion:
+            click.echo(f"Did you mean: {results.suggestion}")
         if results.relaxed:
             click.echo("No paper has every word of the query; showing papers with some of them.")
-        if results.suggestion:
-            click.echo(f"Did you mean: {results.suggestion}")
+            if results.unmatched:
+                click.echo(f"{', '.join(map(repr, results.unmatched))} matched no paper.")
         for note in results.notes:
             click.echo(f"Note: {note}")
         _render_hits(results, first_rank, scored)
@@ -358,11 +362,13 @@ limit_option = click.option(
               help="Count these facets over all hits: year,author,category.")
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")
+@click.option("--exact", is_flag=True, help="Search the query as typed, never a correction of it.")
 @index_dir_option
 @json_option
 @format_option
 def search(words: tuple[str, ...], year, author, category, primary_only: bool, sort, limit: int, page: int,
-           facet_names, facet_size: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
+           facet_names, facet_size: int, exact: bool, index_dir: Path, as_json: bool,
+           output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
     QUERY may be quoted or not: `search gpu memory` is `search "gpu memory"`.
@@ -378,14 +384,14 @@ def search(words: tuple[str, ...], year, author, category, primary_only: bool, s
     output_format = _output_format(as_json, output_format)
     results = _open_or_build(index_dir).search(
         query or "", limit=limit, page=page, year=year, author=author, category=category,
-        primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size,
+        primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size, exact=exact,
     )
     described = [f"{label} {' or '.join(v.text for v in values)}"
                  for label, values in (("year", year), ("author", author), ("category", category)) if values]
     if primary_only and category:
         described.append("primary category only")
     shown = _count(results.total, "hit")
-    asked = f" for {results.query!r}" if results.query else ""
+    asked = f" for {(results.corrected or results.query)!r}" if results.query else ""
     heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
     _emit(results, output_format, heading, scored=bool((query or "").strip()))
 

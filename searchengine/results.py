@@ -90,7 +90,11 @@ class SearchResults:
         facets_remaining: facet name → number of values with hits not listed.
         page: ``{"number", "size", "pages"}`` (1-based page number).
         suggestion: a corrected query when the query looks misspelled.
+        corrected: the corrected query that was searched instead of the one
+            typed (``None`` when the query was searched as typed).
         relaxed: True when no document had every term and the hits match some.
+        unmatched: words of a relaxed query that no paper within the
+            filters holds, as typed.
         parsed: the query as understood, in the engine's notation (for debugging).
         notes: messages about repairs made to the query (cut, capped, ...).
         timed_out: True when the time budget stopped the search early.
@@ -104,7 +108,9 @@ class SearchResults:
     facets_remaining: dict[str, int] = field(default_factory=dict)
     page: dict[str, int] = field(default_factory=dict)
     suggestion: str | None = None
+    corrected: str | None = None
     relaxed: bool = False
+    unmatched: list[str] = field(default_factory=list)
     parsed: str = ""
     notes: list[str] = field(default_factory=list)
     timed_out: bool = False
@@ -120,7 +126,9 @@ class SearchResults:
             "facets_remaining": self.facets_remaining,
             "page": self.page,
             "suggestion": self.suggestion,
+            "corrected": self.corrected,
             "relaxed": self.relaxed,
+            "unmatched": self.unmatched,
             "parsed": self.parsed,
             "notes": self.notes,
             "timed_out": self.timed_out,

@@ -18,6 +18,7 @@ ends render.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,13 @@ from searchengine.results import Hit, SearchResults
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchResults", "open_index"]
 
 DEFAULT_INDEX_DIR = "index"
+#: A corrected query is searched instead of the typed one when it finds this
+#: many times as many papers (or the typed one finds none).
+CLEAR_FACTOR = 20
+#: Words of a relaxed query checked for matching no paper at all.
+MAX_UNMATCHED = 10
+# Quotes or a required word (+word): the user asks for exactly what was typed.
+_LITERAL = re.compile(r'"|(?:^|\s)\+\S')
 #: Years and categories listed by :meth:`SearchIndex.stats`, at most (the facets' cap).
 STATS_VALUES = MAX_FACET_SIZE
 #: Said when feedback was left out to keep within the time budget.
@@ -123,6 +131,7 @@ class SearchIndex:
         facet_size: int = DEFAULT_FACET_SIZE,
         time_budget: float | None = None,
         with_snippets: bool = True,
+        exact: bool = False,
     ) -> SearchResults:
         """Run a ranked, filtered, faceted query.
 
@@ -162,6 +171,8 @@ class SearchIndex:
                 by the query caps, not timed.
             with_snippets: False leaves snippets and match offsets empty
                 (saves re-analysing each hit's text; used by evaluation).
+            exact: never search a corrected query in place of the one typed
+                (see :func:`_correction`); the correction is still suggested.
 
         Raises:
             QueryError: the query or an option cannot be understood.
@@ -175,20 +186,26 @@ class SearchIndex:
         clock = Clock(self.time_budget if time_budget is None else time_budget)
         return self.engine.call(lambda searcher: self._run(
             searcher, query, year, author, category, primary_only, sort, facet_names,
-            facet_size, page, limit, with_snippets, clock))
+            facet_size, page, limit, with_snippets, exact, clock))
 
     def _run(self, searcher, query, year, author, category, primary_only, sort, facet_names,
-             facet_size, page, limit, with_snippets, clock: Clock) -> SearchResults:
+             facet_size, page, limit, with_snippets, exact, clock: Clock) -> SearchResults:
         plan = _plan(searcher, query, year, author, category, primary_only, sort, facet_names)
         notes = plan.notes
         matches = searcher.match(plan.parsed, plan.filters, clock.deadline, notes)
-        _feedback(searcher, matches, plan, clock)
         # Did-you-mean may use half the budget, within what is left of it.
         suggestion = _suggestion(searcher, plan, matches, clock.share(0.5))
-        relaxed = False
+        corrected = None
+        if suggestion is not None and not exact:
+            found = _correction(searcher, plan, matches, suggestion, clock)
+            if found is not None:
+                matches, corrected = found, suggestion
+        _feedback(searcher, matches, plan, clock)
+        relaxed, unmatched = False, []
         if matches.total == 0 and matches.query is not None:
             found = searcher.relax(plan.parsed, matches)
             if found is not None:
+                unmatched = _unmatched(searcher, plan, matches)
                 matches, relaxed = found, True
         sort = plan.sort or ("relevance" if matches.query is not None else "newest")
         start = (page - 1) * limit
@@ -213,7 +230,9 @@ class SearchIndex:
             facets_remaining={name: c.remaining for name, c in counted.items()},
             page={"number": page, "size": limit, "pages": (matches.total + limit - 1) // limit},
             relaxed=relaxed,
+            unmatched=unmatched,
             suggestion=suggestion,
+            corrected=corrected,
             parsed=searcher.describe(matches),
             notes=notes,
             timed_out=timed_out,
@@ -379,6 +398,47 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float) -> str | None:
         lexicon, plan.parsed.text, matches.total, corrections.hits, deadline,
         lambda phrase, text: corrections.phrase_share(phrase, text, spelling.PHRASE_SAMPLE),
     )
+
+
+def _correction(searcher, plan: Plan, matches, suggestion: str, clock: Clock):
+    """Correction step: the matches of the corrected query, when they should
+    be shown instead of the query as typed (``plan`` then holds the corrected
+    query), or ``None``.
+
+    The corrected query is searched instead when it finds papers with every
+    word and the query as typed finds none, or :data:`CLEAR_FACTOR` times
+    fewer (a typo that made it into a few abstracts). A query with quotes or
+    ``+word`` asks for what it says and is never replaced (nor is one searched
+    with ``exact``): its correction is only suggested.
+    """
+    if _LITERAL.search(plan.searched):
+        return None
+    try:
+        parsed = searcher.parse(suggestion)
+    except QueryError:
+        return None
+    found = searcher.match(parsed, plan.filters, clock.deadline, [])
+    if not found.total or (matches.total and found.total < CLEAR_FACTOR * matches.total):
+        return None
+    plan.parsed = parsed
+    return found
+
+
+def _unmatched(searcher, plan: Plan, matches) -> list[str]:
+    """The words of the query that no paper within the filters holds (said
+    when the query is relaxed: ``SpMV`` matched no paper), at most
+    :data:`MAX_UNMATCHED` words checked."""
+    corrections = searcher.corrections(matches)
+    if corrections is None:
+        return []
+    unmatched = []
+    for word in dict.fromkeys(plan.parsed.words[:MAX_UNMATCHED]):
+        try:
+            if corrections.hits(word) == 0:
+                unmatched.append(word)
+        except QueryError:
+            continue
+    return unmatched
 
 
 def open_index(path: str | os.PathLike | None = None, *, build_from=None, on_build=None) -> SearchIndex:

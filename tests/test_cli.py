@@ -186,9 +186,23 @@ def test_query_errors_and_suggestions_reach_the_terminal(runner, workdir):
     assert bad.exit_code == 1
     assert bad.stderr.startswith("Error: unknown field 'auth:'")
     typo = runner.invoke(main, ["search", "sparce matrix"])
-    assert "Did you mean: sparse matrix" in typo.stdout.splitlines()
+    assert typo.stdout.splitlines()[:2] == [
+        f"3 hits for 'sparse matrix' ({_took(typo.stdout)} ms)",
+        "Showing results for 'sparse matrix'; search instead for 'sparce matrix' with --exact."]
+    literal = runner.invoke(main, ["search", "sparce matrix", "--exact"])
+    assert literal.stdout.splitlines()[1:4] == [
+        "Did you mean: sparse matrix",
+        "No paper has every word of the query; showing papers with some of them.",
+        "'sparce' matched no paper."]
     relaxed = runner.invoke(main, ["search", "SpMV zebra"])
-    assert "No paper has every word of the query; showing papers with some of them." in relaxed.stdout
+    assert relaxed.stdout.splitlines()[1:3] == [
+        "No paper has every word of the query; showing papers with some of them.",
+        "'zebra' matched no paper."]
+
+
+def _took(stdout: str) -> str:
+    """The milliseconds a table's heading reports."""
+    return stdout.split(" ms)", 1)[0].rsplit("(", 1)[1]
 
 
 @pytest.mark.parametrize("pointer", [b"", b"\xfe\xff\x00garbage", None], ids=["empty", "binary", "missing"])

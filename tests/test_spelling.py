@@ -18,7 +18,7 @@ from conftest import CORPUS
     ],
 )
 def test_misspelled_query_gets_a_suggestion_that_finds_more(corpus_index, query, suggestion):
-    results = corpus_index.search(query)
+    results = corpus_index.search(query, exact=True)
     assert results.suggestion == suggestion
     assert corpus_index.search(suggestion).total > (0 if results.relaxed else results.total)
     assert results.to_dict()["suggestion"] == suggestion

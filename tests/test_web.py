@@ -199,6 +199,37 @@ def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_
     assert "The search ran out of time" in html
 
 
+def test_a_corrected_query_links_to_the_query_as_typed_and_names_unmatched_words(web_index_dir):
+    seen = []
+
+    class Stub:
+        doc_count = 6
+
+        def search(self, query, **options):
+            seen.append((query, options["exact"]))
+            if options["exact"]:
+                return SearchResults(query=query, total=2, hits=[], suggestion="spmv gpu", relaxed=True,
+                                     unmatched=["spmb", "<x>"], page={"number": 1, "size": 10, "pages": 1})
+            return SearchResults(query=query, total=3, hits=[], suggestion="spmv gpu", corrected="spmv gpu",
+                                 page={"number": 1, "size": 10, "pages": 1})
+
+    client = create_app(index=Stub()).test_client()
+    html = client.get("/?q=spmb+gpu&year=2024&page=1").get_data(as_text=True)
+    assert ('<p class="notice corrected">Showing results for <q>spmv gpu</q>.\n'
+            '        Search instead for <a href="/?q=spmb+gpu&amp;year=2024&amp;exact=1"><q>spmb gpu</q></a>.</p>'
+            in html)
+    assert "Did you mean" not in html
+    literal = client.get("/?q=spmb+gpu&year=2024&exact=1").get_data(as_text=True)
+    assert "Did you mean" in literal and "Showing results for" not in literal
+    assert ('<p class="notice relaxed">No paper has every word of the query; these match some of them. '
+            '<q>spmb</q>, <q>&lt;x&gt;</q> matched no paper.</p>') in literal
+    assert seen == [("spmb gpu", False), ("spmb gpu", True)]
+    assert client.get("/api/search?q=spmb+gpu&exact=true").get_json()["unmatched"] == ["spmb", "<x>"]
+    refused = client.get("/api/search?q=spmb+gpu&exact=yes")
+    assert refused.status_code == 400
+    assert refused.get_json() == {"error": "exact must be 1, 0, true or false, not 'yes'"}
+
+
 # --- record page ------------------------------------------------------------
 
 
@@ -358,7 +389,7 @@ def test_openapi_document_describes_every_api_route(client):
     assert set(document["paths"]) == {"/api/search", "/api/records/{id}", "/api/records/{id}/similar",
                                       "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
-    assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit"]
+    assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit", "exact"]
 
 
 @pytest.mark.parametrize(("url", "status", "message"), [

@@ -16,10 +16,12 @@ Parameters (the same for ``/`` and ``/api/search``):
              or newest when there is no query text)
 ``page``     1-based page number
 ``limit``    hits per page, 1 to :data:`MAX_LIMIT`
+``exact``    ``1``/``true``: search the query as typed, never a correction
+             of it (``0``/``false``: the default)
 ========== ============================================================
 
 Only ``year``, ``author`` and ``category`` may be given more than once; a
-second ``q``, ``sort``, ``page``, ``limit``, ``year_from`` or ``year_to`` is
+second ``q``, ``sort``, ``page``, ``limit``, ``exact``, ``year_from`` or ``year_to`` is
 refused with a 400 naming it (which one would count is a guess). An empty
 value counts as not given. Lengths and numbers of values are counted as
 given (spaces, empty and repeated values included).
@@ -49,6 +51,8 @@ MAX_QUERY_CHARS = 2000
 # The facets the page shows, in order, and how many values of each.
 FACETS = ("year", "author", "category")
 FACET_SIZE = 12
+# Values of the ``exact`` flag ("" when not given).
+_FLAGS = {"": False, "0": False, "false": False, "1": True, "true": True}
 
 
 def plain_text(raw: str) -> str:
@@ -141,6 +145,7 @@ class SearchParams:
         sort: one of :data:`SORTS`, or ``None`` for the search API's default.
         page: 1-based page number.
         limit: hits per page.
+        exact: search the query as typed, never a correction of it.
         from_range: True when ``year_from``/``year_to`` were given (the page
             redirects to the canonical URL with a ``year`` value instead).
     """
@@ -152,6 +157,7 @@ class SearchParams:
     sort: str | None = None
     page: int = 1
     limit: int = DEFAULT_LIMIT
+    exact: bool = False
     from_range: bool = False
 
     @classmethod
@@ -170,6 +176,9 @@ class SearchParams:
         if sort is not None and sort not in SORTS:
             raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
         limit = read_limit(args)
+        exact = _single(args, "exact").strip().lower()
+        if exact not in _FLAGS:
+            raise QueryError(f"exact must be 1, 0, true or false, not {exact[:40]!r}")
         page = _int(args, "page", 1)
         check_page(page, limit)
         years = _values(args, "year")
@@ -186,6 +195,7 @@ class SearchParams:
             sort=sort,
             page=page,
             limit=limit,
+            exact=_FLAGS[exact],
             from_range=extra is not None,
         )
 
@@ -218,6 +228,7 @@ class SearchParams:
             "sort": self.sort,
             "facets": list(FACETS),
             "facet_size": FACET_SIZE,
+            "exact": self.exact,
         }
 
     def items(self) -> list[tuple[str, str]]:
@@ -234,6 +245,8 @@ class SearchParams:
             pairs.append(("limit", str(self.limit)))
         if self.page != 1:
             pairs.append(("page", str(self.page)))
+        if self.exact:
+            pairs.append(("exact", "1"))
         return pairs
 
     def url(self, path: str = "/") -> str:
@@ -274,7 +287,11 @@ class SearchParams:
 
     def with_query(self, q: str) -> SearchParams:
         """This state with another query text (a suggestion's link), back on page 1."""
-        return replace(self, q=q, page=1, from_range=False)
+        return replace(self, q=q, page=1, exact=False, from_range=False)
+
+    def as_typed(self) -> SearchParams:
+        """This state searching the query as typed (the "search instead for" link), back on page 1."""
+        return replace(self, page=1, exact=True, from_range=False)
 
     def with_page(self, page: int) -> SearchParams:
         return replace(self, page=page, from_range=False)

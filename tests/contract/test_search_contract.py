@@ -117,24 +117,34 @@ def test_quoted_phrases_exclusions_and_prefixes(engine_index):
     assert {h.id for h in prefixed.hits} == {r.id for r in records.values() if contains_word(r, r"spars\w*")}
 
 
-@pytest.mark.parametrize(("query", "year", "total", "suggestion"), [
-    ("sparce matrix", None, 4, "sparse matrix"),  # relaxed: "matrix" alone
-    ("sparce matrix", "2025", 1, "sparse matrix"),
-    ("sparse matrx", None, 4, "sparse matrix"),
-    ("memroy bandwith", None, 0, "memory bandwidth"),  # two words corrected
-    ("memroy bandwith", "2025", 0, None),  # no 2025 paper has the corrections
-    ("nueral network", None, 4, "neural network"),  # a swap in the first letters
-    ("nueral network", "2025", 1, None),
-    ("cahce", None, 0, "cache"),
-    ("laguage model", None, 18, "language model"),
-    ("matrix multiplicaton", "2025", 1, "matrix multiplication"),
-    ("kernal fusion", None, 2, "kernel fusion"),
-    ("qian", None, 18, None),  # a known word is left alone
-    ("spmv gpu", None, 1, None),
+# query, year filter, then (total, suggestion, corrected, unmatched) as searched
+# and (total, unmatched) with exact=True (the query as typed).
+@pytest.mark.parametrize(("query", "year", "searched", "as_typed"), [
+    ("sparce matrix", None, (3, "sparse matrix", "sparse matrix", []), (4, ["sparce"])),
+    ("sparce matrix", "2025", (1, "sparse matrix", "sparse matrix", []), (1, ["sparce"])),
+    ("sparse matrx", None, (3, "sparse matrix", "sparse matrix", []), (4, ["matrx"])),
+    ("memroy bandwith", None, (2, "memory bandwidth", "memory bandwidth", []), (0, [])),  # two words
+    ("memroy bandwith", "2025", (0, None, None, []), (0, [])),  # no 2025 paper has the corrections
+    ("nueral network", None, (1, "neural network", "neural network", []), (4, ["nueral"])),  # a swap
+    ("nueral network", "2025", (1, None, None, ["nueral"]), (1, ["nueral"])),
+    ("cahce", None, (3, "cache", "cache", []), (0, [])),
+    ("laguage model", None, (10, "language model", "language model", []), (18, ["laguage"])),
+    ("matrix multiplicaton", "2025", (1, "matrix multiplication", "matrix multiplication", []),
+     (1, ["multiplicaton"])),
+    ("kernal fusion", None, (1, "kernel fusion", "kernel fusion", []), (2, ["kernal"])),
+    ('"sparce" matrix', None, (0, '"sparse" matrix', None, []), (0, [])),  # quoted: only suggested
+    ("+sparce matrix", None, (4, "sparse matrix", None, ["sparce"]), (4, ["sparce"])),  # required: only suggested
+    ("qian", None, (18, None, None, []), (18, [])),  # a known word is left alone
+    ("spmv gpu", None, (1, None, None, []), (1, [])),
+    ("SpMV gpu fpga", None, (12, None, None, ["fpga"]), (12, ["fpga"])),  # no typo, one word unknown
 ])
-def test_a_misspelled_word_gets_a_suggestion_within_the_filters(engine_index, query, year, total, suggestion):
+def test_a_misspelled_query_is_corrected_within_the_filters(engine_index, query, year, searched, as_typed):
     results = engine_index.search(query, year=year or (), time_budget=30)
-    assert (results.total, results.suggestion) == (total, suggestion)
+    assert (results.total, results.suggestion, results.corrected, results.unmatched) == searched
+    assert results.relaxed == bool(results.unmatched)
+    literal = engine_index.search(query, year=year or (), time_budget=30, exact=True)
+    assert (literal.total, literal.corrected, literal.unmatched) == (as_typed[0], None, as_typed[1])
+    assert literal.suggestion == searched[1]
 
 
 def test_similar_papers_leave_the_paper_out(engine_index):

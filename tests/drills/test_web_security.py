@@ -637,10 +637,19 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
             pages.expect(pages.text(".chips .chip span") == [f"Author: {spaced(payload)}"], f"{url}: chips")
         # a misspelled query: "did you mean" repeats the payload in text and link
         misspelled = f"{payload} {MARKER[:-2]}{MARKER[-1]}"
-        suggestion = pages.json(f"{base}/api/search?{urlencode({'q': misspelled})}").get("suggestion")
+        answer = pages.json(f"{base}/api/search?{urlencode({'q': misspelled})}")
+        suggestion, corrected = answer.get("suggestion"), answer.get("corrected")
         url = f"{base}/?{urlencode({'q': misspelled})}"
         pages.load(url)
-        if suggestion:
+        if corrected:
+            # "showing results for" the correction, a link back to the query as typed
+            suggested += 1
+            pages.expect(pages.text("p.corrected q")[:1] == [corrected], f"{url}: {pages.text('p.corrected q')}")
+            link = pages.attribute("p.corrected a", "href")
+            pages.expect(len(link) == 1 and parse_qs(urlsplit(link[0]).query).get("q") == [spaced(misspelled)]
+                         and parse_qs(urlsplit(link[0]).query).get("exact") == ["1"],
+                         f"{url}: search-instead link {link}")
+        elif suggestion:
             suggested += 1
             pages.expect(pages.text("p.suggestion q") == [suggestion], f"{url}: {pages.text('p.suggestion q')}")
             link = pages.attribute("p.suggestion a", "href")

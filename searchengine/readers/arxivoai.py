@@ -26,12 +26,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from searchengine.readers import arxivmeta, jsonlines
-from searchengine.records import Problem, Record, clean_text
+from searchengine.records import Problem, Record, clean_text, split_authors
 
 NAME = "arxiv-oai"
 
 _KEY = re.compile(r'"([A-Za-z_-]+)"\s*:')
-_AUTHOR_SPLIT = re.compile(r"\s*,\s*|\s+and\s+")
 _YEAR_IN_DATE = re.compile(r"\b(\d{4})\b")
 
 
@@ -84,7 +83,7 @@ def _authors(obj: dict) -> list[str]:
                 names.append(name)
         return names
     raw = _text(obj, "authors")
-    return [n for n in _AUTHOR_SPLIT.split(raw) if n.strip()]
+    return split_authors(raw)
 
 
 def _versions(obj: dict) -> tuple[int | None, int | None]:

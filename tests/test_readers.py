@@ -1,8 +1,8 @@
 import json
 
-from searchengine.readers import detect_format, read_records
 import pytest
 
+from searchengine.readers import detect_format, read_records
 from searchengine.records import split_authors, title_id
 
 from conftest import CORPUS, write

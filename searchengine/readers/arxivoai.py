@@ -11,7 +11,7 @@ One JSON object per line, with (among others)::
 
 * Authors come from ``authors_parsed`` (``[last, first, suffix]``, already
   Unicode) written as "first last suffix"; when it is missing, the ``authors``
-  string is split on commas and "and", with TeX accents decoded.
+  string is split into people (:func:`searchengine.records.split_authors`), with TeX accents decoded.
 * ``categories`` is space separated, primary first.
 * The year is that of the first version (``versions[0].created``), else the
   one in a new-style id, else ``update_date``'s.

@@ -85,7 +85,7 @@ def _report_problems(problems, limit: int = 10) -> None:
     for problem in problems[:limit]:
         click.echo(f"{problem}", err=True)
     if len(problems) > limit:
-        click.echo(f"... and {len(problems) - limit} more skipped records", err=True)
+        click.echo(f"... and {len(problems) - limit} more", err=True)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

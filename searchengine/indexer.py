@@ -38,7 +38,8 @@ class IndexSummary:
             the same run (a later version, or the same paper twice).
         removed: documents deleted by id (:func:`remove_documents`).
         not_found: ids given to :func:`remove_documents` that the index lacks.
-        problems: every skipped record or file, as ``file:line: reason``.
+        problems: every skipped record or file, and notes about records
+            indexed without a part of them, as ``file:line: reason``.
         seconds: wall-clock time of the whole run.
         index_dir: where the index is.
     """
@@ -57,7 +58,7 @@ class IndexSummary:
     @property
     def skipped(self) -> int:
         """Records (or whole files) left out because they could not be used."""
-        return len(self.problems)
+        return sum(1 for problem in self.problems if problem.skipped)
 
     def to_dict(self) -> dict:
         """JSON-ready form, as printed by ``searchengine index --json``."""

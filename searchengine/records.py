@@ -70,11 +70,15 @@ class Problem:
         path: the file, as given by the user.
         line: 1-based line number where the bad record starts (0 if unknown).
         reason: what is wrong, in a few words.
+        skipped: whether the record (or file) was left out; ``False`` for a
+            note about a record indexed without a part of it (an author
+            name that is only punctuation).
     """
 
     path: str
     line: int
     reason: str
+    skipped: bool = True
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.reason}"
@@ -87,6 +91,114 @@ def _union(first: list[str], second: list[str]) -> list[str]:
 
 
 _SPACE = re.compile(r"\s+")
+
+
+# Words that make a name a group's, whose "and" is part of it ("Barnes and
+# Noble Detector Collaboration"), not a list of people.
+_GROUP_WORDS = re.compile(
+    r"\b(?:collaborations?|collab|consortium|team|group|project|experiment|survey|observatory|"
+    r"institute|laboratory|network|alliance|association|society|organi[sz]ation|initiative|council|"
+    r"committee|centre|center|university|inc|ltd|corporation)\b", re.IGNORECASE)
+_AND = re.compile(r"\s+and\s+|^and\s+|\s+and$")
+# A name's part that follows its comma without being given names: "King, Jr., Martin".
+_SUFFIX = re.compile(r"^(?:jr|sr|[ivx]+)\.?$", re.IGNORECASE)
+# A surname as written before its comma: one word, maybe with particles ("van der Berg").
+_SURNAME = re.compile(r"^(?:(?:[a-z]+|d'|de|van|von|der|den|del|della|la|le|du|da|dos|di)\s+)*[^\W\d_][\w'\-.]*$")
+
+
+def _top_level_split(text: str, separator: re.Pattern) -> list[str]:
+    """``text`` cut at ``separator``, except inside braces (BibTeX's ``{Barnes and Noble}``)."""
+    pieces, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            match = separator.match(text, i)
+            if match and match.end() > i:
+                pieces.append(text[start:i])
+                start = i = match.end()
+                continue
+        i += 1
+    pieces.append(text[start:])
+    return pieces
+
+
+def _unbrace(name: str) -> str:
+    name = name.strip()
+    if name.startswith("{") and name.endswith("}") and name.count("{") == 1:
+        name = name[1:-1].strip()
+    return name
+
+
+def _inverted(name: str) -> str | None:
+    """"Last, First" (or "Last, Jr., First") as "First Last" ("First Last Jr."); ``None``
+    when ``name`` is not in that form."""
+    parts = [p.strip() for p in _top_level_split(name, re.compile(","))]
+    if len(parts) == 3 and _SUFFIX.match(parts[1]):
+        last, suffix, first = parts
+    elif len(parts) == 2:
+        (last, first), suffix = parts, ""
+    else:
+        return None
+    if not last or not first or not _SURNAME.match(_unbrace(last)) or _SUFFIX.match(first):
+        return None
+    return " ".join(p for p in (first, _unbrace(last), suffix) if p)
+
+
+def split_authors(text: str) -> list[str]:
+    """The people named by one author string, each a whole name, in order.
+
+    Reads the forms author lists are written in (sources of CSV, JSON lines
+    and BibTeX):
+
+    * ``Lovelace, Ada; Babbage, C.`` (semicolons): one person each;
+    * ``Lovelace, Ada and Babbage, Charles`` (BibTeX): one person per
+      ``and``, each "Last, First" turned into "First Last";
+    * ``A. Lovelace, C. Babbage and M. Somerville`` (arXiv's): commas and
+      ``and`` separate people;
+    * a single ``Lovelace, Ada`` (a one-word surname before the comma) is
+      one person, ``Ada Lovelace``.
+
+    A name with the word of a group (``Barnes and Noble Detector
+    Collaboration``, ``ATLAS Team``) or in braces (BibTeX's ``{Barnes and
+    Noble}``) keeps its ``and``. Empty pieces are dropped.
+    """
+    text = text.strip()
+    if not text:
+        return []
+    if ";" in text:
+        names = [piece for piece in _top_level_split(text, re.compile(";"))]
+        return [n for n in (_inverted(name) or _unbrace(name) for name in names) if n]
+    group = _GROUP_WORDS.search(text) is not None
+    people = [] if group and "," not in text else _top_level_split(text, _AND)
+    # BibTeX: every person "Last, First", or a group's name without a comma.
+    if len(people) > 1 and any(_inverted(p) for p in people) and all(
+            _inverted(p) or ("," not in p and (_GROUP_WORDS.search(p) or p.strip().startswith("{")))
+            for p in people):
+        return [_inverted(p) or _unbrace(p) for p in people]
+    if group and "," not in text:
+        return [_unbrace(text)]
+    single = _inverted(text)
+    if single and " and " not in text:
+        return [single]
+    names = []
+    commas = [piece for piece in _top_level_split(text, re.compile(r"\s*,\s*")) if piece.strip()]
+    for piece in commas:
+        if _SUFFIX.match(piece.strip()) and names:  # "Martin Luther King, Jr."
+            names[-1] += ", " + piece.strip()
+        elif _GROUP_WORDS.search(piece):
+            names.append(_unbrace(_AND.sub("", piece) if _AND.match(piece) else piece))
+        else:
+            names.extend(_top_level_split(piece, _AND))
+    return [n for n in (_unbrace(name) for name in names) if n]
+
+
+def has_name(text: str) -> bool:
+    """Whether an author string holds a letter or digit (``":"`` does not: no one's name)."""
+    return any(ch.isalnum() for ch in text)
 
 
 def clean_text(text: str) -> str:

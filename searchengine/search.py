@@ -207,7 +207,9 @@ class SearchIndex:
             if found is not None:
                 unmatched = _unmatched(searcher, plan, matches)
                 matches, relaxed = found, True
-        sort = plan.sort or ("relevance" if matches.query is not None else "newest")
+        # Without words to rank by (none, or only excluded ones): newest first.
+        ranked = matches.query is not None and not _only_negative(plan.parsed)
+        sort = plan.sort or ("relevance" if ranked else "newest")
         start = (page - 1) * limit
         hits: list[Hit] = []
         timed_out = False
@@ -373,6 +375,13 @@ def _plan(searcher, query, year, author, category, primary_only, sort, facet_nam
     return Plan(searched, parsed, chosen, sort, facet_names, notes + parsed.notes)
 
 
+def _only_negative(parsed) -> bool:
+    """Whether the parsed query only excludes words (``NOT transformer``)."""
+    from searchengine import querylang
+
+    return querylang.only_negative(parsed.tree)
+
+
 def _feedback(searcher, matches, plan: Plan, clock: Clock) -> None:
     """Feedback step: a long question ranked by relevance is re-ranked by the
     terms of its best hits, when half the budget is still left."""
@@ -388,7 +397,7 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float) -> str | None:
     """Did-you-mean step (:mod:`searchengine.spelling`), in the context of the filters."""
     from searchengine import spelling
 
-    if plan.parsed.tree is None or not plan.parsed.text:
+    if plan.parsed.tree is None or not plan.parsed.text or _only_negative(plan.parsed):
         return None
     lexicon = searcher.lexicon()
     if lexicon is None:  # an engine without a word list offers no corrections

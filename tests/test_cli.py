@@ -95,6 +95,11 @@ def test_stats_json_reports_24_documents(runner, workdir):
         (["index", "no-such-path"], 1, "Error: no-such-path: no such file or directory\n"),
         (["stats", "--index-dir", "nowhere"], 1, "Error: nowhere: no index here (run 'searchengine index' first)\n"),
         (["search", "   "], 1, "Error: the query is empty\n"),
+        (["search", "interpretability~5"], 1, ("Error: 'interpretability~5': the edit distance of a fuzzy word "
+                                               "must be 0, 1 or 2 (write e.g. interpretability~2)\n")),
+        (["search", '"sparse matrix"~3'], 1, ("Error: '\"sparse matrix\"~3': proximity search is not supported; "
+                                              "without the ~ the quotes find the exact phrase, and without the "
+                                              "quotes the words are found anywhere in a paper\n")),
         (["search", "GPU", "--limit", "0"], 2, None),
         (["search"], 2, None),
         (["frobnicate"], 2, None),

@@ -70,8 +70,12 @@ def test_query_finds_exactly_the_matching_records(corpus_index, query, predicate
         ("*foo", "'*foo': a wildcard needs at least 2 letters before it"),
         ("s*", "'s*': a wildcard needs at least 2 letters before it"),
         ("the of", "the query 'the of' has no searchable words"),
-        ("NOT gpu", "the query 'NOT gpu' only excludes words"),
-        ("-gpu", "the query 'NOT gpu' only excludes words"),
+        ("interpretability~5", ("'interpretability~5': the edit distance of a fuzzy word must be 0, 1 or 2 "
+                                "(write e.g. interpretability~2)")),
+        ("x~0.8", "'x~0.8': the edit distance of a fuzzy word must be 0, 1 or 2"),
+        ('"sparse matrix"~3', ("'\"sparse matrix\"~3': proximity search is not supported; without the ~ the "
+                               "quotes find the exact phrase, and without the quotes the words are found anywhere")),
+        ("id:abc~1", "'id:abc~1': fuzzy words are searched in the title, the abstract and the author names only"),
         ("-", "the query is empty"),
         ("NOT", "the query is empty"),
         ("OR OR", "the query is empty"),

@@ -6,6 +6,11 @@ the query strings of the test suite, 1,000 queries of the query drill's
 generator and hard cases written by hand): querylang.parse then to_whoosh
 must give the same Whoosh query (its str()), text, words, notes and relaxed
 query, or the same QueryError message.
+
+A change of meaning made on purpose is recorded by running
+``PYTHONPATH=. python tests/test_querylang.py --regenerate``: it rewrites the
+record from the current parser and lists the queries whose outcome changed,
+to be read before committing.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from searchengine import querylang
 from searchengine.engines.whoosh import querying as new
 from searchengine.errors import QueryError
 from searchengine.querylang import (
-    And, FieldWord, Joined, MinMatch, Not, Or, Phrase, Prefix, Require, Word, parse, relaxed,
+    And, FieldWord, Fuzzy, Joined, MinMatch, Not, Or, Phrase, Prefix, Require, Word, parse, relaxed,
 )
 
 from conftest import REPO
@@ -183,6 +188,25 @@ def test_phrases_fields_and_prefixes():
     assert parse("2101.00001v2").tree == FieldWord("id", "2101.00001")
 
 
+def test_fuzzy_words_field_groups_and_exclusions_alone():
+    assert parse("interpretability~2").tree == Fuzzy("interpretability", 2)
+    assert parse("interpretability~").tree == Fuzzy("interpretability", 2)  # Lucene's default
+    assert parse("interpretability~0").tree == Word("interpretability")
+    assert parse("title:sparce~1 gpu").tree == And((Fuzzy("sparce", 1, "title"), Word("gpu")))
+    assert relaxed(parse("memroy~1 zebra")) == Or((Fuzzy("memroy", 1), Word("zebra")))
+    # In pasted text TeX's tie stays text: "Lean~4" is two words, not an error.
+    long = parse("Lean~4 proves theorems about sparse matrix kernels")
+    assert long.tree.children[:2] == (Word("Lean"), Word("4"))
+    assert parse('"sparse matrix"~0 gpu').tree == parse('"sparse matrix" gpu').tree
+    assert parse("title:(graph neural)").tree == And((FieldWord("title", "graph"), FieldWord("title", "neural")))
+    assert parse("abs:(sparse OR dense) gpu").tree == And((
+        Or((FieldWord("abstract", "sparse"), FieldWord("abstract", "dense"))), Word("gpu")))
+    assert parse("title:(graph neural)").words == []
+    assert parse("NOT gpu").tree == Not(Word("gpu"))
+    assert parse("-gpu -memory").tree == And((Not(Word("gpu")), Not(Word("memory"))))
+    assert querylang.only_negative(parse("-gpu -memory").tree) and not querylang.only_negative(parse("gpu -memory").tree)
+
+
 def test_operators():
     assert parse("gpu -memory").tree == And((Word("gpu"), Not(Word("memory"))))
     assert parse("gpu NOT memory").tree == parse("gpu -memory").tree
@@ -218,7 +242,8 @@ def test_parsed_query_carries_text_words_and_notes():
 @pytest.mark.parametrize(("text", "message"), [
     ("auth:qian", "unknown field 'auth:'"),
     ("the of", "the query 'the of' has no searchable words"),
-    ("-gpu", "the query 'NOT gpu' only excludes words"),
+    ("gpu~3", "'gpu~3': the edit distance of a fuzzy word must be 0, 1 or 2 (write e.g. gpu~2)"),
+    ('"a b"~3', "'\"a b\"~3': proximity search is not supported"),
     ("OR OR", "the query is empty"),
     ("s*", "'s*': a wildcard needs at least 2 letters before it"),
     ("year:", "'year:' has no value (write e.g. year:2023)"),
@@ -283,3 +308,36 @@ def test_text_tokens_follow_the_analyzer():
         assert len(text_tokens(sample)) == len(list(text(sample, mode="query"))), sample
         assert len(text_tokens(sample, phrase=True)) == len(list(text(sample, mode="phrase"))), sample
         assert len(name_tokens(sample)) == len(list(names(sample))), sample
+
+
+def regenerate() -> None:
+    """Rewrite the record from the current parser; print the queries whose outcome changed."""
+    import tempfile
+
+    from searchengine import build_index, open_index
+
+    with tempfile.TemporaryDirectory() as folder:
+        build_index([REPO / "corpus"], folder)
+        index = open_index(folder)
+        schema = index.engine.current().searcher.schema
+        with gzip.open(GOLDEN, "rt", encoding="utf-8") as lines:
+            entries = [json.loads(line) for line in lines]
+        changed = 0
+        for entry in entries:
+            facts = _as_golden(new_path(entry["query"], schema))
+            if facts != entry["facts"]:
+                changed += 1
+                print(f"{entry['query'][:200]!r}:")
+                for step, outcome in facts.items():
+                    if outcome != entry["facts"].get(step):
+                        print(f"  [{step}]\n    was {str(entry['facts'].get(step))[:400]}\n    now {str(outcome)[:400]}")
+            entry["facts"] = facts
+        index.close()
+    with gzip.open(GOLDEN, "wt", encoding="utf-8") as out:
+        for entry in entries:
+            out.write(json.dumps(entry) + "\n")
+    print(f"{changed} of {len(entries)} queries changed")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--regenerate"]:
+    regenerate()

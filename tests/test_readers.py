@@ -1,7 +1,9 @@
 import json
 
+import pytest
+
 from searchengine.readers import detect_format, read_records
-from searchengine.records import title_id
+from searchengine.records import split_authors, title_id
 
 from conftest import CORPUS, write
 
@@ -235,3 +237,55 @@ def test_a_line_over_the_cap_is_reported_and_passed_over(tmp_path):
     problems = []
     assert [r.id for r in read_records([path], problems)] == ["a1", "a2"]
     assert [(p.line, p.reason) for p in problems] == [(2, "line longer than 8 MB (skipped)")]
+
+
+@pytest.mark.parametrize(("text", "people"), [
+    # BibTeX: "and" between people, each "Last, First".
+    ("Lovelace, Ada and Babbage, Charles", ["Ada Lovelace", "Charles Babbage"]),
+    ("van der Berg, Jan and Smith, J.", ["Jan van der Berg", "J. Smith"]),
+    ("King, Jr., Martin Luther and Lovelace, Ada", ["Martin Luther King Jr.", "Ada Lovelace"]),
+    ("Lovelace, Ada and {Barnes and Noble Detector Collaboration}",
+     ["Ada Lovelace", "Barnes and Noble Detector Collaboration"]),
+    # Semicolons: one person each.
+    ("Lovelace, Ada; Babbage, C.", ["Ada Lovelace", "C. Babbage"]),
+    ("Ada Lovelace; Charles Babbage", ["Ada Lovelace", "Charles Babbage"]),
+    # arXiv's: commas and a last "and".
+    ("A. Lovelace, C. Babbage and M. Somerville", ["A. Lovelace", "C. Babbage", "M. Somerville"]),
+    ("Ada Lovelace and Charles Babbage", ["Ada Lovelace", "Charles Babbage"]),
+    ("Martin Luther King, Jr., Ada Lovelace", ["Martin Luther King, Jr.", "Ada Lovelace"]),
+    # One person, inverted.
+    ("Lovelace, Ada", ["Ada Lovelace"]),
+    # A group's name keeps its "and".
+    ("Barnes and Noble Detector Collaboration", ["Barnes and Noble Detector Collaboration"]),
+    ("A. One, Barnes and Noble Detector Collaboration", ["A. One", "Barnes and Noble Detector Collaboration"]),
+    # Leftovers of a list split at commas only.
+    ("and Shadab Khan", ["Shadab Khan"]),
+    ("Donald Johann Jr. and Fred Prior", ["Donald Johann Jr.", "Fred Prior"]),
+    ("Depei Qian", ["Depei Qian"]),
+    ("", []),
+])
+def test_an_author_string_is_split_into_people(text, people):
+    assert split_authors(text) == people
+
+
+def test_authors_are_people_in_every_format_and_punctuation_is_dropped_with_a_note(tmp_path):
+    """JSON lines and CSV author strings in BibTeX's form give people; a list
+    entry holding two people is split; ":" is dropped with a note that does
+    not count as a skipped record."""
+    lines = write(tmp_path / "papers.jsonl", "\n".join([
+        json.dumps({"id": "2101.00001", "title": "BibTeX authors",
+                    "authors": "Lovelace, Ada and Babbage, Charles"}),
+        json.dumps({"id": "2101.00002", "title": "A listing",
+                    "authors": ["NVIDIA", ":", "Ada Lovelace and Charles Babbage",
+                                "Barnes and Noble Detector Collaboration"]}),
+    ]) + "\n")
+    table = write(tmp_path / "papers.csv", 'id,title,authors\n2101.00003,CSV authors,"Lovelace, Ada; Babbage, C."\n')
+    problems = []
+    records = {r.id: r.authors for r in read_records([lines, table], problems)}
+    assert records == {
+        "2101.00001": ["Ada Lovelace", "Charles Babbage"],
+        "2101.00002": ["NVIDIA", "Ada Lovelace", "Charles Babbage", "Barnes and Noble Detector Collaboration"],
+        "2101.00003": ["Ada Lovelace", "C. Babbage"],
+    }
+    assert [str(p) for p in problems] == [f"{lines}:2: author ':' has no letter or digit (dropped)"]
+    assert [p.skipped for p in problems] == [False]

@@ -716,3 +716,15 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_a_refused_query_is_a_400_and_exclusions_alone_are_a_list(client):
+    for query in ("interpretability~5", '"sparse matrix"~3'):
+        response = client.get("/api/search", query_string={"q": query})
+        assert response.status_code == 400
+        assert response.get_json()["error"].startswith(f"'{query}': ")
+        assert client.get("/", query_string={"q": query}).status_code == 400
+    # Of the six records, one has no "gpu"; two have no "spmv", newest first.
+    assert [hit["id"] for hit in client.get("/api/search?q=NOT+gpu").get_json()["hits"]] == ["2501.00004"]
+    data = client.get("/api/search", query_string={"q": "-spmv"}).get_json()
+    assert [hit["id"] for hit in data["hits"]] == ["2502.00006", "2501.00004"]

@@ -11,7 +11,7 @@ from searchengine.querylang.parser import (
     ParsedQuery, clean, only_negative, parse, prepare, relaxed, required_terms, simplify, split_filters,
 )
 from searchengine.querylang.tree import (
-    DEFAULT_FIELDS, And, AndMaybe, AndNot, FieldWord, Joined, MinMatch, Node, Not, Or, Phrase, Prefix,
+    DEFAULT_FIELDS, MAX_EXPANSIONS, And, AndMaybe, AndNot, FieldWord, Fuzzy, Joined, MinMatch, Node, Not, Or, Phrase, Prefix,
     Require, Word, children, leaves,
 )
 
@@ -19,6 +19,6 @@ __all__ = [
     "FIELD_ALIASES", "KNOWN_FIELDS", "MAX_PHRASES", "MAX_PREFIXES", "MAX_QUERY_CHARS", "MAX_WORD_CHARS",
     "ParsedQuery", "clean", "only_negative", "parse", "prepare", "relaxed", "required_terms", "simplify",
     "split_filters",
-    "DEFAULT_FIELDS", "And", "AndMaybe", "AndNot", "FieldWord", "Joined", "MinMatch", "Node", "Not", "Or",
+    "DEFAULT_FIELDS", "MAX_EXPANSIONS", "And", "AndMaybe", "AndNot", "FieldWord", "Fuzzy", "Joined", "MinMatch", "Node", "Not", "Or",
     "Phrase", "Prefix", "Require", "Word", "children", "leaves",
 ]

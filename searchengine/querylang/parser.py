@@ -86,6 +86,13 @@ _FIELD_BEFORE_PHRASE = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):$")
 _EMPTY_FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=\s|$|\))")
 # A word with a ``*`` in it (a prefix query, or a misplaced wildcard).
 _WILDCARD_WORD = re.compile(r"[^\s()\"]*\*[^\s()\"]*")
+# A word with a number after a tilde (Lucene's fuzzy suffix ``word~2``); the
+# distances the syntax reads are 0 to 2 (syntax.FUZZY).
+_FUZZY_NUMBER = re.compile(r"(?<![^\s(:])(?P<word>[^\W\d_][^\s()\"*?:~]*)~(?P<number>\d+(?:\.\d*)?)(?=[\s)]|$)")
+# A tilde after a closing quote: Lucene's proximity (``"a b"~3``).
+_PROXIMITY = re.compile(r"~(?P<number>\d+(?:\.\d*)?)?(?=[\s)]|$)")
+# ``title:(graph neural)``: a field applied to a group of words.
+_FIELD_GROUP = re.compile(r"\b\w+:\([^()]*\)")
 
 # ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value.
 _FILTER_CLAUSE = re.compile(r'(?<![\w:])(year|author|au|category|cat):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
@@ -236,6 +243,35 @@ def _check_wildcards(part: str) -> None:
             )
 
 
+def _check_fuzzy(part: str, strict: bool) -> None:
+    """Refuse ``word~N`` with a distance other than 0, 1 or 2 in a keyword query
+    (in longer, pasted text ``Lean~4`` is TeX's tie: text, as it always was)."""
+    if not strict:
+        return
+    for match in _FUZZY_NUMBER.finditer(part):
+        if match.group("number") not in ("0", "1", "2"):
+            raise QueryError(f"'{match.group()}': the edit distance of a fuzzy word must be 0, 1 or 2 "
+                             f"(write e.g. {match.group('word')}~2)")
+
+
+def _check_proximity(phrase: str, after: str) -> str:
+    """``after`` (the text following the quoted ``phrase``) without a ``~`` or
+    ``~0`` that would mean the exact phrase anyway.
+
+    Raises:
+        QueryError: a proximity ``"a b"~N`` with N above 0, which is not supported.
+    """
+    match = _PROXIMITY.match(after)
+    if not match:
+        return after
+    number = match.group("number")
+    if number and float(number) > 0:
+        raise QueryError(f"'\"{phrase.strip()}\"{match.group()}': proximity search is not supported; "
+                         "without the ~ the quotes find the exact phrase, and without the quotes "
+                         "the words are found anywhere in a paper")
+    return after[match.end():]
+
+
 def _drop_dangling_operators(text: str) -> str:
     """Remove AND/OR/NOT with nothing to apply to (``OR OR``, a final ``NOT``)."""
     tokens = text.split()
@@ -277,8 +313,9 @@ def prepare(text: str, notes: list[str]) -> str:
     Notes about repairs are appended to ``notes``.
 
     Raises:
-        QueryError: an unknown field name, a field without a value, or a
-            leading/bare wildcard.
+        QueryError: an unknown field name, a field without a value, a
+            leading/bare wildcard, a fuzzy word's distance above 2 (in a
+            keyword query) or a phrase's proximity (``"a b"~3``).
     """
     text = clean(text, notes)
     segments = _segments(text)
@@ -301,6 +338,8 @@ def prepare(text: str, notes: list[str]) -> str:
                     out.append(" ".join(_WORDS.findall(part)))
             field = ""
             continue
+        if number and segments[number - 1][1].strip():  # text right after a quoted phrase
+            part = _check_proximity(segments[number - 1][1], part)
         if number + 1 < len(segments):
             before = _FIELD_BEFORE_PHRASE.search(part)
             if before and FIELD_ALIASES.get(before.group(1).lower()):
@@ -308,15 +347,40 @@ def prepare(text: str, notes: list[str]) -> str:
         part = _balance_parentheses(part)
         part = _rewrite_fields(part, strict)
         _check_wildcards(part)
+        _check_fuzzy(part, strict)
         part = _plain_prefixes(part, prefixes, notes)
         out.append(_rewrite_operators(part))
     return _drop_dangling_operators(" ".join(p for p in out if p.strip()))
 
 
 def _words(text: str) -> list[str]:
-    """Words of the query outside quotes, operators and fields (for relaxing)."""
-    plain = re.sub(r'\b\w+:"[^"]*"|"[^"]*"|\b\w+:\S+|\bNOT\s+\S+|(?<!\S)-\S+', " ", text)
-    return [w for w in _WORDS.findall(plain) if w not in _OPERATOR_WORDS]
+    """Words of the query outside quotes, operators and fields (for relaxing);
+    a fuzzy word with its ``~N`` is one word."""
+    plain = _FIELD_GROUP.sub(" ", text)
+    plain = re.sub(r'\b\w+:"[^"]*"|"[^"]*"|\b\w+:\S+|\bNOT\s+\S+|(?<!\S)-\S+', " ", plain)
+    words = []
+    for piece in plain.split():
+        if syntax.FUZZY.fullmatch(piece):
+            words.append(piece)
+        else:
+            words.extend(w for w in _WORDS.findall(piece) if w not in _OPERATOR_WORDS)
+    return words
+
+
+def _drop_parentheses(text: str) -> str:
+    """``text`` without its parentheses, but those of a field's group (``title:(graph neural)``)."""
+    out: list[str] = []
+    kept: list[bool] = []  # for each open parenthesis: whether it is kept
+    for i, ch in enumerate(text):
+        if ch == "(":
+            keep = i > 0 and text[i - 1] == ":"
+            kept.append(keep)
+            out.append(ch if keep else " ")
+        elif ch == ")":
+            out.append(ch if kept and kept.pop() else " ")
+        else:
+            out.append(ch)
+    return " ".join("".join(out).split())
 
 
 # --- the tree -------------------------------------------------------------------------
@@ -373,15 +437,18 @@ def simplify(node) -> t.Node | None:
     raise TypeError(f"not a query tree node: {node!r}")
 
 
-def only_negative(node: t.Node) -> bool:
+def only_negative(node: t.Node | None) -> bool:
     """Whether a (simplified) tree only excludes: a :class:`Not`, or an :class:`And`
-    (or an :class:`Or` of one) of such."""
+    or :class:`Or` of such. Such a query lists every document but those it
+    excludes, with no score (Solr's and Elasticsearch's pure negative query)."""
+    if node is None:
+        return False
     if isinstance(node, t.Not):
         return True
     if isinstance(node, t.And):
         return all(only_negative(child) for child in node.children)
-    if isinstance(node, t.Or) and len(node.children) == 1:
-        return only_negative(node.children[0])
+    if isinstance(node, t.Or):
+        return all(only_negative(child) for child in node.children)
     return False
 
 
@@ -410,7 +477,8 @@ def parse(text: str, *, allow_empty: bool = False,
     Raises:
         QueryError: the query is empty (unless allowed), names an unknown
             field, has a field without a value, starts with a wildcard, has
-            no searchable words (only stop words), only excludes, or has
+            no searchable words (only stop words), a fuzzy word's distance
+            above 2 or outside the text fields, a phrase's proximity, or has
             parentheses (or a chain of ``ANDNOT``, ``ANDMAYBE`` or ``REQUIRE``)
             nested deeper than :data:`~searchengine.querylang.syntax.MAX_NESTING`.
     """
@@ -421,7 +489,7 @@ def parse(text: str, *, allow_empty: bool = False,
         return ParsedQuery(text=paper, tree=t.FieldWord("id", paper), notes=notes)
     cleaned = prepare(raw, notes)
     if not _OPERATOR.search(cleaned):
-        cleaned = " ".join(cleaned.replace("(", " ").replace(")", " ").split())
+        cleaned = _drop_parentheses(cleaned)
     if not cleaned:
         if allow_empty:
             return ParsedQuery(text="", tree=None, notes=notes)
@@ -443,8 +511,10 @@ def parse(text: str, *, allow_empty: bool = False,
         if allow_empty:
             return ParsedQuery(text=cleaned, tree=None, notes=notes + ["the query has no searchable words"])
         raise QueryError(f"the query {cleaned!r} has no searchable words (only common words such as 'the' or 'of')")
-    if only_negative(tree) and not allow_empty:
-        raise QueryError(f"the query {cleaned!r} only excludes words; add a word to search for")
+    for leaf in t.leaves(tree):
+        if isinstance(leaf, t.Fuzzy) and leaf.field not in (None, *t.DEFAULT_FIELDS):
+            raise QueryError(f"'{leaf.field}:{leaf.text}~{leaf.distance}': fuzzy words are searched in "
+                             "the title, the abstract and the author names only")
     return ParsedQuery(text=cleaned, tree=tree, words=_words(cleaned), notes=notes)
 
 

@@ -130,6 +130,14 @@ class PrefixNode(TextNode):
     pass
 
 
+class FuzzyNode(TextNode):
+    """``word~N``: the words within ``distance`` edits of ``word``."""
+
+    def __init__(self, text: str, distance: int) -> None:
+        super().__init__(text)
+        self.distance = distance
+
+
 class FieldsTermNode(TextNode):
     """An unfielded word, searched in the default fields."""
 
@@ -236,6 +244,20 @@ def _operator(pattern: str, grouptype: type, prefix: bool = False):
     return expr, make
 
 
+# ``word~``, ``word~1``, ``word~2`` (Lucene's fuzzy suffix; no number is 2):
+# a word starting with a letter, the tilde ending it. Other distances are
+# not syntax (the parser refuses them in a keyword query).
+FUZZY = re.compile(r"(?<![^\s(:])(?P<text>[^\W\d_][^\s()\"*?:~]*)~(?P<distance>[0-2])?(?=[\s)]|$)")
+DEFAULT_FUZZY_DISTANCE = 2
+
+
+def _fuzzy(match: re.Match) -> Node:
+    distance = match.group("distance")
+    distance = DEFAULT_FUZZY_DISTANCE if distance is None else int(distance)
+    # No edit allowed: the word itself, analysed like any other.
+    return FuzzyNode(match.group("text"), distance) if distance else WordNode(match.group("text"))
+
+
 # In the order they are tried at each position (first match wins).
 TAGGERS = [
     _operator(r"(?<=\s)ANDNOT(?=\s)", AndNotGroup),
@@ -248,8 +270,8 @@ TAGGERS = [
     _operator(r"(?<=\s)AND(?=\s)", AndGroup),
     _operator(r"(?<=\s)OR(?=\s)", OrGroup),
     _operator(r"(^|(?<=\s))REQUIRE(?=\s)", RequireGroup),
-    # A quoted phrase (a "~N" slop after it is swallowed and means nothing).
-    (re.compile(r'"(?P<text>.*?)"(~(?P<slop>[1-9][0-9]*))?'), lambda m: PhraseNode(m.group("text"))),
+    (re.compile(r'"(?P<text>.*?)"'), lambda m: PhraseNode(m.group("text"))),
+    (FUZZY, _fuzzy),
     (re.compile(rf"(?P<text>[^\s()\"*?:]{{{MIN_PREFIX},}})\*(?=[\s)]|$)"), lambda m: PrefixNode(m.group("text"))),
     (re.compile(r"\s+"), lambda m: Whitespace()),
 ]
@@ -612,6 +634,11 @@ def to_tree(node: Node):
         return t.Phrase(node.text, node.fieldname) if phrase_searches(node.fieldname, node.text) else None
     if isinstance(node, PrefixNode):
         return t.Prefix(node.text, node.fieldname)
+    if isinstance(node, FuzzyNode):
+        fielded = node.fieldname is not None
+        if not (field_word_searches(node.fieldname, node.text) if fielded else text_tokens(node.text)):
+            return None  # a stop word
+        return t.Fuzzy(node.text, node.distance, node.fieldname)
     if isinstance(node, WordNode):
         if node.fieldname is None:  # cannot happen: unfielded words became FieldsTermNode
             return t.Word(node.text)

@@ -18,6 +18,8 @@ Leaves:
   default fields.
 * :class:`Prefix`: the words starting with a prefix (``spars*``), in one
   field or in the default fields.
+* :class:`Fuzzy`: the words within an edit distance of a word
+  (``interpretability~2``), in one field or in the default fields.
 
 Combinations: :class:`And`, :class:`Or`, :class:`Not`, :class:`MinMatch`
 (at least ``minimum`` of the children), and the binary :class:`AndNot`,
@@ -32,6 +34,11 @@ from typing import Union
 
 # Fields an unfielded word, phrase or prefix is searched in.
 DEFAULT_FIELDS = ("title", "abstract", "authors")
+#: A prefix or a fuzzy word matches at most this many index terms in a field
+#: (prefixes the most frequent, fuzzy words the closest), in every engine:
+#: ``s*`` or a short word with two edits would otherwise search a good part
+#: of the vocabulary.
+MAX_EXPANSIONS = 64
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,22 @@ class Prefix:
 
     def __str__(self) -> str:
         return f'{self.field + ":" if self.field else ""}{self.text}*'
+
+
+@dataclass(frozen=True)
+class Fuzzy:
+    """Words within ``distance`` edits (1 or 2: an insertion, deletion,
+    substitution or swap of neighbouring letters each) of ``text`` as the
+    engine analyses it (``interpretability~2`` → ``Fuzzy("interpretability", 2)``),
+    as Lucene's fuzzy query; ``field`` ``None`` means any of :data:`DEFAULT_FIELDS`.
+    An engine expands it to at most :data:`MAX_EXPANSIONS` index terms, the closest."""
+
+    text: str
+    distance: int
+    field: str | None = None
+
+    def __str__(self) -> str:
+        return f'{self.field + ":" if self.field else ""}{self.text}~{self.distance}'
 
 
 @dataclass(frozen=True)
@@ -182,8 +205,8 @@ class Require:
         return f"({self.a} REQUIRE {self.b})"
 
 
-Node = Union[Word, Joined, FieldWord, Phrase, Prefix, And, Or, MinMatch, Not, AndNot, AndMaybe, Require]
-LEAVES = (Word, Joined, FieldWord, Phrase, Prefix)
+Node = Union[Word, Joined, FieldWord, Phrase, Prefix, Fuzzy, And, Or, MinMatch, Not, AndNot, AndMaybe, Require]
+LEAVES = (Word, Joined, FieldWord, Phrase, Prefix, Fuzzy)
 
 
 def children(node: Node) -> tuple[Node, ...]:

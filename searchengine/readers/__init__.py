@@ -17,7 +17,7 @@ from pathlib import Path
 
 from searchengine.errors import InputError
 from searchengine.readers import arxivatom, arxivlisting, arxivoai, authorpage, csvfile, jsonlines
-from searchengine.records import Problem, Record
+from searchengine.records import Problem, Record, has_name, split_authors
 from searchengine.tex import detex_record
 
 # Sniffing tries the formats in this order: the specific JSON-lines layouts
@@ -138,6 +138,23 @@ def _special(path: Path) -> bool:
         return False
 
 
+def _people(record: Record, problems: list[Problem]) -> Record:
+    """``record`` with one name per person (:func:`~searchengine.records.split_authors`
+    of each name: a list entry may still hold "A and B"), and without names
+    that are only punctuation (a listing's ``":"``), each dropped with a note."""
+    names: list[str] = []
+    for name in record.authors:
+        for person in split_authors(name):
+            if has_name(person):
+                names.append(person)
+            else:
+                path, _, line = record.source.rpartition(":")
+                problems.append(Problem(path, int(line) if line.isdigit() else 0,
+                                        f"author {person!r} has no letter or digit (dropped)", skipped=False))
+    record.authors = list(dict.fromkeys(names))
+    return record
+
+
 def read_records(
     paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None
 ) -> Iterator[Record]:
@@ -169,6 +186,6 @@ def read_records(
             continue
         try:
             for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
-                yield detex_record(record)  # TeX → text for every format, at read time
+                yield _people(detex_record(record), problems)  # TeX → text for every format, at read time
         except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

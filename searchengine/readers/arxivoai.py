@@ -11,7 +11,7 @@ One JSON object per line, with (among others)::
 
 * Authors come from ``authors_parsed`` (``[last, first, suffix]``, already
   Unicode) written as "first last suffix"; when it is missing, the ``authors``
-  string is split on commas and "and", with TeX accents decoded.
+  string is split into people (:func:`searchengine.records.split_authors`), with TeX accents decoded.
 * ``categories`` is space separated, primary first.
 * The year is that of the first version (``versions[0].created``), else the
   one in a new-style id, else ``update_date``'s.
@@ -26,12 +26,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from searchengine.readers import arxivmeta, jsonlines
-from searchengine.records import Problem, Record, clean_text
+from searchengine.records import Problem, Record, clean_text, split_authors
 
 NAME = "arxiv-oai"
 
 _KEY = re.compile(r'"([A-Za-z_-]+)"\s*:')
-_AUTHOR_SPLIT = re.compile(r"\s*,\s*|\s+and\s+")
 _YEAR_IN_DATE = re.compile(r"\b(\d{4})\b")
 
 
@@ -84,7 +83,7 @@ def _authors(obj: dict) -> list[str]:
                 names.append(name)
         return names
     raw = _text(obj, "authors")
-    return [n for n in _AUTHOR_SPLIT.split(raw) if n.strip()]
+    return split_authors(raw)
 
 
 def _versions(obj: dict) -> tuple[int | None, int | None]:

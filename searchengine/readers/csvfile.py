@@ -8,8 +8,9 @@ are ``id``, ``abstract``, ``authors``, ``year``, ``categories``, ``url`` and
     id,title,authors,year,categories
     2101.00001v2,Sparse GPU kernels,"Ada Lovelace; Charles Babbage",2021,cs.DC cs.PF
 
-``authors`` are separated by semicolons (or, when there is none, by commas
-and "and"); ``categories`` by spaces. An id may carry an arXiv version
+``authors`` are read by :func:`searchengine.records.split_authors`
+(semicolons, BibTeX's "Last, First and Last, First", or commas and "and");
+``categories`` are separated by spaces. An id may carry an arXiv version
 suffix. Values are read as in :mod:`~searchengine.readers.jsonlines`.
 """
 
@@ -40,9 +41,6 @@ def sniff(head: str) -> bool:
 
 def _row_record(row: dict[str, str]) -> Record:
     values: dict[str, object] = {k: v for k, v in row.items() if k in FIELDS and v is not None}
-    authors = values.get("authors")
-    if isinstance(authors, str) and ";" in authors:
-        values["authors"] = [a for a in authors.split(";")]
     version_text = str(values.pop("version", "") or "").strip().lstrip("v")
     if version_text and not version_text.isdigit():
         raise ValueError(f"field 'version' must be a number, not {row['version']!r}")

@@ -8,8 +8,8 @@ One JSON object per line::
 Only ``title`` is required. ``id`` defaults to one derived from the title;
 an arXiv id's version suffix becomes the version (``2101.00003v2``), and
 without ``year`` a new-style arXiv id gives it;
-``authors`` and ``categories`` may also be given as one string (authors
-separated by commas or " and ", categories by spaces); ``year`` may be a
+``authors`` and ``categories`` may also be given as one string (authors as
+:func:`searchengine.records.split_authors` reads them, categories separated by spaces); ``year`` may be a
 string of four digits. Blank lines are ignored.
 """
 
@@ -21,12 +21,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from searchengine.readers.arxivmeta import split_version, year_from_id
-from searchengine.records import Problem, Record, clean_text, title_id
+from searchengine.records import Problem, Record, clean_text, split_authors, title_id
 
 NAME = "jsonl"
-
-_AUTHOR_SPLIT = re.compile(r"\s*,\s*|\s+and\s+")
-
 
 def sniff(head: str) -> bool:
     """True when the first non-blank character opens a JSON object."""
@@ -51,9 +48,9 @@ def string_field(obj: dict, key: str) -> str:
     return clean_text(value)
 
 
-def string_list(obj: dict, key: str, splitter: re.Pattern | None = None) -> list[str]:
+def string_list(obj: dict, key: str, splitter: Callable[[str], list[str]] | None = None) -> list[str]:
     """``obj[key]`` as clean strings: a list of strings, or one string cut by
-    ``splitter`` (spaces when ``None``); ``[]`` when missing.
+    ``splitter`` (at spaces when ``None``); ``[]`` when missing.
 
     Raises:
         InvalidRecord: the value is neither.
@@ -62,7 +59,7 @@ def string_list(obj: dict, key: str, splitter: re.Pattern | None = None) -> list
     if value is None:
         return []
     if isinstance(value, str):
-        parts = splitter.split(value) if splitter else value.split()
+        parts = splitter(value) if splitter else value.split()
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         parts = value
     else:
@@ -104,7 +101,7 @@ def parse_object(obj: object) -> Record:
         id=record_id or title_id(title),
         title=title,
         abstract=string_field(obj, "abstract"),
-        authors=string_list(obj, "authors", _AUTHOR_SPLIT),
+        authors=string_list(obj, "authors", split_authors),
         year=year if year is not None else year_from_id(record_id),
         categories=string_list(obj, "categories", None),
         url=string_field(obj, "url"),

@@ -170,7 +170,9 @@ def test_records_and_stats(engine_index):
 @pytest.mark.parametrize("query, message", [
     ("", "empty"),
     ("the of", "common words"),
-    ("NOT gpu", "only"),
+    ("interpretability~5", "the edit distance of a fuzzy word must be 0, 1 or 2"),
+    ('"sparse matrix"~3', "proximity search is not supported"),
+    ("id:abc~1", "fuzzy words are searched in the title, the abstract and the author names only"),
     ("auth:qian", "auth"),
     ("*gpu", "wildcard"),
 ])
@@ -182,3 +184,42 @@ def test_queries_that_cannot_be_understood_raise_a_query_error(engine_index, que
 def test_an_unknown_record_is_reported(engine_index):
     with pytest.raises(RecordNotFoundError, match="no record with id 'nope'"):
         engine_index.record("nope")
+
+
+# Every paper without "gpu", newest first (ties: id descending).
+WITHOUT_GPU = ["t-fe6cc62b7596", "t-c48c8420a095", "t-ea9fb6524aca", "t-5bfd345cb047", "t-031c0c403dfe",
+               "t-ea0d12a4d371", "t-dc5585ee0ce0", "t-7e878c467802", "t-5a81142e9d1d", "t-b275e169d4d6",
+               "t-4b8ebb019dd4", "t-26b906fcdcbd"]
+
+
+@pytest.mark.parametrize("query", ["NOT gpu", "-gpu", "-gpu -memory"])
+def test_a_query_of_only_exclusions_lists_every_other_paper_newest_first(engine_index, query):
+    results = engine_index.search(query, limit=100)
+    assert [hit.id for hit in results.hits] == WITHOUT_GPU
+    assert results.total == 12 and not results.relaxed and results.suggestion is None
+    # Nothing is searched for, so nothing is marked: the abstract's start is shown.
+    assert all(hit.snippet_matches == [] and hit.title_matches == [] for hit in results.hits)
+    records = _records()
+    assert set(WITHOUT_GPU) == {r.id for r in records.values() if not contains_word(r, "gpus?")}
+    assert set(WITHOUT_GPU).isdisjoint(GPU_MEMORY)  # so "-memory" removes no more
+    assert [hit.id for hit in engine_index.search(query, year="2025").hits] == [
+        "t-ea9fb6524aca", "t-5bfd345cb047", "t-031c0c403dfe"]
+
+
+def test_a_field_applies_to_every_word_of_its_group(engine_index):
+    both = engine_index.search("title:(sparse matrix)")
+    assert {hit.id for hit in both.hits} == {"t-c0d04f741409", "t-6b881bb63257"} and both.total == 2
+    either = engine_index.search("abs:(sparse OR dense)")
+    assert {hit.id for hit in either.hits} == {
+        "t-6b881bb63257", "t-c0d04f741409", CB_SPMV, "t-e15a2fb3f66a", "t-5feb5d73a9aa"}
+    assert engine_index.search("ti:(graph neural)").total == 0  # no title has both; "title" is not a word here
+
+
+def test_a_fuzzy_word_matches_words_within_its_edit_distance(engine_index):
+    # The stem of "memroy" is two edits from that of "memory": the GPU memory papers and no others.
+    assert {hit.id for hit in engine_index.search("memroy~2").hits} == GPU_MEMORY
+    assert {hit.id for hit in engine_index.search("memroy~").hits} == GPU_MEMORY  # no number: 2
+    # One edit: SpMM as well as SpMV.
+    assert {hit.id for hit in engine_index.search("spmv~1 GPUs").hits} == {CB_SPMV, "t-6b881bb63257"}
+    assert {hit.id for hit in engine_index.search("title:sparce~1").hits} == {"t-c0d04f741409", "t-6b881bb63257"}
+    assert engine_index.search("sparce~0").total == 0  # no edit: the word as typed

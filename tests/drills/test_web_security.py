@@ -77,7 +77,9 @@ OUTSIDE_STATIC = {"web/app.py": "def create_app", "pyproject.toml": "[build-syst
 DOCUMENTED_400 = [
     re.compile(r"^the query is empty$"),
     re.compile(r"^the query .* has no searchable words"),
-    re.compile(r"^the query .* only excludes words"),
+    re.compile(r"^'.*': the edit distance of a fuzzy word must be"),
+    re.compile(r"^'.*': proximity search is not supported"),
+    re.compile(r"^'.*': fuzzy words are searched in"),
     re.compile(r"^cannot parse the query "),
     re.compile(r"^unknown field '"),
     re.compile(r"^'.*:' has no value"),

@@ -14,6 +14,10 @@ cluster's own queries:
 * ``Prefix`` → ``prefix`` over the indexed terms, rewritten to the
   :data:`MAX_EXPANSIONS` most frequent (``top_terms_64``), as the embedded
   engine caps prefixes;
+* ``Fuzzy`` → ``match`` with ``fuzziness`` (each analysed term within that
+  many edits, a swap of neighbours counting one, no shared prefix needed)
+  and ``max_expansions`` :data:`MAX_EXPANSIONS`, in one field or any
+  default field (the title weighted as in ``Word``);
 * ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
   ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
   ``filter``;
@@ -27,8 +31,8 @@ from __future__ import annotations
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 
-#: A prefix matches at most this many index terms (the most frequent), as in the embedded engine.
-MAX_EXPANSIONS = 64
+#: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.
+MAX_EXPANSIONS = t.MAX_EXPANSIONS
 #: Weight of a title match against an abstract or author match.
 TITLE_BOOST = 2.0
 #: The fields an unfielded word is searched in, with their weights.
@@ -54,6 +58,9 @@ def to_dsl(node: t.Node | None) -> dict | None:
         fields = [node.field] if node.field is not None else ["title", "abstract", "authors"]
         return _any([{"prefix": {name: {"value": node.text.lower(), "rewrite": f"top_terms_{MAX_EXPANSIONS}",
                                         "case_insensitive": True}}} for name in fields])
+    if isinstance(node, t.Fuzzy):
+        fields = [node.field] if node.field is not None else ["title", "abstract", "authors"]
+        return _any([_fuzzy(name, node.text, node.distance) for name in fields])
     if isinstance(node, t.And):
         must = [to_dsl(child) for child in node.children if not isinstance(child, t.Not)]
         must_not = [to_dsl(child.child) for child in node.children if isinstance(child, t.Not)]
@@ -89,7 +96,7 @@ def highlight_dsl(node: t.Node | None) -> dict | None:
             leaves.append({"multi_match": {"query": item.text, "fields": ["title", "abstract", "authors"],
                                            "type": "most_fields"}})
             return
-        if isinstance(item, (t.FieldWord, t.Phrase, t.Prefix)):
+        if isinstance(item, (t.FieldWord, t.Phrase, t.Prefix, t.Fuzzy)):
             leaves.append(to_dsl(item))
             return
         for child in t.children(item):
@@ -131,6 +138,14 @@ def _field_word(field: str, text: str) -> dict:
     if field == "year":
         return {"term": {"year": text}} if text.isdigit() else {"match_none": {}}
     return {"term": {field: text}}
+
+
+def _fuzzy(field: str, text: str, distance: int) -> dict:
+    query = {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
+             "max_expansions": MAX_EXPANSIONS, "fuzzy_transpositions": True}
+    if field == "title":
+        query["boost"] = TITLE_BOOST
+    return {"match": {field: query}}
 
 
 def _phrase(field: str, text: str) -> dict:

@@ -139,11 +139,12 @@ class OpenSearchSearcher:
             "track_total_hits": False,
             "timeout": f"{max(int((deadline - time.monotonic()) * 1000), 1)}ms",
         }
-        if matches.query is not None:
+        marked = highlight_dsl(matches.tree) if matches.query is not None else None
+        if marked is not None:  # none for a query that only excludes: the abstract's start is shown
             body["highlight"] = {
                 "pre_tags": [_PRE], "post_tags": [_POST], "type": "unified", "require_field_match": False,
                 # Only the words searched for are marked, not the filters' keys.
-                "highlight_query": highlight_dsl(matches.tree) or matches.query,
+                "highlight_query": marked,
                 "fields": {
                     "title": {"number_of_fragments": 0},
                     "abstract": {"fragment_size": FRAGMENT_CHARS, "number_of_fragments": FRAGMENTS},

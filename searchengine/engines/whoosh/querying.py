@@ -14,6 +14,10 @@ nodes into the Whoosh query the product searches with:
   (:class:`ExactText`); in each default field when unfielded.
 * :class:`~searchengine.querylang.tree.Prefix` → ``Prefix`` of the folded
   text (expanded at search time by :func:`expand_wildcards`).
+* :class:`~searchengine.querylang.tree.Fuzzy` → a ``FuzzyTerm`` for each
+  term the field's analyzer makes of the word (stemmed, as indexed), in
+  each default field when unfielded (expanded at search time by
+  :func:`expand_wildcards` to the closest index terms).
 * :class:`~searchengine.querylang.tree.MinMatch` → :class:`MinShouldMatch`;
   the others → Whoosh's ``And``, ``Or``, ``Not``, ``AndNot``, ``AndMaybe``,
   ``Require``.
@@ -50,8 +54,8 @@ from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import CJK_CHARS, DASHES, TOKEN_PATTERN
 
-# A prefix term matches at most this many index terms (the most frequent).
-MAX_EXPANSIONS = 64
+# A prefix or fuzzy term matches at most this many index terms.
+MAX_EXPANSIONS = t.MAX_EXPANSIONS
 
 _WORDS = re.compile(TOKEN_PATTERN)
 _DASH = re.compile(f"[{DASHES}]")
@@ -111,6 +115,10 @@ class _Translator:
             if node.field is not None:
                 return wq.Prefix(node.field, fold(node.text))
             return wq.Or([wq.Prefix(name, fold(node.text)) for name in t.DEFAULT_FIELDS])
+        if isinstance(node, t.Fuzzy):
+            if node.field is not None:
+                return self.fuzzy(node.field, node.text, node.distance)
+            return wq.Or(self._present(self.fuzzy(name, node.text, node.distance) for name in t.DEFAULT_FIELDS))
         if isinstance(node, t.And):
             return wq.And(self._present(map(self.translate, node.children)))
         if isinstance(node, t.Or):
@@ -178,6 +186,18 @@ class _Translator:
         if joined is None:
             return sequence
         return wq.Or([wq.Term(fieldname, joined), sequence])
+
+    def fuzzy(self, fieldname: str, text: str, distance: int):
+        """A fuzzy word in one field → a ``FuzzyTerm`` of each term the field's
+        analyzer makes of it (all of them, for a compound); ``None`` when it
+        analyzes to nothing."""
+        field = self.schema[fieldname]
+        terms = [token.text for token in field.tokenize(text, mode="query", removestops=True)
+                 if not getattr(token, "joined", False)]
+        fuzzy = [wq.FuzzyTerm(fieldname, term, maxdist=distance, prefixlength=0) for term in dict.fromkeys(terms)]
+        if not fuzzy:
+            return None
+        return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)
 
     def joined(self, text: str):
         """Neighbouring words joined (``failslow``): one BM25F term over the
@@ -249,27 +269,16 @@ def parse(text: str, schema, *, allow_empty: bool = False) -> WhooshParsedQuery:
         query = to_whoosh(parsed.tree, schema)
     except RecursionError as exc:  # Whoosh's normalize recurses once per level of nesting
         raise QueryError(f"cannot parse the query {parsed.text!r}: {exc}") from None
-    if parsed.tree is not None:
-        # The parser decided emptiness and exclusion on the tree; here terms
-        # that analyze alike (GPU, GPUs) are one, as they always were.
-        if query is None:
-            if allow_empty:
-                return WhooshParsedQuery(text=parsed.text, query=None,
-                                         notes=parsed.notes + ["the query has no searchable words"])
-            raise QueryError(f"the query {parsed.text!r} has no searchable words "
-                             "(only common words such as 'the' or 'of')")
-        if _only_negative(query) and not allow_empty:
-            raise QueryError(f"the query {parsed.text!r} only excludes words; add a word to search for")
+    # The parser decided emptiness on the tree; here terms that analyze
+    # alike (GPU, GPUs) are one, as they always were.
+    if parsed.tree is not None and query is None:
+        if allow_empty:
+            return WhooshParsedQuery(text=parsed.text, query=None,
+                                     notes=parsed.notes + ["the query has no searchable words"])
+        raise QueryError(f"the query {parsed.text!r} has no searchable words "
+                         "(only common words such as 'the' or 'of')")
     return WhooshParsedQuery(text=parsed.text, query=query, words=parsed.words, notes=parsed.notes,
                              tree=parsed.tree)
-
-
-def _only_negative(query: wq.Query) -> bool:
-    if isinstance(query, wq.Not):
-        return True
-    if isinstance(query, wq.And):
-        return all(_only_negative(child) for child in query.subqueries)
-    return False
 
 
 def relaxed(parsed, schema) -> wq.Query | None:
@@ -449,16 +458,63 @@ def _prefix_frequencies(reader, fieldname: str, prefix: str) -> dict[bytes, int]
     return counts
 
 
-def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
-    """Replace each prefix/wildcard node with an OR of at most :data:`MAX_EXPANSIONS` terms.
+_TERMS_BY_LENGTH = "_searchengine_terms_by_length"
 
-    The most frequent matching terms are kept, so ``s*`` cannot turn into a
-    query over half the vocabulary. A note is added when terms were dropped.
+
+def _terms_by_length(reader, fieldname: str) -> dict[int, list[str]]:
+    """The indexed terms of ``fieldname`` grouped by length, kept with the
+    reader (its generation): a fuzzy word only reads the lengths it can reach."""
+    cache = reader.__dict__.setdefault(_TERMS_BY_LENGTH, {})
+    found = cache.get(fieldname)
+    if found is None:
+        found = {}
+        field = reader.schema[fieldname]
+        for btext in reader.lexicon(fieldname):
+            term = field.from_bytes(btext)
+            found.setdefault(len(term), []).append(term)
+        cache[fieldname] = found
+    return found
+
+
+def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int) -> list[str]:
+    """The indexed terms of ``fieldname`` within ``maxdist`` edits of ``text``
+    (Damerau–Levenshtein, a swap of neighbours counting one, as Lucene's
+    fuzzy query), the closest first, then the most frequent; at most
+    :data:`MAX_EXPANSIONS`. A term longer or shorter by more than
+    ``maxdist``, or whose set of letters differs by more than two per edit,
+    is passed over before the distance is computed."""
+    from searchengine.spelling import edit_distance
+
+    by_length = _terms_by_length(reader, fieldname)
+    letters, size = set(text), len(text)
+    found = []
+    for length in range(max(1, size - maxdist), size + maxdist + 1):
+        for term in by_length.get(length, ()):
+            if len(letters.symmetric_difference(term)) <= 2 * maxdist:
+                distance = edit_distance(text, term)
+                if distance <= maxdist:
+                    found.append((distance, -reader.doc_frequency(fieldname, term), term))
+    return [term for _, _, term in sorted(found)[:MAX_EXPANSIONS]]
+
+
+def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
+    """Replace each prefix, wildcard and fuzzy node with an OR of at most
+    :data:`MAX_EXPANSIONS` terms.
+
+    A prefix keeps its most frequent matching terms, so ``s*`` cannot turn
+    into a query over half the vocabulary (a note says when terms were
+    dropped); a fuzzy term its closest (:func:`fuzzy_terms`).
     """
-    if not any(isinstance(leaf, (wq.Prefix, wq.Wildcard)) for leaf in query.leaves()):
+    if not any(isinstance(leaf, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)) for leaf in query.leaves()):
         return query
 
     def expand(node: wq.Query) -> wq.Query:
+        if isinstance(node, wq.FuzzyTerm):
+            if node.fieldname not in reader.schema:
+                return wq.NullQuery
+            found = fuzzy_terms(reader, node.fieldname, node.text, node.maxdist)
+            return wq.Or([wq.Term(node.fieldname, term) for term in found], boost=node.boost) \
+                if found else wq.NullQuery
         if isinstance(node, (wq.Prefix, wq.Wildcard)):
             fieldname = node.field()
             if fieldname not in reader.schema:

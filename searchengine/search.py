@@ -26,6 +26,7 @@ from typing import Any
 
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
+from searchengine import limits
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, check_sort
 from searchengine.records import Record
 from searchengine.results import Hit, SearchResults
@@ -176,6 +177,50 @@ class SearchIndex:
         return self.engine.call(lambda searcher: self._run(
             searcher, query, year, author, category, primary_only, sort, facet_names,
             facet_size, page, limit, with_snippets, clock))
+
+    def export(
+        self,
+        query: str = "",
+        *,
+        year=(),
+        author=(),
+        category=(),
+        primary_only: bool = False,
+        sort: str | None = None,
+        cap: int | None = None,
+        time_budget: float | None = None,
+    ) -> SearchResults:
+        """Every hit of a search, in the search's order, up to ``cap``: a result set to export.
+
+        The same pipeline as :meth:`search` (query, filters, relaxing,
+        feedback, sort) run once, on one generation of the index, taking
+        hits ``1 .. cap`` in one window instead of page by page, without
+        snippets or facets. Each hit carries its whole ``abstract``.
+
+        Args:
+            query, year, author, category, primary_only, sort, time_budget:
+                as for :meth:`search`.
+            cap: most hits returned (default
+                :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
+
+        Returns:
+            :class:`SearchResults` whose ``hits`` are the first
+            ``min(total, cap)`` hits; ``total`` counts every hit, so
+            ``total > len(hits)`` says the cap cut the set. ``page`` is
+            ``{"number": 1, "size": cap, "pages": ...}``.
+
+        Raises:
+            QueryError: the query, a filter or ``cap`` (1 or more) cannot be used.
+            IndexDamagedError: the index cannot be read.
+        """
+        cap = limits.EXPORT_LIMIT if cap is None else cap
+        if cap < 1:
+            raise QueryError(f"an export holds 1 hit or more, not {cap}")
+        check_sort(sort)
+        clock = Clock(self.time_budget if time_budget is None else time_budget)
+        return self.engine.call(lambda searcher: self._run(
+            searcher, query, year, author, category, primary_only, sort, (),
+            DEFAULT_FACET_SIZE, 1, cap, False, clock))
 
     def _run(self, searcher, query, year, author, category, primary_only, sort, facet_names,
              facet_size, page, limit, with_snippets, clock: Clock) -> SearchResults:

@@ -355,10 +355,16 @@ def test_doubled_slashes_are_unknown_paths_not_redirects(client):
 def test_openapi_document_describes_every_api_route(client):
     document = client.get("/api/openapi.json").get_json()
     assert document["openapi"] == "3.1.0"
-    assert set(document["paths"]) == {"/api/search", "/api/records/{id}", "/api/records/{id}/similar",
-                                      "/api/openapi.json"}
+    assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
+                                      "/api/records/{id}/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
     assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit"]
+    export = document["paths"]["/api/export"]["get"]
+    assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author",
+                                                        "category", "sort", "format"]
+    assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
+    assert sorted(export["responses"]["200"]["content"]) == [
+        "application/jsonl", "application/x-bibtex", "application/x-research-info-systems", "text/csv"]
 
 
 @pytest.mark.parametrize(("url", "status", "message"), [

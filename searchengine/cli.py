@@ -13,10 +13,13 @@ from pathlib import Path
 
 import click
 
+from searchengine import limits
 from searchengine.limits import MAX_DEPTH, MAX_LIMIT, SORTS
 
-# What search, show and similar print (export.py writes the csv and bibtex forms).
-OUTPUT_FORMATS = ("table", "json", "csv", "bibtex")
+# What search and similar print; export.py writes the export formats (the names
+# of its FORMATS, repeated here so that starting the CLI does not import it).
+EXPORT_FORMATS = ("bibtex", "csv", "jsonl", "ris")
+OUTPUT_FORMATS = ("table", "json", *EXPORT_FORMATS)
 
 DEFAULT_CORPUS = "corpus"
 
@@ -273,7 +276,7 @@ def _render_facets(results) -> None:
 
 
 def _emit(results, output_format: str, heading: str, scored: bool = True) -> None:
-    """Print results as a table (with ``heading`` and facets), JSON, CSV or BibTeX."""
+    """Print results as a table (with ``heading`` and facets), JSON, or an export format."""
     first_rank = (results.page["number"] - 1) * results.page["size"] + 1
     if output_format == "json":
         _print_json(results.to_dict())
@@ -294,11 +297,12 @@ def _emit(results, output_format: str, heading: str, scored: bool = True) -> Non
     else:
         from searchengine import export
 
-        hits = [hit.to_dict() for hit in results.hits]
-        if output_format == "csv":
-            click.echo(export.to_csv(hits, first_rank=first_rank), nl=False)
-        else:
-            click.echo(export.to_bibtex(hits), nl=False)
+        _write(export.render(output_format, export.rows(results.hits), first_rank=first_rank))
+
+
+def _write(text: str) -> None:
+    """Write an export as it is: bytes, so that RIS's CR LF line ends are never translated."""
+    click.echo(text.encode("utf-8"), nl=False)
 
 
 def _output_format(as_json: bool, output_format: str | None) -> str:
@@ -363,11 +367,14 @@ limit_option = click.option(
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")
 @click.option("--exact", is_flag=True, help="Search the query as typed, never a correction of it.")
+@click.option("--all", "every_hit", is_flag=True,
+              help=f"Export every hit, up to {limits.EXPORT_LIMIT:,}, instead of one page "
+                   f"(with --format {', '.join(EXPORT_FORMATS)}).")
 @index_dir_option
 @json_option
 @format_option
 def search(words: tuple[str, ...], year, author, category, primary_only: bool, sort, limit: int, page: int,
-           facet_names, facet_size: int, exact: bool, index_dir: Path, as_json: bool,
+           facet_names, facet_size: int, exact: bool, every_hit: bool, index_dir: Path, as_json: bool,
            output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
@@ -382,6 +389,9 @@ def search(words: tuple[str, ...], year, author, category, primary_only: bool, s
     if query is None and not (year or author or category):
         raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
     output_format = _output_format(as_json, output_format)
+    if every_hit:
+        _export_all(query, year, author, category, primary_only, sort, exact, index_dir, output_format)
+        return
     results = _open_or_build(index_dir).search(
         query or "", limit=limit, page=page, year=year, author=author, category=category,
         primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size, exact=exact,
@@ -396,21 +406,48 @@ def search(words: tuple[str, ...], year, author, category, primary_only: bool, s
     _emit(results, output_format, heading, scored=bool((query or "").strip()))
 
 
+def _export_all(query, year, author, category, primary_only: bool, sort, exact: bool, index_dir: Path,
+                output_format: str) -> None:
+    """``search --all``: every hit up to the export cap; says on stderr when the cap cut the set."""
+    ctx = click.get_current_context()
+    if output_format not in EXPORT_FORMATS:
+        raise click.UsageError(f"--all exports with --format {', '.join(EXPORT_FORMATS)}, not {output_format}")
+    paging = {"page": "--page", "limit": "--limit", "facet_names": "--facets", "facet_size": "--facet-size"}
+    given = [option for name, option in paging.items()
+             if ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT, None)]
+    if given:
+        raise click.UsageError(f"--all exports every hit: {', '.join(given)} cannot be given with it")
+    from searchengine import export
+
+    results = _open_or_build(index_dir).export(
+        query or "", year=year, author=author, category=category, primary_only=primary_only, sort=sort,
+        exact=exact)
+    if results.corrected:
+        click.echo(f"Note: exported the hits of {results.corrected!r}, a correction of {results.query!r} "
+                   "(--exact exports the query as typed)", err=True)
+    for note in results.notes:
+        click.echo(f"Note: {note}", err=True)
+    _write(export.render(output_format, export.rows(results.hits)))
+    if results.total > len(results.hits):
+        click.echo(f"Exported the first {len(results.hits):,} of {_count(results.total, 'hit')}: an export "
+                   f"holds at most {limits.EXPORT_LIMIT:,}; narrow the search with filters for the rest", err=True)
+
+
 @main.command()
 @click.argument("record_id")
 @index_dir_option
 @json_option
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "bibtex"]), default=None,
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "bibtex", "ris"]), default=None,
               help="Output format (default: text; --json is short for --format json).")
 def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Print the full record RECORD_ID: title, authors, year, categories, abstract."""
     record = _open_or_build(index_dir).document(record_id)
     if as_json or output_format == "json":
         _print_json(record)
-    elif output_format == "bibtex":
+    elif output_format in EXPORT_FORMATS:
         from searchengine import export
 
-        click.echo(export.to_bibtex([record]), nl=False)
+        _write(export.render(output_format, [record]))
     else:
         year = record["year"] if record["year"] is not None else "year unknown"
         click.echo(click.style(record["title"], bold=True))

@@ -1,24 +1,90 @@
-"""Export records and hits as BibTeX, CSV or JSON.
+"""Export records and hits as BibTeX, CSV, JSON lines or RIS.
 
-BibTeX is written with ``bibtexparser`` (its LaTeX-encoding middleware turns
-``×``, ``&`` or ``č`` into valid TeX), so the output parses back with any
-BibTeX reader. Records with an arXiv id become ``@misc`` entries with
-``eprint``/``archivePrefix``/``primaryClass``, as arXiv's own export does.
+Every writer takes rows: dicts with the record's field names (``id``,
+``title``, ``authors``, ``year``, ``categories``, ``url``; ``abstract`` and
+``score`` when there are any), in the order to write them. :func:`rows`
+makes them from hits, :func:`render` writes them in a format named in
+:data:`FORMATS`.
+
+- **BibTeX** is written with ``bibtexparser``; special characters become
+  TeX with pylatexenc's encoder (``×`` → ``\\texttimes``, ``&`` → ``\\&``,
+  ``č`` → ``\\v{c}``), so the output parses back with any BibTeX reader.
+  Records with an arXiv id become ``@misc`` entries with
+  ``eprint``/``archivePrefix``/``primaryClass``, as arXiv's own export does.
+  Styles lowercase titles, so in a title a word with a capital letter after
+  its first character (``BERT``, ``GPU``, ``SpMV``, ``3D``) is braced
+  (``{BERT}``), and inline math (``$O(n^2)$``) is kept as written. Words
+  capitalised only at the start (proper names such as ``Markov``) are left
+  to the style. An author name holding the word "and" (a collaboration) is
+  braced whole, so that it stays one name (Oren Patashnik, *BibTeXing*,
+  1988, on names and on the case of titles).
+- **CSV** has a header row (:data:`CSV_COLUMNS`); see :func:`to_csv`.
+- **JSON lines** (https://jsonlines.org/): one record per line, as
+  ``/api/records/<id>`` gives it (:data:`JSONL_KEYS`).
+- **RIS**: the tagged format of the *RIS Format Specifications* (Research
+  Information Systems, Thomson Reuters); see :func:`to_ris`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from searchengine.records import arxiv_id
+from searchengine.tex import INLINE_MATH
 
 CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", "url")
+#: The keys of a JSON lines row: the record as the JSON API gives it.
+JSONL_KEYS = ("id", "title", "abstract", "authors", "year", "categories", "url")
 
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """An export format: its name, media type and file name extension."""
+
+    name: str
+    media_type: str
+    extension: str
+    label: str
+
+
+#: The formats of an export, by name, in the order the web page lists them.
+FORMATS = {
+    "bibtex": ExportFormat("bibtex", "application/x-bibtex; charset=utf-8", "bib", "BibTeX"),
+    "csv": ExportFormat("csv", "text/csv; charset=utf-8", "csv", "CSV"),
+    "jsonl": ExportFormat("jsonl", "application/jsonl; charset=utf-8", "jsonl", "JSON lines"),
+    "ris": ExportFormat("ris", "application/x-research-info-systems; charset=utf-8", "ris", "RIS"),
+}
+
+
+def rows(hits) -> list[dict[str, Any]]:
+    """Export rows for :class:`~searchengine.results.Hit` s: their JSON form with the whole abstract."""
+    return [dict(hit.to_dict(), abstract=hit.abstract) for hit in hits]
+
+
+def render(format_name: str, records: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
+    """``records`` written in the format ``format_name`` (a key of :data:`FORMATS`).
+
+    ``first_rank`` is the rank of the first row (CSV's ``rank`` column).
+
+    Raises:
+        KeyError: ``format_name`` is not a key of :data:`FORMATS`.
+    """
+    writer = {"bibtex": to_bibtex, "jsonl": to_jsonl, "ris": to_ris}.get(format_name)
+    if format_name == "csv":
+        return to_csv(records, first_rank=first_rank)
+    if writer is None:
+        raise KeyError(format_name)
+    return writer(records)
+
+
+# --- BibTeX --------------------------------------------------------------------
 
 def _key_part(text: str) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -41,16 +107,95 @@ def citation_key(record: dict[str, Any]) -> str:
     return f"{author or 'anon'}{year}{first}"
 
 
-def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
-    """BibTeX entries for records (dicts with the Record's field names).
+_encoder = None
+# Text of these characters only is the same in TeX: the encoder (about half
+# a millisecond a call) is skipped for it.
+_PLAIN = re.compile(r"[A-Za-z0-9 ,.;:!?()'/+=*@\[\]-]*")
 
-    Citation keys are made unique with ``a``, ``b``, ... suffixes.
+
+def _tex(text: str) -> str:
+    """Plain text as TeX: special characters escaped, non-ASCII letters as accents or macros."""
+    global _encoder
+    if _PLAIN.fullmatch(text):
+        return text
+    if _encoder is None:
+        from pylatexenc.latexencode import UnicodeToLatexEncoder
+
+        _encoder = UnicodeToLatexEncoder(unknown_char_policy="keep")
+    return _encoder.unicode_to_latex(text)
+
+
+# A word: letters and digits. One to protect has a capital after its first character.
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _protected(word: str) -> bool:
+    return any(ch.isupper() for ch in word[1:])
+
+
+def _brace(tex: str) -> str:
+    # "{\v{C}...}" would be a BibTeX "special character", lowercased by
+    # styles: a second brace makes it a plain protected group.
+    return "{{" + tex + "}}" if tex.startswith("\\") else "{" + tex + "}"
+
+
+def bibtex_title(title: str) -> str:
+    """A title as a BibTeX field value: TeX-escaped, capitals protected, math kept.
+
+        >>> bibtex_title("BERT for GPU kernels in $O(n^2)$ & more")
+        '{BERT} for {GPU} kernels in $O(n^2)$ \\\\& more'
+    """
+    parts: list[str] = []
+    position = 0
+    for math in INLINE_MATH.finditer(title):
+        parts.append(_protect_words(title[position:math.start()]))
+        parts.append(math.group())
+        position = math.end()
+    parts.append(_protect_words(title[position:]))
+    return "".join(parts)
+
+
+def _protect_words(text: str) -> str:
+    parts: list[str] = []
+    position = 0
+    for word in _WORD.finditer(text):
+        if _protected(word.group()):
+            parts.append(_tex(text[position:word.start()]))
+            parts.append(_brace(_tex(word.group())))
+            position = word.end()
+    parts.append(_tex(text[position:]))
+    return "".join(parts)
+
+
+_AND = re.compile(r"\sand\s", re.IGNORECASE)
+
+
+def bibtex_author(name: str) -> str:
+    """An author name as BibTeX: TeX-escaped; braced whole when it holds the word "and",
+    which BibTeX would otherwise read as two names
+    (``{Barnes and Noble Detector Collaboration}``)."""
+    tex = _tex(name)
+    return "{" + tex + "}" if _AND.search(name) else tex
+
+
+def _url(url: str) -> str:
+    # The url field is read verbatim: only what would break the entry is encoded.
+    return re.sub(r"[{}\\\s]", lambda m: "%{:02X}".format(ord(m.group())), url)
+
+
+def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
+    """BibTeX ``@misc`` entries for records (dicts with the Record's field names).
+
+    Citation keys are :func:`citation_key`, made unique with ``a``, ``b``,
+    ... suffixes. Titles as :func:`bibtex_title`, authors as
+    :func:`bibtex_author`; the url is written as it is, braces, backslashes
+    and spaces percent-encoded.
     """
     import bibtexparser
-    from bibtexparser.middlewares import LatexEncodingMiddleware
+    from bibtexparser.middlewares.parsestack import default_unparse_stack
     from bibtexparser.model import Entry, Field
 
-    library = bibtexparser.Library()
+    entries = []
     used: dict[str, int] = {}
     for record in records:
         key = citation_key(record)
@@ -58,9 +203,9 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
         used[key] = count + 1
         if count:
             key += "abcdefghijklmnopqrstuvwxyz"[(count - 1) % 26] * (1 + (count - 1) // 26)
-        fields = [Field("title", record["title"])]
+        fields = [Field("title", bibtex_title(record["title"]))]
         if record.get("authors"):
-            fields.append(Field("author", " and ".join(record["authors"])))
+            fields.append(Field("author", " and ".join(bibtex_author(name) for name in record["authors"])))
         if record.get("year"):
             fields.append(Field("year", str(record["year"])))
         eprint = arxiv_id(record["id"])
@@ -68,13 +213,18 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
             fields.append(Field("eprint", eprint))
             fields.append(Field("archivePrefix", "arXiv"))
             if record.get("categories"):
-                fields.append(Field("primaryClass", record["categories"][0]))
+                fields.append(Field("primaryClass", _tex(record["categories"][0])))
         url = record.get("url") or (f"https://arxiv.org/abs/{eprint}" if eprint else "")
         if url:
-            fields.append(Field("url", url))
-        library.add(Entry("misc", key, fields))
-    return bibtexparser.write_string(library, prepend_middleware=[LatexEncodingMiddleware(enclose_urls=False)])
+            fields.append(Field("url", _url(url)))
+        entries.append(Entry("misc", key, fields))
+    library = bibtexparser.Library(entries)
+    # The library is ours: its middlewares may change it in place instead of
+    # copying every entry (a copy costs more than writing it).
+    return bibtexparser.write_string(library, unparse_stack=default_unparse_stack(allow_inplace_modification=True))
 
+
+# --- CSV -----------------------------------------------------------------------
 
 def _cell(value) -> str:
     """A CSV cell that a spreadsheet will not run as a formula.
@@ -107,3 +257,71 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
             _cell(hit.get("url", "")),
         ])
     return buffer.getvalue()
+
+
+# --- JSON lines ----------------------------------------------------------------
+
+def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
+    """One JSON object per line, keys :data:`JSONL_KEYS` in that order, UTF-8 as is.
+
+    A missing abstract or url is ``""``, a missing year ``null``.
+    """
+    lines = []
+    for record in records:
+        row = {key: record.get(key) for key in JSONL_KEYS}
+        row["abstract"] = row["abstract"] or ""
+        row["url"] = row["url"] or ""
+        row["authors"] = list(row["authors"] or [])
+        row["categories"] = list(row["categories"] or [])
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    return "".join(lines)
+
+
+# --- RIS -----------------------------------------------------------------------
+
+#: RIS lines end with CR LF, as the RIS specification asks.
+RIS_NEWLINE = "\r\n"
+
+
+def _ris_line(tag: str, value: str) -> str:
+    # A tag line is "XX  - value"; a line break inside a value would start a bogus tag.
+    return f"{tag}  - {' '.join(str(value).split())}{RIS_NEWLINE}"
+
+
+def to_ris(records: Iterable[dict[str, Any]]) -> str:
+    """RIS records, one per row, in the order given.
+
+    Follows the *RIS Format Specifications* (Research Information Systems,
+    Thomson Reuters): each line is a two-character tag, two spaces,
+    ``-``, a space and the value, ending with CR LF; a record opens with
+    ``TY`` and closes with ``ER  - ``. Tags written, in this order:
+
+    - ``TY``: ``UNPB`` (unpublished work) for an arXiv id, since an arXiv
+      preprint is not a journal's article; ``GEN`` (generic) for records
+      from other sources, whose kind of publication is not known.
+    - ``ID``: the record id; ``TI``: the title.
+    - ``AU``: one line per author, as written.
+    - ``PY``: the year (four digits), when known.
+    - ``AB``: the abstract, on one line, when there is one.
+    - ``KW``: one line per category.
+    - ``UR``: the record's link (for an arXiv id without one, its abs page).
+
+    Whitespace runs, line breaks included, become one space.
+    """
+    lines: list[str] = []
+    for record in records:
+        eprint = arxiv_id(record["id"])
+        lines.append(_ris_line("TY", "UNPB" if eprint else "GEN"))
+        lines.append(_ris_line("ID", record["id"]))
+        lines.append(_ris_line("TI", record["title"]))
+        lines.extend(_ris_line("AU", name) for name in record.get("authors") or [])
+        if record.get("year"):
+            lines.append(_ris_line("PY", f"{int(record['year']):04d}"))
+        if record.get("abstract"):
+            lines.append(_ris_line("AB", record["abstract"]))
+        lines.extend(_ris_line("KW", code) for code in record.get("categories") or [])
+        url = record.get("url") or (f"https://arxiv.org/abs/{eprint}" if eprint else "")
+        if url:
+            lines.append(_ris_line("UR", url))
+        lines.append("ER  - " + RIS_NEWLINE)
+    return "".join(lines)

@@ -29,7 +29,9 @@ class Hit:
     one result list). ``snippet`` is plain text from the abstract around the
     matched words (its start when no word of the abstract matched), and
     ``snippet_matches`` / ``title_matches`` are ``[start, end)`` character
-    offsets of the matched words in ``snippet`` / ``title``.
+    offsets of the matched words in ``snippet`` / ``title``. ``abstract`` is
+    the whole abstract, for exports (RIS, JSON lines); the JSON form carries
+    the snippet instead.
     """
 
     id: str
@@ -42,6 +44,7 @@ class Hit:
     snippet_matches: list[tuple[int, int]] = field(default_factory=list)
     title_matches: list[tuple[int, int]] = field(default_factory=list)
     url: str = ""
+    abstract: str = field(default="", repr=False)
 
     @classmethod
     def from_record(cls, record, score: float, snippet: str = "", snippet_matches=(), title_matches=()) -> Hit:
@@ -57,6 +60,7 @@ class Hit:
             snippet_matches=list(snippet_matches),
             title_matches=list(title_matches),
             url=record.url,
+            abstract=record.abstract,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
+from searchengine import limits
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, check_sort
 from searchengine.records import Record
 from searchengine.results import Hit, SearchResults
@@ -39,8 +40,9 @@ DEFAULT_INDEX_DIR = "index"
 CLEAR_FACTOR = 20
 #: Words of a relaxed query checked for matching no paper at all.
 MAX_UNMATCHED = 10
-# Quotes or a required word (+word): the user asks for exactly what was typed.
-_LITERAL = re.compile(r'"|(?:^|\s)\+\S')
+# Quotes, a required word (+word) or a fuzzy one (word~1): the user asks
+# for exactly what was typed.
+_LITERAL = re.compile(r'"|~|(?:^|\s)\+\S')
 #: Years and categories listed by :meth:`SearchIndex.stats`, at most (the facets' cap).
 STATS_VALUES = MAX_FACET_SIZE
 #: Said when feedback was left out to keep within the time budget.
@@ -187,6 +189,51 @@ class SearchIndex:
         return self.engine.call(lambda searcher: self._run(
             searcher, query, year, author, category, primary_only, sort, facet_names,
             facet_size, page, limit, with_snippets, exact, clock))
+
+    def export(
+        self,
+        query: str = "",
+        *,
+        year=(),
+        author=(),
+        category=(),
+        primary_only: bool = False,
+        sort: str | None = None,
+        cap: int | None = None,
+        time_budget: float | None = None,
+        exact: bool = False,
+    ) -> SearchResults:
+        """Every hit of a search, in the search's order, up to ``cap``: a result set to export.
+
+        The same pipeline as :meth:`search` (query, filters, relaxing,
+        feedback, sort) run once, on one generation of the index, taking
+        hits ``1 .. cap`` in one window instead of page by page, without
+        snippets or facets. Each hit carries its whole ``abstract``.
+
+        Args:
+            query, year, author, category, primary_only, sort, time_budget, exact:
+                as for :meth:`search`.
+            cap: most hits returned (default
+                :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
+
+        Returns:
+            :class:`SearchResults` whose ``hits`` are the first
+            ``min(total, cap)`` hits; ``total`` counts every hit, so
+            ``total > len(hits)`` says the cap cut the set. ``page`` is
+            ``{"number": 1, "size": cap, "pages": ...}``.
+
+        Raises:
+            QueryError: the query, a filter or ``cap`` (1 or more) cannot be used.
+            IndexDamagedError: the index cannot be read.
+        """
+        cap = limits.EXPORT_LIMIT if cap is None else cap
+        if cap < 1:
+            raise QueryError(f"an export holds 1 hit or more, not {cap}")
+        check_sort(sort)
+        clock = Clock(self.time_budget if time_budget is None else time_budget)
+        return self.engine.call(lambda searcher: self._run(
+            searcher, query, year, author, category, primary_only, sort, (),
+            DEFAULT_FACET_SIZE, 1, cap, False, exact, clock))
 
     def _run(self, searcher, query, year, author, category, primary_only, sort, facet_names,
              facet_size, page, limit, with_snippets, exact, clock: Clock) -> SearchResults:
@@ -416,9 +463,9 @@ def _correction(searcher, plan: Plan, matches, suggestion: str, clock: Clock):
 
     The corrected query is searched instead when it finds papers with every
     word and the query as typed finds none, or :data:`CLEAR_FACTOR` times
-    fewer (a typo that made it into a few abstracts). A query with quotes or
-    ``+word`` asks for what it says and is never replaced (nor is one searched
-    with ``exact``): its correction is only suggested.
+    fewer (a typo that made it into a few abstracts). A query with quotes,
+    ``+word`` or ``word~N`` asks for what it says and is never replaced (nor is
+    one searched with ``exact``): its correction is only suggested.
     """
     if _LITERAL.search(plan.searched):
         return None

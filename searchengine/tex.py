@@ -16,6 +16,8 @@ import re
 
 # Inline math: $...$ opening and closing on a non-space character ($x$, $O(n^2)$).
 _MATH = re.compile(r"\$(?=[^\s$])[^$]{0,400}?(?<=[^\s\\])\$")
+#: Inline math as this module recognises it (exports keep it as written).
+INLINE_MATH = _MATH
 _SPACE = re.compile(r"\s+")
 # A tie (Fig.~3) is a space; a tilde after a space (~5 %) means "about".
 _TIE = re.compile(r"(?<=\S)~(?=\S)")

@@ -258,3 +258,50 @@ def test_jobs_is_capped(runner, workdir):
     result = runner.invoke(main, ["index", "corpus", "--index-dir", "ix", "--jobs", "1000"])
     assert result.exit_code == 2
     assert "1000 is not in the range 1<=x<=64" in result.output
+
+
+def test_search_exports_ris_with_crlf_line_ends(runner, workdir):
+    result = runner.invoke(main, ["search", "SpMV GPU", "--format", "ris"])
+    assert result.exit_code == 0
+    assert result.stdout_bytes.split(b"\r\n")[:5] == [
+        b"TY  - GEN", b"ID  - t-30f1b8f5a2a1", f"TI  - {CB_SPMV}".encode(), b"AU  - Depei Qian", b"PY  - 2026"]
+    assert result.stdout_bytes.endswith(b"KW  - cs.DC\r\nER  - \r\n")
+    shown = runner.invoke(main, ["show", "t-30f1b8f5a2a1", "--format", "ris"])
+    assert shown.stdout_bytes == result.stdout_bytes
+
+
+def test_search_all_pages_past_one_page_in_the_search_order(runner, workdir):
+    paged = [json.loads(runner.invoke(main, ["search", "gpu", "--sort", "oldest", "--json", "--page", str(page)])
+                        .stdout) for page in (1, 2)]
+    assert paged[0]["total"] == 12 and len(paged[0]["hits"]) == 10
+    ids = [hit["id"] for page in paged for hit in page["hits"]]
+    table = runner.invoke(main, ["search", "gpu", "--sort", "oldest", "--all", "--format", "csv"])
+    assert (table.exit_code, table.stderr) == (0, "")
+    rows = table.stdout.splitlines()
+    assert len(rows) == 13 and [row.split(",")[1] for row in rows[1:]] == ids
+    assert [row.split(",")[0] for row in rows[1:]] == [str(rank) for rank in range(1, 13)]
+    lines = runner.invoke(main, ["search", "gpu", "--sort", "oldest", "--all", "--format", "jsonl"]).stdout
+    assert [json.loads(line)["id"] for line in lines.splitlines()] == ids
+
+
+def test_search_all_says_on_stderr_when_the_cap_cut_the_export(runner, workdir, monkeypatch):
+    from searchengine import limits
+
+    monkeypatch.setattr(limits, "EXPORT_LIMIT", 5)
+    result = runner.invoke(main, ["search", "gpu", "--all", "--format", "ris"])
+    assert result.exit_code == 0
+    assert result.stdout.count("ER  - ") == 5
+    assert result.stderr.splitlines()[-1] == (
+        "Exported the first 5 of 12 hits: an export holds at most 5; narrow the search with filters for the rest")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--all"], "Error: --all exports with --format bibtex, csv, jsonl, ris, not table"),
+    (["--all", "--json"], "Error: --all exports with --format bibtex, csv, jsonl, ris, not json"),
+    (["--all", "--format", "csv", "--page", "2", "--limit", "5"],
+     "Error: --all exports every hit: --page, --limit cannot be given with it"),
+])
+def test_search_all_with_paging_or_a_display_format_is_a_usage_error(runner, workdir, options, message):
+    result = runner.invoke(main, ["search", "gpu", *options])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == message

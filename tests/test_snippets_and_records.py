@@ -1,12 +1,6 @@
-import csv
-import io
-
-import bibtexparser
 import pytest
-from bibtexparser.middlewares import LatexDecodingMiddleware
 
 from searchengine import RecordNotFoundError, build_index, open_index
-from searchengine.export import citation_key, to_bibtex, to_csv
 from searchengine.records import arxiv_id
 
 from conftest import corpus_records, write
@@ -99,52 +93,6 @@ def test_similar_papers_are_on_topic_and_exclude_the_record(corpus_index):
 )
 def test_arxiv_ids_are_recognised_in_every_written_form(text, expected):
     assert arxiv_id(text) == expected
-
-
-RECORDS = [
-    {"id": "2101.00001", "title": "Speed-ups of 5× for Vlček's & Schrödinger's {sparse} 100% kernels",
-     "authors": ["Jan Vlček", "Erwin Schrödinger"], "year": 2021, "categories": ["cs.DC", "cs.PF"], "url": ""},
-    {"id": "t-abc", "title": "A study of things", "authors": [], "year": None, "categories": [], "url": ""},
-    {"id": "2101.00002", "title": "Speed-ups again", "authors": ["Jan Vlček"], "year": 2021,
-     "categories": [], "url": ""},
-]
-
-
-def test_bibtex_parses_back_with_the_same_values():
-    text = to_bibtex(RECORDS)
-    library = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
-    assert library.failed_blocks == []
-    entries = {e.key: e.fields_dict for e in library.entries}
-    assert list(entries) == ["vlcek2021speedups", "anonstudy", "vlcek2021speedupsa"]
-    first = entries["vlcek2021speedups"]
-    assert first["title"].value == RECORDS[0]["title"]
-    assert first["author"].value == "Jan Vlček and Erwin Schrödinger"
-    assert first["eprint"].value == "2101.00001"
-    assert first["primaryClass"].value == "cs.DC"
-    assert first["url"].value == "https://arxiv.org/abs/2101.00001"
-    assert "eprint" not in entries["anonstudy"] and "year" not in entries["anonstudy"]
-    # The url field is the URL itself, for readers that do not decode LaTeX as well.
-    raw = {e.key: e.fields_dict for e in bibtexparser.parse_string(text).entries}
-    assert raw["vlcek2021speedups"]["url"].value == "https://arxiv.org/abs/2101.00001"
-
-
-def test_citation_key_uses_last_name_year_and_first_long_title_word():
-    assert citation_key({"authors": ["Qian, Depei"], "year": 2026, "title": "CB-SpMV: A kernel"}) == "qian2026cbspmv"
-    assert citation_key({"authors": ["Depei Qian"], "year": None, "title": "On the GPU"}) == "qianon"
-
-
-def test_csv_has_a_header_and_one_row_per_hit():
-    rows = list(csv.reader(io.StringIO(to_csv([dict(r, score=1.5) for r in RECORDS[:2]], first_rank=11))))
-    assert rows[0] == ["rank", "id", "title", "authors", "year", "categories", "score", "url"]
-    assert rows[1] == ["11", "2101.00001", RECORDS[0]["title"], "Jan Vlček; Erwin Schrödinger", "2021",
-                       "cs.DC cs.PF", "1.5", ""]
-    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", ""]
-
-
-def test_csv_cells_that_look_like_formulas_are_neutralised():
-    rows = list(csv.reader(io.StringIO(to_csv([{"id": "x", "title": "=HYPERLINK(\"http://e\")", "authors": ["@me"],
-                                                 "year": 2020, "categories": [], "score": 1.0, "url": ""}]))))
-    assert rows[1][2:4] == ["'=HYPERLINK(\"http://e\")", "'@me"]
 
 
 @pytest.mark.parametrize("mode", ["query", "index"])

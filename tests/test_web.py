@@ -260,6 +260,72 @@ def test_old_style_arxiv_ids_with_a_slash_have_record_pages(client):
     assert client.get("/api/records/hep-th/9901001").get_json()["title"] == "SpMV in lattice field theory on a GPU cluster"
 
 
+def test_results_page_links_exports_of_the_whole_set_and_they_work(client):
+    html = client.get("/?q=SpMV+GPU&sort=oldest&limit=2&page=2&category=cs").get_data(as_text=True)
+    links = dict(re.findall(r'<a href="([^"]*)" data-format="([a-z]+)" download>', html))
+    expected = {f"/api/export?q=SpMV+GPU&category=cs&sort=oldest&format={name}": name
+                for name in ("bibtex", "csv", "jsonl", "ris")}
+    assert {unescape(url): name for url, name in links.items()} == expected
+    assert re.search(r"Export all\s+3 hits:", html)
+    for url, name in expected.items():
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.headers["Content-Disposition"] == {
+            "bibtex": 'attachment; filename="search-results.bib"', "csv": 'attachment; filename="search-results.csv"',
+            "jsonl": 'attachment; filename="search-results.jsonl"',
+            "ris": 'attachment; filename="search-results.ris"'}[name]
+        assert (response.headers["X-Total-Hits"], response.headers["X-Exported-Hits"]) == ("3", "3")
+
+
+@pytest.mark.parametrize(("name", "content_type", "count"), [
+    ("bibtex", "application/x-bibtex; charset=utf-8", lambda body: body.count("@misc{")),
+    ("csv", "text/csv; charset=utf-8", lambda body: len(body.splitlines()) - 1),
+    ("jsonl", "application/jsonl; charset=utf-8", lambda body: len([json.loads(x) for x in body.splitlines()])),
+    ("ris", "application/x-research-info-systems; charset=utf-8", lambda body: body.count("\r\nER  - \r\n")),
+])
+def test_api_export_holds_every_hit_in_the_search_order(client, name, content_type, count):
+    response = client.get(f"/api/export?q=SpMV+GPU&sort=newest&format={name}")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == content_type
+    body = response.get_data(as_text=True)
+    assert count(body) == 4
+    if name == "jsonl":
+        searched = client.get("/api/search?q=SpMV+GPU&sort=newest").get_json()["hits"]
+        assert [json.loads(x)["id"] for x in body.splitlines()] == [h["id"] for h in searched]
+
+
+def test_api_export_is_cut_at_the_cap_and_says_so(client, monkeypatch):
+    from searchengine import limits
+
+    monkeypatch.setattr(limits, "EXPORT_LIMIT", 2)
+    response = client.get("/api/export?q=SpMV+GPU&format=csv&limit=1&page=3")  # page and limit play no part
+    assert response.status_code == 200
+    assert (response.headers["X-Total-Hits"], response.headers["X-Exported-Hits"]) == ("4", "2")
+    assert len(response.get_data(as_text=True).splitlines()) == 3
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("/api/export?q=gpu&format=xml", "format must be one of bibtex, csv, jsonl, ris; not 'xml'"),
+    ("/api/export?q=gpu", "format must be one of bibtex, csv, jsonl, ris; it is missing"),
+    ("/api/export?q=gpu&format=ris&format=csv", "format is given 2 times; it takes one value "
+                                                "(only year, author and category repeat)"),
+    ("/api/export?format=ris", "the query is empty"),
+])
+def test_api_export_refuses_a_bad_request_with_a_json_400(client, url, message):
+    response = client.get(url)
+    assert response.status_code == 400
+    assert response.get_json()["error"].startswith(message)
+
+
+def test_record_ris_export(client):
+    response = client.get("/records/hep-th/9901001/ris")
+    assert response.status_code == 200 and response.mimetype == "text/plain"
+    assert response.headers["Content-Disposition"].endswith('.ris"')
+    assert response.get_data(as_text=True).startswith("TY  - UNPB\r\nID  - hep-th/9901001\r\n")
+    html = client.get("/records/2301.00001").get_data(as_text=True)
+    assert '<a href="/records/2301.00001/ris">RIS</a>' in html
+
+
 def test_bibtex_export(client):
     response = client.get("/records/2301.00001/bibtex")
     assert response.status_code == 200
@@ -386,10 +452,16 @@ def test_doubled_slashes_are_unknown_paths_not_redirects(client):
 def test_openapi_document_describes_every_api_route(client):
     document = client.get("/api/openapi.json").get_json()
     assert document["openapi"] == "3.1.0"
-    assert set(document["paths"]) == {"/api/search", "/api/records/{id}", "/api/records/{id}/similar",
-                                      "/api/openapi.json"}
+    assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
+                                      "/api/records/{id}/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
     assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit", "exact"]
+    export = document["paths"]["/api/export"]["get"]
+    assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author",
+                                                        "category", "sort", "exact", "format"]
+    assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
+    assert sorted(export["responses"]["200"]["content"]) == [
+        "application/jsonl", "application/x-bibtex", "application/x-research-info-systems", "text/csv"]
 
 
 @pytest.mark.parametrize(("url", "status", "message"), [

@@ -5,7 +5,10 @@ Routes::
     GET /                               search page (HTML), parameters in web.params
     GET /records/<id>                   record page (HTML)
     GET /records/<id>/bibtex            the record as BibTeX (text/plain)
+    GET /records/<id>/ris               the record as RIS (text/plain)
     GET /api/search                     SearchResults.to_dict(), as `search --json`
+    GET /api/export                     every hit (up to EXPORT_LIMIT) as BibTeX, CSV, JSON lines or RIS,
+                                        as `search --all --format F`; an attachment
     GET /api/records/<id>               the stored record, as `show --json` without "source"
     GET /api/records/<id>/similar       SearchResults.to_dict(), as `similar --json`
     GET /api/openapi.json               OpenAPI 3.1 description of the API
@@ -24,6 +27,7 @@ from urllib.parse import quote
 
 from flask import Flask, Response, jsonify, make_response, redirect, render_template, request
 from markupsafe import Markup, escape
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import PathConverter
 
@@ -38,11 +42,14 @@ from searchengine.errors import (
 )
 from searchengine.records import arxiv_id
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
-from searchengine.limits import MAX_DEPTH, SORTS
-from web.params import FACETS, SearchParams, plain_text, read_limit
+from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
+from web.params import EXPORT_FORMATS, FACETS, SearchParams, plain_text, read_format, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
+# Link texts of the export formats (searchengine.export.FORMATS' labels; that
+# module is imported when an export is asked for, not to draw a page).
+EXPORT_LABELS = {"bibtex": "BibTeX", "csv": "CSV", "jsonl": "JSON lines", "ris": "RIS"}
 
 # No script at all; styles and images only from this origin; forms only to it.
 CONTENT_SECURITY_POLICY = (
@@ -87,6 +94,7 @@ def marked(text: str, matches) -> Markup:
 
 # Record routes by endpoint; the id goes where {} is.
 RECORD_ROUTES = {"record_page": "/records/{}", "record_bibtex": "/records/{}/bibtex",
+                 "record_ris": "/records/{}/ris",
                  "api_record": "/api/records/{}", "api_similar": "/api/records/{}/similar"}
 # Left unencoded in record ids, as Werkzeug's path converter does.
 _PATH_SAFE = "!$&'()*+,;=:@"
@@ -164,7 +172,9 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.extensions["searchengine.index"] = search_index
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
-    app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url)
+    app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
+                                 EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
+                                 EXPORT_LIMIT=EXPORT_LIMIT)
     # "//" in a path is a 404 like any unknown path, not a redirect to a
     # merged one (which would also change record ids holding "//").
     app.url_map.merge_slashes = False
@@ -206,15 +216,20 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         return render_template("record.html", record=record, similar=similar,
                                arxiv=arxiv_id(record["id"]), link=safe_link(record["url"]))
 
-    @app.get("/records/<record_id:record_id>/bibtex")
-    def record_bibtex(record_id: str):
-        from searchengine.export import citation_key, to_bibtex
+    def record_export(record_id: str, format_name: str):
+        from searchengine.export import FORMATS, citation_key, render
 
         record = search_index.document(record_id)
-        body = to_bibtex([record])
-        response = Response(body, mimetype="text/plain")
-        response.headers["Content-Disposition"] = f'inline; filename="{citation_key(record)}.bib"'
+        # Shown in the browser (text/plain), with a file name for saving it.
+        response = Response(render(format_name, [record]), mimetype="text/plain")
+        name = f"{citation_key(record)}.{FORMATS[format_name].extension}"
+        response.headers["Content-Disposition"] = f'inline; filename="{name}"'
         return response
+
+    app.add_url_rule("/records/<record_id:record_id>/bibtex", "record_bibtex", record_export,
+                     defaults={"format_name": "bibtex"}, methods=["GET"])
+    app.add_url_rule("/records/<record_id:record_id>/ris", "record_ris", record_export,
+                     defaults={"format_name": "ris"}, methods=["GET"])
 
     # --- JSON API ----------------------------------------------------------
 
@@ -222,6 +237,22 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     def api_search():
         params = SearchParams.from_args(request.args)
         return jsonify(search_index.search(params.q, **params.search_kwargs()).to_dict())
+
+    @app.get("/api/export")
+    def api_export():
+        from searchengine.export import FORMATS, render, rows
+
+        # An export has no page: page and limit, if given, are left out as unknown parameters are.
+        params = SearchParams.from_args(MultiDict(
+            [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "limit")]))
+        chosen = FORMATS[read_format(request.args)]
+        results = search_index.export(params.q, **params.export_kwargs())
+        response = Response(render(chosen.name, rows(results.hits)), content_type=chosen.media_type)
+        response.headers["Content-Disposition"] = f'attachment; filename="search-results.{chosen.extension}"'
+        # The file cannot say whether the cap cut it: these headers do.
+        response.headers["X-Total-Hits"] = str(results.total)
+        response.headers["X-Exported-Hits"] = str(len(results.hits))
+        return response
 
     @app.get("/api/records/<record_id:record_id>/similar")
     def api_similar(record_id: str):

@@ -10,8 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from searchengine import __version__
-from searchengine.limits import DEFAULT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
-from web.params import MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES
+from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
+from web.params import EXPORT_FORMATS, MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES
+
+# The media type of each export format (searchengine.export.FORMATS, without its charset).
+EXPORT_MEDIA_TYPES = {"bibtex": "application/x-bibtex", "csv": "text/csv", "jsonl": "application/jsonl",
+                      "ris": "application/x-research-info-systems"}
 
 
 def _param(name: str, description: str, schema: dict, *, repeat: bool = False) -> dict[str, Any]:
@@ -67,6 +71,31 @@ def openapi_document() -> dict[str, Any]:
     unavailable = _error("The index is not available")
     string_list = {"type": "array", "items": {"type": "string"}}
     spans = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}}
+    filters = [
+        _param("q", f"Query text; empty to browse by filters alone; at most {MAX_QUERY_CHARS} "
+                    "characters", {"type": "string", "maxLength": MAX_QUERY_CHARS}),
+        _param("year", "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); "
+                       "a reversed range is a 400",
+               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": YEAR_PATTERN}, repeat=True),
+        _param("year_from", "First year of a range (same as year=A-)",
+               {"type": "integer", "minimum": 1000, "maximum": 9999}),
+        _param("year_to", "Last year of a range (same as year=-B)",
+               {"type": "integer", "minimum": 1000, "maximum": 9999}),
+        _param("author", "Author name (First Last or Last, First), any case and accents, "
+                         "initials allowed (several: OR)",
+               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
+        _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
+               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},
+               repeat=True),
+        _param("sort", "Order of hits (default: relevance, or newest without query text)",
+               {"type": "string", "enum": list(SORTS)}),
+    ]
+    exact = _param("exact", "true (or 1): search the query as typed, never a correction of it",
+                   {"type": "boolean", "default": False})
+    count_header = {"schema": {"type": "integer", "minimum": 0}}
+    export_format = {"name": "format", "in": "query", "required": True,
+                     "description": "bibtex, csv, jsonl (JSON lines) or ris",
+                     "schema": {"type": "string", "enum": list(EXPORT_FORMATS)}}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -83,30 +112,39 @@ def openapi_document() -> dict[str, Any]:
                                f"page x limit may not exceed {MAX_DEPTH} (else 400).",
                 "operationId": "search",
                 "parameters": [
-                    _param("q", f"Query text; empty to browse by filters alone; at most {MAX_QUERY_CHARS} "
-                                "characters", {"type": "string", "maxLength": MAX_QUERY_CHARS}),
-                    _param("year", "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); "
-                                   "a reversed range is a 400",
-                           {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": YEAR_PATTERN}, repeat=True),
-                    _param("year_from", "First year of a range (same as year=A-)",
-                           {"type": "integer", "minimum": 1000, "maximum": 9999}),
-                    _param("year_to", "Last year of a range (same as year=-B)",
-                           {"type": "integer", "minimum": 1000, "maximum": 9999}),
-                    _param("author", "Author name (First Last or Last, First), any case and accents, "
-                                     "initials allowed (several: OR)",
-                           {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
-                    _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
-                           {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},
-                           repeat=True),
-                    _param("sort", "Order of hits (default: relevance, or newest without query text)",
-                           {"type": "string", "enum": list(SORTS)}),
+                    *filters,
                     _param("page", f"1-based page; page x limit may not exceed {MAX_DEPTH}",
                            {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1}),
                     limit,
-                    _param("exact", "true (or 1): search the query as typed, never a correction of it",
-                           {"type": "boolean", "default": False}),
+                    exact,
                 ],
                 "responses": {"200": results, "400": _error(BAD_REQUEST), "503": unavailable},
+            }},
+            "/api/export": {"get": {
+                "summary": "Every hit of a search as a file: BibTeX, CSV, JSON lines or RIS",
+                "description": "The hits of the query and filters in the sort's order, as /api/search "
+                               f"pages them, up to the first {EXPORT_LIMIT}; X-Total-Hits and "
+                               "X-Exported-Hits say whether that cap cut the file. page and limit are "
+                               "not parameters of an export. Needs query text or a filter (else 400).",
+                "operationId": "export",
+                "parameters": [*filters, exact, export_format],
+                "responses": {
+                    "200": {
+                        "description": "An attachment (Content-Disposition) in the chosen format, UTF-8",
+                        "headers": {
+                            "Content-Disposition": {"required": True, "schema": {
+                                "type": "string", "pattern": r'^attachment; filename="search-results\.'}},
+                            "X-Total-Hits": {**count_header, "required": True,
+                                             "description": "Hits of the search"},
+                            "X-Exported-Hits": {**count_header, "required": True,
+                                                "description": f"Hits in the file: at most {EXPORT_LIMIT}"},
+                        },
+                        "content": {media_type: {"schema": {"type": "string"}}
+                                    for media_type in EXPORT_MEDIA_TYPES.values()},
+                    },
+                    "400": _error(BAD_REQUEST + ", or format is missing or unknown"),
+                    "503": unavailable,
+                },
             }},
             "/api/records/{id}": {"get": {
                 "summary": "One stored record",

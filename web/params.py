@@ -18,7 +18,11 @@ Parameters (the same for ``/`` and ``/api/search``):
 ``limit``    hits per page, 1 to :data:`MAX_LIMIT`
 ``exact``    ``1``/``true``: search the query as typed, never a correction
              of it (``0``/``false``: the default)
+``format``   ``/api/export`` only: ``bibtex``, ``csv``, ``jsonl`` or ``ris``
 ========== ============================================================
+
+An export (``/api/export``) takes the same parameters but ``page`` and
+``limit``: it holds every hit, up to :data:`~searchengine.limits.EXPORT_LIMIT`.
 
 Only ``year``, ``author`` and ``category`` may be given more than once; a
 second ``q``, ``sort``, ``page``, ``limit``, ``exact``, ``year_from`` or ``year_to`` is
@@ -97,6 +101,23 @@ def read_limit(args) -> int:
     if not 1 <= limit <= MAX_LIMIT:
         raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
     return limit
+
+
+#: The formats of ``/api/export`` (the keys of :data:`searchengine.export.FORMATS`).
+EXPORT_FORMATS = ("bibtex", "csv", "jsonl", "ris")
+
+
+def read_format(args) -> str:
+    """The ``format`` parameter of an export: one of :data:`EXPORT_FORMATS`.
+
+    Raises:
+        QueryError: missing, given twice, or not one of them.
+    """
+    name = _single(args, "format").strip()
+    if name not in EXPORT_FORMATS:
+        shown = f"not {name[:40]!r}" if name else "it is missing"
+        raise QueryError(f"format must be one of {', '.join(EXPORT_FORMATS)}; {shown}")
+    return name
 
 
 def _values(args, name: str) -> tuple[str, ...]:
@@ -253,6 +274,17 @@ class SearchParams:
         """``path`` with this state's canonical query string."""
         query = urlencode(self.items())
         return f"{path}?{query}" if query else path
+
+    def export_kwargs(self) -> dict:
+        """Keyword arguments for ``SearchIndex.export`` (the query text aside)."""
+        return {"year": list(self.years), "author": list(self.authors), "category": list(self.categories),
+                "sort": self.sort, "exact": self.exact}
+
+    def export_url(self, format_name: str, path: str = "/api/export") -> str:
+        """The export of this state's whole result set in ``format_name``: the
+        query, filters and sort, without the page and its size."""
+        whole = replace(self, page=1, limit=DEFAULT_LIMIT, from_range=False)
+        return f"{path}?{urlencode(whole.items() + [('format', format_name)])}"
 
     def _values_of(self, facet: str) -> tuple[str, ...]:
         return {"year": self.years, "author": self.authors, "category": self.categories}[facet]

@@ -223,3 +223,26 @@ def test_a_fuzzy_word_matches_words_within_its_edit_distance(engine_index):
     assert {hit.id for hit in engine_index.search("spmv~1 GPUs").hits} == {CB_SPMV, "t-6b881bb63257"}
     assert {hit.id for hit in engine_index.search("title:sparce~1").hits} == {"t-c0d04f741409", "t-6b881bb63257"}
     assert engine_index.search("sparce~0").total == 0  # no edit: the word as typed
+
+
+@pytest.mark.parametrize("sort", [None, "oldest", "title"])
+def test_an_export_holds_every_hit_in_the_order_pages_show(engine_index, sort):
+    paged = [h.id for page in (1, 2) for h in engine_index.search("gpu", limit=10, page=page, sort=sort).hits]
+    exported = engine_index.export("gpu", sort=sort)
+    assert exported.total == 12 and [h.id for h in exported.hits] == paged
+    assert all(h.abstract and h.snippet == "" for h in exported.hits)
+    capped = engine_index.export("gpu", sort=sort, cap=5)
+    assert capped.total == 12 and [h.id for h in capped.hits] == paged[:5]
+
+
+def test_the_api_exports_through_every_engine(engine_index):
+    from web import create_app
+
+    client = create_app(index=engine_index).test_client()
+    response = client.get("/api/export?q=gpu&author=Depei+Qian&sort=oldest&format=ris")
+    assert response.status_code == 200
+    assert response.headers["Content-Disposition"] == 'attachment; filename="search-results.ris"'
+    body = response.get_data(as_text=True)
+    expected = [h.id for h in engine_index.search("gpu", author=["Depei Qian"], sort="oldest", limit=20).hits]
+    assert len(expected) > 1
+    assert [line[6:] for line in body.split("\r\n") if line.startswith("ID  - ")] == expected

@@ -404,8 +404,8 @@ def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(arxiv_index_dir, arxiv
     client = create_app(index_dir=payload_index_dir).test_client()
     document = client.get("/api/openapi.json")
     assert document.status_code == 200 and document.mimetype == "application/json"
-    assert set(document.get_json()["paths"]) == {"/api/search", "/api/records/{id}", "/api/records/{id}/similar",
-                                                 "/api/openapi.json"}
+    assert set(document.get_json()["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
+                                                 "/api/records/{id}/similar", "/api/openapi.json"}
     counts["operations"].add("GET /api/openapi.json")
     counts["requests"] += 1
 
@@ -416,8 +416,8 @@ def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(arxiv_index_dir, arxiv
     report = "\n".join(f"{op} [{mode}] {problem}\n    {sent}" for (op, mode, problem), sent in failures.items())
     assert not failures, report
     assert counts["5xx"] == 0
-    assert len(counts["operations"]) == 4
-    assert counts["requests"] >= 4 * API_EXAMPLES
+    assert len(counts["operations"]) == 5
+    assert counts["requests"] >= 5 * API_EXAMPLES
 
 
 # --- 2. payloads in a real browser --------------------------------------------------
@@ -730,6 +730,9 @@ def test_every_kind_of_answer_carries_the_security_headers(servers, records):
         "/": "text/html; charset=utf-8", f"/?{urlencode({'q': MARKER})}": "text/html; charset=utf-8",
         "/?q=x&limit=0": "text/html; charset=utf-8", "/nowhere": "text/html; charset=utf-8",
         record: "text/html; charset=utf-8", record + "/bibtex": "text/plain; charset=utf-8",
+        record + "/ris": "text/plain; charset=utf-8",
+        f"/api/export?{urlencode({'q': MARKER, 'format': 'ris'})}":
+            "application/x-research-info-systems; charset=utf-8",
         "/api" + record: "application/json", f"/api/search?{urlencode({'q': MARKER})}": "application/json",
         "/api/search?q=x&limit=0": "application/json", "/api/nowhere": "application/json",
         "/api/openapi.json": "application/json", "/static/style.css": "text/css; charset=utf-8",

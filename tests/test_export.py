@@ -1,0 +1,165 @@
+"""The export writers (searchengine/export.py): BibTeX, CSV, JSON lines and RIS, byte for byte."""
+
+import csv
+import io
+import json
+
+import bibtexparser
+import pytest
+from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors
+
+from searchengine.export import (
+    bibtex_author,
+    bibtex_title,
+    citation_key,
+    render,
+    to_bibtex,
+    to_csv,
+    to_jsonl,
+    to_ris,
+)
+
+RECORDS = [
+    {"id": "2101.00001", "title": "Speed-ups of 5× for Vlček's & Schrödinger's {sparse} 100% kernels",
+     "authors": ["Jan Vlček", "Erwin Schrödinger"], "year": 2021, "categories": ["cs.DC", "cs.PF"], "url": ""},
+    {"id": "t-abc", "title": "A study of things", "authors": [], "year": None, "categories": [], "url": ""},
+    {"id": "2101.00002", "title": "Speed-ups again", "authors": ["Jan Vlček"], "year": 2021,
+     "categories": [], "url": ""},
+]
+
+
+def test_bibtex_parses_back_with_the_same_values():
+    text = to_bibtex(RECORDS)
+    library = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    assert library.failed_blocks == []
+    entries = {e.key: e.fields_dict for e in library.entries}
+    assert list(entries) == ["vlcek2021speedups", "anonstudy", "vlcek2021speedupsa"]
+    first = entries["vlcek2021speedups"]
+    assert first["title"].value == RECORDS[0]["title"]
+    assert first["author"].value == "Jan Vlček and Erwin Schrödinger"
+    assert first["eprint"].value == "2101.00001"
+    assert first["primaryClass"].value == "cs.DC"
+    assert first["url"].value == "https://arxiv.org/abs/2101.00001"
+    assert "eprint" not in entries["anonstudy"] and "year" not in entries["anonstudy"]
+    # The url field is the URL itself, for readers that do not decode LaTeX as well.
+    raw = {e.key: e.fields_dict for e in bibtexparser.parse_string(text).entries}
+    assert raw["vlcek2021speedups"]["url"].value == "https://arxiv.org/abs/2101.00001"
+
+
+def test_citation_key_uses_last_name_year_and_first_long_title_word():
+    assert citation_key({"authors": ["Qian, Depei"], "year": 2026, "title": "CB-SpMV: A kernel"}) == "qian2026cbspmv"
+    assert citation_key({"authors": ["Depei Qian"], "year": None, "title": "On the GPU"}) == "qianon"
+
+
+def test_csv_has_a_header_and_one_row_per_hit():
+    rows = list(csv.reader(io.StringIO(to_csv([dict(r, score=1.5) for r in RECORDS[:2]], first_rank=11))))
+    assert rows[0] == ["rank", "id", "title", "authors", "year", "categories", "score", "url"]
+    assert rows[1] == ["11", "2101.00001", RECORDS[0]["title"], "Jan Vlček; Erwin Schrödinger", "2021",
+                       "cs.DC cs.PF", "1.5", ""]
+    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", ""]
+
+
+def test_csv_cells_that_look_like_formulas_are_neutralised():
+    rows = list(csv.reader(io.StringIO(to_csv([{"id": "x", "title": "=HYPERLINK(\"http://e\")", "authors": ["@me"],
+                                                 "year": 2020, "categories": [], "score": 1.0, "url": ""}]))))
+    assert rows[1][2:4] == ["'=HYPERLINK(\"http://e\")", "'@me"]
+
+
+COLLABORATION = {
+    "id": "2301.04567", "title": "BERT for GPU kernels: SpMV in $O(n^2)$ with 3D tiles by Markov chains",
+    "abstract": "We port BERT.\nIt runs   fast.", "authors": ["Anna Čapek", "Barnes and Noble Detector Collaboration"],
+    "year": 2023, "categories": ["cs.DC", "cs.LG"], "url": "",
+}
+
+
+@pytest.mark.parametrize(("title", "expected"), [
+    ("BERT for GPU kernels", "{BERT} for {GPU} kernels"),
+    ("Fast SpMV on iPhone in 3D", "Fast {SpMV} on {iPhone} in {3D}"),
+    ("A study of Markov chains", "A study of Markov chains"),  # capital only at the start: left to the style
+    ("Sorting in $O(n^2)$ time, not $O(N)$", "Sorting in $O(n^2)$ time, not $O(N)$"),
+    ("GPU-Accelerated CB-SpMV", "{GPU}-Accelerated {CB}-{SpMV}"),
+    ("50% & {braces} #1 costs $5", "50\\% \\& \\{braces\\} \\#1 costs \\$5"),
+    ("ŁUKASZ and ČR", "{{\\L}UKASZ} and {{\\v{C}R}}"),
+])
+def test_bibtex_titles_protect_inner_capitals_and_keep_math(title, expected):
+    assert bibtex_title(title) == expected
+
+
+def test_a_collaboration_holding_and_is_one_braced_name():
+    assert bibtex_author("Barnes and Noble Detector Collaboration") == "{Barnes and Noble Detector Collaboration}"
+    assert bibtex_author("ATLAS AND CMS Collaborations") == "{ATLAS AND CMS Collaborations}"
+    assert bibtex_author("Alexander Andersen") == "Alexander Andersen"
+    assert bibtex_author("Jan Vlček") == "Jan Vl\\v{c}ek"
+
+
+def test_bibtex_entry_is_written_exactly():
+    assert to_bibtex([COLLABORATION]) == (
+        "@misc{capek2023bert,\n"
+        "\ttitle = {{BERT} for {GPU} kernels: {SpMV} in $O(n^2)$ with {3D} tiles by Markov chains},\n"
+        "\tauthor = {Anna \\v{C}apek and {Barnes and Noble Detector Collaboration}},\n"
+        "\tyear = {2023},\n"
+        "\teprint = {2301.04567},\n"
+        "\tarchivePrefix = {arXiv},\n"
+        "\tprimaryClass = {cs.DC},\n"
+        "\turl = {https://arxiv.org/abs/2301.04567}\n"
+        "}\n"
+    )
+
+
+def test_bibtex_round_trip_gives_back_titles_and_authors():
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    records = [COLLABORATION, *RECORDS]
+    text = to_bibtex(records)
+    # Names split first (a braced "and" does not split), then each decoded.
+    names = bibtexparser.parse_string(text, append_middleware=[SeparateCoAuthors()])
+    assert names.failed_blocks == []
+    decode = LatexNodes2Text().latex_to_text
+    assert [[decode(name) for name in e["author"]] if "author" in e else [] for e in names.entries] == [
+        ["Anna Čapek", "Barnes and Noble Detector Collaboration"], ["Jan Vlček", "Erwin Schrödinger"], [],
+        ["Jan Vlček"]]
+    # Decoding drops the protecting braces and keeps math as written.
+    titles = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    assert [e["title"] for e in titles.entries] == [r["title"] for r in records]
+
+
+def test_ris_record_is_written_exactly_with_crlf():
+    second = {"id": "t-0123456789ab", "title": "Plain", "authors": [], "year": None, "categories": [],
+              "url": "https://example.org/p", "abstract": ""}
+    assert to_ris([COLLABORATION, second]) == (
+        "TY  - UNPB\r\n"
+        "ID  - 2301.04567\r\n"
+        "TI  - BERT for GPU kernels: SpMV in $O(n^2)$ with 3D tiles by Markov chains\r\n"
+        "AU  - Anna Čapek\r\n"
+        "AU  - Barnes and Noble Detector Collaboration\r\n"
+        "PY  - 2023\r\n"
+        "AB  - We port BERT. It runs fast.\r\n"
+        "KW  - cs.DC\r\n"
+        "KW  - cs.LG\r\n"
+        "UR  - https://arxiv.org/abs/2301.04567\r\n"
+        "ER  - \r\n"
+        "TY  - GEN\r\n"
+        "ID  - t-0123456789ab\r\n"
+        "TI  - Plain\r\n"
+        "UR  - https://example.org/p\r\n"
+        "ER  - \r\n"
+    )
+
+
+def test_json_lines_have_the_record_keys_in_order():
+    lines = to_jsonl([dict(COLLABORATION, score=2.5, snippet="x"), RECORDS[1]]).splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"id": "2301.04567", "title": COLLABORATION["title"], "abstract": "We port BERT.\nIt runs   fast.",
+         "authors": COLLABORATION["authors"], "year": 2023, "categories": ["cs.DC", "cs.LG"], "url": ""},
+        {"id": "t-abc", "title": "A study of things", "abstract": "", "authors": [], "year": None,
+         "categories": [], "url": ""},
+    ]
+    assert lines[0].startswith('{"id": "2301.04567", "title": "BERT for GPU kernels')
+    assert "Čapek" in lines[0]  # UTF-8 as is, not \u escapes
+
+
+def test_render_names_each_format_and_refuses_others():
+    assert render("ris", [COLLABORATION]) == to_ris([COLLABORATION])
+    assert render("csv", RECORDS, first_rank=3).splitlines()[1].startswith("3,2101.00001,")
+    with pytest.raises(KeyError):
+        render("xml", RECORDS)

@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 
 from searchengine import limits
+from searchengine.export import FORMATS
 from searchengine.limits import MAX_DEPTH, MAX_LIMIT, SORTS
 
-# What search and similar print; export.py writes the export formats (the names
-# of its FORMATS, repeated here so that starting the CLI does not import it).
-EXPORT_FORMATS = ("bibtex", "csv", "jsonl", "ris")
+# What search and similar print: a table, JSON, or an export format.
+EXPORT_FORMATS = tuple(FORMATS)
 OUTPUT_FORMATS = ("table", "json", *EXPORT_FORMATS)
 
 DEFAULT_CORPUS = "corpus"

@@ -27,9 +27,6 @@ makes them from hits, :func:`render` writes them in a format named in
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -37,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from searchengine.records import arxiv_id
-from searchengine.tex import INLINE_MATH
 
 CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", "url")
 #: The keys of a JSON lines row: the record as the JSON API gives it.
@@ -145,6 +141,8 @@ def bibtex_title(title: str) -> str:
         >>> bibtex_title("BERT for GPU kernels in $O(n^2)$ & more")
         '{BERT} for {GPU} kernels in $O(n^2)$ \\\\& more'
     """
+    from searchengine.tex import INLINE_MATH
+
     parts: list[str] = []
     position = 0
     for math in INLINE_MATH.finditer(title):
@@ -242,6 +240,9 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
     Text cells that a spreadsheet would read as a formula are prefixed with
     ``'`` (see :func:`_cell`); numbers are written as they are.
     """
+    import csv
+    import io
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -266,6 +267,8 @@ def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
 
     A missing abstract or url is ``""``, a missing year ``null``.
     """
+    import json
+
     lines = []
     for record in records:
         row = {key: record.get(key) for key in JSONL_KEYS}

@@ -42,14 +42,14 @@ from searchengine.errors import (
 )
 from searchengine.records import arxiv_id
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
+from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
 from web.params import EXPORT_FORMATS, FACETS, SearchParams, plain_text, read_format, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
-# Link texts of the export formats (searchengine.export.FORMATS' labels; that
-# module is imported when an export is asked for, not to draw a page).
-EXPORT_LABELS = {"bibtex": "BibTeX", "csv": "CSV", "jsonl": "JSON lines", "ris": "RIS"}
+# Link texts of the export formats.
+EXPORT_LABELS = {name: form.label for name, form in FORMATS.items()}
 
 # No script at all; styles and images only from this origin; forms only to it.
 CONTENT_SECURITY_POLICY = (

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from searchengine import __version__
+from searchengine.export import FORMATS
 from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
 from web.params import EXPORT_FORMATS, MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES
 
-# The media type of each export format (searchengine.export.FORMATS, without its charset).
-EXPORT_MEDIA_TYPES = {"bibtex": "application/x-bibtex", "csv": "text/csv", "jsonl": "application/jsonl",
-                      "ris": "application/x-research-info-systems"}
+# The media type of each export format, without its charset.
+EXPORT_MEDIA_TYPES = {name: form.media_type.split(";")[0] for name, form in FORMATS.items()}
 
 
 def _param(name: str, description: str, schema: dict, *, repeat: bool = False) -> dict[str, Any]:

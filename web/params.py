@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from searchengine.errors import QueryError
+from searchengine.export import FORMATS
 from searchengine.limits import DEFAULT_LIMIT, MAX_LIMIT, SORTS, check_page
 
 # At most this many values per filter parameter, each at most this long.
@@ -103,8 +104,8 @@ def read_limit(args) -> int:
     return limit
 
 
-#: The formats of ``/api/export`` (the keys of :data:`searchengine.export.FORMATS`).
-EXPORT_FORMATS = ("bibtex", "csv", "jsonl", "ris")
+#: The formats of ``/api/export``.
+EXPORT_FORMATS = tuple(FORMATS)
 
 
 def read_format(args) -> str:

@@ -16,6 +16,7 @@ import click
 from searchengine import limits
 from searchengine.export import FORMATS
 from searchengine.limits import MAX_DEPTH, MAX_LIMIT, SORTS
+from searchengine.results import shown_authors
 
 # What search and similar print: a table, JSON, or an export format.
 EXPORT_FORMATS = tuple(FORMATS)
@@ -250,7 +251,8 @@ def _render_hits(results, first_rank: int, scored: bool = True) -> None:
     for rank, hit in enumerate(results.hits, start=first_rank):
         year = hit.year if hit.year is not None else "----"
         category = hit.categories[0] if hit.categories else "-"
-        authors = ", ".join(hit.authors) if hit.authors else "(no authors)"
+        names, more = shown_authors(hit.authors)
+        authors = (", ".join(names) + (f" … and {more:,} more" if more else "")) or "(no authors)"
         click.echo(f"\n{rank:>3}. {_marked(hit.title, hit.title_matches)}")
         click.echo(f"     {year} · {category} · {authors}")
         click.echo(f"     id {hit.id}" + (f" · score {hit.score:.2f}" if scored else ""))
@@ -272,7 +274,7 @@ def _render_facets(results) -> None:
             click.echo(f"  {value:<30} {entry['count']:>6}{mark}")
         more = results.facets_remaining.get(name, 0)
         if more:
-            click.echo(f"  ... and {more} more value{'s' if more != 1 else ''}")
+            click.echo(f"  ... and {more:,} more value{'s' if more != 1 else ''}")
 
 
 def _emit(results, output_format: str, heading: str, scored: bool = True) -> None:

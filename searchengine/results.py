@@ -11,6 +11,16 @@ from typing import Any
 
 #: Without a match in the abstract, a hit shows its start, cut at a word boundary.
 LEAD_CHARS = 240
+#: Authors a hit lists in a results table or page; the rest are counted
+#: ("… and 2,995 more"). Records, JSON and exports keep every author.
+SHOWN_AUTHORS = 10
+
+
+def shown_authors(authors, limit: int = SHOWN_AUTHORS) -> tuple[list[str], int]:
+    """The first ``limit`` of ``authors`` and how many are left out:
+    ``(["A", "B"], 2995)`` reads "A, B … and 2,995 more"."""
+    authors = list(authors)
+    return authors[:limit], max(0, len(authors) - limit)
 
 
 def lead_snippet(text: str, limit: int = LEAD_CHARS) -> str:

@@ -305,3 +305,16 @@ def test_search_all_with_paging_or_a_display_format_is_a_usage_error(runner, wor
     result = runner.invoke(main, ["search", "gpu", *options])
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == message
+
+
+def test_a_long_author_list_is_cut_in_the_table_and_whole_in_json(runner, tmp_path):
+    authors = [f"Author Number{n:04d}" for n in range(1, 3006)]
+    record = {"id": "big-1", "title": "A detector paper", "abstract": "Muon detector calibration.",
+              "authors": authors, "year": 2024}
+    path = write(tmp_path / "big.jsonl", json.dumps(record) + "\n")
+    assert runner.invoke(main, ["index", str(path), "--index", str(tmp_path / "ix")]).exit_code == 0
+    table = runner.invoke(main, ["search", "detector", "--index", str(tmp_path / "ix")])
+    shown = ", ".join(authors[:10])
+    assert f"     2024 · - · {shown} … and 2,995 more" in table.stdout.splitlines()
+    data = json.loads(runner.invoke(main, ["search", "detector", "--json", "--index", str(tmp_path / "ix")]).stdout)
+    assert data["hits"][0]["authors"] == authors

@@ -800,3 +800,16 @@ def test_a_refused_query_is_a_400_and_exclusions_alone_are_a_list(client):
     assert [hit["id"] for hit in client.get("/api/search?q=NOT+gpu").get_json()["hits"]] == ["2501.00004"]
     data = client.get("/api/search", query_string={"q": "-spmv"}).get_json()
     assert [hit["id"] for hit in data["hits"]] == ["2502.00006", "2501.00004"]
+
+
+def test_a_long_author_list_is_cut_on_the_results_page(tmp_path):
+    authors = [f"Author Number{n:04d}" for n in range(1, 3006)]
+    record = {"id": "big-1", "title": "A detector paper", "abstract": "Muon detector calibration.",
+              "authors": authors, "year": 2024}
+    (tmp_path / "big.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    build_index([tmp_path / "big.jsonl"], tmp_path / "ix")
+    client = create_app(index_dir=tmp_path / "ix").test_client()
+    html = client.get("/?q=detector").get_data(as_text=True)
+    assert f'<span class="authors">{", ".join(authors[:10])} … and 2,995 more</span>' in html
+    assert len(html.encode()) < 40_000  # the 3,005 names alone take 70 kB
+    assert client.get("/api/search?q=detector").get_json()["hits"][0]["authors"] == authors

@@ -41,6 +41,7 @@ from searchengine.errors import (
     SearchEngineError,
 )
 from searchengine.records import arxiv_id
+from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
@@ -174,7 +175,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.jinja_env.filters["marked"] = marked
     app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
                                  EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
-                                 EXPORT_LIMIT=EXPORT_LIMIT)
+                                 EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors)
     # "//" in a path is a 404 like any unknown path, not a redirect to a
     # merged one (which would also change record ids holding "//").
     app.url_map.merge_slashes = False

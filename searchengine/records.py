@@ -264,7 +264,11 @@ def arxiv_id(text: str) -> str | None:
 
 
 def sort_title(title: str) -> str:
-    """``title`` folded for case and accents: the key of the ``title`` sort
-    order in every engine (compared by code point)."""
+    """``title`` folded for case and accents, from its first letter or digit:
+    the key of the ``title`` sort order in every engine (compared by code
+    point), so ``"Quoted" titles`` and ``(Un)bounded`` sort under Q and U.
+    A title without a letter or digit keeps its punctuation."""
     decomposed = unicodedata.normalize("NFKD", title.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).strip()
+    folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).strip()
+    start = next((i for i, ch in enumerate(folded) if ch.isalnum()), 0)
+    return folded[start:]

@@ -98,3 +98,22 @@ def test_stats_counts_years_and_categories(corpus_index):
         "categories": {"cs.DC": 12, "cs.LG": 4, "cs.SE": 2, "q-bio.NC": 2,
                        "cs.AR": 1, "cs.CV": 1, "cs.NE": 1, "math.NA": 1},
     }
+
+
+def test_the_title_order_starts_at_each_title_s_first_letter_or_digit(tmp_path):
+    import json
+
+    from searchengine import build_index
+    from searchengine.records import sort_title
+
+    titles = ['"Quoted" kernels', "(Un)bounded kernels", "Apple kernels", "'Zeta' kernels",
+              "¿Qué kernels?", "3D kernels", "Éclair kernels", "... kernels"]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"id": f"r{n}", "title": t, "abstract": "kernels"}) + "\n"
+                            for n, t in enumerate(titles)), encoding="utf-8")
+    build_index([path], tmp_path / "ix")
+    order = [h.title for h in open_index(tmp_path / "ix").search("kernels", sort="title", limit=20).hits]
+    assert order == ["3D kernels", "Apple kernels", "Éclair kernels", "... kernels", "¿Qué kernels?",
+                     '"Quoted" kernels', "(Un)bounded kernels", "'Zeta' kernels"]
+    assert sort_title("... kernels") == "kernels" and sort_title("¿Qué kernels?") == "que kernels?"
+    assert sort_title("!!!") == "!!!"

@@ -813,3 +813,18 @@ def test_a_long_author_list_is_cut_on_the_results_page(tmp_path):
     assert f'<span class="authors">{", ".join(authors[:10])} … and 2,995 more</span>' in html
     assert len(html.encode()) < 40_000  # the 3,005 names alone take 70 kB
     assert client.get("/api/search?q=detector").get_json()["hits"][0]["authors"] == authors
+
+
+def test_a_facet_value_no_filter_accepts_is_shown_without_a_link(tmp_path):
+    record = {"id": "odd-1", "title": "Odd values", "abstract": "Detector calibration.",
+              "authors": ["Depei Qian", "x" * 250], "categories": ["cs.DC", "not a code"], "year": 2024}
+    (tmp_path / "odd.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    build_index([tmp_path / "odd.jsonl"], tmp_path / "ix")
+    client = create_app(index_dir=tmp_path / "ix").test_client()
+    html = client.get("/?q=detector").get_data(as_text=True)
+    assert facet_links(html, "author") == {"Depei Qian": "/?q=detector&author=Depei+Qian"}
+    assert facet_links(html, "category") == {"cs.DC": "/?q=detector&category=cs.DC"}
+    assert f'<li><span class="value">{"x" * 250}</span> <span class="count">1</span></li>' in html  # too long
+    assert '<li><span class="value">not a code</span> <span class="count">1</span></li>' in html
+    for url in ("/?q=detector&author=Depei+Qian", "/?q=detector&category=cs.DC"):
+        assert client.get(url).status_code == 200

@@ -45,7 +45,7 @@ from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
-from web.params import EXPORT_FORMATS, FACETS, SearchParams, plain_text, read_format, read_limit
+from web.params import EXPORT_FORMATS, FACETS, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
@@ -327,12 +327,14 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
     """The sidebar: per facet its values with toggle URLs, the unknown count and histogram bars.
 
     Returns ``[{"name", "values": [{"value", "count", "selected", "url"}],
+    (``url`` ``None`` for a value that cannot be a filter: shown, not linked)
     "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`FACETS` order;
     ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``.
     """
     view = []
     for name in FACETS:
-        values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/"))
+        values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/")
+                       if _filterable(name, v["value"]) else None)
                   for v in results.facets.get(name) or [] if v.get("value") is not None]
         view.append({
             "name": name,
@@ -342,6 +344,22 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
             "bars": _year_bars(values) if name == "year" else [],
         })
     return view
+
+
+def _filterable(facet: str, value) -> bool:
+    """Whether a facet value can be a filter of that facet (a link to it
+    would otherwise lead to an error page): short enough, and understood by
+    the filter's parser."""
+    from searchengine import filters
+
+    text = str(value)
+    if len(text) > MAX_VALUE_CHARS:
+        return False
+    try:
+        getattr(filters, f"parse_{facet}")(text)
+    except QueryError:
+        return False
+    return True
 
 
 def _pagination(params: SearchParams, results) -> dict | None:

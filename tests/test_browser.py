@@ -83,3 +83,20 @@ def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
     _wait(browser, lambda driver: "year=" not in driver.current_url)
     assert browser.find_element(By.ID, "results-heading").text.startswith("4 hits")
     assert browser.find_elements(By.CSS_SELECTOR, ".chips") == []
+
+
+def test_on_a_phone_the_hits_come_before_the_filters(server, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(390, 844)
+    try:
+        browser.get(server + "/?q=SpMV+GPU")
+        first_hit = browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit").rect["y"]
+        filters = browser.find_element(By.CSS_SELECTOR, "aside.facets").rect["y"]
+        assert first_hit < filters
+        assert first_hit < 400  # within the first screen, under the search box and heading
+    finally:
+        browser.set_window_size(1280, 1000)
+    browser.get(server + "/?q=SpMV+GPU")
+    assert (browser.find_element(By.CSS_SELECTOR, "aside.facets").rect["x"]
+            < browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit").rect["x"])  # wide: filters on the left

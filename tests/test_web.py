@@ -455,7 +455,7 @@ def test_openapi_document_describes_every_api_route(client):
     assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
                                       "/api/records/{id}/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
-    assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit", "exact"]
+    assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit", "more", "exact"]
     export = document["paths"]["/api/export"]["get"]
     assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author",
                                                         "category", "sort", "exact", "format"]
@@ -828,3 +828,24 @@ def test_a_facet_value_no_filter_accepts_is_shown_without_a_link(tmp_path):
     assert '<li><span class="value">not a code</span> <span class="count">1</span></li>' in html
     for url in ("/?q=detector&author=Depei+Qian", "/?q=detector&category=cs.DC"):
         assert client.get(url).status_code == 200
+
+
+def test_and_n_more_lists_a_facet_in_full_and_fewer_lists_it_in_short(tmp_path):
+    records = [{"id": f"r{n:02d}", "title": "Detector study", "abstract": "Detector calibration.",
+                "authors": [f"Author Name{n:02d}"], "year": 2000 + n} for n in range(20)]
+    (tmp_path / "many.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    build_index([tmp_path / "many.jsonl"], tmp_path / "ix")
+    client = create_app(index_dir=tmp_path / "ix").test_client()
+    html = client.get("/?q=detector").get_data(as_text=True)
+    assert len(facet_links(html, "author")) == 12 and len(facet_links(html, "year")) == 12
+    assert '<li class="more"><a href="/?q=detector&amp;more=author">and 8 more</a></li>' in html
+    full = client.get("/?q=detector&more=author").get_data(as_text=True)
+    assert set(facet_links(full, "author")) == {f"Author Name{n:02d}" for n in range(20)}
+    assert len(facet_links(full, "year")) == 12  # the other facets stay short
+    assert '<li class="more"><a href="/?q=detector">fewer</a></li>' in full
+    assert '<li class="more"><a href="/?q=detector&amp;more=year">and 8 more</a></li>' in full
+    # choosing a value keeps the list open
+    assert facet_links(full, "author")["Author Name15"] == "/?q=detector&author=Author+Name15&more=author"
+    refused = client.get("/api/search?q=detector&more=title")
+    assert refused.status_code == 400
+    assert refused.get_json() == {"error": "more must be one of year, author, category, not 'title'"}

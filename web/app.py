@@ -45,7 +45,7 @@ from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
-from web.params import EXPORT_FORMATS, FACETS, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
+from web.params import EXPORT_FORMATS, FACET_SIZE, FACETS, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
@@ -326,7 +326,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
 def _facet_view(params: SearchParams, results) -> list[dict]:
     """The sidebar: per facet its values with toggle URLs, the unknown count and histogram bars.
 
-    Returns ``[{"name", "values": [{"value", "count", "selected", "url"}],
+    Returns ``[{"name", "values": [{"value", "count", "selected", "url"}], "more_url", "fewer_url",
     (``url`` ``None`` for a value that cannot be a filter: shown, not linked)
     "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`FACETS` order;
     ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``.
@@ -336,11 +336,18 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
         values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/")
                        if _filterable(name, v["value"]) else None)
                   for v in results.facets.get(name) or [] if v.get("value") is not None]
+        remaining = results.facets_remaining.get(name, 0)
+        if name != params.more and len(values) > FACET_SIZE:
+            # Counted for the facet listed in full; the others are listed in short.
+            remaining += len(values) - FACET_SIZE
+            values = values[:FACET_SIZE]
         view.append({
             "name": name,
             "values": values,
             "unknown": sum(v["count"] for v in results.facets.get(name) or [] if v.get("value") is None),
-            "remaining": results.facets_remaining.get(name, 0),
+            "remaining": remaining,
+            "more_url": params.expanded(name).url("/") if remaining and name != params.more else None,
+            "fewer_url": params.expanded(None).url("/") if name == params.more else None,
             "bars": _year_bars(values) if name == "year" else [],
         })
     return view

@@ -12,7 +12,15 @@ from typing import Any
 from searchengine import __version__
 from searchengine.export import FORMATS
 from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
-from web.params import EXPORT_FORMATS, MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES
+from web.params import (
+    EXPANDED_FACET_SIZE,
+    EXPORT_FORMATS,
+    FACET_SIZE,
+    FACETS,
+    MAX_QUERY_CHARS,
+    MAX_VALUE_CHARS,
+    MAX_VALUES,
+)
 
 # The media type of each export format, without its charset.
 EXPORT_MEDIA_TYPES = {name: form.media_type.split(";")[0] for name, form in FORMATS.items()}
@@ -116,6 +124,9 @@ def openapi_document() -> dict[str, Any]:
                     _param("page", f"1-based page; page x limit may not exceed {MAX_DEPTH}",
                            {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1}),
                     limit,
+                    _param("more", f"A facet the page lists in full: facets are counted up to "
+                                   f"{EXPANDED_FACET_SIZE} values (else {FACET_SIZE})",
+                           {"type": "string", "enum": list(FACETS)}),
                     exact,
                 ],
                 "responses": {"200": results, "400": _error(BAD_REQUEST), "503": unavailable},

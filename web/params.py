@@ -16,6 +16,8 @@ Parameters (the same for ``/`` and ``/api/search``):
              or newest when there is no query text)
 ``page``     1-based page number
 ``limit``    hits per page, 1 to :data:`MAX_LIMIT`
+``more``     a facet listed in full (up to :data:`EXPANDED_FACET_SIZE` values):
+             its "and N more" link
 ``exact``    ``1``/``true``: search the query as typed, never a correction
              of it (``0``/``false``: the default)
 ``format``   ``/api/export`` only: ``bibtex``, ``csv``, ``jsonl`` or ``ris``
@@ -25,7 +27,7 @@ An export (``/api/export``) takes the same parameters but ``page`` and
 ``limit``: it holds every hit, up to :data:`~searchengine.limits.EXPORT_LIMIT`.
 
 Only ``year``, ``author`` and ``category`` may be given more than once; a
-second ``q``, ``sort``, ``page``, ``limit``, ``exact``, ``year_from`` or ``year_to`` is
+second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``year_from`` or ``year_to`` is
 refused with a 400 naming it (which one would count is a guess). An empty
 value counts as not given. Lengths and numbers of values are counted as
 given (spaces, empty and repeated values included).
@@ -56,6 +58,8 @@ MAX_QUERY_CHARS = 2000
 # The facets the page shows, in order, and how many values of each.
 FACETS = ("year", "author", "category")
 FACET_SIZE = 12
+# Values of the one facet a page lists in full ("and N more").
+EXPANDED_FACET_SIZE = 200
 # Values of the ``exact`` flag ("" when not given).
 _FLAGS = {"": False, "0": False, "false": False, "1": True, "true": True}
 
@@ -167,6 +171,7 @@ class SearchParams:
         sort: one of :data:`SORTS`, or ``None`` for the search API's default.
         page: 1-based page number.
         limit: hits per page.
+        more: the facet listed in full, or ``None``.
         exact: search the query as typed, never a correction of it.
         from_range: True when ``year_from``/``year_to`` were given (the page
             redirects to the canonical URL with a ``year`` value instead).
@@ -179,6 +184,7 @@ class SearchParams:
     sort: str | None = None
     page: int = 1
     limit: int = DEFAULT_LIMIT
+    more: str | None = None
     exact: bool = False
     from_range: bool = False
 
@@ -201,6 +207,9 @@ class SearchParams:
         exact = _single(args, "exact").strip().lower()
         if exact not in _FLAGS:
             raise QueryError(f"exact must be 1, 0, true or false, not {exact[:40]!r}")
+        more = _single(args, "more").strip() or None
+        if more is not None and more not in FACETS:
+            raise QueryError(f"more must be one of {', '.join(FACETS)}, not {more[:40]!r}")
         page = _int(args, "page", 1)
         check_page(page, limit)
         years = _values(args, "year")
@@ -217,6 +226,7 @@ class SearchParams:
             sort=sort,
             page=page,
             limit=limit,
+            more=more,
             exact=_FLAGS[exact],
             from_range=extra is not None,
         )
@@ -249,7 +259,7 @@ class SearchParams:
             "category": list(self.categories),
             "sort": self.sort,
             "facets": list(FACETS),
-            "facet_size": FACET_SIZE,
+            "facet_size": EXPANDED_FACET_SIZE if self.more else FACET_SIZE,
             "exact": self.exact,
         }
 
@@ -267,6 +277,8 @@ class SearchParams:
             pairs.append(("limit", str(self.limit)))
         if self.page != 1:
             pairs.append(("page", str(self.page)))
+        if self.more:
+            pairs.append(("more", self.more))
         if self.exact:
             pairs.append(("exact", "1"))
         return pairs
@@ -325,6 +337,10 @@ class SearchParams:
     def as_typed(self) -> SearchParams:
         """This state searching the query as typed (the "search instead for" link), back on page 1."""
         return replace(self, page=1, exact=True, from_range=False)
+
+    def expanded(self, facet: str | None) -> SearchParams:
+        """This state listing ``facet`` in full (``None``: every facet in short)."""
+        return replace(self, more=facet, from_range=False)
 
     def with_page(self, page: int) -> SearchParams:
         return replace(self, page=page, from_range=False)

@@ -308,7 +308,7 @@ def test_api_export_is_cut_at_the_cap_and_says_so(client, monkeypatch):
     ("/api/export?q=gpu&format=xml", "format must be one of bibtex, csv, jsonl, ris; not 'xml'"),
     ("/api/export?q=gpu", "format must be one of bibtex, csv, jsonl, ris; it is missing"),
     ("/api/export?q=gpu&format=ris&format=csv", "format is given 2 times; it takes one value "
-                                                "(only year, author and category repeat)"),
+                                                "(only year, author, first_author and category repeat)"),
     ("/api/export?format=ris", "the query is empty"),
 ])
 def test_api_export_refuses_a_bad_request_with_a_json_400(client, url, message):
@@ -391,7 +391,7 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
     for path in ("/api/search", "/"):
         response = client.get(f"{path}?q=gpu&{name}={value}" + ("" if name == "q" else f"&{name}={value}"))
         assert response.status_code == 400, path
-        message = f"{name} is given 2 times; it takes one value (only year, author and category repeat)"
+        message = f"{name} is given 2 times; it takes one value (only year, author, first_author and category repeat)"
         if path == "/api/search":
             assert response.get_json() == {"error": message}
         else:

@@ -401,8 +401,10 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
         query or "", limit=limit, page=page, year=year, author=author, category=category,
         primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size, exact=exact,
     )
-    described = [f"{label} {' or '.join(v.text for v in values)}"
-                 for label, values in (("year", year), ("author", author), ("category", category)) if values]
+    named = (("year", year), ("author", [a for a in author if not a.first]),
+             ("first author", [a for a in author if a.first]), ("category", category))
+    described = [f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}"
+                 for label, values in named if values]
     if primary_only and category:
         described.append("primary category only")
     shown = _count(results.total, "hit")

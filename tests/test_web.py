@@ -455,9 +455,10 @@ def test_openapi_document_describes_every_api_route(client):
     assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
                                       "/api/records/{id}/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
-    assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit", "more", "exact"]
+    assert names == ["q", "year", "year_from", "year_to", "author", "first_author", "category", "sort", "page",
+                     "limit", "more", "exact"]
     export = document["paths"]["/api/export"]["get"]
-    assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author",
+    assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author", "first_author",
                                                         "category", "sort", "exact", "format"]
     assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
     assert sorted(export["responses"]["200"]["content"]) == [

@@ -355,7 +355,9 @@ limit_option = click.option(
 @click.option("--year", "-y", multiple=True, callback=_filter_values("parse_year"),
               help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).")
 @click.option("--author", "-a", multiple=True, callback=_filter_values("parse_author"),
-              help="Only papers by this author: 'Depei Qian', 'Qian, D.' or 'Qian' (repeat to OR).")
+              help="Only papers by this author: 'Depei Qian', 'Qian, D.', 'Qian' or Qian_D (repeat to OR).")
+@click.option("--first-author", multiple=True, callback=_filter_values("parse_first_author"), metavar="NAME",
+              help="Only papers with this first author (same forms as --author; ORs with --author).")
 @click.option("--category", "-c", multiple=True, callback=_filter_values("parse_category"),
               help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).")
 @click.option("--primary-only", is_flag=True, help="Match and count only each paper's primary category.")
@@ -375,8 +377,8 @@ limit_option = click.option(
 @index_dir_option
 @json_option
 @format_option
-def search(words: tuple[str, ...], year, author, category, primary_only: bool, sort, limit: int, page: int,
-           facet_names, facet_size: int, exact: bool, every_hit: bool, index_dir: Path, as_json: bool,
+def search(words: tuple[str, ...], year, author, first_author, category, primary_only: bool, sort, limit: int,
+           page: int, facet_names, facet_size: int, exact: bool, every_hit: bool, index_dir: Path, as_json: bool,
            output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
@@ -388,8 +390,9 @@ def search(words: tuple[str, ...], year, author, category, primary_only: bool, s
     from corpus/ first when there is none.
     """
     query = " ".join(words) if words else None
+    author = author + first_author
     if query is None and not (year or author or category):
-        raise click.UsageError("give a QUERY, a filter (--year, --author, --category) or both")
+        raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category) or both")
     output_format = _output_format(as_json, output_format)
     if every_hit:
         _export_all(query, year, author, category, primary_only, sort, exact, index_dir, output_format)
@@ -398,8 +401,10 @@ def search(words: tuple[str, ...], year, author, category, primary_only: bool, s
         query or "", limit=limit, page=page, year=year, author=author, category=category,
         primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size, exact=exact,
     )
-    described = [f"{label} {' or '.join(v.text for v in values)}"
-                 for label, values in (("year", year), ("author", author), ("category", category)) if values]
+    named = (("year", year), ("author", [a for a in author if not a.first]),
+             ("first author", [a for a in author if a.first]), ("category", category))
+    described = [f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}"
+                 for label, values in named if values]
     if primary_only and category:
         described.append("primary category only")
     shown = _count(results.total, "hit")

@@ -5,7 +5,9 @@ Engine-free: each engine counts (the embedded engine over its facet columns,
 counting rules are the same everywhere: a multi-valued field counts a
 document once per value; a document without a value counts in the unknown
 bucket (``value=None``), listed last; each facet is counted over the hits of
-the query and of every filter but its own.
+the query and of every filter but its own, except that an author filter
+keeps the author facet to the chosen authors' papers (their co-authors), the
+chosen names pinned on top (:func:`pin_selected`).
 """
 
 from __future__ import annotations
@@ -69,3 +71,23 @@ class FacetCounts:
 
     values: list[FacetValue] = field(default_factory=list)
     remaining: int = 0
+
+
+#: Values asked beyond the listed ones when the selected values are pinned,
+#: so that a chosen name counted below the top values is still found.
+PIN_MARGIN = 20
+
+
+def pin_selected(counts: FacetCounts, size: int) -> FacetCounts:
+    """``counts`` with the selected values first, then the others, ``size`` values in all.
+
+    Every selected value is kept (even beyond ``size``); the others keep
+    their order and fill the rest; ``remaining`` grows by the values cut,
+    and the unknown bucket stays last.
+    """
+    known = [v for v in counts.values if v.value is not None]
+    unknown = [v for v in counts.values if v.value is None]
+    chosen = [v for v in known if v.selected]
+    others = [v for v in known if not v.selected]
+    kept = others[:max(0, size - len(chosen))]
+    return FacetCounts(chosen + kept + unknown, counts.remaining + len(others) - len(kept))

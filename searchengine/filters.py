@@ -11,12 +11,21 @@ Semantics:
 * **year** -- ``2023`` (one year), ``2023-2025`` (closed range), ``2023-`` and
   ``>=2023`` (from), ``-2020`` and ``<=2020`` (up to), ``>2022``, ``<2021``.
   A document without a year never matches a year filter.
-* **author** -- case- and accent-insensitive. ``First Last`` and
-  ``Last, First`` mean the same person; an initial (``Qian, D.`` or
-  ``D. Qian``) matches every full first name with that initial; a surname
+* **author** -- case- and accent-insensitive, following the conventions of
+  NASA ADS's author search. ``First Last`` and ``Last, First`` mean the
+  same person; an initial (``Qian, D.`` or ``D. Qian``) matches every full
+  first name with that initial; a full first name (``Tomas Okafor``)
+  matches that first name and records that give only its initial
+  (``T. Okafor``), never another first name (``Teresa Okafor``); a surname
   alone (``Qian``) matches every author with that surname. A name always
-  has to agree on the surname, so it never matches someone who only shares a
-  first name.
+  has to agree on the surname, so it never matches someone who only shares
+  a first name. Surnames with particles (``van der Holt Brink``,
+  ``Holt Brink, J. van der``) are compared without spaces or hyphens;
+  German umlauts meet both their spellings (``Müller``: ``muller``,
+  ``mueller``). ``^Name`` (``^Qian, D``) is a first-author filter; arXiv's
+  ``Qian_D`` (surname, underscore, initials) means ``Qian, D``. The rules
+  are :func:`author_keys` (the index side) and :func:`parse_author` (the
+  filter side).
 * **category** -- an exact code (``cs.DC``, case-insensitive) or an archive
   (``cs`` or ``cs.*``: every ``cs.XX``); with ``primary_only`` only a
   document's first (primary) category is considered.
@@ -43,6 +52,10 @@ PRIMARY_MARK = "^"
 ARCHIVE_SUFFIX = ".*"
 # Author keys join surname and given name with this (never inside a name).
 KEY_JOIN = "/"
+# An author key ending in this: the record gives only the initial ("okafor/t.").
+INITIAL_ONLY = "."
+# The first author's keys again, marked like the primary category ("^qian/d").
+FIRST_MARK = PRIMARY_MARK
 
 _YEAR = r"(\d{4})"
 _YEAR_FORMS = (
@@ -60,6 +73,20 @@ _CATEGORY = re.compile(r"[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*(?:\.\*)?")
 _NAME_JUNK = re.compile(r"[^\w\s-]+")
 # Generational suffixes written after the surname ("Guy L. Steele Jr.").
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+# Surname particles (Dutch, German, French, Italian, Spanish, Portuguese,
+# Scandinavian, Arabic); "van der Holt Brink" is one surname.
+_PARTICLES = frozenset({
+    "van", "von", "der", "den", "dem", "de", "del", "della", "dei", "degli", "des", "di", "da", "das", "dos",
+    "do", "du", "le", "la", "lo", "ten", "ter", "te", "op", "zu", "zum", "zur", "af", "av", "al", "el",
+})
+# Letters that have a second, transliterated spelling (German ü = ue, Danish ø = oe).
+_TRANSLITERATED = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue",
+                                 "ø": "oe", "Ø": "Oe"})
+# Letters that Unicode decomposition leaves whole, by their plain letters.
+_PLAIN_LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ł": "l",
+                                "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ı": "i"})
+# arXiv's author form: surname words and initials joined by underscores ("del_maestro_a").
+_ARXIV_NAME = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*(?:_[^\W_]+(?:[-'][^\W_]+)*)+")
 
 
 @dataclass(frozen=True)
@@ -82,14 +109,24 @@ class YearFilter:
 
 @dataclass(frozen=True)
 class AuthorFilter:
-    """One author name to match; ``key`` is the index term it looks for."""
+    """One author name to match: a document matches when it holds any of ``keys``.
 
-    key: str
+    ``keys`` are index terms (:func:`author_keys`), ``first`` says they are
+    first-author keys, ``text`` is the value as written, for messages.
+    """
+
+    keys: tuple[str, ...]
     text: str = ""
+    first: bool = False
 
     def matches(self, name: str) -> bool:
-        """True when the author ``name`` (as stored in a record) is this author."""
-        return self.key in author_keys([name])
+        """True when the author ``name`` (as stored in a record) is this author.
+
+        A first-author filter matches the name itself (a facet value knows no
+        position).
+        """
+        held = set(author_keys([name]))
+        return any(key in held for key in self.keys)
 
 
 @dataclass(frozen=True)
@@ -134,6 +171,17 @@ class Filters:
         field = {"year": "years", "author": "authors", "category": "categories"}[facet]
         return dataclasses.replace(self, **{field: ()})
 
+    def for_facet(self, facet: str) -> Filters:
+        """The filters ``facet`` is counted under.
+
+        Every filter but the facet's own, so the values not chosen yet stay
+        visible as choices to add (OR), except for authors: under an author
+        filter the author facet counts the chosen authors' co-authors, as a
+        researcher looking at one author's papers wants them (the chosen
+        names are pinned on top by :func:`searchengine.facets.pin_selected`).
+        """
+        return self if facet == "author" and self.authors else self.without(facet)
+
     def selects(self, facet: str, value) -> bool:
         """True when a facet value is among those the filters ask for.
 
@@ -169,61 +217,172 @@ def fold_name(text: str) -> list[str]:
     ``"Moreno D'Incà"`` → ``["moreno", "dinca"]``; ``"J.-P. Serre"`` →
     ``["j", "p", "serre"]`` (dots separate initials; hyphens join name parts).
     """
-    decomposed = unicodedata.normalize("NFKD", text.replace(".", " "))
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+    return [word.casefold() for word in _name_words(text)]
+
+
+def _name_words(text: str) -> list[str]:
+    """:func:`fold_name` keeping the case (``"van"`` tells a particle from ``"Van"``)."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_PLAIN_LETTERS).replace(".", " "))
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     words = _NAME_JUNK.sub("", plain.replace(",", " ")).split()
     return [w for w in (word.strip("-") for word in words) if w]
 
 
-def _name_parts(name: str) -> tuple[str, list[str]]:
-    """``(surname, given names)`` of ``Last, First`` or ``First Last``."""
+def _spellings(text: str) -> list[str]:
+    """``text``, and its transliterated spelling when it has an umlaut: ``Müller`` → ``[Müller, Mueller]``."""
+    other = text.translate(_TRANSLITERATED)
+    return [text] if other == text else [text, other]
+
+
+def _surname_key(words: list[str]) -> str:
+    """Surname words as one key, without spaces or hyphens: ``van der Holt-Brink`` → ``vanderholtbrink``."""
+    return "".join(words).replace("-", "")
+
+
+def _without_suffixes(words: list[str]) -> list[str]:
+    words = list(words)
+    while len(words) > 2 and words[-1].casefold() in _SUFFIXES:
+        words.pop()
+    return words
+
+
+def _particle_run_ends(words: list[str], start: int) -> int:
+    """The position after the particles starting at ``start`` (``start`` when none)."""
+    end = start
+    while end < len(words) and words[end].casefold() in _PARTICLES:
+        end += 1
+    return end
+
+
+def _readings(name: str, *, query: bool) -> list[tuple[list[str], list[str]]]:
+    """The ``(surname words, given names)`` a name can mean, folded.
+
+    ``Last, First`` has one reading; particles ending the given names belong
+    to the surname (``Holt Brink, J. van der`` → ``van der holt brink``).
+    ``First Last`` has its last word as surname, or, from a particle on,
+    the rest (``J. van der Holt Brink``, ``Ludwig van Beethoven``) when a
+    non-particle word follows. A particle leading the whole name is
+    ambiguous (``Van Nguyen``, ``Le Chen``, ``van Dijk``): it starts the
+    surname when another particle follows (``Van der Berg``) or when it is
+    written in lower case in a name that has capitals (``van Dijk``); else a
+    record's name reads it as a given name, and a query (``le chen``, typed
+    in any case) means both readings.
+    """
     if "," in name:
         last, _, first = name.partition(",")
-        return " ".join(fold_name(last)), fold_name(first)
-    words = fold_name(name)
-    while len(words) > 2 and words[-1] in _SUFFIXES:
-        words.pop()
+        surname, given = fold_name(last), fold_name(first)
+        start = len(given)
+        while start > 0 and given[start - 1] in _PARTICLES:
+            start -= 1
+        return [(given[start:] + surname, given[:start])] if surname else []
+    cased = _without_suffixes(_name_words(name))
+    words = [w.casefold() for w in cased]
     if not words:
-        return "", []
-    return words[-1], words[:-1]
+        return []
+    plain = (words[-1:], words[:-1])
+    for start in range(len(words) - 1):
+        if words[start] not in _PARTICLES or _particle_run_ends(words, start) >= len(words):
+            continue
+        if start > 0:
+            return [(words[start:], words[:start])]
+        surname_only = words[1] in _PARTICLES or (cased[0].islower() and name != name.lower())
+        if surname_only:
+            return [(words, [])]
+        if query:
+            return [(words, []), plain]
+        break
+    return [plain]
 
 
 def author_keys(names: Iterable[str]) -> list[str]:
-    """The index terms under which the author ``names`` can be found.
+    """The index terms under which the author ``names`` (in record order) can be found.
 
     Each name gives its surname (``qian``), surname with first initial
-    (``qian/d``) and surname with first given name (``qian/depei``). Shapes:
-    list of str, each key at most once, in first-seen order.
+    (``qian/d``) and surname with first given name (``qian/depei``), or,
+    when the record gives only an initial, the initial marked
+    :data:`INITIAL_ONLY` (``okafor/t.``) instead. A surname with leading
+    particles is keyed with and without them (``vanderholtbrink``,
+    ``holtbrink``); a name with an umlaut under both spellings (``muller``,
+    ``mueller``). The first name's keys come again marked
+    :data:`FIRST_MARK` (``^qian/d``). Shapes: list of str, each key at most
+    once, in first-seen order.
     """
     keys: dict[str, None] = {}
-    for name in names:
-        surname, given = _name_parts(name)
-        if not surname:
-            continue
-        keys[surname] = None
-        if given:
-            first = given[0]
-            keys[surname + KEY_JOIN + first[0]] = None
-            keys[surname + KEY_JOIN + first] = None
+    for position, name in enumerate(names):
+        terms: dict[str, None] = {}
+        for spelling in _spellings(name):
+            for surname, given in _readings(spelling, query=False):
+                bare = surname[_particle_run_ends(surname, 0):] if len(surname) > 1 else surname
+                for key in dict.fromkeys((_surname_key(surname), _surname_key(bare or surname))):
+                    terms[key] = None
+                    if given:
+                        first = given[0]
+                        terms[key + KEY_JOIN + first[0]] = None
+                        terms[key + KEY_JOIN + first + (INITIAL_ONLY if len(first) == 1 else "")] = None
+        keys.update(terms)
+        if position == 0:
+            keys.update((FIRST_MARK + term, None) for term in terms)
     return list(keys)
 
 
+def _arxiv_name(text: str) -> str:
+    """arXiv's ``Qian_D`` / ``del_maestro_a`` as ``Qian, D`` / ``del maestro, a``; other text unchanged.
+
+    Trailing one-letter parts are initials, the rest the surname.
+    """
+    if not _ARXIV_NAME.fullmatch(text):
+        return text
+    parts = text.split("_")
+    end = len(parts)
+    while end > 1 and len(parts[end - 1]) == 1:
+        end -= 1
+    return " ".join(parts[:end]) + ", " + " ".join(parts[end:])
+
+
 def parse_author(text: str) -> AuthorFilter:
-    """Parse one author filter value (``Depei Qian``, ``Qian, Depei``, ``Qian, D.``, ``Qian``).
+    """Parse one author filter value.
+
+    Forms: ``Depei Qian``, ``Qian, Depei``, ``Qian, D.``, ``D. Qian``,
+    ``Qian``, arXiv's ``Qian_D``, and any of them after ``^`` for the first
+    author (ADS's ``^Qian, D``). The filter's keys are the index terms of
+    :func:`author_keys` a matching record holds: an initial looks for
+    ``qian/d``; a full first name for ``okafor/tomas`` and ``okafor/t.``
+    (records giving only the initial); every spelling and reading of the
+    name is looked for (see :func:`_readings`).
 
     Raises:
         QueryError: the value holds no name.
     """
     raw = " ".join(str(text).split())
-    surname, given = _name_parts(raw)
-    if not surname:
+    body = raw[1:].strip() if raw.startswith(FIRST_MARK) else raw
+    first_author = body != raw
+    keys: dict[str, None] = {}
+    for spelling in _spellings(_arxiv_name(body)):
+        for surname, given in _readings(spelling, query=True):
+            key = _surname_key(surname)
+            if not given:
+                keys[key] = None
+                continue
+            first = given[0]
+            if len(first) == 1:
+                keys[key + KEY_JOIN + first] = None
+            else:
+                keys[key + KEY_JOIN + first] = None
+                keys[key + KEY_JOIN + first[0] + INITIAL_ONLY] = None
+    if not keys:
         raise QueryError(f"author filter {raw!r} holds no name")
-    if not given:
-        return AuthorFilter(surname, raw)
-    first = given[0]
-    # "D." and "D" are initials; a full first name must match exactly.
-    key = surname + KEY_JOIN + (first[0] if len(first) == 1 else first)
-    return AuthorFilter(key, raw)
+    mark = FIRST_MARK if first_author else ""
+    return AuthorFilter(tuple(mark + key for key in keys), raw, first_author)
+
+
+def parse_first_author(text: str) -> AuthorFilter:
+    """Parse one first-author filter value (``Qian, D``): :func:`parse_author` of ``^Qian, D``.
+
+    Raises:
+        QueryError: the value holds no name.
+    """
+    raw = " ".join(str(text).split())
+    return parse_author(raw if raw.startswith(FIRST_MARK) else FIRST_MARK + raw)
 
 
 def _normal_code(code: str) -> str:

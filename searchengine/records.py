@@ -104,6 +104,9 @@ _AND = re.compile(r"\s+and\s+|^and\s+|\s+and$")
 _SUFFIX = re.compile(r"^(?:jr|sr|[ivx]+)\.?$", re.IGNORECASE)
 # A surname as written before its comma: one word, maybe with particles ("van der Berg").
 _SURNAME = re.compile(r"^(?:(?:[a-z]+|d'|de|van|von|der|den|del|della|la|le|du|da|dos|di)\s+)*[^\W\d_][\w'\-.]*$")
+# Given names ending in lower-case particles ("J. van der", ADS's "Holt Brink, J. van der"):
+# what is before the comma is a surname, however many words it has.
+_GIVEN_THEN_PARTICLES = re.compile(r"^\S.*?\s(?:van|von|der|den|de|del|della|di|da|dos|du|la|le|ten|ter)$")
 
 
 def _top_level_split(text: str, separator: re.Pattern) -> list[str]:
@@ -143,7 +146,9 @@ def _inverted(name: str) -> str | None:
         (last, first), suffix = parts, ""
     else:
         return None
-    if not last or not first or not _SURNAME.match(_unbrace(last)) or _SUFFIX.match(first):
+    if not last or not first or _SUFFIX.match(first):
+        return None
+    if not (_SURNAME.match(_unbrace(last)) or _GIVEN_THEN_PARTICLES.match(first)):
         return None
     return " ".join(p for p in (first, _unbrace(last), suffix) if p)
 

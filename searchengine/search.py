@@ -270,7 +270,7 @@ class SearchIndex:
             timed_out = True
             notes.append(f"checking quoted phrases was stopped after {clock.budget:g} s; "
                          "papers with them may be missing")
-        counted = searcher.facets(matches, plan.filters, plan.facets, facet_size)
+        counted = _facets(searcher, matches, plan, facet_size)
         return SearchResults(
             query=plan.searched,
             total=matches.total,
@@ -402,6 +402,24 @@ class SearchIndex:
     def close(self) -> None:
         """Release the open files; the object must not be used afterwards."""
         self.engine.close()
+
+
+def _facets(searcher, matches, plan: Plan, size: int) -> dict:
+    """Facet step: ``{name: FacetCounts}`` in the order asked.
+
+    Under an author filter the author facet lists the chosen authors first
+    (:func:`searchengine.facets.pin_selected`); it is counted a little
+    deeper so that a chosen name is listed even when co-authors outnumber it.
+    """
+    from searchengine.facets import PIN_MARGIN, pin_selected
+
+    if "author" not in plan.facets or not plan.filters.authors:
+        return searcher.facets(matches, plan.filters, plan.facets, size)
+    others = tuple(name for name in plan.facets if name != "author")
+    counted = searcher.facets(matches, plan.filters, others, size) if others else {}
+    deeper = searcher.facets(matches, plan.filters, ("author",), min(MAX_FACET_SIZE, size + PIN_MARGIN))
+    counted["author"] = pin_selected(deeper["author"], size)
+    return {name: counted[name] for name in plan.facets}
 
 
 def _plan(searcher, query, year, author, category, primary_only, sort, facet_names) -> Plan:

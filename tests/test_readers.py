@@ -255,6 +255,9 @@ def test_a_line_over_the_cap_is_reported_and_passed_over(tmp_path):
     ("Martin Luther King, Jr., Ada Lovelace", ["Martin Luther King, Jr.", "Ada Lovelace"]),
     # One person, inverted.
     ("Lovelace, Ada", ["Ada Lovelace"]),
+    # Given names ending in a particle: a surname of several words before the comma.
+    ("Holt Brink, J. van der", ["J. van der Holt Brink"]),
+    ("Holt Brink, J.", ["Holt Brink", "J."]),
     # A group's name keeps its "and".
     ("Barnes and Noble Detector Collaboration", ["Barnes and Noble Detector Collaboration"]),
     ("A. One, Barnes and Noble Detector Collaboration", ["A. One", "Barnes and Noble Detector Collaboration"]),

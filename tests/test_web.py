@@ -308,7 +308,7 @@ def test_api_export_is_cut_at_the_cap_and_says_so(client, monkeypatch):
     ("/api/export?q=gpu&format=xml", "format must be one of bibtex, csv, jsonl, ris; not 'xml'"),
     ("/api/export?q=gpu", "format must be one of bibtex, csv, jsonl, ris; it is missing"),
     ("/api/export?q=gpu&format=ris&format=csv", "format is given 2 times; it takes one value "
-                                                "(only year, author and category repeat)"),
+                                                "(only year, author, first_author and category repeat)"),
     ("/api/export?format=ris", "the query is empty"),
 ])
 def test_api_export_refuses_a_bad_request_with_a_json_400(client, url, message):
@@ -391,7 +391,7 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
     for path in ("/api/search", "/"):
         response = client.get(f"{path}?q=gpu&{name}={value}" + ("" if name == "q" else f"&{name}={value}"))
         assert response.status_code == 400, path
-        message = f"{name} is given 2 times; it takes one value (only year, author and category repeat)"
+        message = f"{name} is given 2 times; it takes one value (only year, author, first_author and category repeat)"
         if path == "/api/search":
             assert response.get_json() == {"error": message}
         else:
@@ -455,9 +455,10 @@ def test_openapi_document_describes_every_api_route(client):
     assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
                                       "/api/records/{id}/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
-    assert names == ["q", "year", "year_from", "year_to", "author", "category", "sort", "page", "limit", "more", "exact"]
+    assert names == ["q", "year", "year_from", "year_to", "author", "first_author", "category", "sort", "page",
+                     "limit", "more", "exact"]
     export = document["paths"]["/api/export"]["get"]
-    assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author",
+    assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author", "first_author",
                                                         "category", "sort", "exact", "format"]
     assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
     assert sorted(export["responses"]["200"]["content"]) == [

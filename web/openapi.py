@@ -89,8 +89,12 @@ def openapi_document() -> dict[str, Any]:
                {"type": "integer", "minimum": 1000, "maximum": 9999}),
         _param("year_to", "Last year of a range (same as year=-B)",
                {"type": "integer", "minimum": 1000, "maximum": 9999}),
-        _param("author", "Author name (First Last or Last, First), any case and accents, "
-                         "initials allowed (several: OR)",
+        _param("author", "Author name (First Last, Last, First or arXiv's Last_F), any case and accents; "
+                         "an initial matches every first name with it, a full first name also records "
+                         "giving only its initial; ^Name for a first author (several: OR)",
+               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
+        _param("first_author", "First author's name, same forms as author (same as author=^Name; "
+                               "several, and with author: OR)",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
         _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},
@@ -110,7 +114,7 @@ def openapi_document() -> dict[str, Any]:
             "title": "searchengine",
             "version": __version__,
             "description": "Ranked, faceted full-text search over titles and abstracts of scientific papers. "
-                           "Errors are JSON objects {\"error\": message}. Only year, author and category "
+                           "Errors are JSON objects {\"error\": message}. Only year, author, first_author and category "
                            "may be repeated; any other parameter given twice is a 400.",
         },
         "paths": {
@@ -207,7 +211,9 @@ def openapi_document() -> dict[str, Any]:
                                                            "dropped, spaces collapsed, cut when too long)"},
                 "total": {"type": "integer", "minimum": 0, "description": "Hits over all pages"},
                 "hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
-                "facets": {"type": "object", "description": "year, author, category: counts over all hits",
+                "facets": {"type": "object", "description": "year, author, category: counts over all hits, each facet "
+                                                          "without its own filter; under an author filter the "
+                                                          "author facet counts co-authors, chosen names first",
                            "additionalProperties": {"type": "array",
                                                     "items": {"$ref": "#/components/schemas/FacetValue"}}},
                 "facets_remaining": {"type": "object", "description": "Per facet: values with hits not listed",

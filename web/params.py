@@ -10,7 +10,9 @@ Parameters (the same for ``/`` and ``/api/search``):
 ``q``        query text (empty: browse by filters alone)
 ``year``     ``2023``, ``2023-2025``, ``2023-``, ``-2020``; repeatable (OR)
 ``year_from``/``year_to``  a range from two form fields, same as ``year=A-B``
-``author``   an author name; repeatable (OR)
+``author``   an author name; repeatable (OR); ``^Qian`` for a first author
+``first_author``  a first author's name, same as ``author=^NAME``; repeatable (OR
+             with ``author``)
 ``category`` a category code (``cs.DC``) or archive (``cs``); repeatable (OR)
 ``sort``     ``relevance``, ``newest``, ``oldest``, ``title`` (default: relevance,
              or newest when there is no query text)
@@ -26,7 +28,7 @@ Parameters (the same for ``/`` and ``/api/search``):
 An export (``/api/export``) takes the same parameters but ``page`` and
 ``limit``: it holds every hit, up to :data:`~searchengine.limits.EXPORT_LIMIT`.
 
-Only ``year``, ``author`` and ``category`` may be given more than once; a
+Only ``year``, ``author``, ``first_author`` and ``category`` may be given more than once; a
 second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``year_from`` or ``year_to`` is
 refused with a 400 naming it (which one would count is a guess). An empty
 value counts as not given. Lengths and numbers of values are counted as
@@ -78,7 +80,7 @@ def _single(args, name: str) -> str:
     values = args.getlist(name)
     if len(values) > 1:
         raise QueryError(f"{name} is given {len(values)} times; it takes one value "
-                         "(only year, author and category repeat)")
+                         "(only year, author, first_author and category repeat)")
     return values[0] if values else ""
 
 
@@ -218,10 +220,15 @@ class SearchParams:
             years += (extra,)
         if len(years) > MAX_VALUES:
             raise QueryError(f"at most {MAX_VALUES} year values are allowed, not {len(years)}")
+        # A first author is an author value marked "^", as the query text writes it.
+        firsts = tuple(v if v.startswith("^") else "^" + v for v in _values(args, "first_author"))
+        authors = tuple(dict.fromkeys(_values(args, "author") + firsts))
+        if len(authors) > MAX_VALUES:
+            raise QueryError(f"at most {MAX_VALUES} author and first_author values are allowed, not {len(authors)}")
         return cls(
             q=q,
             years=years,
-            authors=_values(args, "author"),
+            authors=authors,
             categories=_values(args, "category"),
             sort=sort,
             page=page,

@@ -13,7 +13,8 @@ The language is documented in README.md, "Query language". In short:
   ``NOT`` (upper case only), ``-word``, ``+word``, parentheses (only with an
   operator; otherwise they are punctuation).
 * Fields ``title:``/``ti:``, ``abstract:``/``abs:``, ``id:``; filters
-  ``year:``, ``author:``/``au:``, ``category:``/``cat:`` (taken out by
+  ``year:``, ``author:``/``au:``, ``category:``/``cat:``, first author
+  ``^Qian`` or ``^"Qian, D"`` (taken out by
   :func:`split_filters` before parsing).
 * ``spars*``: a prefix of at least :data:`MIN_PREFIX` letters.
 * A whole query that is an arXiv id or abs/pdf URL looks that paper up.
@@ -94,8 +95,10 @@ _PROXIMITY = re.compile(r"~(?P<number>\d+(?:\.\d*)?)?(?=[\s)]|$)")
 # ``title:(graph neural)``: a field applied to a group of words.
 _FIELD_GROUP = re.compile(r"\b\w+:\([^()]*\)")
 
-# ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value.
-_FILTER_CLAUSE = re.compile(r'(?<![\w:])(year|author|au|category|cat):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+# ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value,
+# or ADS's first-author ``^Qian`` / ``^"Qian, D"`` (a word's boost, ``gpu^2``, is glued to it).
+_FILTER_CLAUSE = re.compile(r'(?:(?<![\w:])(year|author|au|category|cat):|(?<!\S)\^(?=[^\W\d_]|"))'
+                            r'(?:"([^"]*)"|(\S+))', re.IGNORECASE)
 _FILTER_NAMES = {"year": "year", "author": "author", "au": "author", "category": "category", "cat": "category"}
 _OPERATOR_BEFORE = re.compile(r"(?:\b(?:OR|NOT)\s+|(?:^|\s)-)$")
 _OPERATOR_AFTER = re.compile(r"^\s*(?:OR\b|\))")
@@ -142,7 +145,10 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
             raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; "
                              "it applies to the whole query")
         value = match.group(2) if match.group(2) is not None else match.group(3)
-        found[_FILTER_NAMES[match.group(1).lower()]].append(value)
+        if match.group(1) is None:
+            found["author"].append(_filters.FIRST_MARK + value)
+        else:
+            found[_FILTER_NAMES[match.group(1).lower()]].append(value)
         kept.append(_AND_AT_END.sub("", text[last:match.start()]))  # "GPU AND year:2023"
         last = match.end()
     kept.append(text[last:])

@@ -25,13 +25,13 @@ ENGINES = ["whoosh", "opensearch"]
 CLUSTER_VARIABLE = "SEARCHENGINE_TEST_CLUSTER"
 
 
-def _whoosh(tmp_path_factory):
+def _whoosh(tmp_path_factory, source: Path = CORPUS):
     folder = tmp_path_factory.mktemp("contract-whoosh")
-    build_index([CORPUS], folder)
+    build_index([source], folder)
     return open_index(folder), lambda: None
 
 
-def _opensearch(tmp_path_factory):
+def _opensearch(tmp_path_factory, source: Path = CORPUS):
     url = os.environ.get(CLUSTER_VARIABLE, "").strip().rstrip("/")
     if not url:
         if os.environ.get("CI", "").lower() == "true":
@@ -40,7 +40,7 @@ def _opensearch(tmp_path_factory):
         pytest.skip(f"needs an OpenSearch cluster: scripts/dev-cluster.sh start, then {CLUSTER_VARIABLE}="
                     "http://127.0.0.1:9200")
     location = f"{url}/contract-{uuid.uuid4().hex[:8]}"
-    build_index([CORPUS], location)
+    build_index([source], location)
     index = open_index(location)
 
     def drop() -> None:

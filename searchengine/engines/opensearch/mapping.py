@@ -14,7 +14,7 @@ authors              text: ``se_name``; ``authors.raw`` keyword  ``authors:`` wo
 year                 integer (absent when unknown)              filter, sort, facet
 categories           keyword, primary first                     category facet
 primary_category     keyword                                    ``--primary-only`` facet
-author_keys          keyword (:func:`searchengine.filters.      ``--author``
+author_keys          keyword (:func:`searchengine.filters.      ``--author``, ``--first-author``
                      author_keys`)
 category_keys        keyword (:func:`searchengine.filters.      ``--category``
                      category_keys`)

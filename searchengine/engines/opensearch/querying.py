@@ -120,7 +120,7 @@ def filter_clauses(filters: Filters) -> list[dict]:
             ranges.append({"range": {"year": bounds}} if bounds else {"exists": {"field": "year"}})
         clauses.append(_any(ranges))
     if filters.authors:
-        clauses.append({"terms": {"author_keys": [f.key for f in filters.authors]}})
+        clauses.append({"terms": {"author_keys": [k for f in filters.authors for k in f.keys]}})
     if filters.categories:
         mark = PRIMARY_MARK if filters.primary_only else ""
         clauses.append({"terms": {"category_keys": [mark + f.key for f in filters.categories]}})

@@ -173,7 +173,7 @@ class OpenSearchSearcher:
         return hits
 
     def facets(self, matches: Matches, filters, names, size: int) -> dict:
-        """``{name: FacetCounts}``, each facet over every filter but its own (one request)."""
+        """``{name: FacetCounts}``, each facet under ``filters.for_facet(name)`` (one request)."""
         if not names:
             return {}
         aggs = {}
@@ -181,7 +181,7 @@ class OpenSearchSearcher:
             fieldname = "primary_category" if name == "category" and filters.primary_only else _FACET_FIELDS[name]
             order = [{"_key": "desc"}] if name == "year" else [{"_count": "desc"}, {"_key": "asc"}]
             aggs[name] = {
-                "filter": _with_filters(None, filter_clauses(filters.without(name))),
+                "filter": _with_filters(None, filter_clauses(filters.for_facet(name))),
                 "aggs": {
                     "values": {"terms": {"field": fieldname, "size": size, "order": order}},
                     "distinct": {"cardinality": {"field": fieldname, "precision_threshold": 40000}},

@@ -294,8 +294,9 @@ class WhooshSearcher:
     def facets(self, matches: Matches, filters, names, size: int) -> dict:
         """``{name: FacetCounts}`` for facets ``names`` (see :mod:`searchengine.facets`).
 
-        Each facet is counted with every filter but its own, so the values
-        not chosen yet stay visible as choices to add (OR).
+        Each facet is counted under :meth:`Filters.for_facet
+        <searchengine.filters.Filters.for_facet>`: every filter but its own,
+        so the values not chosen yet stay visible as choices to add (OR).
         """
         from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.columns import count_facets
@@ -303,7 +304,7 @@ class WhooshSearcher:
         counted = {}
         columns = self.cache.columns() if names else None
         for name in names:
-            others = filters.without(name)
+            others = filters.for_facet(name)
             if others == filters:
                 docnums = matches.docnums
             else:

@@ -559,7 +559,7 @@ def filter_query(filters: Filters):
         parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
                                              None if f.high is None else max(f.high, 0)) for f in filters.years]))
     if filters.authors:
-        parts.append(any_of([wq.Term("author_keys", f.key) for f in filters.authors]))
+        parts.append(any_of([wq.Term("author_keys", k) for f in filters.authors for k in f.keys]))
     if filters.categories:
         parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
     if not parts:

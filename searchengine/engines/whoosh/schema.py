@@ -19,7 +19,9 @@ Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
 and :mod:`searchengine.engines.whoosh.columns`, which also read them back):
 
 * ``author_keys``: exact terms per author: surname, surname/initial and
-  surname/first name (``qian``, ``qian/d``, ``qian/depei``): ``--author``.
+  surname/first name (``qian``, ``qian/d``, ``qian/depei``; ``okafor/t.``
+  for a name given only by its initial), the first author's also marked
+  (``^qian/d``): ``--author``, ``--first-author``.
 * ``category_keys``: lower-cased codes and archives (``cs.dc``, ``cs.*``),
   the primary category's also marked (``^cs.dc``, ``^cs.*``): ``--category``.
 * ``facet_data``: a column packing year, id, authors and categories: facet

@@ -86,7 +86,8 @@ class TestBuild:
                                                         categories=["cs.DC", "math.NA"]))], location)
         doc = source(cluster_client, index_name, "2101.00001")
         assert doc["version"] == 3
-        assert doc["author_keys"] == ["qian", "qian/d", "qian/depei", "perez", "perez/z", "perez/zoe"]
+        assert doc["author_keys"] == ["qian", "qian/d", "qian/depei", "^qian", "^qian/d", "^qian/depei",
+                                      "perez", "perez/z", "perez/zoe"]
         assert doc["category_keys"] == ["cs.dc", "^cs.dc", "cs.*", "^cs.*", "math.na", "math.*"]
         assert doc["primary_category"] == "cs.DC"
         assert doc["sort_title"] == "epee fencing"
@@ -158,6 +159,7 @@ class TestBuild:
         assert merged["authors"] == ["Ada Lovelace", "Alan Turing"]
         assert merged["categories"] == ["cs.DC", "cs.LG"]
         assert merged["author_keys"] == ["lovelace", "lovelace/a", "lovelace/ada",
+                                         "^lovelace", "^lovelace/a", "^lovelace/ada",
                                          "turing", "turing/a", "turing/alan"]
         assert source(cluster_client, index_name, "2101.00003")["title"] == "New Version"
 

@@ -212,6 +212,14 @@ def report(rows: dict, records: int, queries: int, passes: int) -> None:
           f"one node / three nodes ({', '.join(rows[n]['layout'] for n in names[1:])})")
 
 
+def progress(name: str, row: dict) -> None:
+    """One line of an engine's figures as soon as they are measured."""
+    rate = f"{row['rate']:,.0f} records/s, " if "rate" in row else ""
+    print(f"{name}: {rate}{row['primary_mb']:.1f} MB, top 10 p50/p95 {pct(row['search'], 0.5):.1f}/"
+          f"{pct(row['search'], 0.95):.1f} ms, faceted {pct(row['faceted'], 0.5):.1f}/"
+          f"{pct(row['faceted'], 0.95):.1f} ms; load average {load_average()}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=0, help="first N records of the sample; 0 means all")
@@ -256,7 +264,7 @@ def main() -> int:
     row["per_doc"] = row["primary_mb"] * 1e6 / row["documents"]
     row["layout"] = "folder"
     rows["embedded"] = row
-    print(f"embedded done: load average {load_average()}", flush=True)
+    progress("embedded", row)
 
     with Clusters(args) as clusters:
         for nodes in (1, 3):
@@ -275,7 +283,7 @@ def main() -> int:
                        layout=f"{health['active_primary_shards']} primary shards + "
                               f"{health['active_shards'] - health['active_primary_shards']} replica shards")
             rows[f"cluster-{nodes}"] = row
-            print(f"{nodes}-node cluster done: load average {load_average()}", flush=True)
+            progress(f"cluster-{nodes}", row)
     report(rows, records, len(queries), args.passes)
     print(f"\nend: load average {load_average()}")
     return 0

@@ -36,7 +36,10 @@ Figures per engine:
   engine is timed the same way, over ``speed.py``'s 200 keyword queries
   (three fixed ones plus consecutive content words of random titles, seed
   42): p50/p95 of wall milliseconds, each query's time the median of
-  ``--passes`` timed passes after one untimed pass (warm).
+  ``--passes`` timed passes after one untimed pass (warm); on a cluster
+  also the time its shards spent in query and fetch phases per search
+  (``_nodes/stats/indices/search``, summed over shards), the part of a
+  search that grows with the documents per shard.
 
 Every figure is printed beside the embedded engine's, with the ratio
 cluster / embedded (records/s: above 1 means faster; sizes and times: above
@@ -87,6 +90,14 @@ def cluster_cpu_seconds(base: str) -> float:
     return sum(node["process"]["cpu"]["total_in_millis"] for node in nodes.values()) / 1000
 
 
+def shard_search_ms(base: str) -> float:
+    """Milliseconds the cluster's shards have spent in the query and fetch phases of
+    searches so far, summed over shards and nodes (``_nodes/stats/indices/search``)."""
+    nodes = http_json(f"{base}/_nodes/stats/indices/search")["nodes"]
+    return float(sum(node["indices"]["search"]["query_time_in_millis"]
+                     + node["indices"]["search"]["fetch_time_in_millis"] for node in nodes.values()))
+
+
 def cluster_sizes(base: str, name: str) -> tuple[int, int, int]:
     """(documents, primary store bytes, total store bytes with replicas) of the alias ``name``."""
     stats = http_json(f"{base}/{name}/_stats/store,docs")["_all"]
@@ -127,20 +138,26 @@ def timings(run_query, queries: list[str], passes: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def measure_queries(location: str, queries: list[str], passes: int) -> dict:
+def measure_queries(location: str, queries: list[str], passes: int, shard_ms=None) -> dict:
     """Search and faceted-search latencies of ``queries`` on the index at ``location``,
-    and how many queries found nothing."""
+    and how many queries found nothing. With ``shard_ms`` (a reading of
+    :func:`shard_search_ms`), also the shards' milliseconds per search of each kind."""
     from searchengine.search import open_index
 
     index = open_index(location)
+    row: dict = {}
     try:
-        zero = sum(index.search(q, limit=10).total == 0 for q in queries)
-        search = timings(lambda q: index.search(q, limit=10).to_dict(), queries, passes)
-        faceted = timings(lambda q: index.search(q, limit=10, facets=FACETS).to_dict(), queries, passes)
-        documents = index.doc_count
+        row["zero"] = sum(index.search(q, limit=10).total == 0 for q in queries)
+        searches = len(queries) * (passes + 1)
+        for key, options in (("search", {}), ("faceted", {"facets": FACETS})):
+            before = shard_ms() if shard_ms else 0.0
+            row[key] = timings(lambda q, options=options: index.search(q, limit=10, **options).to_dict(), queries, passes)
+            if shard_ms:
+                row[f"{key}_shard_ms"] = (shard_ms() - before) / searches
+        row["documents"] = index.doc_count
     finally:
         index.close()
-    return {"search": search, "faceted": faceted, "zero": zero, "documents": documents}
+    return row
 
 
 class Clusters:
@@ -207,6 +224,8 @@ def report(rows: dict, records: int, queries: int, passes: int) -> None:
         for share, name in ((0.5, "p50"), (0.95, "p95")):
             line(f"{label}, {name} ms", [pct(rows[n][key], share) for n in names], ".1f")
         line(f"{label}, mean ms", [statistics.fmean(rows[n][key]) for n in names], ".1f")
+        line(f"{label}, shard query+fetch ms per search (sum over shards)", get(f"{key}_shard_ms"), ".1f",
+             ratios=False)
     line("zero-hit queries", get("zero"), "d", ratios=False)
     print(f"\nembedded = searchengine's folder index; cluster-1 / cluster-3 = OpenSearch, "
           f"one node / three nodes ({', '.join(rows[n]['layout'] for n in names[1:])})")
@@ -276,7 +295,7 @@ def main() -> int:
             summary = build(source, location, ["--jobs", str(args.bulk_jobs)] if args.bulk_jobs else [])
             row = {"rate": summary["documents"] / summary["wall"], "wall": summary["wall"],
                    "client_cpu": summary["client_cpu"], "cluster_cpu": cluster_cpu_seconds(base) - cpu_before}
-            row.update(measure_queries(location, queries, args.passes))
+            row.update(measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base)))
             documents, primaries, total = cluster_sizes(base, args.name)
             health = http_json(f"{base}/_cluster/health/{args.name}")
             row.update(primary_mb=primaries / 1e6, total_mb=total / 1e6, per_doc=primaries / documents,

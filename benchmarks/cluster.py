@@ -179,10 +179,12 @@ class Clusters:
         for nodes in (1, 3):
             env = self._env(nodes)
             print(f"starting a {nodes}-node cluster on port {env['SEARCHENGINE_CLUSTER_PORT']} ...", flush=True)
+            self.started.append(env)
             done = subprocess.run([str(DEV_CLUSTER), "start", "--clean", str(nodes)], env=env,
                                   capture_output=True, text=True, check=False)
-            self.started.append(env)
             if done.returncode != 0:
+                # __exit__ does not run when __enter__ fails: stop what did start.
+                self.__exit__(None, None, None)
                 raise SystemExit(f"dev-cluster.sh start {nodes} failed: {done.stderr.strip()[-500:]}")
             port = int(env["SEARCHENGINE_CLUSTER_PORT"])
             # Every node listed: the client spreads requests over them.

@@ -1,0 +1,314 @@
+"""The OpenSearch engine on one node and on three, beside the embedded engine, in one run.
+
+    python benchmarks/cluster.py --start [--records N] [--work DIR] [--embedded-index DIR]
+    python benchmarks/cluster.py --cluster1 URL --cluster3 URL [...]
+
+The first ``--records`` records of the listing sample in
+``../shared/data/arxiv/`` (0, the default: all 74,728) are written to a
+JSON-lines file (as ``speed.py`` does) and indexed three times, one build
+after the other, each by ``python -m searchengine index FILE --index LOCATION
+--quiet --json`` as a new process:
+
+* the embedded engine into a folder (or ``--embedded-index DIR``: an index of
+  those records built earlier, reused, its build not timed);
+* a one-node cluster and a three-node cluster, each into the alias
+  ``--name`` (default ``bench-arxiv``), with ``--bulk-jobs`` bulk requests in
+  flight. With ``--start`` the benchmark starts both clusters itself with
+  ``scripts/dev-cluster.sh start --clean`` (HTTP ports ``--port1`` and
+  ``--port3``, data under ``--cluster-dir`` + ``1`` / ``3``) and stops them
+  with the same script at the end; otherwise ``--cluster1`` and
+  ``--cluster3`` name running clusters (``http://HOST:PORT``, or every
+  node: ``http://HOST:PORT,HOST:PORT,...``; statistics are read from the
+  first).
+
+Figures per engine:
+
+* **build**: records/s over the wall time of the whole ``index`` process
+  (reading, TeX conversion, analysis, writing, and on a cluster the replicas
+  and the alias switch); CPU seconds of the client process; on a cluster
+  also the CPU seconds its nodes spent (``_nodes/stats``, before and after);
+* **index size**: the embedded folder's bytes; on a cluster the primaries'
+  store and the total with replicas (``GET /NAME/_stats/store``), read after
+  the query passes so that background merges have settled;
+* **top 10 with snippets** and **faceted search** (top 10 with snippets plus
+  facets year, author and category over all hits), both through
+  ``searchengine.search.open_index(location).search(...)`` so that every
+  engine is timed the same way, over ``speed.py``'s 200 keyword queries
+  (three fixed ones plus consecutive content words of random titles, seed
+  42): p50/p95 of wall milliseconds, each query's time the median of
+  ``--passes`` timed passes after one untimed pass (warm); on a cluster
+  also the time its shards spent in query and fetch phases per search
+  (``_nodes/stats/indices/search``, summed over shards), the part of a
+  search that grows with the documents per shard.
+
+Every figure is printed beside the embedded engine's, with the ratio
+cluster / embedded (records/s: above 1 means faster; sizes and times: above
+1 means bigger or slower). The load average is printed at the start and the
+end: on a shared machine only ratios within one run compare.
+Exit status 0; 1 when a build, a cluster start or a query fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent
+REPO = BENCHMARKS.parent
+sys.path.insert(0, str(BENCHMARKS))
+sys.path.insert(0, str(REPO))
+
+from speed import LISTING, disk_mb, make_queries, pct, subset
+
+FACETS = "year,author,category"
+DEV_CLUSTER = REPO / "scripts" / "dev-cluster.sh"
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def http_json(url: str) -> dict:
+    """GET ``url`` and decode its JSON body (the local clusters need no credentials)."""
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return json.load(response)
+
+
+def cluster_cpu_seconds(base: str) -> float:
+    """CPU seconds spent so far by every node of the cluster at ``base`` (``_nodes/stats``)."""
+    nodes = http_json(f"{base}/_nodes/stats/process")["nodes"]
+    return sum(node["process"]["cpu"]["total_in_millis"] for node in nodes.values()) / 1000
+
+
+def shard_search_ms(base: str) -> float:
+    """Milliseconds the cluster's shards have spent in the query and fetch phases of
+    searches so far, summed over shards and nodes (``_nodes/stats/indices/search``)."""
+    nodes = http_json(f"{base}/_nodes/stats/indices/search")["nodes"]
+    return float(sum(node["indices"]["search"]["query_time_in_millis"]
+                     + node["indices"]["search"]["fetch_time_in_millis"] for node in nodes.values()))
+
+
+def cluster_sizes(base: str, name: str) -> tuple[int, int, int]:
+    """(documents, primary store bytes, total store bytes with replicas) of the alias ``name``."""
+    stats = http_json(f"{base}/{name}/_stats/store,docs")["_all"]
+    return (stats["primaries"]["docs"]["count"], stats["primaries"]["store"]["size_in_bytes"],
+            stats["total"]["store"]["size_in_bytes"])
+
+
+def build(source: Path, location: str, extra: list[str]) -> dict:
+    """Run ``searchengine index`` as a new process; its summary plus wall and CPU seconds.
+
+    Raises SystemExit with the command's error when it fails."""
+    command = [sys.executable, "-m", "searchengine", "index", str(source), "--index", location,
+               "--quiet", "--json", *extra]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip()}")
+    summary = json.loads(done.stdout)
+    summary["wall"] = wall
+    summary["client_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return summary
+
+
+def timings(run_query, queries: list[str], passes: int) -> list[float]:
+    """Wall milliseconds per query: the median of ``passes`` timed passes after an untimed one."""
+    for query in queries:
+        run_query(query)
+    times: list[list[float]] = [[] for _ in queries]
+    for _ in range(passes):
+        for i, query in enumerate(queries):
+            started = time.perf_counter()
+            run_query(query)
+            times[i].append((time.perf_counter() - started) * 1000)
+    return [statistics.median(t) for t in times]
+
+
+def measure_queries(location: str, queries: list[str], passes: int, shard_ms=None) -> dict:
+    """Search and faceted-search latencies of ``queries`` on the index at ``location``,
+    and how many queries found nothing. With ``shard_ms`` (a reading of
+    :func:`shard_search_ms`), also the shards' milliseconds per search of each kind."""
+    from searchengine.search import open_index
+
+    index = open_index(location)
+    row: dict = {}
+    try:
+        row["zero"] = sum(index.search(q, limit=10).total == 0 for q in queries)
+        searches = len(queries) * (passes + 1)
+        for key, options in (("search", {}), ("faceted", {"facets": FACETS})):
+            before = shard_ms() if shard_ms else 0.0
+            row[key] = timings(lambda q, options=options: index.search(q, limit=10, **options).to_dict(), queries, passes)
+            if shard_ms:
+                row[f"{key}_shard_ms"] = (shard_ms() - before) / searches
+        row["documents"] = index.doc_count
+    finally:
+        index.close()
+    return row
+
+
+class Clusters:
+    """The two clusters: started here with ``scripts/dev-cluster.sh`` (``--start``) or given."""
+
+    def __init__(self, args) -> None:
+        self.args = args
+        self.started: list[dict] = []
+        self.bases = {1: args.cluster1, 3: args.cluster3}
+
+    def _env(self, nodes: int) -> dict:
+        port = self.args.port1 if nodes == 1 else self.args.port3
+        return dict(os.environ, SEARCHENGINE_CLUSTER_PORT=str(port),
+                    SEARCHENGINE_CLUSTER_DIR=f"{self.args.cluster_dir}{nodes}")
+
+    def __enter__(self):
+        if not self.args.start:
+            return self
+        for nodes in (1, 3):
+            env = self._env(nodes)
+            print(f"starting a {nodes}-node cluster on port {env['SEARCHENGINE_CLUSTER_PORT']} ...", flush=True)
+            self.started.append(env)
+            done = subprocess.run([str(DEV_CLUSTER), "start", "--clean", str(nodes)], env=env,
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                # __exit__ does not run when __enter__ fails: stop what did start.
+                self.__exit__(None, None, None)
+                raise SystemExit(f"dev-cluster.sh start {nodes} failed: {done.stderr.strip()[-500:]}")
+            port = int(env["SEARCHENGINE_CLUSTER_PORT"])
+            # Every node listed: the client spreads requests over them.
+            self.bases[nodes] = "http://" + ",".join(f"127.0.0.1:{port + i}" for i in range(nodes))
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for env in self.started:
+            subprocess.run([str(DEV_CLUSTER), "stop"], env=env, capture_output=True, check=False)
+
+
+def ratio(value: float, peer: float) -> str:
+    return f"{value / peer:.2f}" if peer else "-"
+
+
+def report(rows: dict, records: int, queries: int, passes: int) -> None:
+    """The table: one column per engine, ratios to the embedded engine."""
+    names = list(rows)
+    print(f"\n{records:,} records, {queries} queries, warm (median of {passes} passes after one)\n")
+    print("| metric | " + " | ".join(names) + " | " + " | ".join(f"{n} / embedded" for n in names[1:]) + " |")
+    print("|---" * (2 * len(names)) + "|")
+
+    def line(label: str, values: list[float | None], fmt: str, ratios: bool = True) -> None:
+        cells = ["-" if v is None else format(v, fmt) for v in values]
+        peer = values[0]
+        extra = [ratio(v, peer) if ratios and v is not None and peer is not None else "-" for v in values[1:]]
+        print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(extra) + " |")
+
+    get = lambda key: [rows[n].get(key) for n in names]
+    line("build, records/s (wall, whole process)", get("rate"), ",.0f")
+    line("build, wall s", get("wall"), ".1f")
+    line("build, client CPU s", get("client_cpu"), ".1f")
+    line("build, cluster CPU s (all nodes)", get("cluster_cpu"), ".1f", ratios=False)
+    line("documents", get("documents"), ",d", ratios=False)
+    line("index size, MB (embedded folder; cluster primaries)", get("primary_mb"), ".1f")
+    line("index size with replicas, MB", get("total_mb"), ".1f")
+    line("bytes per document (primaries)", get("per_doc"), ",.0f")
+    for label, key in (("top 10 with snippets", "search"), ("faceted search (year, author, category)", "faceted")):
+        for share, name in ((0.5, "p50"), (0.95, "p95")):
+            line(f"{label}, {name} ms", [pct(rows[n][key], share) for n in names], ".1f")
+        line(f"{label}, mean ms", [statistics.fmean(rows[n][key]) for n in names], ".1f")
+        line(f"{label}, shard query+fetch ms per search (sum over shards)", get(f"{key}_shard_ms"), ".1f",
+             ratios=False)
+    line("zero-hit queries", get("zero"), "d", ratios=False)
+    print(f"\nembedded = searchengine's folder index; cluster-1 / cluster-3 = OpenSearch, "
+          f"one node / three nodes ({', '.join(rows[n]['layout'] for n in names[1:])})")
+
+
+def progress(name: str, row: dict) -> None:
+    """One line of an engine's figures as soon as they are measured."""
+    rate = f"{row['rate']:,.0f} records/s, " if "rate" in row else ""
+    print(f"{name}: {rate}{row['primary_mb']:.1f} MB, top 10 p50/p95 {pct(row['search'], 0.5):.1f}/"
+          f"{pct(row['search'], 0.95):.1f} ms, faceted {pct(row['faceted'], 0.5):.1f}/"
+          f"{pct(row['faceted'], 0.95):.1f} ms; load average {load_average()}", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=0, help="first N records of the sample; 0 means all")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-cluster-bench",
+                        help="scratch directory for the records file and the embedded index")
+    parser.add_argument("--embedded-index", type=Path, default=None,
+                        help="reuse this embedded index of the same records (its build is not timed)")
+    parser.add_argument("--start", action="store_true",
+                        help="start a 1-node and a 3-node cluster with scripts/dev-cluster.sh, stop them at the end")
+    parser.add_argument("--port1", type=int, default=9280, help="HTTP port of the 1-node cluster (--start)")
+    parser.add_argument("--port3", type=int, default=9270, help="first HTTP port of the 3-node cluster (--start)")
+    parser.add_argument("--cluster-dir", default=str(Path.home() / ".cache" / "searchengine" / "cluster-bench"),
+                        help="node data folder prefix for --start (1 or 3 is appended)")
+    parser.add_argument("--cluster1", default=None, help="URL of a running 1-node cluster (http://HOST:PORT)")
+    parser.add_argument("--cluster3", default=None,
+                        help="URL of a running 3-node cluster (http://HOST:PORT[,HOST:PORT...])")
+    parser.add_argument("--name", default="bench-arxiv", help="index alias on the clusters (rebuilt)")
+    parser.add_argument("--bulk-jobs", type=int, default=None, help="searchengine index --jobs on the clusters")
+    parser.add_argument("--queries", type=int, default=200, help="keyword queries (at least 200 for p95)")
+    parser.add_argument("--passes", type=int, default=3, help="timed passes over the queries")
+    args = parser.parse_args()
+    if not args.start and not (args.cluster1 and args.cluster3):
+        parser.error("give --start, or both --cluster1 URL and --cluster3 URL")
+    if not LISTING.exists():
+        raise SystemExit(f"{LISTING}: not found (the shared arXiv sample is needed)")
+    args.work.mkdir(parents=True, exist_ok=True)
+    print(f"start: load average {load_average()}", flush=True)
+    source, records = subset(args.records, args.work)
+    queries = make_queries(source, count=args.queries)
+    rows: dict[str, dict] = {}
+
+    embedded = args.embedded_index or args.work / f"index-{args.records or 'all'}"
+    row: dict = {}
+    if args.embedded_index is None:
+        shutil.rmtree(embedded, ignore_errors=True)
+        print(f"building the embedded index of {records:,} records ...", flush=True)
+        summary = build(source, str(embedded), [])
+        row = {"rate": summary["documents"] / summary["wall"], "wall": summary["wall"],
+               "client_cpu": summary["client_cpu"]}
+    row.update(measure_queries(str(embedded), queries, args.passes))
+    row["primary_mb"] = row["total_mb"] = disk_mb(embedded)
+    row["per_doc"] = row["primary_mb"] * 1e6 / row["documents"]
+    row["layout"] = "folder"
+    rows["embedded"] = row
+    progress("embedded", row)
+
+    with Clusters(args) as clusters:
+        for nodes in (1, 3):
+            hosts = clusters.bases[nodes].rstrip("/")
+            location = f"{hosts}/{args.name}"
+            base = hosts.split(",")[0]  # statistics come from the first node listed
+            print(f"building on the {nodes}-node cluster {base} ...", flush=True)
+            cpu_before = cluster_cpu_seconds(base)
+            summary = build(source, location, ["--jobs", str(args.bulk_jobs)] if args.bulk_jobs else [])
+            row = {"rate": summary["documents"] / summary["wall"], "wall": summary["wall"],
+                   "client_cpu": summary["client_cpu"], "cluster_cpu": cluster_cpu_seconds(base) - cpu_before}
+            row.update(measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base)))
+            documents, primaries, total = cluster_sizes(base, args.name)
+            health = http_json(f"{base}/_cluster/health/{args.name}")
+            row.update(primary_mb=primaries / 1e6, total_mb=total / 1e6, per_doc=primaries / documents,
+                       layout=f"{health['active_primary_shards']} primary shards + "
+                              f"{health['active_shards'] - health['active_primary_shards']} replica shards")
+            rows[f"cluster-{nodes}"] = row
+            progress(f"cluster-{nodes}", row)
+    report(rows, records, len(queries), args.passes)
+    print(f"\nend: load average {load_average()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -135,7 +135,8 @@ def _progress_bar(quiet: bool):
 @click.option("--update", is_flag=True, help="Add or replace documents by id in the existing index instead of rebuilding it.")
 @click.option("--format", "format_name", metavar="NAME", callback=_check_format,
               help=f"Read every input in this format instead of detecting it: {FORMAT_NAMES}.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Indexing processes, at most 64  [default: one per CPU core]")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Indexing processes, at most 64  [default: one per CPU core]; on a cluster, bulk requests "
+                   "in flight, at most 16  [default: 4]")
 @click.option("--memory-mb", type=click.IntRange(16), default=512, show_default=True, help="Memory for posting buffers, all processes together (approximate).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no skipped-record lines; only the summary.")
 @wait_option

@@ -119,6 +119,31 @@ def cluster_errors(location: ClusterLocation, action: str, *, index: str | None 
         raise error from None
 
 
+def whole(location: ClusterLocation, action: str, answer: dict) -> dict:
+    """``answer`` (of a search or count) when every shard took part in it.
+
+    A search or count that some shards failed still comes back as a 200,
+    with fewer hits and a smaller total; served as it is, documents would
+    silently go missing from results (for instance while a dead node's
+    shards move to their replicas). Such an answer is refused instead.
+
+    Raises:
+        ClusterError: ``answer["_shards"]["failed"]`` is not 0; the message
+            says how many shards answered and the first failure's reason.
+    """
+    shards = answer.get("_shards") or {}
+    failed = int(shards.get("failed") or 0)
+    if failed:
+        failures = shards.get("failures") or [{}]
+        reason = failures[0].get("reason") or {}
+        if isinstance(reason, dict):
+            reason = reason.get("reason") or reason.get("type") or "no reason given"
+        raise ClusterError(location.scrub(
+            f"{location.redacted()}: {action} failed: {failed} of {shards.get('total', '?')} shards did not "
+            f"answer ({_first_line(str(reason))}); the answer would miss their documents"))
+    return answer
+
+
 def describe_error(location: ClusterLocation, action: str, exc: BaseException, *,
                    index: str | None = None) -> SearchEngineError | None:
     """The package error for ``exc`` raised by the client during ``action``, or

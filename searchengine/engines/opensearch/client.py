@@ -122,25 +122,31 @@ def cluster_errors(location: ClusterLocation, action: str, *, index: str | None 
 def whole(location: ClusterLocation, action: str, answer: dict) -> dict:
     """``answer`` (of a search or count) when every shard took part in it.
 
-    A search or count that some shards failed still comes back as a 200,
-    with fewer hits and a smaller total; served as it is, documents would
-    silently go missing from results (for instance while a dead node's
-    shards move to their replicas). Such an answer is refused instead.
+    A search or count that some shards failed, or that found no active copy
+    of some shards (a red index: they are counted in ``total`` but neither
+    ``successful`` nor ``failed``), still comes back as a 200 with fewer
+    hits and a smaller total; served as it is, documents would silently go
+    missing from results. Such an answer is refused instead.
 
     Raises:
-        ClusterError: ``answer["_shards"]["failed"]`` is not 0; the message
-            says how many shards answered and the first failure's reason.
+        ClusterError: ``_shards.successful + _shards.skipped`` is less than
+            ``_shards.total``; the message says how many shards did not
+            answer and why (the first failure's reason, if any).
     """
-    shards = answer.get("_shards") or {}
-    failed = int(shards.get("failed") or 0)
-    if failed:
-        failures = shards.get("failures") or [{}]
-        reason = failures[0].get("reason") or {}
+    shards = answer.get("_shards")
+    if not shards:
+        return answer
+    total = int(shards.get("total") or 0)
+    missing = total - int(shards.get("successful") or 0) - int(shards.get("skipped") or 0)
+    if missing > 0:
+        failures = shards.get("failures") or []
+        reason = failures[0].get("reason") if failures else "no copy of them is active"
         if isinstance(reason, dict):
-            reason = reason.get("reason") or reason.get("type") or "no reason given"
+            reason = reason.get("reason") or reason.get("type")
+        reason = reason or "no reason given"
         raise ClusterError(location.scrub(
-            f"{location.redacted()}: {action} failed: {failed} of {shards.get('total', '?')} shards did not "
-            f"answer ({_first_line(str(reason))}); the answer would miss their documents"))
+            f"{location.redacted()}: {action} failed: {missing} of {total} shards did not answer "
+            f"({_first_line(str(reason))}); the answer would miss their documents"))
     return answer
 
 

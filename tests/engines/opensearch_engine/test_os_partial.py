@@ -41,7 +41,22 @@ def test_a_failure_without_a_reason_is_still_named():
     with pytest.raises(ClusterError, match=r"search failed: 2 of 2 shards did not answer \(shard closed\)"):
         whole(LOCATION, "search", answer)
     with pytest.raises(ClusterError, match=r"1 of 1 shards did not answer \(no reason given\)"):
-        whole(LOCATION, "search", {"_shards": {"total": 1, "failed": 1, "failures": [{"reason": {}}]}})
+        whole(LOCATION, "search", {"_shards": {"total": 1, "successful": 0, "failed": 1,
+                                               "failures": [{"reason": {}}]}})
+
+
+def test_shards_without_an_active_copy_are_missing_though_none_failed():
+    """What OpenSearch answers for a red index: the unassigned shard is in the total only."""
+    answer = {"count": 13, "_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 0}}
+    with pytest.raises(ClusterError, match=r"count matches failed: 1 of 3 shards did not answer "
+                                           r"\(no copy of them is active\)"):
+        whole(LOCATION, "count matches", answer)
+
+
+def test_skipped_shards_answered():
+    """Shards a search skips (none of their documents can match) are not missing."""
+    answer = {"_shards": {"total": 3, "successful": 3, "skipped": 1, "failed": 0}}
+    assert whole(LOCATION, "search", answer) is answer
 
 
 @pytest.mark.cluster
@@ -58,14 +73,14 @@ def test_searching_with_a_shard_lost_is_a_cluster_error(cluster_client, location
     assert shard["primary"]
     cluster_client.cluster.reroute(body={"commands": [{"cancel": {
         "index": physical, "shard": shard["shard"], "node": shard["node"], "allow_primary": True}}]})
-    health = cluster_client.cluster.health(index=physical, wait_for_status="red", timeout="30s")
+    health = cluster_client.cluster.health(index=physical, wait_for_status="red")
     assert (health["status"], health["active_primary_shards"]) == ("red", 2)
 
     index = open_index(location)
     try:
         for work in (lambda: index.search("gpu"), lambda: index.doc_count,
                      lambda: index.search("matrix", facets=("year", "category"))):
-            with pytest.raises(ClusterError, match=r"(1 of 3 shards did not answer|shards unavailable)"):
+            with pytest.raises(ClusterError, match=r"1 of 3 shards did not answer \(no copy of them is active\)"):
                 work()
     finally:
         index.close()

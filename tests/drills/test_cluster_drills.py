@@ -378,6 +378,9 @@ def test_a_kill_a_node_while_clients_query(cluster, server, before_kill, figures
 
     for since, path, status, error in load.failures:
         print(f"  non-200 {since:>6} s after the kill: {status} {path}: {error}")
+    for line in log:  # the server's reasons for its 503s
+        if "unavailable" in line:
+            print(f"  server: {line.strip()}")
     print(f"  killed node-{victim} (elected master: node-{master}); {load.served} requests served, "
           f"{len(load.failures)} failed; all primaries active {promoted:.1f} s after the kill")
     statuses = sorted({status for _, _, status, _ in load.failures})

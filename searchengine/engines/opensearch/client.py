@@ -119,6 +119,37 @@ def cluster_errors(location: ClusterLocation, action: str, *, index: str | None 
         raise error from None
 
 
+def whole(location: ClusterLocation, action: str, answer: dict) -> dict:
+    """``answer`` (of a search or count) when every shard took part in it.
+
+    A search or count that some shards failed, or that found no active copy
+    of some shards (a red index: they are counted in ``total`` but neither
+    ``successful`` nor ``failed``), still comes back as a 200 with fewer
+    hits and a smaller total; served as it is, documents would silently go
+    missing from results. Such an answer is refused instead.
+
+    Raises:
+        ClusterError: ``_shards.successful + _shards.skipped`` is less than
+            ``_shards.total``; the message says how many shards did not
+            answer and why (the first failure's reason, if any).
+    """
+    shards = answer.get("_shards")
+    if not shards:
+        return answer
+    total = int(shards.get("total") or 0)
+    missing = total - int(shards.get("successful") or 0) - int(shards.get("skipped") or 0)
+    if missing > 0:
+        failures = shards.get("failures") or []
+        reason = failures[0].get("reason") if failures else "no copy of them is active"
+        if isinstance(reason, dict):
+            reason = reason.get("reason") or reason.get("type")
+        reason = reason or "no reason given"
+        raise ClusterError(location.scrub(
+            f"{location.redacted()}: {action} failed: {missing} of {total} shards did not answer "
+            f"({_first_line(str(reason))}); the answer would miss their documents"))
+    return answer
+
+
 def describe_error(location: ClusterLocation, action: str, exc: BaseException, *,
                    index: str | None = None) -> SearchEngineError | None:
     """The package error for ``exc`` raised by the client during ``action``, or

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from searchengine.engines.opensearch.client import cluster_errors, connect
+from searchengine.engines.opensearch.client import cluster_errors, connect, whole
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
 
 
@@ -55,7 +55,8 @@ class OpenSearchEngine:
             ClusterError: the cluster failed the request.
         """
         with cluster_errors(self._location, "count documents"):
-            return int(self.client.count(index=self.index)["count"])
+            answer = self.client.count(index=self.index)
+        return int(whole(self._location, "count documents", answer)["count"])
 
     def call(self, work):
         """Run ``work(searcher)``; the cluster's failures become one-line errors.

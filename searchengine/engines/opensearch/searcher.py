@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from searchengine import querylang
-from searchengine.engines.opensearch.client import cluster_errors
+from searchengine.engines.opensearch.client import cluster_errors, whole
 from searchengine.engines.opensearch.mapping import record_from_source
 from searchengine.engines.opensearch.querying import filter_clauses, highlight_dsl, to_dsl
 from searchengine.facets import FacetCounts, FacetValue
@@ -92,7 +92,14 @@ class OpenSearchSearcher:
     def count(self, query: dict) -> int:
         """Documents matching the Query DSL ``query`` (one count request)."""
         with self._errors("count matches"):
-            return int(self.client.count(index=self.index, body={"query": query})["count"])
+            answer = self.client.count(index=self.index, body={"query": query})
+        return int(whole(self.cluster, "count matches", answer)["count"])
+
+    def _search(self, action: str, body: dict, **params) -> dict:
+        """The answer of one search of the alias, from every shard (see :func:`whole`)."""
+        with self._errors(action):
+            answer = self.client.search(index=self.index, body=body, **params)
+        return whole(self.cluster, action, answer)
 
     def request(self, action: str, body: dict) -> dict:
         """The answer to a search request ``body``; ``action`` names it in errors."""
@@ -150,8 +157,7 @@ class OpenSearchSearcher:
                     "abstract": {"fragment_size": FRAGMENT_CHARS, "number_of_fragments": FRAGMENTS},
                 },
             }
-        with self._errors("search"):
-            found = self.client.search(index=self.index, body=body, search_type=_SEARCH_TYPE)
+        found = self._search("search", body, search_type=_SEARCH_TYPE)
         return found["hits"]["hits"], bool(found.get("timed_out"))
 
     def hits(self, query, window: list[dict], with_snippets: bool = True) -> list[Hit]:
@@ -189,8 +195,7 @@ class OpenSearchSearcher:
                 },
             }
         body = {"query": matches.query or {"match_all": {}}, "size": 0, "aggs": aggs}
-        with self._errors("count facets"):
-            found = self.client.search(index=self.index, body=body)["aggregations"]
+        found = self._search("count facets", body)["aggregations"]
         counted = {}
         for name in names:
             part = found[name]
@@ -218,9 +223,7 @@ class OpenSearchSearcher:
     def document(self, record_id: str) -> Record | None:
         """The record with that id (or its arXiv id, version or URL), or ``None``."""
         for candidate in dict.fromkeys(filter(None, (record_id.strip(), arxiv_id(record_id)))):
-            with self._errors("read a record"):
-                found = self.client.search(index=self.index, body={"query": {"term": {"id": candidate}},
-                                                                   "size": 1})
+            found = self._search("read a record", {"query": {"term": {"id": candidate}}, "size": 1})
             hits = found["hits"]["hits"]
             if hits:
                 return record_from_source(hits[0]["_source"])
@@ -233,8 +236,7 @@ class OpenSearchSearcher:
             body = {"query": {"match_all": {}}, "size": 1000, "sort": [{"id": "asc"}]}
             if after is not None:
                 body["search_after"] = after
-            with self._errors("read records"):
-                hits = self.client.search(index=self.index, body=body)["hits"]["hits"]
+            hits = self._search("read records", body)["hits"]["hits"]
             if not hits:
                 return
             for raw in hits:
@@ -251,8 +253,7 @@ class OpenSearchSearcher:
                               "fields": {"title": {"number_of_fragments": 0},
                                          "abstract": {"fragment_size": FRAGMENT_CHARS,
                                                       "number_of_fragments": FRAGMENTS}}}}
-        with self._errors("find similar papers"):
-            found = self.client.search(index=self.index, body=body, search_type=_SEARCH_TYPE)
+        found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)
         total = int(found["hits"]["total"]["value"])
         return total, self.hits(query, found["hits"]["hits"]), json.dumps(query, separators=(",", ":"))
 

@@ -19,9 +19,12 @@ first copy after the bulk load (:func:`searchengine.indexer.combine`: the
 higher version wins, equal versions merge), from the copy already written,
 so only the ids seen so far are held in memory. A bulk item the cluster
 rejects for a passing reason (429 overloaded, 503 shard unavailable, ...) is
-sent again, up to :data:`RETRY_ROUNDS` times with growing pauses; an item
-still rejected, or refused outright (a field OpenSearch cannot take), is
-reported as ``file:line`` like a bad record, and no other record is lost.
+sent again, up to :data:`RETRY_ROUNDS` times with growing pauses, and so
+are the items of a bulk request that failed as a whole (its node died, the
+client's retries on other nodes failed too) while some node still answers;
+an item still rejected, or refused outright (a field OpenSearch cannot
+take), is reported as ``file:line`` like a bad record, and no other record
+is lost.
 
 Writers of one ``NAME`` take turns on a lock document in the index
 ``NAME-lock`` (:class:`WriteLock`): a lease renewed while the run lasts, so
@@ -316,14 +319,18 @@ class _BulkWriter:
                 in_flight[item.record.id] = item
                 yield item.action
 
+        # A bulk request that fails as a whole (its node died mid-request, and the
+        # client's retries on the other nodes failed too) comes back item by item
+        # with a status "N/A": a passing failure, sent again next round.
         options = dict(chunk_size=BULK_DOCS, max_chunk_bytes=self.chunk_bytes, raise_on_error=False,
-                       raise_on_exception=True)
+                       raise_on_exception=False)
         if self.jobs > 1:  # every item's result comes back, in order
             results = helpers.parallel_bulk(self.client, actions(), thread_count=self.jobs,
                                             queue_size=self.jobs, **options)
         else:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
         retry: list[_Pending] = []
+        probed = False
         with cluster_errors(self.location, "bulk indexing", index=self.index):
             for ok, result in results:
                 if self.lock is not None:
@@ -336,6 +343,11 @@ class _BulkWriter:
                     self.written += 1
                     continue
                 status = info.get("status")
+                if not isinstance(status, int) and not probed:
+                    # A whole request failed: with no node answering at all, stop now
+                    # (ClusterError) rather than send every other request in vain.
+                    probed = True
+                    self.client.cluster.health(local=True)  # any node's own view: no master needed
                 if not final and (status in _TRANSIENT or not isinstance(status, int)):
                     retry.append(item)
                 else:
@@ -351,8 +363,8 @@ class _BulkWriter:
                 reason = f"{reason}: {caused['reason']}"
         else:
             reason = str(error or "rejected")
-        reason = " ".join(reason.split())[:300]
-        transient = status in _TRANSIENT
+        reason = self.location.scrub(" ".join(reason.split())[:300])
+        transient = status in _TRANSIENT or not isinstance(status, int)
         self.summary.problems.append(_problem(
             record, f"{record.id}: not indexed, the cluster "
             + (f"rejected it {RETRY_ROUNDS + 1} times" if transient else "refused it")

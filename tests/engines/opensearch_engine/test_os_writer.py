@@ -304,6 +304,48 @@ class TestRejectedWrites:
         assert second.startswith(f"{path}:2: 2101.00023: not indexed, the cluster rejected it 4 times (429: ")
         assert first.endswith("(skipped)") and "read-only-allow-delete" in first
 
+    @staticmethod
+    def drop_bulk_requests(monkeypatch, times: int) -> list:
+        """Make the next ``times`` bulk requests fail as a whole, as when their node
+        dies mid-request and the client's retries fail too; returns the calls made."""
+        import opensearchpy
+
+        calls, real = [], opensearchpy.OpenSearch.bulk
+
+        def bulk(client, *args, **kwargs):
+            calls.append(len(calls))
+            if len(calls) <= times:
+                raise opensearchpy.ConnectionError("N/A", "Remote end closed connection without response",
+                                                   None)
+            return real(client, *args, **kwargs)
+
+        monkeypatch.setattr(opensearchpy.OpenSearch, "bulk", bulk)
+        return calls
+
+    def test_a_bulk_request_lost_with_its_node_is_sent_again(self, cluster_client, location, index_name,
+                                                             tmp_path, monkeypatch):
+        build_index([CORPUS], location)
+        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
+        calls = self.drop_bulk_requests(monkeypatch, 2)
+        summary = update_index([jsonl(tmp_path / "u.jsonl", paper("2101.00024", "Sent Three Times"),
+                                      paper("2101.00025", "Also Three"))], location)
+        assert len(calls) == 3
+        assert (summary.added, summary.skipped, summary.problems, summary.documents) == (2, 0, [],
+                                                                                          CORPUS_RECORDS + 2)
+
+    def test_bulk_requests_lost_every_time_are_reported_at_file_and_line(self, cluster_client, location,
+                                                                        index_name, tmp_path, monkeypatch):
+        build_index([CORPUS], location)
+        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
+        path = jsonl(tmp_path / "u.jsonl", paper("2101.00026", "Never Sent"))
+        calls = self.drop_bulk_requests(monkeypatch, 100)
+        summary = update_index([path], location)
+        assert len(calls) == writer.RETRY_ROUNDS + 1
+        assert (summary.records, summary.added, summary.documents) == (1, 0, CORPUS_RECORDS)
+        [problem] = map(str, summary.problems)
+        assert problem.startswith(f"{path}:1: 2101.00026: not indexed, the cluster rejected it 4 times (N/A: ")
+        assert "Remote end closed connection" in problem and problem.endswith("(skipped)")
+
 
 @pytest.mark.cluster
 class TestRemove:

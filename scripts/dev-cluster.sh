@@ -24,7 +24,7 @@
 #   SEARCHENGINE_OPENSEARCH_VERSION      2.19.N to use, or a list to try in order
 #                                        (default "2.19.6 2.19.5 ... 2.19.0")
 #   SEARCHENGINE_JAVA_HOME               JDK 11-21 to run it (default: first such JDK found)
-#   SEARCHENGINE_CLUSTER_TIMEOUT         seconds to wait for green (default 180)
+#   SEARCHENGINE_CLUSTER_WAIT            seconds to wait for green (default 180)
 #   SEARCHENGINE_CLUSTER_STOP_TIMEOUT    seconds before TERM becomes KILL (default 30)
 #   SEARCHENGINE_MAVEN_REPO              Maven local repository (default ~/.m2/repository)
 # Data survives stop/start like a real cluster; `start --clean` or `reset` wipes it.
@@ -38,7 +38,7 @@ POM="$SCRIPT_DIR/opensearch-pom.xml"
 
 OS_CACHE="${SEARCHENGINE_OPENSEARCH_HOME:-$HOME/.cache/searchengine/opensearch-2.19.x}"
 CLUSTER_DIR="${SEARCHENGINE_CLUSTER_DIR:-$HOME/.cache/searchengine/dev-cluster}"
-START_TIMEOUT="${SEARCHENGINE_CLUSTER_TIMEOUT:-180}"
+START_TIMEOUT="${SEARCHENGINE_CLUSTER_WAIT:-180}"
 STOP_TIMEOUT="${SEARCHENGINE_CLUSTER_STOP_TIMEOUT:-30}"
 # Newest first; an older 2.19.N is fetched only if a newer one cannot be.
 OS_VERSIONS="${SEARCHENGINE_OPENSEARCH_VERSION:-2.19.6 2.19.5 2.19.4 2.19.3 2.19.2 2.19.1 2.19.0}"
@@ -557,7 +557,7 @@ launch_node() {
     # seconds without one failed before that (bad JVM option, jar hell, ...).
     t0=$SECONDS
     until [[ -s "$dir/opensearch.pid" ]] && pid=$(node_pid "$i"); do
-        if ((SECONDS - t0 >= 60)) || { ((SECONDS - t0 >= 5)) && ! node_pid "$i" >/dev/null; }; then
+        if ((SECONDS - t0 >= 180)) || { ((SECONDS - t0 >= 5)) && ! node_pid "$i" >/dev/null; }; then
             show_node_logs "$i"
             log "$(node_name "$i") exited during startup"
             return 1

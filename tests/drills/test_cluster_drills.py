@@ -89,7 +89,7 @@ def script_env(cluster_dir) -> dict:
                SEARCHENGINE_CLUSTER_NAME="searchengine-drills",
                # The script's wait for green (not the client's request timeout of the
                # same name): three nodes starting at once on two busy cores can take minutes.
-               SEARCHENGINE_CLUSTER_TIMEOUT=os.environ.get("CLUSTER_DRILL_START_TIMEOUT", "600"))
+               SEARCHENGINE_CLUSTER_WAIT=os.environ.get("CLUSTER_DRILL_START_TIMEOUT", "600"))
     return env
 
 

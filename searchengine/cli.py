@@ -177,14 +177,14 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     read = f"{_count(summary.records, 'record')} read{merged}"
     if update:
         click.echo(
-            f"Updated {summary.index_dir}: {summary.added} added, {summary.replaced} replaced, "
-            f"{summary.skipped} skipped ({read}); "
+            f"Updated {summary.index_dir}: {summary.added:,} added, {summary.replaced:,} replaced, "
+            f"{summary.skipped:,} skipped ({read}); "
             f"{_count(summary.documents, 'document')} in {summary.seconds:.2f} s{rate}"
         )
     else:
         click.echo(
             f"Indexed {_count(summary.documents, 'document')} into {summary.index_dir} "
-            f"({read}, {summary.skipped} skipped) in {summary.seconds:.2f} s{rate}"
+            f"({read}, {summary.skipped:,} skipped) in {summary.seconds:.2f} s{rate}"
         )
 
 

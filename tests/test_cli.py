@@ -318,3 +318,14 @@ def test_a_long_author_list_is_cut_in_the_table_and_whole_in_json(runner, tmp_pa
     assert f"     2024 · - · {shown} … and 2,995 more" in table.stdout.splitlines()
     data = json.loads(runner.invoke(main, ["search", "detector", "--json", "--index", str(tmp_path / "ix")]).stdout)
     assert data["hits"][0]["authors"] == authors
+
+
+def test_the_update_summary_writes_counts_with_thousands_separators(runner, tmp_path):
+    path = write(tmp_path / "many.jsonl", "".join(
+        json.dumps({"id": f"m{n}", "title": f"Record {n}", "abstract": "Detector calibration."}) + "\n"
+        for n in range(1000)))
+    index = str(tmp_path / "ix")
+    assert runner.invoke(main, ["index", str(CORPUS), "--index", index]).exit_code == 0
+    result = runner.invoke(main, ["index", "--update", str(path), "--index", index, "--quiet"])
+    assert result.stdout.startswith(
+        f"Updated {index}: 1,000 added, 0 replaced, 0 skipped (1,000 records read); 1,024 documents in ")

@@ -8,7 +8,8 @@ stop word and is dropped, and a fielded word or phrase with nothing to search
 does not count towards the words a hit must contain.
 
 Nothing here stems or folds: that is the engines' part (each analyzes a
-leaf's text as typed).
+leaf's text as typed); the plural rewrites both engines apply before their
+stemmers are kept here (:data:`PLURAL_REWRITES`) so that they cannot drift.
 
 This module imports nothing of the product's or of any engine's.
 """
@@ -117,3 +118,47 @@ def spaced_tokens(text: str) -> list[str]:
 def comma_tokens(text: str) -> list[str]:
     """The tokens of a comma-separated keyword field (author keys)."""
     return _COMMAS.findall(text)
+
+
+# Word endings rewritten, in order, on a folded word before stemming (both
+# engines), so that a singular and its plural reach one stem. Porter only
+# strips English -s/-es, and unevenly: gas → ga but gases → gase, virus → viru but
+# viruses → virus, radius → radiu but radii → radii. Each rule is
+# (pattern, replacement); ``$1`` is the pattern's first group (the OpenSearch
+# chain applies the same table with ``pattern_replace``, Java's syntax). The
+# lists are word stems, not open rules, where an open rule would collide
+# (-i: multi, mini; -ium: zirconium/zirconia; -on: neuron; -as: ideas).
+PLURAL_REWRITES = (
+    # matrix/matrices, vertex/vertices, index/indexes/indices
+    (r"(?<=\w{3})(?:ix|ex)(?:es)?$", "ices"),
+    # analysis/analyses (Porter: analys)
+    (r"(?<=\w{2})sis$", "ses"),
+    # formulae/formulas
+    (r"(?<=\w{3})ae$", "as"),
+    # axis/axes (both Porters agree on ax, not on axes)
+    (r"^(ax)(?:is|es)$", "$1"),
+    # Latin -us/-i: radii, stimuli, nuclei, foci → radius, ... (then the -us rule)
+    (r"^(radi|stimul|nucle|foc|loc|modul|calcul|tor|syllab|termin|thesaur|glomerul|menisc|gyr|thromb|papyr"
+     r"|styl|octop|fung|cact|alumn|annul|bacill|hippocamp|sulc|vill)i$", "$1us"),
+    # genus/genera, corpus/corpora
+    (r"^(gen)era$", "$1us"),
+    (r"(corp)ora$", "$1us"),
+    # plurals of -u words, which the -us rule would take for singulars
+    (r"^(menu|guru|relu|haiku|sudoku|tofu)s$", "$1"),
+    # -us → -use, the form the plural -uses shares (virus/viruses → virus);
+    # not -ous adjectives or -aus, nor words of four letters (lower-case
+    # acronyms: gpus, cpus)
+    (r"(?<=\w{3})(?<![ao])us$", "use"),
+    # singulars in -s with a plural in -ses: gas/gases, bias/biases, lens/lenses
+    (r"^(gas|bias|alias|atlas|canvas|pancreas|lens|bus|plus|iris)$", "$1e"),
+    # Latin -um/-a (and English -ums): spectrum/spectra, maximum/maxima,
+    # forum/forums/fora, datum/data; not -ium (elements: zirconium/zirconia,
+    # cerium/ceria), -sum (checksum), aluminum (alumina), quorum (Quora)
+    (r"(?<=\w{3})(?<![is])(?<!^alumin)(?<!^quor)ums?$", "a"),
+    (r"(medi|equilibri|consorti|millenni|herbari|bacteri|symposi|compendi|cili|epitheli|endotheli|myceli"
+     r"|gymnasi|stadi|podi|crani|auditori|aquari|sanatori|moratori)ums?$", "$1a"),
+    # Greek -on/-a: criterion/criteria, phenomenon/phenomena, polyhedron/polyhedra
+    (r"(criteri|phenomen|automat|hedr|gangli|mitochondri|legomen|tax)ons?$", "$1a"),
+    # Greek -ma/-mata: schema/schemata, lemma/lemmata
+    (r"(schem|lemm|stom|stigm|dogm)ata$", "$1a"),
+)

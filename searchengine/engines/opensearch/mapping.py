@@ -44,8 +44,10 @@ filters to index what the embedded analyzer
    acronym in capitals (``US``, ``IT``): a case-sensitive ``stop`` list;
 6. acronyms in capitals are marked so that they are not stemmed
    (``keyword_marker``), then ``lowercase`` and ``asciifolding``;
-7. Latin and Greek plurals are rewritten as the embedded stemmer does
-   (``pattern_replace``: ``matrix`` → ``matrices``), then ``porter_stem``
+7. Latin, Greek and ``-s`` singulars and plurals are rewritten as the embedded
+   stemmer does (``pattern_replace`` under a ``condition`` that skips the
+   acronyms: ``matrix`` → ``matrices``, ``radii`` → ``radius`` → ``radiuse``,
+   :data:`searchengine.querylang.text.PLURAL_REWRITES`), then ``porter_stem``
    (except for ``use``/``used``/``using``…, which Porter would stem to the
    acronym ``us``: ``stemmer_override``).
 
@@ -74,7 +76,7 @@ DEFAULT_REPLICAS = 1
 #: The mark a physical index carries in its mapping's ``_meta``.
 META_KEY = "searchengine"
 #: Version of the layout below; an index of another layout must be rebuilt.
-LAYOUT = 2
+LAYOUT = 3
 
 # Per-field BM25 (Lucene's, summed over fields by the query) with the embedded
 # ranking's length normalisation per field and its K1.
@@ -119,25 +121,15 @@ return parts > 1;
 # keep the embedded stem instead.
 _STEM_OVERRIDES = ("use, used, uses, using, useful, usefulness => use",)
 
-# The embedded stemmer's rewrites of Latin and Greek singulars to plurals
-# (applied to folded text before Porter): matrix/matrices, analysis/analyses,
-# formula/formulae all reach one stem.
-_CLASSICAL_PLURALS = (
-    ("(?<=\\w{3})(?:ix|ex)(?:es)?$", "ices"),
-    ("(?<=\\w{2})sis$", "ses"),
-    ("(?<=\\w{3})ae$", "as"),
-)
-
-
 def _rules():
-    """The product's analysis rules (token pattern, stop words, CJK ranges).
+    """The product's analysis rules (token pattern, stop words, CJK ranges, plural rewrites).
 
     They are the query language's (:mod:`searchengine.querylang.text`), which the
     embedded analyzer is built from too, so both engines cut and drop the same words.
     """
     from searchengine.querylang import text
 
-    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS
+    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS, text.PLURAL_REWRITES
 
 
 def cjk_ranges(cjk_chars: str) -> list[tuple[int, int]]:
@@ -202,7 +194,7 @@ def analysis_settings() -> dict:
     abstract), ``se_text_search`` (their queries), ``se_text_phrase`` (quoted
     phrases: no joined words), ``se_name`` (author names: folded, not stemmed)
     and ``se_spell`` (the words did-you-mean chooses from: folded, whole)."""
-    pattern, stop_words, cjk_chars = _rules()
+    pattern, stop_words, cjk_chars, plural_rewrites = _rules()
     token_filters = {
         "se_word_cap": {"type": "truncate", "length": MAX_WORD},
         # Neighbouring CJK characters as overlapping pairs in sequence; a lone one stays.
@@ -223,12 +215,15 @@ def analysis_settings() -> dict:
         # All capitals (and no lower-case letter): an acronym, folded but not stemmed.
         "se_acronyms": {"type": "keyword_marker", "keywords_pattern": "[^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*"},
     }
-    for number, (ending, replacement) in enumerate(_CLASSICAL_PLURALS, 1):
+    for number, (ending, replacement) in enumerate(plural_rewrites, 1):
         token_filters[f"se_plural_{number}"] = {"type": "pattern_replace", "pattern": ending,
                                                 "replacement": replacement}
+    # The rewrites skip acronyms (marked keywords), which the embedded stemmer leaves whole.
+    token_filters["se_plurals"] = {"type": "condition",
+                                   "filter": [f"se_plural_{n}" for n in range(1, len(plural_rewrites) + 1)],
+                                   "script": {"source": "!token.isKeyword()"}}
     token_filters["se_stem_overrides"] = {"type": "stemmer_override", "rules": list(_STEM_OVERRIDES)}
-    plurals = [f"se_plural_{n}" for n in range(1, len(_CLASSICAL_PLURALS) + 1)]
-    tail = ["se_stop", "se_acronyms", "lowercase", "asciifolding", *plurals, "se_stem_overrides",
+    tail = ["se_stop", "se_acronyms", "lowercase", "asciifolding", "se_plurals", "se_stem_overrides",
             "porter_stem"]
     return {
         "tokenizer": {

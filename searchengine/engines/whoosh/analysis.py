@@ -53,7 +53,7 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Token
 from whoosh.support.charset import accent_map
 
 from searchengine.engines.whoosh import internals
-from searchengine.querylang.text import CJK_CHARS, STOP_WORDS, TOKEN_PATTERN, compound_parts
+from searchengine.querylang.text import CJK_CHARS, PLURAL_REWRITES, STOP_WORDS, TOKEN_PATTERN, compound_parts
 
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 
@@ -274,14 +274,9 @@ class AcronymStopFilter(Filter):
             yield token
 
 
-# Latin and Greek singulars rewritten to their plural before Porter's step 1,
-# so both numbers reach one stem: matrix/matrices, vertex/vertices,
-# index/indexes/indices, analysis/analyses, formula/formulae.
-_CLASSICAL = (
-    (re.compile(r"(?<=\w{3})(?:ix|ex)(?:es)?$"), "ices"),
-    (re.compile(r"(?<=\w{2})sis$"), "ses"),
-    (re.compile(r"(?<=\w{3})ae$"), "as"),
-)
+# The plural rewrites (:data:`~searchengine.querylang.text.PLURAL_REWRITES`) in Python's syntax.
+_PLURALS = tuple((re.compile(pattern), replacement.replace("$1", r"\g<1>"))
+                 for pattern, replacement in PLURAL_REWRITES)
 
 
 class InflectionStemmer:
@@ -315,8 +310,8 @@ class InflectionStemmer:
         porter = self._porter
         if word in porter.pool:  # NLTK's irregular forms: dying → die, skies → sky
             return porter.pool[word]
-        for pattern, plural in _CLASSICAL:
-            word = pattern.sub(plural, word, count=1)
+        for pattern, replacement in _PLURALS:
+            word = pattern.sub(replacement, word, count=1)
         return internals.porter_steps(porter, word)
 
 

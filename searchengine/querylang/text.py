@@ -17,17 +17,22 @@ This module imports nothing of the product's or of any engine's.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Han, Hiragana, Katakana and Hangul: scripts written without spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # Hyphen-minus, soft hyphen, Unicode hyphens and the figure and en dashes.
 DASHES = "\\-\u00ad\u2010\u2011\u2012\u2013\u2212"
 _ALNUM = rf"[^\W_{CJK_CHARS}]"
+# A thousands separator: a comma between a digit and three digits that end a
+# group (10,000; 3,700x), not one in a list or pair (1,2 or 0,25).
+THOUSANDS = r"(?<=\d),(?=\d{3}(?!\d))"
 # A token: a CJK run; or letters/digits joined by dashes (fail-slow), by dots
-# between digits (802.11ax), optionally ending in ++ or # (C++, C#).
+# between digits (802.11ax), by thousands separators (10,000-GPU), optionally
+# ending in ++ or # (C++, C#).
 TOKEN_PATTERN = (
     rf"[{CJK_CHARS}]+"
-    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
+    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)|{THOUSANDS}){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
 )
 
 # English function words (and the stray letters of possessives and
@@ -87,13 +92,16 @@ def is_stop(token: str) -> bool:
 def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
     """The tokens the title and abstract analysis keeps of ``text``, unstemmed.
 
-    A CJK run of three or more characters gives its overlapping pairs; a
+    The text is read in Unicode's NFKC form, as both engines index it
+    (``ﬁnite`` → ``finite``, full-width and mathematical letters as plain
+    ones, decomposed accents composed). A CJK run of three or more
+    characters gives its overlapping pairs; a
     compound gives its joined form (not for a ``phrase``) and its parts; stop
     words are left out. ``"fail-slow of GPUs"`` → ``["failslow", "fail",
     "slow", "GPUs"]``.
     """
     out: list[str] = []
-    for token in _ANALYZED.findall(text):
+    for token in _ANALYZED.findall(unicodedata.normalize("NFKC", text)):
         if token.isalnum() and token.islower():
             pieces = [token]
         elif len(token) > 2 and _CJK_RUN.fullmatch(token):
@@ -107,7 +115,7 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
 
 def name_tokens(text: str) -> list[str]:
     """The tokens of ``text`` in the author-name analysis (every word, no stop words)."""
-    return _ANALYZED.findall(text)
+    return _ANALYZED.findall(unicodedata.normalize("NFKC", text))
 
 
 def spaced_tokens(text: str) -> list[str]:
@@ -146,9 +154,11 @@ PLURAL_REWRITES = (
     # plurals of -u words, which the -us rule would take for singulars
     (r"^(menu|guru|relu|haiku|sudoku|tofu)s$", "$1"),
     # -us → -use, the form the plural -uses shares (virus/viruses → virus);
-    # not -ous adjectives or -aus, nor words of four letters (lower-case
-    # acronyms: gpus, cpus)
-    (r"(?<=\w{3})(?<![ao])us$", "use"),
+    # not -ous adjectives or -aus, nor words of four letters or ending in
+    # -pus (acronym plurals written lower-case: gpus, cpus, spmv-gpus)
+    # but for the three below
+    (r"(?<=\w{3})(?<![aop])us$", "use"),
+    (r"(corp|camp|octop)us$", "$1use"),
     # singulars in -s with a plural in -ses: gas/gases, bias/biases, lens/lenses
     (r"^(gas|bias|alias|atlas|canvas|pancreas|lens|bus|plus|iris)$", "$1e"),
     # Latin -um/-a (and English -ums): spectrum/spectra, maximum/maxima,

@@ -63,7 +63,9 @@ What remains different is listed in the README ("OpenSearch engine").
 
 from __future__ import annotations
 
+import functools
 import os
+import unicodedata
 
 from searchengine import filters
 from searchengine.records import Record, sort_title
@@ -129,7 +131,7 @@ def _rules():
     """
     from searchengine.querylang import text
 
-    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS, text.PLURAL_REWRITES
+    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS, text.PLURAL_REWRITES, text.THOUSANDS
 
 
 def cjk_ranges(cjk_chars: str) -> list[tuple[int, int]]:
@@ -173,6 +175,52 @@ def stop_list(stop_words) -> list[str]:
     return sorted(words)
 
 
+def _rule_text(text: str) -> str:
+    """``text`` as one side of a ``mapping`` char filter rule: characters the
+    rule parser would trim or read as syntax written as ``\\uXXXX``."""
+    out = []
+    for ch in text:
+        if ch in "\\=>\"'" or ord(ch) <= 0x20 or unicodedata.category(ch)[0] in "ZC":
+            data = ch.encode("utf-16-be")
+            out.extend(f"\\u{data[i]:02x}{data[i + 1]:02x}" for i in range(0, len(data), 2))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def nfkc_rules() -> tuple[str, ...]:
+    """``mapping`` char filter rules that put text in Unicode's NFKC form, as the
+    embedded tokenizer does (:func:`searchengine.engines.whoosh.analysis.normalize`).
+
+    One rule per character that NFKC changes (``ﬁ`` → ``fi``, ``Ａ`` → ``A``,
+    ``𝐱`` → ``x``: 4,866 with Python 3.11's Unicode 14), and one per
+    precomposed character written decomposed (``e`` + U+0301 → ``é``; not
+    the 11,172 Hangul syllables, written decomposed only in old texts), and
+    one per half-width kana with its voiced mark (``ｶﾞ`` → ``ガ``). The
+    char filter keeps offsets pointing into the text as written. Made from
+    Python's Unicode tables when an index is created.
+    """
+    rules = {}
+    for code in range(0x110000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        ch = chr(code)
+        composed = unicodedata.normalize("NFKC", ch)
+        if composed != ch:
+            rules[ch] = composed
+        decomposed = unicodedata.normalize("NFD", ch)
+        if len(decomposed) > 1 and not 0xAC00 <= code <= 0xD7A3:
+            rules[decomposed] = composed
+    # Half-width kana with a half-width (semi-)voiced mark: one character (ｶﾞ → ガ).
+    for mark in "\uff9e\uff9f":
+        for ch in list(rules):
+            joined = unicodedata.normalize("NFKC", ch + mark)
+            if len(ch) == 1 and len(joined) == 1:
+                rules[ch + mark] = joined
+    return tuple(f"{_rule_text(key)}=>{_rule_text(value)}" for key, value in rules.items())
+
+
 def _word_delimiter(*, case_split: bool, joined: bool) -> dict:
     return {
         "type": "word_delimiter_graph",
@@ -184,8 +232,9 @@ def _word_delimiter(*, case_split: bool, joined: bool) -> dict:
         "split_on_numerics": False,
         "stem_english_possessive": False,
         # The tokenizer lets only these through inside a token: "++" and "#"
-        # end an identifier (C++, C#), "." joins digits (802.11ax).
-        "type_table": ["+ => ALPHA", "# => ALPHA", ". => DIGIT"],
+        # end an identifier (C++, C#), "." joins digits (802.11ax), ","
+        # separates thousands (10,000).
+        "type_table": ["+ => ALPHA", "# => ALPHA", ". => DIGIT", ", => DIGIT"],
     }
 
 
@@ -194,7 +243,7 @@ def analysis_settings() -> dict:
     abstract), ``se_text_search`` (their queries), ``se_text_phrase`` (quoted
     phrases: no joined words), ``se_name`` (author names: folded, not stemmed)
     and ``se_spell`` (the words did-you-mean chooses from: folded, whole)."""
-    pattern, stop_words, cjk_chars, plural_rewrites = _rules()
+    pattern, stop_words, cjk_chars, plural_rewrites, thousands = _rules()
     token_filters = {
         "se_word_cap": {"type": "truncate", "length": MAX_WORD},
         # Neighbouring CJK characters as overlapping pairs in sequence; a lone one stays.
@@ -223,28 +272,30 @@ def analysis_settings() -> dict:
                                    "filter": [f"se_plural_{n}" for n in range(1, len(plural_rewrites) + 1)],
                                    "script": {"source": "!token.isKeyword()"}}
     token_filters["se_stem_overrides"] = {"type": "stemmer_override", "rules": list(_STEM_OVERRIDES)}
-    tail = ["se_stop", "se_acronyms", "lowercase", "asciifolding", "se_plurals", "se_stem_overrides",
+    # 10,000 → 10000 ((?U): \\d as the Unicode digits Python's re reads).
+    token_filters["se_thousands"] = {"type": "pattern_replace", "pattern": "(?U)" + thousands, "replacement": ""}
+    tail = ["se_thousands", "se_stop", "se_acronyms", "lowercase", "asciifolding", "se_plurals", "se_stem_overrides",
             "porter_stem"]
+    text = {"type": "custom", "char_filter": ["se_nfkc"], "tokenizer": "se_words"}
     return {
+        "char_filter": {"se_nfkc": {"type": "mapping", "mappings": list(nfkc_rules())}},
         "tokenizer": {
             "se_words": {"type": "pattern", "pattern": token_pattern(pattern, cjk_chars), "group": 0,
                          "flags": _PATTERN_FLAGS},
         },
         "filter": token_filters,
         "analyzer": {
-            "se_text": {"type": "custom", "tokenizer": "se_words",
+            "se_text": {**text,
                         "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", "flatten_graph",
                                    *tail]},
-            "se_text_search": {"type": "custom", "tokenizer": "se_words",
+            "se_text_search": {**text,
                                "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", *tail]},
-            "se_text_phrase": {"type": "custom", "tokenizer": "se_words",
+            "se_text_phrase": {**text,
                                "filter": ["se_word_cap", "se_cjk_pairs", "se_camel_phrase", "se_compound_parts",
                                           *tail]},
-            "se_name": {"type": "custom", "tokenizer": "se_words",
-                        "filter": ["se_word_cap", "lowercase", "asciifolding"]},
+            "se_name": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding"]},
             # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
-            "se_spell": {"type": "custom", "tokenizer": "se_words",
-                         "filter": ["se_word_cap", "lowercase", "asciifolding"]},
+            "se_spell": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding", "se_thousands"]},
         },
     }
 

@@ -75,6 +75,16 @@ SAME = {
         ("zirconium", 0), ("zirconia", 1), ("menu", 2), ("gpu", 3), ("pluse", 4)],
     # Acronyms are not rewritten (nor stemmed).
     "STATUS INDEX": [("status", 0), ("index", 1)],
+    # Thousands separators go; a list's commas still separate (0,25 is not a thousand).
+    "10,000-GPU 3,700x 1,700x 0,25 (1,2)": [
+        ("10000gpu", 0), ("10000", 0), ("gpu", 1), ("3700x", 2), ("1700x", 3), ("0", 4), ("25", 5), ("1", 6),
+        ("2", 7)],
+    # NFKC: ligatures, full-width and mathematical letters, sub- and superscripts, decomposed accents.
+    "\ufb01nite \ufb01ne-tuning \uff27\uff30\uff35s \U0001d431 H\u2082O Cafe\u0301 \uff34\uff48\uff45"
+    " \uff11\uff0c\uff10\uff10\uff10": [
+        ("finit", 0), ("finetun", 1), ("fine", 1), ("tune", 2), ("gpu", 3), ("x", 4), ("h2o", 5), ("cafe", 6),
+        ("1000", 8)],
+    "\uff8a\uff9f\uff9d\uff76\uff9e": [("\u30d1\u30f3", 0), ("\u30f3\u30ac", 1)],  # half-width kana, voiced marks
 }
 
 # Documented differences: (embedded, OpenSearch).

@@ -28,6 +28,8 @@ The text analyzers are built from OpenSearch's own tokenizer and token
 filters to index what the embedded analyzer
 (:mod:`searchengine.engines.whoosh.analysis`) indexes:
 
+0. a ``mapping`` char filter puts the text in NFKC form (:func:`nfkc_rules`:
+   ``ﬁnite`` → ``finite``, ``ＧＰＵ`` → ``GPU``), offsets kept;
 1. ``pattern`` tokenizer with the embedded tokenizer's own pattern (Java's
    Unicode character classes; CJK characters one by one, see 2): ``C++``, ``C#``, ``802.11ax``, ``fail-slow``
    and ``CB-SpMV`` stay whole, punctuation around them goes;
@@ -40,7 +42,8 @@ filters to index what the embedded analyzer
 4. compounds split at dashes (``word_delimiter_graph``); both splits keep
    the parts in sequence and the joined word (``catenate_all``) at the first
    part's position: ``fail-slow`` → ``failslow``, ``fail``, ``slow``;
-5. stop words (the product's list) are dropped, except when written as an
+5. thousands separators are dropped (``pattern_replace``: ``10,000`` →
+   ``10000``); stop words (the product's list) are dropped, except when written as an
    acronym in capitals (``US``, ``IT``): a case-sensitive ``stop`` list;
 6. acronyms in capitals are marked so that they are not stemmed
    (``keyword_marker``), then ``lowercase`` and ``asciifolding``;

@@ -16,13 +16,18 @@ The chain reads like Whoosh's own pipelines::
 * :class:`AcronymStopFilter` drops common English words, but keeps upper-case
   acronyms that spell one (``US``, ``IT``, ``AS``).
 * :class:`InflectionStemFilter` stems with Porter's algorithm minus its
-  root-cutting step 4 (NLTK's implementation), after rewriting Latin and
-  Greek singulars to plurals: ``GPUs`` → ``gpu``, ``matrices``/``matrix`` →
-  ``matric``, ``analyses``/``analysis`` → ``analys``; ``university`` and
-  ``universe``, ``organic`` and ``organization`` stay apart. Upper-case
-  acronyms are not stemmed (``AWS`` stays ``aws``).
+  root-cutting step 4 (NLTK's implementation), after rewriting the word
+  endings Porter parts (:data:`~searchengine.querylang.text.PLURAL_REWRITES`):
+  ``GPUs`` → ``gpu``, ``matrices``/``matrix`` → ``matric``,
+  ``radii``/``radius`` → ``radius``, ``criteria``/``criterion`` →
+  ``criteria``; ``university`` and ``universe``, ``organic`` and
+  ``organization`` stay apart. Upper-case acronyms are not stemmed (``AWS``
+  stays ``aws``).
 * Case and accents fold (in the same filter): ``Schrödinger`` is indexed as
-  ``schrodinger``.
+  ``schrodinger``; thousands separators go (``10,000`` → ``10000``).
+* Text is tokenized in Unicode's NFKC form (:func:`normalize`): ``ﬁnite``
+  is ``finite``, ``ＧＰＵ`` is ``GPU``; offsets stay those of the text as
+  written.
 * A CJK run becomes overlapping character pairs (:class:`CompoundFilter`), so
   ``语言模型`` finds ``大规模语言模型的研究``.
 

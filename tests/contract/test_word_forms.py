@@ -1,5 +1,5 @@
 """Word forms that must meet on every engine: Latin, Greek and -s plurals,
-numbers with thousands separators, Unicode compatibility forms.
+numbers with thousands separators or glued to a unit, Unicode compatibility forms.
 
 The records are written out below; the expected hits were worked out by
 reading them. Each engine indexes the same small file (the embedded engine
@@ -43,6 +43,8 @@ RECORDS = [
     ("speed-3700", "A 3,700x faster solver", ""),
     ("speed-1700", "A 1,700x faster sampler", ""),
     ("pairs", "Weights of (1,2) pairs", ""),
+    ("mem-glued", "Fitting in 16GB of memory", ""),
+    ("mem-spaced", "A 16 GB memory budget", ""),
     # Unicode compatibility forms (ligatures from PDFs, full-width, NFD accents)
     ("lig-finite", "\ufb01nite element methods", "E\ufb03cient solvers for \ufb01nite elements."),
     ("plain-finite", "Finite volume schemes", "Efficient and accurate."),
@@ -111,6 +113,9 @@ CASES = [
     ("3,700x", ["speed-3700"]),
     ("3700x", ["speed-3700"]),
     ("1,700x", ["speed-1700"]),
+    # a number glued to a unit meets it spaced, both ways
+    ("16GB", ["mem-glued", "mem-spaced"]),
+    ("16 GB", ["mem-glued", "mem-spaced"]),
     # a comma that does not separate thousands still separates words
     ("1,2", ["pairs"]),
     ("12", []),

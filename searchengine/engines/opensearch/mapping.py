@@ -36,7 +36,9 @@ filters to index what the embedded analyzer
 2. CJK runs become overlapping character pairs in sequence: the tokenizer
    takes CJK characters one at a time, and a ``shingle`` filter under a
    ``condition`` joins neighbours (``语言模型`` → ``语言``, ``言模``, ``模型``);
-3. camel-case words whose every part has three letters or more are split
+3. a number glued to a word is split (``16GB`` → ``16gb``, ``16``, ``gb``:
+   ``word_delimiter_graph`` with ``split_on_numerics`` under a ``condition``);
+   camel-case words whose every part has three letters or more are split
    (``FlashAttention``; not ``SpMV``): ``word_delimiter_graph`` under a
    ``condition`` (a Painless predicate with the embedded rule);
 4. compounds split at dashes (``word_delimiter_graph``); both splits keep
@@ -135,6 +137,18 @@ def _rules():
     from searchengine.querylang import text
 
     return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS, text.PLURAL_REWRITES, text.THOUSANDS
+
+
+# Painless predicate of the embedded number-and-unit rule
+# ``\d+(?:,\d{3})*[^\W\d_]+`` (16GB, 10,000GPUs): digits, then letters only.
+_NUMBER_UNIT_SCRIPT = """
+CharSequence t = token.getTerm();
+int n = t.length(); int i = 0;
+while (i < n && (Character.isDigit(t.charAt(i)) || (i > 0 && t.charAt(i) == (char) ','))) { i++; }
+if (i == 0 || i == n || !Character.isDigit(t.charAt(i - 1))) { return false; }
+while (i < n && Character.isLetter(t.charAt(i))) { i++; }
+return i == n;
+""".strip()
 
 
 def cjk_ranges(cjk_chars: str) -> list[tuple[int, int]]:
@@ -256,6 +270,12 @@ def analysis_settings() -> dict:
         "se_cjk_pairs": {"type": "condition", "filter": ["se_cjk_shingles"],
                          "script": {"source": _cjk_script(cjk_chars)}},
         "se_camel_parts": _word_delimiter(case_split=True, joined=True),
+        "se_unit_parts": {**_word_delimiter(case_split=False, joined=True), "split_on_numerics": True},
+        "se_units": {"type": "condition", "filter": ["se_unit_parts"],
+                     "script": {"source": _NUMBER_UNIT_SCRIPT}},
+        "se_unit_parts_only": {**_word_delimiter(case_split=False, joined=False), "split_on_numerics": True},
+        "se_units_phrase": {"type": "condition", "filter": ["se_unit_parts_only"],
+                            "script": {"source": _NUMBER_UNIT_SCRIPT}},
         "se_camel": {"type": "condition", "filter": ["se_camel_parts"],
                      "script": {"source": _CAMEL_SCRIPT}},
         "se_compounds": _word_delimiter(case_split=False, joined=True),
@@ -264,8 +284,12 @@ def analysis_settings() -> dict:
                             "script": {"source": _CAMEL_SCRIPT}},
         "se_compound_parts": _word_delimiter(case_split=False, joined=False),
         "se_stop": {"type": "stop", "stopwords": stop_list(stop_words), "ignore_case": False},
-        # All capitals (and no lower-case letter): an acronym, folded but not stemmed.
-        "se_acronyms": {"type": "keyword_marker", "keywords_pattern": "[^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*"},
+        # Not stemmed, as in the embedded stemmer: all capitals (and no lower-case
+        # letter), an acronym; or a word with a digit or other non-letter
+        # (100ms, 1990s, covid19s), unless it is an acronym's plural (A100s → a100).
+        "se_acronyms": {"type": "keyword_marker",
+                        "keywords_pattern": "[^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*"
+                                            "|(?![^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*s$).*\\P{L}.*"},
     }
     for number, (ending, replacement) in enumerate(plural_rewrites, 1):
         token_filters[f"se_plural_{number}"] = {"type": "pattern_replace", "pattern": ending,
@@ -289,13 +313,14 @@ def analysis_settings() -> dict:
         "filter": token_filters,
         "analyzer": {
             "se_text": {**text,
-                        "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", "flatten_graph",
-                                   *tail]},
+                        "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
+                                   "flatten_graph", *tail]},
             "se_text_search": {**text,
-                               "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", *tail]},
-            "se_text_phrase": {**text,
-                               "filter": ["se_word_cap", "se_cjk_pairs", "se_camel_phrase", "se_compound_parts",
+                               "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
                                           *tail]},
+            "se_text_phrase": {**text,
+                               "filter": ["se_word_cap", "se_cjk_pairs", "se_units_phrase", "se_camel_phrase",
+                                          "se_compound_parts", *tail]},
             "se_name": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding"]},
             # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
             "se_spell": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding", "se_thousands"]},

@@ -64,6 +64,9 @@ from searchengine.querylang.text import (CJK_CHARS, PLURAL_REWRITES, STOP_WORDS,
 
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _THOUSANDS = re.compile(THOUSANDS)
+# A number glued to a unit or a word (16GB, 100ms, 3,700x, 2D): a compound of
+# the two, so 16GB meets 16 GB and 3,700x stays apart from 1,700x.
+_NUMBER_UNIT = re.compile(r"(\d+(?:,\d{3})*)([^\W\d_]+)")
 # Runs of characters that NFKC may change (ASCII never changes).
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
@@ -279,7 +282,8 @@ def _span(token: Token, start: int, charmap, begin: int, end: int) -> tuple[int,
 
 
 class CompoundFilter(Filter):
-    """Index a compound as its parts, in sequence, plus one joined word; a CJK
+    """Index a compound (dashes, camel case, a number glued to a word:
+    ``16GB``) as its parts, in sequence, plus one joined word; a CJK
     run as its overlapping character pairs (``语言模型`` → ``语言``, ``言模``,
     ``模型``; a run of one or two characters stays whole).
 
@@ -299,7 +303,7 @@ class CompoundFilter(Filter):
             if token.positions:
                 token.pos += shift
             text = token.text
-            if not (text.isalnum() and text.islower()):
+            if not (text.isalnum() and text.islower()) or text[0].isdigit():
                 if len(text) > 2 and _CJK_RUN.fullmatch(text):
                     base = token.pos if token.positions else 0
                     start = token.startchar if token.chars else 0
@@ -313,7 +317,8 @@ class CompoundFilter(Filter):
                         yield token
                     shift += len(text) - 2
                     continue
-                parts = compound_parts(text)
+                unit = _NUMBER_UNIT.fullmatch(text)
+                parts = list(unit.groups()) if unit else compound_parts(text)
                 if len(parts) > 1:
                     chars = token.chars
                     start = token.startchar if chars else 0

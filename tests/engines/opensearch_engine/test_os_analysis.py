@@ -77,8 +77,13 @@ SAME = {
     "STATUS INDEX": [("status", 0), ("index", 1)],
     # Thousands separators go; a list's commas still separate (0,25 is not a thousand).
     "10,000-GPU 3,700x 1,700x 0,25 (1,2)": [
-        ("10000gpu", 0), ("10000", 0), ("gpu", 1), ("3700x", 2), ("1700x", 3), ("0", 4), ("25", 5), ("1", 6),
-        ("2", 7)],
+        ("10000gpu", 0), ("10000", 0), ("gpu", 1), ("3700x", 2), ("3700", 2), ("x", 3), ("1700x", 4), ("1700", 4),
+        ("x", 5), ("0", 6), ("25", 7), ("1", 8), ("2", 9)],
+    # A number glued to a word is a compound; words with digits are not stemmed
+    # (an acronym's plural s still goes).
+    "16GB 100ms 1990s 10,000GPUs covid19s A100s": [
+        ("16gb", 0), ("16", 0), ("gb", 1), ("100ms", 2), ("100", 2), ("ms", 3), ("1990s", 4), ("1990", 4),
+        ("10000gpu", 6), ("10000", 6), ("gpu", 7), ("covid19s", 8), ("a100", 9)],
     # NFKC: ligatures, full-width and mathematical letters, sub- and superscripts, decomposed accents.
     "\ufb01nite \ufb01ne-tuning \uff27\uff30\uff35s \U0001d431 H\u2082O Cafe\u0301 \uff34\uff48\uff45"
     " \uff11\uff0c\uff10\uff10\uff10": [

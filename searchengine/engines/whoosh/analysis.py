@@ -274,7 +274,7 @@ class TechTokenizer(Tokenizer):
             yield token
 
 
-def _span(token: Token, start: int, charmap, begin: int, end: int) -> tuple[int, int]:
+def _span(start: int, charmap, begin: int, end: int) -> tuple[int, int]:
     """The written offsets of characters ``[begin, end)`` of a token's text that starts at ``start``."""
     if charmap is None:
         return start + begin, start + end
@@ -313,7 +313,7 @@ class CompoundFilter(Filter):
                         if token.positions:
                             token.pos = base + i
                         if token.chars:
-                            token.startchar, token.endchar = _span(token, start, charmap, i, i + 2)
+                            token.startchar, token.endchar = _span(start, charmap, i, i + 2)
                         yield token
                     shift += len(text) - 2
                     continue
@@ -332,7 +332,7 @@ class CompoundFilter(Filter):
                     for i, part in enumerate(parts):
                         if chars:
                             at = text.index(part, offset)
-                            token.startchar, token.endchar = _span(token, start, charmap, at, at + len(part))
+                            token.startchar, token.endchar = _span(start, charmap, at, at + len(part))
                             offset = at + len(part)
                         token.text = part
                         yield token

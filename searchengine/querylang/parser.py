@@ -157,9 +157,11 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
 
 
 def clean(text: str, notes: list[str]) -> str:
-    """Typographic quotes to straight ones, control characters out, spaces
+    """Unicode's NFKC form (``ﬁnite`` → ``finite``, full-width letters and
+    digits, decomposed accents composed: the form both engines index),
+    typographic quotes to straight ones, control characters out, spaces
     collapsed, words and the whole text capped (a note in ``notes`` for each cut)."""
-    text = text.translate(_QUOTES)
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     text = "".join(
         " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
         for ch in text

@@ -8,7 +8,8 @@ stop word and is dropped, and a fielded word or phrase with nothing to search
 does not count towards the words a hit must contain.
 
 Nothing here stems or folds: that is the engines' part (each analyzes a
-leaf's text as typed).
+leaf's text as typed); the plural rewrites both engines apply before their
+stemmers are kept here (:data:`PLURAL_REWRITES`) so that they cannot drift.
 
 This module imports nothing of the product's or of any engine's.
 """
@@ -16,17 +17,22 @@ This module imports nothing of the product's or of any engine's.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Han, Hiragana, Katakana and Hangul: scripts written without spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # Hyphen-minus, soft hyphen, Unicode hyphens and the figure and en dashes.
 DASHES = "\\-\u00ad\u2010\u2011\u2012\u2013\u2212"
 _ALNUM = rf"[^\W_{CJK_CHARS}]"
+# A thousands separator: a comma between a digit and three digits that end a
+# group (10,000; 3,700x), not one in a list or pair (1,2 or 0,25).
+THOUSANDS = r"(?<=\d),(?=\d{3}(?!\d))"
 # A token: a CJK run; or letters/digits joined by dashes (fail-slow), by dots
-# between digits (802.11ax), optionally ending in ++ or # (C++, C#).
+# between digits (802.11ax), by thousands separators (10,000-GPU), optionally
+# ending in ++ or # (C++, C#).
 TOKEN_PATTERN = (
     rf"[{CJK_CHARS}]+"
-    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
+    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)|{THOUSANDS}){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
 )
 
 # English function words (and the stray letters of possessives and
@@ -86,13 +92,16 @@ def is_stop(token: str) -> bool:
 def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
     """The tokens the title and abstract analysis keeps of ``text``, unstemmed.
 
-    A CJK run of three or more characters gives its overlapping pairs; a
+    The text is read in Unicode's NFKC form, as both engines index it
+    (``ﬁnite`` → ``finite``, full-width and mathematical letters as plain
+    ones, decomposed accents composed). A CJK run of three or more
+    characters gives its overlapping pairs; a
     compound gives its joined form (not for a ``phrase``) and its parts; stop
     words are left out. ``"fail-slow of GPUs"`` → ``["failslow", "fail",
     "slow", "GPUs"]``.
     """
     out: list[str] = []
-    for token in _ANALYZED.findall(text):
+    for token in _ANALYZED.findall(unicodedata.normalize("NFKC", text)):
         if token.isalnum() and token.islower():
             pieces = [token]
         elif len(token) > 2 and _CJK_RUN.fullmatch(token):
@@ -106,7 +115,7 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
 
 def name_tokens(text: str) -> list[str]:
     """The tokens of ``text`` in the author-name analysis (every word, no stop words)."""
-    return _ANALYZED.findall(text)
+    return _ANALYZED.findall(unicodedata.normalize("NFKC", text))
 
 
 def spaced_tokens(text: str) -> list[str]:
@@ -117,3 +126,49 @@ def spaced_tokens(text: str) -> list[str]:
 def comma_tokens(text: str) -> list[str]:
     """The tokens of a comma-separated keyword field (author keys)."""
     return _COMMAS.findall(text)
+
+
+# Word endings rewritten, in order, on a folded word before stemming (both
+# engines), so that a singular and its plural reach one stem. Porter only
+# strips English -s/-es, and unevenly: gas → ga but gases → gase, virus → viru but
+# viruses → virus, radius → radiu but radii → radii. Each rule is
+# (pattern, replacement); ``$1`` is the pattern's first group (the OpenSearch
+# chain applies the same table with ``pattern_replace``, Java's syntax). The
+# lists are word stems, not open rules, where an open rule would collide
+# (-i: multi, mini; -ium: zirconium/zirconia; -on: neuron; -as: ideas).
+PLURAL_REWRITES = (
+    # matrix/matrices, vertex/vertices, index/indexes/indices
+    (r"(?<=\w{3})(?:ix|ex)(?:es)?$", "ices"),
+    # analysis/analyses (Porter: analys)
+    (r"(?<=\w{2})sis$", "ses"),
+    # formulae/formulas
+    (r"(?<=\w{3})ae$", "as"),
+    # axis/axes (both Porters agree on ax, not on axes)
+    (r"^(ax)(?:is|es)$", "$1"),
+    # Latin -us/-i: radii, stimuli, nuclei, foci → radius, ... (then the -us rule)
+    (r"^(radi|stimul|nucle|foc|loc|modul|calcul|tor|syllab|termin|thesaur|glomerul|menisc|gyr|thromb|papyr"
+     r"|styl|octop|fung|cact|alumn|annul|bacill|hippocamp|sulc|vill)i$", "$1us"),
+    # genus/genera, corpus/corpora
+    (r"^(gen)era$", "$1us"),
+    (r"(corp)ora$", "$1us"),
+    # plurals of -u words, which the -us rule would take for singulars
+    (r"^(menu|guru|relu|haiku|sudoku|tofu)s$", "$1"),
+    # -us → -use, the form the plural -uses shares (virus/viruses → virus);
+    # not -ous adjectives or -aus, nor words of four letters or ending in
+    # -pus (acronym plurals written lower-case: gpus, cpus, spmv-gpus)
+    # but for the three below
+    (r"(?<=\w{3})(?<![aop])us$", "use"),
+    (r"(corp|camp|octop)us$", "$1use"),
+    # singulars in -s with a plural in -ses: gas/gases, bias/biases, lens/lenses
+    (r"^(gas|bias|alias|atlas|canvas|pancreas|lens|bus|plus|iris)$", "$1e"),
+    # Latin -um/-a (and English -ums): spectrum/spectra, maximum/maxima,
+    # forum/forums/fora, datum/data; not -ium (elements: zirconium/zirconia,
+    # cerium/ceria), -sum (checksum), aluminum (alumina), quorum (Quora)
+    (r"(?<=\w{3})(?<![is])(?<!^alumin)(?<!^quor)ums?$", "a"),
+    (r"(medi|equilibri|consorti|millenni|herbari|bacteri|symposi|compendi|cili|epitheli|endotheli|myceli"
+     r"|gymnasi|stadi|podi|crani|auditori|aquari|sanatori|moratori)ums?$", "$1a"),
+    # Greek -on/-a: criterion/criteria, phenomenon/phenomena, polyhedron/polyhedra
+    (r"(criteri|phenomen|automat|hedr|gangli|mitochondri|legomen|tax)ons?$", "$1a"),
+    # Greek -ma/-mata: schema/schemata, lemma/lemmata
+    (r"(schem|lemm|stom|stigm|dogm)ata$", "$1a"),
+)

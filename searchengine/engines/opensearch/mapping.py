@@ -28,24 +28,31 @@ The text analyzers are built from OpenSearch's own tokenizer and token
 filters to index what the embedded analyzer
 (:mod:`searchengine.engines.whoosh.analysis`) indexes:
 
+0. a ``mapping`` char filter puts the text in NFKC form (:func:`nfkc_rules`:
+   ``ﬁnite`` → ``finite``, ``ＧＰＵ`` → ``GPU``), offsets kept;
 1. ``pattern`` tokenizer with the embedded tokenizer's own pattern (Java's
    Unicode character classes; CJK characters one by one, see 2): ``C++``, ``C#``, ``802.11ax``, ``fail-slow``
    and ``CB-SpMV`` stay whole, punctuation around them goes;
 2. CJK runs become overlapping character pairs in sequence: the tokenizer
    takes CJK characters one at a time, and a ``shingle`` filter under a
    ``condition`` joins neighbours (``语言模型`` → ``语言``, ``言模``, ``模型``);
-3. camel-case words whose every part has three letters or more are split
+3. a number glued to a word is split (``16GB`` → ``16gb``, ``16``, ``gb``:
+   ``word_delimiter_graph`` with ``split_on_numerics`` under a ``condition``);
+   camel-case words whose every part has three letters or more are split
    (``FlashAttention``; not ``SpMV``): ``word_delimiter_graph`` under a
    ``condition`` (a Painless predicate with the embedded rule);
 4. compounds split at dashes (``word_delimiter_graph``); both splits keep
    the parts in sequence and the joined word (``catenate_all``) at the first
    part's position: ``fail-slow`` → ``failslow``, ``fail``, ``slow``;
-5. stop words (the product's list) are dropped, except when written as an
+5. thousands separators are dropped (``pattern_replace``: ``10,000`` →
+   ``10000``); stop words (the product's list) are dropped, except when written as an
    acronym in capitals (``US``, ``IT``): a case-sensitive ``stop`` list;
 6. acronyms in capitals are marked so that they are not stemmed
    (``keyword_marker``), then ``lowercase`` and ``asciifolding``;
-7. Latin and Greek plurals are rewritten as the embedded stemmer does
-   (``pattern_replace``: ``matrix`` → ``matrices``), then ``porter_stem``
+7. Latin, Greek and ``-s`` singulars and plurals are rewritten as the embedded
+   stemmer does (``pattern_replace`` under a ``condition`` that skips the
+   acronyms: ``matrix`` → ``matrices``, ``radii`` → ``radius`` → ``radiuse``,
+   :data:`searchengine.querylang.text.PLURAL_REWRITES`), then ``porter_stem``
    (except for ``use``/``used``/``using``…, which Porter would stem to the
    acronym ``us``: ``stemmer_override``).
 
@@ -61,7 +68,9 @@ What remains different is listed in the README ("OpenSearch engine").
 
 from __future__ import annotations
 
+import functools
 import os
+import unicodedata
 
 from searchengine import filters
 from searchengine.records import Record, sort_title
@@ -74,7 +83,7 @@ DEFAULT_REPLICAS = 1
 #: The mark a physical index carries in its mapping's ``_meta``.
 META_KEY = "searchengine"
 #: Version of the layout below; an index of another layout must be rebuilt.
-LAYOUT = 2
+LAYOUT = 3
 
 # Per-field BM25 (Lucene's, summed over fields by the query) with the embedded
 # ranking's length normalisation per field and its K1.
@@ -119,25 +128,27 @@ return parts > 1;
 # keep the embedded stem instead.
 _STEM_OVERRIDES = ("use, used, uses, using, useful, usefulness => use",)
 
-# The embedded stemmer's rewrites of Latin and Greek singulars to plurals
-# (applied to folded text before Porter): matrix/matrices, analysis/analyses,
-# formula/formulae all reach one stem.
-_CLASSICAL_PLURALS = (
-    ("(?<=\\w{3})(?:ix|ex)(?:es)?$", "ices"),
-    ("(?<=\\w{2})sis$", "ses"),
-    ("(?<=\\w{3})ae$", "as"),
-)
-
-
 def _rules():
-    """The product's analysis rules (token pattern, stop words, CJK ranges).
+    """The product's analysis rules (token pattern, stop words, CJK ranges, plural rewrites).
 
     They are the query language's (:mod:`searchengine.querylang.text`), which the
     embedded analyzer is built from too, so both engines cut and drop the same words.
     """
     from searchengine.querylang import text
 
-    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS
+    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS, text.PLURAL_REWRITES, text.THOUSANDS
+
+
+# Painless predicate of the embedded number-and-unit rule
+# ``\d+(?:,\d{3})*[^\W\d_]+`` (16GB, 10,000GPUs): digits, then letters only.
+_NUMBER_UNIT_SCRIPT = """
+CharSequence t = token.getTerm();
+int n = t.length(); int i = 0;
+while (i < n && (Character.isDigit(t.charAt(i)) || (i > 0 && t.charAt(i) == (char) ','))) { i++; }
+if (i == 0 || i == n || !Character.isDigit(t.charAt(i - 1))) { return false; }
+while (i < n && Character.isLetter(t.charAt(i))) { i++; }
+return i == n;
+""".strip()
 
 
 def cjk_ranges(cjk_chars: str) -> list[tuple[int, int]]:
@@ -181,6 +192,52 @@ def stop_list(stop_words) -> list[str]:
     return sorted(words)
 
 
+def _rule_text(text: str) -> str:
+    """``text`` as one side of a ``mapping`` char filter rule: characters the
+    rule parser would trim or read as syntax written as ``\\uXXXX``."""
+    out = []
+    for ch in text:
+        if ch in "\\=>\"'" or ord(ch) <= 0x20 or unicodedata.category(ch)[0] in "ZC":
+            data = ch.encode("utf-16-be")
+            out.extend(f"\\u{data[i]:02x}{data[i + 1]:02x}" for i in range(0, len(data), 2))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def nfkc_rules() -> tuple[str, ...]:
+    """``mapping`` char filter rules that put text in Unicode's NFKC form, as the
+    embedded tokenizer does (:func:`searchengine.engines.whoosh.analysis.normalize`).
+
+    One rule per character that NFKC changes (``ﬁ`` → ``fi``, ``Ａ`` → ``A``,
+    ``𝐱`` → ``x``: 4,866 with Python 3.11's Unicode 14), and one per
+    precomposed character written decomposed (``e`` + U+0301 → ``é``; not
+    the 11,172 Hangul syllables, written decomposed only in old texts), and
+    one per half-width kana with its voiced mark (``ｶﾞ`` → ``ガ``). The
+    char filter keeps offsets pointing into the text as written. Made from
+    Python's Unicode tables when an index is created.
+    """
+    rules = {}
+    for code in range(0x110000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        ch = chr(code)
+        composed = unicodedata.normalize("NFKC", ch)
+        if composed != ch:
+            rules[ch] = composed
+        decomposed = unicodedata.normalize("NFD", ch)
+        if len(decomposed) > 1 and not 0xAC00 <= code <= 0xD7A3:
+            rules[decomposed] = composed
+    # Half-width kana with a half-width (semi-)voiced mark: one character (ｶﾞ → ガ).
+    for mark in "\uff9e\uff9f":
+        for ch in list(rules):
+            joined = unicodedata.normalize("NFKC", ch + mark)
+            if len(ch) == 1 and len(joined) == 1:
+                rules[ch + mark] = joined
+    return tuple(f"{_rule_text(key)}=>{_rule_text(value)}" for key, value in rules.items())
+
+
 def _word_delimiter(*, case_split: bool, joined: bool) -> dict:
     return {
         "type": "word_delimiter_graph",
@@ -192,8 +249,9 @@ def _word_delimiter(*, case_split: bool, joined: bool) -> dict:
         "split_on_numerics": False,
         "stem_english_possessive": False,
         # The tokenizer lets only these through inside a token: "++" and "#"
-        # end an identifier (C++, C#), "." joins digits (802.11ax).
-        "type_table": ["+ => ALPHA", "# => ALPHA", ". => DIGIT"],
+        # end an identifier (C++, C#), "." joins digits (802.11ax), ","
+        # separates thousands (10,000).
+        "type_table": ["+ => ALPHA", "# => ALPHA", ". => DIGIT", ", => DIGIT"],
     }
 
 
@@ -202,7 +260,7 @@ def analysis_settings() -> dict:
     abstract), ``se_text_search`` (their queries), ``se_text_phrase`` (quoted
     phrases: no joined words), ``se_name`` (author names: folded, not stemmed)
     and ``se_spell`` (the words did-you-mean chooses from: folded, whole)."""
-    pattern, stop_words, cjk_chars = _rules()
+    pattern, stop_words, cjk_chars, plural_rewrites, thousands = _rules()
     token_filters = {
         "se_word_cap": {"type": "truncate", "length": MAX_WORD},
         # Neighbouring CJK characters as overlapping pairs in sequence; a lone one stays.
@@ -212,6 +270,12 @@ def analysis_settings() -> dict:
         "se_cjk_pairs": {"type": "condition", "filter": ["se_cjk_shingles"],
                          "script": {"source": _cjk_script(cjk_chars)}},
         "se_camel_parts": _word_delimiter(case_split=True, joined=True),
+        "se_unit_parts": {**_word_delimiter(case_split=False, joined=True), "split_on_numerics": True},
+        "se_units": {"type": "condition", "filter": ["se_unit_parts"],
+                     "script": {"source": _NUMBER_UNIT_SCRIPT}},
+        "se_unit_parts_only": {**_word_delimiter(case_split=False, joined=False), "split_on_numerics": True},
+        "se_units_phrase": {"type": "condition", "filter": ["se_unit_parts_only"],
+                            "script": {"source": _NUMBER_UNIT_SCRIPT}},
         "se_camel": {"type": "condition", "filter": ["se_camel_parts"],
                      "script": {"source": _CAMEL_SCRIPT}},
         "se_compounds": _word_delimiter(case_split=False, joined=True),
@@ -220,36 +284,46 @@ def analysis_settings() -> dict:
                             "script": {"source": _CAMEL_SCRIPT}},
         "se_compound_parts": _word_delimiter(case_split=False, joined=False),
         "se_stop": {"type": "stop", "stopwords": stop_list(stop_words), "ignore_case": False},
-        # All capitals (and no lower-case letter): an acronym, folded but not stemmed.
-        "se_acronyms": {"type": "keyword_marker", "keywords_pattern": "[^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*"},
+        # Not stemmed, as in the embedded stemmer: all capitals (and no lower-case
+        # letter), an acronym; or a word with a digit or other non-letter
+        # (100ms, 1990s, covid19s), unless it is an acronym's plural (A100s → a100).
+        "se_acronyms": {"type": "keyword_marker",
+                        "keywords_pattern": "[^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*"
+                                            "|(?![^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*s$).*\\P{L}.*"},
     }
-    for number, (ending, replacement) in enumerate(_CLASSICAL_PLURALS, 1):
+    for number, (ending, replacement) in enumerate(plural_rewrites, 1):
         token_filters[f"se_plural_{number}"] = {"type": "pattern_replace", "pattern": ending,
                                                 "replacement": replacement}
+    # The rewrites skip acronyms (marked keywords), which the embedded stemmer leaves whole.
+    token_filters["se_plurals"] = {"type": "condition",
+                                   "filter": [f"se_plural_{n}" for n in range(1, len(plural_rewrites) + 1)],
+                                   "script": {"source": "!token.isKeyword()"}}
     token_filters["se_stem_overrides"] = {"type": "stemmer_override", "rules": list(_STEM_OVERRIDES)}
-    plurals = [f"se_plural_{n}" for n in range(1, len(_CLASSICAL_PLURALS) + 1)]
-    tail = ["se_stop", "se_acronyms", "lowercase", "asciifolding", *plurals, "se_stem_overrides",
+    # 10,000 → 10000 ((?U): \\d as the Unicode digits Python's re reads).
+    token_filters["se_thousands"] = {"type": "pattern_replace", "pattern": "(?U)" + thousands, "replacement": ""}
+    tail = ["se_thousands", "se_stop", "se_acronyms", "lowercase", "asciifolding", "se_plurals", "se_stem_overrides",
             "porter_stem"]
+    text = {"type": "custom", "char_filter": ["se_nfkc"], "tokenizer": "se_words"}
     return {
+        "char_filter": {"se_nfkc": {"type": "mapping", "mappings": list(nfkc_rules())}},
         "tokenizer": {
             "se_words": {"type": "pattern", "pattern": token_pattern(pattern, cjk_chars), "group": 0,
                          "flags": _PATTERN_FLAGS},
         },
         "filter": token_filters,
         "analyzer": {
-            "se_text": {"type": "custom", "tokenizer": "se_words",
-                        "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", "flatten_graph",
-                                   *tail]},
-            "se_text_search": {"type": "custom", "tokenizer": "se_words",
-                               "filter": ["se_word_cap", "se_cjk_pairs", "se_camel", "se_compounds", *tail]},
-            "se_text_phrase": {"type": "custom", "tokenizer": "se_words",
-                               "filter": ["se_word_cap", "se_cjk_pairs", "se_camel_phrase", "se_compound_parts",
+            "se_text": {**text,
+                        "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
+                                   "flatten_graph", *tail]},
+            "se_text_search": {**text,
+                               "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
                                           *tail]},
-            "se_name": {"type": "custom", "tokenizer": "se_words",
-                        "filter": ["se_word_cap", "lowercase", "asciifolding"]},
+            "se_text_phrase": {**text,
+                               "filter": ["se_word_cap", "se_cjk_pairs", "se_units_phrase", "se_camel_phrase",
+                                          "se_compound_parts", *tail]},
+            "se_name": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding"]},
             # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
-            "se_spell": {"type": "custom", "tokenizer": "se_words",
-                         "filter": ["se_word_cap", "lowercase", "asciifolding"]},
+            "se_spell": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding", "se_thousands"]},
         },
     }
 

@@ -16,13 +16,18 @@ The chain reads like Whoosh's own pipelines::
 * :class:`AcronymStopFilter` drops common English words, but keeps upper-case
   acronyms that spell one (``US``, ``IT``, ``AS``).
 * :class:`InflectionStemFilter` stems with Porter's algorithm minus its
-  root-cutting step 4 (NLTK's implementation), after rewriting Latin and
-  Greek singulars to plurals: ``GPUs`` → ``gpu``, ``matrices``/``matrix`` →
-  ``matric``, ``analyses``/``analysis`` → ``analys``; ``university`` and
-  ``universe``, ``organic`` and ``organization`` stay apart. Upper-case
-  acronyms are not stemmed (``AWS`` stays ``aws``).
+  root-cutting step 4 (NLTK's implementation), after rewriting the word
+  endings Porter parts (:data:`~searchengine.querylang.text.PLURAL_REWRITES`):
+  ``GPUs`` → ``gpu``, ``matrices``/``matrix`` → ``matric``,
+  ``radii``/``radius`` → ``radius``, ``criteria``/``criterion`` →
+  ``criteria``; ``university`` and ``universe``, ``organic`` and
+  ``organization`` stay apart. Upper-case acronyms are not stemmed (``AWS``
+  stays ``aws``).
 * Case and accents fold (in the same filter): ``Schrödinger`` is indexed as
-  ``schrodinger``.
+  ``schrodinger``; thousands separators go (``10,000`` → ``10000``).
+* Text is tokenized in Unicode's NFKC form (:func:`normalize`): ``ﬁnite``
+  is ``finite``, ``ＧＰＵ`` is ``GPU``; offsets stay those of the text as
+  written.
 * A CJK run becomes overlapping character pairs (:class:`CompoundFilter`), so
   ``语言模型`` finds ``大规模语言模型的研究``.
 
@@ -46,6 +51,7 @@ import importlib.util
 import re
 import sys
 import types
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,9 +59,16 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Token
 from whoosh.support.charset import accent_map
 
 from searchengine.engines.whoosh import internals
-from searchengine.querylang.text import CJK_CHARS, STOP_WORDS, TOKEN_PATTERN, compound_parts
+from searchengine.querylang.text import (CJK_CHARS, PLURAL_REWRITES, STOP_WORDS, THOUSANDS, TOKEN_PATTERN,
+                                         compound_parts)
 
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
+_THOUSANDS = re.compile(THOUSANDS)
+# A number glued to a unit or a word (16GB, 100ms, 3,700x, 2D): a compound of
+# the two, so 16GB meets 16 GB and 3,700x stays apart from 1,700x.
+_NUMBER_UNIT = re.compile(r"(\d+(?:,\d{3})*)([^\W\d_]+)")
+# Runs of characters that NFKC may change (ASCII never changes).
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 # The NLTK packages the analyzer's modules live in (see nltk_module).
@@ -103,8 +116,64 @@ def _import_normally(name: str, placed: list[str]) -> types.ModuleType:
 
 
 def fold(text: str) -> str:
-    """Lower-case ``text`` and strip accents (``Vlček`` → ``vlcek``), as the index does."""
-    return text.lower().translate(accent_map)
+    """``text`` as the index holds its words: in NFKC form (``ﬁnite`` →
+    ``finite``), lower-cased, accents stripped (``Vlček`` → ``vlcek``),
+    thousands separators dropped (``10,000`` → ``10000``)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower().translate(accent_map)
+    return _THOUSANDS.sub("", text) if "," in text else text
+
+
+def _combines(ch: str) -> bool:
+    """Whether NFKC joins ``ch`` to the character before it: a combining mark, or
+    a form of one (the half-width voiced sound mark ﾞ)."""
+    return bool(unicodedata.combining(ch) or unicodedata.combining(unicodedata.normalize("NFKC", ch)[0]))
+
+
+def normalize(text: str) -> tuple[str, list[int] | None, list[int] | None]:
+    """``text`` in Unicode's NFKC form, with where each of its characters came from.
+
+    Returns ``(normalized, starts, ends)``: normalized character ``i`` stands
+    for ``text[starts[i]:ends[i]]``, so a token found in the normalized text
+    is mapped back to the text as written (snippet offsets). ``starts`` and
+    ``ends`` are ``None`` when nothing changes (ASCII, or already NFKC).
+
+    Compatibility forms become their plain letters (``ﬁ`` → ``fi``, ``Ａ`` →
+    ``A``, ``𝐱`` → ``x``, ``²`` → ``2``) and a letter followed by combining
+    accents (NFD) is composed (``e`` + U+0301 → ``é``). Each character is
+    normalized with the combining marks that follow it, which is NFKC of
+    the whole text; ASCII runs are copied (NFKC leaves them alone).
+    """
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text, None, None
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    done = 0
+    for run in _NON_ASCII.finditer(text):
+        # The ASCII letter before a run may take the run's combining marks.
+        begin = run.start() - 1 if run.start() > done and _combines(text[run.start()]) else run.start()
+        if begin > done:
+            pieces.append(text[done:begin])
+            starts.extend(range(done, begin))
+            ends.extend(range(done + 1, begin + 1))
+        i, end = begin, run.end()
+        while i < end:
+            j = i + 1
+            while j < end and _combines(text[j]):
+                j += 1
+            piece = unicodedata.normalize("NFKC", text[i:j])
+            pieces.append(piece)
+            starts.extend([i] * len(piece))
+            ends.extend([j] * len(piece))
+            i = j
+        done = end
+    if done < len(text):
+        pieces.append(text[done:])
+        starts.extend(range(done, len(text)))
+        ends.extend(range(done + 1, len(text) + 1))
+    return "".join(pieces), starts, ends
 
 
 class TechTokenizer(Tokenizer):
@@ -113,6 +182,11 @@ class TechTokenizer(Tokenizer):
     Yields one token per match with its position and character offsets,
     which Whoosh needs for phrases and highlighting. Punctuation glued to a
     word does not hide it: ``CB-SpMV:A`` gives ``CB-SpMV`` and ``A``.
+    The text is tokenized in its NFKC form (:func:`normalize`): a token's
+    text is normalized (``ﬁnite`` → ``finite``), its offsets are those of
+    the text as written; where the two differ in length, ``token.charmap``
+    holds the written offsets of each of the token's characters
+    (``(starts, ends)``; ``None`` otherwise) for the filters that cut a token.
     Without ``chars`` (indexing) the words come from NLTK's ``tokenize``,
     one pass; with it, from ``span_tokenize``.
     """
@@ -161,6 +235,8 @@ class TechTokenizer(Tokenizer):
         **kwargs: Any,
     ) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        token.charmap = None
+        value, starts, ends = normalize(value)
         if tokenize and not chars:
             # Indexing needs no character offsets: the words come in one C-level pass.
             for pos, text in enumerate(self._tokenizer().tokenize(value)):
@@ -185,13 +261,29 @@ class TechTokenizer(Tokenizer):
             if positions:
                 token.pos = start_pos + pos
             if chars:
-                token.startchar = start_char + start
-                token.endchar = start_char + end
+                if starts is None:
+                    token.startchar = start_char + start
+                    token.endchar = start_char + end
+                else:
+                    token.startchar = start_char + starts[start]
+                    token.endchar = start_char + ends[end - 1]
+                    token.charmap = None
+                    if token.endchar - token.startchar != end - start:
+                        token.charmap = ([start_char + at for at in starts[start:end]],
+                                         [start_char + at for at in ends[start:end]])
             yield token
 
 
+def _span(start: int, charmap, begin: int, end: int) -> tuple[int, int]:
+    """The written offsets of characters ``[begin, end)`` of a token's text that starts at ``start``."""
+    if charmap is None:
+        return start + begin, start + end
+    return charmap[0][begin], charmap[1][end - 1]
+
+
 class CompoundFilter(Filter):
-    """Index a compound as its parts, in sequence, plus one joined word; a CJK
+    """Index a compound (dashes, camel case, a number glued to a word:
+    ``16GB``) as its parts, in sequence, plus one joined word; a CJK
     run as its overlapping character pairs (``语言模型`` → ``语言``, ``言模``,
     ``模型``; a run of one or two characters stays whole).
 
@@ -211,23 +303,26 @@ class CompoundFilter(Filter):
             if token.positions:
                 token.pos += shift
             text = token.text
-            if not (text.isalnum() and text.islower()):
+            if not (text.isalnum() and text.islower()) or text[0].isdigit():
                 if len(text) > 2 and _CJK_RUN.fullmatch(text):
                     base = token.pos if token.positions else 0
                     start = token.startchar if token.chars else 0
+                    charmap = getattr(token, "charmap", None)
                     for i in range(len(text) - 1):
                         token.text = text[i:i + 2]
                         if token.positions:
                             token.pos = base + i
                         if token.chars:
-                            token.startchar, token.endchar = start + i, start + i + 2
+                            token.startchar, token.endchar = _span(start, charmap, i, i + 2)
                         yield token
                     shift += len(text) - 2
                     continue
-                parts = compound_parts(text)
+                unit = _NUMBER_UNIT.fullmatch(text)
+                parts = list(unit.groups()) if unit else compound_parts(text)
                 if len(parts) > 1:
                     chars = token.chars
                     start = token.startchar if chars else 0
+                    charmap = getattr(token, "charmap", None)
                     if token.mode != "phrase":
                         token.text = "".join(parts)
                         token.joined = True
@@ -237,8 +332,7 @@ class CompoundFilter(Filter):
                     for i, part in enumerate(parts):
                         if chars:
                             at = text.index(part, offset)
-                            token.startchar = start + at
-                            token.endchar = start + at + len(part)
+                            token.startchar, token.endchar = _span(start, charmap, at, at + len(part))
                             offset = at + len(part)
                         token.text = part
                         yield token
@@ -274,14 +368,9 @@ class AcronymStopFilter(Filter):
             yield token
 
 
-# Latin and Greek singulars rewritten to their plural before Porter's step 1,
-# so both numbers reach one stem: matrix/matrices, vertex/vertices,
-# index/indexes/indices, analysis/analyses, formula/formulae.
-_CLASSICAL = (
-    (re.compile(r"(?<=\w{3})(?:ix|ex)(?:es)?$"), "ices"),
-    (re.compile(r"(?<=\w{2})sis$"), "ses"),
-    (re.compile(r"(?<=\w{3})ae$"), "as"),
-)
+# The plural rewrites (:data:`~searchengine.querylang.text.PLURAL_REWRITES`) in Python's syntax.
+_PLURALS = tuple((re.compile(pattern), replacement.replace("$1", r"\g<1>"))
+                 for pattern, replacement in PLURAL_REWRITES)
 
 
 class InflectionStemmer:
@@ -315,8 +404,8 @@ class InflectionStemmer:
         porter = self._porter
         if word in porter.pool:  # NLTK's irregular forms: dying → die, skies → sky
             return porter.pool[word]
-        for pattern, plural in _CLASSICAL:
-            word = pattern.sub(plural, word, count=1)
+        for pattern, replacement in _PLURALS:
+            word = pattern.sub(replacement, word, count=1)
         return internals.porter_steps(porter, word)
 
 

@@ -109,11 +109,18 @@ class WordAnalysis:
         words = self._words
         for raw in self.tokenizer(value, chars=True, mode=mode, removestops=removestops):
             start, word = raw.startchar, raw.text
+            # A word whose NFKC form has another length (ﬁnite) maps each
+            # of its characters back to the text as written.
+            charmap = getattr(raw, "charmap", None)
             found = words.get((word, mode, removestops))
             if found is None:
                 found = self._analyse(word, mode, removestops)
             for text, begin, end, stopped in found:
-                out.text, out.startchar, out.endchar, out.stopped = text, start + begin, start + end, stopped
+                if charmap is None:
+                    out.startchar, out.endchar = start + begin, start + end
+                else:
+                    out.startchar, out.endchar = charmap[0][begin], charmap[1][end - 1]
+                out.text, out.stopped = text, stopped
                 out.matched = False
                 yield out
 

@@ -178,7 +178,7 @@ def describe_error(location: ClusterLocation, action: str, exc: BaseException, *
             name = index or location.index
             return IndexNotFoundError(
                 f"{location.redacted(name)}: no index here "
-                f"(run 'searchengine index PATH... --index-dir {location.redacted()}' first)"
+                f"(run 'searchengine index PATH... --index {location.redacted()}' first)"
             )
         if kind in _UNAVAILABLE or exc.status_code == 503:
             return fail(ClusterError, f"the cluster cannot serve it now (shards unavailable or "

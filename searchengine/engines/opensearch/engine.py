@@ -31,6 +31,7 @@ class OpenSearchEngine:
         self._location = location if isinstance(location, ClusterLocation) else parse_location(location)
         self.client = connect(self._location)
         self._local = threading.local()  # the searcher of the call running in each thread
+        self._layout_checked = False
 
     @property
     def location(self) -> str:
@@ -72,9 +73,32 @@ class OpenSearchEngine:
         self._local.searcher = searcher = OpenSearchSearcher(self)
         try:
             with cluster_errors(self._location, "search"):
+                if not self._layout_checked:
+                    self._check_layout()
                 return work(searcher)
         finally:
             self._local.searcher = None
+
+    def _check_layout(self) -> None:
+        """Refuse an index whose mapping is of another layout than
+        :data:`~searchengine.engines.opensearch.mapping.LAYOUT` (built by
+        another version, with other analyzers): its hits would be wrong.
+
+        Raises:
+            IndexDamagedError: the layout differs; the message says to rebuild.
+        """
+        from searchengine.engines.opensearch.mapping import LAYOUT, META_KEY
+        from searchengine.errors import IndexDamagedError
+
+        found = self.client.indices.get_mapping(index=self.index)
+        for physical, body in sorted(found.items()):
+            layout = ((body.get("mappings") or {}).get("_meta") or {}).get(META_KEY, {}).get("layout")
+            if layout != LAYOUT:
+                raise IndexDamagedError(
+                    f"{self.location}: the index {physical} was built by another version of searchengine "
+                    f"(layout {layout}, this version reads layout {LAYOUT}); rebuild it with "
+                    f"'searchengine index PATH... --index {self.location}'")
+        self._layout_checked = True
 
     def close(self) -> None:
         """Close the client's connections."""

@@ -694,7 +694,7 @@ def remove(ids: Iterable[str], location: str, *, lock_timeout: float) -> IndexSu
         _data_nodes(client, location)
         if aliased_indexes(client, location) is None:
             raise IndexNotFoundError(f"{location}: no index here "
-                                     f"(run 'searchengine index PATH... --index-dir {location}' first)")
+                                     f"(run 'searchengine index PATH... --index {location}' first)")
         with WriteLock(client, location, lock_timeout):
             alias = location.index
             _single(client, location)

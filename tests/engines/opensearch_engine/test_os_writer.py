@@ -455,10 +455,30 @@ def test_engine_skeleton_counts(cluster_client, location, index_name):
 
     engine = OpenSearchEngine(location)
     try:
-        with pytest.raises(IndexNotFoundError):
+        with pytest.raises(IndexNotFoundError) as missing:
             engine.doc_count()
+        assert str(missing.value) == (f"{location}: no index here "
+                                      f"(run 'searchengine index PATH... --index {location}' first)")
         build_index([CORPUS], location)
         assert engine.doc_count() == CORPUS_RECORDS
         assert engine.location == location and engine.index == index_name
     finally:
         engine.close()
+
+
+def test_an_index_of_another_layout_is_refused_with_a_rebuild_hint(cluster_client, location, index_name):
+    from searchengine import IndexDamagedError, open_index
+
+    build_index([CORPUS], location)
+    assert open_index(location).search("gpu").total == 12
+    physical = writer.aliased_indexes(cluster_client, parse_location(location))[0]
+    cluster_client.indices.put_mapping(
+        index=physical, body={"_meta": {mapping.META_KEY: {"alias": index_name, "layout": mapping.LAYOUT - 1}}})
+    with pytest.raises(IndexDamagedError) as refused:
+        open_index(location).search("gpu")
+    assert str(refused.value) == (
+        f"{location}: the index {physical} was built by another version of searchengine (layout "
+        f"{mapping.LAYOUT - 1}, this version reads layout {mapping.LAYOUT}); rebuild it with "
+        f"'searchengine index PATH... --index {location}'")
+    build_index([CORPUS], location)  # a rebuild makes a new index of this layout
+    assert open_index(location).search("gpu").total == 12

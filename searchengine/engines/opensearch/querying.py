@@ -17,6 +17,15 @@ cluster's own queries:
 * ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
   ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
   ``filter``;
+* ``Alternatives`` → ``dis_max`` (a hit scores by its best way of writing
+  the words), the ways after the first (as typed) weighing
+  :data:`ALTERNATIVE_WEIGHT`;
+* ``Proximity`` → the query as ``must``, and for each pair of neighbouring
+  words a ``match_phrase`` with slop :data:`PROXIMITY_SLOP` in the title
+  (weight ``TITLE_BOOST * PROXIMITY_WEIGHT``) and the abstract
+  (``PROXIMITY_WEIGHT``) as ``should``: the embedded engine's proximity
+  bonus, with Lucene's phrase scoring (the sloppy phrase frequency under
+  BM25, the words' idf added up);
 * the filters (:class:`searchengine.filters.Filters`) → ``filter`` clauses on
   the ``year``, ``author_keys`` and ``category_keys`` fields, which hold the
   same keys as the embedded index.
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
+from searchengine.querylang.text import text_tokens
 
 #: A prefix matches at most this many index terms (the most frequent), as in the embedded engine.
 MAX_EXPANSIONS = 64
@@ -34,6 +44,12 @@ TITLE_BOOST = 2.0
 #: The fields an unfielded word is searched in, with their weights.
 DEFAULT_FIELDS = (f"title^{TITLE_BOOST:g}", "abstract", "authors")
 _TEXT_FIELDS = {"title", "abstract", "authors"}
+#: The weight of the ways of writing the words that were not typed, and the
+#: proximity bonus's slop and weight: the embedded engine's values
+#: (searchengine/engines/whoosh/ranking.py).
+ALTERNATIVE_WEIGHT = 0.9
+PROXIMITY_SLOP = 2
+PROXIMITY_WEIGHT = 0.5
 
 
 def to_dsl(node: t.Node | None) -> dict | None:
@@ -60,6 +76,17 @@ def to_dsl(node: t.Node | None) -> dict | None:
         return _bool(must=must, must_not=must_not)
     if isinstance(node, t.Or):
         return _any([to_dsl(child) for child in node.children])
+    if isinstance(node, t.Alternatives):
+        ways = [to_dsl(child) for child in node.children]
+        if len(ways) == 1:
+            return ways[0]
+        return {"dis_max": {"queries": [ways[0], *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}}
+                                                   for way in ways[1:])]}}
+    if isinstance(node, t.Proximity):
+        together = [{"match_phrase": {field: {"query": text, "analyzer": "se_text_phrase", "slop": PROXIMITY_SLOP,
+                                              "boost": PROXIMITY_WEIGHT * (TITLE_BOOST if field == "title" else 1)}}}
+                    for text in _neighbours(node.words) for field in ("title", "abstract")]
+        return _bool(must=[to_dsl(node.child)], should=together) if together else to_dsl(node.child)
     if isinstance(node, t.MinMatch):
         return _bool(should=[to_dsl(child) for child in node.children], minimum=node.minimum)
     if isinstance(node, t.Not):
@@ -118,6 +145,14 @@ def filter_clauses(filters: Filters) -> list[dict]:
         mark = PRIMARY_MARK if filters.primary_only else ""
         clauses.append({"terms": {"category_keys": [mark + f.key for f in filters.categories]}})
     return clauses
+
+
+def _neighbours(words: tuple[str, ...]) -> list[str]:
+    """Each pair of neighbouring words that are not stop words, with the stop
+    words between them (``graph of neural networks`` → ``graph of neural``,
+    ``neural networks``)."""
+    kept = [i for i, word in enumerate(words) if text_tokens(word)]
+    return [" ".join(words[i:j + 1]) for i, j in zip(kept, kept[1:])]
 
 
 def _words(text: str) -> dict:

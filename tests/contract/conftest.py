@@ -25,13 +25,13 @@ ENGINES = ["whoosh", "opensearch"]
 CLUSTER_VARIABLE = "SEARCHENGINE_TEST_CLUSTER"
 
 
-def _whoosh(tmp_path_factory):
+def _whoosh(tmp_path_factory, source=CORPUS):
     folder = tmp_path_factory.mktemp("contract-whoosh")
-    build_index([CORPUS], folder)
+    build_index([source], folder)
     return open_index(folder), lambda: None
 
 
-def _opensearch(tmp_path_factory):
+def _opensearch(tmp_path_factory, source=CORPUS):
     url = os.environ.get(CLUSTER_VARIABLE, "").strip().rstrip("/")
     if not url:
         if os.environ.get("CI", "").lower() == "true":
@@ -40,7 +40,7 @@ def _opensearch(tmp_path_factory):
         pytest.skip(f"needs an OpenSearch cluster: scripts/dev-cluster.sh start, then {CLUSTER_VARIABLE}="
                     "http://127.0.0.1:9200")
     location = f"{url}/contract-{uuid.uuid4().hex[:8]}"
-    build_index([CORPUS], location)
+    build_index([source], location)
     index = open_index(location)
 
     def drop() -> None:
@@ -60,6 +60,23 @@ BUILDERS = {"whoosh": _whoosh, "opensearch": _opensearch}
 def engine_index(request, tmp_path_factory):
     """A SearchIndex of the bundled corpus (24 records) on each engine."""
     index, drop = BUILDERS[request.param](tmp_path_factory)
+    yield index
+    drop()
+    index.close()
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def words_index(request, tmp_path_factory):
+    """A SearchIndex, on each engine, of the records of ``WORDS_RECORDS``
+    (``tests/contract/test_words_contract.py``): the same words written
+    spaced, hyphenated and joined."""
+    import json
+
+    from .test_words_contract import WORDS_RECORDS
+
+    source = tmp_path_factory.mktemp("words") / "words.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in WORDS_RECORDS), encoding="utf-8")
+    index, drop = BUILDERS[request.param](tmp_path_factory, source)
     yield index
     drop()
     index.close()

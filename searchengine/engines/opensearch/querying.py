@@ -7,7 +7,8 @@ cluster's own queries:
 
 * ``Word`` → the word in title (boost 2), abstract and author names at once,
   ``multi_match`` of type ``cross_fields`` (term statistics blended across
-  the fields: OpenSearch's closest to BM25F); ``Joined`` → the joined word
+  the fields: OpenSearch's closest to BM25F); a compound → ``dis_max`` of
+  its joined form and its parts in sequence; ``Joined`` → the joined word
   the same way; ``FieldWord`` → a ``match`` in that field (``id``: a term);
 * ``Phrase`` → ``match_phrase`` with the phrase analyzer (no joined words),
   in one field or any default field;
@@ -33,9 +34,11 @@ cluster's own queries:
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import text_tokens
+from searchengine.querylang.text import compound_parts, text_tokens
 
 #: A prefix matches at most this many index terms (the most frequent), as in the embedded engine.
 MAX_EXPANSIONS = 64
@@ -57,7 +60,7 @@ def to_dsl(node: t.Node | None) -> dict | None:
     if node is None:
         return None
     if isinstance(node, t.Word):
-        return _words(node.text)
+        return _word(node.text)
     if isinstance(node, t.Joined):
         return _words(node.text)
     if isinstance(node, t.FieldWord):
@@ -152,7 +155,28 @@ def _neighbours(words: tuple[str, ...]) -> list[str]:
     words between them (``graph of neural networks`` → ``graph of neural``,
     ``neural networks``)."""
     kept = [i for i, word in enumerate(words) if text_tokens(word)]
-    return [" ".join(words[i:j + 1]) for i, j in zip(kept, kept[1:])]
+    return [" ".join(words[i:j + 1]) for i, j in pairwise(kept)]
+
+
+def _word(text: str) -> dict:
+    """One word; a compound (``k-means``, ``FlashAttention``) as its joined
+    form, or else (weighing :data:`ALTERNATIVE_WEIGHT`) its parts standing in
+    sequence in the title or the abstract, scored as the words.
+
+    The joined form weighs as many times its own score as the compound has
+    parts: the embedded engine gives it the idf of the parts added up, which
+    the Query DSL cannot express; a joined term is about as rare as each
+    part standing in sequence, so this is close."""
+    parts = compound_parts(text)
+    if len(parts) < 2:
+        return _words(text)
+    spaced = " ".join(parts)
+    in_sequence = _any([{"match_phrase": {field: {"query": spaced, "analyzer": "se_text_phrase"}}}
+                        for field in ("title", "abstract")])
+    return {"dis_max": {"queries": [
+        {"bool": {"must": [_words("".join(parts).lower())], "boost": float(len(parts))}},
+        {"bool": {"must": [_words(spaced)], "filter": [in_sequence], "boost": ALTERNATIVE_WEIGHT}},
+    ]}}
 
 
 def _words(text: str) -> dict:

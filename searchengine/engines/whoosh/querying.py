@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from whoosh import query as wq
 from whoosh.matching import NullMatcher
@@ -45,7 +46,11 @@ from searchengine import querylang
 from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.analysis import fold
 from searchengine.engines.whoosh.ranking import (
-    ALTERNATIVE_WEIGHT, PROXIMITY_FIELDS, bm25f_term, joined_term, scored_list,
+    ALTERNATIVE_WEIGHT,
+    PROXIMITY_FIELDS,
+    bm25f_term,
+    joined_term,
+    scored_list,
 )
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
@@ -230,11 +235,11 @@ class _Translator:
         adjacent words, more across a stop word); ``()`` for fewer than two words."""
         found = []
         for fieldname in PROXIMITY_FIELDS:
-            field = self.schema[fieldname] if fieldname in self.schema else None
-            if field is None:
+            if fieldname not in self.schema:
                 continue
-            tokens = [(token.text, token.pos) for token in field.tokenize(text, mode="phrase", positions=True)]
-            found.extend((fieldname, a, b, bpos - apos) for (a, apos), (b, bpos) in zip(tokens, tokens[1:]))
+            tokens = [(token.text, token.pos)
+                      for token in self.schema[fieldname].tokenize(text, mode="phrase", positions=True)]
+            found.extend((fieldname, a, b, bpos - apos) for (a, apos), (b, bpos) in pairwise(tokens))
         return tuple(found)
 
     def phrase(self, fieldname: str, text: str):

@@ -649,17 +649,14 @@ def proximity_bonus(searcher, pairs, docnums) -> dict[int, float]:
             continue
         reader = sub.reader()
         positions: dict[tuple[str, str], dict] = {}
-
-        def at(fieldname: str, text: str) -> dict:
-            key = (fieldname, text)
-            if key not in positions:
-                positions[key] = _postings_at(reader, fieldname, text, local, positions=True)
-            return positions[key]
-
+        for (a, b, _), fieldnames in by_pair.items():
+            for key in ((fieldname, text) for fieldname in fieldnames for text in (a, b)):
+                if key not in positions:
+                    positions[key] = _postings_at(reader, *key, local, positions=True)
         for (a, b, gap), fieldnames in by_pair.items():
             tf: dict[int, float] = {}
             for fieldname in fieldnames:
-                first, second = at(fieldname, a), at(fieldname, b)
+                first, second = positions[fieldname, a], positions[fieldname, b]
                 if not first or not second:
                     continue
                 norms = _length_norms(sub, reader, fieldname)
@@ -674,9 +671,8 @@ def proximity_bonus(searcher, pairs, docnums) -> dict[int, float]:
                         tf[doc] = tf.get(doc, 0.0) + weight * freq / norms[doc]
             if not tf:
                 continue
-            fields = [(fieldname, text) for fieldname in fieldnames for text in (a,)]
-            idf = sum(_idf(searcher, keys) for keys in (_indexed(searcher, fields),
-                      _indexed(searcher, [(fieldname, b) for fieldname in fieldnames])) if keys)
+            idf = sum(_idf(searcher, keys) for keys in (_indexed(searcher, [(f, word) for f in fieldnames])
+                                                        for word in (a, b)) if keys)
             for doc, value in tf.items():
                 found[doc + offset] = found.get(doc + offset, 0.0) + PROXIMITY_WEIGHT * _saturated(idf, value)
     return found

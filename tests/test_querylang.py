@@ -186,10 +186,10 @@ def test_keyword_query_tree_is_both_words_or_them_joined():
 def test_proximity_is_for_plain_words_only():
     for text in ("gpu -memory", '"sparse matrix" gpu', "title:gpu memory", "spars* matrix", "gpu OR memory"):
         assert not any(isinstance(node, Proximity) for node in _nodes(parse(text).tree)), text
+    # Nor for a question (more than 3 words): there it cost Cranfield and CISI.
     question = "graph neural networks for sparse matrix multiplication on GPUs"
-    assert parse(question).tree == Proximity(MinMatch(tuple(map(Word, [
-        "graph", "neural", "networks", "sparse", "matrix", "multiplication", "GPUs"])), 2),
-        tuple(question.split()))
+    assert parse(question).tree == MinMatch(tuple(map(Word, [
+        "graph", "neural", "networks", "sparse", "matrix", "multiplication", "GPUs"])), 2)
 
 
 def _nodes(node):
@@ -222,15 +222,15 @@ def test_long_query_needs_a_share_of_its_words():
     # Seven words once "for" and "on" are dropped: 5 % of 7 rounded up is 1, at least 2.
     question = "graph neural networks for sparse matrix multiplication on GPUs"
     words = ["graph", "neural", "networks", "sparse", "matrix", "multiplication", "GPUs"]
-    assert parse(question).tree.child == MinMatch(tuple(map(Word, words)), 2)
+    assert parse(question).tree == MinMatch(tuple(map(Word, words)), 2)
     # Sixty distinct words: 5 % is 3.
     many = [f"w{i}" for i in range(60)]
-    assert parse(" ".join(many)).tree.child == MinMatch(tuple(map(Word, many)), 3)
+    assert parse(" ".join(many)).tree == MinMatch(tuple(map(Word, many)), 3)
     # In a long query a hyphenated word counts as its parts.
-    assert parse("fail-slow disks in large clusters").tree.child == MinMatch(
+    assert parse("fail-slow disks in large clusters").tree == MinMatch(
         tuple(map(Word, ["fail", "slow", "disks", "large", "clusters"])), 2)
     # A phrase with no word counts towards the share, then matches nothing.
-    assert parse('a1 b1 c1 "?!"').tree.child == MinMatch((Word("a1"), Word("b1"), Word("c1")), 2)
+    assert parse('a1 b1 c1 "?!"').tree == MinMatch((Word("a1"), Word("b1"), Word("c1")), 2)
 
 
 def test_parsed_query_carries_text_words_and_notes():

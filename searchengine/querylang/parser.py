@@ -65,9 +65,10 @@ MAX_WORD_CHARS = 100
 # (a hundred of either took seconds on 10,000 records).
 MAX_PREFIXES = 8
 MAX_PHRASES = 8
-# Queries of plain words, from two up to this many, rank by proximity too
-# (tree.Proximity); measured with and without on questions in README, "Evaluation".
-PROXIMITY_UP_TO = 1000
+# Queries of plain words, from two up to this many (keyword queries), rank
+# by proximity too (tree.Proximity). On longer questions it cost Cranfield
+# and CISI (README, "Evaluation").
+PROXIMITY_UP_TO = ALL_TERMS_UP_TO
 
 # The operators; without one, parentheses are punctuation, not grouping.
 _OPERATOR = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")

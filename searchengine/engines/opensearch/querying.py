@@ -51,8 +51,8 @@ _TEXT_FIELDS = {"title", "abstract", "authors"}
 #: proximity bonus's slop and weight: the embedded engine's values
 #: (searchengine/engines/whoosh/ranking.py).
 ALTERNATIVE_WEIGHT = 0.9
-PROXIMITY_SLOP = 2
-PROXIMITY_WEIGHT = 0.5
+PROXIMITY_SLOP = 0
+PROXIMITY_WEIGHT = 2.0
 
 
 def to_dsl(node: t.Node | None) -> dict | None:

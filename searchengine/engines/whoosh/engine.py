@@ -124,6 +124,7 @@ class WhooshSearcher:
         if parsed.query is not None:
             wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes)
             wanted = querylang.split_joined(wanted, self.searcher.reader())
+            wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             querylang.time_phrases(wanted, clock)
         restrict = querylang.filter_query(filters)
         scores = score_documents(wanted, self.searcher) if wanted is not None else None

@@ -167,12 +167,15 @@ class _Translator:
         # its parts; the parts in sequence (per field) are its alternative.
         joined = [q.subqueries[0] for q in per_field.values() if isinstance(q, wq.Or)]
         sequences = [q.subqueries[1] if isinstance(q, wq.Or) else q for q in per_field.values()]
-        phrases = [q for q in sequences if isinstance(q, wq.Phrase)]
-        if not joined or not phrases:
+        if not joined:
             return wq.Or(sequences)
+        phrases = [q for q in sequences if isinstance(q, wq.Phrase)]
+        if not phrases:  # one part left (the others are stop words: t-SNE)
+            words = [[q for q in sequences if q.fieldname in PROXIMITY_FIELDS]]
+            return alternatives([joined_term(joined, words), wq.Or(sequences)])
         # The parts in sequence score as the words would (BM25F over the
         # fields), not as one phrase score per field added up.
-        words: list[list] = [[] for _ in phrases[0].words]
+        words = [[] for _ in phrases[0].words]
         for q in phrases:
             for i, word in enumerate(q.words[:len(words)]):
                 words[i].append(wq.Term(q.fieldname, word))
@@ -597,15 +600,21 @@ MIN_SPLIT_PART = 3
 
 
 def split_joined(query: wq.Query, reader) -> wq.Query:
-    """Each one-field-term word of ``query`` that is two indexed words written
-    together → the alternatives of a compound typed joined (the joined word,
-    then the two words in sequence), as ``FlashAttention`` gets them.
+    """Each one-field-term word of a keyword ``query`` (not a long question)
+    that is two indexed words written together → the alternatives of a
+    compound typed joined (the joined word, then the two words in sequence),
+    as ``FlashAttention`` gets them.
 
     The split is the one whose rarer part is most frequent in the abstracts,
     among those where both parts are :data:`SPLIT_RARITY` times as frequent
     as the joined word (in the abstracts); a word with no such split is left alone.
     """
     from searchengine.engines.whoosh import ranking
+
+    # A question ranks by many words, each by its own weight; splitting is
+    # for looking up a keyword query.
+    if type(query.child if type(query) is Proximity else query) is MinShouldMatch:
+        return query
 
     def split(node: wq.Query) -> wq.Query:
         if ranking.is_bm25f_term(node):
@@ -630,6 +639,41 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
         return node.apply(split)
 
     return split(query)
+
+
+def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
+    """A long question's words weighed by how often the question uses them:
+    Okapi BM25's query term frequency ``(K3 + 1) * qtf / (K3 + qtf)``
+    (:data:`~searchengine.engines.whoosh.ranking.QUERY_K3`), ``qtf`` counting
+    the ``words`` (as typed) that analyze to the term. Other queries are
+    returned as they are."""
+    from collections import Counter
+
+    from searchengine.engines.whoosh import ranking
+
+    k3 = ranking.QUERY_K3
+    target = query.child if type(query) is Proximity else query
+    if not k3 or type(target) is not MinShouldMatch or "abstract" not in schema:
+        return query
+    field = schema["abstract"]
+    counts = Counter(token.text for word in words for token in field.tokenize(word, mode="phrase"))
+    if not counts or max(counts.values()) == 1:
+        return query
+    def text(sub) -> str | None:
+        if not ranking.is_bm25f_term(sub):
+            return None
+        return next((term.text for term in sub.subqueries if term.fieldname == "abstract"), None)
+
+    # Forms that differ only outside the abstract (``documents`` and
+    # ``document`` as author names) are separate terms: they share the weight.
+    forms = Counter(text(sub) for sub in target.subqueries)
+    weighed = []
+    for sub in target.subqueries:
+        qtf = counts.get(text(sub), 1)
+        weight = (k3 + 1) * qtf / (k3 + qtf) / forms[text(sub)]
+        weighed.append(sub.with_boost(sub.boost * weight) if qtf > 1 else sub)
+    found = MinShouldMatch(weighed, boost=target.boost, minmatch=target.minmatch)
+    return Proximity(found, query.pairs) if type(query) is Proximity else found
 
 
 def filter_query(filters: Filters):

@@ -52,6 +52,11 @@ FEEDBACK_TERMS = 20
 FEEDBACK_WEIGHT = 0.4
 FEEDBACK_DEPTH = 100
 
+# A long question's words weigh by how often it uses them: Okapi BM25's
+# query term frequency (Robertson et al., "Okapi at TREC-3") with K3 = 8
+# (1000, nearly linear, and 8 were measured; README, "Evaluation").
+QUERY_K3 = 8
+
 # Ways of writing the same words (a keyword query's joined alternatives, a
 # compound's parts in sequence): a document scores by its best way; the ways
 # not typed weigh this much, so the typed spelling wins ties.
@@ -63,10 +68,14 @@ ALTERNATIVE_WEIGHT = 0.9
 # frequency) are a pseudo-term of the title and abstract, scored by BM25F
 # with the idf of the two words added up (the idf Lucene gives a phrase) and
 # weighing PROXIMITY_WEIGHT; only the PROXIMITY_DEPTH best hits of the query
-# are scored, so the bonus only reorders them.
+# are scored, so the bonus only reorders them. Slop 2 let "sparse attention
+# matrix" count for "sparse matrix"; weights 0.5 to 3 were tried on keyword
+# queries over arXiv records (README, "Evaluation"): below 2, papers with
+# both words apart in the title still came before abstracts with the words
+# together.
 PROXIMITY_FIELDS = ("title", "abstract")
-PROXIMITY_SLOP = 2
-PROXIMITY_WEIGHT = 0.5
+PROXIMITY_SLOP = 0
+PROXIMITY_WEIGHT = 2.0
 PROXIMITY_DEPTH = 200
 
 

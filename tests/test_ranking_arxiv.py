@@ -3,10 +3,8 @@
 Built from the listing sample (``../shared/data``; skipped without it): for
 each query, the first 400 records (in file order) that have all its words
 anywhere in the title or abstract, the hard cases, and every 20th other
-record as the rest of the collection (about 6,000 records). Each query's 5
-best hits must use its words together: spaced or hyphenated, singular or
-plural. The same holds on the whole 74,728-record sample (README,
-"Evaluation").
+record as the rest of the collection (5,640 records). Each query's 5 best
+hits must use its words together: spaced or hyphenated, singular or plural.
 """
 
 from __future__ import annotations

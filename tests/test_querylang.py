@@ -29,7 +29,8 @@ from searchengine import querylang
 from searchengine.engines.whoosh import querying as new
 from searchengine.errors import QueryError
 from searchengine.querylang import (
-    And, FieldWord, Fuzzy, Joined, MinMatch, Not, Or, Phrase, Prefix, Require, Word, parse, relaxed,
+    Alternatives, And, FieldWord, Fuzzy, Joined, MinMatch, Not, Or, Phrase, Prefix, Proximity, Require, Word,
+    children, parse, relaxed,
 )
 
 from conftest import REPO
@@ -167,15 +168,39 @@ def test_the_comparison_sees_differences(schema):
 # --- the tree itself --------------------------------------------------------------------
 
 def test_keyword_query_tree_is_both_words_or_them_joined():
-    assert parse("SpMV GPU").tree == Or((And((Word("SpMV"), Word("GPU"))), Joined(("SpMV", "GPU"))))
-    assert parse("fail slow disks").tree == Or((
+    # The ways of writing the words are alternatives (a hit scores by its best);
+    # the whole query ranks higher where its words stand together.
+    assert parse("SpMV GPU").tree == Proximity(
+        Alternatives((And((Word("SpMV"), Word("GPU"))), Joined(("SpMV", "GPU")))), ("SpMV", "GPU"))
+    assert parse("fail slow disks").tree == Proximity(Alternatives((
         And((Word("fail"), Word("slow"), Word("disks"))),
         And((Word("fail"), Joined(("slow", "disks")))),
         And((Joined(("fail", "slow")), Word("disks"))),
-    ))
+    )), ("fail", "slow", "disks"))
     # A hyphenated word is searched whole (the engine tries joined and parts); no joining then.
-    assert parse("fail-slow disks").tree == And((Word("fail-slow"), Word("disks")))
+    assert parse("fail-slow disks").tree == Proximity(And((Word("fail-slow"), Word("disks"))),
+                                                      ("fail-slow", "disks"))
+    # One word, even a compound, has no neighbour to stand with.
     assert parse("GPUs").tree == Word("GPUs")
+    assert parse("FlashAttention").tree == Word("FlashAttention")
+    # Stop words stay in the words (their gaps count), but do not make a second word.
+    assert parse("the GPU").tree == Word("GPU")
+    assert parse("graph of networks").tree.words == ("graph", "of", "networks")
+
+
+def test_proximity_is_for_plain_words_only():
+    for text in ("gpu -memory", '"sparse matrix" gpu', "title:gpu memory", "spars* matrix", "gpu OR memory"):
+        assert not any(isinstance(node, Proximity) for node in _nodes(parse(text).tree)), text
+    # Nor for a question (more than 3 words): there it cost Cranfield and CISI.
+    question = "graph neural networks for sparse matrix multiplication on GPUs"
+    assert parse(question).tree == MinMatch(tuple(map(Word, [
+        "graph", "neural", "networks", "sparse", "matrix", "multiplication", "GPUs"])), 2)
+
+
+def _nodes(node):
+    yield node
+    for child in children(node):
+        yield from _nodes(child)
 
 
 def test_phrases_fields_and_prefixes():
@@ -213,7 +238,8 @@ def test_operators():
     assert parse("gpu OR spmv").tree == Or((Word("gpu"), Word("spmv")))
     assert parse("(gpu OR spmv) memory").tree == And((Or((Word("gpu"), Word("spmv"))), Word("memory")))
     assert parse("gpu REQUIRE memory").tree == Require(Word("gpu"), Word("memory"))
-    assert parse("gpu and memory").tree == parse("gpu memory").tree  # lower-case: stop words
+    # Lower-case: stop words (kept among the words, whose gaps count for proximity).
+    assert parse("gpu and memory").tree.child == parse("gpu memory").tree.child
 
 
 def test_long_query_needs_a_share_of_its_words():
@@ -228,7 +254,8 @@ def test_long_query_needs_a_share_of_its_words():
     assert parse("fail-slow disks in large clusters").tree == MinMatch(
         tuple(map(Word, ["fail", "slow", "disks", "large", "clusters"])), 2)
     # A phrase with no word counts towards the share, then matches nothing.
-    assert parse('a1 b1 c1 "?!"').tree == MinMatch((Word("a1"), Word("b1"), Word("c1")), 2)
+    # (Three plain words once the empty phrase is gone: they rank by proximity too.)
+    assert parse('a1 b1 c1 "?!"').tree.child == MinMatch((Word("a1"), Word("b1"), Word("c1")), 2)
 
 
 def test_parsed_query_carries_text_words_and_notes():

@@ -8,7 +8,10 @@ The language is documented in README.md, "Query language". In short:
   (:class:`~searchengine.querylang.tree.MinMatch`). Stop words do not count;
   in a long query a hyphenated word counts as its parts. In a keyword query
   two adjacent words also match their joined form (``fail slow`` →
-  ``failslow``: :class:`~searchengine.querylang.tree.Joined`).
+  ``failslow``: :class:`~searchengine.querylang.tree.Joined`); the ways
+  of writing them are :class:`~searchengine.querylang.tree.Alternatives`.
+  A query of plain words ranks higher the hits where its words stand
+  together (:class:`~searchengine.querylang.tree.Proximity`).
 * ``"exact phrase"`` (straight or typographic quotes), ``OR``, ``AND``,
   ``NOT`` (upper case only), ``-word``, ``+word``, parentheses (only with an
   operator; otherwise they are punctuation).
@@ -63,6 +66,10 @@ MAX_WORD_CHARS = 100
 # (a hundred of either took seconds on 10,000 records).
 MAX_PREFIXES = 8
 MAX_PHRASES = 8
+# Queries of plain words, from two up to this many (keyword queries), rank
+# by proximity too (tree.Proximity). On longer questions it cost Cranfield
+# and CISI (README, "Evaluation").
+PROXIMITY_UP_TO = ALL_TERMS_UP_TO
 
 # The operators; without one, parentheses are punctuation, not grouping.
 _OPERATOR = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
@@ -411,7 +418,10 @@ def simplify(node) -> t.Node | None:
         return node
     if isinstance(node, t.LEAVES):
         return node
-    if isinstance(node, (t.And, t.Or, t.MinMatch)):
+    if isinstance(node, t.Proximity):
+        child = simplify(node.child)
+        return None if child is None else t.Proximity(child, node.words)
+    if isinstance(node, (t.And, t.Or, t.Alternatives, t.MinMatch)):
         subs: list = []
         for child in node.children:
             child = simplify(child)
@@ -523,7 +533,32 @@ def parse(text: str, *, allow_empty: bool = False,
         if isinstance(leaf, t.Fuzzy) and leaf.field not in (None, *t.DEFAULT_FIELDS):
             raise QueryError(f"'{leaf.field}:{leaf.text}~{leaf.distance}': fuzzy words are searched in "
                              "the title, the abstract and the author names only")
-    return ParsedQuery(text=cleaned, tree=tree, words=_words(cleaned), notes=notes)
+    words = _words(cleaned)
+    return ParsedQuery(text=cleaned, tree=with_proximity(tree, words), words=words, notes=notes)
+
+
+# Node kinds of a query made of plain words only (no operator, field, phrase or prefix).
+_PLAIN = (t.Word, t.Joined, t.And, t.Alternatives, t.MinMatch)
+
+
+def with_proximity(tree: t.Node, words: list[str]) -> t.Node:
+    """``tree`` as a :class:`~searchengine.querylang.tree.Proximity` of ``words``
+    when it is a query of at least two plain words (no operator, field,
+    phrase or prefix) of at most :data:`PROXIMITY_UP_TO` words; else ``tree``.
+
+    A single word is left alone even when it is a compound: its parts in
+    sequence are already one of its alternatives.
+    """
+    plain = [word for word in words if syntax.text_tokens(word)]
+    if not 2 <= len(plain) <= PROXIMITY_UP_TO:
+        return tree
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, _PLAIN):
+            return tree
+        stack.extend(t.children(node))
+    return t.Proximity(tree, tuple(words))
 
 
 def relaxed(parsed: ParsedQuery) -> t.Or | None:

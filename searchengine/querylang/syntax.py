@@ -214,6 +214,12 @@ class OrGroup(GroupNode):
     pass
 
 
+class AlternativesGroup(GroupNode):
+    """Ways of writing the same words (the joined alternatives of a keyword query)."""
+
+    merging = False
+
+
 class NotGroup(GroupNode):
     merging = False
 
@@ -394,7 +400,7 @@ def do_keywords(group: GroupNode, top: bool = True) -> GroupNode:
     if (not top or not 2 <= len(words) <= ALL_TERMS_UP_TO
             or not all(_plain(n) and not _DASH.search(n.text) for n in words)):
         return out
-    alternatives = OrGroup()
+    alternatives = AlternativesGroup()
     for segmentation in _segmentations(words):
         alternatives.append(AndGroup([_word(nodes) for nodes in segmentation]))
     joined = group.empty_copy()
@@ -605,6 +611,8 @@ def to_tree(node: Node):
         return t.And(subs) if needed >= len(subs) else t.MinMatch(subs, needed)
     if isinstance(node, AndGroup):
         return t.And(tuple(c for c in map(to_tree, node.nodes) if c is not None))
+    if isinstance(node, AlternativesGroup):
+        return t.Alternatives(tuple(c for c in map(to_tree, node.nodes) if c is not None))
     if isinstance(node, OrGroup):
         return t.Or(tuple(c for c in map(to_tree, node.nodes) if c is not None))
     if isinstance(node, NotGroup):

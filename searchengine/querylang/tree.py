@@ -21,10 +21,14 @@ Leaves:
 * :class:`Fuzzy`: the words within an edit distance of a word
   (``interpretability~2``), in one field or in the default fields.
 
-Combinations: :class:`And`, :class:`Or`, :class:`Not`, :class:`MinMatch`
-(at least ``minimum`` of the children), and the binary :class:`AndNot`,
-:class:`AndMaybe` and :class:`Require` (the ``ANDNOT``, ``ANDMAYBE`` and
-``REQUIRE`` operators). There are no boosts: the language has none.
+Combinations: :class:`And`, :class:`Or`, :class:`Alternatives` (ways of
+writing the same words: a hit scores by its best), :class:`Not`,
+:class:`MinMatch` (at least ``minimum`` of the children), the binary
+:class:`AndNot`, :class:`AndMaybe` and :class:`Require` (the ``ANDNOT``,
+``ANDMAYBE`` and ``REQUIRE`` operators), and :class:`Proximity` (a plain
+query whose hits gain where its words stand together). There are no boosts
+in the language; the engines weigh :class:`Alternatives` and
+:class:`Proximity` by their own parameters.
 """
 
 from __future__ import annotations
@@ -149,6 +153,19 @@ class Or:
 
 
 @dataclass(frozen=True)
+class Alternatives:
+    """Ways of writing the same words (``graph neural network``, ``graph
+    neuralnetwork``): any child may match; a hit scores by its best-matching
+    child, the first (the words as typed) in full and the others a little
+    less, so no spelling counts twice and the typed one wins ties."""
+
+    children: tuple[Node, ...]
+
+    def __str__(self) -> str:
+        return "(" + " | ".join(map(str, self.children)) + ")"
+
+
+@dataclass(frozen=True)
 class MinMatch:
     """At least ``minimum`` of the children must match (a long query's share of
     its words); scores add up. ``minimum`` is less than the number of children
@@ -205,15 +222,30 @@ class Require:
         return f"({self.a} REQUIRE {self.b})"
 
 
-Node = Union[Word, Joined, FieldWord, Phrase, Prefix, Fuzzy, And, Or, MinMatch, Not, AndNot, AndMaybe, Require]
+@dataclass(frozen=True)
+class Proximity:
+    """The hits of ``child`` (a query of plain words), scored higher where the
+    query's ``words`` (as typed, in order, stop words included so that their
+    gaps count) stand together in that order, more in the title than in the
+    abstract. It matches what ``child`` matches."""
+
+    child: Node
+    words: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"({self.child} NEAR {' '.join(self.words)!r})"
+
+
+Node = Union[Word, Joined, FieldWord, Phrase, Prefix, Fuzzy, And, Or, Alternatives, MinMatch, Not, AndNot, AndMaybe,
+             Require, Proximity]
 LEAVES = (Word, Joined, FieldWord, Phrase, Prefix, Fuzzy)
 
 
 def children(node: Node) -> tuple[Node, ...]:
     """The direct children of ``node`` (``()`` for a leaf)."""
-    if isinstance(node, (And, Or, MinMatch)):
+    if isinstance(node, (And, Or, Alternatives, MinMatch)):
         return node.children
-    if isinstance(node, Not):
+    if isinstance(node, (Not, Proximity)):
         return (node.child,)
     if isinstance(node, (AndNot, AndMaybe, Require)):
         return (node.a, node.b)

@@ -65,6 +65,23 @@ def engine_index(request, tmp_path_factory):
     index.close()
 
 
+@pytest.fixture(scope="session", params=ENGINES)
+def words_index(request, tmp_path_factory):
+    """A SearchIndex, on each engine, of the records of ``WORDS_RECORDS``
+    (``tests/contract/test_words_contract.py``): the same words written
+    spaced, hyphenated and joined."""
+    import json
+
+    from .test_words_contract import WORDS_RECORDS
+
+    source = tmp_path_factory.mktemp("words") / "words.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in WORDS_RECORDS), encoding="utf-8")
+    index, drop = BUILDERS[request.param](tmp_path_factory, source)
+    yield index
+    drop()
+    index.close()
+
+
 def differs(engine_index, engine: str, reason: str) -> None:
     """End the running test as an expected failure on ``engine``, naming the documented difference."""
     if engine_index.engine.name == engine:

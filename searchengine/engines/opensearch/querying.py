@@ -7,7 +7,8 @@ cluster's own queries:
 
 * ``Word`` → the word in title (boost 2), abstract and author names at once,
   ``multi_match`` of type ``cross_fields`` (term statistics blended across
-  the fields: OpenSearch's closest to BM25F); ``Joined`` → the joined word
+  the fields: OpenSearch's closest to BM25F); a compound → ``dis_max`` of
+  its joined form and its parts in sequence; ``Joined`` → the joined word
   the same way; ``FieldWord`` → a ``match`` in that field (``id``: a term);
 * ``Phrase`` → ``match_phrase`` with the phrase analyzer (no joined words),
   in one field or any default field;
@@ -21,6 +22,15 @@ cluster's own queries:
 * ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
   ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
   ``filter``;
+* ``Alternatives`` → ``dis_max`` (a hit scores by its best way of writing
+  the words), the ways after the first (as typed) weighing
+  :data:`ALTERNATIVE_WEIGHT`;
+* ``Proximity`` → the query as ``must``, and for each pair of neighbouring
+  words a ``match_phrase`` with slop :data:`PROXIMITY_SLOP` in the title
+  (weight ``TITLE_BOOST * PROXIMITY_WEIGHT``) and the abstract
+  (``PROXIMITY_WEIGHT``) as ``should``: the embedded engine's proximity
+  bonus, with Lucene's phrase scoring (the sloppy phrase frequency under
+  BM25, the words' idf added up);
 * the filters (:class:`searchengine.filters.Filters`) → ``filter`` clauses on
   the ``year``, ``author_keys`` and ``category_keys`` fields, which hold the
   same keys as the embedded index.
@@ -28,8 +38,11 @@ cluster's own queries:
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
+from searchengine.querylang.text import compound_parts, text_tokens
 
 #: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.
 MAX_EXPANSIONS = t.MAX_EXPANSIONS
@@ -38,6 +51,12 @@ TITLE_BOOST = 2.0
 #: The fields an unfielded word is searched in, with their weights.
 DEFAULT_FIELDS = (f"title^{TITLE_BOOST:g}", "abstract", "authors")
 _TEXT_FIELDS = {"title", "abstract", "authors"}
+#: The weight of the ways of writing the words that were not typed, and the
+#: proximity bonus's slop and weight: the embedded engine's values
+#: (searchengine/engines/whoosh/ranking.py).
+ALTERNATIVE_WEIGHT = 0.9
+PROXIMITY_SLOP = 0
+PROXIMITY_WEIGHT = 2.0
 
 
 def to_dsl(node: t.Node | None) -> dict | None:
@@ -45,7 +64,7 @@ def to_dsl(node: t.Node | None) -> dict | None:
     if node is None:
         return None
     if isinstance(node, t.Word):
-        return _words(node.text)
+        return _word(node.text)
     if isinstance(node, t.Joined):
         return _words(node.text)
     if isinstance(node, t.FieldWord):
@@ -67,6 +86,17 @@ def to_dsl(node: t.Node | None) -> dict | None:
         return _bool(must=must, must_not=must_not)
     if isinstance(node, t.Or):
         return _any([to_dsl(child) for child in node.children])
+    if isinstance(node, t.Alternatives):
+        ways = [to_dsl(child) for child in node.children]
+        if len(ways) == 1:
+            return ways[0]
+        return {"dis_max": {"queries": [ways[0], *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}}
+                                                   for way in ways[1:])]}}
+    if isinstance(node, t.Proximity):
+        together = [{"match_phrase": {field: {"query": text, "analyzer": "se_text_phrase", "slop": PROXIMITY_SLOP,
+                                              "boost": PROXIMITY_WEIGHT * (TITLE_BOOST if field == "title" else 1)}}}
+                    for text in _neighbours(node.words) for field in ("title", "abstract")]
+        return _bool(must=[to_dsl(node.child)], should=together) if together else to_dsl(node.child)
     if isinstance(node, t.MinMatch):
         return _bool(should=[to_dsl(child) for child in node.children], minimum=node.minimum)
     if isinstance(node, t.Not):
@@ -125,6 +155,35 @@ def filter_clauses(filters: Filters) -> list[dict]:
         mark = PRIMARY_MARK if filters.primary_only else ""
         clauses.append({"terms": {"category_keys": [mark + f.key for f in filters.categories]}})
     return clauses
+
+
+def _neighbours(words: tuple[str, ...]) -> list[str]:
+    """Each pair of neighbouring words that are not stop words, with the stop
+    words between them (``graph of neural networks`` → ``graph of neural``,
+    ``neural networks``)."""
+    kept = [i for i, word in enumerate(words) if text_tokens(word)]
+    return [" ".join(words[i:j + 1]) for i, j in pairwise(kept)]
+
+
+def _word(text: str) -> dict:
+    """One word; a compound (``k-means``, ``FlashAttention``) as its joined
+    form, or else (weighing :data:`ALTERNATIVE_WEIGHT`) its parts standing in
+    sequence in the title or the abstract, scored as the words.
+
+    The joined form weighs as many times its own score as the compound has
+    parts: the embedded engine gives it the idf of the parts added up, which
+    the Query DSL cannot express; a joined term is about as rare as each
+    part standing in sequence, so this is close."""
+    parts = compound_parts(text)
+    if len(parts) < 2:
+        return _words(text)
+    spaced = " ".join(parts)
+    in_sequence = _any([{"match_phrase": {field: {"query": spaced, "analyzer": "se_text_phrase"}}}
+                        for field in ("title", "abstract")])
+    return {"dis_max": {"queries": [
+        {"bool": {"must": [_words("".join(parts).lower())], "boost": float(len(parts))}},
+        {"bool": {"must": [_words(spaced)], "filter": [in_sequence], "boost": ALTERNATIVE_WEIGHT}},
+    ]}}
 
 
 def _words(text: str) -> dict:

@@ -123,6 +123,8 @@ class WhooshSearcher:
         wanted = None
         if parsed.query is not None:
             wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes)
+            wanted = querylang.split_joined(wanted, self.searcher.reader())
+            wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             querylang.time_phrases(wanted, clock)
         restrict = querylang.filter_query(filters)
         scores = score_documents(wanted, self.searcher) if wanted is not None else None
@@ -138,6 +140,7 @@ class WhooshSearcher:
         if fallback is None:
             return None
         fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [])
+        fallback = querylang.split_joined(fallback, self.searcher.reader())
         scores = score_documents(fallback, self.searcher)
         found = self._matching(fallback, scores, matches.restrict)
         return Matches(fallback, matches.restrict, scores, found, matches.clock) if found else None

@@ -35,9 +35,12 @@ from collections import Counter
 
 def question_terms(query) -> int:
     """Number of terms of ``query`` when the minimum-should-match rule applies
-    to it (:class:`searchengine.engines.whoosh.querying.MinShouldMatch` at the top); 0 otherwise."""
-    from searchengine.engines.whoosh.querying import MinShouldMatch
+    to it (:class:`searchengine.engines.whoosh.querying.MinShouldMatch` at the
+    top, or under a :class:`~searchengine.engines.whoosh.querying.Proximity`); 0 otherwise."""
+    from searchengine.engines.whoosh.querying import MinShouldMatch, Proximity
 
+    if type(query) is Proximity:
+        query = query.child
     return len(query.subqueries) if type(query) is MinShouldMatch else 0
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from whoosh import query as wq
 from whoosh.matching import NullMatcher
@@ -48,7 +49,13 @@ from whoosh.query.wrappers import WrappingQuery
 from searchengine import querylang
 from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.analysis import fold
-from searchengine.engines.whoosh.ranking import bm25f_term, scored_list
+from searchengine.engines.whoosh.ranking import (
+    ALTERNATIVE_WEIGHT,
+    PROXIMITY_FIELDS,
+    bm25f_term,
+    joined_term,
+    scored_list,
+)
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
@@ -104,7 +111,7 @@ class _Translator:
         if isinstance(node, t.Word):
             return self.multifield_term(node.text)
         if isinstance(node, t.Joined):
-            return self.joined(node.text)
+            return self.joined(node.words)
         if isinstance(node, t.FieldWord):
             return self.term_query(node.field, node.text)
         if isinstance(node, t.Phrase):
@@ -123,6 +130,12 @@ class _Translator:
             return wq.And(self._present(map(self.translate, node.children)))
         if isinstance(node, t.Or):
             return wq.Or(self._present(map(self.translate, node.children)))
+        if isinstance(node, t.Alternatives):
+            return alternatives([self.translate(child) for child in node.children])
+        if isinstance(node, t.Proximity):
+            child = self.translate(node.child)
+            pairs = self.pairs(" ".join(node.words))
+            return Proximity(child, pairs) if child is not None and pairs else child
         if isinstance(node, t.MinMatch):
             return MinShouldMatch(self._present(map(self.translate, node.children)), minmatch=node.minimum)
         if isinstance(node, t.Not):
@@ -158,11 +171,25 @@ class _Translator:
         terms = [q for q in per_field.values() if type(q) is wq.Term]
         if len(terms) == len(per_field):
             return bm25f_term(terms)
-        # Compounds: joined forms share one BM25F term; sequences stay per field.
+        # Compounds: the joined form (as typed) is one BM25F term weighing as
+        # its parts; the parts in sequence (per field) are its alternative.
         joined = [q.subqueries[0] for q in per_field.values() if isinstance(q, wq.Or)]
         sequences = [q.subqueries[1] if isinstance(q, wq.Or) else q for q in per_field.values()]
-        parts = [bm25f_term(joined)] if joined else []
-        return wq.Or(parts + sequences)
+        if not joined:
+            return wq.Or(sequences)
+        phrases = [q for q in sequences if isinstance(q, wq.Phrase)]
+        if not phrases:  # one part left (the others are stop words: t-SNE)
+            words = [[q for q in sequences if q.fieldname in PROXIMITY_FIELDS]]
+            return alternatives([joined_term(joined, words), wq.Or(sequences)])
+        # The parts in sequence score as the words would (BM25F over the
+        # fields), not as one phrase score per field added up.
+        words = [[] for _ in phrases[0].words]
+        for q in phrases:
+            for i, word in enumerate(q.words[:len(words)]):
+                words[i].append(wq.Term(q.fieldname, word))
+        spaced = wq.Require(wq.And([bm25f_term(terms) for terms in words]), wq.Or(phrases))
+        others = [q for q in sequences if not isinstance(q, wq.Phrase)]
+        return alternatives([joined_term(joined, words), wq.Or([spaced, *others]) if others else spaced])
 
     def term_query(self, fieldname: str, text: str):
         """One word in one field → a term, or for a compound its joined form OR
@@ -199,10 +226,13 @@ class _Translator:
             return None
         return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)
 
-    def joined(self, text: str):
+    def joined(self, words: tuple[str, ...]):
         """Neighbouring words joined (``failslow``): one BM25F term over the
         default fields where the text analyzes to one term (its joined form,
-        for a compound); ``None`` when it does in none."""
+        for a compound), weighing as the words would
+        (:func:`~searchengine.engines.whoosh.ranking.joined_term`); ``None``
+        when it analyzes to one term in no field."""
+        text = "".join(words)
         terms = []
         for fieldname in t.DEFAULT_FIELDS:
             # Whoosh reuses one token object: copy what is needed as it goes.
@@ -212,7 +242,28 @@ class _Translator:
             texts = joined or [word for word, _ in tokens]
             if len(texts) == 1:
                 terms.append(wq.Term(fieldname, texts[0]))
-        return bm25f_term(terms) if terms else None
+        if not terms:
+            return None
+        parts = []
+        for word in words:
+            found = [wq.Term(fieldname, token.text) for fieldname in t.DEFAULT_FIELDS
+                     for token in self.schema[fieldname].tokenize(word, mode="phrase", removestops=True)]
+            if found:
+                parts.append(found)
+        return joined_term(terms, parts)
+
+    def pairs(self, text: str) -> tuple:
+        """The neighbouring words of ``text`` in the title and abstract, as
+        ``(field, first stem, second stem, gap)`` (the gap in positions: 1 for
+        adjacent words, more across a stop word); ``()`` for fewer than two words."""
+        found = []
+        for fieldname in PROXIMITY_FIELDS:
+            if fieldname not in self.schema:
+                continue
+            tokens = [(token.text, token.pos)
+                      for token in self.schema[fieldname].tokenize(text, mode="phrase", positions=True)]
+            found.extend((fieldname, a, b, bpos - apos) for (a, apos), (b, bpos) in pairwise(tokens))
+        return tuple(found)
 
     def phrase(self, fieldname: str, text: str):
         """A quoted phrase in one field → :class:`ExactText` over the stemmed
@@ -328,6 +379,61 @@ class MinShouldMatch(wq.Or):
             return NullMatcher()
         boost = self.boost
         return scored_list(docs, [scores[doc] * boost for doc in docs])
+
+
+def alternatives(queries: list):
+    """Ways of writing the same words (the first as typed) → one query scoring
+    each document by its best way: Whoosh's ``DisjunctionMax``, the
+    alternatives after the first weighing :data:`ALTERNATIVE_WEIGHT`;
+    ``None`` when none is left, the query itself when one is."""
+    present = [(i, q) for i, q in enumerate(queries) if q is not None]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0][1]
+    return wq.DisjunctionMax([q if i == 0 else q.with_boost(q.boost * ALTERNATIVE_WEIGHT) for i, q in present])
+
+
+class Proximity(WrappingQuery):
+    """The hits of ``child``, with a bonus where the query's neighbouring words
+    stand together (:func:`searchengine.engines.whoosh.ranking.proximity_bonus`).
+
+    ``pairs`` are ``(field, first stem, second stem, gap)`` as
+    :meth:`_Translator.pairs` makes them. The fast scorer
+    (:func:`~searchengine.engines.whoosh.ranking.score_documents`) adds the
+    bonus to the best hits of ``child``; Whoosh's matchers ask it for the scores.
+    """
+
+    def __init__(self, child, pairs: tuple) -> None:
+        super().__init__(child)
+        self.pairs = pairs
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.child == self.child and other.pairs == self.pairs
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.child, self.pairs))
+
+    def __str__(self) -> str:
+        words = [self.pairs[0][1]] + [b for f, _, b, _ in self.pairs if f == self.pairs[0][0]]
+        return f"near({self.child}, {' '.join(words)})"
+
+    def _rewrap(self, child):
+        return Proximity(child, self.pairs)
+
+    def normalize(self):
+        child = self.child.normalize()
+        return wq.NullQuery if child is wq.NullQuery else Proximity(child, self.pairs)
+
+    def matcher(self, searcher, context=None):
+        from searchengine.engines.whoosh.ranking import score_documents
+
+        scored = context.weighting is not None if context else True
+        scores = score_documents(self, searcher) if scored else None
+        if scores is None:
+            return self.child.matcher(searcher, context)
+        docs = sorted(scores)
+        return scored_list(docs, [scores[doc] for doc in docs]) if docs else NullMatcher()
 
 
 class PhraseClock:
@@ -539,6 +645,91 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
         return node.apply(expand)
 
     return expand(query).normalize()
+
+
+# A joined word typed in lower case (``flashattention``) is also searched as
+# two words (``flash attention``) when each of the two has MIN_SPLIT_PART
+# letters or more and is in at least SPLIT_RARITY times as many abstracts as
+# the joined word (``network`` is not ``net work``: ``net`` is the rarer).
+SPLIT_RARITY = 1
+MIN_SPLIT_PART = 3
+
+
+def split_joined(query: wq.Query, reader) -> wq.Query:
+    """Each one-field-term word of a keyword ``query`` (not a long question)
+    that is two indexed words written together → the alternatives of a
+    compound typed joined (the joined word, then the two words in sequence),
+    as ``FlashAttention`` gets them.
+
+    The split is the one whose rarer part is most frequent in the abstracts,
+    among those where both parts are :data:`SPLIT_RARITY` times as frequent
+    as the joined word (in the abstracts); a word with no such split is left alone.
+    """
+    from searchengine.engines.whoosh import ranking
+
+    # A question ranks by many words, each by its own weight; splitting is
+    # for looking up a keyword query.
+    if type(query.child if type(query) is Proximity else query) is MinShouldMatch:
+        return query
+
+    def split(node: wq.Query) -> wq.Query:
+        if ranking.is_bm25f_term(node):
+            texts = {sub.text for sub in node.subqueries if sub.fieldname in PROXIMITY_FIELDS}
+            text = texts.pop() if len(texts) == 1 else None
+            if text is None or not text.isalpha() or len(text) < 2 * MIN_SPLIT_PART:
+                return node
+            frequency = reader.doc_frequency
+            needed = max(1, frequency("abstract", text)) * SPLIT_RARITY
+            best, best_df = None, 0
+            for cut in range(MIN_SPLIT_PART, len(text) - MIN_SPLIT_PART + 1):
+                left, right = text[:cut], text[cut:]
+                df = min(frequency("abstract", left), frequency("abstract", right))
+                if df >= needed and df > best_df:
+                    best, best_df = (left, right), df
+            if best is None:
+                return node
+            found = _Translator(reader.schema).multifield_term("-".join(best))
+            return found.with_boost(node.boost) if found is not None else node
+        if node.is_leaf():
+            return node
+        return node.apply(split)
+
+    return split(query)
+
+
+def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
+    """A long question's words weighed by how often the question uses them:
+    Okapi BM25's query term frequency ``(K3 + 1) * qtf / (K3 + qtf)``
+    (:data:`~searchengine.engines.whoosh.ranking.QUERY_K3`), ``qtf`` counting
+    the ``words`` (as typed) that analyze to the term. Other queries are
+    returned as they are."""
+    from collections import Counter
+
+    from searchengine.engines.whoosh import ranking
+
+    k3 = ranking.QUERY_K3
+    target = query.child if type(query) is Proximity else query
+    if not k3 or type(target) is not MinShouldMatch or "abstract" not in schema:
+        return query
+    field = schema["abstract"]
+    counts = Counter(token.text for word in words for token in field.tokenize(word, mode="phrase"))
+    if not counts or max(counts.values()) == 1:
+        return query
+    def text(sub) -> str | None:
+        if not ranking.is_bm25f_term(sub):
+            return None
+        return next((term.text for term in sub.subqueries if term.fieldname == "abstract"), None)
+
+    # Forms that differ only outside the abstract (``documents`` and
+    # ``document`` as author names) are separate terms: they share the weight.
+    forms = Counter(text(sub) for sub in target.subqueries)
+    weighed = []
+    for sub in target.subqueries:
+        qtf = counts.get(text(sub), 1)
+        weight = (k3 + 1) * qtf / (k3 + qtf) / forms[text(sub)]
+        weighed.append(sub.with_boost(sub.boost * weight) if qtf > 1 else sub)
+    found = MinShouldMatch(weighed, boost=target.boost, minmatch=target.minmatch)
+    return Proximity(found, query.pairs) if type(query) is Proximity else found
 
 
 def filter_query(filters: Filters):

@@ -27,6 +27,7 @@ the expansion terms in the :data:`FEEDBACK_DEPTH` best hits only.
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from math import log
 
@@ -50,6 +51,32 @@ FEEDBACK_DOCS = 10
 FEEDBACK_TERMS = 20
 FEEDBACK_WEIGHT = 0.4
 FEEDBACK_DEPTH = 100
+
+# A long question's words weigh by how often it uses them: Okapi BM25's
+# query term frequency (Robertson et al., "Okapi at TREC-3") with K3 = 8
+# (1000, nearly linear, and 8 were measured; README, "Evaluation").
+QUERY_K3 = 8
+
+# Ways of writing the same words (a keyword query's joined alternatives, a
+# compound's parts in sequence): a document scores by its best way; the ways
+# not typed weigh this much, so the typed spelling wins ties.
+ALTERNATIVE_WEIGHT = 0.9
+
+# Proximity (querying.Proximity): for each pair of neighbouring query words,
+# their occurrences in order within PROXIMITY_SLOP positions more than in the
+# query (each counting 1 / (1 + extra positions), as Lucene's sloppy phrase
+# frequency) are a pseudo-term of the title and abstract, scored by BM25F
+# with the idf of the two words added up (the idf Lucene gives a phrase) and
+# weighing PROXIMITY_WEIGHT; only the PROXIMITY_DEPTH best hits of the query
+# are scored, so the bonus only reorders them. Slop 2 let "sparse attention
+# matrix" count for "sparse matrix"; weights 0.5 to 3 were tried on keyword
+# queries over arXiv records (README, "Evaluation"): below 2, papers with
+# both words apart in the title still came before abstracts with the words
+# together.
+PROXIMITY_FIELDS = ("title", "abstract")
+PROXIMITY_SLOP = 0
+PROXIMITY_WEIGHT = 2.0
+PROXIMITY_DEPTH = 200
 
 
 def weighting():
@@ -111,10 +138,41 @@ def _bm25f_class():
             boost = self.boost
             return scored_list(docs, [score * boost for score in scores] if boost != 1 else scores)
 
-    return BM25FTerm
+    class JoinedTerm(BM25FTerm):
+        """A joined word (``neuralnetwork``) searched as an alternative of its
+        words: BM25F of the joined term's frequencies, but with the idf of
+        the words added up (``parts``: ``Term`` queries per word, one per
+        field), so that a rare joined spelling weighs as the words it stands
+        for, not more."""
+
+        def __init__(self, subqueries, boost: float = 1.0, parts: tuple = ()) -> None:
+            super().__init__(subqueries, boost=boost)
+            self.parts = tuple(tuple(word) for word in parts)
+
+        def __eq__(self, other) -> bool:
+            return super().__eq__(other) and getattr(other, "parts", None) == self.parts
+
+        def __hash__(self) -> int:
+            return hash((super().__hash__(), self.parts))
+
+        def apply(self, fn):
+            return type(self)([fn(q) for q in self.subqueries], boost=self.boost, parts=self.parts)
+
+        def normalize(self):
+            return self
+
+        def _matcher(self, subs, searcher, context):
+            scores = _node_scores(self, searcher, searcher.reader())
+            if not scores:
+                return NullMatcher()
+            docs = sorted(scores)
+            return scored_list(docs, [scores[doc] for doc in docs])
+
+    return BM25FTerm, JoinedTerm
 
 
 _BM25F = None
+_JOINED = None
 _SCORED_LIST = None
 
 
@@ -404,10 +462,39 @@ def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, f
 
 def bm25f_term(terms, boost: float = 1.0):
     """A :class:`BM25FTerm` over ``terms`` (Whoosh ``Term`` queries, one per field)."""
-    global _BM25F
+    global _BM25F, _JOINED
     if _BM25F is None:
-        _BM25F = _bm25f_class()
+        _BM25F, _JOINED = _bm25f_class()
     return _BM25F(terms, boost=boost)
+
+
+def is_bm25f_term(query) -> bool:
+    """Whether ``query`` is a plain :class:`BM25FTerm` (not a :class:`JoinedTerm`)."""
+    return _BM25F is not None and type(query) is _BM25F
+
+
+def joined_term(terms, parts, boost: float = 1.0):
+    """A :class:`JoinedTerm`: the joined word ``terms`` (``Term`` queries, one
+    per field) weighing as its words ``parts`` (per word, ``Term`` queries of
+    its stem in each field)."""
+    global _BM25F, _JOINED
+    if _JOINED is None:
+        _BM25F, _JOINED = _bm25f_class()
+    return _JOINED(terms, boost=boost, parts=parts)
+
+
+def _joined_scale(searcher, q) -> float:
+    """The idf of a :class:`JoinedTerm`'s words added up, over its own idf."""
+    own = _indexed(searcher, [(sub.fieldname, sub.text) for sub in q.subqueries])
+    if not own:
+        return 1.0
+    parent = searcher.get_parent()
+    total = 0.0
+    for word in q.parts:
+        keys = _indexed(searcher, [(term.fieldname, term.text) for term in word])
+        # A word no document has: the idf of a term found once.
+        total += _idf(searcher, keys) if keys else log(1 + (parent.doc_count_all() - 0.5) / 1.5)
+    return total / _idf(searcher, own) if total else 1.0
 
 
 class Unsupported(Exception):
@@ -432,8 +519,15 @@ def score_documents(query, searcher, within=None) -> dict[int, float] | None:
     Returns:
         ``{docnum: score}`` with top-level document numbers.
     """
+    if type(query).__name__ == "Proximity":
+        found = score_documents(query.child, searcher, within)
+        if found:
+            best = heapq.nlargest(PROXIMITY_DEPTH, found.items(), key=lambda item: (item[1], -item[0]))
+            for doc, bonus in proximity_bonus(searcher, query.pairs, [doc for doc, _ in best]).items():
+                found[doc] += bonus
+        return found
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
-    found: dict[int, float] = {}
+    found = {}
     try:
         for i, (sub, offset) in enumerate(parts):
             bound = None
@@ -461,7 +555,18 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[in
         if q.boost != 1:
             return {doc: score * q.boost for doc, score in zip(docs, scores)}
         return dict(zip(docs, scores))
+    if _JOINED is not None and type(q) is _JOINED:
+        docs, scores = _cached_postings(searcher, reader, q.subqueries)
+        scale = q.boost * _joined_scale(searcher, q)
+        return {doc: score * scale for doc, score in zip(docs, scores)}
     kind = type(q)
+    if kind is wq.DisjunctionMax:
+        best: dict[int, float] = {}
+        for s in q.subqueries:
+            for doc, score in _node_scores(s, searcher, reader, within).items():
+                if score > best.get(doc, -1.0):
+                    best[doc] = score
+        return _boosted(best, q.boost)
     if kind is wq.Term:
         return _term_scores(q, searcher, reader)
     if kind is wq.Phrase:
@@ -507,12 +612,79 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[in
         if needed > 1:
             total = {doc: score for doc, score in total.items() if counts[doc] >= needed}
         return _boosted(total, q.boost)
+    if kind is wq.Require:
+        found = _node_scores(q.a, searcher, reader, within)
+        needed = _node_scores(q.b, searcher, reader, set(found) if within is None else set(found) & within)
+        return _boosted({doc: score for doc, score in found.items() if doc in needed}, q.boost)
     if kind is wq.AndNot:
         found = dict(_node_scores(q.a, searcher, reader, within))
         for doc in _node_scores(q.b, searcher, reader):
             found.pop(doc, None)
         return found
     raise Unsupported
+
+
+def proximity_bonus(searcher, pairs, docnums) -> dict[int, float]:
+    """The proximity bonus of each of ``docnums`` that has a pair of the query's
+    neighbouring words together (see :data:`PROXIMITY_WEIGHT`).
+
+    Args:
+        searcher: a Whoosh searcher (atomic or over several segments).
+        pairs: ``(field, first stem, second stem, gap)`` per pair of
+            neighbouring query words and field (``gap``: their distance in
+            positions in the query).
+        docnums: top-level document numbers.
+
+    Returns:
+        ``{docnum: bonus}`` for the documents with some pair together: per
+        pair, ``PROXIMITY_WEIGHT * (idf1 + idf2) * tf * (K1 + 1) / (tf + K1)``,
+        ``tf`` summing the field's sloppy phrase frequency times the field's
+        weight (the title's :data:`~searchengine.engines.whoosh.schema.TITLE_BOOST`)
+        over its length norm, as BM25F does for a word.
+    """
+    from searchengine.engines.whoosh.schema import TITLE_BOOST
+
+    weights = {"title": TITLE_BOOST}
+    wanted = sorted(set(docnums))
+    by_pair: dict[tuple[str, str, int], list[str]] = {}
+    for fieldname, a, b, gap in pairs:
+        by_pair.setdefault((a, b, gap), []).append(fieldname)
+    found: dict[int, float] = {}
+    parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
+    for number, (sub, offset) in enumerate(parts):
+        end = parts[number + 1][1] if number + 1 < len(parts) else offset + sub.doc_count_all()
+        local = [doc - offset for doc in wanted if offset <= doc < end]
+        if not local:
+            continue
+        reader = sub.reader()
+        positions: dict[tuple[str, str], dict] = {}
+        for (a, b, _), fieldnames in by_pair.items():
+            for key in ((fieldname, text) for fieldname in fieldnames for text in (a, b)):
+                if key not in positions:
+                    positions[key] = _postings_at(reader, *key, local, positions=True)
+        for (a, b, gap), fieldnames in by_pair.items():
+            tf: dict[int, float] = {}
+            for fieldname in fieldnames:
+                first, second = positions[fieldname, a], positions[fieldname, b]
+                if not first or not second:
+                    continue
+                norms = _length_norms(sub, reader, fieldname)
+                weight = weights.get(fieldname, 1.0)
+                for doc, (_, starts) in first.items():
+                    if doc not in second:
+                        continue
+                    ends = second[doc][1]
+                    freq = sum(1.0 / (1 + extra) for start in starts for extra in range(PROXIMITY_SLOP + 1)
+                               if start + gap + extra in ends)
+                    if freq:
+                        tf[doc] = tf.get(doc, 0.0) + weight * freq / norms[doc]
+            if not tf:
+                continue
+            idf = sum(_idf(searcher, keys) for keys in (_indexed(searcher, [(f, word) for f in fieldnames])
+                                                        for word in (a, b)) if keys)
+            for doc, value in tf.items():
+                found[doc + offset] = found.get(doc + offset, 0.0) + PROXIMITY_WEIGHT * _saturated(idf, value)
+    return found
 
 
 def _term_scores(q, searcher, reader) -> dict[int, float]:

@@ -439,7 +439,7 @@ def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(arxiv_index_dir, arxiv
 TAGS = {"html", "head", "meta", "title", "link", "body", "header", "a", "form", "label", "div", "input", "select",
         "option", "button", "main", "footer", "section", "h1", "h2", "h3", "p", "aside", "svg", "rect", "ul", "li",
         "span", "q", "ol", "nav", "mark", "article", "dl", "dt", "dd", "code", "pre"}
-ATTRIBUTES = {"action", "aria-current", "aria-hidden", "aria-label", "aria-labelledby", "autocomplete", "charset",
+ATTRIBUTES = {"action", "data-format", "download", "aria-current", "aria-hidden", "aria-label", "aria-labelledby", "autocomplete", "charset",
               "class", "content", "data-facet", "data-value", "for", "height", "href", "id", "inputmode", "lang",
               "maxlength", "method", "name", "pattern", "placeholder", "rel", "role", "size", "start", "tabindex",
               "title", "type", "value", "viewBox", "width", "x", "y", "selected"}

@@ -266,10 +266,12 @@ class SearchIndex:
             hits = searcher.hits(matches.query, window, with_snippets)
         if timed_out:
             notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
-        if matches.phrases_stopped:
+        if matches.cut:
             timed_out = True
-            notes.append(f"checking quoted phrases was stopped after {clock.budget:g} s; "
-                         "papers with them may be missing")
+            notes.append(f"matching was stopped after {clock.budget:g} s; some papers may be missing")
+        elif matches.approximate and not timed_out:
+            timed_out = True
+            notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
         counted = _facets(searcher, matches, plan, facet_size)
         return SearchResults(
             query=plan.searched,
@@ -436,7 +438,9 @@ def _plan(searcher, query, year, author, category, primary_only, sort, facet_nam
     searched = querylang.clean(query or "", notes)
     text, query_filters = querylang.split_filters(searched)
     chosen = build_filters(year, author, category, primary_only) + query_filters
-    parsed = searcher.parse(text, allow_empty=bool(chosen))
+    lexicon = searcher.lexicon()
+    parsed = searcher.parse(text, allow_empty=bool(chosen),
+                            frequencies=lexicon.frequencies if lexicon is not None else None)
     return Plan(searched, parsed, chosen, sort, facet_names, notes + parsed.notes)
 
 

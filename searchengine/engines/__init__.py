@@ -34,8 +34,12 @@ class Matches(Protocol):
         """The engine's query, ``None`` when there was no query text (browse by filters)."""
 
     @property
-    def phrases_stopped(self) -> bool:
-        """Whether the time budget cut the check of quoted phrases short."""
+    def cut(self) -> bool:
+        """Whether the time budget cut matching short (papers may be missing)."""
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the time budget cut scoring short (the order of the best hits is approximate)."""
 
 
 class Searcher(Protocol):
@@ -44,8 +48,9 @@ class Searcher(Protocol):
     def doc_count(self) -> int:
         """Number of documents."""
 
-    def parse(self, text: str, *, allow_empty: bool = False) -> Any:
-        """The query text (filters taken out) parsed; raises QueryError."""
+    def parse(self, text: str, *, allow_empty: bool = False, frequencies=None) -> Any:
+        """The query text (filters taken out) parsed; raises QueryError.
+        ``frequencies`` choose a long question's words (:func:`searchengine.querylang.parse`)."""
 
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """Every document matching ``parsed`` and ``filters`` (:class:`searchengine.filters.Filters`)."""
@@ -75,7 +80,8 @@ class Searcher(Protocol):
         """``{name: FacetCounts}``, each facet counted with every filter but its own."""
 
     def lexicon(self) -> Any:
-        """The indexed words did-you-mean chooses from (see :func:`searchengine.spelling.suggest`)."""
+        """The indexed words did-you-mean chooses from (see :func:`searchengine.spelling.suggest`),
+        with ``frequencies(words)`` (``{word: papers}``, all at once) for choosing a long question's words."""
 
     def corrections(self, matches: Matches) -> Any:
         """Hits of candidate corrections within the filters: ``hits(text)``,

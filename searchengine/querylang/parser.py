@@ -46,6 +46,7 @@ from searchengine.querylang.syntax import (
     ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
 )
 from searchengine.querylang.text import WORDS as _WORDS
+from searchengine.querylang.text import DASHES
 from searchengine.records import arxiv_id
 
 __all__ = [
@@ -66,6 +67,14 @@ MAX_WORD_CHARS = 100
 # (a hundred of either took seconds on 10,000 records).
 MAX_PREFIXES = 8
 MAX_PHRASES = 8
+# A question of more different words than this (a pasted abstract: 200 to
+# 400 words) is searched by this many, those in the fewest papers (the
+# highest idf): ORing every word cost seconds and ranked no better, since
+# common words barely count in BM25 (README, "How matching works").
+MAX_QUESTION_TERMS = 64
+# Different terms a query may combine with operators, fields or phrases
+# (a question of plain words is shortened instead): each is read on its own.
+MAX_QUERY_TERMS = 100
 # Queries of plain words, from two up to this many (keyword queries), rank
 # by proximity too (tree.Proximity). On longer questions it cost Cranfield
 # and CISI (README, "Evaluation").
@@ -73,6 +82,7 @@ PROXIMITY_UP_TO = ALL_TERMS_UP_TO
 
 # The operators; without one, parentheses are punctuation, not grouping.
 _OPERATOR = re.compile(r"\b(?:AND|OR|NOT|ANDNOT|ANDMAYBE)\b")
+_DASH_SPLIT = re.compile(f"[{DASHES}]")
 _OPERATOR_WORDS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE"}
 
 # Field names users may type → index field (the filters are taken out first).
@@ -476,7 +486,8 @@ def _tree(text: str):
 
 
 def parse(text: str, *, allow_empty: bool = False,
-          check: Callable[[t.Node], object] | None = None) -> ParsedQuery:
+          check: Callable[[t.Node], object] | None = None,
+          frequencies: Callable[[list[str]], dict[str, int]] | None = None) -> ParsedQuery:
     """Parse query text (filters already taken out by :func:`split_filters`).
 
     Args:
@@ -487,6 +498,10 @@ def parse(text: str, *, allow_empty: bool = False,
             simplified: an engine's check that it can search the leaf (a
             field it cannot search); whatever it raises is reported as a
             :class:`QueryError` "cannot parse the query ...: <its message>".
+        frequencies: the index's document frequencies of words as typed
+            (``{word: papers holding it}``, 0 for none), which choose the
+            words of a long question (:func:`key_terms`); without it such a
+            question keeps every word.
 
     Returns:
         A :class:`ParsedQuery`; its ``tree`` is ``None`` only when
@@ -498,7 +513,9 @@ def parse(text: str, *, allow_empty: bool = False,
             no searchable words (only stop words), a fuzzy word's distance
             above 2 or outside the text fields, a phrase's proximity, or has
             parentheses (or a chain of ``ANDNOT``, ``ANDMAYBE`` or ``REQUIRE``)
-            nested deeper than :data:`~searchengine.querylang.syntax.MAX_NESTING`.
+            nested deeper than :data:`~searchengine.querylang.syntax.MAX_NESTING`,
+            or combines more than :data:`MAX_QUERY_TERMS` different terms
+            with operators, fields or phrases.
     """
     notes: list[str] = []
     raw = text if isinstance(text, str) else ""
@@ -514,6 +531,7 @@ def parse(text: str, *, allow_empty: bool = False,
         raise QueryError("the query is empty")
     try:
         parsed = _tree(cleaned)
+        parsed, kept = key_terms(parsed, frequencies, notes)
         if check is not None:
             try:
                 for leaf in t.leaves(parsed):
@@ -533,8 +551,66 @@ def parse(text: str, *, allow_empty: bool = False,
         if isinstance(leaf, t.Fuzzy) and leaf.field not in (None, *t.DEFAULT_FIELDS):
             raise QueryError(f"'{leaf.field}:{leaf.text}~{leaf.distance}': fuzzy words are searched in "
                              "the title, the abstract and the author names only")
+    _check_term_count(tree)
     words = _words(cleaned)
+    if kept is not None:
+        words = [word for word in words if any(part.casefold() in kept for part in _DASH_SPLIT.split(word))]
+        cleaned = " ".join(words)
     return ParsedQuery(text=cleaned, tree=with_proximity(tree, words), words=words, notes=notes)
+
+
+def key_terms(tree, frequencies: Callable[[list[str]], dict[str, int]] | None,
+              notes: list[str]) -> tuple[object, set[str] | None]:
+    """A long question (a :class:`~searchengine.querylang.tree.MinMatch` of more
+    than :data:`MAX_QUESTION_TERMS` different words, alone or beside excluded
+    words) cut to its :data:`MAX_QUESTION_TERMS` most specific words.
+
+    Words are ranked by ``frequencies`` (fewest papers first; a word in no
+    paper last, as it can match nothing), ties by first use. Its phrases, prefixes and fielded words are
+    kept (each capped by its own limit); repeated words stay repeated, so that
+    they keep their weight. The minimum to match is taken anew of what is
+    kept. A note names the number of words searched.
+
+    Returns:
+        ``(tree, kept)``: the tree (unchanged when not such a question) and
+        the case-folded words kept (``None`` when unchanged).
+    """
+    if isinstance(tree, t.And):
+        for number, child in enumerate(tree.children):
+            if isinstance(child, t.MinMatch):
+                shortened, kept = key_terms(child, frequencies, notes)
+                children = tree.children[:number] + (shortened,) + tree.children[number + 1:]
+                return t.And(children), kept
+        return tree, None
+    if frequencies is None or not isinstance(tree, t.MinMatch):
+        return tree, None
+    typed: dict[str, str] = {}  # folded → first spelling
+    for child in tree.children:
+        if type(child) is t.Word:
+            typed.setdefault(child.text.casefold(), child.text)
+    if len(typed) <= MAX_QUESTION_TERMS:
+        return tree, None
+    found = frequencies(list(typed.values()))
+    order = {key: number for number, key in enumerate(typed)}
+
+    def rank(key: str) -> tuple:
+        df = found.get(typed[key], 0)
+        return (not df, df, order[key])
+
+    kept = set(sorted(typed, key=rank)[:MAX_QUESTION_TERMS])
+    children = tuple(child for child in tree.children if type(child) is not t.Word or child.text.casefold() in kept)
+    notes.append(f"a long question: searched by the {MAX_QUESTION_TERMS} of its {len(typed)} different words "
+                 "that the fewest papers hold")
+    return t.MinMatch(children, required_terms(len(children))), kept
+
+
+def _check_term_count(tree) -> None:
+    """Refuse a query combining more than :data:`MAX_QUERY_TERMS` different terms."""
+    count = len(set(t.leaves(tree)))
+    if count > MAX_QUERY_TERMS:
+        raise QueryError(f"the query combines {count} different terms; at most {MAX_QUERY_TERMS} can be "
+                         "searched together (a question of plain words is searched by its "
+                         f"{MAX_QUESTION_TERMS} most specific words)")
 
 
 # Node kinds of a query made of plain words only (no operator, field, phrase or prefix).

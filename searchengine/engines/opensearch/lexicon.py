@@ -67,6 +67,13 @@ class ClusterLexicon:
             self._count([word])
         return self._frequencies[word]
 
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        """``{word: frequency}`` of words as typed (see :meth:`frequency`; a
+        stop word: 0), the unknown ones counted in one request."""
+        normal = {word: self.normalise(word) for word in words}
+        self._count(sorted({n for n in normal.values() if n}))
+        return {word: self._frequencies[n] if n else 0 for word, n in normal.items()}
+
     def near(self, word: str, maxdist: int) -> set[str]:
         """Indexed words the term suggester finds within ``maxdist`` (1 or 2)
         edits of ``word``; their frequencies are fetched in the same go."""

@@ -52,7 +52,8 @@ class Matches:
     query: dict | None
     filters: object
     total: int
-    phrases_stopped: bool = False
+    cut: bool = False  # the cluster reports its own time-outs with the page of hits
+    approximate: bool = False
     notes: list[str] = field(default_factory=list)
 
     def full_query(self) -> dict:
@@ -85,9 +86,9 @@ class OpenSearchSearcher:
         """Documents in the index."""
         return self.engine.doc_count()
 
-    def parse(self, text: str, *, allow_empty: bool = False):
+    def parse(self, text: str, *, allow_empty: bool = False, frequencies=None):
         """The query language's tree (:func:`searchengine.querylang.parse`)."""
-        return querylang.parse(text, allow_empty=allow_empty)
+        return querylang.parse(text, allow_empty=allow_empty, frequencies=frequencies)
 
     def count(self, query: dict) -> int:
         """Documents matching the Query DSL ``query`` (one count request)."""

@@ -62,8 +62,9 @@ class Matches:
             (:func:`searchengine.engines.whoosh.ranking.score_documents`)
             could compute them, else ``None``.
         docnums: ascending document numbers of every match.
-        clock: the deadline of the check of quoted phrases, which notes
-            whether it cut a check short.
+        clock: the deadline of matching and scoring
+            (:class:`~searchengine.engines.whoosh.ranking.MatchClock`), which
+            notes what it cut short.
     """
 
     query: object
@@ -73,9 +74,14 @@ class Matches:
     clock: object = None
 
     @property
-    def phrases_stopped(self) -> bool:
-        """Whether the deadline cut the check of a quoted phrase short."""
-        return self.clock is not None and self.clock.stopped
+    def cut(self) -> bool:
+        """Whether the deadline cut matching short (papers may be missing)."""
+        return self.clock is not None and self.clock.cut
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the deadline cut the proximity bonus short (the order is approximate)."""
+        return self.clock is not None and self.clock.approximate
 
     @property
     def total(self) -> int:
@@ -99,7 +105,7 @@ class WhooshSearcher:
         """Number of documents in this generation."""
         return self.searcher.doc_count()
 
-    def parse(self, text: str, *, allow_empty: bool = False):
+    def parse(self, text: str, *, allow_empty: bool = False, frequencies=None):
         """``text`` in the query language → :class:`~searchengine.engines.whoosh.querying.WhooshParsedQuery`.
 
         Raises:
@@ -107,19 +113,21 @@ class WhooshSearcher:
         """
         from searchengine.engines.whoosh import querying as querylang
 
-        return querylang.parse(text, self.searcher.schema, allow_empty=allow_empty)
+        return querylang.parse(text, self.searcher.schema, allow_empty=allow_empty, frequencies=frequencies)
 
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """Every document matching ``parsed`` (its query may be ``None``) and ``filters``.
 
-        ``deadline`` (a ``time.monotonic()`` value) stops the check of quoted
-        phrases against the stored text; :attr:`Matches.phrases_stopped` then
-        says so. Notes about capped prefixes are added to ``notes``.
+        ``deadline`` (a ``time.monotonic()`` value) stops reading positions
+        (phrases, compounds, proximity), checking quoted phrases against the
+        stored text and combining alternatives; :attr:`Matches.cut` and
+        :attr:`Matches.approximate` then say so. Notes about capped prefixes
+        are added to ``notes``.
         """
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh.ranking import MatchClock, score_documents
 
-        clock = querylang.PhraseClock(deadline)
+        clock = MatchClock(deadline)
         wanted = None
         if parsed.query is not None:
             wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes)
@@ -127,12 +135,13 @@ class WhooshSearcher:
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             querylang.time_phrases(wanted, clock)
         restrict = querylang.filter_query(filters)
-        scores = score_documents(wanted, self.searcher) if wanted is not None else None
+        scores = score_documents(wanted, self.searcher, clock=clock) if wanted is not None else None
         return Matches(wanted, restrict, scores, self._matching(wanted, scores, restrict), clock)
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """The OR form of ``parsed`` within the same filters, when it matches
-        something; ``None`` when it has no OR form or matches nothing."""
+        something; ``None`` when it has no OR form or matches nothing. It
+        shares the deadline of ``matches``."""
         from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.ranking import score_documents
 
@@ -141,7 +150,7 @@ class WhooshSearcher:
             return None
         fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [])
         fallback = querylang.split_joined(fallback, self.searcher.reader())
-        scores = score_documents(fallback, self.searcher)
+        scores = score_documents(fallback, self.searcher, clock=matches.clock)
         found = self._matching(fallback, scores, matches.restrict)
         return Matches(fallback, matches.restrict, scores, found, matches.clock) if found else None
 

@@ -52,6 +52,15 @@ class Lexicon:
                     frequency = max(frequency, reader.doc_frequency(field, stem))
         return frequency
 
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        """``{word: frequency}`` of words as typed (case and accents folded
+        here, as :meth:`frequency` of :meth:`normalise`; a stop word: 0)."""
+        found = {}
+        for word in words:
+            normal = self.normalise(word)
+            found[word] = self.frequency(normal) if normal else 0
+        return found
+
     def near(self, word: str, maxdist: int) -> list[str]:
         """Candidates for the words within ``maxdist`` edits of ``word``: every
         word of the prefixes a correction may start with

@@ -36,7 +36,6 @@ live here too.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -52,6 +51,7 @@ from searchengine.engines.whoosh.analysis import fold
 from searchengine.engines.whoosh.ranking import (
     ALTERNATIVE_WEIGHT,
     PROXIMITY_FIELDS,
+    MatchClock,
     bm25f_term,
     joined_term,
     scored_list,
@@ -63,6 +63,9 @@ from searchengine.querylang.text import CJK_CHARS, DASHES, TOKEN_PATTERN
 
 # A prefix or fuzzy term matches at most this many index terms.
 MAX_EXPANSIONS = t.MAX_EXPANSIONS
+# A compound of more parts than this is searched as its joined form only
+# (not also as its parts in sequence).
+MAX_COMPOUND_PARTS = 6
 
 _WORDS = re.compile(TOKEN_PATTERN)
 _DASH = re.compile(f"[{DASHES}]")
@@ -209,6 +212,10 @@ class _Translator:
             return None
         if len(parts) == 1 and joined is None:
             return wq.Term(fieldname, parts[0])
+        if joined is not None and len(parts) > MAX_COMPOUND_PARTS:
+            # A pasted identifier (StateStateState...), not a compound anyone
+            # types: its parts in sequence would read positions for each part.
+            return wq.Term(fieldname, joined)
         sequence = wq.Phrase(fieldname, parts) if len(parts) > 1 else wq.Term(fieldname, parts[0])
         if joined is None:
             return sequence
@@ -307,15 +314,16 @@ class WhooshParsedQuery:
     tree: t.Node | None = None
 
 
-def parse(text: str, schema, *, allow_empty: bool = False) -> WhooshParsedQuery:
-    """Parse query text (:func:`searchengine.querylang.parse`) and translate it
-    for ``schema``: Whoosh queries exactly as the product has always searched them.
+def parse(text: str, schema, *, allow_empty: bool = False, frequencies=None) -> WhooshParsedQuery:
+    """Parse query text (:func:`searchengine.querylang.parse`, given
+    ``frequencies`` for a long question's words) and translate it for
+    ``schema``: Whoosh queries exactly as the product has always searched them.
 
     Raises:
         QueryError: as :func:`searchengine.querylang.parse`, and for a word or
             phrase in a field Whoosh cannot search ("cannot parse the query ...").
     """
-    parsed = querylang.parse(text, allow_empty=allow_empty, check=check_leaf(schema))
+    parsed = querylang.parse(text, allow_empty=allow_empty, check=check_leaf(schema), frequencies=frequencies)
     try:
         query = to_whoosh(parsed.tree, schema)
     except RecursionError as exc:  # Whoosh's normalize recurses once per level of nesting
@@ -436,16 +444,7 @@ class Proximity(WrappingQuery):
         return scored_list(docs, [scores[doc] for doc in docs]) if docs else NullMatcher()
 
 
-class PhraseClock:
-    """The deadline (``time.monotonic()`` seconds) for checking one search's
-    quoted phrases against the stored text; ``stopped`` tells whether it cut a check short."""
-
-    def __init__(self, deadline: float) -> None:
-        self.deadline = deadline
-        self.stopped = False
-
-
-def time_phrases(query: wq.Query, clock: PhraseClock) -> None:
+def time_phrases(query: wq.Query, clock: MatchClock) -> None:
     """Give every :class:`ExactText` in ``query`` the ``clock`` of its search."""
     if isinstance(query, ExactText):
         query.clock = clock
@@ -463,11 +462,12 @@ class ExactText(WrappingQuery):
 
     Reading stored text costs time per candidate (a second for ``"model"``
     on 10,000 abstracts), so the check is made once per searcher (counting
-    and ranking reuse it) and stops at the deadline of its :class:`PhraseClock`
-    (set by :func:`time_phrases`): the candidates checked by then are the hits.
+    and ranking reuse it) and stops at the deadline of its
+    :class:`~searchengine.engines.whoosh.ranking.MatchClock` (set by
+    :func:`time_phrases`): the candidates checked by then are the hits.
     """
 
-    def __init__(self, child, fieldname: str, pattern: str, clock: PhraseClock | None = None) -> None:
+    def __init__(self, child, fieldname: str, pattern: str, clock: MatchClock | None = None) -> None:
         super().__init__(child)
         self.fieldname = fieldname
         self.pattern = pattern
@@ -506,8 +506,8 @@ class ExactText(WrappingQuery):
 
     def out_of_time(self) -> bool:
         """Whether the clock of this phrase's search has run out (noted on the clock)."""
-        if self.clock is not None and time.monotonic() > self.clock.deadline:
-            self.clock.stopped = True
+        if self.clock is not None and self.clock.expired():
+            self.clock.cut = True
             return True
         return False
 

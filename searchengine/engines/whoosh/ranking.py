@@ -28,6 +28,7 @@ the expansion terms in the :data:`FEEDBACK_DEPTH` best hits only.
 from __future__ import annotations
 
 import heapq
+import time
 from array import array
 from math import log
 
@@ -77,6 +78,33 @@ PROXIMITY_FIELDS = ("title", "abstract")
 PROXIMITY_SLOP = 0
 PROXIMITY_WEIGHT = 2.0
 PROXIMITY_DEPTH = 200
+
+
+# An OR of up to this many subqueries (a word or phrase in each field) is read
+# whole even past the deadline, so that its answer is complete and can be kept;
+# a longer one (pasted words ORed together) stops at the deadline.
+UNTIMED_OR = 8
+
+
+class MatchClock:
+    """The deadline (a ``time.monotonic()`` value) of one search's matching and
+    scoring, and what it cut short.
+
+    Reading positions (quoted phrases, a compound's parts in sequence, the
+    proximity bonus), checking stored text and combining the words of an
+    ``Or`` stop at the deadline. ``cut`` says matching stopped (papers may be
+    missing); ``approximate`` says the proximity bonus stopped (the order of
+    the best hits is approximate).
+    """
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.cut = False
+        self.approximate = False
+
+    def expired(self) -> bool:
+        """Whether the deadline has passed."""
+        return time.monotonic() > self.deadline
 
 
 def weighting():
@@ -305,8 +333,26 @@ def _indexed(searcher, terms) -> tuple:
     (whose author-name form ``models`` no author has) and ``model`` share
     one cache entry.
     """
-    parent = searcher.get_parent()
-    return tuple(term for term in terms if parent.doc_frequency(*term) > 0)
+    frequency = _frequencies(searcher)
+    return tuple(term for term in terms if frequency(term) > 0)
+
+
+def _frequencies(searcher):
+    """``(field, text) -> document frequency`` over the whole index, kept with
+    its reader: a word's frequency is asked for its idf, for each field and
+    each form of it, in every search that has it (thousands of lookups in a
+    pasted question, each a read of the term index)."""
+    reader = searcher.get_parent().reader()
+    cache = _reader_cache(reader, "frequencies")
+    get = cache.get
+
+    def frequency(term: tuple) -> int:
+        found = get(term)
+        if found is None:
+            found = cache[term] = reader.doc_frequency(*term)
+        return found
+
+    return frequency
 
 
 def _term_postings(searcher, reader, key: tuple) -> tuple[array, array]:
@@ -405,9 +451,8 @@ def _saturated(idf: float, tf: float) -> float:
 def _idf(searcher, terms) -> float:
     """BM25's idf of a term searched in several fields ((field, text) pairs):
     its document frequency is the largest over the fields."""
-    parent = searcher.get_parent()
-    df = max(parent.doc_frequency(fieldname, text) for fieldname, text in terms)
-    return log(1 + (parent.doc_count_all() - df + 0.5) / (df + 0.5))
+    df = max(map(_frequencies(searcher), terms))
+    return log(1 + (searcher.get_parent().doc_count_all() - df + 0.5) / (df + 0.5))
 
 
 def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, float]:
@@ -501,7 +546,7 @@ class Unsupported(Exception):
     """A query node :func:`score_documents` leaves to Whoosh's matchers."""
 
 
-def score_documents(query, searcher, within=None) -> dict[int, float] | None:
+def score_documents(query, searcher, within=None, clock: MatchClock | None = None) -> dict[int, float] | None:
     """Every document matching ``query`` with its score, or ``None``.
 
     A fast path for the queries the parser builds from plain words: BM25F
@@ -514,16 +559,18 @@ def score_documents(query, searcher, within=None) -> dict[int, float] | None:
 
     ``within`` (top-level document numbers), when given, bounds the result:
     documents outside it may be left out, and phrases read positions for
-    those documents only when they are few.
+    those documents only when they are few. ``clock``, when given, stops
+    reading positions and combining alternatives at its deadline (and notes
+    it: :class:`MatchClock`).
 
     Returns:
         ``{docnum: score}`` with top-level document numbers.
     """
     if type(query).__name__ == "Proximity":
-        found = score_documents(query.child, searcher, within)
+        found = score_documents(query.child, searcher, within, clock)
         if found:
             best = heapq.nlargest(PROXIMITY_DEPTH, found.items(), key=lambda item: (item[1], -item[0]))
-            for doc, bonus in proximity_bonus(searcher, query.pairs, [doc for doc, _ in best]).items():
+            for doc, bonus in proximity_bonus(searcher, query.pairs, [doc for doc, _ in best], clock).items():
                 found[doc] += bonus
         return found
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
@@ -534,7 +581,7 @@ def score_documents(query, searcher, within=None) -> dict[int, float] | None:
             if within is not None:
                 end = parts[i + 1][1] if i + 1 < len(parts) else float("inf")
                 bound = {doc - offset for doc in within if offset <= doc < end}
-            scores = _node_scores(query, sub, sub.reader(), bound)
+            scores = _node_scores(query, sub, sub.reader(), bound, clock)
             if offset:
                 found.update((doc + offset, score) for doc, score in scores.items())
             else:
@@ -544,7 +591,7 @@ def score_documents(query, searcher, within=None) -> dict[int, float] | None:
     return found
 
 
-def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
+def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None) -> dict[int, float]:
     """``{docnum: score}`` of ``q`` in one segment. ``within``, when given,
     bounds what the caller will keep: a node may leave out documents outside
     it (phrases do, to read fewer positions)."""
@@ -563,36 +610,39 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[in
     if kind is wq.DisjunctionMax:
         best: dict[int, float] = {}
         for s in q.subqueries:
-            for doc, score in _node_scores(s, searcher, reader, within).items():
+            if clock is not None and best and clock.expired():  # the first way (as typed) is always read
+                clock.cut = True
+                break
+            for doc, score in _node_scores(s, searcher, reader, within, clock).items():
                 if score > best.get(doc, -1.0):
                     best[doc] = score
         return _boosted(best, q.boost)
     if kind is wq.Term:
         return _term_scores(q, searcher, reader)
     if kind is wq.Phrase:
-        return _phrase_scores(q, searcher, reader, within)
+        return _phrase_scores(q, searcher, reader, within, clock)
     if kind.__name__ == "ExactText":
-        return _exact_scores(q, searcher, reader, within)
+        return _exact_scores(q, searcher, reader, within, clock)
     if kind is wq.And:
         positive = [s for s in q.subqueries if type(s) is not wq.Not]
         if not positive:
             raise Unsupported
         # Term lists first; phrases then check positions only where every term is.
         cheap = [s for s in positive if not _has_phrase(s)]
-        parts = sorted((_node_scores(s, searcher, reader, within) for s in cheap), key=len)
+        parts = sorted((_node_scores(s, searcher, reader, within, clock) for s in cheap), key=len)
         for s in positive:
             if _has_phrase(s):
                 bound = set(parts[0]) if parts else within
                 if within is not None and parts:
                     bound &= within
-                parts.append(_node_scores(s, searcher, reader, bound))
+                parts.append(_node_scores(s, searcher, reader, bound, clock))
                 parts.sort(key=len)
         found = parts[0]
         for other in parts[1:]:
             found = {doc: score + other[doc] for doc, score in found.items() if doc in other}
         negated = [s for s in q.subqueries if type(s) is wq.Not]
         for s in negated:
-            for doc in _node_scores(s.query, searcher, reader):
+            for doc in _node_scores(s.query, searcher, reader, None, clock):
                 found.pop(doc, None)
         if negated:
             # Whoosh's inverse matcher scores each document it lets through
@@ -604,8 +654,17 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[in
         needed = getattr(q, "minmatch", 0) or 0
         total: dict[int, float] = {}
         counts: dict[int, int] = {}
-        for s in q.subqueries:
-            for doc, score in _node_scores(s, searcher, reader, within).items():
+        # A word repeated in an OR (a relaxed query of a pasted chain) is scored once.
+        known: dict = {}
+        timed = clock is not None and len(q.subqueries) > UNTIMED_OR
+        for number, s in enumerate(q.subqueries):
+            if number and timed and clock.expired():
+                clock.cut = True
+                break
+            scores = known.get(s)
+            if scores is None:
+                scores = known[s] = _node_scores(s, searcher, reader, within, clock)
+            for doc, score in scores.items():
                 total[doc] = total.get(doc, 0.0) + score
                 if needed > 1:
                     counts[doc] = counts.get(doc, 0) + 1
@@ -613,18 +672,18 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None) -> dict[in
             total = {doc: score for doc, score in total.items() if counts[doc] >= needed}
         return _boosted(total, q.boost)
     if kind is wq.Require:
-        found = _node_scores(q.a, searcher, reader, within)
-        needed = _node_scores(q.b, searcher, reader, set(found) if within is None else set(found) & within)
+        found = _node_scores(q.a, searcher, reader, within, clock)
+        needed = _node_scores(q.b, searcher, reader, set(found) if within is None else set(found) & within, clock)
         return _boosted({doc: score for doc, score in found.items() if doc in needed}, q.boost)
     if kind is wq.AndNot:
-        found = dict(_node_scores(q.a, searcher, reader, within))
-        for doc in _node_scores(q.b, searcher, reader):
+        found = dict(_node_scores(q.a, searcher, reader, within, clock))
+        for doc in _node_scores(q.b, searcher, reader, None, clock):
             found.pop(doc, None)
         return found
     raise Unsupported
 
 
-def proximity_bonus(searcher, pairs, docnums) -> dict[int, float]:
+def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -> dict[int, float]:
     """The proximity bonus of each of ``docnums`` that has a pair of the query's
     neighbouring words together (see :data:`PROXIMITY_WEIGHT`).
 
@@ -634,6 +693,8 @@ def proximity_bonus(searcher, pairs, docnums) -> dict[int, float]:
             neighbouring query words and field (``gap``: their distance in
             positions in the query).
         docnums: top-level document numbers.
+        clock: stops reading positions at its deadline (noting
+            ``approximate``): the pairs read by then give the bonus.
 
     Returns:
         ``{docnum: bonus}`` for the documents with some pair together: per
@@ -661,11 +722,14 @@ def proximity_bonus(searcher, pairs, docnums) -> dict[int, float]:
         for (a, b, _), fieldnames in by_pair.items():
             for key in ((fieldname, text) for fieldname in fieldnames for text in (a, b)):
                 if key not in positions:
+                    if clock is not None and clock.expired():
+                        clock.approximate = True
+                        break
                     positions[key] = _postings_at(reader, *key, local, positions=True)
         for (a, b, gap), fieldnames in by_pair.items():
             tf: dict[int, float] = {}
             for fieldname in fieldnames:
-                first, second = positions[fieldname, a], positions[fieldname, b]
+                first, second = positions.get((fieldname, a)), positions.get((fieldname, b))
                 if not first or not second:
                     continue
                 norms = _length_norms(sub, reader, fieldname)
@@ -712,7 +776,7 @@ def _has_phrase(q) -> bool:
     return type(q) is wq.Phrase or any(_has_phrase(s) for s in q.children())
 
 
-def _phrase_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
+def _phrase_scores(q, searcher, reader, within: set[int] | None = None, clock=None) -> dict[int, float]:
     """Documents with ``q``'s words at consecutive positions, scored as Whoosh
     scores a phrase: the sum of the words' BM25 scores in the field, times the boost.
     Only documents in ``within`` (when given) are checked."""
@@ -726,15 +790,16 @@ def _phrase_scores(q, searcher, reader, within: set[int] | None = None) -> dict[
     found = cache.get(key)
     if found is None:
         if within is not None and len(within) < FEW_CANDIDATES:
-            found = _phrase_postings(searcher, reader, fieldname, q.words, within)
-        else:  # checking most documents anyway: check all, and keep the result
-            found = _phrase_postings(searcher, reader, fieldname, q.words, None)
-            cache.put(key, found)
+            found, _ = _phrase_postings(searcher, reader, fieldname, q.words, within, clock)
+        else:  # checking most documents anyway: check all, and keep the result (when complete)
+            found, complete = _phrase_postings(searcher, reader, fieldname, q.words, None, clock)
+            if complete:
+                cache.put(key, found)
     docs, scores = found
     return {doc: score * q.boost for doc, score in zip(docs, scores)} if q.boost != 1 else dict(zip(docs, scores))
 
 
-def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[int, float]:
+def _exact_scores(q, searcher, reader, within: set[int] | None = None, clock=None) -> dict[int, float]:
     """A quoted phrase (:class:`searchengine.engines.whoosh.querying.ExactText`): the matches of
     its stemmed phrase or term whose stored text has the words as written,
     with the stemmed query's scores. The check of the stored text stops at
@@ -744,7 +809,7 @@ def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[i
     cache = _postings_cache(reader)
     found = cache.get(key)
     if found is None:
-        scores = _node_scores(q.child, searcher, reader, within)
+        scores = _node_scores(q.child, searcher, reader, within, clock)
         docs, complete = [], True
         for doc in sorted(scores):
             if q.out_of_time():  # the documents checked so far are the hits
@@ -763,13 +828,18 @@ def _exact_scores(q, searcher, reader, within: set[int] | None = None) -> dict[i
 FEW_CANDIDATES = 2000
 
 
-def _phrase_postings(searcher, reader, fieldname: str, words: list[str],
-                     within: set[int] | None) -> tuple[array, array]:
-    """``(docs, scores)`` of a phrase: candidates are the documents with every
-    word, or those of ``within`` (few, when given); positions are read for those only."""
+def _phrase_postings(searcher, reader, fieldname: str, words: list[str], within: set[int] | None,
+                     clock: MatchClock | None = None) -> tuple[tuple[array, array], bool]:
+    """``((docs, scores), complete)`` of a phrase: candidates are the documents
+    with every word, or those of ``within`` (few, when given); positions are
+    read for those only, once per distinct word. At the ``clock``'s deadline
+    the candidates checked so far are the hits (``complete`` False, the clock's
+    ``cut`` set)."""
+    distinct = list(dict.fromkeys(words))
     if within is not None:
         candidates = sorted(within)
-        postings = [_postings_at(reader, fieldname, word, candidates, positions=True) for word in words]
+        read = _positions(reader, fieldname, distinct, candidates, clock)
+        postings = [read[word] for word in words]
         candidates = [doc for doc in candidates if all(doc in found for found in postings)]
         norms = _length_norms(searcher, reader, fieldname)
         idfs = [_idf(searcher, ((fieldname, word),)) for word in words]
@@ -785,18 +855,41 @@ def _phrase_postings(searcher, reader, fieldname: str, words: list[str],
             other = dict(zip(docs, scores))
             total = {doc: score + other[doc] for doc, score in total.items() if doc in other}
         candidates = sorted(total)
-        postings = [_postings_at(reader, fieldname, word, candidates, positions=True) for word in words]
+        read = _positions(reader, fieldname, distinct, candidates, clock)
+        postings = [read[word] for word in words]
     kept = []
-    for doc in candidates:
+    complete = clock is None or not clock.cut
+    for number, doc in enumerate(candidates):
+        if not all(doc in found for found in postings):  # positions not read: the deadline came first
+            continue
+        if number % 256 == 255 and clock is not None and clock.expired():
+            clock.cut, complete = True, False
+            break
         first, following = postings[0][doc][1], [found[doc][1] for found in postings[1:]]
         if any(all(start + i + 1 in later for i, later in enumerate(following)) for start in first):
             kept.append(doc)
-    return array("i", kept), array("d", (total[doc] for doc in kept))
+    return (array("i", kept), array("d", (total[doc] for doc in kept))), complete
 
 
-def _postings_at(reader, fieldname: str, text: str, docs: list[int], positions: bool = False) -> dict:
+def _positions(reader, fieldname: str, words: list[str], docs: list[int], clock: MatchClock | None) -> dict:
+    """``{word: _postings_at(...)}`` with positions for each of ``words`` (distinct);
+    past the ``clock``'s deadline the words left are read as absent (``cut`` noted)."""
+    found = {}
+    for word in words:
+        if clock is not None and clock.expired():
+            clock.cut = True
+            found[word] = {}
+            continue
+        found[word] = _postings_at(reader, fieldname, word, docs, positions=True, clock=clock)
+    return found
+
+
+def _postings_at(reader, fieldname: str, text: str, docs: list[int], positions: bool = False,
+                 clock: MatchClock | None = None) -> dict:
     """``{doc: (weight, set of positions or None)}`` of a term for each of
     the ascending live ``docs`` that has it; positions only when asked.
+    Reading stops at the ``clock``'s deadline (its ``cut`` set): the documents
+    read by then.
 
     Blocks holding none of ``docs`` are passed over unread, as in
     :func:`posting_blocks`; a matcher of another shape is read the public way.
@@ -813,6 +906,9 @@ def _postings_at(reader, fieldname: str, text: str, docs: list[int], positions: 
         decode = matcher.format.decode_positions
         at = 0
         while matcher.is_active() and at < len(docs):
+            if clock is not None and clock.expired():
+                clock.cut = True
+                break
             last = internals.block_max_id(matcher)
             if last < docs[at]:
                 internals.next_block(matcher)

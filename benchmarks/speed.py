@@ -18,7 +18,10 @@ latency p50/p95 over 200 keyword queries (three fixed ones plus two or three
 consecutive content words of random titles, seed 42; the top 10 hits with
 snippets, every word required; the first pass over the queries, and the
 median of 3 timed passes after it);
-facet cost (exact counts over all hits of 20 queries, by year and by
+a pasted 3,000-character query (the abstracts of the records after the
+indexed ones, joined and cut at a word; searched three times, each a new
+question for the postings cache: CPU and wall time, and whether the time
+budget cut it); facet cost (exact counts over all hits of 20 queries, by year and by
 category: every category of a paper in searchengine, through Whoosh's
 grouping; the primary category, a column, in FTS5); cold start of ``searchengine search`` as a new process against
 ``python -c`` running the FTS5 query (median of 5 after a warm-up). Each
@@ -197,6 +200,36 @@ def latencies(run_query, queries: list[str], passes: int = 3) -> tuple[list[floa
     return ([statistics.median(t) for t in wall], [statistics.median(t) for t in cpu], first_wall, first_cpu)
 
 
+PASTE_CHARS = 3000
+
+
+def pasted_queries(size: int, count: int = 3) -> list[str]:
+    """``count`` texts of :data:`PASTE_CHARS` characters made of the abstracts
+    of listing records ``size`` onwards (not in the index), cut at a word."""
+    texts, text = [], ""
+    with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
+        for line in itertools.islice(lines, size, None):
+            text = f"{text} {json.loads(line)['summary']}".strip()
+            if len(text) >= PASTE_CHARS:
+                texts.append(" ".join(text[:PASTE_CHARS].split()[:-1]))
+                text = ""
+                if len(texts) == count:
+                    break
+    return texts
+
+
+def pasted(index, texts: list[str]) -> list[tuple[float, float, bool]]:
+    """``(CPU ms, wall ms, timed_out)`` of searching each pasted text (top 10 with snippets)."""
+    found = []
+    for text in texts:
+        started, started_cpu = time.perf_counter(), time.thread_time()
+        results = index.search(text, limit=10)
+        results.to_dict()
+        found.append(((time.thread_time() - started_cpu) * 1000, (time.perf_counter() - started) * 1000,
+                      results.timed_out))
+    return found
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -259,6 +292,7 @@ def bench_size(size: int, work: Path, jobs: int | None, memory_mb: int) -> dict:
 
     row["se_facet"] = latencies(lambda q: product_facets(index, q), facet_queries)
     row["fts_facet"] = latencies(fts_facets, facet_queries)
+    row["pasted"] = pasted(index, pasted_queries(records))
     row["zero_hits"] = (sum(index.search(q).total == 0 for q in queries),
                         sum(not connection.execute(FTS5_TOP10, (fts5_match(q),)).fetchall() for q in queries))
     index.close()
@@ -291,6 +325,9 @@ def report(rows: list[dict]) -> None:
         for label, key in (("cold start ms (wall)", 0), ("cold start ms (CPU)", 1)):
             se_cold, fts_cold = row["se_cold"][key], row["fts_cold"][key]
             print(f"| {n} | {label} | {se_cold:.0f} | {fts_cold:.0f} | {se_cold / fts_cold:.1f} |")
+        for cpu_ms, wall_ms, cut in row["pasted"]:
+            print(f"| {n} | pasted {PASTE_CHARS:,}-character query ms (CPU / wall) | {cpu_ms:.0f} / {wall_ms:.0f}"
+                  f"{' (timed out)' if cut else ''} | | |")
         print(f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | {row['zero_hits'][1]} | |")
 
 

@@ -227,8 +227,12 @@ def openapi_document() -> dict[str, Any]:
                 "relaxed": {"type": "boolean", "description": "No document had every term; hits match some"},
                 "unmatched": {**string_list, "description": "Words of a relaxed query no paper holds"},
                 "parsed": {"type": "string", "description": "The query as understood (for debugging)"},
-                "notes": {**string_list, "description": "Repairs made to the query (cut, capped, ...)"},
-                "timed_out": {"type": "boolean", "description": "The time budget stopped the search early"},
+                "notes": {**string_list, "description": "Repairs made to the query (cut, capped, a long "
+                                                        "question searched by its rarest words, ...) and "
+                                                        "what the time budget cut"},
+                "timed_out": {"type": "boolean", "description": "The time budget cut matching or ranking short: "
+                                                                "papers may be missing, or their order approximate "
+                                                                "(a note says which)"},
                 "took_ms": {"type": "number"},
             }),
         }},

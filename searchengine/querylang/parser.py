@@ -605,7 +605,10 @@ def key_terms(tree, frequencies: Callable[[list[str]], dict[str, int]] | None,
 
 
 def _check_term_count(tree) -> None:
-    """Refuse a query combining more than :data:`MAX_QUERY_TERMS` different terms."""
+    """Refuse a query combining more than :data:`MAX_QUERY_TERMS` different
+    terms (a question of plain words is not refused: :func:`key_terms`)."""
+    if isinstance(tree, t.MinMatch):
+        return
     count = len(set(t.leaves(tree)))
     if count > MAX_QUERY_TERMS:
         raise QueryError(f"the query combines {count} different terms; at most {MAX_QUERY_TERMS} can be "

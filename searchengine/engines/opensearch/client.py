@@ -119,8 +119,12 @@ def cluster_errors(location: ClusterLocation, action: str, *, index: str | None 
         raise error from None
 
 
-def whole(location: ClusterLocation, action: str, answer: dict) -> dict:
+def whole(location: ClusterLocation, action: str, answer: dict, *, timed: bool = False) -> dict:
     """``answer`` (of a search or count) when every shard took part in it.
+
+    With ``timed`` (a search with a ``timeout``), shards that ran out of time
+    (``time_exceeded_exception``) are accepted: the answer says
+    ``timed_out``, which the search reports.
 
     A search or count that some shards failed, or that found no active copy
     of some shards (a red index: they are counted in ``total`` but neither
@@ -140,6 +144,9 @@ def whole(location: ClusterLocation, action: str, answer: dict) -> dict:
     missing = total - int(shards.get("successful") or 0) - int(shards.get("skipped") or 0)
     if missing > 0:
         failures = shards.get("failures") or []
+        if timed and answer.get("timed_out") and failures and all(
+                "time_exceeded" in str(failure.get("reason")) for failure in failures):
+            return answer
         reason = failures[0].get("reason") if failures else "no copy of them is active"
         if isinstance(reason, dict):
             reason = reason.get("reason") or reason.get("type")

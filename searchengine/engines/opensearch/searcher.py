@@ -52,8 +52,9 @@ class Matches:
     query: dict | None
     filters: object
     total: int
-    cut: bool = False  # the cluster reports its own time-outs with the page of hits
-    approximate: bool = False
+    cut: bool = False
+    approximate: bool = False  # the cluster reports a cut ranking with the page of hits (window)
+    deadline: float = field(default=0.0, repr=False)
     notes: list[str] = field(default_factory=list)
 
     def full_query(self) -> dict:
@@ -97,29 +98,42 @@ class OpenSearchSearcher:
         return int(whole(self.cluster, "count matches", answer)["count"])
 
     def _search(self, action: str, body: dict, **params) -> dict:
-        """The answer of one search of the alias, from every shard (see :func:`whole`)."""
+        """The answer of one search of the alias, from every shard (see
+        :func:`whole`; shards that ran out of a ``timeout`` in ``body`` are accepted)."""
         with self._errors(action):
             answer = self.client.search(index=self.index, body=body, **params)
-        return whole(self.cluster, action, answer)
+        return whole(self.cluster, action, answer, timed="timeout" in body)
 
     def request(self, action: str, body: dict) -> dict:
         """The answer to a search request ``body``; ``action`` names it in errors."""
         with self._errors(action):
             return self.client.search(index=self.index, body=body)
 
-    def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
-        """How many documents match ``parsed`` within ``filters`` (one count request)."""
-        matches = Matches(parsed.tree, to_dsl(parsed.tree), filters, 0)
-        matches.total = self.count(matches.full_query())
+    def _counted(self, matches: Matches, deadline: float) -> Matches:
+        """``matches`` with its total, counted by the cluster within the time
+        left before ``deadline`` (its ``timeout``); a count the cluster cut
+        short sets ``cut`` (the total counts the documents matched by then)."""
+        body = {"query": matches.full_query(), "size": 0, "track_total_hits": True, "timeout": _timeout(deadline)}
+        found = self._search("count matches", body)
+        matches.total = int(found["hits"]["total"]["value"])
+        matches.cut = matches.cut or bool(found.get("timed_out"))
         return matches
 
+    def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
+        """How many documents match ``parsed`` within ``filters``, counted within ``deadline``."""
+        matches = Matches(parsed.tree, to_dsl(parsed.tree), filters, 0)
+        matches.deadline = deadline
+        return self._counted(matches, deadline)
+
     def relax(self, parsed, matches: Matches) -> Matches | None:
-        """Any one of the query's words, within the same filters, when that matches something."""
+        """Any one of the query's words, within the same filters, when that
+        matches something; counted within the deadline of ``matches``."""
         alternatives = querylang.relaxed(parsed)
         if alternatives is None:
             return None
-        relaxed = Matches(alternatives, to_dsl(alternatives), matches.filters, 0)
-        relaxed.total = self.count(relaxed.full_query())
+        relaxed = Matches(alternatives, to_dsl(alternatives), matches.filters, 0, cut=matches.cut)
+        relaxed.deadline = matches.deadline
+        self._counted(relaxed, matches.deadline)
         return relaxed if relaxed.total else None
 
     def describe(self, matches: Matches) -> str:
@@ -145,7 +159,7 @@ class OpenSearchSearcher:
             "sort": _RELEVANCE_SORT if ranked else _SORTS["newest" if sort == "relevance" else sort],
             "track_scores": matches.query is not None,
             "track_total_hits": False,
-            "timeout": f"{max(int((deadline - time.monotonic()) * 1000), 1)}ms",
+            "timeout": _timeout(deadline),
         }
         marked = highlight_dsl(matches.tree) if matches.query is not None else None
         if marked is not None:  # none for a query that only excludes: the abstract's start is shown
@@ -260,6 +274,17 @@ class OpenSearchSearcher:
 
     def warm_up(self, seconds: float) -> None:
         """Nothing to load: the cluster keeps its own caches."""
+
+
+# A search's timeout is at least this many milliseconds: a shard out of time
+# before it has read anything fails the whole search rather than answer in part.
+MIN_TIMEOUT_MS = 100
+
+
+def _timeout(deadline: float) -> str:
+    """The time left before ``deadline`` (``time.monotonic()``) as a search
+    ``timeout``, at least :data:`MIN_TIMEOUT_MS`."""
+    return f"{max(int((deadline - time.monotonic()) * 1000), MIN_TIMEOUT_MS)}ms"
 
 
 def _offsets(marked: str) -> tuple[str, list[tuple[int, int]]]:

@@ -69,7 +69,8 @@ ALTERNATIVE_WEIGHT = 0.9
 # frequency) are a pseudo-term of the title and abstract, scored by BM25F
 # with the idf of the two words added up (the idf Lucene gives a phrase) and
 # weighing PROXIMITY_WEIGHT; only the PROXIMITY_DEPTH best hits of the query
-# are scored, so the bonus only reorders them. Slop 2 let "sparse attention
+# are scored, so the bonus only reorders them (100 ranks the arXiv keyword
+# tests as 200 did, reading half the positions). Slop 2 let "sparse attention
 # matrix" count for "sparse matrix"; weights 0.5 to 3 were tried on keyword
 # queries over arXiv records (README, "Evaluation"): below 2, papers with
 # both words apart in the title still came before abstracts with the words
@@ -77,7 +78,7 @@ ALTERNATIVE_WEIGHT = 0.9
 PROXIMITY_FIELDS = ("title", "abstract")
 PROXIMITY_SLOP = 0
 PROXIMITY_WEIGHT = 2.0
-PROXIMITY_DEPTH = 200
+PROXIMITY_DEPTH = 100
 
 
 # An OR of up to this many subqueries (a word or phrase in each field) is read
@@ -247,8 +248,12 @@ class _PostingsCache:
             self.entries.move_to_end(key)
         return found
 
-    def put(self, key, value) -> None:
+    def put(self, key, value, replace: bool = False) -> None:
+        """Keep ``value`` (its size: ``len(value[0]) + 1``); a key already kept
+        stays as it is unless ``replace``."""
         size = len(value[0]) + 1
+        if replace and key in self.entries:
+            self.size -= len(self.entries.pop(key)[0]) + 1
         if key in self.entries or size > self.budget:
             return
         self.entries[key] = value
@@ -725,7 +730,7 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
                     if clock is not None and clock.expired():
                         clock.approximate = True
                         break
-                    positions[key] = _postings_at(reader, *key, local, positions=True)
+                    positions[key] = _cached_positions(reader, *key, local)
         for (a, b, gap), fieldnames in by_pair.items():
             tf: dict[int, float] = {}
             for fieldname in fieldnames:
@@ -749,6 +754,29 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
             for doc, value in tf.items():
                 found[doc + offset] = found.get(doc + offset, 0.0) + PROXIMITY_WEIGHT * _saturated(idf, value)
     return found
+
+
+# Documents whose positions of a word are kept per segment for the proximity
+# bonus (a set of positions each), the least recently used words dropped first.
+POSITION_CACHE_DOCS = 200_000
+
+
+def _cached_positions(reader, fieldname: str, text: str, docs: list[int]) -> dict:
+    """:func:`_postings_at` with positions for ``docs`` (ascending), kept with the
+    segment reader: the best hits of a query are mostly the best hits of the
+    same words asked again (a page, a filter, a facet), and decoding a block of
+    positions costs far more than a lookup. Only documents not asked before
+    are read."""
+    cache = _reader_cache(reader, "positions", lambda: _PostingsCache(POSITION_CACHE_DOCS))
+    key = (fieldname, text)
+    entry = cache.get(key)
+    asked, found = entry if entry is not None else (set(), {})
+    missing = [doc for doc in docs if doc not in asked]
+    if missing:
+        found.update(_postings_at(reader, fieldname, text, missing, positions=True))
+        asked.update(missing)
+        cache.put(key, (asked, found), replace=True)
+    return {doc: found[doc] for doc in docs if doc in found}
 
 
 def _term_scores(q, searcher, reader) -> dict[int, float]:

@@ -371,3 +371,40 @@ def regenerate() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--regenerate"]:
     regenerate()
+
+
+def test_a_long_question_keeps_its_rarest_words():
+    """More than MAX_QUESTION_TERMS different words: the rarest are kept (a word
+    in no paper last), in the order typed, repeats and phrases included."""
+    from searchengine.querylang.parser import MAX_QUESTION_TERMS
+
+    common = [f"common{i}" for i in range(MAX_QUESTION_TERMS)]
+    rare = ["spmv", "Tiling", "qwerty"]
+    frequency = {**{word: 100 + i for i, word in enumerate(common)}, "spmv": 3, "Tiling": 7, "qwerty": 0}
+    asked = []
+
+    def frequencies(words):
+        asked.append(list(words))
+        return {word: frequency[word] for word in words}
+
+    text = " ".join(rare[:2] + common + ["tiling", '"sparse matrix"', "qwerty"])
+    parsed = parse(text, frequencies=frequencies)
+    assert asked == [rare[:2] + common + ["qwerty"]]  # each word once, as first typed, in one call
+    kept = ["spmv", "Tiling", *common[:MAX_QUESTION_TERMS - 2], "tiling"]
+    assert parsed.words == kept
+    assert parsed.tree == MinMatch((*map(Word, kept), Phrase("sparse matrix")), 4)  # 5 % of 66, rounded up
+    assert parsed.notes == [f"a long question: searched by the {MAX_QUESTION_TERMS} of its "
+                            f"{MAX_QUESTION_TERMS + 3} different words that the fewest papers hold"]
+    # Without frequencies, or with few enough words, the question is left as typed.
+    assert len(parse(text).words) == MAX_QUESTION_TERMS + 4  # the phrase is not among the words
+    assert parse("spmv tiling sparse", frequencies=frequencies).words == ["spmv", "tiling", "sparse"]
+
+
+def test_operators_combine_at_most_max_query_terms():
+    from searchengine.querylang.parser import MAX_QUERY_TERMS
+
+    words = [f"w{i}" for i in range(MAX_QUERY_TERMS + 1)]
+    with pytest.raises(QueryError, match=f"the query combines {MAX_QUERY_TERMS + 1} different terms; "
+                                         f"at most {MAX_QUERY_TERMS} can be searched together"):
+        parse(" OR ".join(words))
+    assert parse(" OR ".join(words[:-1])).tree == Or(tuple(map(Word, words[:-1])))

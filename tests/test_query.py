@@ -279,3 +279,30 @@ def test_an_unclosed_quote_runs_to_the_end_of_the_query(corpus_index, unclosed):
     results = corpus_index.search(unclosed, limit=50)
     assert [h.id for h in results.hits] == [h.id for h in closed.hits] != []
     assert results.parsed == closed.parsed and "exact(title:" in results.parsed
+
+
+# CPU seconds a search may take past 1.25 budgets (ranking keeps a quarter
+# of the budget even when the steps before used it up): the caps bound the rest.
+UNTIMED = 0.5
+
+
+@pytest.mark.parametrize("budget", [0.05, 2.0])
+def test_hostile_queries_finish_within_the_budget(corpus_index_dir, budget):
+    index = open_index(corpus_index_dir)
+    try:
+        abstracts = " ".join(record.abstract for record in index.records())
+        pasted = " ".join(abstracts[:3000].split()[:-1])
+        chain = " OR ".join(["Collision-Free"] * 60 + ["cache-friendly OR sparse-matrix"] * 20)
+        for query in ("State" * 20, chain, pasted):
+            started = time.thread_time()
+            results = index.search(query, time_budget=budget)
+            cpu = time.thread_time() - started
+            assert cpu <= 1.25 * budget + UNTIMED, (query[:40], cpu)
+            if results.timed_out:
+                assert any("stopped after" in note for note in results.notes), results.notes
+        results = index.search(pasted, time_budget=budget)
+        assert results.notes[0].startswith("a long question: searched by the 80 of its ")
+        # The pasted text starts with the first paper's abstract: it comes first.
+        assert results.hits[0].id == next(index.records()).id
+    finally:
+        index.close()

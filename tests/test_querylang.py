@@ -392,7 +392,8 @@ def test_a_long_question_keeps_its_rarest_words():
     assert asked == [rare[:2] + common + ["qwerty"]]  # each word once, as first typed, in one call
     kept = ["spmv", "Tiling", *common[:MAX_QUESTION_TERMS - 2], "tiling"]
     assert parsed.words == kept
-    assert parsed.tree == MinMatch((*map(Word, kept), Phrase("sparse matrix")), 4)  # 5 % of 66, rounded up
+    # 5 % of the words kept (one typed twice) and the phrase, rounded up.
+    assert parsed.tree == MinMatch((*map(Word, kept), Phrase("sparse matrix")), querylang.required_terms(len(kept) + 1))
     assert parsed.notes == [f"a long question: searched by the {MAX_QUESTION_TERMS} of its "
                             f"{MAX_QUESTION_TERMS + 3} different words that the fewest papers hold"]
     # Without frequencies, or with few enough words, the question is left as typed.

@@ -71,7 +71,7 @@ MAX_PHRASES = 8
 # 400 words) is searched by this many, those in the fewest papers (the
 # highest idf): ORing every word cost seconds and ranked no better, since
 # common words barely count in BM25 (README, "How matching works").
-MAX_QUESTION_TERMS = 64
+MAX_QUESTION_TERMS = 80
 # Different terms a query may combine with operators, fields or phrases
 # (a question of plain words is shortened instead): each is read on its own.
 MAX_QUERY_TERMS = 100

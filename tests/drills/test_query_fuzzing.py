@@ -68,7 +68,7 @@ EXAMPLES = int(os.environ.get("DRILL_QUERY_EXAMPLES", 0)) or settings.get_profil
 # quarter of the budget even when the steps before it used it up: 1.25
 # budgets in all. Matching counts against the deadline too (reading
 # positions, checking phrases, combining ORed words), and a long question
-# keeps its 64 rarest words. Filters, facet counts and snippets are bounded
+# keeps its 80 rarest words. Filters, facet counts and snippets are bounded
 # by the query caps instead (4,000 characters, 100 per word, 8 prefixes, 8
 # phrases, 100 terms) and are not timed by the product; one second covers
 # them. The limit is checked on the CPU time of the searching thread: the

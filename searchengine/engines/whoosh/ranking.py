@@ -761,19 +761,24 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
 POSITION_CACHE_DOCS = 200_000
 
 
-def _cached_positions(reader, fieldname: str, text: str, docs: list[int]) -> dict:
+def _cached_positions(reader, fieldname: str, text: str, docs: list[int],
+                      clock: MatchClock | None = None) -> dict:
     """:func:`_postings_at` with positions for ``docs`` (ascending), kept with the
-    segment reader: the best hits of a query are mostly the best hits of the
-    same words asked again (a page, a filter, a facet), and decoding a block of
+    segment reader: the candidates of a compound's parts in sequence and the
+    best hits of a query are mostly those of the same words asked again (a
+    page, a filter, a facet, the same query), and decoding a block of
     positions costs far more than a lookup. Only documents not asked before
-    are read."""
+    are read; a read the ``clock`` cut short is not kept."""
     cache = _reader_cache(reader, "positions", lambda: _PostingsCache(POSITION_CACHE_DOCS))
     key = (fieldname, text)
     entry = cache.get(key)
     asked, found = entry if entry is not None else (set(), {})
     missing = [doc for doc in docs if doc not in asked]
     if missing:
-        found.update(_postings_at(reader, fieldname, text, missing, positions=True))
+        read = _postings_at(reader, fieldname, text, missing, positions=True, clock=clock)
+        if clock is not None and clock.expired():  # the read may have stopped part way
+            return {doc: found[doc] for doc in docs if doc in found} | read
+        found.update(read)
         asked.update(missing)
         cache.put(key, (asked, found), replace=True)
     return {doc: found[doc] for doc in docs if doc in found}
@@ -908,7 +913,7 @@ def _positions(reader, fieldname: str, words: list[str], docs: list[int], clock:
             clock.cut = True
             found[word] = {}
             continue
-        found[word] = _postings_at(reader, fieldname, word, docs, positions=True, clock=clock)
+        found[word] = _cached_positions(reader, fieldname, word, docs, clock)
     return found
 
 

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from searchengine import dates
 from searchengine.errors import InputError
 from searchengine.readers import arxivatom, arxivlisting, arxivoai, authorpage, csvfile, jsonlines
 from searchengine.records import Problem, Record, has_name, split_authors
@@ -155,6 +156,34 @@ def _people(record: Record, problems: list[Problem]) -> Record:
     return record
 
 
+def _dated(record: Record, problems: list[Problem]) -> Record:
+    """``record`` with its reading notes (a bad date) turned into problems,
+    its year following its submitted day, and an implausible year or date
+    (before 1900 or after next year: a typo such as ``2103``) made unknown
+    with a note. The record is kept either way."""
+    path, _, line = record.source.rpartition(":")
+    number = int(line) if line.isdigit() else 0
+
+    def note(reason: str) -> None:
+        problems.append(Problem(path, number, reason, skipped=False))
+
+    for reason in record.notes:
+        note(reason)
+    record.notes = []
+    for name in ("submitted", "updated"):
+        day = getattr(record, name)
+        if day is not None and not dates.plausible_year(day.year):
+            note(f"{name} date {day.isoformat()} is not plausible (stored as unknown)")
+            setattr(record, name, None)
+    record.versions = [(n, day) for n, day in record.versions if dates.plausible_year(day.year)]
+    if record.submitted is not None:
+        record.year = record.submitted.year
+    elif record.year is not None and not dates.plausible_year(record.year):
+        note(f"year {record.year} is not plausible (stored as unknown)")
+        record.year = None
+    return record
+
+
 def read_records(
     paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None
 ) -> Iterator[Record]:
@@ -186,6 +215,6 @@ def read_records(
             continue
         try:
             for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
-                yield _people(detex_record(record), problems)  # TeX → text for every format, at read time
+                yield _dated(_people(detex_record(record), problems), problems)  # TeX → text for every format, at read time
         except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

@@ -205,18 +205,18 @@ def parse_past(name: str, today: date | None = None) -> DateFilter:
     return DateFilter(today - timedelta(days=PAST[key]), None, f"past {key}")
 
 
-def sort_keys(day: date | None, year: int | None) -> tuple[int | None, int | None]:
+def sort_keys(day: date | int | None, year: int | None) -> tuple[int | None, int | None]:
     """``(newest key, oldest key)`` of a paper: the larger newest key comes
     first in ``newest``, the smaller oldest key first in ``oldest``; ``None``
     (neither a day nor a year) comes last in both.
 
-    A dated paper's keys are its day number (``date.toordinal``) times two
+    ``day`` may be a :class:`date` or its day number (``toordinal``). A dated paper's keys are its day number (``date.toordinal``) times two
     (plus one for newest). A year-only paper is keyed as the first day of its
     year in newest and as the last in oldest, just after the dated papers of
     that day, so it follows every dated paper of its year in both orders.
     """
-    if day is not None:
-        number = day.toordinal()
+    if day:
+        number = day if isinstance(day, int) else day.toordinal()
         return number * 2 + 1, number * 2
     if year is not None and 1 <= year <= 9999:
         return date(year, 1, 1).toordinal() * 2, date(year, 12, 31).toordinal() * 2 + 1

@@ -137,7 +137,8 @@ def highlight_dsl(node: t.Node | None) -> dict | None:
 
 
 def filter_clauses(filters: Filters) -> list[dict]:
-    """The ``filter`` clauses of ``filters``: values of one filter OR, filters AND."""
+    """The ``filter`` clauses of ``filters``: values of one filter OR, filters AND
+    (date ranges AND each other)."""
     clauses = []
     if filters.years:
         ranges = []
@@ -149,6 +150,13 @@ def filter_clauses(filters: Filters) -> list[dict]:
                 bounds["lte"] = year.high
             ranges.append({"range": {"year": bounds}} if bounds else {"exists": {"field": "year"}})
         clauses.append(_any(ranges))
+    for days in filters.dates:  # date ranges AND (see searchengine.filters)
+        bounds = {"format": "strict_date"}
+        if days.low is not None:
+            bounds["gte"] = days.low.isoformat()
+        if days.high is not None:
+            bounds["lte"] = days.high.isoformat()
+        clauses.append({"range": {"submitted": bounds}} if len(bounds) > 1 else {"exists": {"field": "submitted"}})
     if filters.authors:
         clauses.append({"terms": {"author_keys": [k for f in filters.authors for k in f.keys]}})
     if filters.categories:

@@ -735,7 +735,7 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
 def filter_query(filters: Filters):
     """The Whoosh query that matches exactly the documents ``filters`` allow.
 
-    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
+    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``, ``day``,
     ``author_keys`` and ``category_keys`` fields of
     :func:`searchengine.engines.whoosh.schema.build_schema`.
     """
@@ -749,6 +749,9 @@ def filter_query(filters: Filters):
         # range, and no record has a year below 1000, so 0 stands in for it.
         parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
                                              None if f.high is None else max(f.high, 0)) for f in filters.years]))
+    for days in filters.dates:  # date ranges AND (see searchengine.filters)
+        parts.append(wq.NumericRange("day", None if days.low is None else days.low.toordinal(),
+                                     None if days.high is None else days.high.toordinal()))
     if filters.authors:
         parts.append(any_of([wq.Term("author_keys", k) for f in filters.authors for k in f.keys]))
     if filters.categories:

@@ -210,7 +210,8 @@ def sort_keys(day: date | int | None, year: int | None) -> tuple[int | None, int
     first in ``newest``, the smaller oldest key first in ``oldest``; ``None``
     (neither a day nor a year) comes last in both.
 
-    ``day`` may be a :class:`date` or its day number (``toordinal``). A dated paper's keys are its day number (``date.toordinal``) times two
+    ``day`` may be a :class:`date` or its day number (``toordinal``). A dated
+    paper's keys are its day number (``date.toordinal``) times two
     (plus one for newest). A year-only paper is keyed as the first day of its
     year in newest and as the last in oldest, just after the dated papers of
     that day, so it follows every dated paper of its year in both orders.

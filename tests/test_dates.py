@@ -73,7 +73,8 @@ def test_date_bounds_are_inclusive_whole_periods(function, text, low, high):
 @pytest.mark.parametrize("function, text, message", [
     (dates.parse_since, "2025-3", "since date '2025-3' is not a date"),
     (dates.parse_until, "March", "until date 'March' is not a date"),
-    (dates.parse_range, "2025-06..2025-03", "date range '2025-06..2025-03' is reversed (did you mean 2025-03..2025-06?)"),
+    (dates.parse_range, "2025-06..2025-03",
+     "date range '2025-06..2025-03' is reversed (did you mean 2025-03..2025-06?)"),
     (dates.parse_range, "2025-03..2025-02-30", "date '2025-02-30' is not a date"),
     (dates.parse_past, "decade", "past 'decade' is not one of week, month, year"),
 ])
@@ -139,7 +140,8 @@ def test_jsonl_and_csv_dates_bad_dates_and_implausible_years(tmp_path):
         {"id": "x5", "title": "Five", "date": 20250314},
         {"id": "x6", "title": "Six", "date": "1850-01-01"},
     ]) + "\n")
-    csv = write(tmp_path / "b.csv", "id,title,date,updated\nc1,Seven,2025-03-14T23:30:00-05:00,\nc2,Eight,soon,2025-01-02\n")
+    csv = write(tmp_path / "b.csv",
+                "id,title,date,updated\nc1,Seven,2025-03-14T23:30:00-05:00,\nc2,Eight,soon,2025-01-02\n")
     records, problems = _read(jsonl, csv)
     assert (records["2503.00001"].submitted, records["2503.00001"].updated) == (date(2025, 3, 14), date(2025, 4, 1))
     assert (records["2503.00002"].submitted, records["2503.00002"].year) == (None, 2025)

@@ -215,6 +215,7 @@ def read_records(
             continue
         try:
             for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
-                yield _dated(_people(detex_record(record), problems), problems)  # TeX → text for every format, at read time
+                # TeX → text for every format, at read time
+                yield _dated(_people(detex_record(record), problems), problems)
         except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

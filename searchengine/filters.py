@@ -147,7 +147,7 @@ class CategoryFilter:
         return self.key in _category_terms(code)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Filters:
     """The filters of one search. Empty tuples mean "no filter on this facet".
 
@@ -164,6 +164,12 @@ class Filters:
     def __bool__(self) -> bool:
         """True when at least one filter restricts the documents."""
         return bool(self.years or self.authors or self.categories or self.dates)
+
+    def __repr__(self) -> str:
+        """The fields, ``dates`` only when there are some (filters without dates print as they always did)."""
+        shown = (f"Filters(years={self.years!r}, authors={self.authors!r}, categories={self.categories!r}, "
+                 f"primary_only={self.primary_only!r}")
+        return shown + (f", dates={self.dates!r})" if self.dates else ")")
 
     def __add__(self, other: Filters) -> Filters:
         """Both sets of filters (values of one facet OR, facets AND)."""

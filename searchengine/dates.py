@@ -187,6 +187,15 @@ def parse_range(text: str) -> DateFilter:
     return DateFilter(low, high, raw)
 
 
+def intersection(ranges: Iterable[DateFilter]) -> tuple[date | None, date | None]:
+    """``(low, high)`` of the days every one of ``ranges`` allows (date filters
+    AND): one range for an engine to search instead of several. ``low > high``
+    means no day."""
+    lows = [r.low for r in ranges if r.low is not None]
+    highs = [r.high for r in ranges if r.high is not None]
+    return (max(lows) if lows else None), (min(highs) if highs else None)
+
+
 #: Relative date choices of the web page: name → days back from today (UTC).
 PAST = {"week": 7, "month": 30, "year": 365}
 

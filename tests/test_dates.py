@@ -199,6 +199,8 @@ def test_listing_dates_come_from_the_table_beside_the_file(tmp_path, shared_data
     records, problems = _read(listing)
     assert [(records[i].submitted, records[i].updated) for i in ids] == [(date(2025, 3, 18), date(2025, 3, 18))] * 3
     assert problems == []
+    # Reading the folder: the table is not taken for a file of records.
+    assert _read(tmp_path) == (records, [])
 
 
 def test_a_bad_row_of_the_listing_table_is_reported_with_its_line(tmp_path):

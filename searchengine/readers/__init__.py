@@ -192,7 +192,9 @@ def read_records(
     Args:
         paths: files or directories.
         problems: list that receives a :class:`Problem` for each skipped record
-            and for each file no reader recognises.
+            and for each file no reader recognises. A table of listing dates
+            (:data:`arxivlisting.DATES_FILES`) is not read as records: the
+            listing reader reads it beside its input.
         format: force one reader (a key of :data:`FORMATS`) instead of detecting.
 
     Raises:
@@ -200,6 +202,8 @@ def read_records(
             problem (reported, skipped), not an error.
     """
     for path in input_files(paths):
+        if path.name in arxivlisting.DATES_FILES:
+            continue  # the table of listing dates: read beside a listing, not a file of records
         try:
             name = format or detect_format(path)
         except (OSError, EOFError, zlib.error) as exc:

@@ -107,3 +107,8 @@ def test_hits_and_records_carry_their_dates(dates_index):
     assert dates_index.document("d3")["year"] == 2025
     assert dates_index.document("d5")["submitted"] is None and dates_index.document("d5")["year"] == 2025
     assert dates_index.document("d8")["versions"] == []
+
+
+def test_ranges_that_do_not_meet_match_nothing(dates_index):
+    assert dates_index.search("lattice", since="2025-04", until="2025-03").total == 0
+    assert dates_index.search("lattice date:2025-06", since="2025-06-30").total == 1

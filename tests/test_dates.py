@@ -298,6 +298,9 @@ def test_api_since_until_past_and_the_histogram(client):
         ["2025-03-01", 1], ["2025-04-01", 0], ["2025-05-01", 0], ["2025-06-01", 1]]}
     hit = next(h for h in body["hits"] if h["id"] == "2503.00001")
     assert (hit["submitted"], hit["updated"], hit["versions"]) == ("2025-03-14", "2025-04-02", [])
+    export = client.get("/api/export?q=lattice&since=2025-06&format=csv")
+    assert export.status_code == 200 and export.headers["X-Total-Hits"] == "1"
+    assert export.get_data(as_text=True).splitlines()[1].endswith(",2025-06-30,")
     # These papers are from 2025: none is of the past week, whatever today is after 2026.
     assert client.get("/api/search?q=lattice&past=week").get_json()["total"] == 0
 

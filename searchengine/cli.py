@@ -250,7 +250,7 @@ def _marked(text: str, matches) -> str:
 
 def _render_hits(results, first_rank: int, scored: bool = True) -> None:
     for rank, hit in enumerate(results.hits, start=first_rank):
-        year = hit.year if hit.year is not None else "----"
+        year = hit.submitted.isoformat() if hit.submitted else hit.year if hit.year is not None else "----"
         category = hit.categories[0] if hit.categories else "-"
         names, more = shown_authors(hit.authors)
         authors = (", ".join(names) + (f" … and {more:,} more" if more else "")) or "(no authors)"
@@ -276,6 +276,21 @@ def _render_facets(results) -> None:
         more = results.facets_remaining.get(name, 0)
         if more:
             click.echo(f"  ... and {more:,} more value{'s' if more != 1 else ''}")
+    _render_histogram(results.date_histogram)
+
+
+def _render_histogram(histogram) -> None:
+    """The date histogram as rows of bin, count and a bar (``--facets date``)."""
+    if histogram is None:
+        return
+    click.echo(f"\nSubmitted (by {histogram['bin'] or 'date'}):")
+    cut = {"year": 4, "month": 7, "day": 10}.get(histogram["bin"], 10)
+    top = max((count for _, count in histogram["rows"]), default=0)
+    for start, count in histogram["rows"]:
+        bar = "#" * (round(30 * count / top) if top else 0)
+        click.echo(f"  {start[:cut]:<10} {count:>6}  {bar}".rstrip())
+    if histogram["undated"]:
+        click.echo(f"  {'no date':<10} {histogram['undated']:>6}")
 
 
 def _emit(results, output_format: str, heading: str, scored: bool = True) -> None:
@@ -330,6 +345,22 @@ def _filter_values(parser_name: str):
     return callback
 
 
+def _date_value(parser_name: str):
+    """A click callback parsing a ``--since`` / ``--until`` value with
+    :mod:`searchengine.dates` ``parser_name``; a bad date is a usage error."""
+
+    def callback(ctx, param, value):
+        from searchengine import dates
+        from searchengine.errors import QueryError
+
+        try:
+            return getattr(dates, parser_name)(value) if value is not None else None
+        except QueryError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
 def _parse_facets(ctx, param, value):
     from searchengine.errors import QueryError
     from searchengine.facets import parse_facet_names
@@ -362,13 +393,19 @@ limit_option = click.option(
 @click.option("--category", "-c", multiple=True, callback=_filter_values("parse_category"),
               help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).")
 @click.option("--primary-only", is_flag=True, help="Match and count only each paper's primary category.")
+@click.option("--since", callback=_date_value("parse_since"), metavar="DATE",
+              help="Only papers submitted on or after DATE: 2025-03-14, 2025-03 (from the 1st) or 2025.")
+@click.option("--until", callback=_date_value("parse_until"), metavar="DATE",
+              help="Only papers submitted on or before DATE: 2025-06-30, 2025-06 (to the 30th) or 2025.")
 @click.option("--sort", "-s", type=click.Choice(SORTS), default=None,
-              help="Order of hits [default: relevance; newest without a query].")
+              help="Order of hits [default: relevance; newest without a query]; newest and oldest go by "
+                   "submitted date.")
 @limit_option
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(min=1),
               help=f"Page number, from 1 (page × limit at most {MAX_DEPTH}).")
 @click.option("--facets", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
-              help="Count these facets over all hits: year,author,category.")
+              help="Count these facets over all hits: year,author,category; date adds a histogram of "
+                   "submitted dates.")
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")
 @click.option("--exact", is_flag=True, help="Search the query as typed, never a correction of it.")
@@ -378,7 +415,8 @@ limit_option = click.option(
 @index_dir_option
 @json_option
 @format_option
-def search(words: tuple[str, ...], year, author, first_author, category, primary_only: bool, sort, limit: int,
+def search(words: tuple[str, ...], year, author, first_author, category, primary_only: bool, since, until,
+           sort, limit: int,
            page: int, facet_names, facet_size: int, exact: bool, every_hit: bool, index_dir: Path, as_json: bool,
            output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
@@ -392,20 +430,23 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     """
     query = " ".join(words) if words else None
     author = author + first_author
-    if query is None and not (year or author or category):
-        raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category) or both")
+    days = tuple(d for d in (since, until) if d is not None)
+    if query is None and not (year or author or category or days):
+        raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
+                               "--until) or both")
     output_format = _output_format(as_json, output_format)
     if every_hit:
-        _export_all(query, year, author, category, primary_only, sort, exact, index_dir, output_format)
+        _export_all(query, (year, author, category, primary_only, days), sort, exact, index_dir, output_format)
         return
     results = _open_or_build(index_dir).search(
         query or "", limit=limit, page=page, year=year, author=author, category=category,
-        primary_only=primary_only, sort=sort, facets=facet_names, facet_size=facet_size, exact=exact,
+        primary_only=primary_only, date=days, sort=sort, facets=facet_names, facet_size=facet_size, exact=exact,
     )
     named = (("year", year), ("author", [a for a in author if not a.first]),
              ("first author", [a for a in author if a.first]), ("category", category))
     described = [f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}"
                  for label, values in named if values]
+    described += [d.text for d in days]  # "since 2025-03"
     if primary_only and category:
         described.append("primary category only")
     shown = _count(results.total, "hit")
@@ -414,8 +455,7 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     _emit(results, output_format, heading, scored=bool((query or "").strip()))
 
 
-def _export_all(query, year, author, category, primary_only: bool, sort, exact: bool, index_dir: Path,
-                output_format: str) -> None:
+def _export_all(query, options, sort, exact: bool, index_dir: Path, output_format: str) -> None:
     """``search --all``: every hit up to the export cap; says on stderr when the cap cut the set."""
     ctx = click.get_current_context()
     if output_format not in EXPORT_FORMATS:
@@ -427,9 +467,10 @@ def _export_all(query, year, author, category, primary_only: bool, sort, exact: 
         raise click.UsageError(f"--all exports every hit: {', '.join(given)} cannot be given with it")
     from searchengine import export
 
+    year, author, category, primary_only, days = options
     results = _open_or_build(index_dir).export(
-        query or "", year=year, author=author, category=category, primary_only=primary_only, sort=sort,
-        exact=exact)
+        query or "", year=year, author=author, category=category, primary_only=primary_only, date=days,
+        sort=sort, exact=exact)
     if results.corrected:
         click.echo(f"Note: exported the hits of {results.corrected!r}, a correction of {results.query!r} "
                    "(--exact exports the query as typed)", err=True)
@@ -461,9 +502,29 @@ def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | No
         click.echo(click.style(record["title"], bold=True))
         click.echo(", ".join(record["authors"]) or "(no authors)")
         click.echo(f"{year} · {' '.join(record['categories']) or 'no category'} · id {record['id']}")
+        dated = _dates_line(record)
+        if dated:
+            click.echo(dated)
         if record["url"]:
             click.echo(record["url"])
         click.echo(f"\n{record['abstract'] or '(no abstract)'}")
+
+
+def _dates_line(record: dict) -> str:
+    """``Submitted 14 Mar 2025; last updated 1 Apr 2025; versions v1 14 Mar 2025, v2 ...``
+    as arXiv's abstract pages write them; empty when the record has no date."""
+    from searchengine.dates import from_iso, shown
+
+    parts = []
+    if record.get("submitted"):
+        parts.append(f"Submitted {shown(from_iso(record['submitted']))}")
+    if record.get("updated"):
+        parts.append(f"last updated {shown(from_iso(record['updated']))}")
+    if record.get("versions"):
+        parts.append("versions " + ", ".join(f"v{v['version']} {shown(from_iso(v['date']))}"
+                                              for v in record["versions"]))
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
 
 
 @main.command()

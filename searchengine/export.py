@@ -1,7 +1,8 @@
 """Export records and hits as BibTeX, CSV, JSON lines or RIS.
 
 Every writer takes rows: dicts with the record's field names (``id``,
-``title``, ``authors``, ``year``, ``categories``, ``url``; ``abstract`` and
+``title``, ``authors``, ``year``, ``categories``, ``url``, the dates
+``submitted``, ``updated`` (ISO days or ``None``) and ``versions``; ``abstract`` and
 ``score`` when there are any), in the order to write them. :func:`rows`
 makes them from hits, :func:`render` writes them in a format named in
 :data:`FORMATS`.
@@ -35,9 +36,13 @@ from typing import Any
 
 from searchengine.records import arxiv_id
 
-CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", "url")
+CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", "url",
+               "submitted", "updated")
 #: The keys of a JSON lines row: the record as the JSON API gives it.
-JSONL_KEYS = ("id", "title", "abstract", "authors", "year", "categories", "url")
+JSONL_KEYS = ("id", "title", "abstract", "authors", "year", "categories", "url",
+              "submitted", "updated", "versions")
+#: BibTeX's month macros (``month = mar``), as the standard styles define them.
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,10 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
             fields.append(Field("author", " and ".join(bibtex_author(name) for name in record["authors"])))
         if record.get("year"):
             fields.append(Field("year", str(record["year"])))
+        if record.get("submitted"):
+            # month as the styles' macro (unbraced); date for biblatex (ISO 8601).
+            fields.append(Field("month", MONTHS[int(record["submitted"][5:7]) - 1], enclosing="no-enclosing"))
+            fields.append(Field("date", record["submitted"]))
         eprint = arxiv_id(record["id"])
         if eprint:
             fields.append(Field("eprint", eprint))
@@ -256,6 +265,8 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
             _cell(" ".join(hit.get("categories") or [])),
             hit.get("score", ""),
             _cell(hit.get("url", "")),
+            hit.get("submitted") or "",
+            hit.get("updated") or "",
         ])
     return buffer.getvalue()
 
@@ -265,7 +276,8 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
 def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
     """One JSON object per line, keys :data:`JSONL_KEYS` in that order, UTF-8 as is.
 
-    A missing abstract or url is ``""``, a missing year ``null``.
+    A missing abstract or url is ``""``, a missing year or date ``null``;
+    ``versions`` is ``[{"version": 1, "date": "YYYY-MM-DD"}, ...]`` (``[]`` when unknown).
     """
     import json
 
@@ -276,6 +288,7 @@ def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
         row["url"] = row["url"] or ""
         row["authors"] = list(row["authors"] or [])
         row["categories"] = list(row["categories"] or [])
+        row["versions"] = list(row["versions"] or [])
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     return "".join(lines)
 
@@ -305,6 +318,8 @@ def to_ris(records: Iterable[dict[str, Any]]) -> str:
     - ``ID``: the record id; ``TI``: the title.
     - ``AU``: one line per author, as written.
     - ``PY``: the year (four digits), when known.
+    - ``DA``: the submitted day as ``YYYY/MM/DD/`` (the specification's
+      date form, its last part empty), when known.
     - ``AB``: the abstract, on one line, when there is one.
     - ``KW``: one line per category.
     - ``UR``: the record's link (for an arXiv id without one, its abs page).
@@ -320,6 +335,8 @@ def to_ris(records: Iterable[dict[str, Any]]) -> str:
         lines.extend(_ris_line("AU", name) for name in record.get("authors") or [])
         if record.get("year"):
             lines.append(_ris_line("PY", f"{int(record['year']):04d}"))
+        if record.get("submitted"):
+            lines.append(_ris_line("DA", record["submitted"].replace("-", "/") + "/"))
         if record.get("abstract"):
             lines.append(_ris_line("AB", record["abstract"]))
         lines.extend(_ris_line("KW", code) for code in record.get("categories") or [])

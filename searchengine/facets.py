@@ -20,6 +20,9 @@ from searchengine.errors import QueryError
 
 #: Facets a search can count, in display order.
 FACET_NAMES = ("year", "author", "category")
+#: The name that asks for the date histogram of the hits (with the facets,
+#: though it is no list of values: :class:`searchengine.dates.DateHistogram`).
+HISTOGRAM = "date"
 #: Values listed per facet unless asked otherwise.
 DEFAULT_FACET_SIZE = 10
 #: Upper bound of values listed per facet.
@@ -27,7 +30,8 @@ MAX_FACET_SIZE = 1000
 
 
 def parse_facet_names(spec: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Facet names from ``"year,author"`` or a list of names, in the order given.
+    """Facet names from ``"year,author"`` or a list of names, in the order given
+    (:data:`HISTOGRAM`, ``date``, among them asks for the date histogram).
 
     Raises:
         QueryError: a name is not one of :data:`FACET_NAMES`.
@@ -40,8 +44,8 @@ def parse_facet_names(spec: str | Iterable[str] | None) -> tuple[str, ...]:
         name = part.strip().lower()
         if not name:
             continue
-        if name not in FACET_NAMES:
-            raise QueryError(f"unknown facet {part.strip()!r} (choose from {', '.join(FACET_NAMES)})")
+        if name not in FACET_NAMES and name != HISTOGRAM:
+            raise QueryError(f"unknown facet {part.strip()!r} (choose from {', '.join(FACET_NAMES + (HISTOGRAM,))})")
         names[name] = None
     return tuple(names)
 

@@ -29,6 +29,11 @@ Semantics:
 * **category** -- an exact code (``cs.DC``, case-insensitive) or an archive
   (``cs`` or ``cs.*``: every ``cs.XX``); with ``primary_only`` only a
   document's first (primary) category is considered.
+* **date** -- a range of submitted days, both ends inclusive
+  (:class:`searchengine.dates.DateFilter`: ``--since 2025-03``, ``--until
+  2025-06-30``, ``date:2025-03..2025-06``). Unlike the other filters, date
+  ranges combine with AND (``--since`` and ``--until`` narrow each other); a
+  document without a submitted day (a year only, or nothing) never matches.
 * Several values of one filter combine with OR; different filters with AND.
 
 Malformed values raise :class:`~searchengine.errors.QueryError` naming the
@@ -44,6 +49,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from searchengine.dates import DateFilter, parse_range
 from searchengine.errors import QueryError
 
 # Index term prefixes: a primary-category key starts with this mark.
@@ -141,7 +147,7 @@ class CategoryFilter:
         return self.key in _category_terms(code)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Filters:
     """The filters of one search. Empty tuples mean "no filter on this facet".
 
@@ -152,10 +158,18 @@ class Filters:
     authors: tuple[AuthorFilter, ...] = ()
     categories: tuple[CategoryFilter, ...] = ()
     primary_only: bool = False
+    # Date ranges AND together (see the module docstring).
+    dates: tuple[DateFilter, ...] = ()
 
     def __bool__(self) -> bool:
         """True when at least one filter restricts the documents."""
-        return bool(self.years or self.authors or self.categories)
+        return bool(self.years or self.authors or self.categories or self.dates)
+
+    def __repr__(self) -> str:
+        """The fields, ``dates`` only when there are some (filters without dates print as they always did)."""
+        shown = (f"Filters(years={self.years!r}, authors={self.authors!r}, categories={self.categories!r}, "
+                 f"primary_only={self.primary_only!r}")
+        return shown + (f", dates={self.dates!r})" if self.dates else ")")
 
     def __add__(self, other: Filters) -> Filters:
         """Both sets of filters (values of one facet OR, facets AND)."""
@@ -164,11 +178,12 @@ class Filters:
             authors=self.authors + other.authors,
             categories=self.categories + other.categories,
             primary_only=self.primary_only or other.primary_only,
+            dates=self.dates + other.dates,
         )
 
     def without(self, facet: str) -> Filters:
-        """These filters less those on ``facet`` (``"year"``, ``"author"`` or ``"category"``)."""
-        field = {"year": "years", "author": "authors", "category": "categories"}[facet]
+        """These filters less those on ``facet`` (``"year"``, ``"author"``, ``"category"`` or ``"date"``)."""
+        field = {"year": "years", "author": "authors", "category": "categories", "date": "dates"}[facet]
         return dataclasses.replace(self, **{field: ()})
 
     def for_facet(self, facet: str) -> Filters:
@@ -438,12 +453,13 @@ def _as_tuple(values) -> tuple:
     return tuple(values)
 
 
-def build_filters(year=(), author=(), category=(), primary_only: bool = False) -> Filters:
+def build_filters(year=(), author=(), category=(), primary_only: bool = False, date=()) -> Filters:
     """Build :class:`Filters` from option values.
 
     Each argument is one value or an iterable of values, given as text (as
     typed by a user) or already parsed (:class:`YearFilter`, ...). A year
-    may also be an ``int``.
+    may also be an ``int``; a date is a ``date:`` value
+    (:func:`searchengine.dates.parse_range`) or a :class:`DateFilter`.
 
     Raises:
         QueryError: a value is malformed; the message quotes it.
@@ -456,4 +472,5 @@ def build_filters(year=(), author=(), category=(), primary_only: bool = False) -
         authors=parsed(author, AuthorFilter, parse_author),
         categories=parsed(category, CategoryFilter, parse_category),
         primary_only=bool(primary_only),
+        dates=parsed(date, DateFilter, parse_range),
     )

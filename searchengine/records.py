@@ -11,6 +11,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import date
 
 
 @dataclass
@@ -30,6 +31,15 @@ class Record:
         version: the arXiv version number (2 for ``2101.00003v2``), or
             ``None`` when the source gives none; of two records with one id,
             the higher version replaces the lower.
+        submitted: the day of the first version (arXiv's "Submitted"), a UTC
+            calendar day, or ``None`` when the source gives none; when known,
+            ``year`` is its year.
+        updated: the day the source last updated the paper, or ``None``.
+        versions: ``[(version number, day)]`` as far as the source gives
+            them, oldest first (``[(1, date(2007, 4, 2)), (2, ...)]``).
+        notes: what reading left out of this record (a date that is not a
+            date), reported by :func:`searchengine.readers.read_records` as
+            notes; never stored.
     """
 
     id: str
@@ -41,6 +51,11 @@ class Record:
     url: str = ""
     source: str = ""
     version: int | None = None
+    # Dates, kept apart from the fields above.
+    submitted: date | None = None
+    updated: date | None = None
+    versions: list[tuple[int, date]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def merged_with(self, other: Record) -> Record:
         """Return this record with ``other``'s authors and categories added.
@@ -59,6 +74,9 @@ class Record:
             url=self.url or other.url,
             source=self.source,
             version=self.version if self.version is not None else other.version,
+            submitted=self.submitted or other.submitted,
+            updated=self.updated or other.updated,
+            versions=self.versions or other.versions,
         )
 
 

@@ -7,6 +7,7 @@ API's body, whatever engine answered.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 #: Without a match in the abstract, a hit shows its start, cut at a word boundary.
@@ -41,7 +42,8 @@ class Hit:
     ``snippet_matches`` / ``title_matches`` are ``[start, end)`` character
     offsets of the matched words in ``snippet`` / ``title``. ``abstract`` is
     the whole abstract, for exports (RIS, JSON lines); the JSON form carries
-    the snippet instead.
+    the snippet instead. ``submitted``, ``updated`` and ``versions`` are the
+    record's dates (:class:`~searchengine.records.Record`), ISO strings in JSON.
     """
 
     id: str
@@ -55,6 +57,10 @@ class Hit:
     title_matches: list[tuple[int, int]] = field(default_factory=list)
     url: str = ""
     abstract: str = field(default="", repr=False)
+    # Dates, kept apart from the fields above.
+    submitted: date | None = None
+    updated: date | None = None
+    versions: list[tuple[int, date]] = field(default_factory=list)
 
     @classmethod
     def from_record(cls, record, score: float, snippet: str = "", snippet_matches=(), title_matches=()) -> Hit:
@@ -71,6 +77,9 @@ class Hit:
             title_matches=list(title_matches),
             url=record.url,
             abstract=record.abstract,
+            submitted=record.submitted,
+            updated=record.updated,
+            versions=list(record.versions),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,7 +95,18 @@ class Hit:
             "snippet_matches": [list(m) for m in self.snippet_matches],
             "title_matches": [list(m) for m in self.title_matches],
             "url": self.url,
+            **date_fields(self),
         }
+
+
+def date_fields(paper) -> dict[str, Any]:
+    """``{"submitted", "updated": "YYYY-MM-DD" or None, "versions": [{"version": 2,
+    "date": "YYYY-MM-DD"}, ...]}`` of a hit or record, as JSON and exports give them."""
+    return {
+        "submitted": paper.submitted.isoformat() if paper.submitted else None,
+        "updated": paper.updated.isoformat() if paper.updated else None,
+        "versions": [{"version": number, "date": day.isoformat()} for number, day in paper.versions],
+    }
 
 
 @dataclass
@@ -113,6 +133,10 @@ class SearchResults:
         notes: messages about repairs made to the query (cut, capped, ...).
         timed_out: True when the time budget stopped the search early.
         took_ms: wall-clock milliseconds spent in the search.
+        date_histogram: when asked for (facet ``date``), the hits per
+            year, month or day of their submitted day:
+            ``{"bin": "month", "rows": [["2025-03-01", 12], ...], "undated": n}``
+            (:meth:`searchengine.dates.DateHistogram.to_dict`); else ``None``.
     """
 
     query: str
@@ -129,6 +153,7 @@ class SearchResults:
     notes: list[str] = field(default_factory=list)
     timed_out: bool = False
     took_ms: float = 0.0
+    date_histogram: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form shared by ``--json`` and ``/api/search``."""
@@ -147,4 +172,5 @@ class SearchResults:
             "notes": self.notes,
             "timed_out": self.timed_out,
             "took_ms": round(self.took_ms, 2),
+            "date_histogram": self.date_histogram,
         }

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from searchengine.errors import QueryError, RecordNotFoundError
-from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
+from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE, parse_facet_names
 from searchengine import limits
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, check_sort
 from searchengine.records import Record
-from searchengine.results import Hit, SearchResults
+from searchengine.results import Hit, SearchResults, date_fields
 
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchResults", "open_index"]
 
@@ -128,6 +128,9 @@ class SearchIndex:
         author=(),
         category=(),
         primary_only: bool = False,
+        since=(),
+        until=(),
+        date=(),
         sort: str | None = None,
         facets=(),
         facet_size: int = DEFAULT_FACET_SIZE,
@@ -155,14 +158,24 @@ class SearchIndex:
                 one filter OR, different filters AND.
             primary_only: category filter and facet look at the primary
                 category only.
+            since, until: the submitted day from / up to (inclusive;
+                ``2025-03-14``, ``2025-03`` or ``2025``: from its first day,
+                up to its last), one value or several (they AND).
+            date: ``date:`` ranges (``2025-03..2025-06``, see
+                :func:`searchengine.dates.parse_range`), ANDed with the rest.
             sort: ``relevance`` (ties by year, newest first, then id descending),
-                ``newest``, ``oldest`` or ``title``; default ``relevance``,
-                or ``newest`` when there is no query text.
+                ``newest``, ``oldest`` (by submitted day; a paper with only a
+                year follows the dated papers of its year, one with neither
+                comes last; see :func:`searchengine.dates.sort_keys`) or
+                ``title``; default ``relevance``, or ``newest`` when there
+                is no query text.
             facets: facet names to count over all hits (``"year,author"`` or
                 a list; see :data:`searchengine.facets.FACET_NAMES`). Each
                 facet is counted over the hits of the query and of every
                 filter except its own ("disjunctive" facets), so a selected
-                year still shows the other years' counts.
+                year still shows the other years' counts. ``date`` asks for
+                the date histogram of the hits (``date_histogram`` of the
+                results, :class:`searchengine.dates.DateHistogram`).
             facet_size: values listed per facet.
             time_budget: seconds the search may take (default
                 :attr:`time_budget`): the check of quoted phrases, the
@@ -185,9 +198,10 @@ class SearchIndex:
         facet_names = parse_facet_names(facets)
         if facet_names and not 1 <= facet_size <= MAX_FACET_SIZE:
             raise QueryError(f"facet size must be between 1 and {MAX_FACET_SIZE}, not {facet_size}")
+        days = date_filters(since, until, date)
         clock = Clock(self.time_budget if time_budget is None else time_budget)
         return self.engine.call(lambda searcher: self._run(
-            searcher, query, year, author, category, primary_only, sort, facet_names,
+            searcher, query, (year, author, category, primary_only, days), sort, facet_names,
             facet_size, page, limit, with_snippets, exact, clock))
 
     def export(
@@ -198,6 +212,9 @@ class SearchIndex:
         author=(),
         category=(),
         primary_only: bool = False,
+        since=(),
+        until=(),
+        date=(),
         sort: str | None = None,
         cap: int | None = None,
         time_budget: float | None = None,
@@ -211,7 +228,7 @@ class SearchIndex:
         snippets or facets. Each hit carries its whole ``abstract``.
 
         Args:
-            query, year, author, category, primary_only, sort, time_budget, exact:
+            query, year, author, category, primary_only, since, until, date, sort, time_budget, exact:
                 as for :meth:`search`.
             cap: most hits returned (default
                 :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
@@ -230,14 +247,15 @@ class SearchIndex:
         if cap < 1:
             raise QueryError(f"an export holds 1 hit or more, not {cap}")
         check_sort(sort)
+        days = date_filters(since, until, date)
         clock = Clock(self.time_budget if time_budget is None else time_budget)
         return self.engine.call(lambda searcher: self._run(
-            searcher, query, year, author, category, primary_only, sort, (),
+            searcher, query, (year, author, category, primary_only, days), sort, (),
             DEFAULT_FACET_SIZE, 1, cap, False, exact, clock))
 
-    def _run(self, searcher, query, year, author, category, primary_only, sort, facet_names,
+    def _run(self, searcher, query, options, sort, facet_names,
              facet_size, page, limit, with_snippets, exact, clock: Clock) -> SearchResults:
-        plan = _plan(searcher, query, year, author, category, primary_only, sort, facet_names)
+        plan = _plan(searcher, query, options, sort, facet_names)
         notes = plan.notes
         matches = searcher.match(plan.parsed, plan.filters, clock.deadline, notes)
         # Did-you-mean may use half the budget, within what is left of it.
@@ -273,6 +291,7 @@ class SearchIndex:
             timed_out = True
             notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
         counted = _facets(searcher, matches, plan, facet_size)
+        histogram = searcher.date_histogram(matches).to_dict() if HISTOGRAM in facet_names else None
         return SearchResults(
             query=plan.searched,
             total=matches.total,
@@ -288,6 +307,7 @@ class SearchIndex:
             notes=notes,
             timed_out=timed_out,
             took_ms=clock.elapsed() * 1000,
+            date_histogram=histogram,
         )
 
     def warm_up(self, seconds: float = 10.0) -> None:
@@ -324,8 +344,9 @@ class SearchIndex:
         """The stored record with id ``record_id`` as a dict (see :meth:`record`).
 
         Returns ``{"id", "title", "abstract", "authors", "year",
-        "categories", "url", "source"}``; lists are lists, a missing year is
-        ``None``.
+        "categories", "url", "source", "submitted", "updated", "versions"}``
+        (dates as :func:`searchengine.results.date_fields`); lists are lists,
+        a missing year or date is ``None``.
 
         Raises:
             RecordNotFoundError: no document has that id.
@@ -340,6 +361,7 @@ class SearchIndex:
             "categories": record.categories,
             "url": record.url,
             "source": record.source,
+            **date_fields(record),
         }
 
     def records(self) -> Iterator[Record]:
@@ -415,16 +437,35 @@ def _facets(searcher, matches, plan: Plan, size: int) -> dict:
     """
     from searchengine.facets import PIN_MARGIN, pin_selected
 
-    if "author" not in plan.facets or not plan.filters.authors:
-        return searcher.facets(matches, plan.filters, plan.facets, size)
-    others = tuple(name for name in plan.facets if name != "author")
+    names = tuple(name for name in plan.facets if name != HISTOGRAM)
+    if "author" not in names or not plan.filters.authors:
+        return searcher.facets(matches, plan.filters, names, size)
+    others = tuple(name for name in names if name != "author")
     counted = searcher.facets(matches, plan.filters, others, size) if others else {}
     deeper = searcher.facets(matches, plan.filters, ("author",), min(MAX_FACET_SIZE, size + PIN_MARGIN))
     counted["author"] = pin_selected(deeper["author"], size)
-    return {name: counted[name] for name in plan.facets}
+    return {name: counted[name] for name in names}
 
 
-def _plan(searcher, query, year, author, category, primary_only, sort, facet_names) -> Plan:
+def date_filters(since=(), until=(), date=()) -> tuple:
+    """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``
+    and ``date:`` values (each one value or an iterable; text as typed or
+    already parsed).
+
+    Raises:
+        QueryError: a value is not a date or a date range, naming it.
+    """
+    from searchengine import dates
+    from searchengine.filters import _as_tuple
+
+    def parsed(values, parser):
+        return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in _as_tuple(values) if v)
+
+    return (parsed(since, dates.parse_since) + parsed(until, dates.parse_until)
+            + parsed(date, dates.parse_range))
+
+
+def _plan(searcher, query, options, sort, facet_names) -> Plan:
     """Parse step: the query text cleaned, its filters taken out and added to
     the options' filters, the rest parsed.
 
@@ -437,7 +478,8 @@ def _plan(searcher, query, year, author, category, primary_only, sort, facet_nam
     notes: list[str] = []
     searched = querylang.clean(query or "", notes)
     text, query_filters = querylang.split_filters(searched)
-    chosen = build_filters(year, author, category, primary_only) + query_filters
+    year, author, category, primary_only, days = options
+    chosen = build_filters(year, author, category, primary_only, days) + query_filters
     lexicon = searcher.lexicon()
     parsed = searcher.parse(text, allow_empty=bool(chosen),
                             frequencies=lexicon.frequencies if lexicon is not None else None)

@@ -26,7 +26,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 REASON = "needs ../shared/data (the large test data; see README 'Tests')"
 # The files the tests read there.
-NEEDED = ["arxiv/arxiv_listing_sample.jsonl.gz", "arxiv/kaggle_oai_snapshot_sample.jsonl",
+NEEDED = ["arxiv/arxiv_listing_sample.jsonl.gz", "arxiv/listing_dates.tsv.gz", "arxiv/kaggle_oai_snapshot_sample.jsonl",
           "arxiv/api_atom_samples/api2016_id_list_1111.2011v2.xml",
           "arxiv/api_atom_samples/api2016_search_query_au_del_maestro.xml",
           "arxiv/api_atom_samples/api2026_search_query_testing_start0_max100.xml"]

@@ -100,3 +100,51 @@ def test_on_a_phone_the_hits_come_before_the_filters(server, browser):
     browser.get(server + "/?q=SpMV+GPU")
     assert (browser.find_element(By.CSS_SELECTOR, "aside.facets").rect["x"]
             < browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit").rect["x"])  # wide: filters on the left
+
+
+DATED = [
+    {"id": "2503.00001", "title": "Lattice kernels in March", "abstract": "lattice", "date": "2025-03-14"},
+    {"id": "2506.00002", "title": "Lattice kernels in June", "abstract": "lattice", "date": "2025-06-30"},
+    {"id": "t-yearonly", "title": "Lattice kernels of some year", "abstract": "lattice", "year": 2024},
+]
+
+
+@pytest.fixture(scope="module")
+def dated_server(tmp_path_factory):
+    """``searchengine serve`` over three dated records; yields its base URL."""
+    import json
+
+    folder = tmp_path_factory.mktemp("browser-dated")
+    source = folder / "dated.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in DATED), encoding="utf-8")
+    build_index([source], folder / "index")
+    with serving(folder / "index") as (_, base):
+        yield base
+
+
+def test_the_date_histogram_and_form_sit_in_the_sidebar_and_narrow_the_search(dated_server, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    browser.get(dated_server + "/?q=lattice")
+    aside = browser.find_element(By.CSS_SELECTOR, "aside.facets").rect
+    section = browser.find_element(By.CSS_SELECTOR, "section.facet-date")
+    inside = [section.find_element(By.CSS_SELECTOR, sel).rect
+              for sel in ("svg.date-histogram", "input#since", "input#until", "form.date-range button")]
+    for box in inside:  # nothing of the section sticks out of the sidebar
+        assert aside["x"] <= box["x"] and box["x"] + box["width"] <= aside["x"] + aside["width"] + 1, box
+    bars = section.find_elements(By.CSS_SELECTOR, "svg.date-histogram rect")
+    assert [bar.find_element(By.TAG_NAME, "title").get_attribute("textContent") for bar in bars] == [
+        "2025-03: 1", "2025-04: 0", "2025-05: 0", "2025-06: 1"]
+    assert section.find_element(By.CSS_SELECTOR, "p.date-span").text == \
+        "2025-03 – 2025-06, by month; 1 without a date"
+    assert [hit.text for hit in browser.find_elements(By.CSS_SELECTOR, "ol.hits .meta .date, ol.hits .meta .year")] \
+        == ["30 Jun 2025", "14 Mar 2025", "2024"]  # equal scores: newest year, then id, first
+
+    browser.find_element(By.CSS_SELECTOR, "input#since").send_keys("2025-06")
+    browser.find_element(By.CSS_SELECTOR, "form.date-range button").click()
+    _wait(browser, EC.url_contains("since=2025-06"))
+    assert browser.find_element(By.ID, "results-heading").text.startswith("1 hit")
+    assert _result_ids(browser) == {"2506.00002"}
+    chips = [chip.text for chip in browser.find_elements(By.CSS_SELECTOR, ".chips .chip span")]
+    assert chips == ["Submitted since: 2025-06"]

@@ -53,10 +53,10 @@ def test_citation_key_uses_last_name_year_and_first_long_title_word():
 
 def test_csv_has_a_header_and_one_row_per_hit():
     rows = list(csv.reader(io.StringIO(to_csv([dict(r, score=1.5) for r in RECORDS[:2]], first_rank=11))))
-    assert rows[0] == ["rank", "id", "title", "authors", "year", "categories", "score", "url"]
+    assert rows[0] == ["rank", "id", "title", "authors", "year", "categories", "score", "url", "submitted", "updated"]
     assert rows[1] == ["11", "2101.00001", RECORDS[0]["title"], "Jan Vlček; Erwin Schrödinger", "2021",
-                       "cs.DC cs.PF", "1.5", ""]
-    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", ""]
+                       "cs.DC cs.PF", "1.5", "", "", ""]
+    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", "", "", ""]
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
@@ -150,9 +150,10 @@ def test_json_lines_have_the_record_keys_in_order():
     lines = to_jsonl([dict(COLLABORATION, score=2.5, snippet="x"), RECORDS[1]]).splitlines()
     assert [json.loads(line) for line in lines] == [
         {"id": "2301.04567", "title": COLLABORATION["title"], "abstract": "We port BERT.\nIt runs   fast.",
-         "authors": COLLABORATION["authors"], "year": 2023, "categories": ["cs.DC", "cs.LG"], "url": ""},
+         "authors": COLLABORATION["authors"], "year": 2023, "categories": ["cs.DC", "cs.LG"], "url": "",
+         "submitted": None, "updated": None, "versions": []},
         {"id": "t-abc", "title": "A study of things", "abstract": "", "authors": [], "year": None,
-         "categories": [], "url": ""},
+         "categories": [], "url": "", "submitted": None, "updated": None, "versions": []},
     ]
     assert lines[0].startswith('{"id": "2301.04567", "title": "BERT for GPU kernels')
     assert "Čapek" in lines[0]  # UTF-8 as is, not \u escapes

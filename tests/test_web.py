@@ -166,7 +166,8 @@ def test_year_range_fields_redirect_to_the_canonical_url(client):
     assert chips(html) == {"Year: 2023-2024": "/?q=SpMV+GPU&sort=newest"}
     # the range fields show the active range; submitting them replaces it
     assert re.search(r'id="year_from" [^>]*value="2023"', html) and re.search(r'id="year_to" [^>]*value="2024"', html)
-    assert '<input type="hidden" name="year"' not in html[html.index('class="year-range"'):]
+    form = html[html.index('class="year-range"'):]
+    assert '<input type="hidden" name="year"' not in form[:form.index("</form>")]
 
 
 def test_pagination_nav_marks_current_page_and_sort_is_selected(client):
@@ -341,7 +342,7 @@ def test_bibtex_export(client):
 def test_api_search_is_the_cli_json(client, web_index_dir):
     api = client.get("/api/search?q=SpMV+GPU&limit=2&page=2").get_json()
     cli = CliRunner().invoke(main, ["search", "SpMV GPU", "--limit", "2", "--page", "2", "--facets",
-                                    "year,author,category", "--facet-size", "12",
+                                    "year,author,category,date", "--facet-size", "12",
                                     "--index-dir", str(web_index_dir), "--json"])
     assert cli.exit_code == 0, cli.output
     expected = json.loads(cli.output)
@@ -364,6 +365,7 @@ def test_api_record_and_similar(client):
         "id": "2401.00002", "title": "Tiled SpMV for GPUs",
         "abstract": "A tiled storage format makes SpMV on GPUs faster for irregular matrices.",
         "authors": ["Grace Hopper"], "year": 2024, "categories": ["cs.DC"], "url": "",
+        "submitted": None, "updated": None, "versions": [],
     }
     similar = client.get("/api/records/2401.00002/similar?limit=2").get_json()
     assert len(similar["hits"]) == 2
@@ -455,11 +457,12 @@ def test_openapi_document_describes_every_api_route(client):
     assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
                                       "/api/records/{id}/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
-    assert names == ["q", "year", "year_from", "year_to", "author", "first_author", "category", "sort", "page",
-                     "limit", "more", "exact"]
+    assert names == ["q", "year", "year_from", "year_to", "author", "first_author", "category", "since", "until",
+                     "past", "sort", "page", "limit", "more", "exact"]
     export = document["paths"]["/api/export"]["get"]
     assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author", "first_author",
-                                                        "category", "sort", "exact", "format"]
+                                                        "category", "since", "until", "past", "sort", "exact",
+                                                        "format"]
     assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
     assert sorted(export["responses"]["200"]["content"]) == [
         "application/jsonl", "application/x-bibtex", "application/x-research-info-systems", "text/csv"]

@@ -48,7 +48,10 @@ from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
 from web.params import EXPORT_FORMATS, FACET_SIZE, FACETS, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
 
 SIMILAR_ON_PAGE = 5
-FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category"}
+FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category",
+                "since": "Submitted since", "until": "Submitted until", "past": "Submitted in the past"}
+# A date histogram bin's start, cut to its unit: the value of its since/until link.
+BIN_CHARS = {"year": 4, "month": 7, "day": 10}
 # Link texts of the export formats.
 EXPORT_LABELS = {name: form.label for name, form in FORMATS.items()}
 
@@ -152,6 +155,35 @@ def _year_bars(values: list[dict], width: int = 220, height: int = 60) -> list[d
     return bars
 
 
+def shown_day(value) -> str:
+    """A day (:class:`datetime.date` or ISO text) as arXiv writes it, ``14 Mar 2025``; ``""`` for none."""
+    from searchengine import dates
+
+    day = dates.from_iso(value) if isinstance(value, str) else value
+    return dates.shown(day) if day else ""
+
+
+def _date_bars(histogram: dict | None, params: SearchParams, width: int = 220, height: int = 60) -> dict | None:
+    """The sidebar's date histogram: ``{"unit", "undated", "bars": [...]}``,
+    each bar ``{"label", "count", "url", "x", "y", "w", "h"}`` (SVG user units,
+    ``width`` × ``height``, oldest first; ``url`` narrows the search to that
+    bin with since/until); ``None`` when no hit has a date."""
+    if not histogram or not histogram.get("rows"):
+        return None
+    cut = BIN_CHARS[histogram["bin"]]
+    rows = histogram["rows"]
+    peak = max(count for _, count in rows) or 1
+    slot = width / len(rows)
+    bars = []
+    for i, (start, count) in enumerate(rows):
+        h = max(1.0, height * count / peak) if count else 0.0
+        label = start[:cut]
+        bars.append({"label": label, "count": count, "url": params.dated(since=label, until=label).url("/"),
+                     "x": round(i * slot + slot * 0.1, 2), "w": round(max(slot * 0.8, 0.5), 2),
+                     "y": round(height - h, 2), "h": round(h, 2)})
+    return {"unit": histogram["bin"], "undated": histogram.get("undated", 0), "bars": bars}
+
+
 def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex | None = None) -> Flask:
     """Build the web application over one index.
 
@@ -173,6 +205,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.extensions["searchengine.index"] = search_index
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
+    app.jinja_env.filters["day"] = shown_day
     app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
                                  EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
                                  EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors)
@@ -205,8 +238,9 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         results = None if params.is_empty else search_index.search(params.q, **params.search_kwargs())
         facets = _facet_view(params, results) if results is not None else []
         pages = _pagination(params, results)
+        dated = _date_bars(results.date_histogram, params) if results is not None else None
         return render_template(
-            "search.html", params=params, results=results, facets=facets, pages=pages,
+            "search.html", params=params, results=results, facets=facets, pages=pages, dated=dated,
             documents=None if results is not None else search_index.doc_count,
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from searchengine import __version__
+from searchengine.dates import PAST
 from searchengine.export import FORMATS
 from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
 from web.params import (
@@ -53,6 +54,8 @@ _SPACE = r"[\s\x00-\x1f\x7f-\x9f]*"
 _YEAR = r"\d{4}"
 YEAR_PATTERN = (rf"^{_SPACE}(|{_YEAR}|{_YEAR}{_SPACE}[-–]{_SPACE}{_YEAR}|{_YEAR}{_SPACE}[-–]|[-–]{_SPACE}{_YEAR}"
                 rf"|(>=|>|<=|<|=){_SPACE}{_YEAR}){_SPACE}$")
+# since/until (searchengine.dates): a day, a month or a year.
+DATE_PATTERN = rf"^{_SPACE}(|{_YEAR}(-\d{{2}}(-\d{{2}})?)?){_SPACE}$"
 CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?{_SPACE}$"
 # An author name needs a letter or digit in its surname: anywhere, or before
 # the comma of "Last, First".
@@ -78,6 +81,13 @@ def openapi_document() -> dict[str, Any]:
                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchResults"}}}}
     unavailable = _error("The index is not available")
     string_list = {"type": "array", "items": {"type": "string"}}
+    day = {"type": ["string", "null"], "format": "date"}
+    dates = {
+        "submitted": {**day, "description": "First version's UTC day (YYYY-MM-DD), or null"},
+        "updated": {**day, "description": "Last update's UTC day, or null"},
+        "versions": {"type": "array", "description": "Versions with their days, where the source gives them",
+                     "items": _object({"version": {"type": "integer"}, "date": {"type": "string", "format": "date"}})},
+    }
     spans = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}}
     filters = [
         _param("q", f"Query text; empty to browse by filters alone; at most {MAX_QUERY_CHARS} "
@@ -99,8 +109,15 @@ def openapi_document() -> dict[str, Any]:
         _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},
                repeat=True),
-        _param("sort", "Order of hits (default: relevance, or newest without query text)",
-               {"type": "string", "enum": list(SORTS)}),
+        _param("since", "Submitted on or after this UTC day: 2025-03-14, 2025-03 (from its 1st) or 2025",
+               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
+        _param("until", "Submitted on or before this UTC day: 2025-06-30, 2025-06 (to its last day) or 2025",
+               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
+        _param("past", "Submitted in the last 7, 30 or 365 days, counted back from today (UTC)",
+               {"type": "string", "enum": list(PAST)}),
+        _param("sort", "Order of hits (default: relevance, or newest without query text); newest and oldest "
+                       "by submitted day, papers with only a year after the dated ones of their year, "
+                       "undated papers last", {"type": "string", "enum": list(SORTS)}),
     ]
     exact = _param("exact", "true (or 1): search the query as typed, never a correction of it",
                    {"type": "boolean", "default": False})
@@ -192,6 +209,7 @@ def openapi_document() -> dict[str, Any]:
                 "id": {"type": "string"}, "title": {"type": "string"}, "abstract": {"type": "string"},
                 "authors": string_list, "year": {"type": ["integer", "null"]}, "categories": string_list,
                 "url": {"type": "string", "description": "Link given by the source, or empty"},
+                **dates,
             }),
             "Hit": _object({
                 "id": {"type": "string"}, "title": {"type": "string"}, "authors": string_list,
@@ -201,6 +219,7 @@ def openapi_document() -> dict[str, Any]:
                 "snippet_matches": {**spans, "description": "[start, end) offsets of matched words in snippet"},
                 "title_matches": {**spans, "description": "[start, end) offsets of matched words in title"},
                 "url": {"type": "string"},
+                **dates,
             }),
             "FacetValue": _object({
                 "value": {"type": ["string", "integer", "null"], "description": "null counts records without a value"},
@@ -234,6 +253,17 @@ def openapi_document() -> dict[str, Any]:
                                                                 "papers may be missing, or their order approximate "
                                                                 "(a note says which)"},
                 "took_ms": {"type": "number"},
+                "date_histogram": {
+                    "type": ["object", "null"],
+                    "description": "Hits per year, month or day of their submitted day (years when they span more "
+                                   "than 3 years, months when more than 62 days, else days): rows of [first day "
+                                   "of the bin, hits], empty bins included; undated: hits without a day",
+                    "properties": {
+                        "bin": {"type": ["string", "null"], "enum": ["year", "month", "day", None]},
+                        "rows": {"type": "array", "items": {"type": "array", "prefixItems": [
+                            {"type": "string", "format": "date"}, {"type": "integer", "minimum": 0}]}},
+                        "undated": {"type": "integer", "minimum": 0}},
+                },
             }),
         }},
     }

@@ -14,8 +14,15 @@ Parameters (the same for ``/`` and ``/api/search``):
 ``first_author``  a first author's name, same as ``author=^NAME``; repeatable (OR
              with ``author``)
 ``category`` a category code (``cs.DC``) or archive (``cs``); repeatable (OR)
+``since``    papers submitted on or after a day: ``2025-03-14``, ``2025-03``
+             (from its 1st) or ``2025`` (from January 1st)
+``until``    papers submitted on or before a day: ``2025-06-30``, ``2025-06``
+             (to its 30th) or ``2025`` (to December 31st)
+``past``     ``week``, ``month`` or ``year``: submitted in the last 7, 30 or
+             365 days, counted back from today (UTC) when the page is served
 ``sort``     ``relevance``, ``newest``, ``oldest``, ``title`` (default: relevance,
-             or newest when there is no query text)
+             or newest when there is no query text); newest and oldest go by
+             submitted day
 ``page``     1-based page number
 ``limit``    hits per page, 1 to :data:`MAX_LIMIT`
 ``more``     a facet listed in full (up to :data:`EXPANDED_FACET_SIZE` values):
@@ -29,7 +36,8 @@ An export (``/api/export``) takes the same parameters but ``page`` and
 ``limit``: it holds every hit, up to :data:`~searchengine.limits.EXPORT_LIMIT`.
 
 Only ``year``, ``author``, ``first_author`` and ``category`` may be given more than once; a
-second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``year_from`` or ``year_to`` is
+second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``year_from``, ``year_to``,
+``since``, ``until`` or ``past`` is
 refused with a 400 naming it (which one would count is a guess). An empty
 value counts as not given. Lengths and numbers of values are counted as
 given (spaces, empty and repeated values included).
@@ -60,6 +68,8 @@ MAX_QUERY_CHARS = 2000
 # The facets the page shows, in order, and how many values of each.
 FACETS = ("year", "author", "category")
 FACET_SIZE = 12
+# The date filters' parameters, in URL order.
+DATE_PARAMS = ("since", "until", "past")
 # Values of the one facet a page lists in full ("and N more").
 EXPANDED_FACET_SIZE = 200
 # Values of the ``exact`` flag ("" when not given).
@@ -162,6 +172,22 @@ def _year_range(args) -> str | None:
     return None
 
 
+def _date_values(args) -> dict[str, str]:
+    """``since``, ``until`` and ``past``, each checked (a bad one is a
+    :class:`QueryError` naming the parameter and its value)."""
+    from searchengine import dates
+
+    found = {}
+    for name, parser in (("since", dates.parse_since), ("until", dates.parse_until), ("past", dates.parse_past)):
+        value = plain_text(_single(args, name))
+        if len(value) > MAX_VALUE_CHARS:
+            raise QueryError(f"{name} is {len(value)} characters long; at most {MAX_VALUE_CHARS} are allowed")
+        if value:
+            parser(value)
+        found[name] = value
+    return found
+
+
 @dataclass(frozen=True)
 class SearchParams:
     """One search request, validated for shape and size.
@@ -175,6 +201,7 @@ class SearchParams:
         limit: hits per page.
         more: the facet listed in full, or ``None``.
         exact: search the query as typed, never a correction of it.
+        since, until, past: the date filters as given (``""`` when not).
         from_range: True when ``year_from``/``year_to`` were given (the page
             redirects to the canonical URL with a ``year`` value instead).
     """
@@ -189,6 +216,10 @@ class SearchParams:
     more: str | None = None
     exact: bool = False
     from_range: bool = False
+    # Date filters, kept apart from the fields above.
+    since: str = ""
+    until: str = ""
+    past: str = ""
 
     @classmethod
     def from_args(cls, args) -> SearchParams:
@@ -236,6 +267,7 @@ class SearchParams:
             more=more,
             exact=_FLAGS[exact],
             from_range=extra is not None,
+            **_date_values(args),
         )
 
     @property
@@ -249,7 +281,21 @@ class SearchParams:
 
     @property
     def has_filters(self) -> bool:
-        return bool(self.years or self.authors or self.categories)
+        return bool(self.years or self.authors or self.categories or self.since or self.until or self.past)
+
+    def date_filters(self) -> list:
+        """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``
+        and ``past`` (``past`` counted back from today, UTC)."""
+        from searchengine import dates
+
+        found = []
+        if self.since:
+            found.append(dates.parse_since(self.since))
+        if self.until:
+            found.append(dates.parse_until(self.until))
+        if self.past:
+            found.append(dates.parse_past(self.past))
+        return found
 
     @property
     def is_empty(self) -> bool:
@@ -264,8 +310,9 @@ class SearchParams:
             "year": list(self.years),
             "author": list(self.authors),
             "category": list(self.categories),
+            "date": self.date_filters(),
             "sort": self.sort,
-            "facets": list(FACETS),
+            "facets": list(FACETS) + ["date"],
             "facet_size": EXPANDED_FACET_SIZE if self.more else FACET_SIZE,
             "exact": self.exact,
         }
@@ -278,6 +325,7 @@ class SearchParams:
         pairs += [("year", v) for v in self.years]
         pairs += [("author", v) for v in self.authors]
         pairs += [("category", v) for v in self.categories]
+        pairs += [(name, getattr(self, name)) for name in DATE_PARAMS if getattr(self, name)]
         if self.sort:
             pairs.append(("sort", self.sort))
         if self.limit != DEFAULT_LIMIT:
@@ -298,7 +346,7 @@ class SearchParams:
     def export_kwargs(self) -> dict:
         """Keyword arguments for ``SearchIndex.export`` (the query text aside)."""
         return {"year": list(self.years), "author": list(self.authors), "category": list(self.categories),
-                "sort": self.sort, "exact": self.exact}
+                "date": self.date_filters(), "sort": self.sort, "exact": self.exact}
 
     def export_url(self, format_name: str, path: str = "/api/export") -> str:
         """The export of this state's whole result set in ``format_name``: the
@@ -315,6 +363,8 @@ class SearchParams:
 
     def without(self, facet: str, value: str) -> SearchParams:
         """This state minus one filter value, back on page 1 (a chip's remove link)."""
+        if facet in DATE_PARAMS:
+            return replace(self, **{facet: ""}, page=1, from_range=False)
         return self._with_values(facet, tuple(v for v in self._values_of(facet) if v != value))
 
     def toggled(self, facet: str, value, selected: bool) -> SearchParams:
@@ -335,7 +385,8 @@ class SearchParams:
 
     def cleared(self) -> SearchParams:
         """This state without any filter, back on page 1."""
-        return replace(self, years=(), authors=(), categories=(), page=1, from_range=False)
+        return replace(self, years=(), authors=(), categories=(), since="", until="", past="", page=1,
+                       from_range=False)
 
     def with_query(self, q: str) -> SearchParams:
         """This state with another query text (a suggestion's link), back on page 1."""
@@ -357,4 +408,11 @@ class SearchParams:
 
     def chips(self) -> list[tuple[str, str, SearchParams]]:
         """Active filters as ``(facet, value, state without it)``, in URL order."""
-        return [(facet, value, self.without(facet, value)) for facet in FACETS for value in self._values_of(facet)]
+        chips = [(facet, value, self.without(facet, value)) for facet in FACETS for value in self._values_of(facet)]
+        return chips + [(name, getattr(self, name), self.without(name, "")) for name in DATE_PARAMS
+                        if getattr(self, name)]
+
+    def dated(self, since: str = "", until: str = "", past: str = "") -> SearchParams:
+        """This state with these date filters instead of its own, back on page 1
+        (a histogram bar's link, a "past week" link)."""
+        return replace(self, since=since, until=until, past=past, page=1, from_range=False)

@@ -71,13 +71,17 @@ class Searcher(Protocol):
                deadline: float) -> tuple[list[Any], bool]:
         """Hits ``start .. start+limit`` in ``sort`` order (engine handles with
         scores) and whether the deadline cut the ranking short. Relevance ties
-        go by year (newest first, unknown last), then id (descending)."""
+        go by year (newest first, unknown last), then id (descending); ``newest``
+        and ``oldest`` go by :func:`searchengine.dates.sort_keys`, then id."""
 
     def hits(self, query, window: list[Any], with_snippets: bool = True) -> list:
         """:class:`~searchengine.results.Hit` s of a window, with snippets of ``query``."""
 
     def facets(self, matches: Matches, filters, names: Sequence[str], size: int) -> dict:
         """``{name: FacetCounts}``, each facet counted with every filter but its own."""
+
+    def date_histogram(self, matches: Matches) -> Any:
+        """The :class:`~searchengine.dates.DateHistogram` of the matches' submitted days."""
 
     def lexicon(self) -> Any:
         """The indexed words did-you-mean chooses from (see :func:`searchengine.spelling.suggest`),

@@ -16,7 +16,7 @@ The language is documented in README.md, "Query language". In short:
   ``NOT`` (upper case only), ``-word``, ``+word``, parentheses (only with an
   operator; otherwise they are punctuation).
 * Fields ``title:``/``ti:``, ``abstract:``/``abs:``, ``id:``; filters
-  ``year:``, ``author:``/``au:``, ``category:``/``cat:``, first author
+  ``year:``, ``date:``, ``author:``/``au:``, ``category:``/``cat:``, first author
   ``^Qian`` or ``^"Qian, D"`` (taken out by
   :func:`split_filters` before parsing).
 * ``spars*``: a prefix of at least :data:`MIN_PREFIX` letters.
@@ -94,7 +94,7 @@ FIELD_ALIASES = {
     "year": "year",
     "id": "id",
 }
-KNOWN_FIELDS = "title/ti, abstract/abs, author/au, category/cat, year, id"
+KNOWN_FIELDS = "title/ti, abstract/abs, author/au, category/cat, year, date, id"
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"',
                          "‘": "'", "’": "'", "‚": "'", "‛": "'"})
@@ -114,9 +114,10 @@ _FIELD_GROUP = re.compile(r"\b\w+:\([^()]*\)")
 
 # ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value,
 # or ADS's first-author ``^Qian`` / ``^"Qian, D"`` (a word's boost, ``gpu^2``, is glued to it).
-_FILTER_CLAUSE = re.compile(r'(?:(?<![\w:])(year|author|au|category|cat):|(?<!\S)\^(?=[^\W\d_]|"))'
+_FILTER_CLAUSE = re.compile(r'(?:(?<![\w:])(year|date|author|au|category|cat):|(?<!\S)\^(?=[^\W\d_]|"))'
                             r'(?:"([^"]*)"|(\S+))', re.IGNORECASE)
-_FILTER_NAMES = {"year": "year", "author": "author", "au": "author", "category": "category", "cat": "category"}
+_FILTER_NAMES = {"year": "year", "date": "date", "author": "author", "au": "author", "category": "category",
+                 "cat": "category"}
 _OPERATOR_BEFORE = re.compile(r"(?:\b(?:OR|NOT)\s+|(?:^|\s)-)$")
 _OPERATOR_AFTER = re.compile(r"^\s*(?:OR\b|\))")
 _AND_AT_END = re.compile(r"\bAND\s*$")
@@ -153,7 +154,7 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
         QueryError: a filter value is malformed, or a filter is combined with
             ``OR``/``NOT`` or put in parentheses (it would not mean what it says).
     """
-    found = {"year": [], "author": [], "category": []}
+    found = {"year": [], "author": [], "category": [], "date": []}
     kept, last = [], 0
     for match in _FILTER_CLAUSE.finditer(text):
         clause = match.group(0)
@@ -170,7 +171,8 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
         last = match.end()
     kept.append(text[last:])
     rest = _AND_AT_START.sub("", " ".join("".join(kept).split()))
-    return rest, _filters.build_filters(found["year"], found["author"], found["category"])
+    return rest, _filters.build_filters(found["year"], found["author"], found["category"],
+                                        date=found["date"])
 
 
 def clean(text: str, notes: list[str]) -> str:

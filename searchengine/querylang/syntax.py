@@ -57,7 +57,8 @@ COMMA_FIELDS = frozenset({"author_keys"})
 EXACT_FIELDS = frozenset({"id"})
 NUMBER_FIELDS = frozenset({"year"})
 # Stored or column-only: not searchable (the engines reject a query naming them).
-UNSEARCHABLE_FIELDS = frozenset({"url", "source", "version", "facet_data", "sort_title"})
+UNSEARCHABLE_FIELDS = frozenset({"url", "source", "version", "facet_data", "sort_title",
+                                 "day", "dates", "date_data"})  # the day is for date filters only
 INDEX_FIELDS = (TEXT_FIELDS | NAME_FIELDS | SPACED_FIELDS | COMMA_FIELDS | EXACT_FIELDS
                 | NUMBER_FIELDS | UNSEARCHABLE_FIELDS)
 

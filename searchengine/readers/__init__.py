@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from searchengine import dates
 from searchengine.errors import InputError
 from searchengine.readers import arxivatom, arxivlisting, arxivoai, authorpage, csvfile, jsonlines
 from searchengine.records import Problem, Record, has_name, split_authors
@@ -155,6 +156,34 @@ def _people(record: Record, problems: list[Problem]) -> Record:
     return record
 
 
+def _dated(record: Record, problems: list[Problem]) -> Record:
+    """``record`` with its reading notes (a bad date) turned into problems,
+    its year following its submitted day, and an implausible year or date
+    (before 1900 or after next year: a typo such as ``2103``) made unknown
+    with a note. The record is kept either way."""
+    path, _, line = record.source.rpartition(":")
+    number = int(line) if line.isdigit() else 0
+
+    def note(reason: str) -> None:
+        problems.append(Problem(path, number, reason, skipped=False))
+
+    for reason in record.notes:
+        note(reason)
+    record.notes = []
+    for name in ("submitted", "updated"):
+        day = getattr(record, name)
+        if day is not None and not dates.plausible_year(day.year):
+            note(f"{name} date {day.isoformat()} is not plausible (stored as unknown)")
+            setattr(record, name, None)
+    record.versions = [(n, day) for n, day in record.versions if dates.plausible_year(day.year)]
+    if record.submitted is not None:
+        record.year = record.submitted.year
+    elif record.year is not None and not dates.plausible_year(record.year):
+        note(f"year {record.year} is not plausible (stored as unknown)")
+        record.year = None
+    return record
+
+
 def read_records(
     paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None
 ) -> Iterator[Record]:
@@ -163,7 +192,9 @@ def read_records(
     Args:
         paths: files or directories.
         problems: list that receives a :class:`Problem` for each skipped record
-            and for each file no reader recognises.
+            and for each file no reader recognises. A table of listing dates
+            (:data:`arxivlisting.DATES_FILES`) is not read as records: the
+            listing reader reads it beside its input.
         format: force one reader (a key of :data:`FORMATS`) instead of detecting.
 
     Raises:
@@ -171,6 +202,8 @@ def read_records(
             problem (reported, skipped), not an error.
     """
     for path in input_files(paths):
+        if path.name in arxivlisting.DATES_FILES:
+            continue  # the table of listing dates: read beside a listing, not a file of records
         try:
             name = format or detect_format(path)
         except (OSError, EOFError, zlib.error) as exc:
@@ -186,6 +219,7 @@ def read_records(
             continue
         try:
             for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
-                yield _people(detex_record(record), problems)  # TeX → text for every format, at read time
+                # TeX → text for every format, at read time
+                yield _dated(_people(detex_record(record), problems), problems)
         except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

@@ -7,7 +7,11 @@ Both layouts the API has used are read: the older one declares the
 * ``id``: ``http://arxiv.org/abs/1111.2011v2`` → id ``1111.2011``, version 2;
 * ``title``, ``summary`` (the abstract), ``author/name`` (in order);
 * ``arxiv:primary_category/@term`` first, then each ``category/@term``;
-* the year of ``published`` (first version); the ``alternate`` link as URL.
+* ``published`` (the first version's timestamp) as the submitted day and
+  year, ``updated`` (the latest version's) as the updated day, both in UTC;
+  the versions list holds v1 and, when the id names a later one, that
+  version with the updated day;
+* the ``alternate`` link as URL.
 
 An error response (an entry whose id is an ``/api/errors`` URL) is reported as a
 problem. The file is parsed incrementally, so long feeds stream.
@@ -15,12 +19,12 @@ problem. The file is parsed incrementally, so long feeds stream.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
 from searchengine.readers import arxivmeta
+from searchengine.readers.jsonlines import day_field
 from searchengine.records import Problem, Record, clean_text
 
 NAME = "arxiv-atom"
@@ -47,7 +51,14 @@ def _entry_record(entry: ElementTree.Element) -> Record:
     primary = entry.find(f"{ARXIV}primary_category")
     terms = [primary.get("term", "")] if primary is not None else []
     terms += [c.get("term", "") for c in entry.findall(f"{ATOM}category")]
-    published = re.match(r"\s*(\d{4})-", entry.findtext(f"{ATOM}published") or "")
+    notes: list[str] = []
+    stamps = {key: entry.findtext(f"{ATOM}{key}") for key in ("published", "updated")}
+    published = day_field(stamps, "published", notes)
+    updated = day_field(stamps, "updated", notes)
+    # The API gives the first version's date and the latest's.
+    versions = [(1, published)] if published else []
+    if updated and version and version > 1:
+        versions.append((version, updated))
     url = ""
     for link in entry.findall(f"{ATOM}link"):
         if link.get("rel") == "alternate":
@@ -62,10 +73,14 @@ def _entry_record(entry: ElementTree.Element) -> Record:
             for a in entry.findall(f"{ATOM}author")
             if (a.findtext(f"{ATOM}name") or "").strip()
         ],
-        year=int(published.group(1)) if published else arxivmeta.year_from_id(arxiv_id),
+        year=published.year if published else arxivmeta.year_from_id(arxiv_id),
         categories=list(dict.fromkeys(t for t in terms if t)),
         url=url,
         version=version,
+        submitted=published,
+        updated=updated,
+        versions=versions,
+        notes=notes,
     )
 
 

@@ -13,8 +13,12 @@ One JSON object per line, with (among others)::
   Unicode) written as "first last suffix"; when it is missing, the ``authors``
   string is split into people (:func:`searchengine.records.split_authors`), with TeX accents decoded.
 * ``categories`` is space separated, primary first.
-* The year is that of the first version (``versions[0].created``), else the
-  one in a new-style id, else ``update_date``'s.
+* Dates: each version's ``created`` (RFC 2822, ``Mon, 2 Apr 2007 19:18:42
+  GMT``) gives its UTC day (``versions``); the first version's is the
+  submitted day, ``update_date`` (ISO) the updated day. A date that is not
+  one is a note; the record is kept without it.
+* The year is the submitted day's, else the one in a new-style id, else
+  ``update_date``'s.
 * The version is the highest ``vN`` in ``versions``.
 * Titles and abstracts keep arXiv's hard line wraps; they are collapsed.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from datetime import date
 from pathlib import Path
 
 from searchengine.readers import arxivmeta, jsonlines
@@ -31,7 +36,6 @@ from searchengine.records import Problem, Record, clean_text, split_authors
 NAME = "arxiv-oai"
 
 _KEY = re.compile(r'"([A-Za-z_-]+)"\s*:')
-_YEAR_IN_DATE = re.compile(r"\b(\d{4})\b")
 
 
 def first_line_keys(head: str) -> set[str]:
@@ -86,23 +90,26 @@ def _authors(obj: dict) -> list[str]:
     return split_authors(raw)
 
 
-def _versions(obj: dict) -> tuple[int | None, int | None]:
-    """(latest version number, year of the first version) from ``versions``."""
+def _versions(obj: dict, notes: list[str]) -> tuple[int | None, list[tuple[int, date]]]:
+    """(latest version number, ``[(number, UTC day)]`` of the versions whose
+    ``created`` is a date) from ``versions``; a ``created`` that is not a
+    date is noted in ``notes``."""
     versions = obj.get("versions")
     if not isinstance(versions, list) or not versions:
-        return None, None
+        return None, []
     numbers = []
-    first_year = None
+    days: list[tuple[int, date]] = []
     for entry in versions:
         if not isinstance(entry, dict):
             raise _Invalid("field 'versions' must be a list of objects")
         label = str(entry.get("version", ""))
         if re.fullmatch(r"v\d+", label):
             numbers.append(int(label[1:]))
-            if label == "v1":
-                found = _YEAR_IN_DATE.search(str(entry.get("created", "")))
-                first_year = int(found.group(1)) if found else None
-    return (max(numbers) if numbers else None), first_year
+            day = jsonlines.day_field({f"versions[{label}].created": entry.get("created")},
+                                      f"versions[{label}].created", notes)
+            if day is not None:
+                days.append((int(label[1:]), day))
+    return (max(numbers) if numbers else None), sorted(days)
 
 
 def parse_object(obj: object) -> Record:
@@ -116,12 +123,13 @@ def parse_object(obj: object) -> Record:
     categories = obj.get("categories")
     if categories is not None and not isinstance(categories, str):
         raise _Invalid("field 'categories' must be a space-separated string")
-    version, year = _versions(obj)
-    if year is None:
-        year = arxivmeta.year_from_id(arxiv_id)
-    if year is None:
-        found = _YEAR_IN_DATE.match(_text(obj, "update_date"))
-        year = int(found.group(1)) if found else None
+    notes: list[str] = []
+    version, days = _versions(obj, notes)
+    submitted = days[0][1] if days and days[0][0] == 1 else None
+    updated = jsonlines.day_field(obj, "update_date", notes)
+    year = submitted.year if submitted else arxivmeta.year_from_id(arxiv_id)
+    if year is None and updated is not None:
+        year = updated.year
     return Record(
         id=arxiv_id,
         title=title,
@@ -131,6 +139,10 @@ def parse_object(obj: object) -> Record:
         categories=(categories or "").split(),
         url=f"https://arxiv.org/abs/{arxiv_id}",
         version=version or id_version,
+        submitted=submitted,
+        updated=updated,
+        versions=days,
+        notes=notes,
     )
 
 

@@ -10,17 +10,22 @@ an arXiv id's version suffix becomes the version (``2101.00003v2``), and
 without ``year`` a new-style arXiv id gives it;
 ``authors`` and ``categories`` may also be given as one string (authors as
 :func:`searchengine.records.split_authors` reads them, categories separated by spaces); ``year`` may be a
-string of four digits. Blank lines are ignored.
+string of four digits. ``date`` is the submission day and ``updated`` the
+last update's (``YYYY-MM-DD``, ``YYYY-MM`` or an ISO timestamp, turned to
+its UTC day); a date that is not one is a note, the record kept without it.
+Blank lines are ignored.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from searchengine.readers.arxivmeta import split_version, year_from_id
+from searchengine.dates import parse_day
 from searchengine.records import Problem, Record, clean_text, split_authors, title_id
 
 NAME = "jsonl"
@@ -67,6 +72,22 @@ def string_list(obj: dict, key: str, splitter: Callable[[str], list[str]] | None
     return [clean_text(p) for p in parts if p.strip()]
 
 
+def day_field(obj: dict, key: str, notes: list[str]) -> date | None:
+    """``obj[key]`` as a UTC day (:func:`searchengine.dates.parse_day`), ``None``
+    when missing; a value that is not a date adds a note to ``notes`` (the
+    record is kept, the date unknown) instead of raising."""
+    value = obj.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        if not isinstance(value, str):
+            raise ValueError(f"is a {type(value).__name__}, not a date")
+        return parse_day(value)
+    except ValueError as exc:
+        notes.append(f"field '{key}': {exc} (date left unknown)")
+        return None
+
+
 def _year(obj: dict) -> int | None:
     value = obj.get("year")
     if value is None or value == "":
@@ -97,6 +118,9 @@ def parse_object(obj: object) -> Record:
         raise InvalidRecord("field 'id' must be a string")
     record_id, version = split_version(str(raw_id)) if raw_id is not None else ("", None)
     year = _year(obj)
+    notes: list[str] = []
+    submitted = day_field(obj, "date", notes)
+    updated = day_field(obj, "updated", notes)
     return Record(
         id=record_id or title_id(title),
         title=title,
@@ -106,6 +130,9 @@ def parse_object(obj: object) -> Record:
         categories=string_list(obj, "categories", None),
         url=string_field(obj, "url"),
         version=version,
+        submitted=submitted,
+        updated=updated,
+        notes=notes,
     )
 
 

@@ -82,6 +82,23 @@ def words_index(request, tmp_path_factory):
     index.close()
 
 
+@pytest.fixture(scope="session", params=ENGINES)
+def dates_index(request, tmp_path_factory):
+    """A SearchIndex, on each engine, of ``DATED_RECORDS``
+    (``tests/contract/test_dates_contract.py``): papers with a day, with
+    only a year, and with neither."""
+    import json
+
+    from .test_dates_contract import DATED_RECORDS
+
+    source = tmp_path_factory.mktemp("dates") / "dates.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in DATED_RECORDS), encoding="utf-8")
+    index, drop = BUILDERS[request.param](tmp_path_factory, source)
+    yield index
+    drop()
+    index.close()
+
+
 def differs(engine_index, engine: str, reason: str) -> None:
     """End the running test as an expected failure on ``engine``, naming the documented difference."""
     if engine_index.engine.name == engine:

@@ -440,7 +440,7 @@ TAGS = {"html", "head", "meta", "title", "link", "body", "header", "a", "form", 
         "option", "button", "main", "footer", "section", "h1", "h2", "h3", "p", "aside", "svg", "rect", "ul", "li",
         "span", "q", "ol", "nav", "mark", "article", "dl", "dt", "dd", "code", "pre"}
 ATTRIBUTES = {"action", "data-format", "download", "aria-current", "aria-hidden", "aria-label", "aria-labelledby", "autocomplete", "charset",
-              "class", "content", "data-facet", "data-value", "for", "height", "href", "id", "inputmode", "lang",
+              "class", "content", "data-facet", "data-value", "data-past", "for", "height", "href", "id", "inputmode", "lang",
               "maxlength", "method", "name", "pattern", "placeholder", "rel", "role", "size", "start", "tabindex",
               "title", "type", "value", "viewBox", "width", "x", "y", "selected"}
 INSPECT = """

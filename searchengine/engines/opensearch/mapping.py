@@ -22,6 +22,10 @@ sort_title           keyword: the title folded for case and     ``--sort title``
                      accents
 url, source          kept in ``_source`` only                   display, messages
 version              long                                       the highest version wins
+submitted, updated   date (``yyyy-MM-dd``, absent when unknown)  date filters, date histogram
+versions             kept in ``_source`` only: ``[[n, day]]``   display
+newest_key,          long (:func:`searchengine.dates.sort_keys`,  ``--sort newest`` / ``oldest``
+oldest_key           absent when there is no day nor year)
 ===================  =========================================  ==================================
 
 The text analyzers are built from OpenSearch's own tokenizer and token
@@ -72,7 +76,7 @@ import functools
 import os
 import unicodedata
 
-from searchengine import filters
+from searchengine import dates, filters
 from searchengine.records import Record, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -83,7 +87,8 @@ DEFAULT_REPLICAS = 1
 #: The mark a physical index carries in its mapping's ``_meta``.
 META_KEY = "searchengine"
 #: Version of the layout below; an index of another layout must be rebuilt.
-LAYOUT = 3
+#: 4: the date fields (submitted, updated, versions, newest_key, oldest_key).
+LAYOUT = 4
 
 # Per-field BM25 (Lucene's, summed over fields by the query) with the embedded
 # ranking's length normalisation per field and its K1.
@@ -363,6 +368,12 @@ def mappings(alias: str) -> dict:
             "url": kept,
             "source": kept,
             "version": {"type": "long"},
+            # Dates, kept apart from the fields above.
+            "submitted": {"type": "date", "format": "strict_date"},
+            "updated": {"type": "date", "format": "strict_date"},
+            "versions": {"type": "object", "enabled": False},
+            "newest_key": {"type": "long"},
+            "oldest_key": {"type": "long"},
         },
     }
 
@@ -456,6 +467,22 @@ def document(record: Record) -> dict:
         source["year"] = record.year
     if record.version is not None:
         source["version"] = record.version
+    source.update(_date_source(record))
+    return source
+
+
+def _date_source(record: Record) -> dict:
+    """The date fields of a document; an unknown one is left out."""
+    source: dict = {}
+    if record.submitted is not None:
+        source["submitted"] = record.submitted.isoformat()
+    if record.updated is not None:
+        source["updated"] = record.updated.isoformat()
+    if record.versions:
+        source["versions"] = [[number, day.isoformat()] for number, day in record.versions]
+    newest, oldest = dates.sort_keys(record.submitted, record.year)
+    if newest is not None:
+        source["newest_key"], source["oldest_key"] = newest, oldest
     return source
 
 
@@ -471,4 +498,7 @@ def record_from_source(source: dict) -> Record:
         url=source.get("url") or "",
         source=source.get("source") or "",
         version=source.get("version"),
+        submitted=dates.from_iso(source.get("submitted")),
+        updated=dates.from_iso(source.get("updated")),
+        versions=[(int(n), day) for n, text in source.get("versions") or [] if (day := dates.from_iso(text))],
     )

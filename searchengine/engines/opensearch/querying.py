@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+from searchengine.dates import intersection
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import compound_parts, text_tokens
@@ -137,7 +138,8 @@ def highlight_dsl(node: t.Node | None) -> dict | None:
 
 
 def filter_clauses(filters: Filters) -> list[dict]:
-    """The ``filter`` clauses of ``filters``: values of one filter OR, filters AND."""
+    """The ``filter`` clauses of ``filters``: values of one filter OR, filters AND
+    (date ranges AND each other)."""
     clauses = []
     if filters.years:
         ranges = []
@@ -149,6 +151,14 @@ def filter_clauses(filters: Filters) -> list[dict]:
                 bounds["lte"] = year.high
             ranges.append({"range": {"year": bounds}} if bounds else {"exists": {"field": "year"}})
         clauses.append(_any(ranges))
+    if filters.dates:  # date ranges AND: one range of the days they all allow
+        low, high = intersection(filters.dates)
+        bounds = {"format": "strict_date"}
+        if low is not None:
+            bounds["gte"] = low.isoformat()
+        if high is not None:
+            bounds["lte"] = high.isoformat()
+        clauses.append({"range": {"submitted": bounds}} if len(bounds) > 1 else {"exists": {"field": "submitted"}})
     if filters.authors:
         clauses.append({"terms": {"author_keys": [k for f in filters.authors for k in f.keys]}})
     if filters.categories:

@@ -37,8 +37,8 @@ SIMILAR_TERMS = 20
 _SEARCH_TYPE = "dfs_query_then_fetch"
 _RELEVANCE_SORT = [{"_score": "desc"}, {"year": {"order": "desc", "missing": "_last"}}, {"id": "desc"}]
 _SORTS = {
-    "newest": [{"year": {"order": "desc", "missing": "_last"}}, {"id": "desc"}],
-    "oldest": [{"year": {"order": "asc", "missing": "_last"}}, {"id": "asc"}],
+    "newest": [{"newest_key": {"order": "desc", "missing": "_last"}}, {"id": "desc"}],
+    "oldest": [{"oldest_key": {"order": "asc", "missing": "_last"}}, {"id": "asc"}],
     "title": [{"sort_title": "asc"}, {"id": "asc"}],
 }
 _FACET_FIELDS = {"year": "year", "author": "authors.raw", "category": "categories"}
@@ -222,6 +222,27 @@ class OpenSearchSearcher:
             remaining = max(0, part["distinct"]["value"] - len(part["values"]["buckets"]))
             counted[name] = FacetCounts(listed, remaining)
         return counted
+
+    def date_histogram(self, matches: Matches):
+        """:class:`~searchengine.dates.DateHistogram` of the matches' submitted days:
+        one request for their span, one ``date_histogram`` aggregation with the
+        ``calendar_interval`` that span calls for (:func:`searchengine.dates.bin_unit`)."""
+        from searchengine import dates
+
+        query = matches.full_query()
+        span = self._search("find the dates' span", {"query": query, "size": 0, "aggs": {
+            "first": {"min": {"field": "submitted", "format": "strict_date"}},
+            "last": {"max": {"field": "submitted", "format": "strict_date"}},
+            "dated": {"value_count": {"field": "submitted"}}}})["aggregations"]
+        undated = matches.total - int(span["dated"]["value"])
+        if not span["dated"]["value"]:
+            return dates.DateHistogram(None, [], undated)
+        first, last = (dates.from_iso(span[end]["value_as_string"]) for end in ("first", "last"))
+        unit = dates.bin_unit(first, last)
+        found = self._search("count dates", {"query": query, "size": 0, "aggs": {"bins": {"date_histogram": {
+            "field": "submitted", "calendar_interval": unit, "format": "strict_date", "min_doc_count": 1}}}})
+        binned = {dates.from_iso(b["key_as_string"]): b["doc_count"] for b in found["aggregations"]["bins"]["buckets"]}
+        return dates.DateHistogram(unit, dates.fill(binned, unit), undated)
 
     def lexicon(self):
         """The words of the titles and abstracts (:class:`.lexicon.ClusterLexicon`)."""

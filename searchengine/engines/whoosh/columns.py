@@ -56,6 +56,12 @@ def pack_facet_data(record) -> bytes:
     return _FIELD_SEP.join((year, record.id, authors, categories)).encode("utf-8")
 
 
+def pack_date_data(record) -> bytes:
+    """The ``date_data`` column value: the submitted day number
+    (``date.toordinal``) as ASCII digits, empty when unknown."""
+    return b"" if record.submitted is None else str(record.submitted.toordinal()).encode("ascii")
+
+
 def title_sort_key(title: str) -> bytes:
     """The ``sort_title`` column value: the title case- and accent-folded, UTF-8.
 
@@ -97,6 +103,12 @@ class FacetColumns:
         self.authors: list[tuple[int, ...]] = [unknown] * size
         self.categories: list[tuple[int, ...]] = [unknown] * size
         self.primary = array("i", [_UNKNOWN]) * size
+        # Submitted day numbers, 0 when unknown (or the index predates dates).
+        self.days = array("i", bytes(4 * size))
+        if reader.has_column("date_data"):
+            for docnum, packed in enumerate(reader.column_reader("date_data")):
+                if packed:
+                    self.days[docnum] = int(packed)
         self.author_names: list[str] = []
         self.category_codes: list[str] = []
         self._orders: dict[str, array] = {}
@@ -129,9 +141,11 @@ class FacetColumns:
     def order(self, sort: str) -> array:
         """``rank[docnum]``: each document's position in the whole index under ``sort``.
 
-        ``newest``: year descending, then id descending (later arXiv ids are
-        newer); ``oldest``: year ascending, then id ascending; ``title``:
-        folded title, then id. Unknown years come last in both year orders.
+        ``newest``: submitted day descending, then id descending (later arXiv
+        ids are newer); ``oldest``: day ascending, then id ascending; a
+        document with only a year follows the dated ones of its year, one
+        with neither comes last (:func:`searchengine.dates.sort_keys`);
+        ``title``: folded title, then id.
         Sorting hits by ``rank.__getitem__`` orders them; ranks are computed
         once per sort and cached.
         """
@@ -140,12 +154,16 @@ class FacetColumns:
             return rank
         years, ids = self.years, self.ids
         docs = range(len(ids))
-        if sort == "newest":
-            known = sorted((d for d in docs if years[d]), key=lambda d: (years[d], ids[d]), reverse=True)
-            unknown = sorted((d for d in docs if not years[d]), key=ids.__getitem__, reverse=True)
-            ordered = known + unknown
-        elif sort == "oldest":
-            ordered = sorted(docs, key=lambda d: (not years[d], years[d], ids[d]))
+        if sort in ("newest", "oldest"):
+            from searchengine.dates import sort_keys
+
+            which = 0 if sort == "newest" else 1
+            keys = [sort_keys(self.days[d] or None, years[d] or None)[which] for d in docs]
+            known = [d for d in docs if keys[d] is not None]
+            unknown = [d for d in docs if keys[d] is None]
+            newest = sort == "newest"
+            ordered = (sorted(known, key=lambda d: (keys[d], ids[d]), reverse=newest)
+                       + sorted(unknown, key=ids.__getitem__, reverse=newest))
         elif sort == "title":
             titles = list(self._reader.column_reader("sort_title"))
             ordered = sorted(docs, key=lambda d: (titles[d], ids[d]))

@@ -47,7 +47,19 @@ def record_from_stored(stored: dict) -> Record:
         url=stored.get("url", ""),
         source=stored.get("source", ""),
         version=stored.get("version"),
+        **_dates(stored.get("dates")),
     )
+
+
+def _dates(stored: dict | None) -> dict:
+    """The Record's date fields from the ``dates`` stored field (absent: none known)."""
+    from searchengine.dates import from_iso
+
+    if not stored:
+        return {}
+    versions = [(int(n), day) for n, text in stored.get("versions") or [] if (day := from_iso(text))]
+    return {"submitted": from_iso(stored.get("submitted")), "updated": from_iso(stored.get("updated")),
+            "versions": versions}
 
 
 @dataclass
@@ -324,6 +336,14 @@ class WhooshSearcher:
             counted.update(count_facets(columns, docnums, [name], size=size,
                                         primary_only=filters.primary_only, selects=filters.selects))
         return counted
+
+    def date_histogram(self, matches: Matches):
+        """:class:`~searchengine.dates.DateHistogram` of the matches' submitted days."""
+        from searchengine import dates
+
+        days = self.cache.columns().days
+        counted = dates.days_of(map(days.__getitem__, matches.docnums))
+        return dates.histogram(counted, matches.total - sum(counted.values()))
 
     # --- did-you-mean --------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from searchengine.engines.whoosh.ranking import (
     joined_term,
     scored_list,
 )
+from searchengine.dates import intersection
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
@@ -735,7 +736,7 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
 def filter_query(filters: Filters):
     """The Whoosh query that matches exactly the documents ``filters`` allow.
 
-    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
+    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``, ``day``,
     ``author_keys`` and ``category_keys`` fields of
     :func:`searchengine.engines.whoosh.schema.build_schema`.
     """
@@ -749,6 +750,10 @@ def filter_query(filters: Filters):
         # range, and no record has a year below 1000, so 0 stands in for it.
         parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
                                              None if f.high is None else max(f.high, 0)) for f in filters.years]))
+    if filters.dates:  # date ranges AND: one range of the days they all allow
+        low, high = intersection(filters.dates)
+        parts.append(wq.NullQuery if low and high and low > high else
+                     wq.NumericRange("day", low and low.toordinal(), high and high.toordinal()))
     if filters.authors:
         parts.append(any_of([wq.Term("author_keys", k) for f in filters.authors for k in f.keys]))
     if filters.categories:

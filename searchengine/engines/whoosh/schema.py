@@ -13,6 +13,8 @@ spell_*     unstemmed words, once per segment                   spelling suggest
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
 version     stored only (arXiv version number, or absent)      keeping the latest version
+day         integer: the submitted day (``date.toordinal``)     date filters
+dates       stored only: submitted, updated (ISO), versions     display
 ==========  ==================================================  =========================
 
 Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
@@ -27,13 +29,15 @@ and :mod:`searchengine.engines.whoosh.columns`, which also read them back):
 * ``facet_data``: a column packing year, id, authors and categories: facet
   counts and the year sorts (a missing year is empty here, never a number).
 * ``sort_title``: a column with the folded title: ``--sort title``.
+* ``date_data``: a column with the submitted day number (empty when
+  unknown): the date sorts and the date histogram.
 """
 
 from __future__ import annotations
 
 from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
-from searchengine import filters
+from searchengine import dates, filters
 from searchengine.engines.whoosh import columns as facets
 from searchengine.engines.whoosh.analysis import TOKEN_PATTERN, fold, name_analyzer, text_analyzer
 
@@ -105,6 +109,9 @@ def build_schema() -> Schema:
         facet_data=COLUMN(),
         sort_title=COLUMN(),
         version=STORED(),
+        day=NUMERIC(int, bits=32, signed=False),
+        dates=STORED(),
+        date_data=COLUMN(),
     )
 
 
@@ -133,4 +140,16 @@ def document_fields(record) -> dict:
         fields["year"] = record.year
     if record.version is not None:
         fields["version"] = record.version
+    fields["date_data"] = facets.pack_date_data(record)
+    if record.submitted is not None:
+        fields["day"] = record.submitted.toordinal()
+    if record.submitted or record.updated or record.versions:
+        fields["dates"] = stored_dates(record)
     return fields
+
+
+def stored_dates(record) -> dict:
+    """The ``dates`` stored field: ``{"submitted", "updated": ISO or None,
+    "versions": [[number, ISO], ...]}``."""
+    return {"submitted": dates.iso(record.submitted), "updated": dates.iso(record.updated),
+            "versions": [[number, day.isoformat()] for number, day in record.versions]}

@@ -1,35 +1,55 @@
 """Facet and sort columns of the embedded index, and counting over them.
 
-Counting is done on document-number-aligned value columns held in memory,
-not through Whoosh's ``groupedby`` (which costs several microseconds per hit):
+Counting and sorting read document-number-aligned arrays, not Whoosh's
+``groupedby`` (several microseconds per hit) or stored fields:
 
 * At indexing time :func:`pack_facet_data` writes each document's year, id,
   authors and categories into one bytes column (``facet_data``) and
   :func:`title_sort_key` its sort title into another (``sort_title``).
-* The first faceted or sorted search on an opened index reads those columns
-  once into a :class:`FacetColumns`: the year of every document as an
-  ``array``, and for authors and categories a tuple of value ids per document
-  (each value once per document), the value strings in one list.
-* Counting a facet is then one C-level pass,
-  ``Counter(map(column.__getitem__, docnums))``, over the matching document
-  numbers (multi-valued fields are flattened with ``itertools.chain``).
+* When a generation is committed, the writer turns those into arrays
+  (:func:`write_columns`) and stores them in one file of the generation,
+  :data:`COLUMNS_FILE`, written and fsynced before the generation is
+  published. A search maps that file (:meth:`FacetColumns.load`: a few
+  milliseconds, whatever the index size) instead of reading every document.
+* The arrays (:class:`FacetColumns`): per document, each number column
+  (:data:`NUMBER_COLUMNS`, e.g. the year) and the rank under each sort
+  order (:data:`SORT_ORDERS`); for each multi-valued column
+  (:data:`SET_COLUMNS`: authors, categories) a CSR layout, i.e. the value
+  ids of document ``d`` are ``values[offsets[d]:offsets[d + 1]]`` (each value
+  once, in the record's order, so the first category is the primary one),
+  and the value strings in one UTF-8 blob with their offsets and their rank
+  in string order.
+* Counting a facet is numpy over the matching document numbers: the hits'
+  value ids are gathered and counted with ``np.bincount``.
+* An index written before the column file existed (or whose file does not
+  match its generation) still works: the columns are built from the
+  ``facet_data`` column on first use, as every search once did, and stored
+  beside the generation's files for the next process (atomically; a
+  read-only index is left alone).
 * The matching document numbers themselves come from
   :meth:`SearcherCache.docnums`: set algebra over the posting lists of the
   query's terms, which skips Whoosh's matcher tree (a Python call per posting
   per query node); the document numbers of recently used terms are kept.
 
 A document without a value is counted under the value ``None`` (the
-"unknown" bucket), which always comes after every known value.
+"unknown" bucket), which always comes after every known value. Document
+numbers are those of the Whoosh reader of the generation, deleted documents
+included (their values are kept, and never matched).
+
+numpy is imported on first use, so a search that needs no column does not
+load it.
 """
 
 from __future__ import annotations
 
-import heapq
+import json
+import os
 import threading
 from array import array
-from collections import Counter, OrderedDict
-from collections.abc import Iterable, Sequence
-from itertools import chain
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple
 
 from searchengine.errors import QueryError
 from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue
@@ -39,9 +59,22 @@ from searchengine.records import sort_title
 # Separators inside a packed facet_data value (never in clean record text).
 _FIELD_SEP = "\x1e"
 _VALUE_SEP = "\x1f"
-# Internal id of "no value" in the value-id columns; never shown to users.
-_UNKNOWN = -1
-_NO_YEAR = 0
+
+#: The column file in a generation's folder (see :func:`write_columns`).
+COLUMNS_FILE = "facet.columns"
+# File layout: magic, header length (8 bytes, little-endian), JSON header,
+# then each array at an 8-byte-aligned offset the header gives.
+_MAGIC = b"SECOLS01"
+_ALIGN = 8
+
+
+class FacetData(NamedTuple):
+    """One document's ``facet_data`` value, unpacked (:func:`unpack_facet_data`)."""
+
+    year: int | None
+    id: str
+    authors: list[str]
+    categories: list[str]
 
 
 def pack_facet_data(record) -> bytes:
@@ -56,6 +89,16 @@ def pack_facet_data(record) -> bytes:
     return _FIELD_SEP.join((year, record.id, authors, categories)).encode("utf-8")
 
 
+def unpack_facet_data(packed: bytes) -> FacetData | None:
+    """The inverse of :func:`pack_facet_data`; ``None`` for an empty value."""
+    if not packed:
+        return None
+    year, doc_id, authors, categories = packed.decode("utf-8").split(_FIELD_SEP)
+    return FacetData(int(year) if year else None, doc_id,
+                     authors.split(_VALUE_SEP) if authors else [],
+                     categories.split(_VALUE_SEP) if categories else [])
+
+
 def title_sort_key(title: str) -> bytes:
     """The ``sort_title`` column value: the title case- and accent-folded, UTF-8.
 
@@ -64,98 +107,266 @@ def title_sort_key(title: str) -> bytes:
     return sort_title(title).encode("utf-8")
 
 
-class FacetColumns:
-    """Per-document facet and sort values of one open index, indexed by docnum.
+# --- the columns: adding one is an entry here (and its value in pack_facet_data) ---
 
-    Build it once per Whoosh searcher (reading 74,728 arXiv records took
-    0.3-0.7 s on a busy 2-core machine) and share it: it is read-only
-    afterwards, except for the sort orders it computes and keeps on first use.
+#: One integer per document (numpy dtype, value from :class:`FacetData`; 0 = none).
+NUMBER_COLUMNS: dict[str, tuple[str, Callable[[FacetData], int]]] = {
+    "year": ("int32", lambda data: data.year or 0),
+}
+#: Values per document (strings, each counted once per document, record order kept).
+SET_COLUMNS: dict[str, Callable[[FacetData], Iterable[str]]] = {
+    "author": lambda data: data.authors,
+    "category": lambda data: data.categories,
+}
+
+
+def _newest(docs: range, years, ids, titles) -> list[int]:
+    # Year descending, then id descending (later arXiv ids are newer); unknown years last.
+    known = sorted((d for d in docs if years[d]), key=lambda d: (years[d], ids[d]), reverse=True)
+    return known + sorted((d for d in docs if not years[d]), key=ids.__getitem__, reverse=True)
+
+
+#: ``order(documents, years, ids, titles) -> docnums in order``, one per sort
+#: (``titles()`` reads the folded titles, only when asked).
+SORT_ORDERS: dict[str, Callable] = {
+    "newest": _newest,
+    "oldest": lambda docs, years, ids, titles: sorted(docs, key=lambda d: (not years[d], years[d], ids[d])),
+    "title": lambda docs, years, ids, titles: _by_title(docs, ids, titles()),
+}
+
+
+def _by_title(docs: range, ids, titles) -> list[int]:
+    # Folded title, then id.
+    return sorted(docs, key=lambda d: (titles[d], ids[d]))
+
+
+def _numpy():
+    import numpy
+
+    return numpy
+
+
+class FacetColumns:
+    """Per-document facet and sort values of one generation, indexed by docnum.
+
+    Made by :meth:`load` (the generation's column file, memory-mapped) or by
+    the constructor (read from a Whoosh reader's ``facet_data`` column: 0.3-2 s
+    for 74,728 arXiv records, hence the file). Read-only; share it.
 
     Attributes:
-        years: ``array("i")``, the year of each document, 0 when unknown.
-        ids: the id of each document.
-        authors, categories: per document, a tuple of value ids (each once;
-            ``(-1,)`` when the document has none), indexes into
-            ``author_names`` / ``category_codes``.
-        primary: ``array("i")``, the primary category's value id, -1 if none.
+        size: number of documents (the reader's ``doc_count_all()``).
+        arrays: name → numpy array: ``year`` (int32 per document, 0 when
+            unknown); ``order.<sort>`` (int32 rank of each document under the
+            sort); for each set column ``<name>.offsets`` (int64, size + 1),
+            ``<name>.values`` (int32 value ids), ``<name>.names`` (uint8, the
+            value strings' UTF-8), ``<name>.name_offsets`` (int64) and
+            ``<name>.name_rank`` (int32, each value's position in string order).
 
     Raises:
         IndexDamagedError: (from the constructor) the index has no facet data,
             i.e. it was built before facets existed and must be rebuilt.
     """
 
-    def __init__(self, reader) -> None:
-        from searchengine.errors import IndexDamagedError
+    def __init__(self, reader=None, *, arrays: dict | None = None) -> None:
+        if arrays is None:
+            arrays = _read_arrays(reader)
+        self.arrays = arrays
+        self.size = len(arrays["order.newest"])
 
-        if not reader.has_column("facet_data"):
-            raise IndexDamagedError("this index has no facet data; rebuild it with 'searchengine index'")
-        self._reader = reader
-        size = reader.doc_count_all()
-        self.years = array("i", bytes(4 * size))
-        self.ids: list[str] = [""] * size
-        unknown = (_UNKNOWN,)
-        self.authors: list[tuple[int, ...]] = [unknown] * size
-        self.categories: list[tuple[int, ...]] = [unknown] * size
-        self.primary = array("i", [_UNKNOWN]) * size
-        self.author_names: list[str] = []
-        self.category_codes: list[str] = []
-        self._orders: dict[str, array] = {}
-        author_ids: dict[str, int] = {}
-        category_ids: dict[str, int] = {}
+    @classmethod
+    def load(cls, path: Path, reader) -> FacetColumns | None:
+        """The columns stored at ``path`` for ``reader``'s generation, memory-mapped;
+        ``None`` when the file is missing, from another generation or
+        document count, lacks a column, or is malformed."""
+        try:
+            arrays = _map_file(path, reader)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return None if arrays is None else cls(arrays=arrays)
 
-        def ids_of(text: str, table: dict[str, int], names: list[str]) -> tuple[int, ...]:
-            if not text:
-                return unknown
-            ids = []
-            for value in text.split(_VALUE_SEP):
-                vid = table.get(value)
-                if vid is None:
-                    vid = table[value] = len(names)
-                    names.append(value)
-                ids.append(vid)
-            return tuple(dict.fromkeys(ids))  # once per document
-
-        for docnum, packed in enumerate(reader.column_reader("facet_data")):
-            if not packed:
-                continue
-            year, doc_id, authors, categories = packed.decode("utf-8").split(_FIELD_SEP)
-            if year:
-                self.years[docnum] = int(year)
-            self.ids[docnum] = doc_id
-            self.authors[docnum] = ids_of(authors, author_ids, self.author_names)
-            self.categories[docnum] = cats = ids_of(categories, category_ids, self.category_codes)
-            self.primary[docnum] = cats[0]
-
-    def order(self, sort: str) -> array:
-        """``rank[docnum]``: each document's position in the whole index under ``sort``.
+    def order(self, sort: str):
+        """``rank[docnum]`` (numpy int32): each document's position in the whole index under ``sort``.
 
         ``newest``: year descending, then id descending (later arXiv ids are
         newer); ``oldest``: year ascending, then id ascending; ``title``:
         folded title, then id. Unknown years come last in both year orders.
-        Sorting hits by ``rank.__getitem__`` orders them; ranks are computed
-        once per sort and cached.
         """
-        rank = self._orders.get(sort)
-        if rank is not None:
-            return rank
-        years, ids = self.years, self.ids
-        docs = range(len(ids))
-        if sort == "newest":
-            known = sorted((d for d in docs if years[d]), key=lambda d: (years[d], ids[d]), reverse=True)
-            unknown = sorted((d for d in docs if not years[d]), key=ids.__getitem__, reverse=True)
-            ordered = known + unknown
-        elif sort == "oldest":
-            ordered = sorted(docs, key=lambda d: (not years[d], years[d], ids[d]))
-        elif sort == "title":
-            titles = list(self._reader.column_reader("sort_title"))
-            ordered = sorted(docs, key=lambda d: (titles[d], ids[d]))
-        else:
+        rank = self.arrays.get("order." + sort)
+        if rank is None:
             raise QueryError(f"unknown sort {sort!r} (choose from {', '.join(SORTS)})")
-        rank = array("i", bytes(4 * len(ids)))
-        for position, docnum in enumerate(ordered):
-            rank[docnum] = position
-        self._orders[sort] = rank
         return rank
+
+    def sorted_docnums(self, docnums: Sequence[int], sort: str, start: int, stop: int) -> list[int]:
+        """``docnums`` in ``sort`` order (see :meth:`order`), positions ``start .. stop``."""
+        np = _numpy()
+        docs = np.asarray(docnums, dtype=np.int64)
+        ranks = self.order(sort)[docs]
+        if stop < len(docs):  # only the first ``stop`` need ordering
+            keep = np.argpartition(ranks, stop - 1)[:stop]
+            docs, ranks = docs[keep], ranks[keep]
+        return docs[np.argsort(ranks)][start:stop].tolist()
+
+    def ranks(self, sort: str, docnums: Sequence[int]) -> list[int]:
+        """The rank of each of ``docnums`` under ``sort`` (see :meth:`order`)."""
+        np = _numpy()
+        return self.order(sort)[np.asarray(docnums, dtype=np.int64)].tolist()
+
+    def name(self, column: str, vid: int) -> str:
+        """The string of value id ``vid`` of set column ``column``."""
+        offsets = self.arrays[column + ".name_offsets"]
+        return bytes(self.arrays[column + ".names"][offsets[vid]:offsets[vid + 1]]).decode("utf-8")
+
+    def value_counts(self, column: str, docnums, *, first_only: bool = False):
+        """``(counts, unknown)`` of set column ``column`` over ``docnums``.
+
+        ``counts[vid]`` is the number of those documents holding value ``vid``
+        (numpy, as long as the highest id counted + 1); ``unknown`` the number
+        holding none. ``first_only`` counts each document's first value only
+        (the primary category).
+        """
+        np = _numpy()
+        offsets, values = self.arrays[column + ".offsets"], self.arrays[column + ".values"]
+        docs = np.asarray(docnums, dtype=np.int64)
+        starts = offsets[docs]
+        lengths = offsets[docs + 1] - starts
+        unknown = int(np.count_nonzero(lengths == 0))
+        if first_only:
+            chosen = values[starts[lengths > 0]]
+        elif len(docs) == self.size:
+            chosen = values  # every document: every value
+        else:
+            # The hits' runs of values, gathered: run i covers starts[i] .. starts[i]+lengths[i].
+            ends = np.cumsum(lengths)
+            chosen = values[np.repeat(starts - ends + lengths, lengths) + np.arange(ends[-1] if len(ends) else 0)]
+        return np.bincount(chosen), unknown
+
+
+def _read_arrays(reader) -> dict:
+    """The arrays of :class:`FacetColumns` from a Whoosh reader's ``facet_data`` and ``sort_title``."""
+    from searchengine.errors import IndexDamagedError
+
+    size = reader.doc_count_all()
+    if size and not reader.has_column("facet_data"):  # (an empty index has no columns at all)
+        raise IndexDamagedError("this index has no facet data; rebuild it with 'searchengine index'")
+    np = _numpy()
+    numbers = {name: [0] * size for name in NUMBER_COLUMNS}
+    ids = [""] * size
+    sets = {name: ([0], [], {}) for name in SET_COLUMNS}  # offsets, value ids, value → id
+    for docnum, packed in enumerate(reader.column_reader("facet_data") if size else ()):
+        data = unpack_facet_data(packed)
+        if data is not None:
+            ids[docnum] = data.id
+            for name, (_, value) in NUMBER_COLUMNS.items():
+                numbers[name][docnum] = value(data)
+        for name, (offsets, vids, table) in sets.items():
+            if data is not None:
+                for value in dict.fromkeys(SET_COLUMNS[name](data)):  # once per document
+                    vid = table.get(value)
+                    if vid is None:
+                        vid = table[value] = len(table)
+                    vids.append(vid)
+            offsets.append(len(vids))
+    arrays = {name: np.array(numbers[name], dtype=dtype) for name, (dtype, _) in NUMBER_COLUMNS.items()}
+    years = numbers["year"]
+    docs = range(size)
+    titles = lambda: list(reader.column_reader("sort_title")) if size else []  # noqa: E731
+    for sort, order in SORT_ORDERS.items():
+        rank = np.empty(size, dtype=np.int32)
+        rank[np.array(order(docs, years, ids, titles), dtype=np.int64)] = np.arange(size, dtype=np.int32)
+        arrays["order." + sort] = rank
+    for name, (offsets, vids, table) in sets.items():
+        names = list(table)  # in id order
+        encoded = [value.encode("utf-8") for value in names]
+        arrays[name + ".offsets"] = np.array(offsets, dtype=np.int64)
+        arrays[name + ".values"] = np.array(vids, dtype=np.int32)
+        arrays[name + ".names"] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        arrays[name + ".name_offsets"] = np.cumsum([0] + [len(e) for e in encoded], dtype=np.int64)
+        name_rank = np.empty(len(names), dtype=np.int32)
+        name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names), dtype=np.int32)
+        arrays[name + ".name_rank"] = name_rank
+    return arrays
+
+
+def _array_names() -> list[str]:
+    """Every array a column file must hold."""
+    names = list(NUMBER_COLUMNS) + ["order." + sort for sort in SORT_ORDERS]
+    for name in SET_COLUMNS:
+        names += [f"{name}.{part}" for part in ("offsets", "values", "names", "name_offsets", "name_rank")]
+    return names
+
+
+def _map_file(path: Path, reader) -> dict | None:
+    """The arrays of the column file ``path`` (memory-mapped), or ``None``
+    if it does not belong to ``reader``'s generation. Raises ``OSError``,
+    ``ValueError``, ``KeyError`` or ``TypeError`` on a malformed file."""
+    import mmap
+
+    with open(path, "rb") as handle:
+        head = handle.read(len(_MAGIC) + 8)
+        if len(head) < len(_MAGIC) + 8 or head[:len(_MAGIC)] != _MAGIC:
+            raise ValueError("not a column file")
+        header = json.loads(handle.read(int.from_bytes(head[len(_MAGIC):], "little")))
+        if (header["generation"] != reader.generation() or header["documents"] != reader.doc_count_all()
+                or not set(_array_names()) <= header["arrays"].keys()):
+            return None
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    np = _numpy()
+    arrays = {}
+    for name, (dtype, offset, count) in header["arrays"].items():
+        if offset + count * np.dtype(dtype).itemsize > len(mapped):
+            raise ValueError(f"{path}: truncated")
+        arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
+    if len(arrays["order.newest"]) != header["documents"]:
+        raise ValueError(f"{path}: wrong length")
+    return arrays
+
+
+def write_columns(folder: Path, reader, arrays: dict | None = None) -> dict:
+    """Write the column file of the generation in ``folder``, which ``reader`` reads.
+
+    The file is written under a temporary name, fsynced, and renamed into
+    place (the folder is fsynced too), so a reader sees a complete file or
+    none; a file linked from an earlier generation is replaced, never
+    written into. ``arrays`` (:class:`FacetColumns` arrays for ``reader``)
+    are built from the reader when not given. Returns the arrays.
+
+    Raises ``OSError`` when the folder cannot be written, and
+    ``IndexDamagedError`` for an index without facet data.
+    """
+    if arrays is None:
+        arrays = _read_arrays(reader)
+    layout: dict = {}
+    header = {"generation": reader.generation(), "documents": reader.doc_count_all(), "arrays": layout}
+    reserved = 0
+    while True:  # the header gives the arrays' offsets, which its length moves: settle it
+        offset = -(-(len(_MAGIC) + 8 + reserved) // _ALIGN) * _ALIGN
+        for name, values in arrays.items():
+            layout[name] = (values.dtype.str, offset, len(values))
+            offset += -(-values.nbytes // _ALIGN) * _ALIGN
+        encoded = json.dumps(header).encode("utf-8")
+        if len(encoded) <= reserved:
+            break
+        reserved = len(encoded)
+    temporary = folder / f".{COLUMNS_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(_MAGIC + len(encoded).to_bytes(8, "little") + encoded)
+            for name, values in arrays.items():
+                handle.seek(layout[name][1])
+                handle.write(values.tobytes())
+            handle.truncate(offset)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, folder / COLUMNS_FILE)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    return arrays
 
 
 def count_facets(
@@ -186,47 +397,35 @@ def count_facets(
     """
     if not 1 <= size <= MAX_FACET_SIZE:
         raise QueryError(f"facet size must be between 1 and {MAX_FACET_SIZE}, not {size}")
+    np = _numpy()
     selects = selects or (lambda facet, value: False)
+    docs = np.asarray(docnums, dtype=np.int64)
     result: dict[str, FacetCounts] = {}
     for name in names:
-        if name == "year":
-            counts = Counter(map(columns.years.__getitem__, docnums))
-            unknown = counts.pop(_NO_YEAR, 0)
-            top = heapq.nlargest(size, counts)
-            values = [(year, counts[year]) for year in top]
-        elif name == "author":
-            counts = Counter(chain.from_iterable(map(columns.authors.__getitem__, docnums)))
-            unknown = counts.pop(_UNKNOWN, 0)
-            values = _top_by_count(counts, columns.author_names, size)
-        elif name == "category":
-            if primary_only:
-                counts = Counter(map(columns.primary.__getitem__, docnums))
-            else:
-                counts = Counter(chain.from_iterable(map(columns.categories.__getitem__, docnums)))
-            unknown = counts.pop(_UNKNOWN, 0)
-            values = _top_by_count(counts, columns.category_codes, size)
+        if name in NUMBER_COLUMNS:
+            found = columns.arrays[name][docs]
+            known = found[found != 0]
+            unknown = len(found) - len(known)
+            distinct, counts = np.unique(known, return_counts=True)
+            values = [(int(v), int(c)) for v, c in zip(distinct[::-1][:size], counts[::-1][:size])]
+            others = len(distinct) - len(values)
+        elif name in SET_COLUMNS:
+            counts, unknown = columns.value_counts(name, docs, first_only=primary_only and name == "category")
+            vids = np.flatnonzero(counts)
+            counted = counts[vids]
+            if len(vids) > size:  # only values at or above the size-th largest count are ordered
+                threshold = np.partition(counted, len(vids) - size)[len(vids) - size]
+                vids, counted = vids[counted >= threshold], counted[counted >= threshold]
+            top = np.lexsort((columns.arrays[name + ".name_rank"][vids], -counted))[:size]
+            values = [(columns.name(name, int(vids[i])), int(counted[i])) for i in top]
+            others = int(np.count_nonzero(counts)) - len(values)
         else:
             raise QueryError(f"unknown facet {name!r} (choose from {', '.join(FACET_NAMES)})")
         listed = [FacetValue(value, count, selects(name, value)) for value, count in values]
         if unknown:
             listed.append(FacetValue(None, unknown, False))
-        result[name] = FacetCounts(listed, len(counts) - len(values))
+        result[name] = FacetCounts(listed, others)
     return result
-
-
-def _top_by_count(counts: Counter, names: list[str], size: int) -> list[tuple[str, int]]:
-    """The ``size`` values with the highest counts, ties by value: ``[(value, count)]``.
-
-    Avoids sorting every distinct value: the size-th largest count is a
-    threshold, and only values at or above it are ordered.
-    """
-    if not counts:
-        return []
-    threshold = heapq.nlargest(size, counts.values())[-1]
-    above = [(-count, names[vid]) for vid, count in counts.items() if count > threshold]
-    above.sort()
-    ties = heapq.nsmallest(size - len(above), (names[vid] for vid, count in counts.items() if count == threshold))
-    return [(value, -negative) for negative, value in above] + [(value, threshold) for value in ties]
 
 
 #: Document numbers kept for recently used terms, summed over terms (4 bytes each).
@@ -236,11 +435,14 @@ TERM_CACHE_DOCNUMS = 4_000_000
 class SearcherCache:
     """What a search keeps per open Whoosh searcher: facet columns and term postings.
 
-    Thread-safe; create one per searcher and drop it with the searcher.
+    ``folder`` is the generation's folder, where the column file lives
+    (``None``: the columns are always read from the index). Thread-safe;
+    create one per searcher and drop it with the searcher.
     """
 
-    def __init__(self, searcher, term_budget: int = TERM_CACHE_DOCNUMS) -> None:
+    def __init__(self, searcher, term_budget: int = TERM_CACHE_DOCNUMS, *, folder: Path | None = None) -> None:
         self.searcher = searcher
+        self.folder = folder
         self.term_budget = term_budget
         self._columns: FacetColumns | None = None
         self._snippet_analyzer = None
@@ -258,10 +460,25 @@ class SearcherCache:
             return self._snippet_analyzer
 
     def columns(self) -> FacetColumns:
-        """The :class:`FacetColumns` of this searcher, read on first use."""
+        """The :class:`FacetColumns` of this searcher, mapped (or built) on first use.
+
+        Without a usable column file (an index written before there was
+        one), the columns are read from the index and stored for the next
+        process; when the folder cannot be written they are just used.
+        """
         with self._lock:
             if self._columns is None:
-                self._columns = FacetColumns(self.searcher.reader())
+                reader = self.searcher.reader()
+                path = None if self.folder is None else self.folder / COLUMNS_FILE
+                columns = None if path is None else FacetColumns.load(path, reader)
+                if columns is None:
+                    columns = FacetColumns(reader)
+                    if self.folder is not None:
+                        try:
+                            write_columns(self.folder, reader, columns.arrays)
+                        except OSError:
+                            pass  # a read-only index: use the columns without storing them
+                self._columns = columns
             return self._columns
 
     def docnums(self, query) -> list[int]:

@@ -19,8 +19,11 @@ Counting and sorting read document-number-aligned arrays, not Whoosh's
   once, in the record's order, so the first category is the primary one),
   and the value strings in one UTF-8 blob with their offsets and their rank
   in string order.
-* Counting a facet is numpy over the matching document numbers: the hits'
-  value ids are gathered and counted with ``np.bincount``.
+* Counting a facet goes over the matching document numbers only: with
+  numpy (the hits' value ids gathered and counted with ``np.bincount``)
+  for many hits or once numpy is loaded, else with stdlib loops over the
+  same mapped memory, which for a cold command-line search cost less than
+  importing numpy (:data:`NUMPY_MIN_HITS`).
 * An index written before the column file existed (or whose file does not
   match its generation) still works: the columns are built from the
   ``facet_data`` column on first use, as every search once did, and stored
@@ -36,18 +39,22 @@ A document without a value is counted under the value ``None`` (the
 numbers are those of the Whoosh reader of the generation, deleted documents
 included (their values are kept, and never matched).
 
-numpy is imported on first use, so a search that needs no column does not
-load it.
+numpy is imported only where it pays (writing the file, and counting many
+hits), so a cold command-line search does not load it.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
+import struct
+import sys
 import threading
 from array import array
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
 
@@ -146,6 +153,14 @@ def _numpy():
     return numpy
 
 
+#: From this many hits, counting and sorting use numpy (imported then, which
+#: costs a cold process ~0.1-0.2 s of CPU); below, stdlib loops over the same
+#: memory-mapped arrays are cheaper. Once numpy is loaded it is always used.
+NUMPY_MIN_HITS = 100_000
+# Buffer format codes of the stored dtypes (little-endian, as written).
+_CODES = {"<i4": "i", "<i8": "q", "|u1": "B"}
+
+
 class FacetColumns:
     """Per-document facet and sort values of one generation, indexed by docnum.
 
@@ -155,12 +170,13 @@ class FacetColumns:
 
     Attributes:
         size: number of documents (the reader's ``doc_count_all()``).
-        arrays: name → numpy array: ``year`` (int32 per document, 0 when
-            unknown); ``order.<sort>`` (int32 rank of each document under the
-            sort); for each set column ``<name>.offsets`` (int64, size + 1),
-            ``<name>.values`` (int32 value ids), ``<name>.names`` (uint8, the
-            value strings' UTF-8), ``<name>.name_offsets`` (int64) and
-            ``<name>.name_rank`` (int32, each value's position in string order).
+        arrays: name → ``memoryview`` of integers (numpy reads the same
+            memory without copying): ``year`` (per document, 0 when
+            unknown); ``order.<sort>`` (each document's rank under the sort);
+            for each set column ``<name>.offsets`` (size + 1), ``<name>.values``
+            (value ids), ``<name>.names`` (bytes: the value strings' UTF-8),
+            ``<name>.name_offsets`` and ``<name>.name_rank`` (each value's
+            position in string order).
 
     Raises:
         IndexDamagedError: (from the constructor) the index has no facet data,
@@ -170,8 +186,10 @@ class FacetColumns:
     def __init__(self, reader=None, *, arrays: dict | None = None) -> None:
         if arrays is None:
             arrays = _read_arrays(reader)
-        self.arrays = arrays
-        self.size = len(arrays["order.newest"])
+        self.arrays = {name: values if isinstance(values, memoryview) else memoryview(values)
+                       for name, values in arrays.items()}
+        self.size = len(self.arrays["order.newest"])
+        self._numpy: dict | None = None
 
     @classmethod
     def load(cls, path: Path, reader) -> FacetColumns | None:
@@ -184,8 +202,19 @@ class FacetColumns:
             return None
         return None if arrays is None else cls(arrays=arrays)
 
-    def order(self, sort: str):
-        """``rank[docnum]`` (numpy int32): each document's position in the whole index under ``sort``.
+    def numpy_arrays(self) -> dict:
+        """:attr:`arrays` as numpy arrays over the same memory (imports numpy)."""
+        if self._numpy is None:
+            np = _numpy()
+            self._numpy = {name: np.asarray(values) for name, values in self.arrays.items()}
+        return self._numpy
+
+    def use_numpy(self, hits: int) -> bool:
+        """Whether to count or sort ``hits`` documents with numpy (see :data:`NUMPY_MIN_HITS`)."""
+        return self._numpy is not None or hits >= NUMPY_MIN_HITS or "numpy" in sys.modules
+
+    def order(self, sort: str) -> memoryview:
+        """``rank[docnum]``: each document's position in the whole index under ``sort``.
 
         ``newest``: year descending, then id descending (later arXiv ids are
         newer); ``oldest``: year ascending, then id ascending; ``title``:
@@ -198,9 +227,14 @@ class FacetColumns:
 
     def sorted_docnums(self, docnums: Sequence[int], sort: str, start: int, stop: int) -> list[int]:
         """``docnums`` in ``sort`` order (see :meth:`order`), positions ``start .. stop``."""
+        rank = self.order(sort)
+        if not self.use_numpy(len(docnums)):
+            if stop < len(docnums) // 8:
+                return heapq.nsmallest(stop, docnums, key=rank.__getitem__)[start:]
+            return sorted(docnums, key=rank.__getitem__)[start:stop]
         np = _numpy()
         docs = np.asarray(docnums, dtype=np.int64)
-        ranks = self.order(sort)[docs]
+        ranks = self.numpy_arrays()["order." + sort][docs]
         if stop < len(docs):  # only the first ``stop`` need ordering
             keep = np.argpartition(ranks, stop - 1)[:stop]
             docs, ranks = docs[keep], ranks[keep]
@@ -208,24 +242,32 @@ class FacetColumns:
 
     def ranks(self, sort: str, docnums: Sequence[int]) -> list[int]:
         """The rank of each of ``docnums`` under ``sort`` (see :meth:`order`)."""
-        np = _numpy()
-        return self.order(sort)[np.asarray(docnums, dtype=np.int64)].tolist()
+        return list(map(self.order(sort).__getitem__, docnums))
 
     def name(self, column: str, vid: int) -> str:
         """The string of value id ``vid`` of set column ``column``."""
         offsets = self.arrays[column + ".name_offsets"]
         return bytes(self.arrays[column + ".names"][offsets[vid]:offsets[vid + 1]]).decode("utf-8")
 
-    def value_counts(self, column: str, docnums, *, first_only: bool = False):
-        """``(counts, unknown)`` of set column ``column`` over ``docnums``.
+    def counts(self, column: str, docnums: Sequence[int], *, first_only: bool = False) -> tuple[dict, int]:
+        """``({value id: count}, unknown)`` of set column ``column`` over ``docnums``.
 
-        ``counts[vid]`` is the number of those documents holding value ``vid``
-        (numpy, as long as the highest id counted + 1); ``unknown`` the number
+        A count is the number of those documents holding the value (only
+        values counted at least once are keys); ``unknown`` the number
         holding none. ``first_only`` counts each document's first value only
         (the primary category).
         """
-        np = _numpy()
         offsets, values = self.arrays[column + ".offsets"], self.arrays[column + ".values"]
+        if not self.use_numpy(len(docnums)):
+            ends = [offsets[d + 1] for d in docnums]
+            starts = list(map(offsets.__getitem__, docnums))
+            unknown = sum(1 for begin, end in zip(starts, ends) if begin == end)
+            if first_only:
+                return Counter(values[begin] for begin, end in zip(starts, ends) if begin < end), unknown
+            return Counter(chain.from_iterable(map(values.__getitem__, map(slice, starts, ends)))), unknown
+        np = _numpy()
+        arrays = self.numpy_arrays()
+        offsets, values = arrays[column + ".offsets"], arrays[column + ".values"]
         docs = np.asarray(docnums, dtype=np.int64)
         starts = offsets[docs]
         lengths = offsets[docs + 1] - starts
@@ -238,7 +280,9 @@ class FacetColumns:
             # The hits' runs of values, gathered: run i covers starts[i] .. starts[i]+lengths[i].
             ends = np.cumsum(lengths)
             chosen = values[np.repeat(starts - ends + lengths, lengths) + np.arange(ends[-1] if len(ends) else 0)]
-        return np.bincount(chosen), unknown
+        counted = np.bincount(chosen)
+        found = np.flatnonzero(counted)
+        return dict(zip(found.tolist(), counted[found].tolist())), unknown
 
 
 def _read_arrays(reader) -> dict:
@@ -310,12 +354,16 @@ def _map_file(path: Path, reader) -> dict | None:
                 or not set(_array_names()) <= header["arrays"].keys()):
             return None
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    np = _numpy()
+    if sys.byteorder != "little":  # the file's arrays are little-endian
+        return None
+    whole = memoryview(mapped)
     arrays = {}
     for name, (dtype, offset, count) in header["arrays"].items():
-        if offset + count * np.dtype(dtype).itemsize > len(mapped):
+        code = _CODES[dtype]
+        end = offset + count * struct.calcsize(code)
+        if end > len(whole):
             raise ValueError(f"{path}: truncated")
-        arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
+        arrays[name] = whole[offset:end].cast(code)
     if len(arrays["order.newest"]) != header["documents"]:
         raise ValueError(f"{path}: wrong length")
     return arrays
@@ -397,30 +445,27 @@ def count_facets(
     """
     if not 1 <= size <= MAX_FACET_SIZE:
         raise QueryError(f"facet size must be between 1 and {MAX_FACET_SIZE}, not {size}")
-    np = _numpy()
     selects = selects or (lambda facet, value: False)
-    docs = np.asarray(docnums, dtype=np.int64)
     result: dict[str, FacetCounts] = {}
     for name in names:
         if name in NUMBER_COLUMNS:
-            found = columns.arrays[name][docs]
-            known = found[found != 0]
-            unknown = len(found) - len(known)
-            distinct, counts = np.unique(known, return_counts=True)
-            values = [(int(v), int(c)) for v, c in zip(distinct[::-1][:size], counts[::-1][:size])]
-            others = len(distinct) - len(values)
+            column = columns.arrays[name]
+            counts = Counter(map(column.__getitem__, docnums))
+            unknown = counts.pop(0, 0)
+            values = [(value, counts[value]) for value in heapq.nlargest(size, counts)]
         elif name in SET_COLUMNS:
-            counts, unknown = columns.value_counts(name, docs, first_only=primary_only and name == "category")
-            vids = np.flatnonzero(counts)
-            counted = counts[vids]
-            if len(vids) > size:  # only values at or above the size-th largest count are ordered
-                threshold = np.partition(counted, len(vids) - size)[len(vids) - size]
-                vids, counted = vids[counted >= threshold], counted[counted >= threshold]
-            top = np.lexsort((columns.arrays[name + ".name_rank"][vids], -counted))[:size]
-            values = [(columns.name(name, int(vids[i])), int(counted[i])) for i in top]
-            others = int(np.count_nonzero(counts)) - len(values)
+            counts, unknown = columns.counts(name, docnums, first_only=primary_only and name == "category")
+            rank = columns.arrays[name + ".name_rank"]
+            if len(counts) > size:  # only values at or above the size-th largest count are ordered
+                threshold = heapq.nlargest(size, counts.values())[-1]
+                top = heapq.nsmallest(size, ((-count, rank[vid], vid) for vid, count in counts.items()
+                                             if count >= threshold))
+            else:
+                top = sorted((-count, rank[vid], vid) for vid, count in counts.items())
+            values = [(columns.name(name, vid), -negative) for negative, _, vid in top]
         else:
             raise QueryError(f"unknown facet {name!r} (choose from {', '.join(FACET_NAMES)})")
+        others = len(counts) - len(values)
         listed = [FacetValue(value, count, selects(name, value)) for value, count in values]
         if unknown:
             listed.append(FacetValue(None, unknown, False))
@@ -472,12 +517,13 @@ class SearcherCache:
                 path = None if self.folder is None else self.folder / COLUMNS_FILE
                 columns = None if path is None else FacetColumns.load(path, reader)
                 if columns is None:
-                    columns = FacetColumns(reader)
+                    arrays = _read_arrays(reader)
                     if self.folder is not None:
                         try:
-                            write_columns(self.folder, reader, columns.arrays)
+                            write_columns(self.folder, reader, arrays)
                         except OSError:
                             pass  # a read-only index: use the columns without storing them
+                    columns = FacetColumns(arrays=arrays)
                 self._columns = columns
             return self._columns
 

@@ -92,7 +92,8 @@ def main() -> None:
               "faceted": f"search {args.query!r} --facets year,author,category", "help": "searchengine --help"}
     for name, label in labels.items():
         target = TARGETS.get(name)
-        verdict = "" if target is None else f"≤ {target:.2f} ({'met' if wall[name] - wall['bare'] <= target else 'missed'})"
+        met = target is not None and wall[name] - wall["bare"] <= target
+        verdict = "" if target is None else f"≤ {target:.2f} ({'met' if met else 'missed'})"
         above = "" if name == "bare" else f"{wall[name] - wall['bare']:.3f}"
         above_cpu = "" if name == "bare" else f"{cpu[name] - cpu['bare']:.3f}"
         print(f"| {label} | {wall[name]:.3f} | {above} | {cpu[name]:.3f} | {above_cpu} | {verdict} |")

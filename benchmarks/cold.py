@@ -1,6 +1,6 @@
 """Cold command-line lookups on the embedded engine, against a bare interpreter start, in one run.
 
-    python benchmarks/cold.py [--size 10000] [--index DIR] [--runs 9] [--query "SpMV GPU"]
+    python benchmarks/cold.py [--size 10000] [--index DIR] [--runs 9] [--query "SpMV GPU"] [--repo DIR]
 
 Each row is a new process (the operating system's page cache is warm: one
 unmeasured run of each comes first), run ``--runs`` times with the rows
@@ -18,6 +18,8 @@ the row's median minus the bare start's. The index is that of the first
 (0: all of them), built once into ``--work`` (or ``--index``, an existing
 index). ``uptime`` is printed before and after, because the machine is
 shared. Targets: faceted ≤ 0.35 s above bare, plain ≤ 0.25 s above bare.
+``--repo`` measures another checkout's ``searchengine`` (e.g. an older
+commit, for a before/after comparison on the same index).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def timed(command: list[str], env: dict) -> tuple[float, float]:
     """Wall and CPU seconds of ``command`` as a new process (it must succeed)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(command, capture_output=True, check=True, env=env, cwd=REPO)
+    subprocess.run(command, capture_output=True, check=True, env=env, cwd=env["PYTHONPATH"])
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -56,10 +58,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-cold")
     parser.add_argument("--runs", type=int, default=9, help="measured runs of each row")
     parser.add_argument("--query", default="SpMV GPU")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout whose searchengine runs")
     args = parser.parse_args()
 
     print(f"uptime at start: {uptime()}")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(args.repo.resolve())}
     index = args.index
     if index is None:
         args.work.mkdir(parents=True, exist_ok=True)
@@ -68,7 +71,7 @@ def main() -> None:
         if not index.exists():
             print(f"building {index} from {records:,} records ...", flush=True)
             subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
-                            "--quiet"], check=True, env=env, cwd=REPO)
+                            "--quiet"], check=True, env=env, cwd=env["PYTHONPATH"])
     search = [sys.executable, "-m", "searchengine", "search", args.query, "--index", str(index)]
     rows = {
         "bare": [sys.executable, "-c", "pass"],
@@ -85,7 +88,8 @@ def main() -> None:
     wall = {name: statistics.median(w for w, _ in runs) for name, runs in figures.items()}
     cpu = {name: statistics.median(c for _, c in runs) for name, runs in figures.items()}
 
-    print(f"\nindex: {index}; query {args.query!r}; median of {args.runs} runs each, rows interleaved")
+    print(f"\ncode: {args.repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, "
+          "rows interleaved")
     print("| row | wall s | above bare, wall s | CPU s | above bare, CPU s | target above bare |")
     print("|---|---|---|---|---|---|")
     labels = {"bare": "python -c pass", "plain": f"search {args.query!r}",

@@ -6,7 +6,8 @@ index in a sub-directory ``gen-<UTC time>-<pid>``, and a small text file
 
     index/
       CURRENT            "gen-20261130T020000-4242"
-      gen-20261130T020000-4242/   (complete Whoosh index)
+      gen-20261130T020000-4242/   (complete Whoosh index, and facet.columns:
+                                   its facet and sort columns, see columns.py)
       .writelock         (held by the one process that is writing)
 
 A rebuild writes a new generation beside the old one and only then replaces

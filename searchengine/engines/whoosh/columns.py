@@ -321,9 +321,12 @@ def _read_arrays(reader) -> dict:
     """The arrays of :class:`FacetColumns` from a Whoosh reader's ``facet_data`` and ``sort_title``."""
     from searchengine.errors import IndexDamagedError
 
+    if not reader.has_column("facet_data"):
+        from whoosh.reading import EmptyReader
+
+        if not isinstance(reader, EmptyReader):  # (an index without documents has no columns at all)
+            raise IndexDamagedError("this index has no facet data; rebuild it with 'searchengine index'")
     size = reader.doc_count_all()
-    if size and not reader.has_column("facet_data"):  # (an empty index has no columns at all)
-        raise IndexDamagedError("this index has no facet data; rebuild it with 'searchengine index'")
     np = _numpy()
     numbers = {name: [0] * size for name in NUMBER_COLUMNS}
     ids = [""] * size

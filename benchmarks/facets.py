@@ -213,7 +213,7 @@ def main() -> int:
     upto = [r for r in rows if r[1] <= 20_000]
     total = lambda i: sum(r[i] for r in rows)  # noqa: E731
     p = lambda i, share: percentile([r[i] for r in upto], share)  # noqa: E731
-    print(f"\nfacet columns read once per searcher: {load_ms:.0f} ms for {len(columns.ids)} documents")
+    print(f"\nfacet columns read once per searcher: {load_ms:.0f} ms for {columns.size} documents")
     print(f"queries: {len(rows)}, {len(upto)} with at most 20,000 hits (max hits {max(r[1] for r in rows)})")
     print(f"sum over queries (ms): count {total(3):.1f}, match+count cold {total(4):.1f}, warm {total(5):.1f}; "
           f"FTS5 GROUP BY {total(9):.1f}")

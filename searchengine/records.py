@@ -7,7 +7,6 @@ downstream of the readers knows which format a record came from.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -246,6 +245,8 @@ def title_id(title: str) -> str:
     re-indexed later, gets the same id: ``"t-"`` followed by 12 hex digits of
     the SHA-1 of the normalised title.
     """
+    import hashlib  # (here: only records without an id need it)
+
     digest = hashlib.sha1(title_key(title).encode("utf-8")).hexdigest()
     return "t-" + digest[:12]
 

@@ -1,4 +1,12 @@
-"""Serving the web app: one waitress process, or a supervisor of several sharing one port."""
+"""Serving the web app: one waitress process, or a supervisor of several sharing one port.
+
+The port is bound at once (so a port in use is reported before anything
+loads) but listened on only when a server is ready, i.e. the index is open,
+its columns mapped, the analyzer loaded and the postings of frequent words
+read (:meth:`searchengine.search.SearchIndex.warm_up`). Until then a client's
+connection is refused rather than left hanging; the log says "Loading ...",
+then "Serving ... ready in N s".
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,21 +45,49 @@ def serve(index, index_dir: Path | str, *, host: str, port: int, threads: int, w
         index.close()
         serve_processes(index_dir, index.engine.location, host, port, threads, workers)
         return
-    index.warm_up()
-    app = create_app(index=index)
     if debug:
-        app.run(host=host, port=port, debug=True)
+        index.warm_up()
+        create_app(index=index).run(host=host, port=port, debug=True)
         return
     import waitress
 
-    server = waitress.create_server(app, host=host, port=port, **waitress_options(threads))
-    _say(f"Serving {index.engine.location} on http://{server.effective_host}:{server.effective_port}/ (Ctrl-C to stop)")
+    # Bound now (a port in use fails at once), listened on only when ready:
+    # until then a client's connection is refused, never left waiting.
+    sock = _bind(host, port)
+    port = sock.getsockname()[1]
+    _say(f"Loading {index.engine.location}; port {port} accepts connections once the index is ready")
+    started = time.monotonic()
+    index.warm_up()
+    server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
+    _say(f"Serving {index.engine.location} on http://{_shown_host(host)}:{port}/, ready in "
+         f"{time.monotonic() - started:.1f} s (Ctrl-C to stop)")
     try:
         server.run()
     except KeyboardInterrupt:
         pass
     finally:
         server.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and not yet listening (waitress listens on it).
+
+    Raises:
+        OSError: the address cannot be bound (e.g. the port is in use).
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def _shown_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 # A server process that fails by itself sooner than this after its start is
@@ -70,14 +107,22 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
     starts again one that dies, and stops them all on Ctrl-C or SIGTERM.
     Server processes exit on their own when this one is killed.
     """
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))  # a port in use is a one-line error before any process starts
-    sock.listen(1024)
-    sock.setblocking(False)
+    sock = _bind(host, port)  # a port in use is a one-line error before any process starts
     port = sock.getsockname()[1]
     parent = os.getpid()
     started: dict[int, float] = {}
+    # Each server process writes a byte here once it listens; the first one
+    # makes the service ready. The socket listens from that moment only.
+    ready_read, ready_write = os.pipe()
+    began = time.monotonic()
+
+    def announce() -> None:
+        with os.fdopen(ready_read, "rb", buffering=0) as pipe:
+            if pipe.read(1):
+                _say(f"Serving {shown} on http://{_shown_host(host)}:{port}/ with {workers} processes, ready in "
+                     f"{time.monotonic() - began:.1f} s (Ctrl-C to stop)")
+            while pipe.read(1):  # later starts and restarts
+                pass
 
     def start() -> None:
         pid = os.fork()
@@ -89,7 +134,7 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the servers
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             exit_with_parent(parent)
-            _serve_socket(index_dir, sock, threads)
+            _serve_socket(index_dir, sock, threads, ready_write)
             code = 0
         except BaseException as exc:  # noqa: BLE001 (a forked child must never return)
             _say(f"Error: server process {os.getpid()}: {exc}")
@@ -100,7 +145,8 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)
-    _say(f"Serving {shown} on http://{host}:{port}/ with {workers} processes (Ctrl-C to stop)")
+    _say(f"Loading {shown} into {workers} server processes; port {port} accepts connections once one is ready")
+    threading.Thread(target=announce, name="ready", daemon=True).start()
     try:
         for _ in range(workers):
             start()
@@ -127,15 +173,18 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
         sock.close()
 
 
-def _serve_socket(index_dir: Path | str, sock, threads: int) -> None:
-    """One server process: the index, warmed, behind waitress on the shared ``sock``."""
+def _serve_socket(index_dir: Path | str, sock, threads: int, ready: int) -> None:
+    """One server process: the index, warmed, behind waitress on the shared ``sock``;
+    a byte written to the pipe ``ready`` once it listens."""
     import waitress
 
     from searchengine.search import open_index
 
     index = open_index(index_dir)
     index.warm_up()
-    waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads)).run()
+    server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
+    os.write(ready, b"1")
+    server.run()
 
 
 def waitress_options(threads: int) -> dict:

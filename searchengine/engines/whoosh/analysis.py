@@ -4,7 +4,7 @@ The chain reads like Whoosh's own pipelines::
 
     TechTokenizer | CompoundFilter | AcronymStopFilter | InflectionStemFilter
 
-* :class:`TechTokenizer` (NLTK's ``RegexpTokenizer``) keeps identifiers whole:
+* :class:`TechTokenizer` (a regular expression, as NLTK's ``RegexpTokenizer``) keeps identifiers whole:
   ``C++``, ``C#``, ``802.11ax``, ``fail-slow``, ``Bose–Einstein`` (any dash or
   hyphen); a run of CJK characters is one token.
 * :class:`CompoundFilter` indexes a compound as its parts *and* as one joined
@@ -37,7 +37,7 @@ the joined word and the parts); ``"phrase"`` leaves out joined words. Quoted
 phrases are made exact by :mod:`searchengine.engines.whoosh.querying`, which checks the
 candidates' stored text.
 
-NLTK's tokenizer and stemmer modules are imported on first use, and without
+NLTK's stemmer module is imported on first use, and without
 NLTK's package initialiser (:func:`nltk_module`): that initialiser imports
 all of NLTK, and SciPy where it is installed, which costs more than the rest
 of a command-line search put together.
@@ -71,8 +71,8 @@ _NUMBER_UNIT = re.compile(r"(\d+(?:,\d{3})*)([^\W\d_]+)")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
-# The NLTK packages the analyzer's modules live in (see nltk_module).
-_NLTK_PACKAGES = ("nltk", "nltk.tokenize", "nltk.stem")
+# The NLTK packages the stemmer module lives in (see nltk_module).
+_NLTK_PACKAGES = ("nltk", "nltk.stem")
 
 
 def nltk_module(name: str) -> types.ModuleType:
@@ -177,7 +177,7 @@ def normalize(text: str) -> tuple[str, list[int] | None, list[int] | None]:
 
 
 class TechTokenizer(Tokenizer):
-    """Whoosh tokenizer around NLTK's ``RegexpTokenizer`` with :data:`TOKEN_PATTERN`.
+    """Whoosh tokenizer matching :data:`TOKEN_PATTERN` (as NLTK's ``RegexpTokenizer`` would).
 
     Yields one token per match with its position and character offsets,
     which Whoosh needs for phrases and highlighting. Punctuation glued to a
@@ -187,39 +187,41 @@ class TechTokenizer(Tokenizer):
     the text as written; where the two differ in length, ``token.charmap``
     holds the written offsets of each of the token's characters
     (``(starts, ends)``; ``None`` otherwise) for the filters that cut a token.
-    Without ``chars`` (indexing) the words come from NLTK's ``tokenize``,
-    one pass; with it, from ``span_tokenize``.
+    Without ``chars`` (indexing) the words come from one ``findall`` pass;
+    with it, from the spans of ``finditer``.
     """
 
     def __init__(self, pattern: str = TOKEN_PATTERN) -> None:
         self.pattern = pattern
-        self._nltk = None
+        self._compiled = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"pattern": self.pattern}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.pattern = state["pattern"]
-        self._nltk = None
+        self._compiled = None
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
 
     def _tokenizer(self):
-        if self._nltk is None:
-            tokenizer = nltk_module("nltk.tokenize.regexp").RegexpTokenizer(self.pattern)
-            # NLTK bounds every match of a caller's pattern with a wall-clock
-            # timer, which doubles the cost of tokenizing an abstract. This
-            # pattern cannot backtrack catastrophically: no quantified group
-            # nests another quantifier over overlapping text (each repeat of
-            # the dash/dot group must start with its separator), so matching
-            # is linear in the text and the timer is left off
-            # (``benchmarks/index_speed.py --tokenizer`` times inputs built
-            # to provoke backtracking).
-            redos = nltk_module("nltk.redos")
-            internals.untimed_regexp(tokenizer, lambda pattern, flags: redos.compile(pattern, flags, timeout=None))
-            self._nltk = tokenizer
-        return self._nltk
+        if self._compiled is None:
+            import regex
+
+            # What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``,
+            # its ``span_tokenize`` the spans of ``finditer``), with the same
+            # engine and flags, minus two costs: its package imports the
+            # network and XML modules (0.1 s of every command-line search),
+            # and it bounds every match with a wall-clock timer, which doubles
+            # the cost of tokenizing an abstract. This pattern cannot
+            # backtrack catastrophically: no quantified group nests another
+            # quantifier over overlapping text (each repeat of the dash/dot
+            # group must start with its separator), so matching is linear in
+            # the text (``benchmarks/index_speed.py --tokenizer`` times inputs
+            # built to provoke backtracking).
+            self._compiled = regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
+        return self._compiled
 
     def __call__(
         self,
@@ -239,7 +241,7 @@ class TechTokenizer(Tokenizer):
         value, starts, ends = normalize(value)
         if tokenize and not chars:
             # Indexing needs no character offsets: the words come in one C-level pass.
-            for pos, text in enumerate(self._tokenizer().tokenize(value)):
+            for pos, text in enumerate(self._tokenizer().findall(value)):
                 token.text = text
                 token.boost = 1.0
                 token.stopped = False
@@ -250,7 +252,7 @@ class TechTokenizer(Tokenizer):
                     token.pos = start_pos + pos
                 yield token
             return
-        spans = self._tokenizer().span_tokenize(value) if tokenize else [(0, len(value))]
+        spans = (m.span() for m in self._tokenizer().finditer(value)) if tokenize else [(0, len(value))]
         for pos, (start, end) in enumerate(spans):
             token.text = value[start:end]
             token.boost = 1.0

@@ -215,8 +215,8 @@ class WhooshSearcher:
         if sort == "relevance" and matches.query is not None:
             allowed = set(matches.docnums) if matches.restrict is not None else None
             return self._ranked_window(matches, allowed, start, limit, deadline)
-        rank = self.cache.columns().order("newest" if sort == "relevance" else sort)
-        docs = sorted(matches.docnums, key=rank.__getitem__)[start:start + limit]
+        docs = self.cache.columns().sorted_docnums(matches.docnums, "newest" if sort == "relevance" else sort,
+                                                   start, start + limit)
         scores = matches.scores
         if matches.query is not None and scores is None:
             scores = self._window_scores(matches.query, docs)
@@ -277,8 +277,9 @@ class WhooshSearcher:
         over the whole index the first time.
         """
         if len(pairs) > TIE_STORED_LIMIT:
-            newest = self.cache.columns().order("newest")
-            return sorted(pairs, key=lambda pair: (-pair[1], newest[pair[0]]))
+            newest = self.cache.columns().ranks("newest", [docnum for docnum, _ in pairs])
+            order = sorted(range(len(pairs)), key=lambda i: (-pairs[i][1], newest[i]))
+            return [pairs[i] for i in order]
         keyed = []
         for docnum, score in pairs:
             stored = self.searcher.stored_fields(docnum)
@@ -341,7 +342,7 @@ class WhooshSearcher:
         """:class:`~searchengine.dates.DateHistogram` of the matches' submitted days."""
         from searchengine import dates
 
-        days = self.cache.columns().days
+        days = self.cache.columns().arrays["day"]
         counted = dates.days_of(map(days.__getitem__, matches.docnums))
         return dates.histogram(counted, matches.total - sum(counted.values()))
 
@@ -541,7 +542,8 @@ class WhooshEngine:
                 raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
             if self._searcher is not None:
                 self._searcher.searcher.close()
-            self._searcher, self._generation = WhooshSearcher(searcher, SearcherCache(searcher)), generation
+            cache = SearcherCache(searcher, folder=generation)
+            self._searcher, self._generation = WhooshSearcher(searcher, cache), generation
         return self._searcher
 
     def close(self) -> None:

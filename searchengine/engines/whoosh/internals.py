@@ -102,12 +102,6 @@ def porter_steps(porter, word: str) -> str:
     return porter._step5b(porter._step5a(word))
 
 
-def untimed_regexp(tokenizer, compile_untimed) -> None:
-    """Give an NLTK ``RegexpTokenizer`` its pattern compiled without NLTK's
-    per-match timer: ``compile_untimed(pattern, flags)``."""
-    tokenizer._regexp = compile_untimed(tokenizer._pattern, tokenizer._flags)
-
-
 # --- the check ------------------------------------------------------------------------------
 
 def missing() -> list[str]:
@@ -150,7 +144,4 @@ def missing() -> list[str]:
     porter = nltk_module("nltk.stem.porter").PorterStemmer()
     need(porter, ("_step1a", "_step1b", "_step1c", "_step2", "_step3", "_step5a", "_step5b", "pool"),
          "nltk.stem.porter.PorterStemmer")
-    tokenizer = nltk_module("nltk.tokenize.regexp").RegexpTokenizer(r"\w+")
-    need(tokenizer, ("_regexp", "_pattern", "_flags"), "nltk.tokenize.regexp.RegexpTokenizer")
-    need(nltk_module("nltk.redos"), ("compile",), "nltk.redos")
     return gone

@@ -6,7 +6,8 @@ index in a sub-directory ``gen-<UTC time>-<pid>``, and a small text file
 
     index/
       CURRENT            "gen-20261130T020000-4242"
-      gen-20261130T020000-4242/   (complete Whoosh index)
+      gen-20261130T020000-4242/   (complete Whoosh index, and facet.columns:
+                                   its facet and sort columns, see columns.py)
       .writelock         (held by the one process that is writing)
 
 A rebuild writes a new generation beside the old one and only then replaces
@@ -20,7 +21,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -168,6 +168,8 @@ def link_generation(source: Path, destination: Path) -> None:
         try:
             os.link(entry, destination / entry.name)
         except OSError:
+            import shutil
+
             shutil.copy2(entry, destination / entry.name)
 
 
@@ -217,6 +219,8 @@ def remove_stale(index_dir: Path, keep: int = 2) -> None:
     if current is not None:
         finished = [g for g in generations if g.name <= current.name]
         keep_names = {g.name for g in finished[-keep:]}
+    import shutil  # (here: a search, which never removes, does not load it)
+
     for generation in generations:
         if generation.name not in keep_names:
             shutil.rmtree(generation, ignore_errors=True)

@@ -1,6 +1,7 @@
 """The embedded engine's writer: readers → records → Whoosh documents.
 
-Three operations (the public face is :mod:`searchengine.indexer`), each of which writes a new generation of the index (see
+Three operations (the public face is :mod:`searchengine.indexer`), each of
+which writes a new generation of the index (see
 :mod:`searchengine.engines.whoosh.store`) and switches readers to it only after Whoosh has
 committed it, so a failed or killed run leaves the previous index searchable:
 
@@ -33,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from searchengine.engines.whoosh import internals, store
+from searchengine.engines.whoosh import columns, internals, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.indexer import IndexSummary, combine
 from searchengine.processes import exit_with_parent
@@ -400,6 +401,8 @@ def _write(
             # of its empty segment behind, which no table of contents names.
             toc = ix._read_toc()
             whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
+            with ix.reader() as reader:  # the facet and sort columns belong to the generation
+                columns.write_columns(generation, reader)
             documents = ix.doc_count()
             store.publish(target, generation)
         except BaseException:

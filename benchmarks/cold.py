@@ -1,0 +1,108 @@
+"""Cold command-line lookups on the embedded engine, against a bare interpreter start, in one run.
+
+    python benchmarks/cold.py [--size 10000] [--index DIR] [--runs 9] [--query "SpMV GPU"] [--repo DIR]
+
+Each row is a new process (the operating system's page cache is warm: one
+unmeasured run of each comes first), run ``--runs`` times with the rows
+interleaved, so that a change of load hits every row alike:
+
+* ``python -c pass``: the bare interpreter start every row pays;
+* ``searchengine search Q``: a plain keyword search (top 10 with snippets);
+* ``searchengine search Q --facets year,author,category``: the same with
+  exact facet counts over every hit;
+* ``searchengine --help``.
+
+Figures are medians of wall and CPU (user + system) time; "above bare" is
+the row's median minus the bare start's. The index is that of the first
+``--size`` records of ``../shared/data/arxiv/arxiv_listing_sample.jsonl.gz``
+(0: all of them), built once into ``--work`` (or ``--index``, an existing
+index). ``uptime`` is printed before and after, because the machine is
+shared. Targets: faceted ≤ 0.35 s above bare, plain ≤ 0.25 s above bare.
+``--repo`` measures another checkout's ``searchengine`` (e.g. an older
+commit, for a before/after comparison on the same index).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from speed import REPO, subset, uptime  # noqa: E402
+
+TARGETS = {"plain": 0.25, "faceted": 0.35}
+
+
+def timed(command: list[str], env: dict) -> tuple[float, float]:
+    """Wall and CPU seconds of ``command`` as a new process (it must succeed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True, env=env, cwd=env["PYTHONPATH"])
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10_000, help="listing records to index (0: all)")
+    parser.add_argument("--index", type=Path, help="an existing index to search instead of building one")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-cold")
+    parser.add_argument("--runs", type=int, default=9, help="measured runs of each row")
+    parser.add_argument("--query", default="SpMV GPU")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout whose searchengine runs")
+    args = parser.parse_args()
+
+    print(f"uptime at start: {uptime()}")
+    env = {**os.environ, "PYTHONPATH": str(args.repo.resolve())}
+    index = args.index
+    if index is None:
+        args.work.mkdir(parents=True, exist_ok=True)
+        source, records = subset(args.size, args.work)
+        index = args.work / f"index-{args.size or 'all'}"
+        if not index.exists():
+            print(f"building {index} from {records:,} records ...", flush=True)
+            subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
+                            "--quiet"], check=True, env=env, cwd=env["PYTHONPATH"])
+    search = [sys.executable, "-m", "searchengine", "search", args.query, "--index", str(index)]
+    rows = {
+        "bare": [sys.executable, "-c", "pass"],
+        "plain": search,
+        "faceted": search + ["--facets", "year,author,category"],
+        "help": [sys.executable, "-m", "searchengine", "--help"],
+    }
+    for command in rows.values():  # page cache, .pyc files
+        timed(command, env)
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
+    for _ in range(args.runs):
+        for name, command in rows.items():
+            figures[name].append(timed(command, env))
+    wall = {name: statistics.median(w for w, _ in runs) for name, runs in figures.items()}
+    cpu = {name: statistics.median(c for _, c in runs) for name, runs in figures.items()}
+
+    print(f"\ncode: {args.repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, "
+          "rows interleaved")
+    print("| row | wall s | above bare, wall s | CPU s | above bare, CPU s | target above bare |")
+    print("|---|---|---|---|---|---|")
+    labels = {"bare": "python -c pass", "plain": f"search {args.query!r}",
+              "faceted": f"search {args.query!r} --facets year,author,category", "help": "searchengine --help"}
+    for name, label in labels.items():
+        target = TARGETS.get(name)
+        met = target is not None and wall[name] - wall["bare"] <= target
+        verdict = "" if target is None else f"≤ {target:.2f} ({'met' if met else 'missed'})"
+        above = "" if name == "bare" else f"{wall[name] - wall['bare']:.3f}"
+        above_cpu = "" if name == "bare" else f"{cpu[name] - cpu['bare']:.3f}"
+        print(f"| {label} | {wall[name]:.3f} | {above} | {cpu[name]:.3f} | {above_cpu} | {verdict} |")
+    print(f"\nuptime at end: {uptime()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchengine.records import link_fields
+
 #: Without a match in the abstract, a hit shows its start, cut at a word boundary.
 LEAD_CHARS = 240
 #: Authors a hit lists in a results table or page; the rest are counted
@@ -41,7 +43,10 @@ class Hit:
     ``snippet_matches`` / ``title_matches`` are ``[start, end)`` character
     offsets of the matched words in ``snippet`` / ``title``. ``abstract`` is
     the whole abstract, for exports (RIS, JSON lines); the JSON form carries
-    the snippet instead.
+    the snippet instead. ``links`` holds the record's links and identifiers
+    as :func:`~searchengine.records.link_fields` gives them (the JSON form's
+    ``url``, ``pdf_url``, ``doi``, ``arxiv_doi``, ``journal_ref``,
+    ``comments`` and ``license``).
     """
 
     id: str
@@ -55,6 +60,8 @@ class Hit:
     title_matches: list[tuple[int, int]] = field(default_factory=list)
     url: str = ""
     abstract: str = field(default="", repr=False)
+    # --- links and identifiers ---
+    links: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_record(cls, record, score: float, snippet: str = "", snippet_matches=(), title_matches=()) -> Hit:
@@ -71,6 +78,7 @@ class Hit:
             title_matches=list(title_matches),
             url=record.url,
             abstract=record.abstract,
+            links=link_fields(record),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,6 +94,8 @@ class Hit:
             "snippet_matches": [list(m) for m in self.snippet_matches],
             "title_matches": [list(m) for m in self.title_matches],
             "url": self.url,
+            # --- links and identifiers ---
+            **self.links,
         }
 
 

@@ -29,7 +29,7 @@ from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
 from searchengine import limits
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, check_sort
-from searchengine.records import Record
+from searchengine.records import Record, link_fields
 from searchengine.results import Hit, SearchResults
 
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchResults", "open_index"]
@@ -322,8 +322,10 @@ class SearchIndex:
         """The stored record with id ``record_id`` as a dict (see :meth:`record`).
 
         Returns ``{"id", "title", "abstract", "authors", "year",
-        "categories", "url", "source"}``; lists are lists, a missing year is
-        ``None``.
+        "categories", "url", "source", "pdf_url", "doi", "arxiv_doi",
+        "journal_ref", "comments", "license"}`` (the links as
+        :func:`~searchengine.records.link_fields` gives them); lists are
+        lists, a missing year is ``None``.
 
         Raises:
             RecordNotFoundError: no document has that id.
@@ -338,6 +340,8 @@ class SearchIndex:
             "categories": record.categories,
             "url": record.url,
             "source": record.source,
+            # --- links and identifiers ---
+            **link_fields(record),
         }
 
     def records(self) -> Iterator[Record]:

@@ -7,7 +7,9 @@ Both layouts the API has used are read: the older one declares the
 * ``id``: ``http://arxiv.org/abs/1111.2011v2`` → id ``1111.2011``, version 2;
 * ``title``, ``summary`` (the abstract), ``author/name`` (in order);
 * ``arxiv:primary_category/@term`` first, then each ``category/@term``;
-* the year of ``published`` (first version); the ``alternate`` link as URL.
+* the year of ``published`` (first version); the ``alternate`` link as URL;
+* the link titled ``pdf``, ``arxiv:doi``, ``arxiv:journal_ref`` and
+  ``arxiv:comment`` as the record's links and identifiers (the API gives no license).
 
 An error response (an entry whose id is an ``/api/errors`` URL) is reported as a
 problem. The file is parsed incrementally, so long feeds stream.
@@ -21,7 +23,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from searchengine.readers import arxivmeta
-from searchengine.records import Problem, Record, clean_text
+from searchengine.records import Problem, Record, clean_text, source_doi
 
 NAME = "arxiv-atom"
 
@@ -48,11 +50,12 @@ def _entry_record(entry: ElementTree.Element) -> Record:
     terms = [primary.get("term", "")] if primary is not None else []
     terms += [c.get("term", "") for c in entry.findall(f"{ATOM}category")]
     published = re.match(r"\s*(\d{4})-", entry.findtext(f"{ATOM}published") or "")
-    url = ""
+    url = pdf = ""
     for link in entry.findall(f"{ATOM}link"):
-        if link.get("rel") == "alternate":
+        if link.get("rel") == "alternate" and not url:
             url = link.get("href", "")
-            break
+        elif link.get("title") == "pdf" and not pdf:
+            pdf = link.get("href", "")
     return Record(
         id=arxiv_id,
         title=title,
@@ -66,6 +69,11 @@ def _entry_record(entry: ElementTree.Element) -> Record:
         categories=list(dict.fromkeys(t for t in terms if t)),
         url=url,
         version=version,
+        # --- links and identifiers ---
+        pdf_url=clean_text(pdf),
+        doi=source_doi(entry.findtext(f"{ARXIV}doi") or ""),
+        journal_ref=clean_text(entry.findtext(f"{ARXIV}journal_ref") or ""),
+        comments=clean_text(entry.findtext(f"{ARXIV}comment") or ""),
     )
 
 

@@ -1,8 +1,9 @@
 """Reader for CSV files whose header names the Record's fields.
 
 The first line is a header; ``title`` is required, the other known columns
-are ``id``, ``abstract``, ``authors``, ``year``, ``categories``, ``url`` and
-``version``; other columns are ignored. Comma separated, RFC 4180 quoting
+are ``id``, ``abstract``, ``authors``, ``year``, ``categories``, ``url``,
+``version``, and the links and identifiers ``pdf``, ``doi``, ``journal_ref``,
+``comments`` and ``license``; other columns are ignored. Comma separated, RFC 4180 quoting
 (a quoted value may span lines)::
 
     id,title,authors,year,categories
@@ -25,7 +26,8 @@ from searchengine.records import Problem, Record
 
 NAME = "csv"
 
-FIELDS = ("id", "title", "abstract", "authors", "year", "categories", "url", "version")
+FIELDS = ("id", "title", "abstract", "authors", "year", "categories", "url", "version",
+          "pdf", "doi", "journal_ref", "comments", "license")
 
 
 def _header(line: str) -> list[str]:

@@ -10,7 +10,9 @@ an arXiv id's version suffix becomes the version (``2101.00003v2``), and
 without ``year`` a new-style arXiv id gives it;
 ``authors`` and ``categories`` may also be given as one string (authors as
 :func:`searchengine.records.split_authors` reads them, categories separated by spaces); ``year`` may be a
-string of four digits. Blank lines are ignored.
+string of four digits. Links and identifiers, each a string: ``pdf`` (the
+PDF's URL), ``doi``, ``journal_ref``, ``comments`` and ``license``. Blank
+lines are ignored.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from searchengine.readers.arxivmeta import split_version, year_from_id
-from searchengine.records import Problem, Record, clean_text, split_authors, title_id
+from searchengine.records import Problem, Record, clean_text, source_doi, split_authors, title_id
 
 NAME = "jsonl"
 
@@ -106,6 +108,12 @@ def parse_object(obj: object) -> Record:
         categories=string_list(obj, "categories", None),
         url=string_field(obj, "url"),
         version=version,
+        # --- links and identifiers ---
+        pdf_url=string_field(obj, "pdf"),
+        doi=source_doi(string_field(obj, "doi")),
+        journal_ref=string_field(obj, "journal_ref"),
+        comments=string_field(obj, "comments"),
+        license=string_field(obj, "license"),
     )
 
 

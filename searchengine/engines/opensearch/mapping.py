@@ -73,7 +73,7 @@ import os
 import unicodedata
 
 from searchengine import filters
-from searchengine.records import Record, sort_title
+from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
 DEFAULT_SHARDS = 3
@@ -83,7 +83,7 @@ DEFAULT_REPLICAS = 1
 #: The mark a physical index carries in its mapping's ``_meta``.
 META_KEY = "searchengine"
 #: Version of the layout below; an index of another layout must be rebuilt.
-LAYOUT = 3
+LAYOUT = 4
 
 # Per-field BM25 (Lucene's, summed over fields by the query) with the embedded
 # ranking's length normalisation per field and its K1.
@@ -363,6 +363,13 @@ def mappings(alias: str) -> dict:
             "url": kept,
             "source": kept,
             "version": {"type": "long"},
+            # --- links and identifiers ---
+            "doi": kept,
+            "doi_keys": keyword,  # doi_keys(): lower-cased, the record's own DOI and arXiv's
+            "pdf_url": kept,
+            "journal_ref": kept,
+            "comments": kept,
+            "license": kept,
         },
     }
 
@@ -456,6 +463,13 @@ def document(record: Record) -> dict:
         source["year"] = record.year
     if record.version is not None:
         source["version"] = record.version
+    # --- links and identifiers ---
+    keys = doi_keys(record)
+    if keys:
+        source["doi_keys"] = keys
+    for name in LINK_FIELDS:
+        if getattr(record, name):
+            source[name] = getattr(record, name)
     return source
 
 
@@ -471,4 +485,6 @@ def record_from_source(source: dict) -> Record:
         url=source.get("url") or "",
         source=source.get("source") or "",
         version=source.get("version"),
+        # --- links and identifiers ---
+        **{name: source.get(name) or "" for name in LINK_FIELDS},
     )

@@ -13,6 +13,12 @@ spell_*     unstemmed words, once per segment                   spelling suggest
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
 version     stored only (arXiv version number, or absent)      keeping the latest version
+doi         exact lower-cased terms (its own and arXiv's       ``doi:``, a DOI as the query
+            DOI), stored as the source wrote it
+pdf_url,    stored only                                         display, exports
+journal_ref,
+comments,
+license
 ==========  ==================================================  =========================
 
 Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
@@ -34,6 +40,7 @@ from __future__ import annotations
 from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
 from searchengine import filters
+from searchengine.records import doi_keys
 from searchengine.engines.whoosh import columns as facets
 from searchengine.engines.whoosh.analysis import TOKEN_PATTERN, fold, name_analyzer, text_analyzer
 
@@ -105,6 +112,12 @@ def build_schema() -> Schema:
         facet_data=COLUMN(),
         sort_title=COLUMN(),
         version=STORED(),
+        # --- links and identifiers ---
+        doi=KEYWORD(stored=True, scorable=False, lowercase=True),
+        pdf_url=STORED(),
+        journal_ref=STORED(),
+        comments=STORED(),
+        license=STORED(),
     )
 
 
@@ -133,4 +146,12 @@ def document_fields(record) -> dict:
         fields["year"] = record.year
     if record.version is not None:
         fields["version"] = record.version
+    # --- links and identifiers ---
+    keys = doi_keys(record)
+    if keys:
+        fields["doi"] = " ".join(keys)
+        fields["_stored_doi"] = record.doi
+    for name in ("pdf_url", "journal_ref", "comments", "license"):
+        if getattr(record, name):
+            fields[name] = getattr(record, name)
     return fields

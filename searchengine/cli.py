@@ -448,7 +448,10 @@ def _export_all(query, year, author, category, primary_only: bool, sort, exact: 
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "bibtex", "ris"]), default=None,
               help="Output format (default: text; --json is short for --format json).")
 def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | None) -> None:
-    """Print the full record RECORD_ID: title, authors, year, categories, abstract."""
+    """Print the full record RECORD_ID: title, authors, year, categories, links
+    (abstract page, PDF, DOI, arXiv DOI), journal reference, comments, license, abstract.
+
+    RECORD_ID is an id, an arXiv id or abs/pdf link, or a DOI (bare, doi:... or a doi.org link)."""
     record = _open_or_build(index_dir).document(record_id)
     if as_json or output_format == "json":
         _print_json(record)
@@ -461,9 +464,15 @@ def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | No
         click.echo(click.style(record["title"], bold=True))
         click.echo(", ".join(record["authors"]) or "(no authors)")
         click.echo(f"{year} · {' '.join(record['categories']) or 'no category'} · id {record['id']}")
-        if record["url"]:
-            click.echo(record["url"])
+        for label, key in RECORD_LINE_LABELS:
+            if record.get(key):
+                click.echo(f"{label}: {record[key]}")
         click.echo(f"\n{record['abstract'] or '(no abstract)'}")
+
+
+#: The lines of links and identifiers `show` prints, in order, when a record has them.
+RECORD_LINE_LABELS = (("Abstract page", "url"), ("PDF", "pdf_url"), ("DOI", "doi"), ("arXiv DOI", "arxiv_doi"),
+                      ("Journal", "journal_ref"), ("Comments", "comments"), ("License", "license"))
 
 
 @main.command()

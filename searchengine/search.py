@@ -29,7 +29,7 @@ from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
 from searchengine import limits
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, check_sort
-from searchengine.records import Record, link_fields
+from searchengine.records import Record, doi, link_fields
 from searchengine.results import Hit, SearchResults
 
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchResults", "open_index"]
@@ -307,13 +307,17 @@ class SearchIndex:
     def record(self, record_id: str) -> Record:
         """The :class:`~searchengine.records.Record` with id ``record_id``.
 
-        ``record_id`` may carry an arXiv version (``2101.00001v2``) or be an
-        arXiv URL.
+        ``record_id`` may carry an arXiv version (``2101.00001v2``), be an
+        arXiv URL, or a DOI (bare, ``doi:...`` or a ``doi.org`` link: the
+        paper that has it, or arXiv's DataCite DOI of its id).
 
         Raises:
             RecordNotFoundError: no document has that id.
         """
         found = self.engine.call(lambda searcher: searcher.document(record_id))
+        if found is None and doi(record_id):  # a paper named by its DOI
+            hits = self.search("doi:" + doi(record_id), limit=1).hits
+            found = self.engine.call(lambda searcher: searcher.document(hits[0].id)) if hits else None
         if found is None:
             raise RecordNotFoundError(f"no record with id {record_id!r}")
         return found

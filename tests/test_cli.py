@@ -329,3 +329,29 @@ def test_the_update_summary_writes_counts_with_thousands_separators(runner, tmp_
     result = runner.invoke(main, ["index", "--update", str(path), "--index", index, "--quiet"])
     assert result.stdout.startswith(
         f"Updated {index}: 1,000 added, 0 replaced, 0 skipped (1,000 records read); 1,024 documents in ")
+
+
+def test_show_prints_links_identifiers_and_finds_a_record_by_doi(runner, tmp_path):
+    write(tmp_path / "linked.jsonl", json.dumps({
+        "id": "0705.1234", "title": "Magnons", "authors": ["A. One"], "year": 2007, "categories": ["cond-mat"],
+        "abstract": "Spin waves.", "doi": "10.1103/PhysRevB.76.125117", "journal_ref": "Phys. Rev. B 76, 125117",
+        "comments": "12 pages", "license": "http://creativecommons.org/licenses/by/4.0/"}) + "\n")
+    assert runner.invoke(main, ["index", str(tmp_path / "linked.jsonl"), "--index-dir", str(tmp_path / "ix")]
+                         ).exit_code == 0
+    expected = [
+        "Magnons", "A. One", "2007 · cond-mat · id 0705.1234",
+        "Abstract page: https://arxiv.org/abs/0705.1234",
+        "PDF: https://arxiv.org/pdf/0705.1234",
+        "DOI: 10.1103/PhysRevB.76.125117",
+        "arXiv DOI: 10.48550/arXiv.0705.1234",
+        "Journal: Phys. Rev. B 76, 125117",
+        "Comments: 12 pages",
+        "License: http://creativecommons.org/licenses/by/4.0/",
+        "", "Spin waves."]
+    for name in ("0705.1234", "https://doi.org/10.1103/physrevb.76.125117", "10.48550/arXiv.0705.1234"):
+        result = runner.invoke(main, ["show", name, "--index-dir", str(tmp_path / "ix")])
+        assert (result.exit_code, result.stdout.splitlines()) == (0, expected), name
+    ris = runner.invoke(main, ["show", "0705.1234", "--format", "ris", "--index-dir", str(tmp_path / "ix")]).stdout
+    assert "DO  - 10.1103/PhysRevB.76.125117\nJO  - Phys. Rev. B 76, 125117\n" in ris
+    missing = runner.invoke(main, ["show", "10.1103/PhysRevB.00.000000", "--index-dir", str(tmp_path / "ix")])
+    assert (missing.exit_code, missing.stderr) == (1, "Error: no record with id '10.1103/PhysRevB.00.000000'\n")

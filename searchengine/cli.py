@@ -221,11 +221,23 @@ def _open_or_build(index_dir: Path):
     """
     from click.core import ParameterSource
 
+    from searchengine.errors import IndexNotFoundError
     from searchengine.search import open_index
 
     source = click.get_current_context().get_parameter_source("index_dir")
     if source not in (ParameterSource.DEFAULT, None):
-        return open_index(index_dir)
+        try:
+            return open_index(index_dir)
+        except IndexNotFoundError:
+            # Name the index as it was given, in the command that builds it.
+            given = "SEARCHENGINE_INDEX" if source == ParameterSource.ENVIRONMENT else "--index-dir"
+            raise IndexNotFoundError(
+                f"{index_dir}: no index here (given by {given}); build one with "
+                f"'searchengine index PATHS --index-dir {index_dir}'") from None
+    if not Path(DEFAULT_CORPUS).exists() and not Path(index_dir).exists():
+        raise IndexNotFoundError(
+            f"no index in {index_dir}/ and no {DEFAULT_CORPUS}/ folder here to build one from: build one with "
+            "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION")
 
     def report(summary) -> None:
         if summary is None:
@@ -556,8 +568,18 @@ def eval_(path: Path, as_json: bool) -> None:
         click.echo(f"  {label:<11} {result[name]:.4f}")
 
 
+def _replace_unencodable() -> None:
+    """Text a stream's encoding cannot hold (a ``Š`` to a Latin-1 terminal or
+    ``PYTHONIOENCODING=latin-1`` pipe) is printed as ``?``, not an error."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+
+
 def run() -> None:
     """Console-script entry point; never shows a traceback unless asked to."""
+    _replace_unencodable()
     try:
         main(prog_name="searchengine")
     except BrokenPipeError:

@@ -270,6 +270,8 @@ class SearchIndex:
             timed_out = True
             notes.append(f"checking quoted phrases was stopped after {clock.budget:g} s; "
                          "papers with them may be missing")
+        if matches.total == 0:
+            notes.extend(_unknown_categories(searcher, plan, clock))
         counted = _facets(searcher, matches, plan, facet_size)
         return SearchResults(
             query=plan.searched,
@@ -446,6 +448,21 @@ def _plan(searcher, query, year, author, category, primary_only, sort, facet_nam
     chosen = build_filters(year, author, category, primary_only) + query_filters
     parsed = searcher.parse(text, allow_empty=bool(chosen))
     return Plan(searched, parsed, chosen, sort, facet_names, notes + parsed.notes)
+
+
+def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:
+    """Notes naming each category filter no paper of the index has (``cs.XX``):
+    a search with no hits says why, rather than only that there are none."""
+    from searchengine.filters import Filters
+
+    notes = []
+    everything = searcher.parse("", allow_empty=True)
+    for wanted in plan.filters.categories:
+        alone = Filters(categories=(wanted,), primary_only=plan.filters.primary_only)
+        if searcher.match(everything, alone, clock.deadline, []).total == 0:
+            where = " as its primary category" if plan.filters.primary_only else ""
+            notes.append(f"no paper has category {wanted.text or wanted.key}{where}")
+    return notes
 
 
 def _only_negative(parsed) -> bool:

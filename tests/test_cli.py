@@ -175,7 +175,7 @@ def test_search_exports_bibtex_and_csv(runner, workdir):
     entries = bibtexparser.parse_string(bib.stdout).entries
     assert [e.key for e in entries] == ["qian2026cbspmva"]
     table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
-    assert table[0] == "rank,id,title,authors,year,categories,score,url"
+    assert table[0] == "rank,id,title,authors,year,categories,score,url,pdf_url,doi,arxiv_doi,journal_ref,comments,license"
     assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
 
 
@@ -355,3 +355,49 @@ def test_show_prints_links_identifiers_and_finds_a_record_by_doi(runner, tmp_pat
     assert "DO  - 10.1103/PhysRevB.76.125117\nJO  - Phys. Rev. B 76, 125117\n" in ris
     missing = runner.invoke(main, ["show", "10.1103/PhysRevB.00.000000", "--index-dir", str(tmp_path / "ix")])
     assert (missing.exit_code, missing.stderr) == (1, "Error: no record with id '10.1103/PhysRevB.00.000000'\n")
+
+
+def test_search_where_there_is_no_index_nor_corpus_says_how_to_build_one(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEARCHENGINE_INDEX", raising=False)
+    result = runner.invoke(main, ["search", "gpu"])
+    assert (result.exit_code, result.stderr) == (1, (
+        "Error: no index in index/ and no corpus/ folder here to build one from: build one with "
+        "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION\n"))
+    assert not (tmp_path / "index").exists()
+    given = runner.invoke(main, ["search", "gpu", "--index-dir", "papers-ix"])
+    assert (given.exit_code, given.stderr) == (1, (
+        "Error: papers-ix: no index here (given by --index-dir); build one with "
+        "'searchengine index PATHS --index-dir papers-ix'\n"))
+    from_env = runner.invoke(main, ["show", "x"], env={"SEARCHENGINE_INDEX": "env-ix"})
+    assert from_env.stderr == ("Error: env-ix: no index here (given by SEARCHENGINE_INDEX); build one with "
+                               "'searchengine index PATHS --index-dir env-ix'\n")
+
+
+def test_output_in_an_encoding_without_a_character_prints_a_replacement(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    write(tmp_path / "p.jsonl", json.dumps({"id": "2101.00001", "title": "Šrámek’s kernels", "authors": ["Tomáš Vinař"],
+                                            "year": 2021, "categories": ["cs.DC"]}) + "\n")
+    env = dict(os.environ, PYTHONIOENCODING="latin-1")
+    command = [sys.executable, "-m", "searchengine"]
+    assert subprocess.run(command + ["index", "p.jsonl", "--index-dir", "ix"], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=120).returncode == 0
+    result = subprocess.run(command + ["search", "kernels", "--index-dir", "ix"], cwd=tmp_path, env=env,
+                            capture_output=True, timeout=120)
+    assert (result.returncode, result.stderr) == (0, b"")
+    lines = result.stdout.decode("latin-1").splitlines()
+    assert lines[2:4] == ["  1. ?rámek?s kernels", "     2021 · cs.DC · Tomá? Vina?"]
+
+
+def test_a_category_no_paper_has_is_named_in_a_note(runner, workdir):
+    result = runner.invoke(main, ["search", "gpu", "--category", "cs.XX"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[1:2] == ["Note: no paper has category cs.XX"]
+    data = json.loads(runner.invoke(main, ["search", "gpu cat:cs.XX", "--json"]).stdout)
+    assert (data["total"], data["notes"]) == (0, ["no paper has category cs.XX"])
+    # a category some paper has, with no hit for the words: no such note
+    known = json.loads(runner.invoke(main, ["search", "zebrafish", "--category", "cs.DC", "--json"]).stdout)
+    assert (known["total"], known["notes"]) == (0, [])

@@ -953,3 +953,11 @@ def test_openapi_describes_the_links_of_records_and_hits(linked_client):
         "https://arxiv.org/abs/0705.1234", "https://arxiv.org/pdf/0705.1234", "10.1103/PhysRevB.76.125117",
         "10.48550/arXiv.0705.1234", "Phys. Rev. B 76, 125117 (2007)", "12 pages, 4 figures",
         "http://creativecommons.org/licenses/by/4.0/"]
+
+
+def test_a_category_no_paper_has_is_named_on_the_page_and_in_json(client):
+    html = client.get("/?q=gpu&category=cs.XX").get_data(as_text=True)
+    assert '<p class="notice note">No paper has category cs.XX.</p>' in html
+    data = client.get("/api/search?q=gpu&category=cs.XX").get_json()
+    assert (data["total"], data["notes"]) == (0, ["no paper has category cs.XX"])
+    assert client.get("/api/search?q=zebrafish&category=cs.DC").get_json()["notes"] == []

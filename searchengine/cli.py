@@ -171,6 +171,7 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
         _report_problems(summary.problems)
     if as_json:
         _print_json(summary.to_dict())
+        _fail_when_cut_off(summary, quiet=True)
         return
     merged = f", {_count(summary.merged, 'duplicate')} merged" if summary.merged else ""
     rate = f", {summary.records / summary.seconds:,.0f} records/s" if summary.seconds > 0 else ""
@@ -186,6 +187,19 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
             f"Indexed {_count(summary.documents, 'document')} into {summary.index_dir} "
             f"({read}, {summary.skipped:,} skipped) in {summary.seconds:.2f} s{rate}"
         )
+    _fail_when_cut_off(summary, quiet=False)
+
+
+def _fail_when_cut_off(summary, quiet: bool) -> None:
+    """Exit with status 1 when an input file ended early (a truncated ``.gz``):
+    the index holds what was read before the cut, not the whole input."""
+    if not summary.cut_off:
+        return
+    if not quiet:
+        for problem in summary.cut_off:
+            click.echo(f"Error: {problem.path} ended early, in line {problem.line:,}: "
+                       "the records after it are missing from the index", err=True)
+    sys.exit(1)
 
 
 @main.command()

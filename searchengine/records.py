@@ -94,12 +94,15 @@ class Problem:
         skipped: whether the record (or file) was left out; ``False`` for a
             note about a record indexed without a part of it (an author
             name that is only punctuation).
+        cut_off: the file ended early (a truncated ``.gz``): the rest of it
+            is missing, which makes the run a failure.
     """
 
     path: str
     line: int
     reason: str
     skipped: bool = True
+    cut_off: bool = False
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.reason}"

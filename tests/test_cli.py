@@ -401,3 +401,32 @@ def test_a_category_no_paper_has_is_named_in_a_note(runner, workdir):
     # a category some paper has, with no hit for the words: no such note
     known = json.loads(runner.invoke(main, ["search", "zebrafish", "--category", "cs.DC", "--json"]).stdout)
     assert (known["total"], known["notes"]) == (0, [])
+
+
+def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, tmp_path):
+    import gzip
+
+    lines = "".join(json.dumps({"id": f"2101.{n:05d}", "title": f"Paper number {n}",
+                                "abstract": "x" * 400 + str(n)}) + "\n" for n in range(1, 301))
+    whole = gzip.compress(lines.encode(), compresslevel=1)
+    cut = write(tmp_path / "cut.jsonl.gz", "")
+    cut.write_bytes(whole[: len(whole) // 2])
+    import zlib
+
+    kept = zlib.decompressobj(31).decompress(cut.read_bytes()).count(b"\n")  # whole lines before the cut
+    assert 50 < kept < 250
+    result = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"Indexed {kept} documents into {tmp_path / 'ix'} ({kept} records read, "
+                                    "1 skipped) in ")
+    assert result.stderr.splitlines() == [
+        f"{cut}:{kept + 1}: the file ended early after {kept} records: the compressed data ends before its "
+        "end-of-stream marker in this line; the rest of the file is missing",
+        f"Error: {cut} ended early, in line {kept + 1}: the records after it are missing from the index"]
+    data = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix"), "--json"])
+    assert data.exit_code == 1 and json.loads(data.stdout)["cut_off"] == [result.stderr.splitlines()[0]]
+    # the same file whole, and two members one after another, read cleanly
+    cut.write_bytes(whole + gzip.compress(b'{"id": "2101.99999", "title": "Second member"}\n'))
+    again = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
+    assert (again.exit_code, again.stderr) == (0, "")
+    assert again.stdout.startswith(f"Indexed 301 documents into {tmp_path / 'ix'} (301 records read, 0 skipped)")

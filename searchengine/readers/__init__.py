@@ -8,7 +8,6 @@ first few kilobytes), never by its extension alone, so a JSON-lines file named
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import zlib
@@ -30,11 +29,72 @@ FORMATS = {
 _SNIFF_BYTES = 8192
 
 
+class _GzipRaw(io.RawIOBase):
+    """The decompressed bytes of a gzip file (members one after another).
+
+    Unlike :mod:`gzip`, a file that ends before its end-of-stream marker
+    gives every byte that was there and then an ordinary end of file, with
+    :attr:`cut` set: the lines before the cut are read, and the caller says
+    where the file ended. A corrupt stream also ends it (``cut`` holds why).
+    """
+
+    _CHUNK = 64 * 1024
+
+    def __init__(self, path: Path) -> None:
+        self.file = open(path, "rb")
+        self.decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        self.pending = b""  # decompressed, not yet handed out
+        self.input = b""  # compressed, not yet decompressed
+        self.between_members = False
+        self.done = False
+        self.cut = ""  # why the stream ended early, or "" while it is whole
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self.pending:
+            if self.done:
+                return 0
+            data = self.input or self.file.read(self._CHUNK)
+            self.input = b""
+            if not data:
+                if not self.between_members:
+                    self.cut = "the compressed data ends before its end-of-stream marker"
+                self.done = True
+                return 0
+            if self.between_members:
+                if not data.strip(b"\x00"):  # padding after the last member
+                    continue
+                self.decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+                self.between_members = False
+            try:
+                self.pending = self.decompressor.decompress(data, self._CHUNK * 4)
+            except zlib.error as exc:
+                self.cut, self.done = f"the compressed data is corrupt ({exc})", True
+                return 0
+            self.input = self.decompressor.unconsumed_tail
+            if self.decompressor.eof:  # another member may follow
+                self.input, self.between_members = self.decompressor.unused_data, True
+        size = min(len(buffer), len(self.pending))
+        buffer[:size] = self.pending[:size]
+        self.pending = self.pending[size:]
+        return size
+
+    def compressed_position(self) -> int:
+        """Bytes of the compressed file read so far (for progress)."""
+        return self.file.tell()
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
 def _open_binary(path: Path):
     with open(path, "rb") as probe:
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")
+        return io.BufferedReader(_GzipRaw(path))
     return open(path, "rb")
 
 
@@ -46,13 +106,23 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 MAX_LINE_BYTES = 8 << 20
 
 
+class CutOff(EOFError):
+    """A compressed file that ends (or breaks) inside line ``line``: the rest is missing."""
+
+    def __init__(self, line: int, detail: str) -> None:
+        super().__init__(detail)
+        self.line = line
+        self.detail = detail
+
+
 def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each line of a UTF-8 file (gzip allowed).
 
     Line numbers are 1-based. A byte-order mark and the line ending (LF or
     CRLF) are removed. A line that is not valid UTF-8 is not yielded; a
     :class:`Problem` naming it is appended to ``problems`` instead, and so
-    is one longer than :data:`MAX_LINE_BYTES`. A file
+    is one longer than :data:`MAX_LINE_BYTES`. A gzip file that ends
+    early raises :class:`CutOff` naming the line it ends in. A file
     that starts with a UTF-16 byte-order mark (as some Windows tools save
     "Unicode text") is read as UTF-16, undecodable bytes replaced.
     """
@@ -65,6 +135,10 @@ def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, s
         number = 0
         while True:
             raw = stream.readline(MAX_LINE_BYTES + 1)
+            cut = getattr(getattr(stream, "raw", None), "cut", "")
+            if cut and not raw.endswith(b"\n"):
+                # A gzip file cut off: this line is its last, incomplete one (or none is left).
+                raise CutOff(number + 1, cut)
             if not raw:
                 return
             number += 1
@@ -86,6 +160,9 @@ def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, s
 def _head(path: Path) -> str:
     with _open_binary(path) as stream:
         head = stream.read(_SNIFF_BYTES)
+        cut = getattr(getattr(stream, "raw", None), "cut", "")
+    if cut and not head:
+        raise CutOff(1, cut)
     encoding = "utf-16" if head[:2] in _UTF16_BOMS else "utf-8"
     return head.decode(encoding, errors="replace").lstrip("\ufeff")
 
@@ -168,7 +245,9 @@ def read_records(
 
     Raises:
         InputError: a path does not exist. A file that cannot be read is a
-            problem (reported, skipped), not an error.
+            problem (reported, skipped), not an error; one that ends early
+            (a cut-off ``.gz``) is a problem marked ``cut_off``, after the
+            records read before the cut.
     """
     for path in input_files(paths):
         try:
@@ -177,15 +256,21 @@ def read_records(
             # One unreadable or broken file (permission denied, a cut-off
             # gzip stream) is reported and skipped like a bad record.
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-            problems.append(Problem(str(path), 0, f"cannot be read: {reason} (skipped)"))
+            problems.append(Problem(str(path), 0, f"cannot be read: {reason} (skipped)",
+                                    cut_off=isinstance(exc, CutOff)))
             continue
         if name is None:
             empty = not format and not _head(path).strip()
             reason = "empty file" if empty else "not a recognised input format"
             problems.append(Problem(str(path), 0, f"{reason} (skipped)"))
             continue
+        count = 0
         try:
             for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
+                count += 1
                 yield _people(detex_record(record), problems)  # TeX → text for every format, at read time
+        except CutOff as exc:
+            problems.append(Problem(str(path), exc.line, f"the file ended early after {count:,} records: "
+                                    f"{exc.detail} in this line; the rest of the file is missing", cut_off=True))
         except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

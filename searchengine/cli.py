@@ -164,6 +164,12 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     try:
         summary = run_index(paths or [Path(DEFAULT_CORPUS)], index_dir, format=format_name, lock_timeout=wait,
                             jobs=jobs, memory_mb=memory_mb, progress=progress if bar is not None else None)
+    except KeyboardInterrupt:
+        # The new generation (or cluster index) was thrown away on the way out.
+        if bar is not None:
+            bar.close()
+        click.echo(f"\nInterrupted: nothing was written; the previous index in {index_dir} is intact", err=True)
+        sys.exit(130)
     finally:
         if bar is not None:
             bar.close()

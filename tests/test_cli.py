@@ -430,3 +430,33 @@ def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, 
     again = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
     assert (again.exit_code, again.stderr) == (0, "")
     assert again.stdout.startswith(f"Indexed 301 documents into {tmp_path / 'ix'} (301 records read, 0 skipped)")
+
+
+def test_ctrl_c_while_indexing_stops_at_once_and_keeps_the_previous_index(tmp_path, shared_data):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "searchengine", "index"]
+    ix = tmp_path / "ix"
+    assert subprocess.run(command + [str(CORPUS), "--index-dir", str(ix)], capture_output=True,
+                          timeout=120).returncode == 0
+    # A terminal's Ctrl-C: SIGINT to the whole process group, workers included.
+    running = subprocess.Popen(command + [str(shared_data / "arxiv" / "arxiv_listing_sample.jsonl.gz"),
+                                          "--index-dir", str(ix), "--jobs", "2"],
+                               start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)  # past start-up, into reading and indexing with the workers
+    assert running.poll() is None
+    pressed = time.monotonic()
+    os.killpg(running.pid, signal.SIGINT)
+    out, err = running.communicate(timeout=60)
+    assert time.monotonic() - pressed < 3
+    assert (running.returncode, out, err.decode()) == (
+        130, b"", f"\nInterrupted: nothing was written; the previous index in {ix} is intact\n")
+    after = subprocess.run([sys.executable, "-m", "searchengine", "stats", "--index-dir", str(ix), "--json"],
+                           capture_output=True, timeout=120)
+    assert json.loads(after.stdout)["documents"] == 24
+    assert len([p for p in ix.iterdir() if p.name.startswith("gen-")]) == 1  # the new one was removed

@@ -118,15 +118,79 @@ wait_option = click.option(
 )
 
 
-def _progress_bar(quiet: bool):
-    """A records/s progress bar on stderr when it is a terminal, else nothing."""
+class IndexProgress:
+    """The progress bar of ``index`` on ``stream``: while reading, a percentage,
+    the ETA and the records read, the input's size known (bytes of the files as
+    on disk, a ``.gz`` file's compressed bytes: :data:`searchengine.readers.POSITION`);
+    without a size, the records read and their rate. Then the commit phase,
+    its elapsed time kept current by a timer thread (started only then, after
+    the indexing workers were forked)."""
+
+    # Records between two looks at the read position (a look is a tell()).
+    EVERY = 64
+
+    def __init__(self, total_bytes: int | None, stream) -> None:
+        from tqdm import tqdm
+
+        from searchengine.readers import POSITION
+
+        tqdm.monitor_interval = 0  # no monitor thread: indexing forks worker processes
+        self.records = 0
+        self.start = POSITION.total()  # what this process read before (a library user's earlier runs)
+        self.sized = bool(total_bytes)
+        if self.sized:
+            self.bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, file=stream,
+                            mininterval=0.5, desc="Reading", leave=False,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                       "[{elapsed}, ETA {remaining}{postfix}]")
+        else:
+            self.bar = tqdm(unit=" records", unit_scale=True, file=stream, mininterval=0.5,
+                            desc="Reading", leave=False)
+        self._stop = None
+
+    def __call__(self, records: int) -> None:
+        """The indexer's progress callback: ``records`` more read, or 0 when the commit begins."""
+        if records:
+            self.records += records
+            if not self.sized:
+                self.bar.update(records)
+            elif self.records % self.EVERY < records:
+                from searchengine.readers import POSITION
+
+                self.bar.set_postfix_str(f"{self.records:,} records", refresh=False)
+                self.bar.update(min(POSITION.total() - self.start, self.bar.total) - self.bar.n)
+            return
+        self._commit()
+
+    def _commit(self) -> None:
+        import threading
+
+        # No share of the commit can be measured from outside Whoosh or the cluster: its time so far is shown.
+        self.bar.bar_format = "{desc}: {elapsed}{postfix}"
+        self.bar.set_description_str("Committing", refresh=False)
+        self.bar.set_postfix_str(f"{self.records:,} records read; merging and writing the index", refresh=True)
+        self._stop = threading.Event()
+        ticker = threading.Thread(target=self._tick, name="searchengine-progress", daemon=True)
+        ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.5):
+            self.bar.refresh()
+
+    def close(self) -> None:
+        """Stop the timer and clear the bar."""
+        if self._stop is not None:
+            self._stop.set()
+        self.bar.close()
+
+
+def _progress_bar(quiet: bool, paths) -> IndexProgress | None:
+    """The progress bar on stderr when it is a terminal, else nothing."""
     if quiet or not sys.stderr.isatty():
         return None
-    from tqdm import tqdm
+    from searchengine.readers import input_size
 
-    tqdm.monitor_interval = 0  # no monitor thread: indexing forks worker processes
-    return tqdm(unit=" records", unit_scale=True, file=sys.stderr, mininterval=0.5,
-                desc="Indexing", leave=False)
+    return IndexProgress(input_size(paths), sys.stderr)
 
 
 @main.command()
@@ -152,18 +216,12 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     """
     from searchengine.indexer import build_index, update_index
 
-    bar = _progress_bar(quiet)
-
-    def progress(records: int) -> None:
-        if records:
-            bar.update(records)
-        else:
-            bar.set_description_str("Committing")
-
+    paths = paths or (Path(DEFAULT_CORPUS),)
+    bar = _progress_bar(quiet, paths)
     run_index = update_index if update else build_index
     try:
-        summary = run_index(paths or [Path(DEFAULT_CORPUS)], index_dir, format=format_name, lock_timeout=wait,
-                            jobs=jobs, memory_mb=memory_mb, progress=progress if bar is not None else None)
+        summary = run_index(paths, index_dir, format=format_name, lock_timeout=wait,
+                            jobs=jobs, memory_mb=memory_mb, progress=bar)
     except KeyboardInterrupt:
         # The new generation (or cluster index) was thrown away on the way out.
         if bar is not None:

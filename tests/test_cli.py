@@ -460,3 +460,50 @@ def test_ctrl_c_while_indexing_stops_at_once_and_keeps_the_previous_index(tmp_pa
                            capture_output=True, timeout=120)
     assert json.loads(after.stdout)["documents"] == 24
     assert len([p for p in ix.iterdir() if p.name.startswith("gen-")]) == 1  # the new one was removed
+
+
+def test_the_index_progress_bar_shows_percentage_eta_records_and_the_commit(tmp_path):
+    import io
+    import re
+    import time
+
+    from searchengine.cli import IndexProgress
+    from searchengine.readers import read_records
+
+    path = write(tmp_path / "many.jsonl", "".join(json.dumps({"title": f"Paper {n}", "abstract": "w " * 200})
+                                                  + "\n" for n in range(2000)))
+    stream = io.StringIO()
+    bar = IndexProgress(path.stat().st_size, stream)
+    bar.bar.mininterval = 0  # draw every update
+    for number, _ in enumerate(read_records([path], []), start=1):
+        bar(1)
+        if number == 1000:
+            half = stream.getvalue().split("\r")[-1]
+    bar(0)
+    time.sleep(0.7)  # the commit's timer redraws its elapsed time
+    bar.close()
+    frames = [frame for frame in stream.getvalue().split("\r") if frame.strip()]
+    # half-way through the file: the share of its bytes read (looked at every 64 lines), an ETA
+    # and the records read
+    lines = path.read_bytes().splitlines(keepends=True)
+    share = round(100 * sum(map(len, lines[:896])) / path.stat().st_size)  # the look before record 897
+    assert re.fullmatch(rf"Reading: +{share}%\|#+[#\d ]*\| [\d.]+k/858k \[00:0\d, ETA 00:0\d, 960 records\]",
+                        half), half
+    assert re.fullmatch(r"Committing: 00:0\d, 2,000 records read; merging and writing the index",
+                        [f for f in frames if f.startswith("Committing")][-1])
+    assert len([f for f in frames if f.startswith("Committing")]) >= 2
+
+
+def test_without_a_known_size_the_progress_bar_counts_records(tmp_path):
+    import io
+
+    from searchengine.cli import IndexProgress
+
+    stream = io.StringIO()
+    bar = IndexProgress(None, stream)
+    bar.bar.mininterval = 0
+    for _ in range(5):
+        bar(1)
+    bar.close()
+    frames = [frame for frame in stream.getvalue().split("\r") if frame.strip()]
+    assert frames[-1].startswith("Reading: 5.00 records [")

@@ -127,34 +127,77 @@ def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, s
     "Unicode text") is read as UTF-16, undecodable bytes replaced.
     """
     with _open_binary(path) as stream:
-        if stream.peek(2)[:2] in _UTF16_BOMS:
-            text = io.TextIOWrapper(stream, encoding="utf-16", errors="replace", newline="\n")
-            for number, line in enumerate(text, start=1):
-                yield number, line.lstrip("\ufeff").rstrip("\r\n") if number == 1 else line.rstrip("\r\n")
+        try:
+            yield from _lines(path, stream, problems)
+        finally:
+            POSITION.finished += POSITION.current
+            POSITION.current = 0
+
+
+class ReadPosition:
+    """How far this process has read its input, in bytes of the files as they
+    are on disk (a ``.gz`` file's compressed bytes): :attr:`finished` for the
+    files read to the end (or left), :attr:`current` in the file being read.
+    For progress bars: compare :meth:`total` with :func:`input_size`."""
+
+    def __init__(self) -> None:
+        self.finished = 0
+        self.current = 0
+
+    def total(self) -> int:
+        """Bytes read so far over all files."""
+        return self.finished + self.current
+
+
+#: This process's reading position (one reading at a time: the indexers read in their main process).
+POSITION = ReadPosition()
+
+
+def input_size(paths: Iterable[str | os.PathLike]) -> int | None:
+    """Bytes of all the input files under ``paths`` as on disk (see :func:`input_files`),
+    or ``None`` when a path cannot be listed."""
+    try:
+        return sum(path.stat().st_size for path in input_files(paths))
+    except (InputError, OSError):
+        return None
+
+
+def _lines(path: Path, stream, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+    """The lines of an open file, for :func:`numbered_lines`; keeps :data:`POSITION` current."""
+    gz = getattr(stream, "raw", None)
+    where = gz.compressed_position if isinstance(gz, _GzipRaw) else stream.tell
+    if stream.peek(2)[:2] in _UTF16_BOMS:
+        text = io.TextIOWrapper(stream, encoding="utf-16", errors="replace", newline="\n")
+        for number, line in enumerate(text, start=1):
+            yield number, line.lstrip("\ufeff").rstrip("\r\n") if number == 1 else line.rstrip("\r\n")
+        POSITION.current = path.stat().st_size
+        return
+    number = 0
+    while True:
+        if not number & 63:
+            POSITION.current = where()
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        cut = getattr(getattr(stream, "raw", None), "cut", "")
+        if cut and not raw.endswith(b"\n"):
+            # A gzip file cut off: this line is its last, incomplete one (or none is left).
+            raise CutOff(number + 1, cut)
+        if not raw:
+            POSITION.current = where()
             return
-        number = 0
-        while True:
-            raw = stream.readline(MAX_LINE_BYTES + 1)
-            cut = getattr(getattr(stream, "raw", None), "cut", "")
-            if cut and not raw.endswith(b"\n"):
-                # A gzip file cut off: this line is its last, incomplete one (or none is left).
-                raise CutOff(number + 1, cut)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):  # pass over the rest, a piece at a time
-                    raw = stream.readline(MAX_LINE_BYTES)
-                problems.append(Problem(str(path), number, f"line longer than {MAX_LINE_BYTES >> 20} MB (skipped)"))
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                problems.append(Problem(str(path), number, f"not valid UTF-8 ({exc.reason} at byte {exc.start}) (skipped)"))
-                continue
-            if number == 1:
-                text = text.lstrip("\ufeff")
-            yield number, text.rstrip("\r\n")
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # pass over the rest, a piece at a time
+                raw = stream.readline(MAX_LINE_BYTES)
+            problems.append(Problem(str(path), number, f"line longer than {MAX_LINE_BYTES >> 20} MB (skipped)"))
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(str(path), number, f"not valid UTF-8 ({exc.reason} at byte {exc.start}) (skipped)"))
+            continue
+        if number == 1:
+            text = text.lstrip("\ufeff")
+        yield number, text.rstrip("\r\n")
 
 
 def _head(path: Path) -> str:

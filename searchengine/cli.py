@@ -291,6 +291,29 @@ def remove(ids: tuple[str, ...], index_dir: Path, wait: float, as_json: bool) ->
     )
 
 
+def _open_existing(index_dir: Path):
+    """Open the index; a missing one is named as it was given, with the command that builds it.
+
+    Raises:
+        IndexNotFoundError: no index at ``index_dir``.
+    """
+    from click.core import ParameterSource
+
+    from searchengine.errors import IndexNotFoundError
+    from searchengine.search import open_index
+
+    try:
+        return open_index(index_dir)
+    except IndexNotFoundError:
+        source = click.get_current_context().get_parameter_source("index_dir")
+        if source in (ParameterSource.DEFAULT, None):
+            raise IndexNotFoundError(f"{index_dir}: no index here; build one with 'searchengine index PATHS'") \
+                from None
+        given = "SEARCHENGINE_INDEX" if source == ParameterSource.ENVIRONMENT else "--index-dir"
+        raise IndexNotFoundError(f"{index_dir}: no index here (given by {given}); build one with "
+                                 f"'searchengine index PATHS --index-dir {index_dir}'") from None
+
+
 def _open_or_build(index_dir: Path):
     """Open the index; on first use of the default index, build it from the bundled corpus.
 
@@ -304,14 +327,7 @@ def _open_or_build(index_dir: Path):
 
     source = click.get_current_context().get_parameter_source("index_dir")
     if source not in (ParameterSource.DEFAULT, None):
-        try:
-            return open_index(index_dir)
-        except IndexNotFoundError:
-            # Name the index as it was given, in the command that builds it.
-            given = "SEARCHENGINE_INDEX" if source == ParameterSource.ENVIRONMENT else "--index-dir"
-            raise IndexNotFoundError(
-                f"{index_dir}: no index here (given by {given}); build one with "
-                f"'searchengine index PATHS --index-dir {index_dir}'") from None
+        return _open_existing(index_dir)
     if not Path(DEFAULT_CORPUS).exists() and not Path(index_dir).exists():
         raise IndexNotFoundError(
             f"no index in {index_dir}/ and no {DEFAULT_CORPUS}/ folder here to build one from: build one with "
@@ -583,9 +599,7 @@ def similar(record_id: str, limit: int, index_dir: Path, as_json: bool, output_f
 @json_option
 def stats(index_dir: Path, as_json: bool) -> None:
     """Print the number of documents and counts by year and category."""
-    from searchengine.search import open_index
-
-    index = open_index(index_dir)
+    index = _open_existing(index_dir)
     data = index.stats()
     if as_json:
         _print_json(data)

@@ -93,7 +93,8 @@ def test_stats_json_reports_24_documents(runner, workdir):
     ("args", "code", "message"),
     [
         (["index", "no-such-path"], 1, "Error: no-such-path: no such file or directory\n"),
-        (["stats", "--index-dir", "nowhere"], 1, "Error: nowhere: no index here (run 'searchengine index' first)\n"),
+        (["stats", "--index-dir", "nowhere"], 1, ("Error: nowhere: no index here (given by --index-dir); build one "
+                                                  "with 'searchengine index PATHS --index-dir nowhere'\n")),
         (["search", "   "], 1, "Error: the query is empty\n"),
         (["search", "interpretability~5"], 1, ("Error: 'interpretability~5': the edit distance of a fuzzy word "
                                                "must be 0, 1 or 2 (write e.g. interpretability~2)\n")),
@@ -175,7 +176,8 @@ def test_search_exports_bibtex_and_csv(runner, workdir):
     entries = bibtexparser.parse_string(bib.stdout).entries
     assert [e.key for e in entries] == ["qian2026cbspmva"]
     table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
-    assert table[0] == "rank,id,title,authors,year,categories,score,url,pdf_url,doi,arxiv_doi,journal_ref,comments,license"
+    assert table[0] == ("rank,id,title,authors,year,categories,score,"
+                        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license")
     assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
 
 
@@ -232,7 +234,8 @@ def test_a_damaged_pointer_is_an_error_and_never_costs_the_index(runner, workdir
 def test_a_named_index_directory_is_never_built_implicitly(runner, workdir):
     result = runner.invoke(main, ["search", "GPU", "--index-dir", "idnex"])
     assert result.exit_code == 1
-    assert result.stderr == "Error: idnex: no index here (run 'searchengine index' first)\n"
+    assert result.stderr == ("Error: idnex: no index here (given by --index-dir); build one with "
+                             "'searchengine index PATHS --index-dir idnex'\n")
     assert not (workdir / "idnex").exists()
 
 

@@ -883,7 +883,8 @@ def test_result_items_link_pdf_abstract_page_and_doi(linked_client):
     assert links == [
         ' <a href="https://arxiv.org/pdf/0705.1234" class="pdf" rel="noopener noreferrer nofollow">[PDF]</a>'
         ' <a href="https://arxiv.org/abs/0705.1234" class="abs" rel="noopener noreferrer nofollow">[abs]</a>'
-        ' <a href="https://doi.org/10.1103/PhysRevB.76.125117" class="doi" rel="noopener noreferrer nofollow">[DOI]</a>',
+        ' <a href="https://doi.org/10.1103/PhysRevB.76.125117" class="doi" rel="noopener noreferrer nofollow">'
+        '[DOI]</a>',
         ' <a href="https://example.org/report-7.pdf" class="pdf" rel="noopener noreferrer nofollow">[PDF]</a>'
         ' <a href="https://example.org/report-7" class="abs" rel="noopener noreferrer nofollow">[abs]</a>'
         ' <a href="https://doi.org/10.5281/zenodo.12345" class="doi" rel="noopener noreferrer nofollow">[DOI]</a>',

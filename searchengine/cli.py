@@ -118,15 +118,79 @@ wait_option = click.option(
 )
 
 
-def _progress_bar(quiet: bool):
-    """A records/s progress bar on stderr when it is a terminal, else nothing."""
+class IndexProgress:
+    """The progress bar of ``index`` on ``stream``: while reading, a percentage,
+    the ETA and the records read, the input's size known (bytes of the files as
+    on disk, a ``.gz`` file's compressed bytes: :data:`searchengine.readers.POSITION`);
+    without a size, the records read and their rate. Then the commit phase,
+    its elapsed time kept current by a timer thread (started only then, after
+    the indexing workers were forked)."""
+
+    # Records between two looks at the read position (a look is a tell()).
+    EVERY = 64
+
+    def __init__(self, total_bytes: int | None, stream) -> None:
+        from tqdm import tqdm
+
+        from searchengine.readers import POSITION
+
+        tqdm.monitor_interval = 0  # no monitor thread: indexing forks worker processes
+        self.records = 0
+        self.start = POSITION.total()  # what this process read before (a library user's earlier runs)
+        self.sized = bool(total_bytes)
+        if self.sized:
+            self.bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, file=stream,
+                            mininterval=0.5, desc="Reading", leave=False,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                       "[{elapsed}, ETA {remaining}{postfix}]")
+        else:
+            self.bar = tqdm(unit=" records", unit_scale=True, file=stream, mininterval=0.5,
+                            desc="Reading", leave=False)
+        self._stop = None
+
+    def __call__(self, records: int) -> None:
+        """The indexer's progress callback: ``records`` more read, or 0 when the commit begins."""
+        if records:
+            self.records += records
+            if not self.sized:
+                self.bar.update(records)
+            elif self.records % self.EVERY < records:
+                from searchengine.readers import POSITION
+
+                self.bar.set_postfix_str(f"{self.records:,} records", refresh=False)
+                self.bar.update(min(POSITION.total() - self.start, self.bar.total) - self.bar.n)
+            return
+        self._commit()
+
+    def _commit(self) -> None:
+        import threading
+
+        # No share of the commit can be measured from outside Whoosh or the cluster: its time so far is shown.
+        self.bar.bar_format = "{desc}: {elapsed}{postfix}"
+        self.bar.set_description_str("Committing", refresh=False)
+        self.bar.set_postfix_str(f"{self.records:,} records read; merging and writing the index", refresh=True)
+        self._stop = threading.Event()
+        ticker = threading.Thread(target=self._tick, name="searchengine-progress", daemon=True)
+        ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.5):
+            self.bar.refresh()
+
+    def close(self) -> None:
+        """Stop the timer and clear the bar."""
+        if self._stop is not None:
+            self._stop.set()
+        self.bar.close()
+
+
+def _progress_bar(quiet: bool, paths) -> IndexProgress | None:
+    """The progress bar on stderr when it is a terminal, else nothing."""
     if quiet or not sys.stderr.isatty():
         return None
-    from tqdm import tqdm
+    from searchengine.readers import input_size
 
-    tqdm.monitor_interval = 0  # no monitor thread: indexing forks worker processes
-    return tqdm(unit=" records", unit_scale=True, file=sys.stderr, mininterval=0.5,
-                desc="Indexing", leave=False)
+    return IndexProgress(input_size(paths), sys.stderr)
 
 
 @main.command()
@@ -152,18 +216,18 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     """
     from searchengine.indexer import build_index, update_index
 
-    bar = _progress_bar(quiet)
-
-    def progress(records: int) -> None:
-        if records:
-            bar.update(records)
-        else:
-            bar.set_description_str("Committing")
-
+    paths = paths or (Path(DEFAULT_CORPUS),)
+    bar = _progress_bar(quiet, paths)
     run_index = update_index if update else build_index
     try:
-        summary = run_index(paths or [Path(DEFAULT_CORPUS)], index_dir, format=format_name, lock_timeout=wait,
-                            jobs=jobs, memory_mb=memory_mb, progress=progress if bar is not None else None)
+        summary = run_index(paths, index_dir, format=format_name, lock_timeout=wait,
+                            jobs=jobs, memory_mb=memory_mb, progress=bar)
+    except KeyboardInterrupt:
+        # The new generation (or cluster index) was thrown away on the way out.
+        if bar is not None:
+            bar.close()
+        click.echo(f"\nInterrupted: nothing was written; the previous index in {index_dir} is intact", err=True)
+        sys.exit(130)
     finally:
         if bar is not None:
             bar.close()
@@ -171,6 +235,7 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
         _report_problems(summary.problems)
     if as_json:
         _print_json(summary.to_dict())
+        _fail_when_cut_off(summary, quiet=True)
         return
     merged = f", {_count(summary.merged, 'duplicate')} merged" if summary.merged else ""
     rate = f", {summary.records / summary.seconds:,.0f} records/s" if summary.seconds > 0 else ""
@@ -186,6 +251,19 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
             f"Indexed {_count(summary.documents, 'document')} into {summary.index_dir} "
             f"({read}, {summary.skipped:,} skipped) in {summary.seconds:.2f} s{rate}"
         )
+    _fail_when_cut_off(summary, quiet=False)
+
+
+def _fail_when_cut_off(summary, quiet: bool) -> None:
+    """Exit with status 1 when an input file ended early (a truncated ``.gz``):
+    the index holds what was read before the cut, not the whole input."""
+    if not summary.cut_off:
+        return
+    if not quiet:
+        for problem in summary.cut_off:
+            click.echo(f"Error: {problem.path} ended early, in line {problem.line:,}: "
+                       "the records after it are missing from the index", err=True)
+    sys.exit(1)
 
 
 @main.command()
@@ -213,6 +291,29 @@ def remove(ids: tuple[str, ...], index_dir: Path, wait: float, as_json: bool) ->
     )
 
 
+def _open_existing(index_dir: Path):
+    """Open the index; a missing one is named as it was given, with the command that builds it.
+
+    Raises:
+        IndexNotFoundError: no index at ``index_dir``.
+    """
+    from click.core import ParameterSource
+
+    from searchengine.errors import IndexNotFoundError
+    from searchengine.search import open_index
+
+    try:
+        return open_index(index_dir)
+    except IndexNotFoundError:
+        source = click.get_current_context().get_parameter_source("index_dir")
+        if source in (ParameterSource.DEFAULT, None):
+            raise IndexNotFoundError(f"{index_dir}: no index here; build one with 'searchengine index PATHS'") \
+                from None
+        given = "SEARCHENGINE_INDEX" if source == ParameterSource.ENVIRONMENT else "--index-dir"
+        raise IndexNotFoundError(f"{index_dir}: no index here (given by {given}); build one with "
+                                 f"'searchengine index PATHS --index-dir {index_dir}'") from None
+
+
 def _open_or_build(index_dir: Path):
     """Open the index; on first use of the default index, build it from the bundled corpus.
 
@@ -221,11 +322,16 @@ def _open_or_build(index_dir: Path):
     """
     from click.core import ParameterSource
 
+    from searchengine.errors import IndexNotFoundError
     from searchengine.search import open_index
 
     source = click.get_current_context().get_parameter_source("index_dir")
     if source not in (ParameterSource.DEFAULT, None):
-        return open_index(index_dir)
+        return _open_existing(index_dir)
+    if not Path(DEFAULT_CORPUS).exists() and not Path(index_dir).exists():
+        raise IndexNotFoundError(
+            f"no index in {index_dir}/ and no {DEFAULT_CORPUS}/ folder here to build one from: build one with "
+            "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION")
 
     def report(summary) -> None:
         if summary is None:
@@ -489,7 +595,10 @@ def _export_all(query, options, sort, exact: bool, index_dir: Path, output_forma
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "bibtex", "ris"]), default=None,
               help="Output format (default: text; --json is short for --format json).")
 def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | None) -> None:
-    """Print the full record RECORD_ID: title, authors, year, categories, abstract."""
+    """Print the full record RECORD_ID: title, authors, year, categories, links
+    (abstract page, PDF, DOI, arXiv DOI), journal reference, comments, license, abstract.
+
+    RECORD_ID is an id, an arXiv id or abs/pdf link, or a DOI (bare, doi:... or a doi.org link)."""
     record = _open_or_build(index_dir).document(record_id)
     if as_json or output_format == "json":
         _print_json(record)
@@ -505,8 +614,9 @@ def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | No
         dated = _dates_line(record)
         if dated:
             click.echo(dated)
-        if record["url"]:
-            click.echo(record["url"])
+        for label, key in RECORD_LINE_LABELS:
+            if record.get(key):
+                click.echo(f"{label}: {record[key]}")
         click.echo(f"\n{record['abstract'] or '(no abstract)'}")
 
 
@@ -527,6 +637,11 @@ def _dates_line(record: dict) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: The lines of links and identifiers `show` prints, in order, when a record has them.
+RECORD_LINE_LABELS = (("Abstract page", "url"), ("PDF", "pdf_url"), ("DOI", "doi"), ("arXiv DOI", "arxiv_doi"),
+                      ("Journal", "journal_ref"), ("Comments", "comments"), ("License", "license"))
+
+
 @main.command()
 @click.argument("record_id")
 @limit_option
@@ -545,9 +660,7 @@ def similar(record_id: str, limit: int, index_dir: Path, as_json: bool, output_f
 @json_option
 def stats(index_dir: Path, as_json: bool) -> None:
     """Print the number of documents and counts by year and category."""
-    from searchengine.search import open_index
-
-    index = open_index(index_dir)
+    index = _open_existing(index_dir)
     data = index.stats()
     if as_json:
         _print_json(data)
@@ -608,8 +721,18 @@ def eval_(path: Path, as_json: bool) -> None:
         click.echo(f"  {label:<11} {result[name]:.4f}")
 
 
+def _replace_unencodable() -> None:
+    """Text a stream's encoding cannot hold (a ``Š`` to a Latin-1 terminal or
+    ``PYTHONIOENCODING=latin-1`` pipe) is printed as ``?``, not an error."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+
+
 def run() -> None:
     """Console-script entry point; never shows a traceback unless asked to."""
+    _replace_unencodable()
     try:
         main(prog_name="searchengine")
     except BrokenPipeError:

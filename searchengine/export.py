@@ -1,9 +1,12 @@
 """Export records and hits as BibTeX, CSV, JSON lines or RIS.
 
 Every writer takes rows: dicts with the record's field names (``id``,
-``title``, ``authors``, ``year``, ``categories``, ``url``, the dates
-``submitted``, ``updated`` (ISO days or ``None``) and ``versions``; ``abstract`` and
-``score`` when there are any), in the order to write them. :func:`rows`
+``title``, ``authors``, ``year``, ``categories``, ``url``; the dates
+``submitted``, ``updated`` (ISO days or ``None``) and ``versions``;
+``abstract``, ``score`` and the links and identifiers ``pdf_url``, ``doi``,
+``journal_ref``, ``comments``, ``license`` when there are any), in the
+order to write them. An arXiv id's abstract page, PDF and DataCite DOI
+are derived when a row has none (:func:`searchengine.records.link_fields`). :func:`rows`
 makes them from hits, :func:`render` writes them in a format named in
 :data:`FORMATS`.
 
@@ -12,6 +15,9 @@ makes them from hits, :func:`render` writes them in a format named in
   ``č`` → ``\\v{c}``), so the output parses back with any BibTeX reader.
   Records with an arXiv id become ``@misc`` entries with
   ``eprint``/``archivePrefix``/``primaryClass``, as arXiv's own export does.
+  ``doi`` is the published version's DOI, else arXiv's DataCite DOI (as
+  arXiv's export gives it); the journal reference goes in ``note`` (every
+  style prints it; ``@misc`` has no ``journal``), ``url`` is the abstract page.
   Styles lowercase titles, so in a title a word with a capital letter after
   its first character (``BERT``, ``GPU``, ``SpMV``, ``3D``) is braced
   (``{BERT}``), and inline math (``$O(n^2)$``) is kept as written. Words
@@ -34,15 +40,40 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from searchengine.records import arxiv_id
+from searchengine.records import abs_link, arxiv_doi, arxiv_id, pdf_link
 
-CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", "url",
+#: The links and identifiers, as the JSON forms name them.
+LINK_KEYS = ("url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments", "license")
+CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", *LINK_KEYS,
                "submitted", "updated")
 #: The keys of a JSON lines row: the record as the JSON API gives it.
-JSONL_KEYS = ("id", "title", "abstract", "authors", "year", "categories", "url",
+JSONL_KEYS = ("id", "title", "abstract", "authors", "year", "categories", *LINK_KEYS,
               "submitted", "updated", "versions")
 #: BibTeX's month macros (``month = mar``), as the standard styles define them.
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def links(record: dict[str, Any]) -> dict[str, str]:
+    """A row's :data:`LINK_KEYS`, each a string: an arXiv id's abstract page,
+    PDF and DataCite DOI derived when the row has none."""
+    found = {key: str(record.get(key) or "") for key in LINK_KEYS}
+    found["url"] = abs_link(record["id"], found["url"])
+    found["pdf_url"] = pdf_link(record["id"], found["pdf_url"])
+    found["arxiv_doi"] = found["arxiv_doi"] or arxiv_doi(record["id"])
+    return found
+
+
+def citable_doi(record: dict[str, Any]) -> str:
+    """The DOI to cite: the published version's (the first, when the source gives
+    several), else arXiv's DataCite DOI, else ``""``."""
+    known = links(record)
+    return (known["doi"].split() or [""])[0] if _is_doi(known["doi"]) else known["arxiv_doi"]
+
+
+def _is_doi(text: str) -> bool:
+    from searchengine.records import doi
+
+    return bool(text.split()) and doi(text.split()[0]) is not None
 
 
 @dataclass(frozen=True)
@@ -221,9 +252,13 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
             fields.append(Field("archivePrefix", "arXiv"))
             if record.get("categories"):
                 fields.append(Field("primaryClass", _tex(record["categories"][0])))
-        url = record.get("url") or (f"https://arxiv.org/abs/{eprint}" if eprint else "")
-        if url:
-            fields.append(Field("url", _url(url)))
+        known = links(record)
+        if citable_doi(record):
+            fields.append(Field("doi", _url(citable_doi(record))))
+        if known["journal_ref"]:
+            fields.append(Field("note", _tex(known["journal_ref"])))
+        if known["url"]:
+            fields.append(Field("url", _url(known["url"])))
         entries.append(Entry("misc", key, fields))
     library = bibtexparser.Library(entries)
     # The library is ours: its middlewares may change it in place instead of
@@ -264,7 +299,7 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
             hit.get("year") if hit.get("year") is not None else "",
             _cell(" ".join(hit.get("categories") or [])),
             hit.get("score", ""),
-            _cell(hit.get("url", "")),
+            *(_cell(value) for value in links(hit).values()),
             hit.get("submitted") or "",
             hit.get("updated") or "",
         ])
@@ -276,8 +311,9 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
 def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
     """One JSON object per line, keys :data:`JSONL_KEYS` in that order, UTF-8 as is.
 
-    A missing abstract or url is ``""``, a missing year or date ``null``;
-    ``versions`` is ``[{"version": 1, "date": "YYYY-MM-DD"}, ...]`` (``[]`` when unknown).
+    A missing abstract, link or identifier is ``""``, a missing year or
+    date ``null``; ``versions`` is ``[{"version": 1, "date": "YYYY-MM-DD"},
+    ...]`` (``[]`` when unknown).
     """
     import json
 
@@ -285,7 +321,7 @@ def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
     for record in records:
         row = {key: record.get(key) for key in JSONL_KEYS}
         row["abstract"] = row["abstract"] or ""
-        row["url"] = row["url"] or ""
+        row.update(links(record))
         row["authors"] = list(row["authors"] or [])
         row["categories"] = list(row["categories"] or [])
         row["versions"] = list(row["versions"] or [])
@@ -322,7 +358,10 @@ def to_ris(records: Iterable[dict[str, Any]]) -> str:
       date form, its last part empty), when known.
     - ``AB``: the abstract, on one line, when there is one.
     - ``KW``: one line per category.
+    - ``DO``: the DOI to cite (:func:`citable_doi`).
+    - ``JO``: the journal reference, when there is one.
     - ``UR``: the record's link (for an arXiv id without one, its abs page).
+    - ``L1``: the PDF's link (for an arXiv id without one, arXiv's PDF).
 
     Whitespace runs, line breaks included, become one space.
     """
@@ -340,8 +379,14 @@ def to_ris(records: Iterable[dict[str, Any]]) -> str:
         if record.get("abstract"):
             lines.append(_ris_line("AB", record["abstract"]))
         lines.extend(_ris_line("KW", code) for code in record.get("categories") or [])
-        url = record.get("url") or (f"https://arxiv.org/abs/{eprint}" if eprint else "")
-        if url:
-            lines.append(_ris_line("UR", url))
+        known = links(record)
+        if citable_doi(record):
+            lines.append(_ris_line("DO", citable_doi(record)))
+        if known["journal_ref"]:
+            lines.append(_ris_line("JO", known["journal_ref"]))
+        if known["url"]:
+            lines.append(_ris_line("UR", known["url"]))
+        if known["pdf_url"]:
+            lines.append(_ris_line("L1", known["pdf_url"]))
         lines.append("ER  - " + RIS_NEWLINE)
     return "".join(lines)

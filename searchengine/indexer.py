@@ -56,6 +56,11 @@ class IndexSummary:
     index_dir: str = ""
 
     @property
+    def cut_off(self) -> list[Problem]:
+        """The input files that ended early (truncated ``.gz``): the run is a failure."""
+        return [problem for problem in self.problems if problem.cut_off]
+
+    @property
     def skipped(self) -> int:
         """Records (or whole files) left out because they could not be used."""
         return sum(1 for problem in self.problems if problem.skipped)
@@ -72,6 +77,7 @@ class IndexSummary:
             "not_found": list(self.not_found),
             "skipped": self.skipped,
             "problems": [str(p) for p in self.problems],
+            "cut_off": [str(p) for p in self.cut_off],
             "seconds": round(self.seconds, 3),
             "index_dir": self.index_dir,
         }

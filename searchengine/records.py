@@ -39,6 +39,15 @@ class Record:
         notes: what reading left out of this record (a date that is not a
             date), reported by :func:`searchengine.readers.read_records` as
             notes; never stored.
+
+    Links and identifiers, as the source gives them (empty when it gives
+    none; :func:`abs_link`, :func:`pdf_link` and :func:`arxiv_doi` derive
+    arXiv's own for an arXiv id):
+        pdf_url: link to the full text (PDF).
+        doi: the published version's DOI, bare (``10.1103/PhysRevD.76.013009``).
+        journal_ref: the journal reference (``Phys.Rev.D76:013009,2007``).
+        comments: the authors' comments (``37 pages, 15 figures``).
+        license: the license's URL or name.
     """
 
     id: str
@@ -55,6 +64,12 @@ class Record:
     updated: date | None = None
     versions: list[tuple[int, date]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list, repr=False, compare=False)
+    # --- links and identifiers -------------------------------------------
+    pdf_url: str = ""
+    doi: str = ""
+    journal_ref: str = ""
+    comments: str = ""
+    license: str = ""
 
     def merged_with(self, other: Record) -> Record:
         """Return this record with ``other``'s authors and categories added.
@@ -76,7 +91,13 @@ class Record:
             submitted=self.submitted or other.submitted,
             updated=self.updated or other.updated,
             versions=self.versions or other.versions,
+            # --- links and identifiers ---
+            **{name: getattr(self, name) or getattr(other, name) for name in LINK_FIELDS},
         )
+
+
+#: The Record's link and identifier fields (strings, ``""`` when unknown).
+LINK_FIELDS = ("pdf_url", "doi", "journal_ref", "comments", "license")
 
 
 @dataclass(frozen=True)
@@ -90,12 +111,15 @@ class Problem:
         skipped: whether the record (or file) was left out; ``False`` for a
             note about a record indexed without a part of it (an author
             name that is only punctuation).
+        cut_off: the file ended early (a truncated ``.gz``): the rest of it
+            is missing, which makes the run a failure.
     """
 
     path: str
     line: int
     reason: str
     skipped: bool = True
+    cut_off: bool = False
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.reason}"
@@ -296,3 +320,86 @@ def sort_title(title: str) -> str:
     folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).strip()
     start = next((i for i, ch in enumerate(folded) if ch.isalnum()), 0)
     return folded[start:]
+
+
+# --- links and identifiers ---------------------------------------------------
+
+#: The prefix of arXiv's DataCite DOIs (``10.48550/arXiv.2503.11742``).
+ARXIV_DOI_PREFIX = "10.48550/arXiv."
+# A DOI: "10.", a registrant code, "/", a suffix of any printable characters
+# but spaces (the DOI Handbook, section 2.2).
+_DOI = re.compile(r"10\.\d{4,9}(?:\.\d+)*/\S+")
+_DOI_URL = re.compile(r"^(?:https?://)?(?:dx\.)?doi\.org/", re.IGNORECASE)
+_DOI_PREFIX = re.compile(r"^doi:\s*", re.IGNORECASE)
+
+
+def doi(text: str) -> str | None:
+    """The bare DOI that ``text`` names, or ``None``.
+
+    Accepts ``10.1103/PhysRevB.76.125117``, ``doi:10.1103/...``,
+    ``https://doi.org/10.1103/...`` (also ``dx.doi.org``, ``http``) and
+    a percent-encoded URL. The DOI is returned as written (DOIs compare
+    case-insensitively: :func:`doi_key`).
+    """
+    from urllib.parse import unquote
+
+    text = (text or "").strip()
+    text = _DOI_PREFIX.sub("", text)
+    if _DOI_URL.match(text):
+        text = unquote(_DOI_URL.sub("", text))
+    return text if _DOI.fullmatch(text) else None
+
+
+def doi_key(value: str) -> str:
+    """A DOI as indexed and searched: case folded (DOIs are case-insensitive)."""
+    return value.strip().lower()
+
+
+def arxiv_doi(record_id: str) -> str:
+    """arXiv's DataCite DOI of a paper with an arXiv id (``10.48550/arXiv.2503.11742``),
+    else ``""``; arXiv registers one for every paper, new and old."""
+    found = arxiv_id(record_id) if record_id else None
+    return ARXIV_DOI_PREFIX + found if found and found == record_id else ""
+
+
+def doi_keys(record: Record) -> list[str]:
+    """The DOIs a record is found by: its own and, for an arXiv id, arXiv's; as :func:`doi_key`."""
+    values = [doi_key(v) for v in (*record.doi.split(), arxiv_doi(record.id)) if v]
+    return list(dict.fromkeys(values))
+
+
+def source_doi(text: str) -> str:
+    """A source's DOI field cleaned: each DOI bare (a ``doi:`` or ``https://doi.org/``
+    form unwrapped), several separated by one space; text that is no DOI is kept
+    as written (shown, never linked)."""
+    return " ".join(doi(part) or part for part in clean_text(text or "").split())
+
+
+def abs_link(record_id: str, url: str = "") -> str:
+    """The paper's abstract page: ``url`` when the source gave one, else
+    ``https://arxiv.org/abs/ID`` for an arXiv id, else ``""``."""
+    found = arxiv_id(record_id) if not url and record_id else None
+    return url or (f"https://arxiv.org/abs/{found}" if found and found == record_id else "")
+
+
+def pdf_link(record_id: str, pdf_url: str = "") -> str:
+    """The paper's PDF: ``pdf_url`` when the source gave one, else
+    ``https://arxiv.org/pdf/ID`` for an arXiv id (its latest version), else ``""``."""
+    found = arxiv_id(record_id) if not pdf_url and record_id else None
+    return pdf_url or (f"https://arxiv.org/pdf/{found}" if found and found == record_id else "")
+
+
+def link_fields(record: Record) -> dict[str, str]:
+    """The links and identifiers of ``record`` as the JSON forms give them: ``url``
+    (abstract page) and ``pdf_url`` derived for an arXiv id when the source gave
+    none, ``doi`` (the published version's), ``arxiv_doi`` (:func:`arxiv_doi`),
+    ``journal_ref``, ``comments`` and ``license`` (``""`` when unknown)."""
+    return {
+        "url": abs_link(record.id, record.url),
+        "pdf_url": pdf_link(record.id, record.pdf_url),
+        "doi": record.doi,
+        "arxiv_doi": arxiv_doi(record.id),
+        "journal_ref": record.journal_ref,
+        "comments": record.comments,
+        "license": record.license,
+    }

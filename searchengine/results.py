@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from searchengine.records import link_fields
+
 #: Without a match in the abstract, a hit shows its start, cut at a word boundary.
 LEAD_CHARS = 240
 #: Authors a hit lists in a results table or page; the rest are counted
@@ -44,6 +46,10 @@ class Hit:
     the whole abstract, for exports (RIS, JSON lines); the JSON form carries
     the snippet instead. ``submitted``, ``updated`` and ``versions`` are the
     record's dates (:class:`~searchengine.records.Record`), ISO strings in JSON.
+    the snippet instead. ``links`` holds the record's links and identifiers
+    as :func:`~searchengine.records.link_fields` gives them (the JSON form's
+    ``url``, ``pdf_url``, ``doi``, ``arxiv_doi``, ``journal_ref``,
+    ``comments`` and ``license``).
     """
 
     id: str
@@ -61,6 +67,8 @@ class Hit:
     submitted: date | None = None
     updated: date | None = None
     versions: list[tuple[int, date]] = field(default_factory=list)
+    # --- links and identifiers ---
+    links: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_record(cls, record, score: float, snippet: str = "", snippet_matches=(), title_matches=()) -> Hit:
@@ -80,6 +88,7 @@ class Hit:
             submitted=record.submitted,
             updated=record.updated,
             versions=list(record.versions),
+            links=link_fields(record),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +105,8 @@ class Hit:
             "title_matches": [list(m) for m in self.title_matches],
             "url": self.url,
             **date_fields(self),
+            # --- links and identifiers ---
+            **self.links,
         }
 
 

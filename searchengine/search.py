@@ -29,7 +29,7 @@ from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE, parse_facet_names
 from searchengine import limits
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, check_sort
-from searchengine.records import Record
+from searchengine.records import Record, doi, link_fields
 from searchengine.results import Hit, SearchResults, date_fields
 
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchResults", "open_index"]
@@ -290,6 +290,8 @@ class SearchIndex:
         elif matches.approximate and not timed_out:
             timed_out = True
             notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
+        if matches.total == 0:
+            notes.extend(_unknown_categories(searcher, plan, clock))
         counted = _facets(searcher, matches, plan, facet_size)
         histogram = searcher.date_histogram(matches).to_dict() if HISTOGRAM in facet_names else None
         return SearchResults(
@@ -329,13 +331,17 @@ class SearchIndex:
     def record(self, record_id: str) -> Record:
         """The :class:`~searchengine.records.Record` with id ``record_id``.
 
-        ``record_id`` may carry an arXiv version (``2101.00001v2``) or be an
-        arXiv URL.
+        ``record_id`` may carry an arXiv version (``2101.00001v2``), be an
+        arXiv URL, or a DOI (bare, ``doi:...`` or a ``doi.org`` link: the
+        paper that has it, or arXiv's DataCite DOI of its id).
 
         Raises:
             RecordNotFoundError: no document has that id.
         """
         found = self.engine.call(lambda searcher: searcher.document(record_id))
+        if found is None and doi(record_id):  # a paper named by its DOI
+            hits = self.search("doi:" + doi(record_id), limit=1).hits
+            found = self.engine.call(lambda searcher: searcher.document(hits[0].id)) if hits else None
         if found is None:
             raise RecordNotFoundError(f"no record with id {record_id!r}")
         return found
@@ -346,7 +352,9 @@ class SearchIndex:
         Returns ``{"id", "title", "abstract", "authors", "year",
         "categories", "url", "source", "submitted", "updated", "versions"}``
         (dates as :func:`searchengine.results.date_fields`); lists are lists,
-        a missing year or date is ``None``.
+        a missing year or date is ``None``; and ``"pdf_url", "doi",
+        "arxiv_doi", "journal_ref", "comments", "license"`` (the links as
+        :func:`~searchengine.records.link_fields` gives them).
 
         Raises:
             RecordNotFoundError: no document has that id.
@@ -362,6 +370,8 @@ class SearchIndex:
             "url": record.url,
             "source": record.source,
             **date_fields(record),
+            # --- links and identifiers ---
+            **link_fields(record),
         }
 
     def records(self) -> Iterator[Record]:
@@ -484,6 +494,21 @@ def _plan(searcher, query, options, sort, facet_names) -> Plan:
     parsed = searcher.parse(text, allow_empty=bool(chosen),
                             frequencies=lexicon.frequencies if lexicon is not None else None)
     return Plan(searched, parsed, chosen, sort, facet_names, notes + parsed.notes)
+
+
+def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:
+    """Notes naming each category filter no paper of the index has (``cs.XX``):
+    a search with no hits says why, rather than only that there are none."""
+    from searchengine.filters import Filters
+
+    notes = []
+    everything = searcher.parse("", allow_empty=True)
+    for wanted in plan.filters.categories:
+        alone = Filters(categories=(wanted,), primary_only=plan.filters.primary_only)
+        if searcher.match(everything, alone, clock.deadline, []).total == 0:
+            where = " as its primary category" if plan.filters.primary_only else ""
+            notes.append(f"no paper has category {wanted.text or wanted.key}{where}")
+    return notes
 
 
 def _only_negative(parsed) -> bool:

@@ -44,7 +44,8 @@ def _result_ids(driver) -> set[str]:
     from selenium.webdriver.common.by import By
 
     links = driver.find_elements(By.CSS_SELECTOR, "ol.hits h2.title a")
-    return {link.get_attribute("href").split("/records/", 1)[1] for link in links}
+    # a record link carries the search in its query string
+    return {link.get_attribute("href").split("/records/", 1)[1].split("?", 1)[0] for link in links}
 
 
 def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
@@ -148,3 +149,36 @@ def test_the_date_histogram_and_form_sit_in_the_sidebar_and_narrow_the_search(da
     assert _result_ids(browser) == {"2506.00002"}
     chips = [chip.text for chip in browser.find_elements(By.CSS_SELECTOR, ".chips .chip span")]
     assert chips == ["Submitted since: 2025-06"]
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_record_opened_from_results_keeps_the_search_and_goes_back_to_the_same_page(server, browser, tmp_path,
+                                                                                       width):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    results = server + "/?q=SpMV+GPU&year=2023-2024&sort=oldest&limit=1&page=2"
+    browser.set_window_size(width, 900)
+    try:
+        browser.get(results)
+        assert _result_ids(browser) == {"2401.00002"}
+        browser.find_element(By.CSS_SELECTOR, "ol.hits h2.title a").click()
+        _wait(browser, EC.presence_of_element_located((By.CSS_SELECTOR, "article.record")))
+        assert browser.current_url == (server + "/records/2401.00002?q=SpMV+GPU&year=2023-2024&sort=oldest"
+                                                "&limit=1&page=2")
+        assert browser.find_element(By.CSS_SELECTOR, "input#q").get_attribute("value") == "SpMV GPU"
+        links = {a.text: a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, ".record .links a")}
+        assert links == {"PDF": "https://arxiv.org/pdf/2401.00002",
+                         "arXiv abstract page": "https://arxiv.org/abs/2401.00002"}
+        back = browser.find_element(By.CSS_SELECTOR, "nav.back a")
+        # the back link and the record's links are on screen, and nothing is wider than the window
+        assert back.is_displayed() and back.rect["y"] < 300
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+        shot = tmp_path / f"record-page-{width}px.png"
+        assert browser.save_screenshot(str(shot))
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        back.click()
+        _wait(browser, EC.presence_of_element_located((By.ID, "results-heading")))
+        assert browser.current_url == results
+        assert _result_ids(browser) == {"2401.00002"}
+        assert browser.find_element(By.CSS_SELECTOR, 'nav.pages a[aria-current="page"]').text == "2"
+    finally:
+        browser.set_window_size(1280, 1000)

@@ -93,7 +93,8 @@ def test_stats_json_reports_24_documents(runner, workdir):
     ("args", "code", "message"),
     [
         (["index", "no-such-path"], 1, "Error: no-such-path: no such file or directory\n"),
-        (["stats", "--index-dir", "nowhere"], 1, "Error: nowhere: no index here (run 'searchengine index' first)\n"),
+        (["stats", "--index-dir", "nowhere"], 1, ("Error: nowhere: no index here (given by --index-dir); build one "
+                                                  "with 'searchengine index PATHS --index-dir nowhere'\n")),
         (["search", "   "], 1, "Error: the query is empty\n"),
         (["search", "interpretability~5"], 1, ("Error: 'interpretability~5': the edit distance of a fuzzy word "
                                                "must be 0, 1 or 2 (write e.g. interpretability~2)\n")),
@@ -176,6 +177,8 @@ def test_search_exports_bibtex_and_csv(runner, workdir):
     assert [e.key for e in entries] == ["qian2026cbspmva"]
     table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
     assert table[0] == "rank,id,title,authors,year,categories,score,url,submitted,updated"
+    assert table[0] == ("rank,id,title,authors,year,categories,score,"
+                        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license")
     assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
 
 
@@ -232,7 +235,8 @@ def test_a_damaged_pointer_is_an_error_and_never_costs_the_index(runner, workdir
 def test_a_named_index_directory_is_never_built_implicitly(runner, workdir):
     result = runner.invoke(main, ["search", "GPU", "--index-dir", "idnex"])
     assert result.exit_code == 1
-    assert result.stderr == "Error: idnex: no index here (run 'searchengine index' first)\n"
+    assert result.stderr == ("Error: idnex: no index here (given by --index-dir); build one with "
+                             "'searchengine index PATHS --index-dir idnex'\n")
     assert not (workdir / "idnex").exists()
 
 
@@ -329,3 +333,181 @@ def test_the_update_summary_writes_counts_with_thousands_separators(runner, tmp_
     result = runner.invoke(main, ["index", "--update", str(path), "--index", index, "--quiet"])
     assert result.stdout.startswith(
         f"Updated {index}: 1,000 added, 0 replaced, 0 skipped (1,000 records read); 1,024 documents in ")
+
+
+def test_show_prints_links_identifiers_and_finds_a_record_by_doi(runner, tmp_path):
+    write(tmp_path / "linked.jsonl", json.dumps({
+        "id": "0705.1234", "title": "Magnons", "authors": ["A. One"], "year": 2007, "categories": ["cond-mat"],
+        "abstract": "Spin waves.", "doi": "10.1103/PhysRevB.76.125117", "journal_ref": "Phys. Rev. B 76, 125117",
+        "comments": "12 pages", "license": "http://creativecommons.org/licenses/by/4.0/"}) + "\n")
+    assert runner.invoke(main, ["index", str(tmp_path / "linked.jsonl"), "--index-dir", str(tmp_path / "ix")]
+                         ).exit_code == 0
+    expected = [
+        "Magnons", "A. One", "2007 · cond-mat · id 0705.1234",
+        "Abstract page: https://arxiv.org/abs/0705.1234",
+        "PDF: https://arxiv.org/pdf/0705.1234",
+        "DOI: 10.1103/PhysRevB.76.125117",
+        "arXiv DOI: 10.48550/arXiv.0705.1234",
+        "Journal: Phys. Rev. B 76, 125117",
+        "Comments: 12 pages",
+        "License: http://creativecommons.org/licenses/by/4.0/",
+        "", "Spin waves."]
+    for name in ("0705.1234", "https://doi.org/10.1103/physrevb.76.125117", "10.48550/arXiv.0705.1234"):
+        result = runner.invoke(main, ["show", name, "--index-dir", str(tmp_path / "ix")])
+        assert (result.exit_code, result.stdout.splitlines()) == (0, expected), name
+    ris = runner.invoke(main, ["show", "0705.1234", "--format", "ris", "--index-dir", str(tmp_path / "ix")]).stdout
+    assert "DO  - 10.1103/PhysRevB.76.125117\nJO  - Phys. Rev. B 76, 125117\n" in ris
+    missing = runner.invoke(main, ["show", "10.1103/PhysRevB.00.000000", "--index-dir", str(tmp_path / "ix")])
+    assert (missing.exit_code, missing.stderr) == (1, "Error: no record with id '10.1103/PhysRevB.00.000000'\n")
+
+
+def test_search_where_there_is_no_index_nor_corpus_says_how_to_build_one(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEARCHENGINE_INDEX", raising=False)
+    result = runner.invoke(main, ["search", "gpu"])
+    assert (result.exit_code, result.stderr) == (1, (
+        "Error: no index in index/ and no corpus/ folder here to build one from: build one with "
+        "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION\n"))
+    assert not (tmp_path / "index").exists()
+    given = runner.invoke(main, ["search", "gpu", "--index-dir", "papers-ix"])
+    assert (given.exit_code, given.stderr) == (1, (
+        "Error: papers-ix: no index here (given by --index-dir); build one with "
+        "'searchengine index PATHS --index-dir papers-ix'\n"))
+    from_env = runner.invoke(main, ["show", "x"], env={"SEARCHENGINE_INDEX": "env-ix"})
+    assert from_env.stderr == ("Error: env-ix: no index here (given by SEARCHENGINE_INDEX); build one with "
+                               "'searchengine index PATHS --index-dir env-ix'\n")
+
+
+def test_output_in_an_encoding_without_a_character_prints_a_replacement(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    write(tmp_path / "p.jsonl", json.dumps({"id": "2101.00001", "title": "Šrámek’s kernels", "authors": ["Tomáš Vinař"],
+                                            "year": 2021, "categories": ["cs.DC"]}) + "\n")
+    env = dict(os.environ, PYTHONIOENCODING="latin-1")
+    command = [sys.executable, "-m", "searchengine"]
+    assert subprocess.run(command + ["index", "p.jsonl", "--index-dir", "ix"], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=120).returncode == 0
+    result = subprocess.run(command + ["search", "kernels", "--index-dir", "ix"], cwd=tmp_path, env=env,
+                            capture_output=True, timeout=120)
+    assert (result.returncode, result.stderr) == (0, b"")
+    lines = result.stdout.decode("latin-1").splitlines()
+    assert lines[2:4] == ["  1. ?rámek?s kernels", "     2021 · cs.DC · Tomá? Vina?"]
+
+
+def test_a_category_no_paper_has_is_named_in_a_note(runner, workdir):
+    result = runner.invoke(main, ["search", "gpu", "--category", "cs.XX"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[1:2] == ["Note: no paper has category cs.XX"]
+    data = json.loads(runner.invoke(main, ["search", "gpu cat:cs.XX", "--json"]).stdout)
+    assert (data["total"], data["notes"]) == (0, ["no paper has category cs.XX"])
+    # a category some paper has, with no hit for the words: no such note
+    known = json.loads(runner.invoke(main, ["search", "zebrafish", "--category", "cs.DC", "--json"]).stdout)
+    assert (known["total"], known["notes"]) == (0, [])
+
+
+def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, tmp_path):
+    import gzip
+
+    lines = "".join(json.dumps({"id": f"2101.{n:05d}", "title": f"Paper number {n}",
+                                "abstract": "x" * 400 + str(n)}) + "\n" for n in range(1, 301))
+    whole = gzip.compress(lines.encode(), compresslevel=1)
+    cut = write(tmp_path / "cut.jsonl.gz", "")
+    cut.write_bytes(whole[: len(whole) // 2])
+    import zlib
+
+    kept = zlib.decompressobj(31).decompress(cut.read_bytes()).count(b"\n")  # whole lines before the cut
+    assert 50 < kept < 250
+    result = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"Indexed {kept} documents into {tmp_path / 'ix'} ({kept} records read, "
+                                    "1 skipped) in ")
+    assert result.stderr.splitlines() == [
+        f"{cut}:{kept + 1}: the file ended early after {kept} records: the compressed data ends before its "
+        "end-of-stream marker in this line; the rest of the file is missing",
+        f"Error: {cut} ended early, in line {kept + 1}: the records after it are missing from the index"]
+    data = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix"), "--json"])
+    assert data.exit_code == 1 and json.loads(data.stdout)["cut_off"] == [result.stderr.splitlines()[0]]
+    # the same file whole, and two members one after another, read cleanly
+    cut.write_bytes(whole + gzip.compress(b'{"id": "2101.99999", "title": "Second member"}\n'))
+    again = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
+    assert (again.exit_code, again.stderr) == (0, "")
+    assert again.stdout.startswith(f"Indexed 301 documents into {tmp_path / 'ix'} (301 records read, 0 skipped)")
+
+
+def test_ctrl_c_while_indexing_stops_at_once_and_keeps_the_previous_index(tmp_path, shared_data):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "searchengine", "index"]
+    ix = tmp_path / "ix"
+    assert subprocess.run(command + [str(CORPUS), "--index-dir", str(ix)], capture_output=True,
+                          timeout=120).returncode == 0
+    # A terminal's Ctrl-C: SIGINT to the whole process group, workers included.
+    running = subprocess.Popen(command + [str(shared_data / "arxiv" / "arxiv_listing_sample.jsonl.gz"),
+                                          "--index-dir", str(ix), "--jobs", "2"],
+                               start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)  # past start-up, into reading and indexing with the workers
+    assert running.poll() is None
+    pressed = time.monotonic()
+    os.killpg(running.pid, signal.SIGINT)
+    out, err = running.communicate(timeout=60)
+    assert time.monotonic() - pressed < 3
+    assert (running.returncode, out, err.decode()) == (
+        130, b"", f"\nInterrupted: nothing was written; the previous index in {ix} is intact\n")
+    after = subprocess.run([sys.executable, "-m", "searchengine", "stats", "--index-dir", str(ix), "--json"],
+                           capture_output=True, timeout=120)
+    assert json.loads(after.stdout)["documents"] == 24
+    assert len([p for p in ix.iterdir() if p.name.startswith("gen-")]) == 1  # the new one was removed
+
+
+def test_the_index_progress_bar_shows_percentage_eta_records_and_the_commit(tmp_path):
+    import io
+    import re
+    import time
+
+    from searchengine.cli import IndexProgress
+    from searchengine.readers import read_records
+
+    path = write(tmp_path / "many.jsonl", "".join(json.dumps({"title": f"Paper {n}", "abstract": "w " * 200})
+                                                  + "\n" for n in range(2000)))
+    stream = io.StringIO()
+    bar = IndexProgress(path.stat().st_size, stream)
+    bar.bar.mininterval = 0  # draw every update
+    for number, _ in enumerate(read_records([path], []), start=1):
+        bar(1)
+        if number == 1000:
+            half = stream.getvalue().split("\r")[-1]
+    bar(0)
+    time.sleep(0.7)  # the commit's timer redraws its elapsed time
+    bar.close()
+    frames = [frame for frame in stream.getvalue().split("\r") if frame.strip()]
+    # half-way through the file: the share of its bytes read (looked at every 64 lines), an ETA
+    # and the records read
+    lines = path.read_bytes().splitlines(keepends=True)
+    share = round(100 * sum(map(len, lines[:896])) / path.stat().st_size)  # the look before record 897
+    assert re.fullmatch(rf"Reading: +{share}%\|#+[#\d ]*\| [\d.]+k/858k \[00:0\d, ETA 00:0\d, 960 records\]",
+                        half), half
+    assert re.fullmatch(r"Committing: 00:0\d, 2,000 records read; merging and writing the index",
+                        [f for f in frames if f.startswith("Committing")][-1])
+    assert len([f for f in frames if f.startswith("Committing")]) >= 2
+
+
+def test_without_a_known_size_the_progress_bar_counts_records(tmp_path):
+    import io
+
+    from searchengine.cli import IndexProgress
+
+    stream = io.StringIO()
+    bar = IndexProgress(None, stream)
+    bar.bar.mininterval = 0
+    for _ in range(5):
+        bar(1)
+    bar.close()
+    frames = [frame for frame in stream.getvalue().split("\r") if frame.strip()]
+    assert frames[-1].startswith("Reading: 5.00 records [")

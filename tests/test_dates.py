@@ -273,7 +273,7 @@ def test_show_and_exports_carry_the_dates(dated_dir):
     assert b"PY  - 2025\r\nDA  - 2025/03/14/\r\n" in ris
     csv = CliRunner().invoke(main, ["search", "lattice", "--index", str(dated_dir), "--format", "csv",
                                     "--sort", "newest"]).output.splitlines()
-    assert csv[0].endswith(",url,submitted,updated")
+    assert csv[0].endswith(",url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated")
     assert [row.split(",")[-2:] for row in csv[1:]] == [["2025-06-30", ""], ["2025-03-14", "2025-04-02"], ["", ""]]
     jsonl = CliRunner().invoke(main, ["search", "lattice", "--index", str(dated_dir), "--format", "jsonl",
                                       "--sort", "oldest"]).output.splitlines()

@@ -53,10 +53,12 @@ def test_citation_key_uses_last_name_year_and_first_long_title_word():
 
 def test_csv_has_a_header_and_one_row_per_hit():
     rows = list(csv.reader(io.StringIO(to_csv([dict(r, score=1.5) for r in RECORDS[:2]], first_rank=11))))
-    assert rows[0] == ["rank", "id", "title", "authors", "year", "categories", "score", "url", "submitted", "updated"]
+    assert rows[0] == ["rank", "id", "title", "authors", "year", "categories", "score",
+                       "url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments", "license", "submitted", "updated"]
     assert rows[1] == ["11", "2101.00001", RECORDS[0]["title"], "Jan Vlček; Erwin Schrödinger", "2021",
-                       "cs.DC cs.PF", "1.5", "", "", ""]
-    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", "", "", ""]
+                       "cs.DC cs.PF", "1.5", "https://arxiv.org/abs/2101.00001", "https://arxiv.org/pdf/2101.00001",
+                       "", "10.48550/arXiv.2101.00001", "", "", "", "", ""]
+    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", "", "", "", "", "", "", "", "", ""]
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
@@ -101,6 +103,7 @@ def test_bibtex_entry_is_written_exactly():
         "\teprint = {2301.04567},\n"
         "\tarchivePrefix = {arXiv},\n"
         "\tprimaryClass = {cs.DC},\n"
+        "\tdoi = {10.48550/arXiv.2301.04567},\n"
         "\turl = {https://arxiv.org/abs/2301.04567}\n"
         "}\n"
     )
@@ -136,7 +139,9 @@ def test_ris_record_is_written_exactly_with_crlf():
         "AB  - We port BERT. It runs fast.\r\n"
         "KW  - cs.DC\r\n"
         "KW  - cs.LG\r\n"
+        "DO  - 10.48550/arXiv.2301.04567\r\n"
         "UR  - https://arxiv.org/abs/2301.04567\r\n"
+        "L1  - https://arxiv.org/pdf/2301.04567\r\n"
         "ER  - \r\n"
         "TY  - GEN\r\n"
         "ID  - t-0123456789ab\r\n"
@@ -150,10 +155,13 @@ def test_json_lines_have_the_record_keys_in_order():
     lines = to_jsonl([dict(COLLABORATION, score=2.5, snippet="x"), RECORDS[1]]).splitlines()
     assert [json.loads(line) for line in lines] == [
         {"id": "2301.04567", "title": COLLABORATION["title"], "abstract": "We port BERT.\nIt runs   fast.",
-         "authors": COLLABORATION["authors"], "year": 2023, "categories": ["cs.DC", "cs.LG"], "url": "",
+         "authors": COLLABORATION["authors"], "year": 2023, "categories": ["cs.DC", "cs.LG"],
+         "url": "https://arxiv.org/abs/2301.04567", "pdf_url": "https://arxiv.org/pdf/2301.04567", "doi": "",
+         "arxiv_doi": "10.48550/arXiv.2301.04567", "journal_ref": "", "comments": "", "license": "",
          "submitted": None, "updated": None, "versions": []},
         {"id": "t-abc", "title": "A study of things", "abstract": "", "authors": [], "year": None,
-         "categories": [], "url": "", "submitted": None, "updated": None, "versions": []},
+         "categories": [], "url": "", "pdf_url": "", "doi": "", "arxiv_doi": "", "journal_ref": "", "comments": "",
+         "license": "", "submitted": None, "updated": None, "versions": []},
     ]
     assert lines[0].startswith('{"id": "2301.04567", "title": "BERT for GPU kernels')
     assert "Čapek" in lines[0]  # UTF-8 as is, not \u escapes
@@ -164,3 +172,37 @@ def test_render_names_each_format_and_refuses_others():
     assert render("csv", RECORDS, first_rank=3).splitlines()[1].startswith("3,2101.00001,")
     with pytest.raises(KeyError):
         render("xml", RECORDS)
+
+
+PUBLISHED = {"id": "0704.0001", "title": "Prompt diphoton production", "authors": ["C. Balázs"], "year": 2007,
+             "categories": ["hep-ph"], "url": "", "abstract": "",
+             "doi": "10.1103/PhysRevD.76.013009 10.1103/PhysRevD.76.099901", "journal_ref": "Phys.Rev.D76:013009,2007",
+             "comments": "37 pages, 15 figures", "license": "", "pdf_url": "https://arxiv.org/pdf/0704.0001v2"}
+
+
+def test_a_published_paper_exports_its_doi_journal_reference_and_links():
+    assert to_bibtex([PUBLISHED]) == (
+        "@misc{balazs2007prompt,\n"
+        "\ttitle = {Prompt diphoton production},\n"
+        "\tauthor = {C. Bal\\'azs},\n"
+        "\tyear = {2007},\n"
+        "\teprint = {0704.0001},\n"
+        "\tarchivePrefix = {arXiv},\n"
+        "\tprimaryClass = {hep-ph},\n"
+        "\tdoi = {10.1103/PhysRevD.76.013009},\n"
+        "\tnote = {Phys.Rev.D76:013009,2007},\n"
+        "\turl = {https://arxiv.org/abs/0704.0001}\n"
+        "}\n"
+    )
+    assert to_ris([PUBLISHED]).split("\r\n")[-7:] == [
+        "KW  - hep-ph", "DO  - 10.1103/PhysRevD.76.013009", "JO  - Phys.Rev.D76:013009,2007",
+        "UR  - https://arxiv.org/abs/0704.0001", "L1  - https://arxiv.org/pdf/0704.0001v2", "ER  - ", ""]
+    row = json.loads(to_jsonl([PUBLISHED]))
+    assert {key: row[key] for key in ("url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments")} == {
+        "url": "https://arxiv.org/abs/0704.0001", "pdf_url": "https://arxiv.org/pdf/0704.0001v2",
+        "doi": "10.1103/PhysRevD.76.013009 10.1103/PhysRevD.76.099901", "arxiv_doi": "10.48550/arXiv.0704.0001",
+        "journal_ref": "Phys.Rev.D76:013009,2007", "comments": "37 pages, 15 figures"}
+    assert list(csv.reader(io.StringIO(to_csv([PUBLISHED]))))[1][7:] == [
+        "https://arxiv.org/abs/0704.0001", "https://arxiv.org/pdf/0704.0001v2",
+        "10.1103/PhysRevD.76.013009 10.1103/PhysRevD.76.099901", "10.48550/arXiv.0704.0001",
+        "Phys.Rev.D76:013009,2007", "37 pages, 15 figures", "", "", ""]

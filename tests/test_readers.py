@@ -181,9 +181,15 @@ def test_broken_gzip_empty_file_and_fifo_are_reported_not_fatal(tmp_path):
     records, problems = read([cut, empty, good])
     assert [r.title for r in records] == ["Kept"]
     assert [str(p) for p in problems] == [
-        f"{cut}:0: cannot be read: Compressed file ended before the end-of-stream marker was reached (skipped)",
+        f"{cut}:1: the file ended early after 0 records: the compressed data ends before its end-of-stream "
+        "marker in this line; the rest of the file is missing",
         f"{empty}:0: empty file (skipped)",
     ]
+    assert [p.cut_off for p in problems] == [True, False]
+    header_only = tmp_path / "header.jsonl.gz"
+    header_only.write_bytes(gzip.compress(b'{"title": "never read"}\n')[:10])
+    assert [(str(p), p.cut_off) for p in read([header_only])[1]] == [
+        (f"{header_only}:0: cannot be read: the compressed data ends before its end-of-stream marker (skipped)", True)]
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="pipe: not a regular file or directory"):

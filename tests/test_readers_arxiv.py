@@ -289,3 +289,74 @@ def test_listing_reader_streams(tmp_path):
     problems = []
     first = list(itertools.islice(read_records([LISTING], problems), 3))
     assert [r.id for r in first] == ["2503.11731", "2503.11742", first[2].id] and problems == []
+
+
+# --- links and identifiers ----------------------------------------------------
+
+def _links(record):
+    return (record.url, record.pdf_url, record.doi, record.journal_ref, record.comments, record.license)
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_oai_records_carry_doi_journal_ref_comments_and_license():
+    records, _ = read([OAI])
+    by_id = {r.id: r for r in records}
+    assert _links(by_id["0704.0001"]) == (
+        "https://arxiv.org/abs/0704.0001", "", "10.1103/PhysRevD.76.013009", "Phys.Rev.D76:013009,2007",
+        "37 pages, 15 figures; published version", "")
+    assert _links(by_id["0704.0002"]) == (
+        "https://arxiv.org/abs/0704.0002", "", "", "", "To appear in Graphs and Combinatorics",
+        "http://arxiv.org/licenses/nonexclusive-distrib/1.0/")
+    # two DOIs in one field (an erratum's) stay two, separated by a space
+    assert by_id["0704.0033"].doi == "10.1364/JOSAA.23.002578 10.1364/JOSAA.32.002407"
+    assert (sum(1 for r in records if r.doi), sum(1 for r in records if r.journal_ref),
+            sum(1 for r in records if r.comments), sum(1 for r in records if r.license)) == (117, 109, 182, 19)
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_atom_entries_carry_pdf_link_doi_journal_ref_and_comment():
+    records, _ = read([ATOM_OLD_ONE])
+    assert _links(records[0]) == (
+        "http://arxiv.org/abs/1111.2011v2", "http://arxiv.org/pdf/1111.2011v2", "10.1103/PhysRevB.85.115117",
+        "Phys. Rev. B 85, 115117 (2012)", "8 pages, 3 figures. Published version", "")
+    records, _ = read([ATOM_NEW])
+    assert _links(records[0]) == (
+        "https://arxiv.org/abs/2202.12139v1", "https://arxiv.org/pdf/2202.12139v1", "10.1109/ICSTW55395.2022.00035",
+        "Artificial Intelligence in Software Testing @ 2022 IEEE International Conference on Software Testing, "
+        "Verification and Validation Workshops (ICSTW)",
+        "Artificial Intelligence in Software Testing 2022 workshop @ ICST 2022", "")
+    assert sum(1 for r in records if r.doi) == 32
+
+
+def test_listing_records_carry_abs_pdf_and_comment(tmp_path):
+    line = {"id": "2503.11742", "pdf": "https://arxiv.org/pdf/2503.11742", "abs": "https://arxiv.org/abs/2503.11742",
+            "authors": ["A. One"], "title": "T", "categories": ["cs.LG"], "comment": "Work in progress",
+            "summary": "S"}
+    path = write(tmp_path / "listing.jsonl", json.dumps(line) + "\n" + json.dumps(dict(line, id="2503.11743",
+                                                                                   comment=None)) + "\n")
+    records, problems = read([path])
+    assert problems == [] and [r.id for r in records] == ["2503.11742", "2503.11743"]
+    assert _links(records[0]) == ("https://arxiv.org/abs/2503.11742", "https://arxiv.org/pdf/2503.11742", "", "",
+                                  "Work in progress", "")
+    assert records[1].comments == ""
+
+
+def test_csv_and_json_lines_carry_link_and_identifier_columns(tmp_path):
+    csv_path = write(tmp_path / "papers.csv", (
+        "id,title,doi,journal_ref,comments,pdf,license\n"
+        "r1,Magnons,https://doi.org/10.1103/PhysRevB.76.125117,\"Phys. Rev. B 76, 125117\",5 pages,"
+        "https://example.org/r1.pdf,CC BY 4.0\n"
+        "r2,Phonons,not a doi,,,,\n"))
+    jsonl_path = write(tmp_path / "papers.jsonl", json.dumps(
+        {"id": "j1", "title": "Magnons", "doi": "doi:10.1103/PhysRevB.76.125117", "journal_ref": "PRB 76",
+         "comments": "5 pages", "pdf": "https://example.org/j1.pdf", "license": "CC BY 4.0"}) + "\n" + json.dumps(
+        {"id": "j2", "title": "Bad", "doi": 10}) + "\n")
+    records, problems = read([csv_path, jsonl_path])
+    assert [(r.id,) + _links(r) for r in records] == [
+        ("r1", "", "https://example.org/r1.pdf", "10.1103/PhysRevB.76.125117", "Phys. Rev. B 76, 125117", "5 pages",
+         "CC BY 4.0"),
+        # text that is no DOI is kept as written (shown, never linked)
+        ("r2", "", "", "not a doi", "", "", ""),
+        ("j1", "", "https://example.org/j1.pdf", "10.1103/PhysRevB.76.125117", "PRB 76", "5 pages", "CC BY 4.0"),
+    ]
+    assert [str(p) for p in problems] == [f"{jsonl_path}:2: field 'doi' must be a string, not int (skipped)"]

@@ -82,8 +82,9 @@ def test_search_page_lists_every_hit_with_record_links_total_and_time(client):
     html = client.get("/?q=SpMV+GPU").get_data(as_text=True)
     assert "4 hits for <q>SpMV GPU</q>" in html
     assert re.search(r'<span class="took">\(\d+ ms\)</span>', html)
+    # each record link carries the search, for the record page's box and back link
     links = set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', html))
-    assert links == SPMV_GPU
+    assert links == {f"{record_id}?q=SpMV+GPU" for record_id in SPMV_GPU}
     assert '<span class="authors">Ada Lovelace, Alan Turing</span>' in html
     assert '<span class="year">2023</span>' in html
     assert '<span class="categories">cs.DC cs.PF</span>' in html
@@ -136,7 +137,8 @@ def test_year_facet_counts_all_hits_and_links_toggle_the_filter(client):
 
     filtered = client.get("/?q=SpMV+GPU&year=2024").get_data(as_text=True)
     assert "2 hits for <q>SpMV GPU</q>" in filtered
-    assert set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', filtered)) == {"2401.00002", "2402.00003"}
+    assert set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', filtered)) == {
+        "2401.00002?q=SpMV+GPU&amp;year=2024", "2402.00003?q=SpMV+GPU&amp;year=2024"}
     assert chips(filtered) == {"Year: 2024": "/?q=SpMV+GPU"}
     # the selected value's link removes it again; another year is added (OR)
     assert facet_links(filtered, "year")["2024"] == "/?q=SpMV+GPU"
@@ -145,7 +147,7 @@ def test_year_facet_counts_all_hits_and_links_toggle_the_filter(client):
 
 def test_repeated_filter_values_combine_with_or_and_chips_remove_one(client):
     html = client.get("/?q=SpMV&author=Ada+Lovelace&author=Edward+Witten").get_data(as_text=True)
-    assert set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', html)) == {"2301.00001", "hep-th/9901001"}
+    assert set(re.findall(r'<h2 class="title"><a href="/records/([^"?]+)', html)) == {"2301.00001", "hep-th/9901001"}
     assert chips(html) == {
         "Author: Ada Lovelace": "/?q=SpMV&author=Edward+Witten",
         "Author: Edward Witten": "/?q=SpMV&author=Ada+Lovelace",
@@ -364,8 +366,11 @@ def test_api_record_and_similar(client):
     assert record == {
         "id": "2401.00002", "title": "Tiled SpMV for GPUs",
         "abstract": "A tiled storage format makes SpMV on GPUs faster for irregular matrices.",
-        "authors": ["Grace Hopper"], "year": 2024, "categories": ["cs.DC"], "url": "",
+        "authors": ["Grace Hopper"], "year": 2024, "categories": ["cs.DC"],
         "submitted": None, "updated": None, "versions": [],
+        # an arXiv id's abstract page, PDF and DataCite DOI are derived
+        "url": "https://arxiv.org/abs/2401.00002", "pdf_url": "https://arxiv.org/pdf/2401.00002", "doi": "",
+        "arxiv_doi": "10.48550/arXiv.2401.00002", "journal_ref": "", "comments": "", "license": "",
     }
     similar = client.get("/api/records/2401.00002/similar?limit=2").get_json()
     assert len(similar["hits"]) == 2
@@ -437,7 +442,7 @@ def test_record_links_work_for_ids_with_dot_empty_and_leading_segments(tmp_path)
     client = create_app(index_dir=tmp_path / "ix").test_client()
     html = client.get("/?q=odd+identifier&limit=20").get_data(as_text=True)
     shown = {unescape(h) for h in re.findall(r'<h2 class="title"><a href="([^"]*)">', html)}
-    assert shown == set(links.values())
+    assert shown == {link + "?q=odd+identifier&limit=20" for link in links.values()}
     for record_id, link in links.items():
         page = client.get(link)
         assert page.status_code == 200, link
@@ -852,3 +857,110 @@ def test_and_n_more_lists_a_facet_in_full_and_fewer_lists_it_in_short(tmp_path):
     refused = client.get("/api/search?q=detector&more=title")
     assert refused.status_code == 400
     assert refused.get_json() == {"error": "more must be one of year, author, category, not 'title'"}
+
+
+LINKED_RECORDS = [
+    {"id": "0705.1234", "title": "Magnons in layered antiferromagnets", "year": 2007, "categories": ["cond-mat"],
+     "abstract": "Spin waves in layered antiferromagnets measured by neutron scattering.",
+     "doi": "10.1103/PhysRevB.76.125117", "journal_ref": "Phys. Rev. B 76, 125117 (2007)",
+     "comments": "12 pages, 4 figures", "license": "http://creativecommons.org/licenses/by/4.0/"},
+    {"id": "report-7", "title": "A technical report on magnons", "year": 2008, "doi": "10.5281/zenodo.12345",
+     "abstract": "Spin waves in layered antiferromagnets, simulated.",
+     "url": "https://example.org/report-7", "pdf": "https://example.org/report-7.pdf"},
+    {"id": "0902.0001", "title": "Magnons without a DOI", "year": 2009, "comments": "<b>draft</b>"},
+]
+
+
+@pytest.fixture(scope="module")
+def linked_client(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("linked")
+    (folder / "linked.jsonl").write_text("".join(json.dumps(r) + "\n" for r in LINKED_RECORDS), encoding="utf-8")
+    build_index([folder / "linked.jsonl"], folder / "ix")
+    return create_app(index_dir=folder / "ix").test_client()
+
+
+def test_result_items_link_pdf_abstract_page_and_doi(linked_client):
+    html = linked_client.get("/?q=magnons&sort=oldest").get_data(as_text=True)
+    links = re.findall(r'<span class="links">(.*?)</span>', html)
+    assert links == [
+        ' <a href="https://arxiv.org/pdf/0705.1234" class="pdf" rel="noopener noreferrer nofollow">[PDF]</a>'
+        ' <a href="https://arxiv.org/abs/0705.1234" class="abs" rel="noopener noreferrer nofollow">[abs]</a>'
+        ' <a href="https://doi.org/10.1103/PhysRevB.76.125117" class="doi" rel="noopener noreferrer nofollow">'
+        '[DOI]</a>',
+        ' <a href="https://example.org/report-7.pdf" class="pdf" rel="noopener noreferrer nofollow">[PDF]</a>'
+        ' <a href="https://example.org/report-7" class="abs" rel="noopener noreferrer nofollow">[abs]</a>'
+        ' <a href="https://doi.org/10.5281/zenodo.12345" class="doi" rel="noopener noreferrer nofollow">[DOI]</a>',
+        ' <a href="https://arxiv.org/pdf/0902.0001" class="pdf" rel="noopener noreferrer nofollow">[PDF]</a>'
+        ' <a href="https://arxiv.org/abs/0902.0001" class="abs" rel="noopener noreferrer nofollow">[abs]</a>',
+    ]
+
+
+def test_record_page_shows_links_doi_journal_ref_comments_and_license(linked_client):
+    html = linked_client.get("/records/0705.1234").get_data(as_text=True)
+    assert re.search(r'<p class="links">\s*<a href="https://arxiv.org/pdf/0705.1234" class="pdf"[^>]*>PDF</a>\s*'
+                     r'<a href="https://arxiv.org/abs/0705.1234" class="abs"[^>]*>arXiv abstract page</a>\s*'
+                     r'<a href="https://doi.org/10.1103/PhysRevB.76.125117" class="doi"[^>]*>'
+                     r'DOI 10.1103/PhysRevB.76.125117</a>', html)
+    fields = dict(re.findall(r"<dt>([^<]+)</dt>\s*<dd[^>]*>(.*?)</dd>", html, re.S))
+    assert fields["DOI"] == ('<a href="https://doi.org/10.1103/PhysRevB.76.125117" rel="noopener noreferrer nofollow">'
+                             '10.1103/PhysRevB.76.125117</a>')
+    assert fields["arXiv DOI"] == ('<a href="https://doi.org/10.48550/arXiv.0705.1234" '
+                                   'rel="noopener noreferrer nofollow">10.48550/arXiv.0705.1234</a>')
+    assert fields["Journal"] == "Phys. Rev. B 76, 125117 (2007)"
+    assert fields["Comments"] == "12 pages, 4 figures"
+    assert fields["License"] == ('<a href="http://creativecommons.org/licenses/by/4.0/" '
+                                 'rel="noopener noreferrer nofollow license">http://creativecommons.org/licenses/by/4.0/</a>')
+    # opened without a search: no back link, an empty box
+    assert "Back to results" not in html and 'name="q" type="search" value=""' in html
+    other = dict(re.findall(r"<dt>([^<]+)</dt>\s*<dd[^>]*>(.*?)</dd>", linked_client.get(
+        "/records/0902.0001").get_data(as_text=True), re.S))
+    assert "DOI" not in other and "Journal" not in other and "License" not in other
+    assert other["Comments"] == "&lt;b&gt;draft&lt;/b&gt;"
+    report = linked_client.get("/records/report-7").get_data(as_text=True)
+    assert "arXiv DOI" not in report and ">Abstract page</a>" in report
+
+
+def test_record_page_keeps_the_search_and_links_back_to_the_same_results_page(linked_client):
+    results = linked_client.get("/?q=magnons&year=2007-2009&sort=oldest&limit=1&page=2").get_data(as_text=True)
+    [link] = re.findall(r'<h2 class="title"><a href="([^"]+)">', results)
+    assert unescape(link) == "/records/report-7?q=magnons&year=2007-2009&sort=oldest&limit=1&page=2"
+    page = linked_client.get(unescape(link)).get_data(as_text=True)
+    [back] = re.findall(r'<nav class="back" aria-label="Search"><a href="([^"]+)" rel="up">← Back to results</a>', page)
+    assert unescape(back) == "/?q=magnons&year=2007-2009&sort=oldest&limit=1&page=2"
+    assert 'name="q" type="search" value="magnons"' in page
+    assert '<input type="hidden" name="year" value="2007-2009">' in page
+    assert '<option value="oldest" selected>' in page
+    # the similar papers keep it too
+    assert "/records/0705.1234?q=magnons&amp;year=2007-2009&amp;sort=oldest&amp;limit=1&amp;page=2" in page
+    # a state that does not read is dropped, the record still shown
+    broken = linked_client.get("/records/report-7?q=magnons&page=zero")
+    assert broken.status_code == 200 and "Back to results" not in broken.get_data(as_text=True)
+
+
+def test_a_doi_opens_its_record_in_the_api_and_the_page(linked_client):
+    assert linked_client.get("/api/records/10.1103/PhysRevB.76.125117").get_json()["id"] == "0705.1234"
+    assert linked_client.get("/api/search?q=https://doi.org/10.5281/ZENODO.12345").get_json()["hits"][0]["id"] == \
+        "report-7"
+    refused = linked_client.get("/api/search?q=doi:12345")
+    assert refused.status_code == 400 and refused.get_json()["error"].startswith("'doi:12345' is not a DOI")
+
+
+def test_openapi_describes_the_links_of_records_and_hits(linked_client):
+    schemas = linked_client.get("/api/openapi.json").get_json()["components"]["schemas"]
+    record = linked_client.get("/api/records/0705.1234").get_json()
+    hit = linked_client.get("/api/search?q=10.1103/PhysRevB.76.125117").get_json()["hits"][0]
+    assert set(schemas["Record"]["properties"]) == set(record)
+    assert set(schemas["Hit"]["properties"]) == set(hit)
+    links = ["url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments", "license"]
+    assert [hit[key] for key in links] == [record[key] for key in links] == [
+        "https://arxiv.org/abs/0705.1234", "https://arxiv.org/pdf/0705.1234", "10.1103/PhysRevB.76.125117",
+        "10.48550/arXiv.0705.1234", "Phys. Rev. B 76, 125117 (2007)", "12 pages, 4 figures",
+        "http://creativecommons.org/licenses/by/4.0/"]
+
+
+def test_a_category_no_paper_has_is_named_on_the_page_and_in_json(client):
+    html = client.get("/?q=gpu&category=cs.XX").get_data(as_text=True)
+    assert '<p class="notice note">No paper has category cs.XX.</p>' in html
+    data = client.get("/api/search?q=gpu&category=cs.XX").get_json()
+    assert (data["total"], data["notes"]) == (0, ["no paper has category cs.XX"])
+    assert client.get("/api/search?q=zebrafish&category=cs.DC").get_json()["notes"] == []

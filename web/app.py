@@ -25,7 +25,7 @@ import logging
 import os
 from urllib.parse import quote
 
-from flask import Flask, Response, jsonify, make_response, redirect, render_template, request
+from flask import Flask, Response, jsonify, make_response, redirect, render_template, request, url_for
 from markupsafe import Markup, escape
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
@@ -40,7 +40,7 @@ from searchengine.errors import (
     RecordNotFoundError,
     SearchEngineError,
 )
-from searchengine.records import arxiv_id
+from searchengine.records import arxiv_id, doi
 from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
@@ -130,6 +130,20 @@ def record_url(endpoint: str, record_id: str) -> str:
     return request.script_root + RECORD_ROUTES[endpoint].format(id_path(record_id))
 
 
+def record_link(record_id: str, params: SearchParams | None = None) -> str:
+    """The record page of ``record_id``, carrying the search state ``params``
+    (query, filters, sort, page) in its query string, for the page's search box
+    and its "back to results" link."""
+    url = record_url("record_page", record_id)
+    return params.url(url) if params is not None and not params.is_empty else url
+
+
+def doi_link(value: str) -> str | None:
+    """The ``https://doi.org/`` link of a DOI, or ``None`` for text that is no DOI."""
+    found = doi(value)
+    return "https://doi.org/" + quote(found, safe="/:;()[]-._~") if found else None
+
+
 def safe_link(url: str) -> str | None:
     """``url`` when it is an http(s) link, else ``None`` (no ``javascript:`` from records)."""
     url = (url or "").strip()
@@ -207,6 +221,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.jinja_env.filters["marked"] = marked
     app.jinja_env.filters["day"] = shown_day
     app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
+                                 record_link=record_link, doi_link=doi_link, safe_link=safe_link,
                                  EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
                                  EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors)
     # "//" in a path is a 404 like any unknown path, not a redirect to a
@@ -248,8 +263,18 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     def record_page(record_id: str):
         record = search_index.document(record_id)
         similar = search_index.similar(record["id"], limit=SIMILAR_ON_PAGE)
-        return render_template("record.html", record=record, similar=similar,
-                               arxiv=arxiv_id(record["id"]), link=safe_link(record["url"]))
+        # The search the record was opened from rides in the query string (no
+        # server state): the search box holds it and "back to results" returns
+        # to the same page; a state that does not read is dropped, not an error.
+        try:
+            params = SearchParams.from_args(request.args)
+        except QueryError:
+            params = SearchParams()
+        return render_template("record.html", record=record, similar=similar, params=params,
+                               back=None if params.is_empty else params.url(url_for("search_page")),
+                               arxiv=arxiv_id(record["id"]), link=safe_link(record["url"]),
+                               pdf=safe_link(record["pdf_url"]), dois=record["doi"].split(),
+                               license_link=safe_link(record["license"]))
 
     def record_export(record_id: str, format_name: str):
         from searchengine.export import FORMATS, citation_key, render

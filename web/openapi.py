@@ -72,9 +72,24 @@ def openapi_document() -> dict[str, Any]:
     the drills' schema checks.
     """
     record_id = {"name": "id", "in": "path", "required": True,
-                 "description": "Record id (an arXiv id such as 2101.00001, or t- and 12 hex digits); "
-                                "percent-encode it, '/' as %2F or as is",
+                 "description": "Record id (an arXiv id such as 2101.00001, or t- and 12 hex digits), or "
+                                "a DOI of the paper (10.1103/PhysRevB.76.125117, also arXiv's "
+                                "10.48550/arXiv.ID); percent-encode it, '/' as %2F or as is",
                  "schema": {"type": "string", "minLength": 1}}
+    # Links and identifiers, in records and hits alike; "" when unknown.
+    text = {"type": "string"}
+    links = {
+        "url": {**text, "description": "Abstract page: the source's link, else https://arxiv.org/abs/ID "
+                                       "for an arXiv id, else empty"},
+        "pdf_url": {**text, "description": "Full text (PDF): the source's link, else https://arxiv.org/pdf/ID "
+                                           "for an arXiv id, else empty"},
+        "doi": {**text, "description": "DOI of the published version as the source gives it, bare "
+                                       "(several separated by a space), or empty"},
+        "arxiv_doi": {**text, "description": "arXiv's DataCite DOI (10.48550/arXiv.ID) for an arXiv id, else empty"},
+        "journal_ref": {**text, "description": "Journal reference, e.g. 'Phys. Rev. B 76, 125117 (2007)', or empty"},
+        "comments": {**text, "description": "The authors' comments, e.g. '12 pages, 4 figures', or empty"},
+        "license": {**text, "description": "License (usually its URL) as the source gives it, or empty"},
+    }
     limit = _param("limit", f"Hits per page, at most {MAX_LIMIT}",
                    {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT})
     results = {"description": "Ranked hits",
@@ -210,6 +225,7 @@ def openapi_document() -> dict[str, Any]:
                 "authors": string_list, "year": {"type": ["integer", "null"]}, "categories": string_list,
                 "url": {"type": "string", "description": "Link given by the source, or empty"},
                 **dates,
+                **links,
             }),
             "Hit": _object({
                 "id": {"type": "string"}, "title": {"type": "string"}, "authors": string_list,
@@ -220,6 +236,7 @@ def openapi_document() -> dict[str, Any]:
                 "title_matches": {**spans, "description": "[start, end) offsets of matched words in title"},
                 "url": {"type": "string"},
                 **dates,
+                **links,
             }),
             "FacetValue": _object({
                 "value": {"type": ["string", "integer", "null"], "description": "null counts records without a value"},

@@ -47,7 +47,7 @@ from searchengine.querylang.syntax import (
 )
 from searchengine.querylang.text import WORDS as _WORDS
 from searchengine.querylang.text import DASHES
-from searchengine.records import arxiv_id
+from searchengine.records import arxiv_id, doi, doi_key
 
 __all__ = [
     "ALL_TERMS_UP_TO", "LONG_QUERY_MIN", "MIN_PREFIX", "MIN_SHOULD_MATCH", "required_terms",
@@ -93,8 +93,9 @@ FIELD_ALIASES = {
     "category": "categories", "categories": "categories", "cat": "categories",
     "year": "year",
     "id": "id",
+    "doi": "doi",
 }
-KNOWN_FIELDS = "title/ti, abstract/abs, author/au, category/cat, year, date, id"
+KNOWN_FIELDS = "title/ti, abstract/abs, author/au, category/cat, year, date, id, doi"
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"',
                          "‘": "'", "’": "'", "‚": "'", "‛": "'"})
@@ -240,7 +241,8 @@ def _rewrite_fields(part: str, strict: bool = True) -> str:
     empty = next((m.group(1) for m in _EMPTY_FIELD.finditer(part)
                   if FIELD_ALIASES.get(m.group(1).lower())), None)
     if empty:
-        example = {"year": "2023", "id": "2101.00001", "categories": "cs.DC", "authors": "Qian"}
+        example = {"year": "2023", "id": "2101.00001", "categories": "cs.DC", "authors": "Qian",
+                   "doi": "10.1103/PhysRevB.76.125117"}
         value = example.get(FIELD_ALIASES[empty.lower()], "gpu")
         raise QueryError(f"'{empty}:' has no value (write e.g. {empty}:{value})")
     return _FIELD.sub(replace, part)
@@ -487,6 +489,24 @@ def _tree(text: str):
     return syntax.to_tree(syntax.syntax_tree(text))
 
 
+_DOI_FIELD = re.compile(r"(?<![\w.\-/])doi:\s*(\S*)", re.IGNORECASE)
+
+
+def identifier_doi(text: str) -> str | None:
+    """The DOI a query made of one DOI names (bare, ``doi:...``, or a
+    ``https://doi.org/...`` link), else ``None``.
+
+    Raises:
+        QueryError: a ``doi:`` value that is not a DOI (anywhere in the query).
+    """
+    for match in _DOI_FIELD.finditer(text):
+        value = match.group(1).strip("\"'")
+        if value and not doi(value):
+            raise QueryError(f"'doi:{value}' is not a DOI (a DOI starts with '10.', its registrant's "
+                             "number, then '/': e.g. doi:10.1103/PhysRevB.76.125117)")
+    return doi(" ".join(text.split()))
+
+
 def parse(text: str, *, allow_empty: bool = False,
           check: Callable[[t.Node], object] | None = None,
           frequencies: Callable[[list[str]], dict[str, int]] | None = None) -> ParsedQuery:
@@ -524,6 +544,9 @@ def parse(text: str, *, allow_empty: bool = False,
     paper = arxiv_id(" ".join(raw.split())) if raw.strip() else None
     if paper:
         return ParsedQuery(text=paper, tree=t.FieldWord("id", paper), notes=notes)
+    found_doi = identifier_doi(raw)
+    if found_doi:
+        return ParsedQuery(text="doi:" + found_doi, tree=t.FieldWord("doi", doi_key(found_doi)), notes=notes)
     cleaned = prepare(raw, notes)
     if not _OPERATOR.search(cleaned):
         cleaned = _drop_parentheses(cleaned)

@@ -54,10 +54,11 @@ TEXT_FIELDS = frozenset({"title", "abstract", "spell_title", "spell_abstract"})
 NAME_FIELDS = frozenset({"authors"})
 SPACED_FIELDS = frozenset({"categories", "category_keys"})
 COMMA_FIELDS = frozenset({"author_keys"})
-EXACT_FIELDS = frozenset({"id"})
+EXACT_FIELDS = frozenset({"id", "doi"})
 NUMBER_FIELDS = frozenset({"year"})
 # Stored or column-only: not searchable (the engines reject a query naming them).
 UNSEARCHABLE_FIELDS = frozenset({"url", "source", "version", "facet_data", "sort_title",
+                                 "pdf_url", "journal_ref", "comments", "license",
                                  "day", "dates", "date_data"})  # the day is for date filters only
 INDEX_FIELDS = (TEXT_FIELDS | NAME_FIELDS | SPACED_FIELDS | COMMA_FIELDS | EXACT_FIELDS
                 | NUMBER_FIELDS | UNSEARCHABLE_FIELDS)

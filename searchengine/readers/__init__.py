@@ -8,7 +8,6 @@ first few kilobytes), never by its extension alone, so a JSON-lines file named
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import zlib
@@ -31,11 +30,72 @@ FORMATS = {
 _SNIFF_BYTES = 8192
 
 
+class _GzipRaw(io.RawIOBase):
+    """The decompressed bytes of a gzip file (members one after another).
+
+    Unlike :mod:`gzip`, a file that ends before its end-of-stream marker
+    gives every byte that was there and then an ordinary end of file, with
+    :attr:`cut` set: the lines before the cut are read, and the caller says
+    where the file ended. A corrupt stream also ends it (``cut`` holds why).
+    """
+
+    _CHUNK = 64 * 1024
+
+    def __init__(self, path: Path) -> None:
+        self.file = open(path, "rb")
+        self.decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        self.pending = b""  # decompressed, not yet handed out
+        self.input = b""  # compressed, not yet decompressed
+        self.between_members = False
+        self.done = False
+        self.cut = ""  # why the stream ended early, or "" while it is whole
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self.pending:
+            if self.done:
+                return 0
+            data = self.input or self.file.read(self._CHUNK)
+            self.input = b""
+            if not data:
+                if not self.between_members:
+                    self.cut = "the compressed data ends before its end-of-stream marker"
+                self.done = True
+                return 0
+            if self.between_members:
+                if not data.strip(b"\x00"):  # padding after the last member
+                    continue
+                self.decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+                self.between_members = False
+            try:
+                self.pending = self.decompressor.decompress(data, self._CHUNK * 4)
+            except zlib.error as exc:
+                self.cut, self.done = f"the compressed data is corrupt ({exc})", True
+                return 0
+            self.input = self.decompressor.unconsumed_tail
+            if self.decompressor.eof:  # another member may follow
+                self.input, self.between_members = self.decompressor.unused_data, True
+        size = min(len(buffer), len(self.pending))
+        buffer[:size] = self.pending[:size]
+        self.pending = self.pending[size:]
+        return size
+
+    def compressed_position(self) -> int:
+        """Bytes of the compressed file read so far (for progress)."""
+        return self.file.tell()
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
 def _open_binary(path: Path):
     with open(path, "rb") as probe:
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")
+        return io.BufferedReader(_GzipRaw(path))
     return open(path, "rb")
 
 
@@ -47,46 +107,106 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 MAX_LINE_BYTES = 8 << 20
 
 
+class CutOff(EOFError):
+    """A compressed file that ends (or breaks) inside line ``line``: the rest is missing."""
+
+    def __init__(self, line: int, detail: str) -> None:
+        super().__init__(detail)
+        self.line = line
+        self.detail = detail
+
+
 def numbered_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for each line of a UTF-8 file (gzip allowed).
 
     Line numbers are 1-based. A byte-order mark and the line ending (LF or
     CRLF) are removed. A line that is not valid UTF-8 is not yielded; a
     :class:`Problem` naming it is appended to ``problems`` instead, and so
-    is one longer than :data:`MAX_LINE_BYTES`. A file
+    is one longer than :data:`MAX_LINE_BYTES`. A gzip file that ends
+    early raises :class:`CutOff` naming the line it ends in. A file
     that starts with a UTF-16 byte-order mark (as some Windows tools save
     "Unicode text") is read as UTF-16, undecodable bytes replaced.
     """
     with _open_binary(path) as stream:
-        if stream.peek(2)[:2] in _UTF16_BOMS:
-            text = io.TextIOWrapper(stream, encoding="utf-16", errors="replace", newline="\n")
-            for number, line in enumerate(text, start=1):
-                yield number, line.lstrip("\ufeff").rstrip("\r\n") if number == 1 else line.rstrip("\r\n")
+        try:
+            yield from _lines(path, stream, problems)
+        finally:
+            POSITION.finished += POSITION.current
+            POSITION.current = 0
+
+
+class ReadPosition:
+    """How far this process has read its input, in bytes of the files as they
+    are on disk (a ``.gz`` file's compressed bytes): :attr:`finished` for the
+    files read to the end (or left), :attr:`current` in the file being read.
+    For progress bars: compare :meth:`total` with :func:`input_size`."""
+
+    def __init__(self) -> None:
+        self.finished = 0
+        self.current = 0
+
+    def total(self) -> int:
+        """Bytes read so far over all files."""
+        return self.finished + self.current
+
+
+#: This process's reading position (one reading at a time: the indexers read in their main process).
+POSITION = ReadPosition()
+
+
+def input_size(paths: Iterable[str | os.PathLike]) -> int | None:
+    """Bytes of all the input files under ``paths`` as on disk (see :func:`input_files`),
+    or ``None`` when a path cannot be listed."""
+    try:
+        return sum(path.stat().st_size for path in input_files(paths))
+    except (InputError, OSError):
+        return None
+
+
+def _lines(path: Path, stream, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+    """The lines of an open file, for :func:`numbered_lines`; keeps :data:`POSITION` current."""
+    gz = getattr(stream, "raw", None)
+    where = gz.compressed_position if isinstance(gz, _GzipRaw) else stream.tell
+    if stream.peek(2)[:2] in _UTF16_BOMS:
+        text = io.TextIOWrapper(stream, encoding="utf-16", errors="replace", newline="\n")
+        for number, line in enumerate(text, start=1):
+            yield number, line.lstrip("\ufeff").rstrip("\r\n") if number == 1 else line.rstrip("\r\n")
+        POSITION.current = path.stat().st_size
+        return
+    number = 0
+    while True:
+        if not number & 63:
+            POSITION.current = where()
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        cut = getattr(getattr(stream, "raw", None), "cut", "")
+        if cut and not raw.endswith(b"\n"):
+            # A gzip file cut off: this line is its last, incomplete one (or none is left).
+            raise CutOff(number + 1, cut)
+        if not raw:
+            POSITION.current = where()
             return
-        number = 0
-        while True:
-            raw = stream.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):  # pass over the rest, a piece at a time
-                    raw = stream.readline(MAX_LINE_BYTES)
-                problems.append(Problem(str(path), number, f"line longer than {MAX_LINE_BYTES >> 20} MB (skipped)"))
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                problems.append(Problem(str(path), number, f"not valid UTF-8 ({exc.reason} at byte {exc.start}) (skipped)"))
-                continue
-            if number == 1:
-                text = text.lstrip("\ufeff")
-            yield number, text.rstrip("\r\n")
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # pass over the rest, a piece at a time
+                raw = stream.readline(MAX_LINE_BYTES)
+            problems.append(Problem(str(path), number, f"line longer than {MAX_LINE_BYTES >> 20} MB (skipped)"))
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(str(path), number, f"not valid UTF-8 ({exc.reason} at byte {exc.start}) (skipped)"))
+            continue
+        if number == 1:
+            text = text.lstrip("\ufeff")
+        yield number, text.rstrip("\r\n")
 
 
 def _head(path: Path) -> str:
     with _open_binary(path) as stream:
         head = stream.read(_SNIFF_BYTES)
+        cut = getattr(getattr(stream, "raw", None), "cut", "")
+    if cut and not head:
+        raise CutOff(1, cut)
     encoding = "utf-16" if head[:2] in _UTF16_BOMS else "utf-8"
     return head.decode(encoding, errors="replace").lstrip("\ufeff")
 
@@ -199,7 +319,9 @@ def read_records(
 
     Raises:
         InputError: a path does not exist. A file that cannot be read is a
-            problem (reported, skipped), not an error.
+            problem (reported, skipped), not an error; one that ends early
+            (a cut-off ``.gz``) is a problem marked ``cut_off``, after the
+            records read before the cut.
     """
     for path in input_files(paths):
         if path.name in arxivlisting.DATES_FILES:
@@ -210,16 +332,22 @@ def read_records(
             # One unreadable or broken file (permission denied, a cut-off
             # gzip stream) is reported and skipped like a bad record.
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-            problems.append(Problem(str(path), 0, f"cannot be read: {reason} (skipped)"))
+            problems.append(Problem(str(path), 0, f"cannot be read: {reason} (skipped)",
+                                    cut_off=isinstance(exc, CutOff)))
             continue
         if name is None:
             empty = not format and not _head(path).strip()
             reason = "empty file" if empty else "not a recognised input format"
             problems.append(Problem(str(path), 0, f"{reason} (skipped)"))
             continue
+        count = 0
         try:
             for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
                 # TeX → text for every format, at read time
                 yield _dated(_people(detex_record(record), problems), problems)
+                count += 1
+        except CutOff as exc:
+            problems.append(Problem(str(path), exc.line, f"the file ended early after {count:,} records: "
+                                    f"{exc.detail} in this line; the rest of the file is missing", cut_off=True))
         except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

@@ -12,6 +12,9 @@ Both layouts the API has used are read: the older one declares the
   the versions list holds v1 and, when the id names a later one, that
   version with the updated day;
 * the ``alternate`` link as URL.
+* the year of ``published`` (first version); the ``alternate`` link as URL;
+* the link titled ``pdf``, ``arxiv:doi``, ``arxiv:journal_ref`` and
+  ``arxiv:comment`` as the record's links and identifiers (the API gives no license).
 
 An error response (an entry whose id is an ``/api/errors`` URL) is reported as a
 problem. The file is parsed incrementally, so long feeds stream.
@@ -25,7 +28,7 @@ from xml.etree import ElementTree
 
 from searchengine.readers import arxivmeta
 from searchengine.readers.jsonlines import day_field
-from searchengine.records import Problem, Record, clean_text
+from searchengine.records import Problem, Record, clean_text, source_doi
 
 NAME = "arxiv-atom"
 
@@ -59,11 +62,12 @@ def _entry_record(entry: ElementTree.Element) -> Record:
     versions = [(1, published)] if published else []
     if updated and version and version > 1:
         versions.append((version, updated))
-    url = ""
+    url = pdf = ""
     for link in entry.findall(f"{ATOM}link"):
-        if link.get("rel") == "alternate":
+        if link.get("rel") == "alternate" and not url:
             url = link.get("href", "")
-            break
+        elif link.get("title") == "pdf" and not pdf:
+            pdf = link.get("href", "")
     return Record(
         id=arxiv_id,
         title=title,
@@ -81,6 +85,11 @@ def _entry_record(entry: ElementTree.Element) -> Record:
         updated=updated,
         versions=versions,
         notes=notes,
+        # --- links and identifiers ---
+        pdf_url=clean_text(pdf),
+        doi=source_doi(entry.findtext(f"{ARXIV}doi") or ""),
+        journal_ref=clean_text(entry.findtext(f"{ARXIV}journal_ref") or ""),
+        comments=clean_text(entry.findtext(f"{ARXIV}comment") or ""),
     )
 
 

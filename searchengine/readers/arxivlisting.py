@@ -18,6 +18,7 @@ One JSON object per line, every field present::
   day; a bad row of that table is reported with its line and left out.
   Otherwise the year comes from a new-style id (``2506.06837`` → 2025).
 * An id may carry a version suffix (``2506.06837v2``), kept as the version.
+* ``abs`` is the URL, ``pdf`` the PDF link, ``comment`` the comments.
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ def parse_object(obj: object) -> Record:
         categories=arxivmeta.arxiv_categories(_strings(obj, "categories")),
         url=_text(obj, "abs"),
         version=version,
+        # --- links and identifiers ---
+        pdf_url=_text(obj, "pdf"),
+        comments=_text(obj, "comment"),
     )
 
 

@@ -21,6 +21,9 @@ One JSON object per line, with (among others)::
   ``update_date``'s.
 * The version is the highest ``vN`` in ``versions``.
 * Titles and abstracts keep arXiv's hard line wraps; they are collapsed.
+* ``doi`` (the published version's; several are separated by spaces),
+  ``journal-ref``, ``comments`` and ``license`` (a URL, or ``null``) are kept
+  as the record's links and identifiers; the abstract page is the id's.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from datetime import date
 from pathlib import Path
 
 from searchengine.readers import arxivmeta, jsonlines
-from searchengine.records import Problem, Record, clean_text, split_authors
+from searchengine.records import Problem, Record, clean_text, source_doi, split_authors
 
 NAME = "arxiv-oai"
 
@@ -143,6 +146,11 @@ def parse_object(obj: object) -> Record:
         updated=updated,
         versions=days,
         notes=notes,
+        # --- links and identifiers ---
+        doi=source_doi(_text(obj, "doi")),
+        journal_ref=_text(obj, "journal-ref"),
+        comments=_text(obj, "comments"),
+        license=_text(obj, "license"),
     )
 
 

@@ -2,8 +2,9 @@
 
 The first line is a header; ``title`` is required, the other known columns
 are ``id``, ``abstract``, ``authors``, ``year``, ``categories``, ``url``,
-``version``, ``date`` (the submission day) and ``updated``; other columns are
-ignored. Comma separated, RFC 4180 quoting
+``version``, ``date`` (the submission day) and ``updated``, and the links
+and identifiers ``pdf``, ``doi``, ``journal_ref``, ``comments`` and
+``license``; other columns are ignored. Comma separated, RFC 4180 quoting
 (a quoted value may span lines)::
 
     id,title,authors,year,categories
@@ -26,7 +27,8 @@ from searchengine.records import Problem, Record
 
 NAME = "csv"
 
-FIELDS = ("id", "title", "abstract", "authors", "year", "categories", "url", "version", "date", "updated")
+FIELDS = ("id", "title", "abstract", "authors", "year", "categories", "url", "version", "date", "updated",
+          "pdf", "doi", "journal_ref", "comments", "license")
 
 
 def _header(line: str) -> list[str]:

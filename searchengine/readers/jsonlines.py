@@ -13,7 +13,8 @@ without ``year`` a new-style arXiv id gives it;
 string of four digits. ``date`` is the submission day and ``updated`` the
 last update's (``YYYY-MM-DD``, ``YYYY-MM`` or an ISO timestamp, turned to
 its UTC day); a date that is not one is a note, the record kept without it.
-Blank lines are ignored.
+Links and identifiers, each a string: ``pdf`` (the PDF's URL), ``doi``,
+``journal_ref``, ``comments`` and ``license``. Blank lines are ignored.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from searchengine.readers.arxivmeta import split_version, year_from_id
 from searchengine.dates import parse_day
-from searchengine.records import Problem, Record, clean_text, split_authors, title_id
+from searchengine.records import Problem, Record, clean_text, source_doi, split_authors, title_id
 
 NAME = "jsonl"
 
@@ -133,6 +134,12 @@ def parse_object(obj: object) -> Record:
         submitted=submitted,
         updated=updated,
         notes=notes,
+        # --- links and identifiers ---
+        pdf_url=string_field(obj, "pdf"),
+        doi=source_doi(string_field(obj, "doi")),
+        journal_ref=string_field(obj, "journal_ref"),
+        comments=string_field(obj, "comments"),
+        license=string_field(obj, "license"),
     )
 
 

@@ -154,6 +154,15 @@ def test_similar_papers_leave_the_paper_out(engine_index):
     assert results.query == f"similar:{CB_SPMV}"
 
 
+def test_similar_papers_total_is_the_same_whatever_the_page_size(engine_index):
+    totals = {limit: engine_index.similar(CB_SPMV, limit=limit) for limit in (1, 3, 10, 100)}
+    counts = {limit: results.total for limit, results in totals.items()}
+    assert len(set(counts.values())) == 1, counts
+    total = counts[1]
+    assert [len(results.hits) for results in totals.values()] == [min(limit, total) for limit in totals]
+    assert [results.page["pages"] for results in totals.values()] == [-(-total // limit) for limit in totals]
+
+
 def test_records_and_stats(engine_index):
     record = engine_index.record(CB_SPMV)
     assert record.title.startswith("CB-SpMV:A Data Aggregating") and record.authors == ["Depei Qian"]

@@ -77,7 +77,7 @@ import os
 import unicodedata
 
 from searchengine import dates, filters
-from searchengine.records import Record, sort_title
+from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
 DEFAULT_SHARDS = 3
@@ -374,6 +374,13 @@ def mappings(alias: str) -> dict:
             "versions": {"type": "object", "enabled": False},
             "newest_key": {"type": "long"},
             "oldest_key": {"type": "long"},
+            # --- links and identifiers ---
+            "doi": kept,
+            "doi_keys": keyword,  # doi_keys(): lower-cased, the record's own DOI and arXiv's
+            "pdf_url": kept,
+            "journal_ref": kept,
+            "comments": kept,
+            "license": kept,
         },
     }
 
@@ -468,6 +475,13 @@ def document(record: Record) -> dict:
     if record.version is not None:
         source["version"] = record.version
     source.update(_date_source(record))
+    # --- links and identifiers ---
+    keys = doi_keys(record)
+    if keys:
+        source["doi_keys"] = keys
+    for name in LINK_FIELDS:
+        if getattr(record, name):
+            source[name] = getattr(record, name)
     return source
 
 
@@ -501,4 +515,6 @@ def record_from_source(source: dict) -> Record:
         submitted=dates.from_iso(source.get("submitted")),
         updated=dates.from_iso(source.get("updated")),
         versions=[(int(n), day) for n, text in source.get("versions") or [] if (day := dates.from_iso(text))],
+        # --- links and identifiers ---
+        **{name: source.get(name) or "" for name in LINK_FIELDS},
     )

@@ -206,6 +206,8 @@ def _field_word(field: str, text: str) -> dict:
         return {"match": {field: {"query": text, "operator": "and"}}}
     if field == "year":
         return {"term": {"year": text}} if text.isdigit() else {"match_none": {}}
+    if field == "doi":  # held lower-cased: DOIs are case-insensitive
+        return {"term": {"doi_keys": text.lower()}}
     return {"term": {field: text}}
 
 

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from searchengine.engines.whoosh import snippets, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError
-from searchengine.records import Record, arxiv_id
+from searchengine.records import LINK_FIELDS, Record, arxiv_id
 from searchengine.results import Hit
 
 T = TypeVar("T")
@@ -48,6 +48,8 @@ def record_from_stored(stored: dict) -> Record:
         source=stored.get("source", ""),
         version=stored.get("version"),
         **_dates(stored.get("dates")),
+        # --- links and identifiers ---
+        **{name: stored.get(name) or "" for name in LINK_FIELDS},
     )
 
 

@@ -15,6 +15,12 @@ source      stored only (``file:line``)                         messages
 version     stored only (arXiv version number, or absent)      keeping the latest version
 day         integer: the submitted day (``date.toordinal``)     date filters
 dates       stored only: submitted, updated (ISO), versions     display
+doi         exact lower-cased terms (its own and arXiv's       ``doi:``, a DOI as the query
+            DOI), stored as the source wrote it
+pdf_url,    stored only                                         display, exports
+journal_ref,
+comments,
+license
 ==========  ==================================================  =========================
 
 Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
@@ -38,6 +44,7 @@ from __future__ import annotations
 from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
 from searchengine import dates, filters
+from searchengine.records import doi_keys
 from searchengine.engines.whoosh import columns as facets
 from searchengine.engines.whoosh.analysis import TOKEN_PATTERN, fold, name_analyzer, text_analyzer
 
@@ -112,6 +119,12 @@ def build_schema() -> Schema:
         day=NUMERIC(int, bits=32, signed=False),
         dates=STORED(),
         date_data=COLUMN(),
+        # --- links and identifiers ---
+        doi=KEYWORD(stored=True, scorable=False, lowercase=True),
+        pdf_url=STORED(),
+        journal_ref=STORED(),
+        comments=STORED(),
+        license=STORED(),
     )
 
 
@@ -145,6 +158,14 @@ def document_fields(record) -> dict:
         fields["day"] = record.submitted.toordinal()
     if record.submitted or record.updated or record.versions:
         fields["dates"] = stored_dates(record)
+    # --- links and identifiers ---
+    keys = doi_keys(record)
+    if keys:
+        fields["doi"] = " ".join(keys)
+        fields["_stored_doi"] = record.doi
+    for name in ("pdf_url", "journal_ref", "comments", "license"):
+        if getattr(record, name):
+            fields[name] = getattr(record, name)
     return fields
 
 

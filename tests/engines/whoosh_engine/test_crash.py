@@ -23,7 +23,7 @@ from searchengine.indexer import update_index
 
 from shareddata import write_listing
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 DRIVER = textwrap.dedent(
     """

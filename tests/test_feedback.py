@@ -101,6 +101,7 @@ def test_filters_choose_the_feedback_documents(small_index, monkeypatch):
     number = {searcher.stored_fields(d)["id"]: d for d in range(searcher.doc_count_all())}
     seen = []
     real = feedback.relevance_model
+    monkeypatch.setattr(ranking, "FEEDBACK_MIN_LEAD", 1.0)  # C's lead over B is small
     monkeypatch.setattr(feedback, "relevance_model", lambda s, top, n: seen.append(top) or real(s, top, n))
     feedback.rerank(searcher, query, scores, allowed={number["b"], number["c"]})
     assert [doc for doc, _ in seen[0]] == [number["c"], number["b"]]
@@ -124,3 +125,24 @@ def test_feedback_is_skipped_when_half_the_time_budget_is_spent(small_index):
     assert [hit.id for hit in results.hits] == ["a", "c", "b"]  # the order without feedback
     assert results.notes == [feedback.SKIPPED_NOTE]
     assert small_index.search(LONG_QUERY, limit=10).notes == []
+
+
+@pytest.mark.parametrize("scores, sure", [
+    ([9.0, 8.0, 7.0, 6.5, 6.4, 6.3, 6.2, 6.1, 6.05, 6.0, 1.0], True),   # 9.0 = 1.5 x the tenth, 6.0
+    ([8.9, 8.0, 7.0, 6.5, 6.4, 6.3, 6.2, 6.1, 6.05, 6.0, 1.0], False),  # just below
+    ([3.0, 2.0], True),    # fewer than ten hits: the last one counts
+    ([3.0, 2.5], False),
+    ([3.0], False),        # nothing to re-rank
+])
+def test_clear_lead_compares_the_best_score_with_the_last_feedback_document(scores, sure):
+    assert feedback.clear_lead(list(enumerate(scores))) is sure
+
+
+def test_feedback_leaves_a_flat_first_ranking_alone(small_index, monkeypatch):
+    # Any lead above 1 is not enough at a threshold of 100: the order is that without feedback.
+    monkeypatch.setattr(ranking, "FEEDBACK_MIN_LEAD", 100.0)
+    assert ranked_ids(small_index, LONG_QUERY) == ["a", "c", "b"]
+    searcher = small_index.engine.current().searcher
+    query = parse(LONG_QUERY, searcher.schema).query
+    scores = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}
+    assert feedback.rerank(searcher, query, scores) is scores

@@ -20,6 +20,10 @@ the :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_DEPTH` best hits.
 With ``FEEDBACK_WEIGHT = 1`` the expansion terms together weigh as much as
 the query's own terms: RM3's interpolation with ``lambda = 0.5``.
 
+Feedback is selective: it re-ranks only when the first ranking is sure of
+its best hit (:func:`clear_lead`); where the first scores are flat, the
+feedback documents are as likely off the topic as on it.
+
 Only the order changes: the hits are the documents the query itself
 matched, so the hit count and the facets are those of the query as typed.
 Keyword queries are left alone: they are exact, and they stay fast. When the
@@ -79,6 +83,8 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
     # Ties broken by document number, so the result does not depend on dict order.
     ranked = heapq.nlargest(ranking.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
+    if not clear_lead(ranked):
+        return scores
     model = relevance_model(searcher, ranked[:ranking.FEEDBACK_DOCS], ranking.FEEDBACK_TERMS)
     if not model:
         return scores
@@ -95,6 +101,27 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
         for doc, score in ranking.bm25f_scores_at(searcher, fields, docnums, weight * probability).items():
             reranked[doc] += score
     return reranked
+
+
+def clear_lead(ranked: list[tuple[int, float]]) -> bool:
+    """Whether a first ranking is sure enough of its best hit for feedback.
+
+    Args:
+        ranked: ``(docnum, score)`` best first.
+
+    Returns:
+        ``True`` when the best score is at least
+        :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_MIN_LEAD` times
+        the score of the last feedback document (the ``FEEDBACK_DOCS``-th
+        hit, or the last when there are fewer); ``False`` for flat scores
+        and for fewer than two hits.
+    """
+    from searchengine.engines.whoosh import ranking
+
+    if len(ranked) < 2:
+        return False
+    last = ranked[min(ranking.FEEDBACK_DOCS, len(ranked)) - 1][1]
+    return last <= 0 or ranked[0][1] >= ranking.FEEDBACK_MIN_LEAD * last
 
 
 def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[tuple[str, float]]:

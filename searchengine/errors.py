@@ -29,6 +29,11 @@ class IndexDamagedError(SearchEngineError):
     """An index exists at the given location but cannot be opened or read."""
 
 
+class IndexOutdatedError(IndexDamagedError):
+    """The index was written by another version, with other fields or analysis:
+    it must be rebuilt before it is searched or updated."""
+
+
 class IndexBusyError(SearchEngineError):
     """Another process holds the index's write lock past the wait timeout."""
 

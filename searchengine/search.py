@@ -611,8 +611,9 @@ def open_index(path: str | os.PathLike | None = None, *, build_from=None, on_bui
 
 
 def _build_if_missing(index_dir: Path, paths, on_build) -> None:
-    """Build ``index_dir`` from ``paths`` unless it holds an index; when another
-    process is building it, wait for that build (up to two minutes) instead."""
+    """Build ``index_dir`` from ``paths`` unless it holds an index of this
+    version's layout; when another process is building it, wait for that
+    build (up to two minutes) instead."""
     from searchengine.engines.whoosh import store
     from searchengine.errors import IndexBusyError
     from searchengine.indexer import build_index
@@ -623,6 +624,13 @@ def _build_if_missing(index_dir: Path, paths, on_build) -> None:
         with store.write_lock(index_dir, timeout=120):
             pass
         current = store.current_generation(index_dir)
+    if current is not None:
+        from searchengine.errors import IndexOutdatedError
+
+        try:
+            store.check_layout(current, index_dir)
+        except IndexOutdatedError:
+            current = None  # the default index of an older version: built again, as at first use
     if current is None:
         on_build(None)
         on_build(build_index(list(paths), index_dir))

@@ -176,9 +176,8 @@ def test_search_exports_bibtex_and_csv(runner, workdir):
     entries = bibtexparser.parse_string(bib.stdout).entries
     assert [e.key for e in entries] == ["qian2026cbspmva"]
     table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
-    assert table[0] == "rank,id,title,authors,year,categories,score,url,submitted,updated"
     assert table[0] == ("rank,id,title,authors,year,categories,score,"
-                        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license")
+                        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated")
     assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
 
 

@@ -110,13 +110,14 @@ def test_update_adds_new_documents_and_replaces_by_id(samples, index_copy, tmp_p
     # Only the current and the previous generation are kept.
     assert len(list(index_copy.glob("gen-*"))) == 2 and not before.exists()
     # Every file of the new generation belongs to a segment its table of contents names
-    # (but the facet and sort columns, one file for all segments).
+    # (but the facet and sort columns, one file for all segments, and the layout's number).
     from searchengine.engines.whoosh.columns import COLUMNS_FILE
 
     current = store.current_generation(index_copy)
     segments = {s.segment_id() for s in whoosh_index.open_dir(str(current))._segments()}
     assert (current / COLUMNS_FILE).is_file()
-    files = {p.name for p in current.iterdir()} - {"MAIN_WRITELOCK", COLUMNS_FILE}
+    assert (current / store.LAYOUT_FILE).read_text() == f"{store.LAYOUT}\n"
+    files = {p.name for p in current.iterdir()} - {"MAIN_WRITELOCK", COLUMNS_FILE, store.LAYOUT_FILE}
     tocs = {name for name in files if name.startswith("_MAIN_")}
     assert len(tocs) == 1 and files - tocs and all(name.split(".")[0] in segments
                                                      for name in files - tocs), sorted(files)

@@ -87,7 +87,8 @@ DEFAULT_REPLICAS = 1
 #: The mark a physical index carries in its mapping's ``_meta``.
 META_KEY = "searchengine"
 #: Version of the layout below; an index of another layout must be rebuilt.
-#: 4: the date fields (submitted, updated, versions, newest_key, oldest_key).
+#: 4: the date fields (submitted, updated, versions, newest_key, oldest_key)
+#: and the links and identifiers (doi, doi_keys, pdf_url, journal_ref, comments, license).
 LAYOUT = 4
 
 # Per-field BM25 (Lucene's, summed over fields by the query) with the embedded

@@ -542,6 +542,11 @@ class WhooshEngine:
                 searcher = ix.searcher(weighting=weighting())
             except Exception as exc:  # whoosh raises many kinds on damage
                 raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
+            try:
+                store.check_layout(generation, self.path)
+            except IndexDamagedError:
+                searcher.close()
+                raise
             if self._searcher is not None:
                 self._searcher.searcher.close()
             cache = SearcherCache(searcher, folder=generation)

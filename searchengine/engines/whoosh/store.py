@@ -32,6 +32,15 @@ POINTER = "CURRENT"
 LOCK = ".writelock"
 PREFIX = "gen-"
 
+#: The file in a generation naming the layout it was written with.
+LAYOUT_FILE = "LAYOUT"
+#: Version of what a generation holds: the schema's fields and the analysis
+#: that made its terms. A generation of another layout is refused with a
+#: rebuild hint (its hits would be wrong or missing), never searched.
+#: Without a LAYOUT file: written before layouts were recorded.
+#: 2: submitted days and dates, links and DOIs, NFKC folding and word forms.
+LAYOUT = 2
+
 
 def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = False) -> Path | None:
     """The generation ``CURRENT`` names, or ``None`` if there is no index yet.
@@ -171,6 +180,46 @@ def link_generation(source: Path, destination: Path) -> None:
             import shutil
 
             shutil.copy2(entry, destination / entry.name)
+
+
+def write_layout(generation: Path) -> None:
+    """Record :data:`LAYOUT` in ``generation`` (before it is published).
+
+    Written under a temporary name and renamed into place: an update's
+    generation starts as hard links to the previous one's files, so the
+    file is replaced, never written into.
+    """
+    temporary = generation / f".{LAYOUT_FILE}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="ascii") as handle:
+        handle.write(f"{LAYOUT}\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, generation / LAYOUT_FILE)
+
+
+def check_layout(generation: Path, index_dir: Path) -> None:
+    """Refuse a generation written with another :data:`LAYOUT`.
+
+    Raises:
+        IndexOutdatedError: its layout differs (or was never recorded); the
+            message names both layouts and the command that rebuilds it.
+    """
+    try:
+        found: int | None = int((generation / LAYOUT_FILE).read_text(encoding="ascii").strip())
+    except FileNotFoundError:
+        if not any(generation.glob("_*.toc")):
+            return  # no index files either: damage, which opening the index reports
+        found = None
+    except (OSError, ValueError):
+        found = -1
+    if found != LAYOUT:
+        from searchengine.errors import IndexOutdatedError
+
+        shown = "not recorded: an older version" if found is None else found
+        raise IndexOutdatedError(
+            f"{index_dir}: this index was built by another version of searchengine (layout {shown}, "
+            f"this version reads layout {LAYOUT}); rebuild it with "
+            f"'searchengine index PATHS --index-dir {index_dir}'")
 
 
 def _fsync_dir(path: Path) -> None:

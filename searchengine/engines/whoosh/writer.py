@@ -393,6 +393,7 @@ def _write(
                     ix = store.open_generation(generation)
                 except Exception as exc:  # Whoosh raises many kinds on damage
                     raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
+                store.check_layout(base, target)  # an older index is rebuilt, not updated
             else:
                 ix = whoosh_index.create_in(str(generation), build_schema())
             try:
@@ -408,6 +409,7 @@ def _write(
             whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
             with ix.reader() as reader:  # the facet and sort columns belong to the generation
                 columns.write_columns(generation, reader)
+            store.write_layout(generation)
             documents = ix.doc_count()
             store.publish(target, generation)
         except BaseException:

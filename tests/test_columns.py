@@ -187,13 +187,14 @@ def test_an_index_that_cannot_be_written_is_searched_without_storing(index_dir, 
 
 @pytest.fixture(scope="module")
 def listing_index(tmp_path_factory):
-    """An index of 2,000 arXiv listing records, and the records as read."""
+    """An index of 900 arXiv listing records, and the records as read (fewer
+    than the 1,000 hits a search pages to, so every hit of a query can be listed)."""
     import shareddata
     from searchengine.readers import read_records
 
     folder = tmp_path_factory.mktemp("listing")
     source = folder / "listing.jsonl"
-    shareddata.write_listing(source, 2000)
+    shareddata.write_listing(source, 900)
     build_index([source], folder / "index")
     return folder / "index", list(read_records([source], []))
 

@@ -64,7 +64,7 @@ def test_query_finds_exactly_the_matching_records(corpus_index, query, predicate
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("auth:qian", "unknown field 'auth:' (fields are title/ti, abstract/abs, author/au, category/cat, year, date, id)"),
+        ("auth:qian", "unknown field 'auth:' (fields are title/ti, abstract/abs, author/au, category/cat, year, date, id, doi)"),
         ("tilte:gpu memory", "unknown field 'tilte:'"),
         ("*", "'*': a wildcard needs at least 2 letters before it"),
         ("*foo", "'*foo': a wildcard needs at least 2 letters before it"),

@@ -331,10 +331,14 @@ def server(cluster, drill_data):
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO, env=product_env())
     log: list[str] = []
     try:
-        line = process.stderr.readline()
-        log.append(line)
-        match = SERVE_LINE.search(line)
-        assert match, line
+        # "Loading ..." comes first, "Serving ... on http://127.0.0.1:PORT/" once the index is ready.
+        match = None
+        for line in iter(process.stderr.readline, ""):
+            log.append(line)
+            match = SERVE_LINE.search(line)
+            if match:
+                break
+        assert match, "".join(log)
         threading.Thread(target=lambda: log.extend(process.stderr), daemon=True).start()
         port = int(match.group(1))
         deadline = time.monotonic() + 60

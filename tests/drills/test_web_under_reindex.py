@@ -221,10 +221,14 @@ def test_web_under_load_while_reindexing(record_sets, tmp_path, figures):
     )
     log: list[str] = []
     try:
-        line = server.stderr.readline()
-        log.append(line)
-        match = re.search(r"on http://127\.0\.0\.1:(\d+)/", line)
-        assert match, line
+        # "Loading ..." comes first, "Serving ... on http://127.0.0.1:PORT/" once the index is ready.
+        match = None
+        for line in iter(server.stderr.readline, ""):
+            log.append(line)
+            match = re.search(r"on http://127\.0\.0\.1:(\d+)/", line)
+            if match:
+                break
+        assert match, "".join(log)
         threading.Thread(target=lambda: log.extend(server.stderr), daemon=True).start()
         port = int(match.group(1))
         load = Load(port, expected)

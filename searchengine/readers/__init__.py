@@ -30,6 +30,10 @@ FORMATS = {
 _SNIFF_BYTES = 8192
 
 
+#: Why a gzip stream ended early when its file stops before the end-of-stream marker.
+TRUNCATED = "the compressed data ends before its end-of-stream marker"
+
+
 class _GzipRaw(io.RawIOBase):
     """The decompressed bytes of a gzip file (members one after another).
 
@@ -61,7 +65,7 @@ class _GzipRaw(io.RawIOBase):
             self.input = b""
             if not data:
                 if not self.between_members:
-                    self.cut = "the compressed data ends before its end-of-stream marker"
+                    self.cut = TRUNCATED
                 self.done = True
                 return 0
             if self.between_members:
@@ -206,7 +210,10 @@ def _head(path: Path) -> str:
         head = stream.read(_SNIFF_BYTES)
         cut = getattr(getattr(stream, "raw", None), "cut", "")
     if cut and not head:
-        raise CutOff(1, cut)
+        # A file that stops inside its first block is cut off (a download
+        # interrupted early); one that does not decompress at all is not a
+        # gzip file of records, and is skipped like any unreadable file.
+        raise CutOff(1, cut) if cut == TRUNCATED else EOFError(cut)
     encoding = "utf-16" if head[:2] in _UTF16_BOMS else "utf-8"
     return head.decode(encoding, errors="replace").lstrip("\ufeff")
 

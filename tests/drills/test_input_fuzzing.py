@@ -247,7 +247,7 @@ def listing_wrong_types(tmp: Path) -> Case:
         12: ("authors", None, True), 13: ("categories", "cs.CV", False), 14: ("categories", [None], False),
         15: ("summary", 42, False), 16: ("summary", ["text"], False), 17: ("summary", None, True),
         18: ("id", 2501, False), 19: ("id", ["2501.00001"], False), 20: ("id", "", False), 21: ("abs", 5, False),
-        22: ("comment", {"nested": [1]}, True), 23: ("categories", None, True), 24: ("summary", {"a": 1}, False),
+        22: ("comment", {"nested": [1]}, False), 23: ("categories", None, True), 24: ("summary", {"a": 1}, False),
         25: ("title", True, False), 26: ("authors", {"name": "A"}, False),
     }
     for number, (key, value, stays_good) in wrong.items():

@@ -21,6 +21,7 @@ dates are calendar days in UTC (arXiv stamps its versions in GMT, and shows
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -138,8 +139,7 @@ def _period(text: str, what: str) -> tuple[date, date]:
             return day, day
         if _ISO_MONTH.fullmatch(raw):
             first = date.fromisoformat(raw + "-01")
-            following = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-            return first, following - timedelta(days=1)
+            return first, first.replace(day=calendar.monthrange(first.year, first.month)[1])
         if _ISO_YEAR.fullmatch(raw) and int(raw) >= 1:
             return date(int(raw), 1, 1), date(int(raw), 12, 31)
     except ValueError:

@@ -54,8 +54,10 @@ _SPACE = r"[\s\x00-\x1f\x7f-\x9f]*"
 _YEAR = r"\d{4}"
 YEAR_PATTERN = (rf"^{_SPACE}(|{_YEAR}|{_YEAR}{_SPACE}[-–]{_SPACE}{_YEAR}|{_YEAR}{_SPACE}[-–]|[-–]{_SPACE}{_YEAR}"
                 rf"|(>=|>|<=|<|=){_SPACE}{_YEAR}){_SPACE}$")
-# since/until (searchengine.dates): a day, a month or a year.
-DATE_PATTERN = rf"^{_SPACE}(|{_YEAR}(-\d{{2}}(-\d{{2}})?)?){_SPACE}$"
+# since/until (searchengine.dates): a day, a month or a year (0001-9999); a
+# day its month lacks (2025-02-30) is refused, as the parameters say.
+_DATE_YEAR = r"(000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})"
+DATE_PATTERN = rf"^{_SPACE}(|{_DATE_YEAR}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?){_SPACE}$"
 CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?{_SPACE}$"
 # An author name needs a letter or digit in its surname: anywhere, or before
 # the comma of "Last, First".
@@ -124,9 +126,11 @@ def openapi_document() -> dict[str, Any]:
         _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},
                repeat=True),
-        _param("since", "Submitted on or after this UTC day: 2025-03-14, 2025-03 (from its 1st) or 2025",
+        _param("since", "Submitted on or after this UTC day: 2025-03-14, 2025-03 (from its 1st) or 2025; "
+                        "a day its month lacks (2025-02-30) is a 400",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
-        _param("until", "Submitted on or before this UTC day: 2025-06-30, 2025-06 (to its last day) or 2025",
+        _param("until", "Submitted on or before this UTC day: 2025-06-30, 2025-06 (to its last day) or 2025; "
+                        "a day its month lacks (2025-02-30) is a 400",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
         _param("past", "Submitted in the last 7, 30 or 365 days, counted back from today (UTC)",
                {"type": "string", "enum": list(PAST)}),

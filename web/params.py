@@ -77,8 +77,11 @@ _FLAGS = {"": False, "0": False, "false": False, "1": True, "true": True}
 
 
 def plain_text(raw: str) -> str:
-    """``raw`` with control characters (category Cc) as spaces and runs of spaces collapsed."""
-    return " ".join("".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in raw).split())
+    """``raw`` with control characters (category Cc) and byte-order marks as
+    spaces (JSON Schema's ``\\s`` holds U+FEFF, Python's ``str.split`` does
+    not), and runs of spaces collapsed."""
+    return " ".join("".join(" " if ch == "\ufeff" or unicodedata.category(ch) == "Cc" else ch
+                            for ch in raw).split())
 
 
 def _single(args, name: str) -> str:

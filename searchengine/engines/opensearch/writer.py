@@ -40,6 +40,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -331,7 +332,10 @@ class _BulkWriter:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
         retry: list[_Pending] = []
         probed = False
-        with cluster_errors(self.location, "bulk indexing", index=self.index):
+        with cluster_errors(self.location, "bulk indexing", index=self.index), closing(results):
+            # Closed here, in this thread, however the loop ends (a lost lease, Ctrl-C):
+            # left to the garbage collector, parallel_bulk's clean-up may run in one
+            # of its own threads, which cannot join itself.
             for ok, result in results:
                 if self.lock is not None:
                     self.lock.check()

@@ -208,7 +208,7 @@ def parse_past(name: str, today: date | None = None) -> DateFilter:
         QueryError: ``name`` is not one of :data:`PAST`.
     """
     key = name.strip().lower()
-    if key not in PAST:
+    if not key.isascii() or key not in PAST:  # the Kelvin sign lowers to "k"
         raise QueryError(f"past {name!r} is not one of {', '.join(PAST)}")
     today = today or utc_today()
     return DateFilter(today - timedelta(days=PAST[key]), None, f"past {key}")

@@ -7,6 +7,7 @@ checks that every API route is described.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from searchengine import __version__
@@ -62,6 +63,14 @@ CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?
 # An author name needs a letter or digit in its surname: anywhere, or before
 # the comma of "Last, First".
 AUTHOR_PATTERN = rf"^[^,]*\w|^{_SPACE}$"
+
+
+def choice_pattern(words) -> str:
+    """A pattern for one of ``words`` in any letter case, padded by spaces or
+    control characters, or for no value: what the API reads for ``sort``,
+    ``past`` and ``exact`` (JSON Schema patterns take no case flag)."""
+    spelled = ("".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in w) for w in words)
+    return rf"^{_SPACE}(|{'|'.join(spelled)}){_SPACE}$"
 BAD_REQUEST = ("A parameter or the query cannot be understood, or a parameter that takes one value is "
                "given twice; the message names it")
 
@@ -133,13 +142,14 @@ def openapi_document() -> dict[str, Any]:
                         "a day its month lacks (2025-02-30) is a 400",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
         _param("past", "Submitted in the last 7, 30 or 365 days, counted back from today (UTC)",
-               {"type": "string", "enum": list(PAST)}),
+               {"type": "string", "pattern": choice_pattern(PAST)}),
         _param("sort", "Order of hits (default: relevance, or newest without query text); newest and oldest "
                        "by submitted day, papers with only a year after the dated ones of their year, "
-                       "undated papers last", {"type": "string", "enum": list(SORTS)}),
+                       "undated papers last", {"type": "string", "pattern": choice_pattern(SORTS)}),
     ]
-    exact = _param("exact", "true (or 1): search the query as typed, never a correction of it",
-                   {"type": "boolean", "default": False})
+    exact = _param("exact", "true (or 1): search the query as typed, never a correction of it; "
+                            "false or 0 (the default): a query with a clear correction shows its hits",
+                   {"type": "string", "pattern": choice_pattern(("true", "false", "1", "0"))})
     count_header = {"schema": {"type": "integer", "minimum": 0}}
     export_format = {"name": "format", "in": "query", "required": True,
                      "description": "bibtex, csv, jsonl (JSON lines) or ris",

@@ -236,11 +236,11 @@ class SearchParams:
         if len(raw_q) > MAX_QUERY_CHARS:
             raise QueryError(f"the query is {len(raw_q)} characters long; at most {MAX_QUERY_CHARS} are allowed")
         q = plain_text(raw_q)
-        sort = _single(args, "sort").strip() or None
+        sort = plain_text(_single(args, "sort")).lower() or None
         if sort is not None and sort not in SORTS:
             raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
         limit = read_limit(args)
-        exact = _single(args, "exact").strip().lower()
+        exact = plain_text(_single(args, "exact")).lower()
         if exact not in _FLAGS:
             raise QueryError(f"exact must be 1, 0, true or false, not {exact[:40]!r}")
         more = _single(args, "more").strip() or None

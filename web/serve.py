@@ -93,6 +93,8 @@ def _shown_host(host: str) -> str:
 # A server process that fails by itself sooner than this after its start is
 # not restarted: it would fail again (e.g. an index it cannot open).
 SERVER_PROCESS_MIN_SECONDS = 10.0
+# Seconds a server process has to finish after SIGTERM before it is killed.
+STOP_GRACE_SECONDS = 5.0
 
 
 def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, threads: int, workers: int) -> None:
@@ -125,14 +127,20 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
                 pass
 
     def start() -> None:
+        # SIGTERM is held back across the fork: one that reached the child
+        # before it reset the parent's handler would be lost, and the child
+        # would serve on after the parent stopped.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         pid = os.fork()
         if pid:
             started[pid] = time.monotonic()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             return
         code = 1
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the servers
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             exit_with_parent(parent)
             _serve_socket(index_dir, sock, threads, ready_write)
             code = 0
@@ -166,11 +174,30 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
     except KeyboardInterrupt:
         pass
     finally:
-        for pid in started:
-            os.kill(pid, signal.SIGTERM)
-        for pid in started:
-            os.waitpid(pid, 0)
+        for name in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
+            signal.signal(name, signal.SIG_IGN)
+        _stop(started)
         sock.close()
+
+
+def _stop(pids, grace: float = STOP_GRACE_SECONDS) -> None:
+    """SIGTERM to each of ``pids`` (children of this process), then SIGKILL to
+    any still running ``grace`` seconds later; returns once all are reaped."""
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    left = set(pids)
+    while left:
+        for pid in list(left):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                left.discard(pid)
+        if left and time.monotonic() > deadline:
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            for pid in left:
+                os.waitpid(pid, 0)
+            return
+        time.sleep(0.02)
 
 
 def _serve_socket(index_dir: Path | str, sock, threads: int, ready: int) -> None:

@@ -95,38 +95,61 @@ def test_arxiv_ids_are_recognised_in_every_written_form(text, expected):
     assert arxiv_id(text) == expected
 
 
-@pytest.mark.parametrize("mode", ["query", "index"])
-def test_word_analysis_gives_the_analyzers_tokens_and_offsets(mode):
+SNIPPET_TEXTS = ["FlashAttention on GPUs: C++ and C# in 大规模语言模型的研究, fail-slow Bose–Einstein; IT and it.",
+                 "ﬁnite eﬃcient Ｇｒａｐｈ neural-network, 10,000-GPU runs by Vlček (e\u0301te)."]
+
+
+def test_word_analysis_gives_the_analyzers_tokens_and_offsets():
     from searchengine.engines.whoosh.schema import build_schema
     from searchengine.engines.whoosh.snippets import WordAnalysis
 
     analyzer = build_schema()["abstract"].analyzer
     replay = WordAnalysis(analyzer, size=8)  # small: forgetting words must not change anything
-    texts = [r.abstract for r in corpus_records()[:6]] + [
-        "FlashAttention on GPUs: C++ and C# in 大规模语言模型的研究, fail-slow Bose–Einstein; IT and it.",
-    ]
+    texts = [r.abstract for r in corpus_records()[:6]] + SNIPPET_TEXTS
     for text in texts:
-        expected = [(t.text, t.startchar, t.endchar, t.stopped)
-                    for t in analyzer(text, chars=True, mode=mode, removestops=False)]
-        got = [(t.text, t.startchar, t.endchar, t.stopped)
-               for t in replay(text, chars=True, mode=mode, removestops=False)]
-        assert got == expected
-    assert ("flashattention", 0, 14, False) in [
-        (t.text, t.startchar, t.endchar, t.stopped) for t in replay(texts[-1], mode="query", removestops=False)
-    ]
+        expected = [(t.text, t.startchar, t.endchar)
+                    for t in analyzer(text, chars=True, mode="query", removestops=False)]
+        assert replay.tokens(text) == expected
+    assert replay.tokens(texts[-2])[:3] == [("flashattention", 0, 14), ("flash", 0, 5), ("attention", 5, 14)]
+    # A ligature maps back to the characters as written.
+    assert replay.tokens(texts[-1])[:2] == [("finit", 0, 5), ("efficient", 6, 13)]
+
+
+def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
+    from whoosh import highlight
+
+    from searchengine.engines.whoosh.schema import build_schema
+    from searchengine.engines.whoosh.snippets import (CONTEXT_CHARS, FRAGMENT_CHARS, FRAGMENTS, WordAnalysis,
+                                                      _best, _context_fragments)
+
+    analyzer = build_schema()["abstract"].analyzer
+    replay = WordAnalysis(analyzer)
+    fragmenter = highlight.ContextFragmenter(maxchars=FRAGMENT_CHARS, surround=CONTEXT_CHARS)
+    compared = 0
+    for text in [r.abstract for r in corpus_records()] + SNIPPET_TEXTS + ["x" * 300 + " gpu model", "gpu " * 3000]:
+        tokens = replay.tokens(text)
+        # Single terms and pairs of neighbouring terms as the query's terms: 24 of them per text.
+        candidates = sorted({(a,) for a, _, _ in tokens} | {tuple(sorted((a[0], b[0]))) for a, b in zip(tokens, tokens[1:])})
+        for terms in map(frozenset, candidates[::max(1, len(candidates) // 24)]):
+            expected = highlight.top_fragments(
+                fragmenter.fragment_tokens(text, highlight.set_matched_filter(
+                    analyzer(text, chars=True, mode="query", removestops=False), terms)),
+                FRAGMENTS, highlight.BasicFragmentScorer(), highlight.FIRST)
+            got = _best(_context_fragments(len(text), tokens, terms), FRAGMENTS)
+            assert [(f.start, f.end, [m[1:] for m in f.matches]) for f in got] == [
+                (f.startchar, f.endchar, [(m.startchar, m.endchar) for m in f.matches]) for f in expected]
+            compared += 1
+    assert compared > 300
 
 
 def test_a_match_running_past_its_fragment_ends_the_fragment():
-    from whoosh.analysis import Token
-    from whoosh.highlight import Fragment
-
-    from searchengine.engines.whoosh.snippets import _formatter
+    from searchengine.engines.whoosh.snippets import _Fragment, _snippet
 
     text = "alpha Retrieval-Augmented beta gamma"
     # The joined compound spans 6..25 but the first fragment ends at 15.
-    first = Fragment(text, [Token(startchar=6, endchar=25)], startchar=0, endchar=15)
-    second = Fragment(text, [Token(startchar=31, endchar=36)], startchar=26, endchar=36)
-    snippet = _formatter().format([first, second])
+    first = _Fragment(0, 15, [("retrievalaugment", 6, 25)])
+    second = _Fragment(26, 36, [("gamma", 31, 36)])
+    snippet = _snippet(text, [first, second])
     assert snippet.text == "alpha Retrieval-Augmented … beta gamma"
     assert snippet.matches == [(6, 25), (33, 38)]
     assert [snippet.text[a:b] for a, b in snippet.matches] == ["Retrieval-Augmented", "gamma"]

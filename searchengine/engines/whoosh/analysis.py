@@ -205,23 +205,50 @@ class TechTokenizer(Tokenizer):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
 
-    def _tokenizer(self):
+    def _tokenizer(self, value: str):
+        """The compiled pattern to cut ``value`` with.
+
+        What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``, its
+        ``span_tokenize`` the spans of ``finditer``), with the same engine and
+        flags, minus two costs: its package imports the network and XML
+        modules (0.1 s of every command-line search), and it bounds every
+        match with a wall-clock timer, which doubles the cost of tokenizing
+        an abstract. An ASCII text is cut by Python's ``re`` instead, twice
+        as fast here, and the same: the two engines differ only on non-ASCII
+        characters. This pattern cannot backtrack catastrophically: no
+        quantified group nests another quantifier over overlapping text (each
+        repeat of the dash/dot group must start with its separator), so
+        matching is linear in the text (``benchmarks/index_speed.py
+        --tokenizer`` times inputs built to provoke backtracking).
+        """
         if self._compiled is None:
             import regex
 
-            # What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``,
-            # its ``span_tokenize`` the spans of ``finditer``), with the same
-            # engine and flags, minus two costs: its package imports the
-            # network and XML modules (0.1 s of every command-line search),
-            # and it bounds every match with a wall-clock timer, which doubles
-            # the cost of tokenizing an abstract. This pattern cannot
-            # backtrack catastrophically: no quantified group nests another
-            # quantifier over overlapping text (each repeat of the dash/dot
-            # group must start with its separator), so matching is linear in
-            # the text (``benchmarks/index_speed.py --tokenizer`` times inputs
-            # built to provoke backtracking).
-            self._compiled = regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
-        return self._compiled
+            self._compiled = (re.compile(self.pattern),
+                              regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL))
+        return self._compiled[0] if value.isascii() else self._compiled[1]
+
+    def word_spans(self, value: str) -> list[tuple[str, int, int, tuple[list[int], list[int]] | None]]:
+        """The words of ``value`` as ``(text, startchar, endchar, charmap)``,
+        in one list: what ``self(value, chars=True)`` yields, without a Token
+        per word (snippets tokenize ten abstracts per page of hits).
+
+        ``text`` is the word in NFKC form (:func:`normalize`) and the offsets
+        are those of the word as written in ``value``; ``charmap`` is ``None``
+        unless the two lengths differ (``ﬁnite``), when it gives the written
+        ``(starts, ends)`` of each of the word's characters.
+        """
+        normal, starts, ends = normalize(value)
+        found = self._tokenizer(normal).finditer(normal)
+        if starts is None:
+            return [(m.group(), m.start(), m.end(), None) for m in found]
+        spans = []
+        for m in found:
+            start, end = m.span()
+            first, last = starts[start], ends[end - 1]
+            charmap = (starts[start:end], ends[start:end]) if last - first != end - start else None
+            spans.append((normal[start:end], first, last, charmap))
+        return spans
 
     def __call__(
         self,
@@ -241,7 +268,7 @@ class TechTokenizer(Tokenizer):
         value, starts, ends = normalize(value)
         if tokenize and not chars:
             # Indexing needs no character offsets: the words come in one C-level pass.
-            for pos, text in enumerate(self._tokenizer().findall(value)):
+            for pos, text in enumerate(self._tokenizer(value).findall(value)):
                 token.text = text
                 token.boost = 1.0
                 token.stopped = False
@@ -252,7 +279,7 @@ class TechTokenizer(Tokenizer):
                     token.pos = start_pos + pos
                 yield token
             return
-        spans = (m.span() for m in self._tokenizer().finditer(value)) if tokenize else [(0, len(value))]
+        spans = (m.span() for m in self._tokenizer(value).finditer(value)) if tokenize else [(0, len(value))]
         for pos, (start, end) in enumerate(spans):
             token.text = value[start:end]
             token.boost = 1.0

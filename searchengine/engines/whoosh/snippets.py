@@ -3,13 +3,15 @@
 A snippet is plain text plus the character offsets of the matched words in
 it, so each front end marks them its own way (bold in a terminal, ``<mark>``
 in HTML) and no markup ever has to be parsed back out. Matches are found by
-Whoosh's highlighter, which re-analyses the stored text with the field's
-analyzer: the offsets cover the words as written in the record (``GPUs``),
-not their stems (``gpu``).
+re-analysing the stored text with the field's analyzer (:class:`WordAnalysis`):
+the offsets cover the words as written in the record (``GPUs``), not their
+stems (``gpu``). Fragments are chosen by the rules of Whoosh's highlighter
+(``ContextFragmenter``, ``BasicFragmentScorer``), run over plain tuples.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,98 +33,175 @@ class Snippet:
         return {"text": self.text, "matches": [list(m) for m in self.matches]}
 
 
-def _formatter():
-    """A Whoosh formatter whose output is a :class:`Snippet`, not a string."""
-    from whoosh import highlight
+# Words past this many characters of a text are not looked at (Whoosh's
+# highlighter's limit, kept so long texts cost a bounded time).
+CHAR_LIMIT = 2**15
 
-    class OffsetFormatter(highlight.Formatter):
-        def format(self, fragments, replace=False):
-            snippet = Snippet()
-            parts: list[str] = []
-            length = 0
-            for number, fragment in enumerate(fragments):
-                if number:
-                    parts.append(SEPARATOR)
-                    length += len(SEPARATOR)
-                text, position, end = fragment.text, fragment.startchar, fragment.endchar
-                for token in sorted(fragment.matches, key=lambda t: (t.startchar, -t.endchar)):
-                    if token.startchar is None or token.startchar < position or token.startchar >= end:
-                        continue
-                    parts.append(text[position:token.startchar])
-                    length += token.startchar - position
-                    snippet.matches.append((length, length + token.endchar - token.startchar))
-                    parts.append(text[token.startchar:token.endchar])
-                    length += token.endchar - token.startchar
-                    position = token.endchar
-                    # A joined compound (Retrieval-Augmented) may run past
-                    # the fragment's end: the fragment then ends with it.
-                    end = max(end, position)
-                parts.append(text[position:end])
-                length += end - position
-            snippet.text = "".join(parts)
-            return snippet
-
-    return OffsetFormatter()
+# A token as snippets see it: (analysed text, startchar, endchar) in the text as written.
+Token = tuple[str, int, int]
 
 
 class WordAnalysis:
-    """A stand-in for a Whoosh analyzer when highlighting: its tokenizer runs
-    over the text, the rest of its chain once per distinct word.
+    """The snippet side of a Whoosh text analyzer: its tokenizer runs over the
+    text in one pass, the rest of its chain once per distinct word.
 
-    Highlighting re-analyses ten abstracts per page of hits; most of that
-    cost is the filter chain run on every token. The filters of the text
-    analyzer (compound splitting, stop words, stemming) look at one token at
-    a time, so a word always gives the same tokens at the same offsets
-    within it: those are kept (up to ``size`` words, then forgotten) and
-    replayed. Positions are not produced: the highlighter does not use them.
+    Snippets re-analyse ten abstracts per page of hits; most of that cost
+    was the filter chain run on every token, and a Token object carried
+    through generators. The filters of the text analyzer (compound
+    splitting, stop words, stemming) look at one token at a time, so a word
+    always gives the same tokens at the same offsets within it: those are
+    kept (up to ``size`` words, then forgotten) and replayed. Analysis is in
+    ``"query"`` mode with stop words kept (marked, not removed), as
+    highlighting asks for.
 
     Args:
-        analyzer: a Whoosh ``CompositeAnalyzer`` (tokenizer first, then
-            filters that each look at one token at a time).
+        analyzer: a Whoosh ``CompositeAnalyzer`` whose first item is the
+            :class:`~searchengine.engines.whoosh.analysis.TechTokenizer`,
+            followed by filters that each look at one token at a time.
     """
 
     def __init__(self, analyzer, size: int = 100_000) -> None:
         self.tokenizer, self.filters = analyzer.items[0], analyzer.items[1:]
         self.size = size
-        self._words: dict[tuple[str, str, bool], list[tuple[str, int, int, bool]]] = {}
+        self._words: dict[str, list[tuple[str, int, int]]] = {}
 
-    def _analyse(self, word: str, mode: str, removestops: bool) -> list[tuple[str, int, int, bool]]:
-        from whoosh.analysis import Token
+    def _analyse(self, word: str) -> list[tuple[str, int, int]]:
+        from whoosh.analysis import Token as WhooshToken
 
-        token = Token(positions=True, chars=True, removestops=removestops, mode=mode)
+        token = WhooshToken(positions=True, chars=True, removestops=False, mode="query")
         token.text, token.pos, token.startchar, token.endchar = word, 0, 0, len(word)
         token.boost, token.stopped, token.joined = 1.0, False, False
         stream = iter([token])
         for step in self.filters:
             stream = step(stream)
-        found = [(t.text, t.startchar, t.endchar, t.stopped) for t in stream]
+        found = [(t.text, t.startchar, t.endchar) for t in stream]
         if len(self._words) >= self.size:
             self._words.clear()
-        self._words[(word, mode, removestops)] = found
+        self._words[word] = found
         return found
 
-    def __call__(self, value: str, mode: str = "", removestops: bool = True, **kwargs):
-        from whoosh.analysis import Token
-
-        out = Token(positions=False, chars=True, removestops=removestops, mode=mode)
-        out.boost = 1.0
-        words = self._words
-        for raw in self.tokenizer(value, chars=True, mode=mode, removestops=removestops):
-            start, word = raw.startchar, raw.text
-            # A word whose NFKC form has another length (ﬁnite) maps each
-            # of its characters back to the text as written.
-            charmap = getattr(raw, "charmap", None)
-            found = words.get((word, mode, removestops))
+    def tokens(self, value: str) -> list[Token]:
+        """Every token of ``value`` in order, with its offsets in ``value``:
+        a compound gives its joined form and its parts, each with its own span."""
+        words, found_tokens = self._words, []
+        append = found_tokens.append
+        for word, start, _, charmap in self.tokenizer.word_spans(value):
+            found = words.get(word)
             if found is None:
-                found = self._analyse(word, mode, removestops)
-            for text, begin, end, stopped in found:
+                found = self._analyse(word)
+            for text, begin, end in found:
                 if charmap is None:
-                    out.startchar, out.endchar = start + begin, start + end
+                    append((text, start + begin, start + end))
                 else:
-                    out.startchar, out.endchar = charmap[0][begin], charmap[1][end - 1]
-                out.text, out.stopped = text, stopped
-                out.matched = False
-                yield out
+                    # A word whose NFKC form has another length (ﬁnite) maps
+                    # each of its characters back to the text as written.
+                    append((text, charmap[0][begin], charmap[1][end - 1]))
+        return found_tokens
+
+
+@dataclass
+class _Fragment:
+    """A stretch ``[start, end)`` of a text and the matched tokens in it."""
+
+    start: int
+    end: int
+    matches: list[Token]
+
+    def score(self) -> int:
+        """Matched tokens, times 100 per distinct matched term: a fragment with
+        more of the query's terms wins over one repeating a single term."""
+        return len(self.matches) * (len({text for text, _, _ in self.matches}) * 100 or 1)
+
+
+def _context_fragments(length: int, tokens: list[Token], terms: frozenset[str]) -> list[_Fragment]:
+    """Fragments of a text of ``length`` characters around its matched tokens.
+
+    A fragment opens up to ``CONTEXT_CHARS`` before a matched token (at a
+    token's start), stays open for ``CONTEXT_CHARS`` after each match, and
+    closes before it would pass ``FRAGMENT_CHARS``. This is the rule of
+    Whoosh's ``ContextFragmenter``, kept exactly (snippets read as before),
+    over plain tuples.
+    """
+    fragments: list[_Fragment] = []
+    first: int | None = None
+    firsts: deque[int] = deque()  # starts of the recent unmatched tokens within reach
+    countdown = -1  # characters left before the open fragment closes; < 0: none open
+    matched: list[Token] = []
+    current = 0  # characters in the open fragment
+    end = 0
+    for token in tokens:
+        text, start, end = token
+        size = end - start
+        if end > CHAR_LIMIT:
+            break
+        hit = text in terms
+        if countdown < 0 and not hit:
+            firsts.append(start)
+            while firsts and end - firsts[0] > CONTEXT_CHARS:
+                firsts.popleft()
+        elif current + size > FRAGMENT_CHARS:
+            countdown = 0
+        elif hit:
+            countdown = CONTEXT_CHARS
+            if first is None:
+                if firsts:
+                    first = firsts[0]
+                else:
+                    first = start
+                    countdown += CONTEXT_CHARS  # no context before: more after
+            matched.append(token)
+        if countdown >= 0:
+            current += size
+            countdown -= size
+            if countdown <= 0:
+                fragments.append(_fragment(length, matched, first, end))
+                matched, firsts, first, current = [], deque(), None, 0
+    if matched:
+        fragments.append(_fragment(length, matched, first, end))
+    return fragments
+
+
+def _fragment(length: int, matches: list[Token], start: int | None, end: int) -> _Fragment:
+    if start is None:
+        start = matches[0][1] if matches else 0
+    return _Fragment(max(0, start), min(length, end), matches)
+
+
+def _best(fragments: list[_Fragment], top: int) -> list[_Fragment]:
+    """The ``top`` best-scored fragments (of two equal scores, the later
+    one), in text order; fragments without a match are never chosen."""
+    best = sorted(fragments, key=lambda f: (f.score(), f.start), reverse=True)[:top]
+    return sorted((f for f in best if f.score() >= 1), key=lambda f: f.start)
+
+
+def _snippet(text: str, fragments: list[_Fragment]) -> Snippet:
+    """The fragments' text joined by :data:`SEPARATOR`, with the offsets of
+    their matches in it. Of overlapping matches (a joined compound and its
+    parts) the first, longest one is marked."""
+    snippet = Snippet()
+    parts: list[str] = []
+    length = 0
+    for number, fragment in enumerate(fragments):
+        if number:
+            parts.append(SEPARATOR)
+            length += len(SEPARATOR)
+        position, end = fragment.start, fragment.end
+        for _, start, stop in sorted(fragment.matches, key=lambda t: (t[1], -t[2])):
+            if start < position or start >= end:
+                continue
+            parts.append(text[position:start])
+            length += start - position
+            snippet.matches.append((length, length + stop - start))
+            parts.append(text[start:stop])
+            length += stop - start
+            position = stop
+            # A joined compound (Retrieval-Augmented) may run past the
+            # fragment's end: the fragment then ends with it.
+            end = max(end, position)
+        parts.append(text[position:end])
+        length += end - position
+    snippet.text = "".join(parts)
+    return snippet
 
 
 def query_terms(query) -> dict[str, frozenset[str]]:
@@ -143,31 +222,27 @@ def lead(text: str) -> Snippet:
     return Snippet(lead_snippet(text))
 
 
-def _highlight(text: str, terms: frozenset[str], analyzer, fragmenter, top: int) -> Snippet:
-    from whoosh import highlight
-
-    found = highlight.highlight(text, terms, analyzer, fragmenter, _formatter(), top=top)
-    return found if isinstance(found, Snippet) else Snippet()
-
-
-def title_matches(title: str, terms: frozenset[str], analyzer) -> list[tuple[int, int]]:
+def title_matches(title: str, terms: frozenset[str], analyzer: WordAnalysis) -> list[tuple[int, int]]:
     """Offsets of the words of ``title`` whose analysed form is in ``terms``."""
-    from whoosh import highlight
-
     if not title or not terms:
         return []
-    return list(_highlight(title, terms, analyzer, highlight.WholeFragmenter(), 1).matches)
+    matches = []
+    for token in analyzer.tokens(title):
+        if token[2] > CHAR_LIMIT:
+            break
+        if token[0] in terms:
+            matches.append(token)
+    whole = _Fragment(0, len(title), matches)
+    return _snippet(title, _best([whole], 1)).matches
 
 
-def abstract_snippet(abstract: str, terms: frozenset[str], analyzer) -> Snippet:
+def abstract_snippet(abstract: str, terms: frozenset[str], analyzer: WordAnalysis) -> Snippet:
     """The best fragments of ``abstract`` around the words in ``terms``, or its start."""
-    from whoosh import highlight
-
     if not abstract:
         return Snippet()
     if terms:
-        fragmenter = highlight.ContextFragmenter(maxchars=FRAGMENT_CHARS, surround=CONTEXT_CHARS)
-        snippet = _highlight(abstract, terms, analyzer, fragmenter, FRAGMENTS)
+        fragments = _context_fragments(len(abstract), analyzer.tokens(abstract), terms)
+        snippet = _snippet(abstract, _best(fragments, FRAGMENTS))
         if snippet.text:
             return snippet
     return lead(abstract)

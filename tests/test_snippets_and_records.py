@@ -129,7 +129,8 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
     for text in [r.abstract for r in corpus_records()] + SNIPPET_TEXTS + ["x" * 300 + " gpu model", "gpu " * 3000]:
         tokens = replay.tokens(text)
         # Single terms and pairs of neighbouring terms as the query's terms: 24 of them per text.
-        candidates = sorted({(a,) for a, _, _ in tokens} | {tuple(sorted((a[0], b[0]))) for a, b in zip(tokens, tokens[1:])})
+        candidates = sorted({(a,) for a, _, _ in tokens}
+                            | {tuple(sorted((a[0], b[0]))) for a, b in zip(tokens, tokens[1:])})
         for terms in map(frozenset, candidates[::max(1, len(candidates) // 24)]):
             expected = highlight.top_fragments(
                 fragmenter.fragment_tokens(text, highlight.set_matched_filter(

@@ -452,8 +452,8 @@ def _filter_values(parser_name: str):
 
 
 def _date_value(parser_name: str):
-    """A click callback parsing a ``--since`` / ``--until`` value with
-    :mod:`searchengine.dates` ``parser_name``; a bad date is a usage error."""
+    """A click callback parsing a ``--since`` / ``--until`` / ``--past`` value
+    with :mod:`searchengine.dates` ``parser_name``; a bad value is a usage error."""
 
     def callback(ctx, param, value):
         from searchengine import dates
@@ -503,6 +503,8 @@ limit_option = click.option(
               help="Only papers submitted on or after DATE: 2025-03-14, 2025-03 (from the 1st) or 2025.")
 @click.option("--until", callback=_date_value("parse_until"), metavar="DATE",
               help="Only papers submitted on or before DATE: 2025-06-30, 2025-06 (to the 30th) or 2025.")
+@click.option("--past", callback=_date_value("parse_past"), metavar="week|month|year",
+              help="Only papers submitted in the last 7, 30 or 365 days, today (UTC) included.")
 @click.option("--sort", "-s", type=click.Choice(SORTS), default=None,
               help="Order of hits [default: relevance; newest without a query]; newest and oldest go by "
                    "submitted date.")
@@ -522,7 +524,7 @@ limit_option = click.option(
 @json_option
 @format_option
 def search(words: tuple[str, ...], year, author, first_author, category, primary_only: bool, since, until,
-           sort, limit: int,
+           past, sort, limit: int,
            page: int, facet_names, facet_size: int, exact: bool, every_hit: bool, index_dir: Path, as_json: bool,
            output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
@@ -536,10 +538,10 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     """
     query = " ".join(words) if words else None
     author = author + first_author
-    days = tuple(d for d in (since, until) if d is not None)
+    days = tuple(d for d in (since, until, past) if d is not None)
     if query is None and not (year or author or category or days):
         raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
-                               "--until) or both")
+                               "--until, --past) or both")
     output_format = _output_format(as_json, output_format)
     if every_hit:
         _export_all(query, (year, author, category, primary_only, days), sort, exact, index_dir, output_format)

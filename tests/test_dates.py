@@ -12,7 +12,7 @@ import gzip
 import json
 import re
 from collections import Counter
-from datetime import date
+from datetime import date, timedelta
 from html import unescape
 from pathlib import Path
 
@@ -253,6 +253,27 @@ def test_cli_since_until_and_the_hit_lines(dated_dir):
     browse = CliRunner().invoke(main, ["search", "--index", str(dated_dir), "--sort", "oldest", "--since", "2025"])
     assert browse.exit_code == 0 and [line for line in browse.output.splitlines() if "·" in line and "id" not in line] \
         == ["     2025-03-14 · - · Ada Lovelace", "     2025-06-30 · - · (no authors)"]
+
+
+def test_cli_past_counts_back_from_today(tmp_path):
+    from searchengine.dates import utc_today
+
+    today = utc_today()
+    recent = [{"id": f"t-{n}", "title": f"Lattice {n}", "abstract": "lattice",
+               "date": (today - timedelta(days=n)).isoformat()} for n in (0, 6, 29, 364, 400)]
+    source = write(tmp_path / "recent.jsonl", "".join(json.dumps(r) + "\n" for r in recent))
+    build_index([source], tmp_path / "index")
+    for past, expected in (("week", ["t-0", "t-6"]), ("month", ["t-0", "t-6", "t-29"]),
+                           ("year", ["t-0", "t-6", "t-29", "t-364"])):
+        result = CliRunner().invoke(main, ["search", "--index", str(tmp_path / "index"), "--past", past,
+                                           "--format", "jsonl"])
+        assert result.exit_code == 0, result.output
+        assert [json.loads(line)["id"] for line in result.output.splitlines()] == expected
+    heading = CliRunner().invoke(main, ["search", "lattice", "--index", str(tmp_path / "index"), "--past", "week"])
+    assert heading.output.startswith("2 hits for 'lattice' with past week (")
+    bad = CliRunner().invoke(main, ["search", "lattice", "--index", str(tmp_path / "index"), "--past", "decade"])
+    assert bad.exit_code == 2
+    assert "Invalid value for '--past': past 'decade' is not one of week, month, year" in bad.output
 
 
 def test_cli_bad_date_is_a_usage_error(dated_dir):

@@ -59,10 +59,9 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Token
 from whoosh.support.charset import accent_map
 
 from searchengine.engines.whoosh import internals
-from searchengine.querylang.text import (CJK_CHARS, PLURAL_REWRITES, STOP_WORDS, THOUSANDS, TOKEN_PATTERN,
-                                         compound_parts)
+from searchengine.querylang.text import (PLURAL_REWRITES, STOP_WORDS, THOUSANDS, TOKEN_PATTERN, analyzed_pattern,
+                                         compound_parts, is_cjk_run)
 
-_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _THOUSANDS = re.compile(THOUSANDS)
 # A number glued to a unit or a word (16GB, 100ms, 3,700x, 2D): a compound of
 # the two, so 16GB meets 16 GB and 3,700x stays apart from 1,700x.
@@ -205,21 +204,23 @@ class TechTokenizer(Tokenizer):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
 
-    def _tokenizer(self):
+    def _tokenizer(self, value: str):
+        # What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``,
+        # its ``span_tokenize`` the spans of ``finditer``), with the same
+        # engine and flags, minus two costs: its package imports the
+        # network and XML modules (0.1 s of every command-line search),
+        # and it bounds every match with a wall-clock timer, which doubles
+        # the cost of tokenizing an abstract. This pattern cannot
+        # backtrack catastrophically: no quantified group nests another
+        # quantifier over overlapping text (each repeat of the dash/dot
+        # group must start with its separator), so matching is linear in
+        # the text (``benchmarks/index_speed.py --tokenizer`` times inputs
+        # built to provoke backtracking).
+        if self.pattern == TOKEN_PATTERN:
+            return analyzed_pattern(value)  # ASCII text in ``re``: no ``regex`` import
         if self._compiled is None:
             import regex
 
-            # What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``,
-            # its ``span_tokenize`` the spans of ``finditer``), with the same
-            # engine and flags, minus two costs: its package imports the
-            # network and XML modules (0.1 s of every command-line search),
-            # and it bounds every match with a wall-clock timer, which doubles
-            # the cost of tokenizing an abstract. This pattern cannot
-            # backtrack catastrophically: no quantified group nests another
-            # quantifier over overlapping text (each repeat of the dash/dot
-            # group must start with its separator), so matching is linear in
-            # the text (``benchmarks/index_speed.py --tokenizer`` times inputs
-            # built to provoke backtracking).
             self._compiled = regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
         return self._compiled
 
@@ -241,7 +242,7 @@ class TechTokenizer(Tokenizer):
         value, starts, ends = normalize(value)
         if tokenize and not chars:
             # Indexing needs no character offsets: the words come in one C-level pass.
-            for pos, text in enumerate(self._tokenizer().findall(value)):
+            for pos, text in enumerate(self._tokenizer(value).findall(value)):
                 token.text = text
                 token.boost = 1.0
                 token.stopped = False
@@ -252,7 +253,7 @@ class TechTokenizer(Tokenizer):
                     token.pos = start_pos + pos
                 yield token
             return
-        spans = (m.span() for m in self._tokenizer().finditer(value)) if tokenize else [(0, len(value))]
+        spans = (m.span() for m in self._tokenizer(value).finditer(value)) if tokenize else [(0, len(value))]
         for pos, (start, end) in enumerate(spans):
             token.text = value[start:end]
             token.boost = 1.0
@@ -306,7 +307,7 @@ class CompoundFilter(Filter):
                 token.pos += shift
             text = token.text
             if not (text.isalnum() and text.islower()) or text[0].isdigit():
-                if len(text) > 2 and _CJK_RUN.fullmatch(text):
+                if len(text) > 2 and is_cjk_run(text):
                     base = token.pos if token.positions else 0
                     start = token.startchar if token.chars else 0
                     charmap = getattr(token, "charmap", None)

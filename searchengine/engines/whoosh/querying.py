@@ -60,7 +60,7 @@ from searchengine.dates import intersection
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import CJK_CHARS, DASHES, TOKEN_PATTERN
+from searchengine.querylang.text import DASHES, is_cjk_run, word_pattern
 
 # A prefix or fuzzy term matches at most this many index terms.
 MAX_EXPANSIONS = t.MAX_EXPANSIONS
@@ -68,9 +68,7 @@ MAX_EXPANSIONS = t.MAX_EXPANSIONS
 # (not also as its parts in sequence).
 MAX_COMPOUND_PARTS = 6
 
-_WORDS = re.compile(TOKEN_PATTERN)
 _DASH = re.compile(f"[{DASHES}]")
-_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
 
 
 def to_whoosh(tree: t.Node | None, schema) -> wq.Query | None:
@@ -545,12 +543,12 @@ def exact_pattern(text: str) -> str | None:
     parts) and folded; anything that is not a letter or digit may separate
     them. ``None`` when ``text`` has no word.
     """
-    words = [fold(part) for match in _WORDS.finditer(text) for part in _DASH.split(match.group()) if part]
+    words = [fold(part) for match in word_pattern(text).finditer(text) for part in _DASH.split(match.group()) if part]
     if not words:
         return None
     body = r"[\W_]+".join(re.escape(word) for word in words)
-    start = "" if _CJK_CHAR.match(words[0][0]) else r"(?<![^\W_])"
-    end = "" if _CJK_CHAR.match(words[-1][-1]) else r"(?![^\W_])"
+    start = "" if is_cjk_run(words[0][0]) else r"(?<![^\W_])"
+    end = "" if is_cjk_run(words[-1][-1]) else r"(?![^\W_])"
     return start + body + end
 
 

@@ -422,6 +422,13 @@ class InflectionStemFilter(Filter):
     all three per distinct word. Stems are cached
     (``cachesize`` distinct words); the cache is rebuilt after unpickling
     rather than stored in the index's schema.
+
+    A token's new text starts with the first character of its folded text
+    (:func:`fold`): stemming and the plural rewrites change only a word's
+    ending and keep at least its first letter (``ies`` → ``i``), and words
+    of two letters or fewer are kept whole. Highlighting relies on this to
+    stem only the words that can be query terms
+    (:class:`~searchengine.engines.whoosh.snippets.WordAnalysis`).
     """
 
     def __init__(self, cachesize: int = 200_000) -> None:
@@ -451,6 +458,10 @@ class InflectionStemFilter(Filter):
 
             self._stem = functools.lru_cache(maxsize=self.cachesize)(stem)
         return self._stem
+
+    def stem_text(self, text: str) -> str:
+        """The text this filter gives a token of ``text`` that is not a stop word."""
+        return self._stemmer()(text)
 
     def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
         stem = self._stemmer()

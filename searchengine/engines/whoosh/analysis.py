@@ -72,6 +72,18 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 # The NLTK packages the stemmer module lives in (see nltk_module).
 _NLTK_PACKAGES = ("nltk", "nltk.stem")
+# NLTK modules that the stemmer module imports but uses only in its demo:
+# nltk.redos imports the ``regex`` engine (30 ms); loaded on first use.
+_NLTK_DEFERRED = ("nltk.redos",)
+
+
+class _DeferredModule(types.ModuleType):
+    """A stand-in for an NLTK module, which imports it (:func:`nltk_module`) on first attribute use."""
+
+    def __getattr__(self, name: str):
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(nltk_module(self.__name__), name)
 
 
 def nltk_module(name: str) -> types.ModuleType:
@@ -83,8 +95,10 @@ def nltk_module(name: str) -> types.ModuleType:
     SciPy installed, against 0.04 s for the tokenizer and stemmer modules
     alone. Stand-in package modules are placed in ``sys.modules`` while
     ``name`` is imported, then removed, so a later ``import nltk`` by other
-    code runs the real initialiser and reuses the modules loaded here. If
-    anything about NLTK's layout differs, the ordinary import is used.
+    code runs the real initialiser and reuses the modules loaded here. The
+    modules of :data:`_NLTK_DEFERRED` get stand-ins too, which import them
+    when first used. If anything about NLTK's layout differs, the ordinary
+    import is used.
     """
     if name in sys.modules or "nltk" in sys.modules:
         return importlib.import_module(name)
@@ -99,12 +113,17 @@ def nltk_module(name: str) -> types.ModuleType:
             stand_in.__path__ = list(spec.submodule_search_locations)
             sys.modules[package] = stand_in
             placed.append(package)
+        for module in _NLTK_DEFERRED:
+            if module != name and module not in sys.modules:
+                sys.modules[module] = _DeferredModule(module)
+                placed.append(module)
         return importlib.import_module(name)
     except ImportError:
         return _import_normally(name, placed)
     finally:
-        for package in placed:
-            sys.modules.pop(package, None)
+        for module in placed:  # a deferred module imported meanwhile stays
+            if module in _NLTK_PACKAGES or isinstance(sys.modules.get(module), _DeferredModule):
+                sys.modules.pop(module, None)
 
 
 def _import_normally(name: str, placed: list[str]) -> types.ModuleType:

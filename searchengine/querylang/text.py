@@ -38,12 +38,21 @@ def _token_pattern(alnum: str) -> str:
 
 
 TOKEN_PATTERN = rf"[{CJK_CHARS}]+|{_token_pattern(_ALNUM)}"
-# TOKEN_PATTERN without its CJK ranges: on ASCII text it finds the same tokens
-# (no CJK character occurs, and ``re`` and ``regex`` agree on ASCII ``\w`` and
-# ``\d``). Compiling it takes 0.5 ms, against 30 ms for the CJK ranges in
-# ``re`` and a 30 ms import of ``regex``, which a command-line search of
-# ASCII text (nearly every query and abstract) then never pays.
-_ASCII_TOKEN_PATTERN = _token_pattern(r"[^\W_]")
+# TOKEN_PATTERN without its CJK ranges: it finds the same tokens in text
+# without CJK characters. Compiling it takes 0.5 ms, against 30 ms for the
+# CJK ranges in ``re``, which a command-line search of such text (nearly
+# every query and abstract) then never pays.
+_PLAIN_TOKEN_PATTERN = _token_pattern(r"[^\W_]")
+# CJK_CHARS as (first, last) character pairs.
+_CJK_RANGES = tuple((CJK_CHARS[i], CJK_CHARS[i + 2]) for i in range(0, len(CJK_CHARS), 3))
+# The Unicode general categories on whose characters ``re`` and ``regex``
+# agree about ``\w`` and ``\d``: letters, decimal digits, letter numbers,
+# punctuation but the connector kind, symbols but the "other" kind, spaces,
+# controls. They differ on marks, other numbers (², ½), connector
+# punctuation, other symbols and format characters (and ``regex`` may know
+# characters this Python's Unicode does not).
+SAME_IN_RE_AND_REGEX = frozenset({"Cc", "Co", "Ll", "Lm", "Lo", "Lt", "Lu", "Nd", "Nl", "Pd", "Pe", "Pf", "Pi",
+                                  "Po", "Ps", "Sc", "Sk", "Sm", "Zl", "Zp", "Zs"})
 
 # English function words (and the stray letters of possessives and
 # contractions); content words, single letters like C, and numbers are kept.
@@ -69,8 +78,8 @@ _COMMAS = re.compile(r"[^,]+")
 
 
 @functools.cache
-def _ascii_words() -> re.Pattern:
-    return re.compile(_ASCII_TOKEN_PATTERN)
+def _plain_words() -> re.Pattern:
+    return re.compile(_PLAIN_TOKEN_PATTERN)
 
 
 @functools.cache
@@ -87,35 +96,43 @@ def _analyzed():
     return regex.compile(TOKEN_PATTERN, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
 
 
-@functools.cache
-def _cjk_run() -> re.Pattern:
-    return re.compile(f"[{CJK_CHARS}]+")
+def _is_cjk(ch: str) -> bool:
+    return any(first <= ch <= last for first, last in _CJK_RANGES)
 
 
 def word_pattern(text: str) -> re.Pattern:
     """:data:`TOKEN_PATTERN` compiled with Python's ``re``, to cut ``text`` into
-    the query's words as the parser does (compiled on first use; the ASCII
-    form for ASCII text, which finds the same words)."""
-    return _ascii_words() if text.isascii() else _words()
+    the query's words as the parser does (compiled on first use; without
+    its CJK ranges for text without CJK characters, which finds the same
+    words)."""
+    if text.isascii() or not any(_is_cjk(ch) for ch in set(text)):
+        return _plain_words()
+    return _words()
 
 
 def analyzed_pattern(text: str):
-    """:data:`TOKEN_PATTERN` compiled as the analyzer tokenizes ``text``.
+    """:data:`TOKEN_PATTERN` compiled as the analyzer tokenizes ``text``: a
+    compiled pattern of ``re`` or ``regex`` (``findall``, ``finditer``, ``search``).
 
     NLTK's tokenizer compiles the pattern with the third-party ``regex``
     engine (NLTK depends on it), whose ``\\w`` differs from ``re``'s for some
     characters (combining marks are word characters, ``²`` and ``½`` are
-    not); the decisions that follow analysis use it too. ASCII text, on
-    which the engines agree, is cut with the ASCII form in ``re``, so
-    ``regex`` is imported only for other text. A compiled pattern of either
-    engine (``findall``, ``finditer``, ``search``).
+    not); the decisions that follow analysis use it too. Text without CJK
+    characters and without characters the engines disagree on (all of
+    whose characters are ASCII or of :data:`SAME_IN_RE_AND_REGEX`) is cut
+    with ``re`` and the pattern without CJK ranges, which find the same
+    tokens; ``regex`` is imported only for other text.
     """
-    return _ascii_words() if text.isascii() else _analyzed()
+    if not text.isascii():
+        for ch in set(text):
+            if ch >= "\x80" and (unicodedata.category(ch) not in SAME_IN_RE_AND_REGEX or _is_cjk(ch)):
+                return _analyzed()
+    return _plain_words()
 
 
 def is_cjk_run(text: str) -> bool:
     """Whether ``text`` (not empty) is all Han, Kana or Hangul (:data:`CJK_CHARS`)."""
-    return not text.isascii() and _cjk_run().fullmatch(text) is not None
+    return not text.isascii() and all(_is_cjk(ch) for ch in text)
 
 
 def compound_parts(text: str) -> list[str]:

@@ -35,6 +35,7 @@ TEXTS = [
     "大规模语言模型的研究 and ハイパー parameters, 한국어 text",
     "ﬁnite ＧＰＵ 𝐱 values",
     "e\u0301te\u0301 (combining accents) and a stray \u0301mark",
+    "the Orin GPU\u0301 92s pipeline, x\u0331 and q\u0303-deformed",  # marks NFKC leaves alone
     "x² + ½ y",  # other numbers: word characters in re, not in regex
     "snake\u203fcase and zero\u200dwidth",  # connector punctuation, a format character
     "Ⓐ circled and 🄰 squared letters",  # other symbols with the Alphabetic property
@@ -56,8 +57,10 @@ def test_the_token_shortcuts_find_what_the_full_pattern_finds():
             assert text.analyzed_pattern(value).findall(value) == FULL_REGEX.findall(value), value
     assert text.analyzed_pattern(TEXTS[0]) is text.analyzed_pattern(TEXTS[2])  # math symbols: the same engine
     assert isinstance(text.analyzed_pattern(TEXTS[2]), re.Pattern)
-    assert not isinstance(text.analyzed_pattern(TEXTS[6]), re.Pattern)  # ² and ½: regex
+    assert isinstance(text.analyzed_pattern(TEXTS[6]), re.Pattern)  # combining marks: re, counted as regex does
+    assert not isinstance(text.analyzed_pattern(TEXTS[7]), re.Pattern)  # ² and ½: regex
     assert not isinstance(text.analyzed_pattern(TEXTS[3]), re.Pattern)  # CJK: the full pattern
+    assert FULL_REGEX.findall(TEXTS[6])[:4] == ["the", "Orin", "GPU\u0301", "92s"]
     assert text.word_pattern(TEXTS[3]).pattern == text.TOKEN_PATTERN
     assert text.word_pattern(TEXTS[1]).pattern != text.TOKEN_PATTERN
     assert [text.is_cjk_run(w) for w in ("语言模型", "ハイパー", "한국어", "语a", "ab", "é")] == [
@@ -71,7 +74,8 @@ def test_re_and_regex_agree_on_word_characters_in_the_categories_said_to_agree()
                 if unicodedata.category(chr(cp)) in text.SAME_IN_RE_AND_REGEX
                 and bool(plain_re.match(chr(cp))) != bool(plain_regex.match(chr(cp)))]
     assert disagree == []
-    assert not plain_re.match("\u0301") and plain_regex.match("\u0301")  # a mark: they do differ elsewhere
+    marks = [chr(cp) for cp in range(0x300, 0x370)]  # what analyzed_pattern's re pattern adds
+    assert [m for m in marks if plain_re.match(m) or not plain_regex.match(m)] == []
 
 
 def test_the_token_shortcuts_on_real_abstracts(shared_data):

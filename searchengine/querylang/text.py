@@ -43,6 +43,12 @@ TOKEN_PATTERN = rf"[{CJK_CHARS}]+|{_token_pattern(_ALNUM)}"
 # CJK ranges in ``re``, which a command-line search of such text (nearly
 # every query and abstract) then never pays.
 _PLAIN_TOKEN_PATTERN = _token_pattern(r"[^\W_]")
+# Combining diacritical marks: word characters to ``regex``, not to ``re``.
+# NFKC composes most with the letter before them; those left (a TeX accent
+# on a letter without a composed form, a stray \' in a listing) are
+# matched as ``regex`` matches them.
+_MARKS = ("\u0300", "\u036f")
+_MARKED_TOKEN_PATTERN = _token_pattern(rf"(?:[^\W_]|[{_MARKS[0]}-{_MARKS[1]}])")
 # CJK_CHARS as (first, last) character pairs.
 _CJK_RANGES = tuple((CJK_CHARS[i], CJK_CHARS[i + 2]) for i in range(0, len(CJK_CHARS), 3))
 # The Unicode general categories on whose characters ``re`` and ``regex``
@@ -83,6 +89,11 @@ def _plain_words() -> re.Pattern:
 
 
 @functools.cache
+def _marked_words() -> re.Pattern:
+    return re.compile(_MARKED_TOKEN_PATTERN)
+
+
+@functools.cache
 def _words() -> re.Pattern:
     return re.compile(TOKEN_PATTERN)
 
@@ -119,15 +130,20 @@ def analyzed_pattern(text: str):
     characters (combining marks are word characters, ``²`` and ``½`` are
     not); the decisions that follow analysis use it too. Text without CJK
     characters and without characters the engines disagree on (all of
-    whose characters are ASCII or of :data:`SAME_IN_RE_AND_REGEX`) is cut
-    with ``re`` and the pattern without CJK ranges, which find the same
-    tokens; ``regex`` is imported only for other text.
+    whose characters are ASCII or of :data:`SAME_IN_RE_AND_REGEX`, or
+    combining diacritical marks, which the ``re`` pattern then counts as
+    word characters) is cut with ``re`` and the pattern without CJK ranges,
+    which find the same tokens; ``regex`` is imported only for other text.
     """
+    marked = False
     if not text.isascii():
         for ch in set(text):
-            if ch >= "\x80" and (unicodedata.category(ch) not in SAME_IN_RE_AND_REGEX or _is_cjk(ch)):
+            if ch < "\x80" or (unicodedata.category(ch) in SAME_IN_RE_AND_REGEX and not _is_cjk(ch)):
+                continue
+            if not _MARKS[0] <= ch <= _MARKS[1]:
                 return _analyzed()
-    return _plain_words()
+            marked = True
+    return _marked_words() if marked else _plain_words()
 
 
 def is_cjk_run(text: str) -> bool:

@@ -81,8 +81,8 @@ class WordAnalysis:
     abstracts in a new process). A stem keeps the first character of its
     folded word (:class:`~searchengine.engines.whoosh.analysis.InflectionStemFilter`),
     so when called with ``terms`` a token whose folded text starts with no
-    term's first character cannot match: it is given its folded text,
-    unstemmed, which the highlighter does not read.
+    term's first character cannot match: it keeps its text as tokenized,
+    which is no term either (the highlighter reads no other use of it).
 
     Args:
         analyzer: a Whoosh ``CompositeAnalyzer`` (tokenizer first, then
@@ -140,8 +140,14 @@ class WordAnalysis:
                 else:
                     out.startchar, out.endchar = charmap[0][begin], charmap[1][end - 1]
                 if stem is not None:
-                    folded = fold(text)
-                    text = folded if stopped or (firsts is not None and folded[:1] not in firsts) else stem(text)
+                    # The folded first letter (that of the text as tokenized, NFKC, when ASCII).
+                    first = text[:1].lower() if text[:1].isascii() else fold(text)[:1]
+                    if firsts is not None and first not in firsts:
+                        pass  # no term starts so: the text is left as it is, which is no term either
+                    elif stopped:
+                        text = fold(text)
+                    else:
+                        text = stem(text)
                 out.text, out.stopped = text, stopped
                 out.matched = False
                 yield out

@@ -141,7 +141,7 @@ def _run_search(index_dir: Path, *options: str) -> dict:
             "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
             "import types\n"
             "names = ('flask', 'waitress', 'opensearchpy', 'numpy', 'regex', 'nltk', 'nltk.redos', "
-            "'whoosh.lang.morph_en', 'searchengine.indexer', 'searchengine.readers')\n"
+            "'whoosh.lang.morph_en', 'whoosh.qparser', 'searchengine.indexer', 'searchengine.readers')\n"
             "print({n: type(sys.modules[n]).__name__ if n in sys.modules else None for n in names}, "
             "file=sys.stderr)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
@@ -152,10 +152,11 @@ def _run_search(index_dir: Path, *options: str) -> dict:
 def test_a_command_line_search_loads_no_server_cluster_or_indexing_module(corpus_index_dir):
     # Flask, waitress and opensearch-py belong to other commands; numpy to
     # facet counts over 50,000 hits or more; regex only to text that re cuts
-    # differently; nltk's package and redos, Whoosh's English morphology and
-    # the indexer to no search at all.
+    # differently; nltk's package and redos, Whoosh's English morphology,
+    # Whoosh's query parser (for fields outside the query language) and the
+    # indexer to no search at all.
     expected = {"flask": None, "waitress": None, "opensearchpy": None, "numpy": None, "regex": None,
-                "nltk": None, "nltk.redos": None, "whoosh.lang.morph_en": "_Deferred",
+                "nltk": None, "nltk.redos": None, "whoosh.lang.morph_en": "_Deferred", "whoosh.qparser": None,
                 "searchengine.indexer": None, "searchengine.readers": None}
     assert _run_search(corpus_index_dir) == expected
     assert _run_search(corpus_index_dir, "--facets", "year,author,category", "--json") == expected

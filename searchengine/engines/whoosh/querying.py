@@ -41,8 +41,6 @@ from itertools import pairwise
 
 from whoosh import query as wq
 from whoosh.matching import NullMatcher
-from whoosh.qparser import QueryParser
-from whoosh.qparser.plugins import PhrasePlugin
 from whoosh.query.wrappers import WrappingQuery
 
 from searchengine import querylang
@@ -103,9 +101,11 @@ class _Translator:
         self.schema = schema
         self._plain_parser = None
 
-    def plain_parser(self) -> QueryParser:
-        """Whoosh's own parser, for the fields the product's rules do not cover."""
+    def plain_parser(self):
+        """Whoosh's own parser (a ``QueryParser``), for the fields the product's rules do not cover."""
         if self._plain_parser is None:
+            from whoosh.qparser import QueryParser  # 10 ms of imports that most searches never need
+
             self._plain_parser = QueryParser(None, self.schema)
         return self._plain_parser
 
@@ -278,6 +278,8 @@ class _Translator:
         field = schema[fieldname] if schema and fieldname in schema else None
         if field is None or not getattr(field, "analyzer", None) or field.self_parsing():
             # Whoosh's own phrase (a number field reads the text as a number).
+            from whoosh.qparser.plugins import PhrasePlugin
+
             node = PhrasePlugin.PhraseNode(text, 0)
             node.fieldname, node.startchar, node.endchar = fieldname, 0, len(text)
             return node.query(self.plain_parser())

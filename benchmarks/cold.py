@@ -1,6 +1,6 @@
 """Cold command-line lookups on the embedded engine, against a bare interpreter start, in one run.
 
-    python benchmarks/cold.py [--size 10000] [--index DIR] [--runs 9] [--query "SpMV GPU"] [--repo DIR]
+    python benchmarks/cold.py [--size 10000] [--index DIR] [--runs 9] [--query "SpMV GPU"] [--repo DIR]...
 
 Each row is a new process (the operating system's page cache is warm: one
 unmeasured run of each comes first), run ``--runs`` times with the rows
@@ -19,7 +19,10 @@ the row's median minus the bare start's. The index is that of the first
 index). ``uptime`` is printed before and after, because the machine is
 shared. Targets: faceted ≤ 0.35 s above bare, plain ≤ 0.25 s above bare.
 ``--repo`` measures another checkout's ``searchengine`` (e.g. an older
-commit, for a before/after comparison on the same index).
+commit, for a before/after comparison on the same index); given more than
+once, each checkout's rows are measured in the same interleaved runs and
+tabled in turn. Each measured process may write bytecode in the unmeasured
+runs (``PYTHONDONTWRITEBYTECODE`` is dropped), as an installed package has it.
 """
 
 from __future__ import annotations
@@ -58,11 +61,17 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-cold")
     parser.add_argument("--runs", type=int, default=9, help="measured runs of each row")
     parser.add_argument("--query", default="SpMV GPU")
-    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout whose searchengine runs")
+    parser.add_argument("--repo", type=Path, action="append",
+                        help="a checkout whose searchengine runs (repeatable; default: this one)")
     args = parser.parse_args()
+    repos = args.repo or [REPO]
 
     print(f"uptime at start: {uptime()}")
-    env = {**os.environ, "PYTHONPATH": str(args.repo.resolve())}
+    envs = []
+    for repo in repos:
+        env = {**os.environ, "PYTHONPATH": str(repo.resolve())}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        envs.append(env)
     index = args.index
     if index is None:
         args.work.mkdir(parents=True, exist_ok=True)
@@ -71,7 +80,7 @@ def main() -> None:
         if not index.exists():
             print(f"building {index} from {records:,} records ...", flush=True)
             subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
-                            "--quiet"], check=True, env=env, cwd=env["PYTHONPATH"])
+                            "--quiet"], check=True, env=envs[0], cwd=envs[0]["PYTHONPATH"])
     search = [sys.executable, "-m", "searchengine", "search", args.query, "--index", str(index)]
     rows = {
         "bare": [sys.executable, "-c", "pass"],
@@ -79,16 +88,23 @@ def main() -> None:
         "faceted": search + ["--facets", "year,author,category"],
         "help": [sys.executable, "-m", "searchengine", "--help"],
     }
-    for command in rows.values():  # page cache, .pyc files
-        timed(command, env)
-    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
+    for env in envs:
+        for command in rows.values():  # page cache, .pyc files
+            timed(command, env)
+    figures: list[dict[str, list[tuple[float, float]]]] = [{name: [] for name in rows} for _ in envs]
     for _ in range(args.runs):
-        for name, command in rows.items():
-            figures[name].append(timed(command, env))
+        for env, figure in zip(envs, figures):
+            for name, command in rows.items():
+                figure[name].append(timed(command, env))
+    for repo, figure in zip(repos, figures):
+        _table(figure, repo, index, args)
+    print(f"\nuptime at end: {uptime()}")
+
+
+def _table(figures: dict[str, list[tuple[float, float]]], repo: Path, index: Path, args) -> None:
     wall = {name: statistics.median(w for w, _ in runs) for name, runs in figures.items()}
     cpu = {name: statistics.median(c for _, c in runs) for name, runs in figures.items()}
-
-    print(f"\ncode: {args.repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, "
+    print(f"\ncode: {repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, "
           "rows interleaved")
     print("| row | wall s | above bare, wall s | CPU s | above bare, CPU s | target above bare |")
     print("|---|---|---|---|---|---|")
@@ -101,8 +117,6 @@ def main() -> None:
         above = "" if name == "bare" else f"{wall[name] - wall['bare']:.3f}"
         above_cpu = "" if name == "bare" else f"{cpu[name] - cpu['bare']:.3f}"
         print(f"| {label} | {wall[name]:.3f} | {above} | {cpu[name]:.3f} | {above_cpu} | {verdict} |")
-    print(f"\nuptime at end: {uptime()}")
-
 
 if __name__ == "__main__":
     main()

@@ -45,7 +45,7 @@ from searchengine.querylang import tree as t
 from searchengine.querylang.syntax import (
     ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
 )
-from searchengine.querylang.text import WORDS as _WORDS
+from searchengine.querylang.text import word_pattern
 from searchengine.querylang.text import DASHES
 from searchengine.records import arxiv_id, doi, doi_key
 
@@ -364,7 +364,7 @@ def prepare(text: str, notes: list[str]) -> str:
                     if phrases == MAX_PHRASES + 1:
                         notes.append(f"only the first {MAX_PHRASES} quoted phrases were searched as phrases; "
                                      "the others as words")
-                    out.append(" ".join(_WORDS.findall(part)))
+                    out.append(" ".join(word_pattern(part).findall(part)))
             field = ""
             continue
         if number and segments[number - 1][1].strip():  # text right after a quoted phrase
@@ -392,7 +392,7 @@ def _words(text: str) -> list[str]:
         if syntax.FUZZY.fullmatch(piece):
             words.append(piece)
         else:
-            words.extend(w for w in _WORDS.findall(piece) if w not in _OPERATOR_WORDS)
+            words.extend(w for w in word_pattern(piece).findall(piece) if w not in _OPERATOR_WORDS)
     return words
 
 

@@ -31,7 +31,7 @@ import re
 
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import (
-    DASHES, WORDS, comma_tokens, name_tokens, spaced_tokens, text_tokens,
+    DASHES, comma_tokens, name_tokens, spaced_tokens, text_tokens, word_pattern,
 )
 
 # A query of this many terms or fewer needs all of them in a hit.
@@ -392,7 +392,7 @@ def do_keywords(group: GroupNode, top: bool = True) -> GroupNode:
             out.append(node)
             continue
         # Punctuation between words separates them (heat/transfer, "why?").
-        for match in WORDS.finditer(node.text):
+        for match in word_pattern(node.text).finditer(node.text):
             if text_tokens(match.group()):  # else a stop word
                 out.append(WordNode(match.group()))
     words = [node for node in out if not isinstance(node, Whitespace)]
@@ -584,7 +584,7 @@ def phrase_searches(field: str, text: str) -> bool:
     """Whether a phrase in ``field`` leaves something to search (``title:"the"`` does not)."""
     if field in NUMBER_FIELDS or field in UNSEARCHABLE_FIELDS:
         return True  # the engine reads or rejects it
-    if not WORDS.search(text):
+    if not word_pattern(text).search(text):
         return False
     if field in TEXT_FIELDS:
         return bool(text_tokens(text, phrase=True))

@@ -16,6 +16,7 @@ This module imports nothing of the product's or of any engine's.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -30,10 +31,34 @@ THOUSANDS = r"(?<=\d),(?=\d{3}(?!\d))"
 # A token: a CJK run; or letters/digits joined by dashes (fail-slow), by dots
 # between digits (802.11ax), by thousands separators (10,000-GPU), optionally
 # ending in ++ or # (C++, C#).
-TOKEN_PATTERN = (
-    rf"[{CJK_CHARS}]+"
-    rf"|{_ALNUM}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)|{THOUSANDS}){_ALNUM}+)*(?:\+\+|#)?(?!{_ALNUM})"
-)
+
+
+def _token_pattern(alnum: str) -> str:
+    return rf"{alnum}+(?:(?:[{DASHES}]|(?<=\d)\.(?=\d)|{THOUSANDS}){alnum}+)*(?:\+\+|#)?(?!{alnum})"
+
+
+TOKEN_PATTERN = rf"[{CJK_CHARS}]+|{_token_pattern(_ALNUM)}"
+# TOKEN_PATTERN without its CJK ranges: it finds the same tokens in text
+# without CJK characters. Compiling it takes 0.5 ms, against 30 ms for the
+# CJK ranges in ``re``, which a command-line search of such text (nearly
+# every query and abstract) then never pays.
+_PLAIN_TOKEN_PATTERN = _token_pattern(r"[^\W_]")
+# Combining diacritical marks: word characters to ``regex``, not to ``re``.
+# NFKC composes most with the letter before them; those left (a TeX accent
+# on a letter without a composed form, a stray \' in a listing) are
+# matched as ``regex`` matches them.
+_MARKS = ("\u0300", "\u036f")
+_MARKED_TOKEN_PATTERN = _token_pattern(rf"(?:[^\W_]|[{_MARKS[0]}-{_MARKS[1]}])")
+# CJK_CHARS as (first, last) character pairs.
+_CJK_RANGES = tuple((CJK_CHARS[i], CJK_CHARS[i + 2]) for i in range(0, len(CJK_CHARS), 3))
+# The Unicode general categories on whose characters ``re`` and ``regex``
+# agree about ``\w`` and ``\d``: letters, decimal digits, letter numbers,
+# punctuation but the connector kind, symbols but the "other" kind, spaces,
+# controls. They differ on marks, other numbers (², ½), connector
+# punctuation, other symbols and format characters (and ``regex`` may know
+# characters this Python's Unicode does not).
+SAME_IN_RE_AND_REGEX = frozenset({"Cc", "Co", "Ll", "Lm", "Lo", "Lt", "Lu", "Nd", "Nl", "Pd", "Pe", "Pf", "Pi",
+                                  "Po", "Ps", "Sc", "Sk", "Sm", "Zl", "Zp", "Zs"})
 
 # English function words (and the stray letters of possessives and
 # contractions); content words, single letters like C, and numbers are kept.
@@ -48,20 +73,7 @@ this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves s t
 """.split())
 
-# The query's words, as the parser cuts them (Python's ``re``).
-WORDS = re.compile(TOKEN_PATTERN)
-# The analyzer's tokens: NLTK's tokenizer compiles the same pattern with the
-# third-party ``regex`` engine (NLTK depends on it), whose ``\w`` differs
-# from ``re``'s for some characters (combining marks are word characters,
-# ``²`` and ``½`` are not); the decisions that follow analysis use it too.
-try:
-    import regex as _regex
-except ImportError:  # an NLTK that tokenizes with ``re``
-    _ANALYZED = WORDS
-else:
-    _ANALYZED = _regex.compile(TOKEN_PATTERN, _regex.UNICODE | _regex.MULTILINE | _regex.DOTALL)
 _DASH_SPLIT = re.compile(rf"[{DASHES}]")
-_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 # Splits camel case only where every part is a capitalised or lower-case word
 # of three letters or more (FlashAttention, ResNet; not SpMV or GraphSAGE).
 _CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,})(?:[A-Z][a-z]{2,})+")
@@ -69,6 +81,74 @@ _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 # Whitespace- and comma-separated values (the keyword fields' tokens).
 _SPACED = re.compile(r"[^ \t\r\n]+")
 _COMMAS = re.compile(r"[^,]+")
+
+
+@functools.cache
+def _plain_words() -> re.Pattern:
+    return re.compile(_PLAIN_TOKEN_PATTERN)
+
+
+@functools.cache
+def _marked_words() -> re.Pattern:
+    return re.compile(_MARKED_TOKEN_PATTERN)
+
+
+@functools.cache
+def _words() -> re.Pattern:
+    return re.compile(TOKEN_PATTERN)
+
+
+@functools.cache
+def _analyzed():
+    try:
+        import regex
+    except ImportError:  # an NLTK that tokenizes with ``re``
+        return _words()
+    return regex.compile(TOKEN_PATTERN, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
+
+
+def _is_cjk(ch: str) -> bool:
+    return any(first <= ch <= last for first, last in _CJK_RANGES)
+
+
+def word_pattern(text: str) -> re.Pattern:
+    """:data:`TOKEN_PATTERN` compiled with Python's ``re``, to cut ``text`` into
+    the query's words as the parser does (compiled on first use; without
+    its CJK ranges for text without CJK characters, which finds the same
+    words)."""
+    if text.isascii() or not any(_is_cjk(ch) for ch in set(text)):
+        return _plain_words()
+    return _words()
+
+
+def analyzed_pattern(text: str):
+    """:data:`TOKEN_PATTERN` compiled as the analyzer tokenizes ``text``: a
+    compiled pattern of ``re`` or ``regex`` (``findall``, ``finditer``, ``search``).
+
+    NLTK's tokenizer compiles the pattern with the third-party ``regex``
+    engine (NLTK depends on it), whose ``\\w`` differs from ``re``'s for some
+    characters (combining marks are word characters, ``²`` and ``½`` are
+    not); the decisions that follow analysis use it too. Text without CJK
+    characters and without characters the engines disagree on (all of
+    whose characters are ASCII or of :data:`SAME_IN_RE_AND_REGEX`, or
+    combining diacritical marks, which the ``re`` pattern then counts as
+    word characters) is cut with ``re`` and the pattern without CJK ranges,
+    which find the same tokens; ``regex`` is imported only for other text.
+    """
+    marked = False
+    if not text.isascii():
+        for ch in set(text):
+            if ch < "\x80" or (unicodedata.category(ch) in SAME_IN_RE_AND_REGEX and not _is_cjk(ch)):
+                continue
+            if not _MARKS[0] <= ch <= _MARKS[1]:
+                return _analyzed()
+            marked = True
+    return _marked_words() if marked else _plain_words()
+
+
+def is_cjk_run(text: str) -> bool:
+    """Whether ``text`` (not empty) is all Han, Kana or Hangul (:data:`CJK_CHARS`)."""
+    return not text.isascii() and all(_is_cjk(ch) for ch in text)
 
 
 def compound_parts(text: str) -> list[str]:
@@ -101,10 +181,11 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
     "slow", "GPUs"]``.
     """
     out: list[str] = []
-    for token in _ANALYZED.findall(unicodedata.normalize("NFKC", text)):
+    text = unicodedata.normalize("NFKC", text)
+    for token in analyzed_pattern(text).findall(text):
         if token.isalnum() and token.islower():
             pieces = [token]
-        elif len(token) > 2 and _CJK_RUN.fullmatch(token):
+        elif len(token) > 2 and is_cjk_run(token):
             pieces = [token[i:i + 2] for i in range(len(token) - 1)]
         else:
             parts = compound_parts(token)
@@ -115,7 +196,8 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
 
 def name_tokens(text: str) -> list[str]:
     """The tokens of ``text`` in the author-name analysis (every word, no stop words)."""
-    return _ANALYZED.findall(unicodedata.normalize("NFKC", text))
+    text = unicodedata.normalize("NFKC", text)
+    return analyzed_pattern(text).findall(text)
 
 
 def spaced_tokens(text: str) -> list[str]:

@@ -17,3 +17,7 @@ The only package that imports Whoosh (and, in :mod:`.analysis`, NLTK):
   :mod:`.store` -- generations, the ``CURRENT`` pointer and the write lock;
 * :mod:`.internals` -- every private name of Whoosh and NLTK used, checked.
 """
+
+from searchengine.engines.whoosh import internals as _internals
+
+_internals.defer_morphology()

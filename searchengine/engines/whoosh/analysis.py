@@ -59,10 +59,9 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Token
 from whoosh.support.charset import accent_map
 
 from searchengine.engines.whoosh import internals
-from searchengine.querylang.text import (CJK_CHARS, PLURAL_REWRITES, STOP_WORDS, THOUSANDS, TOKEN_PATTERN,
-                                         compound_parts)
+from searchengine.querylang.text import (PLURAL_REWRITES, STOP_WORDS, THOUSANDS, TOKEN_PATTERN, analyzed_pattern,
+                                         compound_parts, is_cjk_run)
 
-_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _THOUSANDS = re.compile(THOUSANDS)
 # A number glued to a unit or a word (16GB, 100ms, 3,700x, 2D): a compound of
 # the two, so 16GB meets 16 GB and 3,700x stays apart from 1,700x.
@@ -73,6 +72,18 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 # The NLTK packages the stemmer module lives in (see nltk_module).
 _NLTK_PACKAGES = ("nltk", "nltk.stem")
+# NLTK modules that the stemmer module imports but uses only in its demo:
+# nltk.redos imports the ``regex`` engine (30 ms); loaded on first use.
+_NLTK_DEFERRED = ("nltk.redos",)
+
+
+class _DeferredModule(types.ModuleType):
+    """A stand-in for an NLTK module, which imports it (:func:`nltk_module`) on first attribute use."""
+
+    def __getattr__(self, name: str):
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(nltk_module(self.__name__), name)
 
 
 def nltk_module(name: str) -> types.ModuleType:
@@ -84,8 +95,10 @@ def nltk_module(name: str) -> types.ModuleType:
     SciPy installed, against 0.04 s for the tokenizer and stemmer modules
     alone. Stand-in package modules are placed in ``sys.modules`` while
     ``name`` is imported, then removed, so a later ``import nltk`` by other
-    code runs the real initialiser and reuses the modules loaded here. If
-    anything about NLTK's layout differs, the ordinary import is used.
+    code runs the real initialiser and reuses the modules loaded here. The
+    modules of :data:`_NLTK_DEFERRED` get stand-ins too, which import them
+    when first used. If anything about NLTK's layout differs, the ordinary
+    import is used.
     """
     if name in sys.modules or "nltk" in sys.modules:
         return importlib.import_module(name)
@@ -100,12 +113,17 @@ def nltk_module(name: str) -> types.ModuleType:
             stand_in.__path__ = list(spec.submodule_search_locations)
             sys.modules[package] = stand_in
             placed.append(package)
+        for module in _NLTK_DEFERRED:
+            if module != name and module not in sys.modules:
+                sys.modules[module] = _DeferredModule(module)
+                placed.append(module)
         return importlib.import_module(name)
     except ImportError:
         return _import_normally(name, placed)
     finally:
-        for package in placed:
-            sys.modules.pop(package, None)
+        for module in placed:  # a deferred module imported meanwhile stays
+            if module in _NLTK_PACKAGES or isinstance(sys.modules.get(module), _DeferredModule):
+                sys.modules.pop(module, None)
 
 
 def _import_normally(name: str, placed: list[str]) -> types.ModuleType:
@@ -206,27 +224,24 @@ class TechTokenizer(Tokenizer):
         return type(other) is type(self) and other.pattern == self.pattern
 
     def _tokenizer(self, value: str):
-        """The compiled pattern to cut ``value`` with.
-
-        What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``, its
-        ``span_tokenize`` the spans of ``finditer``), with the same engine and
-        flags, minus two costs: its package imports the network and XML
-        modules (0.1 s of every command-line search), and it bounds every
-        match with a wall-clock timer, which doubles the cost of tokenizing
-        an abstract. An ASCII text is cut by Python's ``re`` instead, twice
-        as fast here, and the same: the two engines differ only on non-ASCII
-        characters. This pattern cannot backtrack catastrophically: no
-        quantified group nests another quantifier over overlapping text (each
-        repeat of the dash/dot group must start with its separator), so
-        matching is linear in the text (``benchmarks/index_speed.py
-        --tokenizer`` times inputs built to provoke backtracking).
-        """
+        # What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``,
+        # its ``span_tokenize`` the spans of ``finditer``), with the same
+        # engine and flags, minus two costs: its package imports the
+        # network and XML modules (0.1 s of every command-line search),
+        # and it bounds every match with a wall-clock timer, which doubles
+        # the cost of tokenizing an abstract. This pattern cannot
+        # backtrack catastrophically: no quantified group nests another
+        # quantifier over overlapping text (each repeat of the dash/dot
+        # group must start with its separator), so matching is linear in
+        # the text (``benchmarks/index_speed.py --tokenizer`` times inputs
+        # built to provoke backtracking).
+        if self.pattern == TOKEN_PATTERN:
+            return analyzed_pattern(value)  # ASCII text in ``re``: no ``regex`` import
         if self._compiled is None:
             import regex
 
-            self._compiled = (re.compile(self.pattern),
-                              regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL))
-        return self._compiled[0] if value.isascii() else self._compiled[1]
+            self._compiled = regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
+        return self._compiled
 
     def word_spans(self, value: str) -> list[tuple[str, int, int, tuple[list[int], list[int]] | None]]:
         """The words of ``value`` as ``(text, startchar, endchar, charmap)``,
@@ -333,7 +348,7 @@ class CompoundFilter(Filter):
                 token.pos += shift
             text = token.text
             if not (text.isalnum() and text.islower()) or text[0].isdigit():
-                if len(text) > 2 and _CJK_RUN.fullmatch(text):
+                if len(text) > 2 and is_cjk_run(text):
                     base = token.pos if token.positions else 0
                     start = token.startchar if token.chars else 0
                     charmap = getattr(token, "charmap", None)
@@ -448,6 +463,13 @@ class InflectionStemFilter(Filter):
     all three per distinct word. Stems are cached
     (``cachesize`` distinct words); the cache is rebuilt after unpickling
     rather than stored in the index's schema.
+
+    A token's new text starts with the first character of its folded text
+    (:func:`fold`): stemming and the plural rewrites change only a word's
+    ending and keep at least its first letter (``ies`` → ``i``), and words
+    of two letters or fewer are kept whole. Highlighting relies on this to
+    stem only the words that can be query terms
+    (:class:`~searchengine.engines.whoosh.snippets.WordAnalysis`).
     """
 
     def __init__(self, cachesize: int = 200_000) -> None:
@@ -477,6 +499,10 @@ class InflectionStemFilter(Filter):
 
             self._stem = functools.lru_cache(maxsize=self.cachesize)(stem)
         return self._stem
+
+    def stem_text(self, text: str) -> str:
+        """The text this filter gives a token of ``text`` that is not a stop word."""
+        return self._stemmer()(text)
 
     def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
         stem = self._stemmer()

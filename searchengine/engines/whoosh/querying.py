@@ -41,8 +41,6 @@ from itertools import pairwise
 
 from whoosh import query as wq
 from whoosh.matching import NullMatcher
-from whoosh.qparser import QueryParser
-from whoosh.qparser.plugins import PhrasePlugin
 from whoosh.query.wrappers import WrappingQuery
 
 from searchengine import querylang
@@ -60,7 +58,7 @@ from searchengine.dates import intersection
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import CJK_CHARS, DASHES, TOKEN_PATTERN
+from searchengine.querylang.text import DASHES, is_cjk_run, word_pattern
 
 # A prefix or fuzzy term matches at most this many index terms.
 MAX_EXPANSIONS = t.MAX_EXPANSIONS
@@ -68,9 +66,7 @@ MAX_EXPANSIONS = t.MAX_EXPANSIONS
 # (not also as its parts in sequence).
 MAX_COMPOUND_PARTS = 6
 
-_WORDS = re.compile(TOKEN_PATTERN)
 _DASH = re.compile(f"[{DASHES}]")
-_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
 
 
 def to_whoosh(tree: t.Node | None, schema) -> wq.Query | None:
@@ -105,9 +101,11 @@ class _Translator:
         self.schema = schema
         self._plain_parser = None
 
-    def plain_parser(self) -> QueryParser:
-        """Whoosh's own parser, for the fields the product's rules do not cover."""
+    def plain_parser(self):
+        """Whoosh's own parser (a ``QueryParser``), for the fields the product's rules do not cover."""
         if self._plain_parser is None:
+            from whoosh.qparser import QueryParser  # 10 ms of imports that most searches never need
+
             self._plain_parser = QueryParser(None, self.schema)
         return self._plain_parser
 
@@ -280,6 +278,8 @@ class _Translator:
         field = schema[fieldname] if schema and fieldname in schema else None
         if field is None or not getattr(field, "analyzer", None) or field.self_parsing():
             # Whoosh's own phrase (a number field reads the text as a number).
+            from whoosh.qparser.plugins import PhrasePlugin
+
             node = PhrasePlugin.PhraseNode(text, 0)
             node.fieldname, node.startchar, node.endchar = fieldname, 0, len(text)
             return node.query(self.plain_parser())
@@ -545,12 +545,12 @@ def exact_pattern(text: str) -> str | None:
     parts) and folded; anything that is not a letter or digit may separate
     them. ``None`` when ``text`` has no word.
     """
-    words = [fold(part) for match in _WORDS.finditer(text) for part in _DASH.split(match.group()) if part]
+    words = [fold(part) for match in word_pattern(text).finditer(text) for part in _DASH.split(match.group()) if part]
     if not words:
         return None
     body = r"[\W_]+".join(re.escape(word) for word in words)
-    start = "" if _CJK_CHAR.match(words[0][0]) else r"(?<![^\W_])"
-    end = "" if _CJK_CHAR.match(words[-1][-1]) else r"(?![^\W_])"
+    start = "" if is_cjk_run(words[0][0]) else r"(?<![^\W_])"
+    end = "" if is_cjk_run(words[-1][-1]) else r"(?![^\W_])"
     return start + body + end
 
 

@@ -46,7 +46,8 @@ from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from searchengine import dates, filters
 from searchengine.records import doi_keys
 from searchengine.engines.whoosh import columns as facets
-from searchengine.engines.whoosh.analysis import TOKEN_PATTERN, fold, name_analyzer, text_analyzer
+from searchengine.engines.whoosh.analysis import fold, name_analyzer, text_analyzer
+from searchengine.querylang.text import word_pattern
 
 # A title term counts this many times an abstract term in BM25F.
 TITLE_BOOST = 2.0
@@ -80,17 +81,10 @@ class SpelledTEXT(TEXT):
         return iter(())
 
 
-_SPELL_WORDS = None
-
-
 def spelling_words(value: str) -> set[str]:
     """The distinct words of ``value`` as the ``spell_*`` fields hold them (folded, unstemmed)."""
-    global _SPELL_WORDS
-    if _SPELL_WORDS is None:
-        import re
-
-        _SPELL_WORDS = re.compile(TOKEN_PATTERN)
-    return set(_SPELL_WORDS.findall(fold(value)))
+    value = fold(value)
+    return set(word_pattern(value).findall(value))
 
 
 def spelled_fields(schema) -> list[tuple[str, str]]:

@@ -51,6 +51,33 @@ def timed(command: list[str], env: dict) -> tuple[float, float]:
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+def commands(index: Path, query: str) -> dict[str, list[str]]:
+    """The rows' commands by name (``bare``, ``plain``, ``faceted``, ``help``), searching ``index``."""
+    search = [sys.executable, "-m", "searchengine", "search", query, "--index", str(index)]
+    return {
+        "bare": [sys.executable, "-c", "pass"],
+        "plain": search,
+        "faceted": search + ["--facets", "year,author,category"],
+        "help": [sys.executable, "-m", "searchengine", "--help"],
+    }
+
+
+def interleaved(rows: dict[str, list[str]], env: dict, runs: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall and CPU seconds of each command by name, over ``runs`` rounds that run every
+    command once in turn (after one unmeasured run of each: page cache, ``.pyc`` files), so that
+    a change of load on a shared machine hits every row alike. ``env["PYTHONPATH"]`` is the
+    checkout the commands run in."""
+    for command in rows.values():
+        timed(command, env)
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
+    for _ in range(runs):
+        for name, command in rows.items():
+            figures[name].append(timed(command, env))
+    wall = {name: statistics.median(w for w, _ in times) for name, times in figures.items()}
+    cpu = {name: statistics.median(c for _, c in times) for name, times in figures.items()}
+    return wall, cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10_000, help="listing records to index (0: all)")
@@ -72,21 +99,7 @@ def main() -> None:
             print(f"building {index} from {records:,} records ...", flush=True)
             subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
                             "--quiet"], check=True, env=env, cwd=env["PYTHONPATH"])
-    search = [sys.executable, "-m", "searchengine", "search", args.query, "--index", str(index)]
-    rows = {
-        "bare": [sys.executable, "-c", "pass"],
-        "plain": search,
-        "faceted": search + ["--facets", "year,author,category"],
-        "help": [sys.executable, "-m", "searchengine", "--help"],
-    }
-    for command in rows.values():  # page cache, .pyc files
-        timed(command, env)
-    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
-    for _ in range(args.runs):
-        for name, command in rows.items():
-            figures[name].append(timed(command, env))
-    wall = {name: statistics.median(w for w, _ in runs) for name, runs in figures.items()}
-    cpu = {name: statistics.median(c for _, c in runs) for name, runs in figures.items()}
+    wall, cpu = interleaved(commands(index, args.query), env, args.runs)
 
     print(f"\ncode: {args.repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, "
           "rows interleaved")

@@ -328,7 +328,8 @@ def report(rows: list[dict]) -> None:
         for cpu_ms, wall_ms, cut in row["pasted"]:
             print(f"| {n} | pasted {PASTE_CHARS:,}-character query ms (CPU / wall) | {cpu_ms:.0f} / {wall_ms:.0f}"
                   f"{' (timed out)' if cut else ''} | | |")
-        print(f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | {row['zero_hits'][1]} | |")
+        print(f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | "
+              f"{row['zero_hits'][1]} | |")
 
 
 def main() -> None:

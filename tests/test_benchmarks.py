@@ -16,6 +16,8 @@ def test_cold_row_is_measured_above_the_bare_start():
     assert row.cells() == ["cold", "0.412 s (0.381 s above bare)", "0.031 s (python -c pass)", "13.3×",
                            "≤ 0.35 s above bare", "NOT met"]
     assert table.above_bare("cold", 0.380, 0.031, 0.35).met is True
+    assert table.above_bare("cold", 0.380, 0.031, 0.35, 0.1234).measured == \
+        "0.380 s (0.349 s above bare; CPU 0.123 s above bare)"
     assert table.above_bare("cold", 0.382, 0.031, 0.35).met is False
 
 

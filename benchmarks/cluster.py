@@ -68,7 +68,7 @@ REPO = BENCHMARKS.parent
 sys.path.insert(0, str(BENCHMARKS))
 sys.path.insert(0, str(REPO))
 
-from speed import LISTING, disk_mb, make_queries, pct, subset
+from speed import LISTING, disk_mb, make_queries, pct, subset  # noqa: E402
 
 FACETS = "year,author,category"
 DEV_CLUSTER = REPO / "scripts" / "dev-cluster.sh"
@@ -151,7 +151,8 @@ def measure_queries(location: str, queries: list[str], passes: int, shard_ms=Non
         searches = len(queries) * (passes + 1)
         for key, options in (("search", {}), ("faceted", {"facets": FACETS})):
             before = shard_ms() if shard_ms else 0.0
-            row[key] = timings(lambda q, options=options: index.search(q, limit=10, **options).to_dict(), queries, passes)
+            row[key] = timings(lambda q, options=options: index.search(q, limit=10, **options).to_dict(), queries,
+                               passes)
             if shard_ms:
                 row[f"{key}_shard_ms"] = (shard_ms() - before) / searches
         row["documents"] = index.doc_count
@@ -213,7 +214,9 @@ def report(rows: dict, records: int, queries: int, passes: int) -> None:
         extra = [ratio(v, peer) if ratios and v is not None and peer is not None else "-" for v in values[1:]]
         print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(extra) + " |")
 
-    get = lambda key: [rows[n].get(key) for n in names]
+    def get(key):
+        return [rows[n].get(key) for n in names]
+
     line("build, records/s (wall, whole process)", get("rate"), ",.0f")
     line("build, wall s", get("wall"), ".1f")
     line("build, client CPU s", get("client_cpu"), ".1f")

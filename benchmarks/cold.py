@@ -54,6 +54,44 @@ def timed(command: list[str], env: dict) -> tuple[float, float]:
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+def commands(index: Path, query: str) -> dict[str, list[str]]:
+    """The rows' commands by name (``bare``, ``plain``, ``faceted``, ``help``), searching ``index``."""
+    search = [sys.executable, "-m", "searchengine", "search", query, "--index", str(index)]
+    return {
+        "bare": [sys.executable, "-c", "pass"],
+        "plain": search,
+        "faceted": search + ["--facets", "year,author,category"],
+        "help": [sys.executable, "-m", "searchengine", "--help"],
+    }
+
+
+def checkout_env(repo: Path) -> dict:
+    """The environment of processes running ``repo``'s searchengine: bytecode is
+    written, as an installed package has it (with ``PYTHONDONTWRITEBYTECODE``
+    every process would compile the checkout's modules from source, 0.3 s more)."""
+    env = {**os.environ, "PYTHONPATH": str(repo.resolve())}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def interleaved(rows: dict[str, list[str]], envs: list[dict], runs: int) -> list[tuple[dict, dict]]:
+    """Median wall and CPU seconds of each command by name, per environment (a
+    checkout, ``env["PYTHONPATH"]``), over ``runs`` rounds that run every
+    command of every environment once in turn (after one unmeasured run of
+    each: page cache, ``.pyc`` files), so that a change of load on a shared
+    machine hits every row alike. Returns ``[(wall, cpu), ...]`` in the order of ``envs``."""
+    for env in envs:
+        for command in rows.values():
+            timed(command, env)
+    figures: list[dict[str, list[tuple[float, float]]]] = [{name: [] for name in rows} for _ in envs]
+    for _ in range(runs):
+        for env, figure in zip(envs, figures):
+            for name, command in rows.items():
+                figure[name].append(timed(command, env))
+    return [({name: statistics.median(w for w, _ in times) for name, times in figure.items()},
+             {name: statistics.median(c for _, c in times) for name, times in figure.items()}) for figure in figures]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10_000, help="listing records to index (0: all)")
@@ -67,11 +105,7 @@ def main() -> None:
     repos = args.repo or [REPO]
 
     print(f"uptime at start: {uptime()}")
-    envs = []
-    for repo in repos:
-        env = {**os.environ, "PYTHONPATH": str(repo.resolve())}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        envs.append(env)
+    envs = [checkout_env(repo) for repo in repos]
     index = args.index
     if index is None:
         args.work.mkdir(parents=True, exist_ok=True)
@@ -81,29 +115,12 @@ def main() -> None:
             print(f"building {index} from {records:,} records ...", flush=True)
             subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
                             "--quiet"], check=True, env=envs[0], cwd=envs[0]["PYTHONPATH"])
-    search = [sys.executable, "-m", "searchengine", "search", args.query, "--index", str(index)]
-    rows = {
-        "bare": [sys.executable, "-c", "pass"],
-        "plain": search,
-        "faceted": search + ["--facets", "year,author,category"],
-        "help": [sys.executable, "-m", "searchengine", "--help"],
-    }
-    for env in envs:
-        for command in rows.values():  # page cache, .pyc files
-            timed(command, env)
-    figures: list[dict[str, list[tuple[float, float]]]] = [{name: [] for name in rows} for _ in envs]
-    for _ in range(args.runs):
-        for env, figure in zip(envs, figures):
-            for name, command in rows.items():
-                figure[name].append(timed(command, env))
-    for repo, figure in zip(repos, figures):
-        _table(figure, repo, index, args)
+    for repo, (wall, cpu) in zip(repos, interleaved(commands(index, args.query), envs, args.runs)):
+        _table(wall, cpu, repo, index, args)
     print(f"\nuptime at end: {uptime()}")
 
 
-def _table(figures: dict[str, list[tuple[float, float]]], repo: Path, index: Path, args) -> None:
-    wall = {name: statistics.median(w for w, _ in runs) for name, runs in figures.items()}
-    cpu = {name: statistics.median(c for _, c in runs) for name, runs in figures.items()}
+def _table(wall: dict[str, float], cpu: dict[str, float], repo: Path, index: Path, args) -> None:
     print(f"\ncode: {repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, "
           "rows interleaved")
     print("| row | wall s | above bare, wall s | CPU s | above bare, CPU s | target above bare |")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import os
 import sqlite3
@@ -68,11 +69,11 @@ def arxiv_year(arxiv_id: str) -> int | None:
     return 2000 + int(head[:2]) if len(head) == 4 and head.isdigit() else None
 
 
-def convert(sample: Path, target: Path) -> int:
-    """Write the listing sample as Record JSON lines; return the record count."""
+def convert(sample: Path, target: Path, limit: int = 0) -> int:
+    """Write the listing sample's first ``limit`` records (0: all) as Record JSON lines; return the count."""
     count = 0
     with gzip.open(sample, "rt", encoding="utf-8") as src, open(target, "w", encoding="utf-8") as out:
-        for line in src:
+        for line in itertools.islice(src, limit or None):
             obj = json.loads(line)
             record = {
                 "id": obj["id"], "title": obj["title"], "abstract": obj["summary"],
@@ -206,7 +207,8 @@ def main() -> int:
 
     browse = []
     for label, options in (("--year 2026", {"year": "2026"}), ("--year 2025", {"year": "2025"}),
-                           ("--category cs.CL", {"category": "cs.CL"}), ("--author 'Wang, Y.'", {"author": "Wang, Y."})):
+                           ("--category cs.CL", {"category": "cs.CL"}),
+                           ("--author 'Wang, Y.'", {"author": "Wang, Y."})):
         ms, results = timed(cold(lambda: index.search("", facets=FACETS, **options)), args.repeats)
         browse.append((label, results.total, ms))
 
@@ -219,7 +221,8 @@ def main() -> int:
           f"FTS5 GROUP BY {total(9):.1f}")
     print(f"ratio to FTS5 (sum): count only {total(3) / total(9):.2f}, match+count cold {total(4) / total(9):.2f}, "
           f"warm {total(5) / total(9):.2f} (target <= 1.5)")
-    print(f"ratio to FTS5 (median per query): match+count cold {statistics.median(r[4] / r[9] for r in rows if r[9]):.2f}, "
+    print("ratio to FTS5 (median per query): match+count cold "
+          f"{statistics.median(r[4] / r[9] for r in rows if r[9]):.2f}, "
           f"warm {statistics.median(r[5] / r[9] for r in rows if r[9]):.2f}")
     for label, i in (("search without facets, cold", 6), ("faceted search, cold", 7), ("faceted search, warm", 8),
                      ("match+count, cold", 4)):

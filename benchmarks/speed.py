@@ -205,16 +205,19 @@ PASTE_CHARS = 3000
 
 def pasted_queries(size: int, count: int = 3) -> list[str]:
     """``count`` texts of :data:`PASTE_CHARS` characters made of the abstracts
-    of listing records ``size`` onwards (not in the index), cut at a word."""
+    of listing records ``size`` onwards (not in the index), cut at a word; past
+    the listing's end, from its start (records in the index: with the whole
+    listing indexed there are no others)."""
     texts, text = [], ""
-    with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
-        for line in itertools.islice(lines, size, None):
-            text = f"{text} {json.loads(line)['summary']}".strip()
-            if len(text) >= PASTE_CHARS:
-                texts.append(" ".join(text[:PASTE_CHARS].split()[:-1]))
-                text = ""
-                if len(texts) == count:
-                    break
+    for start in (size, 0):
+        with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
+            for line in itertools.islice(lines, start, None):
+                text = f"{text} {json.loads(line)['summary']}".strip()
+                if len(text) >= PASTE_CHARS:
+                    texts.append(" ".join(text[:PASTE_CHARS].split()[:-1]))
+                    text = ""
+                    if len(texts) == count:
+                        return texts
     return texts
 
 
@@ -328,7 +331,8 @@ def report(rows: list[dict]) -> None:
         for cpu_ms, wall_ms, cut in row["pasted"]:
             print(f"| {n} | pasted {PASTE_CHARS:,}-character query ms (CPU / wall) | {cpu_ms:.0f} / {wall_ms:.0f}"
                   f"{' (timed out)' if cut else ''} | | |")
-        print(f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | {row['zero_hits'][1]} | |")
+        print(f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | "
+              f"{row['zero_hits'][1]} | |")
 
 
 def main() -> None:

@@ -81,37 +81,72 @@ def ensure_index(index_dir: Path) -> None:
     print(f"indexed in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def wait_until_listening(host: str, port: int, seconds: float = 60) -> None:
-    """Return once the server accepts connections and answers a search (workers warmed up)."""
-    import socket
-    import urllib.request
+def start_server(index_dir: Path, threads: int, workers: int | None = None,
+                 seconds: float = 120) -> tuple[subprocess.Popen, str, int, dict]:
+    """Start ``searchengine serve`` on a free loopback port and return once it has answered a search.
 
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, port), timeout=1):
-                pass
-            urllib.request.urlopen(f"http://{host}:{port}/api/search?q=warm", timeout=30).read()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("the server did not answer")
+    Returns the process, host, port and the start's timings in seconds from
+    the process's start: ``loading`` (its "Loading ... port N" line),
+    ``serving`` (its "Serving ... ready in N s" line), ``ready_in`` (the N it
+    reports), ``first_connection`` (the first connection the port accepted:
+    probed every 20 ms from the "Loading" line on) and ``first_answer`` (a
+    search sent on that connection answered), and ``answered_first``: whether
+    that first accepted connection got a 200 answer (the server listens only
+    once ready, so it must). The caller stops the process (terminate, wait).
 
-
-def start_server(index_dir: Path, threads: int, workers: int | None = None) -> tuple[subprocess.Popen, str, int]:
+    Raises:
+        SystemExit: the server exited or did not answer within ``seconds``.
+    """
+    started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--threads", str(threads),
-         "--index-dir", str(index_dir)] + (["--workers", str(workers)] if workers else []),
+        [sys.executable, "-m", "searchengine", "serve", "--host", "127.0.0.1", "--port", "0",
+         "--threads", str(threads), "--index-dir", str(index_dir)] + (["--workers", str(workers)] if workers else []),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
+    startup: dict = {}
+    serving = threading.Event()
+
+    def read_log() -> None:
+        for line in process.stderr:
+            found = re.search(r"ready in ([\d.]+) s", line)
+            if found and not serving.is_set():
+                startup.update(serving=time.perf_counter() - started, ready_in=float(found.group(1)))
+                serving.set()
+
     for line in process.stderr:
-        match = re.search(r"on http://([\d.]+):(\d+)/", line)
-        if match:
-            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
-            host, port = match.group(1), int(match.group(2))
-            wait_until_listening(host, port)
-            return process, host, port
-    raise SystemExit("the server did not start")
+        found = re.search(r"port (\d+) accepts connections", line)
+        if found:
+            startup["loading"] = time.perf_counter() - started
+            host, port = "127.0.0.1", int(found.group(1))
+            break
+    else:
+        process.wait()
+        raise SystemExit("the server did not start (no 'Loading ... port N' line)")
+    threading.Thread(target=read_log, daemon=True).start()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            connection = http.client.HTTPConnection(host, port, timeout=seconds)
+            connection.connect()
+        except ConnectionRefusedError:
+            time.sleep(0.02)
+            continue
+        startup["first_connection"] = time.perf_counter() - started
+        try:
+            connection.request("GET", "/api/search?q=warm")
+            response = connection.getresponse()
+            response.read()
+            startup["answered_first"] = response.status == 200
+        except (OSError, http.client.HTTPException):
+            startup["answered_first"] = False
+        connection.close()
+        startup["first_answer"] = time.perf_counter() - started
+        if startup["answered_first"]:
+            serving.wait(10)
+            return process, host, port, startup
+    process.terminate()
+    process.wait(timeout=10)
+    raise SystemExit(f"the server did not answer a search within {seconds:.0f} s (first connection: {startup})")
 
 
 def client(host: str, port: int, paths: list[str], latencies: list[float], errors: list[str]) -> None:
@@ -132,6 +167,39 @@ def client(host: str, port: int, paths: list[str], latencies: list[float], error
             connection.close()
             connection = http.client.HTTPConnection(host, port, timeout=30)
     connection.close()
+
+
+def run_load(host: str, port: int, queries: list[str], clients: int, requests: int) -> dict:
+    """Send ``/api/search`` requests (the API counts facets year, author and category on every
+    search) from one client, then from
+    ``clients`` concurrent ones, each over its own keep-alive connection.
+
+    ``queries`` needs ``(clients + 1) * requests`` entries: the last ``requests`` go to the lone
+    client (after 5 unmeasured ones: the first search reads the facet columns), the others to the
+    concurrent clients, ``requests`` each. Returns ``single`` and ``latencies`` (client-side
+    milliseconds per answered request), their ``single_errors`` and ``errors`` (messages),
+    ``wall`` (seconds of the concurrent run) and ``load_before`` (load average before it).
+    """
+    def path(query: str) -> str:
+        return "/api/search?" + urlencode({"q": query})
+
+    warm = [path(q) for q in queries[-requests:]]
+    client(host, port, warm[:5], [], [])
+    single: list[float] = []
+    single_errors: list[str] = []
+    client(host, port, warm, single, single_errors)
+    latencies: list[float] = []
+    errors: list[str] = []
+    plans = [[path(q) for q in queries[c * requests:(c + 1) * requests]] for c in range(clients)]
+    threads = [threading.Thread(target=client, args=(host, port, plan, latencies, errors)) for plan in plans]
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {"single": single, "single_errors": single_errors, "latencies": latencies, "errors": errors,
+            "wall": time.perf_counter() - started, "load_before": load_before}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -156,34 +224,17 @@ def main() -> None:
         index_dir = Path(tmp.name) / "index"
     ensure_index(index_dir)
 
-    process, host, port = start_server(index_dir, args.threads, args.workers)
+    process, host, port, _ = start_server(index_dir, args.threads, args.workers)
     try:
-        def path(query: str) -> str:
-            return "/api/search?" + urlencode({"q": query})
-
         queries = two_word_queries(LISTING, args.clients * args.requests + args.requests)
-        warm = [path(q) for q in queries[-args.requests:]]
-        client(host, port, warm[:5], [], [])  # the first search reads the facet columns
-        # One client alone: the cost of a request without waiting for others.
-        single: list[float] = []
-        single_errors: list[str] = []
-        client(host, port, warm, single, single_errors)
-        latencies: list[float] = []
-        errors: list[str] = []
-        plans = [[path(q) for q in queries[c * args.requests:(c + 1) * args.requests]] for c in range(args.clients)]
-        workers = [threading.Thread(target=client, args=(host, port, plan, latencies, errors)) for plan in plans]
-        load_before = os.getloadavg()
-        started = time.perf_counter()
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-        wall = time.perf_counter() - started
-
+        load = run_load(host, port, queries, args.clients, args.requests)
+        single, single_errors, latencies, errors = (load[key] for key in ("single", "single_errors", "latencies",
+                                                                          "errors"))
+        wall, load_before = load["wall"], load["load_before"]
         hits = []
         connection = http.client.HTTPConnection(host, port, timeout=30)
         for query in queries[:50]:
-            connection.request("GET", path(query))
+            connection.request("GET", "/api/search?" + urlencode({"q": query}))
             hits.append(json.loads(connection.getresponse().read())["total"])
         connection.close()
     finally:
@@ -196,7 +247,7 @@ def main() -> None:
           f"server threads {args.threads}, processes {args.workers or os.cpu_count()}")
     print(f"hits per query (first 50 queries): min {min(hits)}, median {statistics.median(hits):.0f}, max {max(hits)}")
     if single:
-        print(f"1 client  x {len(warm)} requests: p50 {percentile(single, 50):.1f} ms  "
+        print(f"1 client  x {args.requests} requests: p50 {percentile(single, 50):.1f} ms  "
               f"p95 {percentile(single, 95):.1f} ms  errors {len(single_errors)}")
     if latencies:
         print(f"{args.clients} clients x {args.requests} requests: p50 {percentile(latencies, 50):.1f} ms  "

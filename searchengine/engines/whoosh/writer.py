@@ -74,6 +74,7 @@ def _writer_classes() -> dict[str, type]:
 
         class IndexWriting:
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
+                kwargs.setdefault("codec", internals.inlining_codec())  # the workers' too (MpWriter's subargs)
                 super().__init__(ix, *args, limitmb=limitmb, **kwargs)
                 self.pool = TermPostingPool(internals.temp_storage(self), limitmb)
 

@@ -128,6 +128,16 @@ def open_generation(generation: Path):
     return FileStorage(str(generation), supports_mmap=False).open_index()
 
 
+def create_generation_index(generation: Path, schema):
+    """A new, empty Whoosh index in ``generation``, read without memory maps
+    as :func:`open_generation`'s: a build counts its documents and writes
+    the facet columns from the segments it wrote, which through maps were
+    copied into memory whole."""
+    from whoosh.filedb.filestore import FileStorage
+
+    return FileStorage(str(generation), supports_mmap=False).create_index(schema)
+
+
 def damage_errors() -> tuple[type[BaseException], ...]:
     """The exceptions reading an index file raises when its bytes are not
     what Whoosh wrote (a truncated or overwritten segment)."""

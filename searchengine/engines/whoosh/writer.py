@@ -396,7 +396,7 @@ def _write(
                     raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
                 store.check_layout(base, target)  # an older index is rebuilt, not updated
             else:
-                ix = whoosh_index.create_in(str(generation), build_schema())
+                ix = store.create_generation_index(generation, build_schema())
             try:
                 operation(ix)
             except Exception as exc:

@@ -457,6 +457,9 @@ class AcronymStopFilter(Filter):
 # The plural rewrites (:data:`~searchengine.querylang.text.PLURAL_REWRITES`) in Python's syntax.
 _PLURALS = tuple((re.compile(pattern), replacement.replace("$1", r"\g<1>"))
                  for pattern, replacement in PLURAL_REWRITES)
+# Whether any rewrite applies: one search instead of a substitution per rewrite
+# (a word none of them matches is left as it is by all of them).
+_ANY_PLURAL = re.compile("|".join(f"(?:{pattern})" for pattern, _ in PLURAL_REWRITES))
 
 
 class InflectionStemmer:
@@ -490,8 +493,9 @@ class InflectionStemmer:
         porter = self._porter
         if word in porter.pool:  # NLTK's irregular forms: dying → die, skies → sky
             return porter.pool[word]
-        for pattern, replacement in _PLURALS:
-            word = pattern.sub(replacement, word, count=1)
+        if _ANY_PLURAL.search(word):
+            for pattern, replacement in _PLURALS:
+                word = pattern.sub(replacement, word, count=1)
         return internals.porter_steps(porter, word)
 
 

@@ -321,7 +321,7 @@ def test_cli_repeated_options_combine_with_or(cli):
         (["sparse", "--facets", "venue"], "Invalid value for '--facets': unknown facet 'venue'"),
         (["sparse", "--limit", "101"], "Invalid value for '--limit' / '-n': 101 is not in the range 1<=x<=100."),
         (["sparse", "--sort", "random"], "Invalid value for '--sort' / '-s': 'random' is not one of"),
-        ([], "give a QUERY, a filter (--year, --author, --first-author, --category, --since, --until) or both"),
+        ([], "give a QUERY, a filter (--year, --author, --first-author, --category, --since, --until, --past) or both"),
     ],
 )
 def test_cli_bad_options_are_usage_errors_naming_the_value(cli, args, message):

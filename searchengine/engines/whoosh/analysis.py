@@ -212,6 +212,7 @@ class TechTokenizer(Tokenizer):
     def __init__(self, pattern: str = TOKEN_PATTERN) -> None:
         self.pattern = pattern
         self._compiled = None
+        self._expansions: dict = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {"pattern": self.pattern}
@@ -219,6 +220,7 @@ class TechTokenizer(Tokenizer):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.pattern = state["pattern"]
         self._compiled = None
+        self._expansions = {}
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
@@ -318,6 +320,85 @@ class TechTokenizer(Tokenizer):
             yield token
 
 
+# Distinct words whose analysis index_positions keeps (per analyzer).
+EXPANSION_CACHE_SIZE = 100_000
+# A word after the one analysed: where it lands says how many positions the word took.
+_NEXT_WORD = "zz"
+
+
+def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
+    """The terms ``analyzer`` indexes for ``value``, each with its positions.
+
+    The same terms and positions as the analyzer's token stream in
+    ``"index"`` mode (stopped tokens left out), in the order they first
+    come, but each distinct word of the tokenizer is analysed once: its
+    terms (with their positions relative to the word's) and the number of
+    positions it takes are kept, for the :data:`EXPANSION_CACHE_SIZE` words
+    seen last, and reused. Whoosh's way runs every token through a chain of
+    generators, half of an indexing worker's time. This holds because every
+    filter after :class:`TechTokenizer` is ``token_local``: what it makes of
+    a token depends on the token's text alone, and it moves later tokens by
+    a fixed number of positions.
+
+    Returns ``None`` when ``analyzer`` is not such a chain (the caller then
+    uses the token stream).
+    """
+    items = getattr(analyzer, "items", None)
+    if not items or type(items[0]) is not TechTokenizer or not all(
+            getattr(item, "token_local", False) for item in items[1:]):
+        return None
+    tokenizer, filters = items[0], tuple(items[1:])
+    caches = tokenizer.__dict__.setdefault("_expansions", {})
+    key = tuple(map(id, filters))  # filters compare by value and are not hashable
+    cache = caches.get(key)
+    if cache is None:
+        cache = caches[key] = {}
+    positions: dict[str, list[int]] = {}
+    at = 0
+    normal = normalize(value)[0]
+    for word in tokenizer._tokenizer(normal).findall(normal):
+        expansion = cache.get(word)
+        if expansion is None:
+            expansion = _expand(filters, word)
+            if expansion is None:
+                return None
+            if len(cache) >= EXPANSION_CACHE_SIZE:
+                cache.clear()
+            cache[word] = expansion
+        terms, width = expansion
+        for text, offset in terms:
+            found = positions.get(text)
+            if found is None:
+                positions[text] = [at + offset]
+            else:
+                found.append(at + offset)
+        at += width
+    return positions
+
+
+def _expand(filters: tuple, word: str) -> tuple[tuple[tuple[str, int], ...], int] | None:
+    """``(terms, width)``: ``word``'s ``(term, position)`` pairs through ``filters``
+    (positions from 0) and the number of positions it takes; ``None`` when
+    that cannot be told (the next word did not come out as written)."""
+    token = Token(positions=True, chars=False, removestops=True, mode="index", boosts=True)
+
+    def stream() -> Iterator[Token]:
+        for pos, text in enumerate((word, _NEXT_WORD)):
+            token.text, token.pos, token.boost = text, pos, 1.0
+            token.stopped = token.joined = False
+            token.charmap = None
+            yield token
+
+    tokens: Iterator[Token] = stream()
+    for item in filters:
+        tokens = item(tokens)
+    out = [(t.text, t.pos, t.boost) for t in tokens if not t.stopped]
+    if not out or out[-1][0] != _NEXT_WORD or any(boost != 1.0 for _, _, boost in out):
+        return None
+    *terms, (_, width, _) = out
+    return tuple((text, pos) for text, pos, _ in terms), width
+
+
 def _span(start: int, charmap, begin: int, end: int) -> tuple[int, int]:
     """The written offsets of characters ``[begin, end)`` of a token's text that starts at ``start``."""
     if charmap is None:
@@ -337,6 +418,8 @@ class CompoundFilter(Filter):
     extra parts, so phrases stay aligned. In ``"phrase"`` mode only the parts
     are emitted.
     """
+
+    token_local = True  # see index_positions
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)
@@ -395,6 +478,8 @@ class AcronymStopFilter(Filter):
     phrase queries keep their gaps.
     """
 
+    token_local = True  # see index_positions
+
     def __init__(self, stoplist: frozenset[str] = STOP_WORDS) -> None:
         self.stops = frozenset(stoplist)
 
@@ -415,6 +500,9 @@ class AcronymStopFilter(Filter):
 # The plural rewrites (:data:`~searchengine.querylang.text.PLURAL_REWRITES`) in Python's syntax.
 _PLURALS = tuple((re.compile(pattern), replacement.replace("$1", r"\g<1>"))
                  for pattern, replacement in PLURAL_REWRITES)
+# Whether any rewrite applies: one search instead of a substitution per rewrite
+# (a word none of them matches is left as it is by all of them).
+_ANY_PLURAL = re.compile("|".join(f"(?:{pattern})" for pattern, _ in PLURAL_REWRITES))
 
 
 class InflectionStemmer:
@@ -448,8 +536,9 @@ class InflectionStemmer:
         porter = self._porter
         if word in porter.pool:  # NLTK's irregular forms: dying → die, skies → sky
             return porter.pool[word]
-        for pattern, replacement in _PLURALS:
-            word = pattern.sub(replacement, word, count=1)
+        if _ANY_PLURAL.search(word):
+            for pattern, replacement in _PLURALS:
+                word = pattern.sub(replacement, word, count=1)
         return internals.porter_steps(porter, word)
 
 
@@ -471,6 +560,8 @@ class InflectionStemFilter(Filter):
     stem only the words that can be query terms
     (:class:`~searchengine.engines.whoosh.snippets.WordAnalysis`).
     """
+
+    token_local = True  # see index_positions
 
     def __init__(self, cachesize: int = 200_000) -> None:
         self.cachesize = cachesize

@@ -42,11 +42,12 @@ and :mod:`searchengine.engines.whoosh.columns`, which also read them back):
 from __future__ import annotations
 
 from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+from whoosh.formats import Positions
 
 from searchengine import dates, filters
 from searchengine.records import doi_keys
 from searchengine.engines.whoosh import columns as facets
-from searchengine.engines.whoosh.analysis import fold, name_analyzer, text_analyzer
+from searchengine.engines.whoosh.analysis import fold, index_positions, name_analyzer, text_analyzer
 from searchengine.querylang.text import word_pattern
 
 # A title term counts this many times an abstract term in BM25F.
@@ -76,6 +77,21 @@ class SpelledTEXT(TEXT):
 
     def separate_spelling(self) -> bool:
         return bool(self.spelling)
+
+    def index(self, value, **kwargs):
+        """``(term bytes, frequency, weight, encoded positions)`` per distinct
+        term, as Whoosh's ``Positions`` format gives them, from
+        :func:`~searchengine.engines.whoosh.analysis.index_positions` (each
+        distinct word analysed once) where it applies."""
+        found = None
+        if isinstance(value, str) and not kwargs and type(self.format) is Positions:
+            found = index_positions(self.analyzer, value)
+        if found is None:
+            yield from super().index(value, **kwargs)
+            return
+        encode, boost = self.format.encode, self.format.field_boost
+        for text, positions in found.items():
+            yield text.encode("utf-8"), len(positions), float(len(positions)) * boost, encode(positions)
 
     def spellable_words(self, value):
         return iter(())

@@ -128,6 +128,16 @@ def open_generation(generation: Path):
     return FileStorage(str(generation), supports_mmap=False).open_index()
 
 
+def create_generation_index(generation: Path, schema):
+    """A new, empty Whoosh index in ``generation``, read without memory maps
+    as :func:`open_generation`'s: a build counts its documents and writes
+    the facet columns from the segments it wrote, which through maps were
+    copied into memory whole."""
+    from whoosh.filedb.filestore import FileStorage
+
+    return FileStorage(str(generation), supports_mmap=False).create_index(schema)
+
+
 def damage_errors() -> tuple[type[BaseException], ...]:
     """The exceptions reading an index file raises when its bytes are not
     what Whoosh wrote (a truncated or overwritten segment)."""
@@ -145,11 +155,27 @@ def damage_errors() -> tuple[type[BaseException], ...]:
 
 def is_damage(exc: BaseException) -> bool:
     """Whether ``exc``, raised while reading an index, means its files are
-    damaged: one of :func:`damage_errors`, or an ``OSError`` ``EINVAL`` (a
-    seek to an offset read from overwritten bytes)."""
+    damaged: one of :func:`damage_errors`, an ``OSError`` ``EINVAL`` (a
+    seek to an offset read from overwritten bytes), or an ``IndexError`` or
+    ``KeyError`` raised inside Whoosh (a field number read from overwritten
+    bytes in the term table)."""
     import errno
 
-    return isinstance(exc, damage_errors()) or (isinstance(exc, OSError) and exc.errno == errno.EINVAL)
+    if isinstance(exc, damage_errors()) or (isinstance(exc, OSError) and exc.errno == errno.EINVAL):
+        return True
+    return isinstance(exc, (IndexError, KeyError)) and _raised_in_whoosh(exc)
+
+
+def _raised_in_whoosh(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc``'s traceback is Whoosh's code."""
+    import whoosh
+
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return Path(tb.tb_frame.f_code.co_filename).is_relative_to(Path(whoosh.__file__).parent)
 
 
 def new_generation(index_dir: Path) -> Path:

@@ -74,6 +74,7 @@ def _writer_classes() -> dict[str, type]:
 
         class IndexWriting:
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
+                kwargs.setdefault("codec", internals.inlining_codec())  # the workers' too (MpWriter's subargs)
                 super().__init__(ix, *args, limitmb=limitmb, **kwargs)
                 self.pool = TermPostingPool(internals.temp_storage(self), limitmb)
 
@@ -395,7 +396,7 @@ def _write(
                     raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
                 store.check_layout(base, target)  # an older index is rebuilt, not updated
             else:
-                ix = whoosh_index.create_in(str(generation), build_schema())
+                ix = store.create_generation_index(generation, build_schema())
             try:
                 operation(ix)
             except Exception as exc:

@@ -267,3 +267,52 @@ def test_tokens_are_the_same_with_or_without_character_offsets():
         ("大规", 10, 48, 50), ("规模", 11, 49, 51), ("模语", 12, 50, 52), ("语言", 13, 51, 53),
         ("言模", 14, 52, 54), ("模型", 15, 53, 55), ("e", 16, 56, 57), ("g", 17, 58, 59), ("us", 19, 65, 67),
     ]
+
+
+TRICKY = ("fail-slow FlashAttention 16GB 3,700x 10,000-GPU C++ C# 802.11ax IT it US AS GPUs GPUS matrices "
+          "radii ﬁnite ＧＰＵ 语言模型 大规模语言模型的研究 zz ZZ Schrödinger e\u0301cole a-b-c-d the of and CB-SpMV:A")
+
+
+def _token_stream_terms(field, text):
+    from whoosh.formats import Positions
+
+    return [(word.encode(), freq, weight, value)
+            for word, freq, weight, value in Positions.word_values(field.format, text, field.analyzer, mode="index")]
+
+
+@pytest.mark.parametrize("cache_size", [100_000, 3])
+def test_indexing_analyses_each_word_once_and_gives_the_token_streams_terms(monkeypatch, cache_size):
+    from conftest import corpus_records
+    from searchengine.engines.whoosh import analysis
+    from searchengine.engines.whoosh.schema import build_schema
+
+    monkeypatch.setattr(analysis, "EXPANSION_CACHE_SIZE", cache_size)  # 3: the cache is emptied again and again
+    schema = build_schema()
+    texts = [TRICKY, "", "the of and"] + [t for r in corpus_records() for t in (r.title, r.abstract)]
+    for name in ("title", "abstract"):
+        field = schema[name]
+        for text in texts:
+            assert list(field.index(text)) == _token_stream_terms(field, text)
+    words = analysis.index_positions(schema["title"].analyzer, "Fail-slow GPUs: the IT of 16GB GPUs")
+    # Stop words take their position (the, of); a compound's parts take one each.
+    assert words == {"failslow": [0], "fail": [0], "slow": [1], "gpu": [2, 8], "it": [4], "16gb": [6],
+                     "16": [6], "gb": [7]}
+    # The title counts TITLE_BOOST times: 2 occurrences, weight 4.
+    assert (b"gpu", 2, 4.0) == list(schema["title"].index("GPUs GPU"))[0][:3]
+
+
+def test_indexing_uses_the_token_stream_for_a_filter_that_is_not_token_local():
+    from whoosh.analysis import Filter
+
+    from searchengine.engines.whoosh import analysis
+    from searchengine.engines.whoosh.schema import build_schema
+
+    class Sentences(Filter):  # moves every token after a full stop: not a function of the token alone
+        def __call__(self, tokens):
+            yield from tokens
+
+    field = build_schema()["abstract"]
+    assert analysis.index_positions(field.analyzer, TRICKY) is not None
+    field.analyzer = field.analyzer | Sentences()
+    assert analysis.index_positions(field.analyzer, TRICKY) is None
+    assert list(field.index(TRICKY)) == _token_stream_terms(field, TRICKY)

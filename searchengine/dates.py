@@ -201,17 +201,19 @@ PAST = {"week": 7, "month": 30, "year": 365}
 
 
 def parse_past(name: str, today: date | None = None) -> DateFilter:
-    """``past=week|month|year``: papers submitted in the last 7, 30 or 365 days,
-    today (UTC) included: from ``today - N days`` on.
+    """``past=week|month|year``: papers submitted in the last 7, 30 or 365
+    days, today (UTC) included: from ``today - (N - 1) days`` to today (a
+    paper dated after today is in no past period).
 
     Raises:
-        QueryError: ``name`` is not one of :data:`PAST`.
+        QueryError: ``name`` is not one of :data:`PAST` (in any letter case).
     """
-    key = name.strip().lower()
-    if not key.isascii() or key not in PAST:  # the Kelvin sign lowers to "k"
+    key = name.strip()
+    if not key.isascii() or key.lower() not in PAST:  # "K" (the Kelvin sign) lowers to "k"
         raise QueryError(f"past {name!r} is not one of {', '.join(PAST)}")
+    key = key.lower()
     today = today or utc_today()
-    return DateFilter(today - timedelta(days=PAST[key]), None, f"past {key}")
+    return DateFilter(today - timedelta(days=PAST[key] - 1), today, f"past {key}")
 
 
 def sort_keys(day: date | int | None, year: int | None) -> tuple[int | None, int | None]:

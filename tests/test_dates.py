@@ -85,10 +85,13 @@ def test_bad_filter_dates_name_the_bad_part(function, text, message):
 
 def test_past_counts_back_from_today():
     today = date(2025, 3, 14)
-    assert dates.parse_past("week", today).low == date(2025, 3, 7)
-    assert dates.parse_past("month", today).low == date(2025, 2, 12)
-    assert dates.parse_past("year", today).low == date(2024, 3, 14)
-    assert dates.parse_past("week", today).high is None
+    # Seven days, today included: March 8 to 14.
+    assert dates.parse_past("week", today).low == date(2025, 3, 8)
+    assert dates.parse_past("month", today).low == date(2025, 2, 13)
+    assert dates.parse_past("year", today).low == date(2024, 3, 15)
+    assert dates.parse_past("week", today).high == today  # a paper dated tomorrow is in no past period
+    with pytest.raises(QueryError, match="is not one of week, month, year"):
+        dates.parse_past("wee\u212a", today)  # the Kelvin sign lowers to "k", but is none
 
 
 def test_sort_keys_put_year_only_papers_after_the_dated_ones_of_their_year():
@@ -260,11 +263,12 @@ def test_cli_past_counts_back_from_today(tmp_path):
 
     today = utc_today()
     recent = [{"id": f"t-{n}", "title": f"Lattice {n}", "abstract": "lattice",
-               "date": (today - timedelta(days=n)).isoformat()} for n in (0, 6, 29, 364, 400)]
+               "date": (today - timedelta(days=n)).isoformat()} for n in (-1, 0, 6, 7, 29, 30, 364, 365)]
     source = write(tmp_path / "recent.jsonl", "".join(json.dumps(r) + "\n" for r in recent))
     build_index([source], tmp_path / "index")
-    for past, expected in (("week", ["t-0", "t-6"]), ("month", ["t-0", "t-6", "t-29"]),
-                           ("year", ["t-0", "t-6", "t-29", "t-364"])):
+    # The last 7, 30 or 365 days, today included; a paper dated tomorrow (t--1) is in none.
+    for past, expected in (("week", ["t-0", "t-6"]), ("month", ["t-0", "t-6", "t-7", "t-29"]),
+                           ("year", ["t-0", "t-6", "t-7", "t-29", "t-30", "t-364"])):
         result = CliRunner().invoke(main, ["search", "--index", str(tmp_path / "index"), "--past", past,
                                            "--format", "jsonl"])
         assert result.exit_code == 0, result.output

@@ -146,6 +146,21 @@ def test_json_lines_reader_keeps_good_lines_and_reports_bad_ones(tmp_path):
     ]
 
 
+@pytest.mark.parametrize("first", ["[1, 2]", "null", '"a string"'])
+def test_json_lines_after_first_lines_that_are_not_objects_are_read(tmp_path, first):
+    records = [json.dumps({"id": f"x{n}", "title": f"Title {n}"}) for n in range(3)]
+    listing = json.dumps({"id": "2503.00001", "title": "Listed", "summary": "S", "abs": "https://arxiv.org/abs/2503.00001"})
+    plain = write(tmp_path / "plain.jsonl", f"{first}\n\n" + "\n".join(records) + "\n")
+    assert detect_format(plain) == "jsonl"
+    found, problems = read([plain])
+    assert [r.id for r in found] == ["x0", "x1", "x2"]
+    assert [p.line for p in problems] == [1] and "expected a JSON object" in problems[0].reason
+    # The first object decides the format, as for a file without the stray line.
+    assert detect_format(write(tmp_path / "listing.jsonl", f"{first}\n{listing}\n")) == "arxiv-listing"
+    # Text that is not JSON before the first object is no JSON lines file.
+    assert detect_format(write(tmp_path / "text.txt", "hello world\n" + "\n".join(records) + "\n")) is None
+
+
 def test_invalid_utf8_line_is_reported_and_the_rest_read(tmp_path):
     path = tmp_path / "mixed.jsonl"
     path.write_bytes(b'{"title": "Good one"}\n{"title": "Bad \xff byte"}\n{"title": "Good two"}\n')

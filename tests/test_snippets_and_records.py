@@ -143,6 +143,23 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
     assert compared > 300
 
 
+def test_a_match_far_into_a_long_text_is_marked_up_to_the_limit():
+    from searchengine.engines.whoosh.schema import build_schema
+    from searchengine.engines.whoosh.snippets import CHAR_LIMIT, WordAnalysis, abstract_snippet, title_matches
+
+    replay = WordAnalysis(build_schema()["abstract"].analyzer)
+    filler = "lorem " * 10_000  # 60,000 characters
+    snippet = abstract_snippet(filler + "GPU kernels", frozenset({"gpu"}), replay)
+    assert [snippet.text[a:b] for a, b in snippet.matches] == ["GPU"]
+    assert title_matches(filler + "GPU", frozenset({"gpu"}), replay) == [(60_000, 60_003)]
+    # Past the limit nothing is looked at: the text's start is shown, as for no match.
+    far = "lorem " * (CHAR_LIMIT // 6 + 10) + "GPU"
+    assert abstract_snippet(far, frozenset({"gpu"}), replay).matches == []
+    # The word the limit cuts is not taken for a shorter word (gpu of gpus).
+    cut = "x" * (CHAR_LIMIT - 2) + " gpus"
+    assert title_matches(cut, frozenset({"gpu"}), replay) == []
+
+
 def test_a_match_running_past_its_fragment_ends_the_fragment():
     from searchengine.engines.whoosh.snippets import _Fragment, _snippet
 

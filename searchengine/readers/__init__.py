@@ -219,12 +219,36 @@ def _head(path: Path) -> str:
 
 
 def detect_format(path: Path) -> str | None:
-    """Name the format of ``path`` from its content, or ``None`` if no reader fits."""
+    """Name the format of ``path`` from its content, or ``None`` if no reader fits.
+
+    JSON lines whose first lines are JSON values but not objects (a stray
+    ``[1, 2]`` or ``null``) are known by the first object after them: those
+    lines are then the reader's to report as bad records, and the rest of
+    the file is read.
+    """
     head = _head(path)
     for name, module in FORMATS.items():
         if module.sniff(head):
             return name
+    lines = head.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if line.lstrip().startswith("{"):
+            rest = "".join(lines[number:])
+            return next((name for name, module in FORMATS.items() if module.sniff(rest)), None)
+        if line.strip() and not _json_value(line):
+            break
     return None
+
+
+def _json_value(text: str) -> bool:
+    """True when ``text`` is one JSON value."""
+    import json
+
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:

@@ -33,9 +33,12 @@ class Snippet:
         return {"text": self.text, "matches": [list(m) for m in self.matches]}
 
 
-# Words past this many characters of a text are not looked at (Whoosh's
-# highlighter's limit, kept so long texts cost a bounded time).
-CHAR_LIMIT = 2**15
+# Words past this many characters of a text are not looked at, so a very long
+# text costs a bounded time (Whoosh's highlighter stops at 32,768).
+CHAR_LIMIT = 100_000
+# Characters read past CHAR_LIMIT, so that the word the limit cuts is seen
+# whole (and left out) rather than cut into a shorter word.
+_LIMIT_MARGIN = 1_000
 
 # A token as snippets see it: (analysed text, startchar, endchar) in the text as written.
 Token = tuple[str, int, int]
@@ -160,7 +163,7 @@ def _context_fragments(length: int, tokens: list[Token], terms: frozenset[str]) 
     token's start), stays open for ``CONTEXT_CHARS`` after each match, and
     closes before it would pass ``FRAGMENT_CHARS``. This is the rule of
     Whoosh's ``ContextFragmenter``, kept exactly (snippets read as before),
-    over plain tuples.
+    over plain tuples, up to :data:`CHAR_LIMIT` characters.
     """
     fragments: list[_Fragment] = []
     first: int | None = None
@@ -267,7 +270,7 @@ def title_matches(title: str, terms: frozenset[str], analyzer: WordAnalysis) -> 
     if not title or not terms:
         return []
     matches = []
-    for token in analyzer.tokens(title, terms):
+    for token in analyzer.tokens(title[:CHAR_LIMIT + _LIMIT_MARGIN], terms):
         if token[2] > CHAR_LIMIT:
             break
         if token[0] in terms:
@@ -281,7 +284,8 @@ def abstract_snippet(abstract: str, terms: frozenset[str], analyzer: WordAnalysi
     if not abstract:
         return Snippet()
     if terms:
-        fragments = _context_fragments(len(abstract), analyzer.tokens(abstract, terms), terms)
+        tokens = analyzer.tokens(abstract[:CHAR_LIMIT + _LIMIT_MARGIN], terms)
+        fragments = _context_fragments(len(abstract), tokens, terms)
         snippet = _snippet(abstract, _best(fragments, FRAGMENTS))
         if snippet.text:
             return snippet

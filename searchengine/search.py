@@ -270,7 +270,7 @@ class SearchIndex:
         if matches.total == 0 and matches.query is not None:
             found = searcher.relax(plan.parsed, matches)
             if found is not None:
-                unmatched = _unmatched(searcher, plan, matches)
+                unmatched = _unmatched(searcher, plan, matches, clock.deadline)
                 matches, relaxed = found, True
         # Without words to rank by (none, or only excluded ones): newest first.
         ranked = matches.query is not None and not _only_negative(plan.parsed)
@@ -569,15 +569,19 @@ def _correction(searcher, plan: Plan, matches, suggestion: str, clock: Clock):
     return found
 
 
-def _unmatched(searcher, plan: Plan, matches) -> list[str]:
+def _unmatched(searcher, plan: Plan, matches, deadline: float) -> list[str]:
     """The words of the query that no paper within the filters holds (said
     when the query is relaxed: ``SpMV`` matched no paper), at most
-    :data:`MAX_UNMATCHED` words checked."""
+    :data:`MAX_UNMATCHED` words checked, and none once ``deadline`` (a
+    ``time.monotonic()`` value) has passed: each check counts the word's
+    hits within the filters."""
     corrections = searcher.corrections(matches)
     if corrections is None:
         return []
     unmatched = []
     for word in dict.fromkeys(plan.parsed.words[:MAX_UNMATCHED]):
+        if time.monotonic() > deadline:
+            break
         try:
             if corrections.hits(word) == 0:
                 unmatched.append(word)

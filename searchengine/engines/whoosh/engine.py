@@ -17,7 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -79,6 +79,9 @@ class Matches:
         clock: the deadline of matching and scoring
             (:class:`~searchengine.engines.whoosh.ranking.MatchClock`), which
             notes what it cut short.
+        expansions: the prefix, wildcard and fuzzy expansions made for this
+            search (see :func:`~searchengine.engines.whoosh.querying.expand_wildcards`),
+            reused by its OR fallback.
     """
 
     query: object
@@ -86,6 +89,7 @@ class Matches:
     scores: dict[int, float] | None
     docnums: list[int]
     clock: object = None
+    expansions: dict = field(default_factory=dict)
 
     @property
     def cut(self) -> bool:
@@ -112,6 +116,7 @@ class WhooshSearcher:
     def __init__(self, searcher, cache) -> None:
         self.searcher = searcher  # whoosh.searching.Searcher
         self.cache = cache        # columns.SearcherCache of that searcher
+        self._last_filter = None  # (filter query, its docnums): see _filtered
 
     # --- matching --------------------------------------------------------------
 
@@ -143,14 +148,15 @@ class WhooshSearcher:
 
         clock = MatchClock(deadline)
         wanted = None
+        expansions: dict = {}
         if parsed.query is not None:
-            wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes)
+            wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions)
             wanted = querylang.split_joined(wanted, self.searcher.reader())
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             querylang.time_phrases(wanted, clock)
         restrict = querylang.filter_query(filters)
         scores = score_documents(wanted, self.searcher, clock=clock) if wanted is not None else None
-        return Matches(wanted, restrict, scores, self._matching(wanted, scores, restrict), clock)
+        return Matches(wanted, restrict, scores, self._matching(wanted, scores, restrict), clock, expansions)
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """The OR form of ``parsed`` within the same filters, when it matches
@@ -162,11 +168,12 @@ class WhooshSearcher:
         fallback = querylang.relaxed(parsed, self.searcher.schema)
         if fallback is None:
             return None
-        fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [])
+        fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
+                                              matches.expansions)
         fallback = querylang.split_joined(fallback, self.searcher.reader())
         scores = score_documents(fallback, self.searcher, clock=matches.clock)
         found = self._matching(fallback, scores, matches.restrict)
-        return Matches(fallback, matches.restrict, scores, found, matches.clock) if found else None
+        return Matches(fallback, matches.restrict, scores, found, matches.clock, matches.expansions) if found else None
 
     def _matching(self, wanted, scores: dict[int, float] | None, restrict) -> list[int]:
         """Ascending document numbers matching ``wanted`` (``None``: every
@@ -175,13 +182,26 @@ class WhooshSearcher:
         ``scores``, when known, are ``wanted``'s matches already, so only the
         filter is evaluated.
         """
-        if scores is None:
+        if restrict is None:
+            if scores is not None:
+                return sorted(scores)
             from whoosh.query import Every
 
-            return self.cache.docnums(_both(wanted, restrict) or Every())
-        if restrict is None:
-            return sorted(scores)
-        return [docnum for docnum in self.cache.docnums(restrict) if docnum in scores]
+            return self.cache.docnums(wanted or Every())
+        if scores is None:
+            # Whoosh's own matchers (phrases, ranges) may skip what the filter excludes.
+            return list(self._filtered(restrict)) if wanted is None else self.cache.docnums(_both(wanted, restrict))
+        return [docnum for docnum in self._filtered(restrict) if docnum in scores]
+
+    def _filtered(self, restrict) -> list[int]:
+        """The ascending document numbers passing the filter query ``restrict``,
+        kept for the next call with the same query object: one search counts
+        within its filters many times (OR fallback, unmatched words,
+        did-you-mean), and a year range costs a pass over the year postings."""
+        last = self._last_filter
+        if last is None or last[0] is not restrict:
+            last = self._last_filter = (restrict, self.cache.docnums(restrict))
+        return last[1]
 
     def describe(self, matches: Matches) -> str:
         """The query as understood, in Whoosh's notation (the ``parsed`` of results)."""

@@ -565,82 +565,159 @@ def _prefix_frequencies(reader, fieldname: str, prefix: str) -> dict[bytes, int]
     return counts
 
 
-_TERMS_BY_LENGTH = "_searchengine_terms_by_length"
+_VOCABULARIES = "_searchengine_fuzzy_vocabularies"
+_CHECK_EVERY = 2048  # terms read or compared between two looks at the clock
 
 
-def _terms_by_length(reader, fieldname: str) -> dict[int, list[str]]:
-    """The indexed terms of ``fieldname`` grouped by length, kept with the
-    reader (its generation): a fuzzy word only reads the lengths it can reach."""
-    cache = reader.__dict__.setdefault(_TERMS_BY_LENGTH, {})
-    found = cache.get(fieldname)
-    if found is None:
-        found = {}
+class _Vocabulary:
+    """The indexed terms of one field grouped by length, read from the
+    reader's term list once and kept with the reader (its generation), so a
+    fuzzy word compares only the lengths it can reach.
+
+    Reading stops at a search's deadline and the next search resumes where
+    it stopped: a cold process with a small budget still gets there.
+    """
+
+    def __init__(self) -> None:
+        self.by_length: dict[int, list[str]] = {}
+        self.resume: bytes | None = None  # the last term read; None before the first
+        self.complete = False
+
+    def read(self, reader, fieldname: str, clock: MatchClock | None) -> bool:
+        """Read on until the end of the term list (``True``) or the deadline (``False``)."""
         field = reader.schema[fieldname]
-        for btext in reader.lexicon(fieldname):
+        by_length = self.by_length
+        count = 0
+        for name, btext in reader.terms_from(fieldname, self.resume or b""):
+            if name != fieldname:
+                break
+            if btext == self.resume:
+                continue  # the term list resumes at the last term already read
             term = field.from_bytes(btext)
-            found.setdefault(len(term), []).append(term)
-        cache[fieldname] = found
+            by_length.setdefault(len(term), []).append(term)
+            self.resume = btext
+            count += 1
+            if count % _CHECK_EVERY == 0 and clock is not None and clock.expired():
+                return False
+        self.complete = True
+        return True
+
+
+def _vocabulary(reader, fieldname: str, clock: MatchClock | None) -> _Vocabulary | None:
+    """The field's :class:`_Vocabulary`, ``None`` when the deadline came first."""
+    cache = reader.__dict__.setdefault(_VOCABULARIES, {})
+    vocabulary = cache.setdefault(fieldname, _Vocabulary())
+    if not vocabulary.complete and not vocabulary.read(reader, fieldname, clock):
+        return None
+    return vocabulary
+
+
+def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int, clock: MatchClock | None = None) -> list[str] | None:
+    """The indexed terms of ``fieldname`` within ``maxdist`` edits of ``text``
+    (Damerau–Levenshtein, a swap of neighbours counting one, as Lucene's
+    fuzzy query): at most :data:`MAX_EXPANSIONS`, the closest first (in
+    term order), and among equally close terms that do not all fit, the
+    most frequent.
+
+    A term longer or shorter by more than ``maxdist``, or whose set of
+    letters differs by more than two per edit, is passed over before the
+    distance is computed; document frequencies are read only to choose
+    within the closest distance that overflows the cap. ``None`` when the
+    ``clock``'s deadline passed first.
+    """
+    from searchengine.spelling import edit_distance
+
+    vocabulary = _vocabulary(reader, fieldname, clock)
+    if vocabulary is None:
+        return None
+    letters, size, edits = set(text), len(text), 2 * maxdist
+    by_distance: dict[int, list[str]] = {}
+    compared = 0
+    for length in range(max(1, size - maxdist), size + maxdist + 1):
+        for term in vocabulary.by_length.get(length, ()):
+            if len(letters.symmetric_difference(term)) <= edits:
+                distance = edit_distance(text, term, maxdist)
+                if distance <= maxdist:
+                    by_distance.setdefault(distance, []).append(term)
+                compared += 1
+                if compared % _CHECK_EVERY == 0 and clock is not None and clock.expired():
+                    return None
+    found: list[str] = []
+    for distance in sorted(by_distance):
+        terms = sorted(by_distance[distance])
+        room = MAX_EXPANSIONS - len(found)
+        if len(terms) > room:
+            terms.sort(key=lambda term: -reader.doc_frequency(fieldname, term))  # stable: ties by term
+        found.extend(terms[:room])
+        if len(found) >= MAX_EXPANSIONS:
+            break
     return found
 
 
-def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int) -> list[str]:
-    """The indexed terms of ``fieldname`` within ``maxdist`` edits of ``text``
-    (Damerau–Levenshtein, a swap of neighbours counting one, as Lucene's
-    fuzzy query), the closest first, then the most frequent; at most
-    :data:`MAX_EXPANSIONS`. A term longer or shorter by more than
-    ``maxdist``, or whose set of letters differs by more than two per edit,
-    is passed over before the distance is computed."""
-    from searchengine.spelling import edit_distance
-
-    by_length = _terms_by_length(reader, fieldname)
-    letters, size = set(text), len(text)
-    found = []
-    for length in range(max(1, size - maxdist), size + maxdist + 1):
-        for term in by_length.get(length, ()):
-            if len(letters.symmetric_difference(term)) <= 2 * maxdist:
-                distance = edit_distance(text, term)
-                if distance <= maxdist:
-                    found.append((distance, -reader.doc_frequency(fieldname, term), term))
-    return [term for _, _, term in sorted(found)[:MAX_EXPANSIONS]]
-
-
-def expand_wildcards(query: wq.Query, reader, notes: list[str]) -> wq.Query:
+def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchClock | None = None,
+                     memo: dict | None = None) -> wq.Query:
     """Replace each prefix, wildcard and fuzzy node with an OR of at most
     :data:`MAX_EXPANSIONS` terms.
 
     A prefix keeps its most frequent matching terms, so ``s*`` cannot turn
     into a query over half the vocabulary (a note says when terms were
     dropped); a fuzzy term its closest (:func:`fuzzy_terms`).
+
+    Expanding counts against the ``clock``'s deadline: once it has passed, a
+    node left to expand matches only its own text (a fuzzy word) or nothing
+    (a prefix, a wildcard), and the clock says matching was cut. ``memo``
+    (a dict kept for one search) holds each node's expansion, so the OR
+    fallback and did-you-mean reuse them.
     """
     if not any(isinstance(leaf, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)) for leaf in query.leaves()):
         return query
+    memo = {} if memo is None else memo
+
+    def expired() -> bool:
+        if clock is not None and clock.expired():
+            clock.cut = True
+            return True
+        return False
+
+    def terms_of(node: wq.Query) -> tuple[list, list[str]]:
+        """``(terms, notes)`` of one node, ``terms`` as the field stores them."""
+        fieldname = node.field()
+        if isinstance(node, wq.FuzzyTerm):
+            found = None if expired() else fuzzy_terms(reader, fieldname, node.text, node.maxdist, clock)
+            if found is None:
+                if clock is not None:
+                    clock.cut = True
+                return [node.text], []
+            return found, []
+        if expired():
+            return [], []
+        if isinstance(node, wq.Prefix):
+            frequency = _prefix_frequencies(reader, fieldname, node.text)
+            candidates = sorted(frequency)
+        else:
+            candidates = internals.wildcard_terms(node, reader)
+            frequency = None
+        said = []
+        if len(candidates) > MAX_EXPANSIONS:
+            candidates.sort(key=frequency.__getitem__ if frequency is not None
+                            else lambda t: reader.doc_frequency(fieldname, t), reverse=True)
+            said.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
+                        f"searched the {MAX_EXPANSIONS} most frequent")
+            candidates = candidates[:MAX_EXPANSIONS]
+        field = reader.schema[fieldname]
+        return [field.from_bytes(t) for t in candidates], said
 
     def expand(node: wq.Query) -> wq.Query:
-        if isinstance(node, wq.FuzzyTerm):
-            if node.fieldname not in reader.schema:
-                return wq.NullQuery
-            found = fuzzy_terms(reader, node.fieldname, node.text, node.maxdist)
-            return wq.Or([wq.Term(node.fieldname, term) for term in found], boost=node.boost) \
-                if found else wq.NullQuery
-        if isinstance(node, (wq.Prefix, wq.Wildcard)):
+        if isinstance(node, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)):
             fieldname = node.field()
             if fieldname not in reader.schema:
                 return wq.NullQuery
-            if isinstance(node, wq.Prefix):
-                frequency = _prefix_frequencies(reader, fieldname, node.text)
-                candidates = sorted(frequency)
-            else:
-                candidates = internals.wildcard_terms(node, reader)
-                frequency = None
-            if len(candidates) > MAX_EXPANSIONS:
-                candidates.sort(key=frequency.__getitem__ if frequency is not None
-                                else lambda t: reader.doc_frequency(fieldname, t), reverse=True)
-                notes.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
-                             f"searched the {MAX_EXPANSIONS} most frequent")
-                candidates = candidates[:MAX_EXPANSIONS]
-            field = reader.schema[fieldname]
-            return wq.Or([wq.Term(fieldname, field.from_bytes(t)) for t in candidates], boost=node.boost) \
-                if candidates else wq.NullQuery
+            key = (type(node).__name__, fieldname, node.text, getattr(node, "maxdist", 0))
+            if key not in memo:
+                memo[key] = terms_of(node)
+            terms, said = memo[key]
+            notes.extend(said)
+            return wq.Or([wq.Term(fieldname, term) for term in terms], boost=node.boost) if terms else wq.NullQuery
         if node.is_leaf():
             return node
         return node.apply(expand)

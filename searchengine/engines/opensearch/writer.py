@@ -211,6 +211,10 @@ class WriteLock:
             held = self.client.get(index=self.index, id=self.doc_id, ignore=404)
             if not held.get("found"):
                 return False
+            if held["_source"].get("owner") == self.owner:
+                # The create was applied, then retried by the client (a slow reply): ours.
+                self._seq = (held["_seq_no"], held["_primary_term"])
+                return True
             if float(held["_source"].get("expires", 0)) > time.time():
                 return False
             try:  # the holder's lease ran out (a killed writer): take it over
@@ -247,9 +251,24 @@ class WriteLock:
                                                if_seq_no=seq_no, if_primary_term=term)
                     self._seq = (result["_seq_no"], result["_primary_term"])
                 except Exception as exc:  # kept for check(); a passing failure is retried next round
-                    if getattr(exc, "status_code", None) == 409:
+                    if getattr(exc, "status_code", None) == 409 and not self._still_held():
                         self._lost = "another process took the write lock over"
                         return
+
+    def _still_held(self) -> bool:
+        """After a conflict on renewing: whether the lock document still names
+        this writer. A renewal the cluster applied but answered too slowly is
+        retried by the client with the old sequence number, and conflicts with
+        itself; then the lease is ours, at the document's new sequence number.
+        """
+        try:
+            held = self.client.get(index=self.index, id=self.doc_id, ignore=404)
+        except Exception:  # noqa: BLE001 - unknown: keep the lease, retried next round
+            return True
+        if not held.get("found") or held["_source"].get("owner") != self.owner:
+            return False
+        self._seq = (held["_seq_no"], held["_primary_term"])
+        return True
 
     def check(self) -> None:
         """Raise ClusterError if the lease was lost (this writer must not publish)."""
@@ -528,6 +547,25 @@ def _count(client, location: ClusterLocation, index: str) -> int:
         return int(client.count(index=index)["count"])
 
 
+def _create_index(client, name: str, body: dict) -> dict:
+    """Create the index ``name`` (new, unique to this run: the write lock is
+    held); the create's answer, with ``shards_acknowledged``.
+
+    A create the cluster applied but answered too slowly is retried by the
+    client and then refused as already existing: that index is this run's
+    own, and its shards are waited for as the create would have.
+    """
+    from opensearchpy.exceptions import RequestError
+
+    try:
+        return client.indices.create(index=name, body=body)
+    except RequestError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+    health = client.cluster.health(index=name, wait_for_status="yellow", timeout="60s", request_timeout=90, ignore=408)
+    return {"shards_acknowledged": not health.get("timed_out") and health.get("status") in ("yellow", "green")}
+
+
 def _data_nodes(client, location: ClusterLocation) -> int:
     """The cluster's data nodes; the first request of every run, so that an
     unreachable cluster is reported as such.
@@ -554,7 +592,7 @@ def _build_into(client, location: ClusterLocation, paths: list, summary: IndexSu
     data_nodes = _data_nodes(client, location)
     new = physical_name(alias)
     with cluster_errors(location, f"create the index {new}", index=new):
-        created = client.indices.create(index=new, body=mapping.index_body(alias, shards=mapping.shard_count()))
+        created = _create_index(client, new, mapping.index_body(alias, shards=mapping.shard_count()))
     try:
         if not created.get("shards_acknowledged", True):
             raise ClusterError(f"{location.redacted(new)}: the new index's shards did not start "

@@ -382,6 +382,52 @@ class TestLock:
         assert not cluster_client.exists(index=writer.lock_name(index_name), id=index_name)
 
 
+    # The client retries a request whose reply is slow (retry_on_timeout): a
+    # create or a renewal the cluster applied is then sent again, and refused
+    # as a conflict with the writer's own write.
+
+    def test_a_retried_create_of_the_lock_document_takes_the_lock(self, cluster_client, location, index_name):
+        lock = writer.WriteLock(cluster_client, parse_location(location), timeout=0)
+        lock._ensure_index()
+        cluster_client.create(index=lock.index, id=lock.doc_id, body=lock._body(), refresh=True)  # the first try
+        assert lock._try_take()
+        held = cluster_client.get(index=lock.index, id=lock.doc_id)
+        assert lock._seq == (held["_seq_no"], held["_primary_term"])
+
+    def test_a_renewal_applied_twice_keeps_the_lease(self, cluster_client, location, index_name):
+        with writer.WriteLock(cluster_client, parse_location(location), timeout=0, lease=0.4) as lock:
+            # The renewal's first try, applied: the sequence number the lock knows is now stale.
+            cluster_client.index(index=lock.index, id=lock.doc_id, body=lock._body(), refresh=True)
+            time.sleep(0.5)  # several renewals (every 0.1 s)
+            lock.check()
+            held = cluster_client.get(index=lock.index, id=lock.doc_id)
+            assert held["_source"]["owner"] == lock.owner and held["_seq_no"] >= 2
+        assert not cluster_client.exists(index=lock.index, id=lock.doc_id)
+
+    def test_a_lease_taken_over_by_another_writer_is_lost(self, cluster_client, location, index_name):
+        with writer.WriteLock(cluster_client, parse_location(location), timeout=0, lease=0.4) as lock:
+            cluster_client.index(index=lock.index, id=lock.doc_id, body={"owner": "other", "expires": time.time() + 60},
+                                 refresh=True)
+            time.sleep(0.3)
+            with pytest.raises(ClusterError, match=r"another process took the write lock over \(the run was too slow "
+                                                   r"to renew it\); nothing was published$"):
+                lock.check()
+        held = cluster_client.get(index=lock.index, id=lock.doc_id)
+        assert held["_source"]["owner"] == "other"  # the lost lock is left to its new holder
+
+
+def test_a_retried_index_create_is_the_runs_own_index(cluster_client, index_name):
+    body = {"settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}}}
+    name = f"{index_name}-created"  # deleted with the test's index
+    assert writer._create_index(cluster_client, name, body)["shards_acknowledged"]
+    # The retried create: refused as already existing, answered as created.
+    assert writer._create_index(cluster_client, name, body) == {"shards_acknowledged": True}
+    from opensearchpy.exceptions import RequestError
+
+    with pytest.raises(RequestError):  # any other refusal is an error
+        writer._create_index(cluster_client, f"{index_name}-BAD", body)
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from searchengine import build_index, open_index
 from searchengine.cli import main
 
-from conftest import contains_word, corpus_records
+from conftest import contains_word, corpus_records, write
 
 FIXTURE = Path(__file__).parent / "fixtures" / "facets.jsonl"
 SPARSE_IDS = {"f01", "f03", "f06", "f07", "f08", "f10", "f12"}
@@ -387,3 +387,50 @@ def test_cli_open_ranges_and_primary_only(cli):
     for entry in expected:
         entry["selected"] = entry["value"] == "cs.LG"
     assert data["facets"]["category"] == expected
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["one-segment", "two-segments"])
+def dated_searcher(request, tmp_path_factory):
+    """A Whoosh searcher over 40 records of years 2019-2025 (every eighth
+    without a year), half with a submission day; one segment or two."""
+    lines = []
+    for n in range(40):
+        record = {"id": f"d{n}", "title": f"paper {n}", "abstract": "words", "categories": ["cs.DC" if n % 3 else "math.NA"]}
+        if n % 8:
+            record["year"] = 2019 + n % 7
+            if n % 2:
+                record["date"] = f"{record['year']}-{1 + n % 12:02d}-{1 + n % 27:02d}"
+        lines.append(json.dumps(record))
+    folder = tmp_path_factory.mktemp(f"dated-{request.param}")
+    build_index([write(folder / "d.jsonl", "\n".join(lines))], folder / "ix", jobs=request.param)
+    index = open_index(folder / "ix")
+    yield index.engine.current().searcher
+    index.close()
+
+
+@pytest.mark.parametrize("numpy", [False, True], ids=["stdlib", "numpy"])
+def test_year_and_day_ranges_from_the_columns_equal_whoosh(dated_searcher, monkeypatch, numpy):
+    from datetime import date
+
+    from whoosh import query as wq
+
+    from searchengine.engines.whoosh import columns as columns_module
+    from searchengine.engines.whoosh.columns import SearcherCache
+
+    monkeypatch.setattr(columns_module.FacetColumns, "use_numpy", lambda self, hits: numpy)
+    day = date(2022, 6, 1).toordinal()
+    queries = [wq.NumericRange("year", 2022, 2022), wq.NumericRange("year", None, 2021),
+               wq.NumericRange("year", 2023, None), wq.NumericRange("year", 0, None),
+               wq.NumericRange("year", 2019, 2025, startexcl=True, endexcl=True),
+               wq.Or([wq.NumericRange("year", 2019, 2019), wq.NumericRange("year", 2025, None)]),
+               wq.And([wq.NumericRange("year", 2022, None), wq.Term("category_keys", "cs.*")]),
+               wq.NumericRange("day", day, None), wq.NumericRange("day", None, day),
+               wq.NumericRange("day", day - 400, day, endexcl=True),
+               wq.NumericRange("year", 1800, 1800)]
+    cache = SearcherCache(dated_searcher)
+    found = []
+    for query in queries:
+        expected = sorted(dated_searcher.docs_for_query(query))
+        assert cache.docnums(query) == expected, query
+        found.append(len(expected))
+    assert found == [5, 15, 15, 35, 25, 10, 13, 10, 10, 3, 0]  # counted from the records above

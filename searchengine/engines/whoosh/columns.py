@@ -174,6 +174,10 @@ def _numpy():
     return numpy
 
 
+#: Numeric fields whose ranges (the filters') are answered from the column of
+#: the same name, which holds the same value per document (0 when unknown).
+RANGE_COLUMNS = ("year", "day")
+
 #: From this many hits, counting and sorting use numpy (imported then, which
 #: costs a cold process 0.17 s of CPU on a busy 2-core machine); below,
 #: stdlib loops over the same memory-mapped arrays (3 µs a hit there, against
@@ -586,9 +590,10 @@ class SearcherCache:
 
         ``And``, ``Or``, ``DisjunctionMax``, ``AndNot``, ``AndMaybe``,
         ``Require`` and ``Not`` inside ``And`` are evaluated as set
-        operations over the posting lists of their ``Term`` leaves; any other
-        query (phrases, ranges, wildcards...) is answered by Whoosh's own
-        ``docs()``. The result equals ``searcher.docs_for_query(query)``.
+        operations over the posting lists of their ``Term`` leaves, and year
+        and day ranges over their columns (:data:`RANGE_COLUMNS`); any other
+        query (phrases, other ranges, wildcards...) is answered by Whoosh's
+        own ``docs()``. The result equals ``searcher.docs_for_query(query)``.
         """
         if self.searcher.is_atomic():
             parts = [(self.searcher, 0)]
@@ -615,6 +620,8 @@ class SearcherCache:
         kind = type(q)
         if kind is wq.Term:
             return set(self._term_docs(sub, offset, q))
+        if kind is wq.NumericRange and q.fieldname in RANGE_COLUMNS:
+            return self._range_docs(sub, offset, q)
         if kind is wq.And or kind is wq.Require:
             subqueries = list(q.subqueries) if kind is wq.And else [q.a, q.b]
             positive = [s for s in subqueries if type(s) is not wq.Not]
@@ -633,6 +640,26 @@ class SearcherCache:
         elif kind is wq.AndMaybe:
             return self._evaluate(sub, offset, q.a)
         return set(q.docs(sub))
+
+    def _range_docs(self, sub, offset: int, q) -> set[int]:
+        """The documents of one segment whose year or day (the columns' value,
+        0 when unknown) lies in the ``NumericRange`` ``q``: a pass over one
+        array instead of Whoosh's walk over the field's range terms and
+        their postings (0.1 s for a year range on 10,000 documents)."""
+        columns = self.columns()
+        size = sub.reader().doc_count_all()
+        low = 1 if q.start is None else max(1, q.start + (1 if q.startexcl else 0))  # 0: unknown
+        high = None if q.end is None else q.end - (1 if q.endexcl else 0)
+        if columns.use_numpy(size):
+            values = columns.numpy_arrays()[q.fieldname][offset:offset + size]
+            inside = values >= low
+            if high is not None:
+                inside &= values <= high
+            return set(_numpy().flatnonzero(inside).tolist())
+        values = columns.arrays[q.fieldname][offset:offset + size]
+        if high is None:
+            return {docnum for docnum, value in enumerate(values) if value >= low}
+        return {docnum for docnum, value in enumerate(values) if low <= value <= high}
 
     def _term_docs(self, sub, offset: int, term) -> array:
         """The posting list (document numbers) of one term, cached."""

@@ -61,16 +61,12 @@ _OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
 _NAME_CASE = re.compile(r"^.+[A-Z]")
 
 
-def edit_distance(a: str, b: str, limit: int | None = None) -> int:
+def edit_distance(a: str, b: str) -> int:
     """Damerau–Levenshtein distance (optimal string alignment variant).
 
     Insertions, deletions, substitutions and transpositions of two adjacent
-    letters each cost 1 (Damerau 1964). With ``limit``, any distance above
-    it is returned as ``limit + 1``, found as soon as a whole row of the
-    table exceeds it (the distance never falls below a row's minimum).
+    letters each cost 1 (Damerau 1964).
     """
-    if limit is not None and abs(len(a) - len(b)) > limit:
-        return limit + 1
     previous2: list[int] = []
     previous = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -80,12 +76,8 @@ def edit_distance(a: str, b: str, limit: int | None = None) -> int:
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 current[j] = min(current[j], previous2[j - 2] + 1)
-        # A transposition reaches back two rows, so both must exceed the limit.
-        if limit is not None and min(current) > limit and (not previous2 or min(previous) > limit):
-            return limit + 1
         previous2, previous = previous, current
-    distance = previous[len(b)]
-    return distance if limit is None or distance <= limit else limit + 1
+    return previous[len(b)]
 
 
 def prefixes(word: str) -> set[str]:

@@ -293,3 +293,52 @@ def test_serve_listens_only_once_the_index_is_ready(index_dir, monkeypatch):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/search?q=sparse&facets=year", timeout=30) as answer:
         assert answer.status == 200
         assert json.loads(answer.read())["facets"]["year"][0] == {"value": 2024, "count": 2, "selected": False}
+
+
+def test_the_column_file_holds_the_fuzzy_vocabulary_and_a_search_uses_it(index_dir, tmp_path, monkeypatch):
+    from searchengine.engines.whoosh import querying
+    from searchengine.querylang.tree import DEFAULT_FIELDS
+
+    assert columns.VOCABULARY_FIELDS == DEFAULT_FIELDS  # the fields fuzzy words expand in
+    index = open_index(index_dir)
+    try:
+        reader = index.engine.current().searcher.reader()
+        stored = FacetColumns.load(column_file(index_dir), reader)
+        assert stored.vocabulary("title") == ["alpha", "dens", "gpu", "graph", "kernel", "matric", "network",
+                                              "solver", "spars", "tensor", "zeta"]
+        for fieldname in DEFAULT_FIELDS:
+            assert stored.vocabulary(fieldname) == [reader.schema[fieldname].from_bytes(term)
+                                                    for term in reader.lexicon(fieldname)]
+        # A search takes the stored list: it never reads the term list from the index.
+        monkeypatch.setattr(querying._Vocabulary, "read", lambda *args: pytest.fail("read the term list"))
+        assert sorted(hit.id for hit in index.search("title:sprase~2").hits) == ["c01", "c03", "c05"]
+    finally:
+        index.close()
+    update_index([write(tmp_path / "more.jsonl", [dict(RECORDS[0], id="c06", title="Sparsity in zebras")])],
+                 index_dir)
+    index = open_index(index_dir)
+    try:  # a new generation: the stored list holds its terms
+        assert [hit.id for hit in index.search("title:zebar~1").hits] == ["c06"]
+    finally:
+        index.close()
+
+
+def test_a_column_file_without_the_vocabulary_is_used_and_fuzzy_words_still_expand(index_dir):
+    path = column_file(index_dir)
+    index = open_index(index_dir)
+    try:  # as a column file written before it held the vocabulary
+        reader = index.engine.current().searcher.reader()
+        arrays = {name: values for name, values in FacetColumns.load(path, reader).arrays.items()
+                  if not name.startswith("vocabulary.")}
+        numpy = pytest.importorskip("numpy")
+        columns.write_columns(store.current_generation(index_dir), reader,
+                              {name: numpy.asarray(values) for name, values in arrays.items()})
+    finally:
+        index.close()
+    index = open_index(index_dir)
+    try:
+        assert index.engine.current().cache.columns().vocabulary("title") is None
+        assert sorted(hit.id for hit in index.search("title:sprase~2").hits) == ["c01", "c03", "c05"]
+        assert counted(index) == expected(RECORDS)
+    finally:
+        index.close()

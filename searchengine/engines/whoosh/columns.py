@@ -174,6 +174,13 @@ def _numpy():
     return numpy
 
 
+#: The fields fuzzy words expand in (the query language's default fields),
+#: whose distinct terms the column file also holds, as ``vocabulary.<field>``:
+#: the terms' UTF-8 joined by newlines, in term order. Reading a field's term
+#: list from the index instead costs about 15 µs a term (1.4 s for 10,000
+#: arXiv records' three fields), more than a cold search's whole budget.
+VOCABULARY_FIELDS = ("title", "abstract", "authors")
+
 #: Numeric fields whose ranges (the filters') are answered from the column of
 #: the same name, which holds the same value per document (0 when unknown).
 RANGE_COLUMNS = ("year", "day")
@@ -267,6 +274,16 @@ class FacetColumns:
             keep = np.argpartition(ranks, stop - 1)[:stop]
             docs, ranks = docs[keep], ranks[keep]
         return docs[np.argsort(ranks)][start:stop].tolist()
+
+    def vocabulary(self, fieldname: str) -> list[str] | None:
+        """The distinct indexed terms of ``fieldname`` (one of
+        :data:`VOCABULARY_FIELDS`) in term order, ``None`` when this column
+        file has none (one written before it held them)."""
+        blob = self.arrays.get("vocabulary." + fieldname)
+        if blob is None:
+            return None
+        text = bytes(blob).decode("utf-8")
+        return text.split("\n") if text else []
 
     def ranks(self, sort: str, docnums: Sequence[int]) -> list[int]:
         """The rank of each of ``docnums`` under ``sort`` (see :meth:`order`)."""
@@ -394,7 +411,21 @@ def _read_arrays(reader) -> dict:
         name_rank = np.empty(len(names), dtype=np.int32)
         name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names), dtype=np.int32)
         arrays[name + ".name_rank"] = name_rank
+    for fieldname in VOCABULARY_FIELDS:
+        if fieldname in reader.schema:
+            arrays["vocabulary." + fieldname] = np.frombuffer(_vocabulary_bytes(reader, fieldname), dtype=np.uint8)
     return arrays
+
+
+def _vocabulary_bytes(reader, fieldname: str) -> bytes:
+    """The distinct terms of ``fieldname`` in term order, UTF-8, joined by
+    newlines (no term holds one: the analyzers split text at spaces). Each
+    segment's term list is read on its own, which is three times as fast as
+    Whoosh's merge of them."""
+    terms: set[bytes] = set()
+    for sub, _ in reader.leaf_readers():
+        terms.update(sub.lexicon(fieldname))
+    return b"\n".join(sorted(terms))
 
 
 def _array_names() -> list[str]:

@@ -150,7 +150,8 @@ class WhooshSearcher:
         wanted = None
         expansions: dict = {}
         if parsed.query is not None:
-            wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions)
+            wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions,
+                                                self._vocabulary)
             wanted = querylang.split_joined(wanted, self.searcher.reader())
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             querylang.time_phrases(wanted, clock)
@@ -169,7 +170,7 @@ class WhooshSearcher:
         if fallback is None:
             return None
         fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
-                                              matches.expansions)
+                                              matches.expansions, self._vocabulary)
         fallback = querylang.split_joined(fallback, self.searcher.reader())
         scores = score_documents(fallback, self.searcher, clock=matches.clock)
         found = self._matching(fallback, scores, matches.restrict)
@@ -192,6 +193,10 @@ class WhooshSearcher:
             # Whoosh's own matchers (phrases, ranges) may skip what the filter excludes.
             return list(self._filtered(restrict)) if wanted is None else self.cache.docnums(_both(wanted, restrict))
         return [docnum for docnum in self._filtered(restrict) if docnum in scores]
+
+    def _vocabulary(self, fieldname: str) -> list[str] | None:
+        """A field's distinct terms as the column file holds them (fuzzy words)."""
+        return self.cache.columns().vocabulary(fieldname)
 
     def _filtered(self, restrict) -> list[int]:
         """The ascending document numbers passing the filter query ``restrict``,
@@ -378,7 +383,7 @@ class WhooshSearcher:
 
     def corrections(self, matches: Matches):
         """A :class:`Corrections` oracle: hits of candidate corrections within ``matches``' filters."""
-        return Corrections(self, matches.restrict)
+        return Corrections(self, matches)
 
     # --- records ---------------------------------------------------------------------
 
@@ -434,9 +439,10 @@ class Corrections:
     corrected query finds and how often two corrected words stand together.
     """
 
-    def __init__(self, searcher: WhooshSearcher, restrict) -> None:
+    def __init__(self, searcher: WhooshSearcher, matches: Matches) -> None:
         self.searcher = searcher
-        self.restrict = restrict
+        self.restrict = matches.restrict
+        self.expansions = matches.expansions  # the query's own expansions, reused
         self._matches: dict[str, list[int]] = {}
 
     def _matching(self, text: str) -> list[int]:
@@ -446,7 +452,8 @@ class Corrections:
         if text not in self._matches:
             searcher = self.searcher.searcher
             candidate = querylang.parse(text, searcher.schema)
-            wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [])
+            wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [], None, self.expansions,
+                                                self.searcher._vocabulary)
             self._matches[text] = self.searcher._matching(wanted, score_documents(wanted, searcher), self.restrict)
         return self._matches[text]
 

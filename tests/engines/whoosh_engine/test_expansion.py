@@ -22,11 +22,11 @@ def test_the_fuzzy_vocabulary_resumes_where_a_deadline_stopped_it(corpus_searche
     assert len(whole) > 300
     vocabulary = querying._Vocabulary()
     assert vocabulary.read(reader, "abstract", expired()) is False
-    assert sum(map(len, vocabulary.by_length.values())) == 100
+    assert len(vocabulary.terms) == 100
     assert vocabulary.read(reader, "abstract", expired()) is False  # the next hundred, none twice
-    assert sum(map(len, vocabulary.by_length.values())) == 200
+    assert len(vocabulary.terms) == 200
     assert vocabulary.read(reader, "abstract", None) is True and vocabulary.complete
-    assert sorted(term for terms in vocabulary.by_length.values() for term in terms) == whole
+    assert vocabulary.terms == whole
 
 
 def test_fuzzy_terms_are_the_closest_then_the_most_frequent(corpus_searcher, monkeypatch):

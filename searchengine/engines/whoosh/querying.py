@@ -400,7 +400,22 @@ def alternatives(queries: list):
         return None
     if len(present) == 1:
         return present[0][1]
-    return wq.DisjunctionMax([q if i == 0 else q.with_boost(q.boost * ALTERNATIVE_WEIGHT) for i, q in present])
+    return wq.DisjunctionMax([q if i == 0 else reweighed(q, q.boost * ALTERNATIVE_WEIGHT) for i, q in present])
+
+
+def reweighed(query: wq.Query, boost: float) -> wq.Query:
+    """``query`` with another ``boost``: Whoosh's ``with_boost`` without its
+    deep copy of the whole subtree (a third of the time of building some
+    queries), since only the top node's boost changes. A query type that
+    passes its boost on to its children (a wrapper, ``Require``) keeps
+    Whoosh's own way."""
+    from copy import copy
+
+    if type(query).with_boost is not wq.Query.with_boost:
+        return query.with_boost(boost)
+    changed = copy(query)
+    changed.boost = boost
+    return changed
 
 
 class Proximity(WrappingQuery):
@@ -741,6 +756,27 @@ SPLIT_RARITY = 1
 MIN_SPLIT_PART = 3
 
 
+_FREQUENCIES = "_searchengine_abstract_frequencies"
+_FREQUENCIES_KEPT = 100_000  # terms; the cache starts over past this
+
+
+def abstract_frequency(reader):
+    """``frequency(term)``: the number of abstracts holding ``term``, kept
+    with the reader (its generation). Splitting a joined word looks up every
+    cut of it, and a lookup in Whoosh's term table costs about 70 µs."""
+    cache = reader.__dict__.setdefault(_FREQUENCIES, {})
+
+    def frequency(text: str) -> int:
+        found = cache.get(text)
+        if found is None:
+            if len(cache) >= _FREQUENCIES_KEPT:
+                cache.clear()
+            found = cache[text] = reader.doc_frequency("abstract", text)
+        return found
+
+    return frequency
+
+
 def split_joined(query: wq.Query, reader) -> wq.Query:
     """Each one-field-term word of a keyword ``query`` (not a long question)
     that is two indexed words written together → the alternatives of a
@@ -764,18 +800,20 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
             text = texts.pop() if len(texts) == 1 else None
             if text is None or not text.isalpha() or len(text) < 2 * MIN_SPLIT_PART:
                 return node
-            frequency = reader.doc_frequency
-            needed = max(1, frequency("abstract", text)) * SPLIT_RARITY
+            frequency = abstract_frequency(reader)
+            needed = max(1, frequency(text)) * SPLIT_RARITY
             best, best_df = None, 0
             for cut in range(MIN_SPLIT_PART, len(text) - MIN_SPLIT_PART + 1):
                 left, right = text[:cut], text[cut:]
-                df = min(frequency("abstract", left), frequency("abstract", right))
-                if df >= needed and df > best_df:
-                    best, best_df = (left, right), df
+                df = frequency(left)
+                if df >= needed and df > best_df:  # most cuts end here: the left part is no word
+                    df = min(df, frequency(right))
+                    if df >= needed and df > best_df:
+                        best, best_df = (left, right), df
             if best is None:
                 return node
             found = _Translator(reader.schema).multifield_term("-".join(best))
-            return found.with_boost(node.boost) if found is not None else node
+            return reweighed(found, node.boost) if found is not None else node
         if node.is_leaf():
             return node
         return node.apply(split)
@@ -813,7 +851,7 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     for sub in target.subqueries:
         qtf = counts.get(text(sub), 1)
         weight = (k3 + 1) * qtf / (k3 + qtf) / forms[text(sub)]
-        weighed.append(sub.with_boost(sub.boost * weight) if qtf > 1 else sub)
+        weighed.append(reweighed(sub, sub.boost * weight) if qtf > 1 else sub)
     found = MinShouldMatch(weighed, boost=target.boost, minmatch=target.minmatch)
     return Proximity(found, query.pairs) if type(query) is Proximity else found
 

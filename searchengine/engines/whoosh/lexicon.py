@@ -18,6 +18,9 @@ VOCABULARY_PREFIXES = 256
 _COMPLETE = "\0complete"
 # The word lists live on the Whoosh reader, so they go with its generation.
 _CACHE = "_searchengine_vocabulary"
+# So do the words' frequencies, up to this many words (then they start over).
+_FREQUENCIES = "_searchengine_word_frequencies"
+FREQUENCIES_KEPT = 100_000
 
 
 class Lexicon:
@@ -40,7 +43,19 @@ class Lexicon:
 
     def frequency(self, word: str) -> int:
         """Documents whose title (or abstract, the larger count) holds the stem
-        of ``word``; 0 when no title or abstract holds ``word`` as written."""
+        of ``word``; 0 when no title or abstract holds ``word`` as written.
+
+        Kept with the reader (its generation): every search asks it of each
+        of its words (three term lookups and a stemming, 0.3 ms)."""
+        kept = self.reader.__dict__.setdefault(_FREQUENCIES, {})
+        found = kept.get(word)
+        if found is None:
+            if len(kept) >= FREQUENCIES_KEPT:
+                kept.clear()
+            found = kept[word] = self._frequency(word)
+        return found
+
+    def _frequency(self, word: str) -> int:
         reader = self.reader
         if not any((field, word) in reader for field in SPELLING_FIELDS if field in reader.schema):
             return 0

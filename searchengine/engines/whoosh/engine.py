@@ -31,6 +31,9 @@ T = TypeVar("T")
 # Ranked candidates up to this many are put in tie order from their stored
 # fields; more, from the facet columns.
 TIE_STORED_LIMIT = 300
+# The stored fields of this many documents are kept per generation (about
+# 2 KB each), then the kept ones start over.
+STORED_KEPT = 1000
 # Key terms taken from a record for "similar papers".
 SIMILAR_TERMS = 20
 
@@ -117,6 +120,7 @@ class WhooshSearcher:
         self.searcher = searcher  # whoosh.searching.Searcher
         self.cache = cache        # columns.SearcherCache of that searcher
         self._last_filter = None  # (filter query, its docnums): see _filtered
+        self._kept_stored: dict[int, dict] = {}  # see _stored
 
     # --- matching --------------------------------------------------------------
 
@@ -309,11 +313,23 @@ class WhooshSearcher:
             return [pairs[i] for i in order]
         keyed = []
         for docnum, score in pairs:
-            stored = self.searcher.stored_fields(docnum)
+            stored = self._stored(docnum)
             keyed.append((docnum, score, stored.get("year"), stored.get("id", "")))
         keyed.sort(key=lambda k: k[3], reverse=True)  # stable sorts: id descending,
         keyed.sort(key=lambda k: (-k[1], k[2] is None, -(k[2] or 0)))  # then score, year
         return [(docnum, score) for docnum, score, _, _ in keyed]
+
+    def _stored(self, docnum: int) -> dict:
+        """The stored fields of ``docnum`` (read-only), the last
+        :data:`STORED_KEPT` documents read kept: ordering a page's ties reads
+        the documents its hits then read again."""
+        kept = self._kept_stored
+        stored = kept.get(docnum)
+        if stored is None:
+            if len(kept) >= STORED_KEPT:
+                kept.clear()
+            stored = kept[docnum] = self.searcher.stored_fields(docnum)
+        return stored
 
     def _window_scores(self, wanted, window: list[int]) -> dict[int, float]:
         """Scores of the documents ``window`` for ``wanted`` (hits sorted by date or title)."""
@@ -330,7 +346,7 @@ class WhooshSearcher:
         analyzer = self.cache.snippet_analyzer()
         hits = []
         for docnum, score in ranked:
-            record = record_from_stored(self.searcher.stored_fields(docnum))
+            record = record_from_stored(self._stored(docnum))
             if not with_snippets:
                 snippet, title = snippets.Snippet(), ()
             elif query is None:

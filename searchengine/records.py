@@ -247,12 +247,19 @@ def has_name(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(text: str) -> str:
     """Collapse runs of whitespace (line breaks included) into single spaces.
 
     Also applies Unicode NFC so that composed and decomposed accents compare
-    equal, and drops a leading byte-order mark.
+    equal, drops a leading byte-order mark, and replaces a lone UTF-16
+    surrogate (JSON's ``"\\ud800"`` escape without its pair: no character,
+    and text holding one cannot be written as UTF-8) with U+FFFD.
     """
+    if not text.isascii():
+        text = _SURROGATE.sub("\ufffd", text)
     return _SPACE.sub(" ", unicodedata.normalize("NFC", text.lstrip("\ufeff"))).strip()
 
 

@@ -161,6 +161,25 @@ def test_json_lines_after_first_lines_that_are_not_objects_are_read(tmp_path, fi
     assert detect_format(write(tmp_path / "text.txt", "hello world\n" + "\n".join(records) + "\n")) is None
 
 
+def test_a_line_nested_too_deeply_is_reported_and_the_rest_read(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000  # valid JSON that Python's decoder cannot descend
+    path = write(tmp_path / "deep.jsonl", f'{{"title": "Good one"}}\n{deep}\n{{"title": "Good two"}}\n')
+    records, problems = read([path])
+    assert [r.title for r in records] == ["Good one", "Good two"]
+    assert [str(p) for p in problems] == [f"{path}:2: JSON nested too deeply (skipped)"]
+    # As a first line it is no JSON value the format can be known by: the file is named, not a crash.
+    first = write(tmp_path / "first.jsonl", f'{deep}\n{{"title": "Good"}}\n')
+    assert detect_format(first) is None
+
+
+def test_a_lone_surrogate_escape_is_replaced_and_the_record_kept(tmp_path):
+    path = write(tmp_path / "s.jsonl", '{"title": "Lone \\ud800 half", "authors": ["A \\udc00 B"]}\n'
+                                      '{"title": "Pair \\ud83d\\ude00 whole"}\n')
+    records, problems = read([path])
+    assert [r.title for r in records] == ["Lone \ufffd half", "Pair \U0001f600 whole"]
+    assert records[0].authors == ["A \ufffd B"] and problems == []
+
+
 def test_invalid_utf8_line_is_reported_and_the_rest_read(tmp_path):
     path = tmp_path / "mixed.jsonl"
     path.write_bytes(b'{"title": "Good one"}\n{"title": "Bad \xff byte"}\n{"title": "Good two"}\n')

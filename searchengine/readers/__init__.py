@@ -246,7 +246,7 @@ def _json_value(text: str) -> bool:
 
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
 

@@ -165,6 +165,9 @@ def read_objects(
         except ValueError as exc:
             problems.append(Problem(str(path), number, f"{exc} (skipped)"))
             continue
+        except RecursionError:  # json's decoder recurses once per level of nesting
+            problems.append(Problem(str(path), number, "JSON nested too deeply (skipped)"))
+            continue
         record.source = f"{path}:{number}"
         yield record
 

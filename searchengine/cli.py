@@ -538,6 +538,13 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     """
     query = " ".join(words) if words else None
     author = author + first_author
+    from searchengine import dates
+    from searchengine.errors import QueryError
+
+    try:
+        dates.check_order(since, until)
+    except QueryError as exc:
+        raise click.UsageError(str(exc)) from None
     days = tuple(d for d in (since, until, past) if d is not None)
     if query is None and not (year or author or category or days):
         raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category, --since, "

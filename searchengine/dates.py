@@ -165,6 +165,18 @@ def parse_until(text: str) -> DateFilter:
     return DateFilter(None, _period(text, "until date")[1], f"until {text.strip()}")
 
 
+def check_order(since: DateFilter | None, until: DateFilter | None) -> None:
+    """Refuse a ``since`` that starts after ``until`` ends: a range given
+    backwards, which would otherwise find nothing without saying why.
+
+    Raises:
+        QueryError: naming both values.
+    """
+    if since is not None and until is not None and since.low and until.high and since.low > until.high:
+        raise QueryError(f"the dates are reversed: '{since.text}' starts after '{until.text}' ends "
+                         "(swap the two dates)")
+
+
 def parse_range(text: str) -> DateFilter:
     """A ``date:`` value: ``2025-03-14``, ``2025-03`` or ``2025`` (that whole
     period), ``2025-03..2025-06`` (March 1 to June 30), ``2025-03..`` and

@@ -463,7 +463,8 @@ def date_filters(since=(), until=(), date=()) -> tuple:
     already parsed).
 
     Raises:
-        QueryError: a value is not a date or a date range, naming it.
+        QueryError: a value is not a date or a date range, or a ``since``
+            starts after an ``until`` ends, naming them.
     """
     from searchengine import dates
     from searchengine.filters import _as_tuple
@@ -471,8 +472,11 @@ def date_filters(since=(), until=(), date=()) -> tuple:
     def parsed(values, parser):
         return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in _as_tuple(values) if v)
 
-    return (parsed(since, dates.parse_since) + parsed(until, dates.parse_until)
-            + parsed(date, dates.parse_range))
+    starts, ends = parsed(since, dates.parse_since), parsed(until, dates.parse_until)
+    for start in starts:
+        for end in ends:
+            dates.check_order(start, end)
+    return starts + ends + parsed(date, dates.parse_range)
 
 
 def _plan(searcher, query, options, sort, facet_names) -> Plan:

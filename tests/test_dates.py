@@ -258,6 +258,19 @@ def test_cli_since_until_and_the_hit_lines(dated_dir):
         == ["     2025-03-14 · - · Ada Lovelace", "     2025-06-30 · - · (no authors)"]
 
 
+def test_a_reversed_since_and_until_is_refused_by_the_python_api(dated_dir):
+    from searchengine import QueryError, open_index
+
+    index = open_index(dated_dir)
+    try:
+        with pytest.raises(QueryError, match=r"^the dates are reversed: 'since 2025-07' starts after "
+                                             r"'until 2025-06' ends \(swap the two dates\)$"):
+            index.search("lattice", since="2025-07", until="2025-06")
+        assert index.search("lattice", since="2025-06", until="2025-06").total == 1
+    finally:
+        index.close()
+
+
 def test_cli_past_counts_back_from_today(tmp_path):
     from searchengine.dates import utc_today
 
@@ -287,6 +300,16 @@ def test_cli_bad_date_is_a_usage_error(dated_dir):
     result = CliRunner().invoke(main, ["search", "lattice date:2025-06..2025-03", "--index", str(dated_dir)])
     assert result.exit_code == 1
     assert "date range '2025-06..2025-03' is reversed" in result.output
+    result = CliRunner().invoke(main, ["search", "lattice", "--index", str(dated_dir),
+                                       "--since", "2025-03-31", "--until", "2025-03-01"])
+    assert result.exit_code == 2
+    assert result.stderr.endswith("Error: the dates are reversed: 'since 2025-03-31' starts after "
+                                  "'until 2025-03-01' ends (swap the two dates)\n")
+    # One day, or a month given at both ends, is no reversed range.
+    for since, until in (("2025-03-14", "2025-03-14"), ("2025-03", "2025-03")):
+        same = CliRunner().invoke(main, ["search", "lattice", "--index", str(dated_dir), "--json",
+                                         "--since", since, "--until", until])
+        assert same.exit_code == 0 and json.loads(same.output)["total"] == 1
 
 
 def test_show_and_exports_carry_the_dates(dated_dir):
@@ -336,6 +359,7 @@ def test_api_since_until_past_and_the_histogram(client):
     ("past=decade", "past 'decade' is not one of week, month, year"),
     ("since=2025&since=2026", "since is given 2 times; it takes one value"),
     ("q=lattice+date:2025-06..2025-03", "date range '2025-06..2025-03' is reversed"),
+    ("since=2025-04&until=2025-03", "the dates are reversed: 'since 2025-04' starts after 'until 2025-03' ends"),
 ])
 def test_bad_dates_are_400s_naming_them(client, query, message):
     for path in ("/api/search", "/"):

@@ -188,6 +188,8 @@ def _date_values(args) -> dict[str, str]:
         if value:
             parser(value)
         found[name] = value
+    if found["since"] and found["until"]:
+        dates.check_order(dates.parse_since(found["since"]), dates.parse_until(found["until"]))
     return found
 
 

@@ -139,7 +139,8 @@ def openapi_document() -> dict[str, Any]:
                         "a day its month lacks (2025-02-30) is a 400",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
         _param("until", "Submitted on or before this UTC day: 2025-06-30, 2025-06 (to its last day) or 2025; "
-                        "a day its month lacks (2025-02-30) is a 400",
+                        "a day its month lacks (2025-02-30), or an until that ends before the since starts, "
+                        "is a 400",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
         _param("past", "Submitted in the last 7, 30 or 365 days, counted back from today (UTC)",
                {"type": "string", "pattern": choice_pattern(PAST)}),

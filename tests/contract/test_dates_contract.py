@@ -109,6 +109,8 @@ def test_hits_and_records_carry_their_dates(dates_index):
     assert dates_index.document("d8")["versions"] == []
 
 
-def test_ranges_that_do_not_meet_match_nothing(dates_index):
-    assert dates_index.search("lattice", since="2025-04", until="2025-03").total == 0
+def test_ranges_that_do_not_meet_match_nothing_and_a_reversed_since_until_is_refused(dates_index):
+    assert dates_index.search("lattice date:2025-03", since="2025-04").total == 0
     assert dates_index.search("lattice date:2025-06", since="2025-06-30").total == 1
+    with pytest.raises(QueryError, match=r"^the dates are reversed: 'since 2025-04' starts after 'until 2025-03' ends"):
+        dates_index.search("lattice", since="2025-04", until="2025-03")

@@ -87,6 +87,7 @@ DOCUMENTED_400 = [
     re.compile(r"^filter .* cannot be combined with OR, NOT or parentheses"),
     re.compile(r"^page \d+ with limit \d+ reaches past hit 1000"),
     re.compile(r"^year filter .* is reversed"),
+    re.compile(r"^the dates are reversed: 'since .*' starts after 'until .*' ends"),
     re.compile(r"^(since|until) date '\d{4}-\d{2}-(29|30|31)' is not a date"),  # a day its month lacks
 ]
 # Filter errors are documented for values written in the query text (q); for

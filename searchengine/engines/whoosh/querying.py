@@ -87,12 +87,6 @@ def to_whoosh(tree: t.Node | None, schema, translator: _Translator | None = None
     return None if query is wq.NullQuery else query
 
 
-def check_leaf(schema, translator: _Translator | None = None):
-    """A ``check`` for :func:`searchengine.querylang.parse`: translates each leaf,
-    so what Whoosh cannot search raises while parsing, as it always did."""
-    return (translator or _Translator(schema)).translate
-
-
 # Leaves whose translation one parse keeps: the parser's check translates
 # each leaf, then the whole tree is translated (analysis of every word in
 # three fields, a tenth of a keyword search's time).
@@ -343,9 +337,10 @@ def parse(text: str, schema, *, allow_empty: bool = False, frequencies=None) -> 
         QueryError: as :func:`searchengine.querylang.parse`, and for a word or
             phrase in a field Whoosh cannot search ("cannot parse the query ...").
     """
+    # The parser's check translates each leaf, so what Whoosh cannot search
+    # raises while parsing; the same translator keeps them for the whole tree.
     translator = _Translator(schema, keep=True)
-    parsed = querylang.parse(text, allow_empty=allow_empty, check=check_leaf(schema, translator),
-                             frequencies=frequencies)
+    parsed = querylang.parse(text, allow_empty=allow_empty, check=translator.translate, frequencies=frequencies)
     try:
         query = to_whoosh(parsed.tree, schema, translator)
     except RecursionError as exc:  # Whoosh's normalize recurses once per level of nesting

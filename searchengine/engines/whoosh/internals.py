@@ -5,7 +5,7 @@ The engine reaches below the public APIs where that is many times faster
 steps without its root-cutting step 4, the tokenizer's match timer left
 off) or where Whoosh offers no public hook (a writer's temporary storage and
 posting stream), or where it has a bug (terms of one posting are never
-inlined in their term info). Those names are not promised to stay: :func:`missing`
+inlined in their term info: :mod:`searchengine.engines.whoosh.codec`). Those names are not promised to stay: :func:`missing`
 lists the ones an installed version lacks (``tests/engines/whoosh_engine/test_internals.py``
 fails with that list), and pyproject.toml bounds both packages to the
 releases tested.
@@ -135,30 +135,6 @@ def defer_morphology() -> None:
     sys.modules[MORPH_EN] = stand_in
 
 
-# --- Whoosh: the codec ---------------------------------------------------------------------
-
-# Postings a term may have and still be stored in its term info (fewer than this).
-INLINE_LIMIT = 2
-
-
-def inlining_codec():
-    """Whoosh's W3 codec, writing a term of one posting inside its term info.
-
-    ``W3Codec(inlinelimit=n)`` inlines terms of *fewer than* ``n`` postings,
-    so its default of 1 inlines none: every term of one document (each id,
-    most spelling words, rare words: about half the terms) gets a block of
-    its own in the postings file, with its header and pickled block info.
-    The fork on PyPI also calls ``W3TermInfo.set_inline``, a method it names
-    ``set_inlined``; the alias makes inlining work. Readers need neither:
-    inlined term infos are read by every W3 codec.
-    """
-    from whoosh.codec.whoosh3 import W3Codec, W3TermInfo
-
-    if not hasattr(W3TermInfo, "set_inline"):
-        W3TermInfo.set_inline = W3TermInfo.set_inlined
-    return W3Codec(inlinelimit=INLINE_LIMIT)
-
-
 # --- NLTK -----------------------------------------------------------------------------------
 
 def porter_steps(porter, word: str) -> str:
@@ -207,7 +183,9 @@ def missing() -> list[str]:
         writer = writing.SegmentWriter(FileStorage(folder).create_index(fields.Schema(text=fields.TEXT)))
         need(writer, ("_tempstorage", "_process_posts"), "whoosh.writing.SegmentWriter")
         writer.cancel()
-    need(whoosh3.W3TermInfo, ("set_inlined",), "whoosh.codec.whoosh3.W3TermInfo")
+    need(whoosh3.W3TermInfo(), ("set_inlined", "_struct", "_inlined", "_weight", "_df", "_minlength",
+                                "_maxlength", "_maxweight", "_minid", "_maxid"), "whoosh.codec.whoosh3.W3TermInfo")
+    need(whoosh3.W3FieldWriter, ("start_term",), "whoosh.codec.whoosh3.W3FieldWriter")
     need(whoosh3.W3PostingsWriter(None, 128), ("_inlinelimit",), "whoosh.codec.whoosh3.W3PostingsWriter")
     porter = nltk_module("nltk.stem.porter").PorterStemmer()
     need(porter, ("_step1a", "_step1b", "_step1c", "_step2", "_step3", "_step5a", "_step5b", "pool"),

@@ -47,6 +47,7 @@ from whoosh.formats import Positions
 from searchengine import dates, filters
 from searchengine.records import doi_keys
 from searchengine.engines.whoosh import columns as facets
+from searchengine.engines.whoosh.codec import compact_positions
 from searchengine.engines.whoosh.analysis import fold, index_positions, name_analyzer, text_analyzer
 from searchengine.querylang.text import word_pattern
 
@@ -84,7 +85,7 @@ class SpelledTEXT(TEXT):
         :func:`~searchengine.engines.whoosh.analysis.index_positions` (each
         distinct word analysed once) where it applies."""
         found = None
-        if isinstance(value, str) and not kwargs and type(self.format) is Positions:
+        if isinstance(value, str) and not kwargs and isinstance(self.format, Positions):
             found = index_positions(self.analyzer, value)
         if found is None:
             yield from super().index(value, **kwargs)
@@ -114,9 +115,9 @@ def build_schema() -> Schema:
     text = text_analyzer()
     return Schema(
         id=ID(unique=True, stored=True),
-        title=SpelledTEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST, spelling=True),
-        abstract=SpelledTEXT(analyzer=text, stored=True, spelling=True),
-        authors=TEXT(analyzer=name_analyzer(), stored=True),
+        title=compact_positions(SpelledTEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST, spelling=True)),
+        abstract=compact_positions(SpelledTEXT(analyzer=text, stored=True, spelling=True)),
+        authors=compact_positions(TEXT(analyzer=name_analyzer(), stored=True)),
         year=NUMERIC(int, bits=32, stored=True, sortable=True, signed=False),
         categories=KEYWORD(stored=True, scorable=False, lowercase=False),
         url=STORED(),

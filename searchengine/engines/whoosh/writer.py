@@ -69,12 +69,13 @@ def _writer_classes() -> dict[str, type]:
         from whoosh.system import pack_uint
         from whoosh.writing import SegmentWriter
 
+        from searchengine.engines.whoosh.codec import CompactCodec
         from searchengine.engines.whoosh.postings import TermPostingPool
         from searchengine.engines.whoosh.schema import spelled_fields, spelling_words
 
         class IndexWriting:
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
-                kwargs.setdefault("codec", internals.inlining_codec())  # the workers' too (MpWriter's subargs)
+                kwargs.setdefault("codec", CompactCodec())  # the workers' too (MpWriter's subargs)
                 super().__init__(ix, *args, limitmb=limitmb, **kwargs)
                 self.pool = TermPostingPool(internals.temp_storage(self), limitmb)
 

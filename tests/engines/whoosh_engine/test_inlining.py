@@ -56,3 +56,32 @@ def test_a_term_of_one_posting_is_inlined_and_found_by_search_facets_update_and_
     assert index.search("wombat").total == 0
     assert [h.id for h in index.search("solver").hits] == ["2101.00002"]
     assert index.search("", category=["cs.DC"]).total == 0
+
+
+def _raw_term_info(index_dir, field, text) -> bytes:
+    from whoosh import index as whoosh_index
+
+    with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:
+        terms = reader._terms
+        return terms._tindex[terms._keycoder(field, text.encode("utf-8"))]
+
+
+def test_an_inlined_posting_is_pickled_without_memo_and_a_whole_weight_as_an_integer(tmp_path):
+    import pickle
+
+    from whoosh.codec.whoosh3 import W3TermInfo
+
+    index_dir = tmp_path / "index"
+    build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
+    raw = _raw_term_info(index_dir, "abstract", "quokka")
+    header = W3TermInfo._struct.size
+    ids, weights, values = pickle.loads(raw[header:])
+    assert (ids, weights) == ((0,), (1,))
+    assert type(weights[0]) is int
+    # Protocol 3, no memo (13 bytes around the value); the value is the
+    # count of positions, then their deltas as bare protocol-1 opcodes.
+    assert raw[header:header + 2] == b"\x80\x03" and len(raw) - header == 13 + len(values[0])
+    assert values == (b"\x00\x00\x00\x01]K\x01a",)  # "quokka" is the second word (position 1)
+    # A title word weighs its title boost (2.0), also written as an integer.
+    title = W3TermInfo.from_bytes(_raw_term_info(index_dir, "title", "graph"))
+    assert title.is_inlined() and title.inlined_postings()[:2] == ((1,), (2,))

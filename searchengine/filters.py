@@ -324,20 +324,28 @@ def author_keys(names: Iterable[str]) -> list[str]:
     """
     keys: dict[str, None] = {}
     for position, name in enumerate(names):
-        terms: dict[str, None] = {}
-        for spelling in _spellings(name):
-            for surname, given in _readings(spelling, query=False):
-                bare = surname[_particle_run_ends(surname, 0):] if len(surname) > 1 else surname
-                for key in dict.fromkeys((_surname_key(surname), _surname_key(bare or surname))):
-                    terms[key] = None
-                    if given:
-                        first = given[0]
-                        terms[key + KEY_JOIN + first[0]] = None
-                        terms[key + KEY_JOIN + first + (INITIAL_ONLY if len(first) == 1 else "")] = None
-        keys.update(terms)
+        terms = name_keys(name)
+        keys.update(dict.fromkeys(terms))
         if position == 0:
             keys.update((FIRST_MARK + term, None) for term in terms)
     return list(keys)
+
+
+def name_keys(name: str) -> list[str]:
+    """The keys of one author name, unmarked: :func:`author_keys` of a name
+    that is not the first (``["qian", "qian/d", "qian/depei"]``); empty for
+    a name without letters. Each key at most once, in first-seen order."""
+    terms: dict[str, None] = {}
+    for spelling in _spellings(name):
+        for surname, given in _readings(spelling, query=False):
+            bare = surname[_particle_run_ends(surname, 0):] if len(surname) > 1 else surname
+            for key in dict.fromkeys((_surname_key(surname), _surname_key(bare or surname))):
+                terms[key] = None
+                if given:
+                    first = given[0]
+                    terms[key + KEY_JOIN + first[0]] = None
+                    terms[key + KEY_JOIN + first + (INITIAL_ONLY if len(first) == 1 else "")] = None
+    return list(terms)
 
 
 def _arxiv_name(text: str) -> str:

@@ -342,3 +342,48 @@ def test_a_column_file_without_the_vocabulary_is_used_and_fuzzy_words_still_expa
         assert counted(index) == expected(RECORDS)
     finally:
         index.close()
+
+
+def test_author_filters_come_from_the_column_file_and_skip_replaced_documents(index_dir, tmp_path):
+    def found(**filters) -> list[str]:
+        index = open_index(index_dir)
+        try:
+            return sorted(h.id for h in index.search("", limit=20, **filters).hits)
+        finally:
+            index.close()
+
+    index = open_index(index_dir)
+    try:
+        mapped = FacetColumns.load(column_file(index_dir), index.engine.current().searcher.reader())
+        assert mapped.author_docs(["lovelace/a"]) == [0, 2]  # docnums, in record order here
+        assert mapped.author_docs(["^lovelace"]) == [0]
+        assert mapped.author_docs(["nobody", "^turing/alan"]) == [1]
+        assert mapped.author_docs(["turing/b"]) == []
+    finally:
+        index.close()
+    assert found(author=["Lovelace"]) == ["c01", "c03"]
+    assert found(author=["^Lovelace, A."]) == ["c01"]
+    assert found(author=["Turing, Alan", "Hopper"]) == ["c01", "c02", "c03", "c05"]
+    assert found(author=["^Hopper"], year=["2024"]) == ["c03"]
+    # c02 replaced (its old docnum is deleted, the new one in a second
+    # segment), a new record in that segment, c05 removed.
+    changed = [
+        {"id": "c02", "title": "Graph networks v2", "abstract": "Sparse graphs again.", "year": 2025,
+         "authors": ["Edsger Dijkstra", "Alan Turing"], "categories": ["cs.DS"], "version": 2},
+        {"id": "c06", "title": "New sparse work", "abstract": "Sparse.", "year": 2025,
+         "authors": ["Grace M. Hopper"], "categories": ["cs.DS"]},
+    ]
+    update_index([write(tmp_path / "update.jsonl", changed)], index_dir)
+    remove_documents(["c05"], index_dir)
+    assert found(author=["Turing"]) == ["c01", "c02"]
+    assert found(author=["^Turing"]) == []
+    assert found(author=["^Dijkstra, E"]) == ["c02"]
+    assert found(author=["Hopper, Grace"]) == ["c03", "c06"]
+    index = open_index(index_dir)
+    try:
+        results = index.search("sparse", author=["Hopper"], facets="author")
+        assert (results.total, {v["value"]: v["count"] for v in results.facets["author"]}) == (
+            2, {"Grace Hopper": 1, "Ada Lovelace": 1, "Grace M. Hopper": 1})
+        assert "author_keys:hopper" in results.parsed
+    finally:
+        index.close()

@@ -38,18 +38,28 @@ def test_edit_distance_counts_transpositions_as_one(a, b, distance):
     assert edit_distance(a, b) == distance
 
 
+def _corpus_words(records) -> set[str]:
+    """Every word of the records' titles and abstracts as spelling cuts them
+    (what the writers must store: this checks how words are kept, not cut)."""
+    from searchengine.engines.whoosh.schema import spelling_words
+
+    return set().union(*(spelling_words(r.title) | spelling_words(r.abstract) for r in records))
+
+
 @pytest.mark.parametrize("warmed", [False, True], ids=["lazy", "warmed"])
 def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir, warmed):
     from searchengine import open_index
-    from searchengine.engines.whoosh.lexicon import SPELLING_FIELDS
     from searchengine.spelling import SHARED_PREFIX, within
 
     index = open_index(corpus_index_dir)
     try:
-        reader = index.engine.current().searcher.reader()
-        vocabulary = {w.decode() if isinstance(w, bytes) else w for f in SPELLING_FIELDS for w in reader.lexicon(f)}
+        searcher = index.engine.current()
+        vocabulary = set(searcher.cache.columns().spelling_words())
+        assert {"sparse", "matrix", "memory", "gpu", "transformer"} <= vocabulary
+        assert "spars" not in vocabulary  # words as written, not stems
+        lexicon = searcher.lexicon
         if warmed:
-            assert Lexicon(reader).warm() == len(vocabulary)
+            assert lexicon().warm() == len(vocabulary)
         for word in ["sparce", "matirx", "memmory", "gpus", "tranformer", "laguage", "qian", "zzzz", "spmv",
                      "mmeory", "lagnuage", "pgu"]:
             # The prefix as typed, or with two of the first three letters swapped.
@@ -57,11 +67,11 @@ def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir
             for maxdist in (1, 2):
                 expected = {w for w in vocabulary
                             if w[:SHARED_PREFIX] in prefixes and edit_distance(word, w) <= maxdist}
-                assert within(Lexicon(reader), word, maxdist) == expected, (word, maxdist)
-        assert within(Lexicon(reader), "matirx", 1) == {"matrix"}  # a transposition is one edit
-        assert "sparse" in within(Lexicon(reader), "sparce", 1)
-        assert "memory" in within(Lexicon(reader), "mmeory", 1)  # a swap in the prefix
-        assert "gpu" in within(Lexicon(reader), "pgu", 1)
+                assert within(lexicon(), word, maxdist) == expected, (word, maxdist)
+        assert within(lexicon(), "matirx", 1) == {"matrix"}  # a transposition is one edit
+        assert "sparse" in within(lexicon(), "sparce", 1)
+        assert "memory" in within(lexicon(), "mmeory", 1)  # a swap in the prefix
+        assert "gpu" in within(lexicon(), "pgu", 1)
     finally:
         index.close()
 
@@ -74,36 +84,51 @@ def _whoosh_reader(index_dir):
     return whoosh_index.open_dir(str(store.current_generation(index_dir))).reader()
 
 
-def _spelled_docs(reader, field, word):
-    """Document numbers of the postings of ``word`` in spelling field ``field``."""
-    return list(reader.postings(field, word).all_ids()) if (field, word) in reader else []
+def _segment_words(index_dir) -> list[set[str]]:
+    """The spelling words file of each segment of the index."""
+    from searchengine.engines.whoosh.codec import segment_words
+
+    return [segment_words(sub) for sub, _ in _whoosh_reader(index_dir).leaf_readers()]
 
 
-def test_spelling_words_are_posted_once_per_segment_and_counted_from_stems(corpus_index_dir):
+def test_spelling_words_are_stored_once_per_segment_and_counted_from_stems(corpus_index_dir):
+    from searchengine import open_index
+    from searchengine.readers import read_records
+
     reader = _whoosh_reader(corpus_index_dir)
-    # One segment; "sparse" is in the abstracts of corpus records 0, 4 and 8.
-    assert len(reader.leaf_readers()) == 1
-    assert _spelled_docs(reader, "spell_abstract", "sparse") == [0]
-    assert _spelled_docs(reader, "spell_abstract", "spars") == []
-    # Its frequency comes from the stem "spars": abstracts of records 0, 4, 8
-    # ("sparse") and 21 ("sparseness"); titles of 0 and 8 are fewer.
-    assert Lexicon(reader).frequency("sparse") == 4
-    # A word never written so has no frequency even when its stem is indexed.
-    assert Lexicon(reader).frequency("sparses") == 0
+    # One segment, whose words file holds every word of the corpus as
+    # written; the index has no spelling field and no spelling terms.
+    assert _segment_words(corpus_index_dir) == [_corpus_words(read_records([CORPUS], []))]
+    assert not any(name.startswith("spell_") for name in reader.schema.names())
+    index = open_index(corpus_index_dir)
+    try:
+        searcher = index.engine.current()
+        lexicon = Lexicon(searcher.searcher.reader(), searcher.cache.columns())
+        # "sparse"'s frequency comes from the stem "spars": abstracts of
+        # records 0, 4, 8 ("sparse") and 21 ("sparseness"); titles of 0 and 8 are fewer.
+        assert lexicon.frequency("sparse") == 4
+        # A word never written so has no frequency even when its stem is indexed.
+        assert lexicon.frequency("sparses") == 0
+        assert lexicon.words("spar") == ["sparse", "sparseness", "sparsities", "sparsity"]
+        assert lexicon.words("zzz") == []
+    finally:
+        index.close()
 
 
 def test_parallel_build_suggests_as_a_single_process_build(tmp_path, monkeypatch):
     from searchengine import build_index, open_index
     from searchengine.engines.whoosh import writer as indexer
+    from searchengine.readers import read_records
 
     monkeypatch.setattr(indexer, "PARALLEL_MIN_RECORDS", 8)
     monkeypatch.setattr(indexer, "BATCH_SIZE", 5)
     build_index([CORPUS], tmp_path, jobs=2)
     reader = _whoosh_reader(tmp_path)
-    segments = len(reader.leaf_readers())
-    assert segments >= 2 and reader.doc_count() == 24
-    # Each word at most once per segment: "inference" is in 5 abstracts.
-    assert 1 <= len(_spelled_docs(reader, "spell_abstract", "inference")) <= segments
+    assert len(reader.leaf_readers()) >= 2 and reader.doc_count() == 24
+    # The segments' words together are the corpus's: each segment has its own.
+    per_segment = _segment_words(tmp_path)
+    assert set().union(*per_segment) == _corpus_words(read_records([CORPUS], []))
+    assert all(words < set().union(*per_segment) for words in per_segment)
     index = open_index(tmp_path)
     assert [index.search(q).suggestion for q in ("sparce matrix", "checkpointng planer", "transfomer")] == [
         "sparse matrix", "checkpointing planner", "transformer"]
@@ -113,20 +138,20 @@ def test_removal_keeps_the_words_of_live_documents_only(tmp_path):
     from searchengine import build_index, open_index, remove_documents
     from searchengine.readers import read_records
 
-    ids = [record.id for record in read_records([CORPUS], [])]
+    records = list(read_records([CORPUS], []))
+    ids = [record.id for record in records]
     build_index([CORPUS], tmp_path, jobs=1)
-    reader = _whoosh_reader(tmp_path)
-    # "planner" is in the abstracts of records 2 and 17, posted for record 2.
-    assert _spelled_docs(reader, "spell_abstract", "planner") == [2]
-    # Removing 13 of 24 documents (record 2 and record 19, the only one with
-    # "transformer", among them) rewrites the segment without them.
-    removed = [ids[i] for i in (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 15, 19)]
-    assert remove_documents(removed, tmp_path).documents == 11
+    # "planner" is in the abstracts of records 2 and 17; "transformer" only in 19.
+    assert all({"planner", "transformer"} <= words for words in _segment_words(tmp_path))
+    # Removing 13 of 24 documents (records 2 and 19 among them) rewrites the
+    # segment without them.
+    gone = (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 15, 19)
+    assert remove_documents([ids[i] for i in gone], tmp_path).documents == 11
     reader = _whoosh_reader(tmp_path)
     assert len(reader.leaf_readers()) == 1 and not reader.has_deletions()
-    # Record 17 is now document 7 of the rewritten segment.
-    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "planner")] == [ids[17]]
-    assert _spelled_docs(reader, "spell_abstract", "transformer") == []
+    live = [record for i, record in enumerate(records) if i not in gone]
+    assert _segment_words(tmp_path) == [_corpus_words(live)]
+    assert "planner" in _corpus_words(live) and "transformer" not in _corpus_words(live)
     index = open_index(tmp_path)
     assert index.search("checkpointng planer").suggestion == "checkpointing planner"
     assert index.search("transfomer").suggestion is None
@@ -151,11 +176,8 @@ def test_update_replacing_most_documents_keeps_the_words_of_live_documents_only(
     reader = _whoosh_reader(tmp_path / "index")
     # The old segment, more than half replaced, was merged into the new one.
     assert len(reader.leaf_readers()) == 1 and not reader.has_deletions()
-    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "planner")] == [
-        records[17].id]
-    assert [reader.stored_fields(d)["id"] for d in _spelled_docs(reader, "spell_abstract", "zymographic")] == [
-        records[1].id]
-    assert _spelled_docs(reader, "spell_abstract", "transformer") == []
+    words = _segment_words(tmp_path / "index")[0]
+    assert {"planner", "zymographic", "replaced"} <= words and "transformer" not in words
     index = open_index(tmp_path / "index")
     assert index.search("zymografic").suggestion == "zymographic"
     assert index.search("transfomer").suggestion is None

@@ -31,7 +31,7 @@ import re
 
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import (
-    DASHES, comma_tokens, name_tokens, spaced_tokens, text_tokens, word_pattern,
+    DASHES, name_tokens, spaced_tokens, text_tokens, word_pattern,
 )
 
 # A query of this many terms or fewer needs all of them in a hit.
@@ -50,17 +50,16 @@ MAX_NESTING = 300
 # A ``name:`` naming none of them is text. (The query syntax lets only
 # title/abstract/id through on purpose, but text such as ``x.url:y`` has
 # always reached the others; the engines decide what searching them means.)
-TEXT_FIELDS = frozenset({"title", "abstract", "spell_title", "spell_abstract"})
+TEXT_FIELDS = frozenset({"title", "abstract"})
 NAME_FIELDS = frozenset({"authors"})
 SPACED_FIELDS = frozenset({"categories", "category_keys"})
-COMMA_FIELDS = frozenset({"author_keys"})
 EXACT_FIELDS = frozenset({"id", "doi"})
 NUMBER_FIELDS = frozenset({"year"})
 # Stored or column-only: not searchable (the engines reject a query naming them).
 UNSEARCHABLE_FIELDS = frozenset({"url", "source", "version", "facet_data", "sort_title",
                                  "pdf_url", "journal_ref", "comments", "license",
                                  "day", "dates", "date_data"})  # the day is for date filters only
-INDEX_FIELDS = (TEXT_FIELDS | NAME_FIELDS | SPACED_FIELDS | COMMA_FIELDS | EXACT_FIELDS
+INDEX_FIELDS = (TEXT_FIELDS | NAME_FIELDS | SPACED_FIELDS | EXACT_FIELDS
                 | NUMBER_FIELDS | UNSEARCHABLE_FIELDS)
 
 _DASH = re.compile(f"[{DASHES}]")
@@ -575,8 +574,6 @@ def field_word_searches(field: str, text: str) -> bool:
         return bool(name_tokens(text))
     if field in SPACED_FIELDS:
         return bool(spaced_tokens(text))
-    if field in COMMA_FIELDS:
-        return bool(comma_tokens(text))
     return True  # id: the whole text; year: a number, or an error the engine reports
 
 
@@ -590,8 +587,6 @@ def phrase_searches(field: str, text: str) -> bool:
         return bool(text_tokens(text, phrase=True))
     if field in SPACED_FIELDS:
         return bool(spaced_tokens(text))
-    if field in COMMA_FIELDS:
-        return bool(comma_tokens(text))
     return True
 
 

@@ -78,9 +78,8 @@ _DASH_SPLIT = re.compile(rf"[{DASHES}]")
 # of three letters or more (FlashAttention, ResNet; not SpMV or GraphSAGE).
 _CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,})(?:[A-Z][a-z]{2,})+")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
-# Whitespace- and comma-separated values (the keyword fields' tokens).
+# Whitespace-separated values (the keyword fields' tokens).
 _SPACED = re.compile(r"[^ \t\r\n]+")
-_COMMAS = re.compile(r"[^,]+")
 
 
 @functools.cache
@@ -203,11 +202,6 @@ def name_tokens(text: str) -> list[str]:
 def spaced_tokens(text: str) -> list[str]:
     """The tokens of a keyword field (categories): whitespace-separated values."""
     return _SPACED.findall(text)
-
-
-def comma_tokens(text: str) -> list[str]:
-    """The tokens of a comma-separated keyword field (author keys)."""
-    return _COMMAS.findall(text)
 
 
 # Word endings rewritten, in order, on a folded word before stemming (both

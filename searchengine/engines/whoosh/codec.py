@@ -31,6 +31,7 @@ import pickle
 import struct
 
 from whoosh.codec.whoosh3 import W3Codec, W3FieldWriter, W3TermInfo
+from whoosh.filedb.filetables import OrderedHashReader
 from whoosh.formats import Positions
 from whoosh.util.numeric import length_to_byte
 
@@ -89,13 +90,60 @@ class CompactFieldWriter(W3FieldWriter):
 
 
 class CompactCodec(W3Codec):
-    """Whoosh's W3 codec writing terms of one posting inside a :class:`CompactTermInfo`."""
+    """Whoosh's W3 codec writing terms of one posting inside a
+    :class:`CompactTermInfo`, and reading its term table as a
+    :class:`CheckedTermTable`."""
 
     def __init__(self, blocklimit: int = 128, compression: int = 3, inlinelimit: int = INLINE_LIMIT) -> None:
         super().__init__(blocklimit=blocklimit, compression=compression, inlinelimit=inlinelimit)
 
     def field_writer(self, storage, segment):
         return CompactFieldWriter(self, storage, segment)
+
+    def terms_reader(self, storage, segment):
+        terms = super().terms_reader(storage, segment)
+        terms._tindex.__class__ = CheckedTermTable  # Whoosh makes the table itself; the check adds no state
+        return terms
+
+
+class CheckedTermTable(OrderedHashReader):
+    """Whoosh's term table (a hash file: 256 tables of ``(hash, position)``
+    slots, linear probing), whose lookups notice overwritten entries.
+
+    Whoosh compares a slot's key with the one looked for only when their
+    hashes match, and takes any difference for another key: junk written
+    over the entries made every term read as missing, and a search answer
+    nothing without an error. Here a slot whose stored key does not have
+    the slot's hash (CRC-32, so a real collision always does) raises
+    ``CorruptIndexError``, which the engine reports as a damaged index.
+    """
+
+    def ranges_for_key(self, key: bytes):
+        """``(position, length)`` of the value stored under ``key`` (at most one)."""
+        from whoosh.filedb.filetables import _lengths, _pointer
+        from whoosh.reading import CorruptIndexError
+
+        keyhash = self.hashfn(key)
+        start, count = self.tables[keyhash & 255]
+        get = self.dbfile.get
+        slot = (keyhash >> 8) % count if count else 0
+        for _ in range(count):
+            slothash, position = _pointer.unpack(get(start + slot * _pointer.size, _pointer.size))
+            if not position:  # an empty slot ends the probe
+                return
+            if not 0 < position < self.endofdata:  # entries lie before the tables
+                raise CorruptIndexError(f"term table slot at {start + slot * _pointer.size} is damaged")
+            if slothash == keyhash:
+                keylen, datalen = _lengths.unpack(get(position, _lengths.size))
+                if not 0 <= keylen <= self.endofdata - position:
+                    raise CorruptIndexError(f"term table entry at {position} is damaged")
+                stored = get(position + _lengths.size, keylen)
+                if stored == key:
+                    yield position + _lengths.size + keylen, datalen
+                    return
+                if self.hashfn(stored) != slothash:
+                    raise CorruptIndexError(f"term table entry at {position} is damaged")
+            slot = (slot + 1) % count
 
 
 # Pickle opcodes (pickletools): BININT1 <byte>, BININT2 <uint16>, BININT <int32>,
@@ -133,3 +181,52 @@ def compact_positions(field):
     replaced by :class:`CompactPositions` of the same field boost; returns ``field``."""
     field.format = CompactPositions(field_boost=field.format.field_boost)
     return field
+
+
+# --- spelling words -----------------------------------------------------------------------
+
+#: A segment's spelling words: one file in the segment (packed into its
+#: compound file with the rest), the distinct words of its documents' titles
+#: and abstracts as written, folded (:func:`~searchengine.engines.whoosh.schema.spelling_words`),
+#: sorted, newline-separated UTF-8, zlib-compressed.
+WORDS_EXT = ".wrd"
+# Fields of older indexes that held the same words as terms, one posting each.
+OLD_SPELLING_FIELDS = ("spell_title", "spell_abstract")
+
+
+def write_segment_words(segment, storage, words: set[str]) -> None:
+    """Write ``words`` as the spelling words of ``segment`` (a Whoosh segment
+    being written in ``storage``, before its compound file is assembled)."""
+    import zlib
+
+    handle = segment.create_file(storage, WORDS_EXT)
+    try:
+        handle.write(zlib.compress("\n".join(sorted(words)).encode("utf-8"), 1))
+    finally:
+        handle.close()
+
+
+def segment_words(reader) -> set[str]:
+    """The spelling words of one segment (a Whoosh ``SegmentReader``): its
+    words file, or for a segment written before there were such files, the
+    terms of its ``spell_*`` fields. Deleted documents' words are included
+    until the segment is merged.
+
+    Raises ``zlib.error`` or ``UnicodeDecodeError`` for a damaged file."""
+    import zlib
+
+    from searchengine.engines.whoosh import internals
+
+    storage, name = internals.segment_storage(reader), reader.segment().make_filename(WORDS_EXT)
+    if storage.file_exists(name):
+        handle = storage.open_file(name)
+        try:
+            text = zlib.decompress(handle.read()).decode("utf-8")
+        finally:
+            handle.close()
+        return set(text.split("\n")) if text else set()
+    words: set[str] = set()
+    for field in OLD_SPELLING_FIELDS:
+        if field in reader.schema:
+            words.update(w.decode("utf-8") if isinstance(w, bytes) else w for w in reader.lexicon(field))
+    return words

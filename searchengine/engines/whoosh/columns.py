@@ -29,6 +29,16 @@ Counting and sorting read document-number-aligned arrays, not Whoosh's
   ``facet_data`` column on first use, as every search once did, and stored
   beside the generation's files for the next process (atomically; a
   read-only index is left alone).
+* Author filters are answered from the author column too: the file holds
+  each author key (:func:`searchengine.filters.name_keys`: ``qian``,
+  ``qian/d``, ``qian/depei``) with the value ids of the names that have it,
+  and for each name the documents holding it anywhere and as first author
+  (:meth:`FacetColumns.author_docs`). The index has no author-key terms:
+  they were a third of its terms, nearly all of one posting each.
+* So is did-you-mean's vocabulary: the words of titles and abstracts as
+  written (folded, not stemmed), sorted, gathered at commit from the
+  segments' word files (:meth:`FacetColumns.has_spelling_word`,
+  :meth:`FacetColumns.spelling_words`).
 * The matching document numbers themselves come from
   :meth:`SearcherCache.docnums`: set algebra over the posting lists of the
   query's terms, which skips Whoosh's matcher tree (a Python call per posting
@@ -60,6 +70,7 @@ from typing import NamedTuple
 
 from searchengine.errors import QueryError
 from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue
+from searchengine.filters import FIRST_MARK
 from searchengine.limits import SORTS
 from searchengine.records import sort_title
 
@@ -285,6 +296,60 @@ class FacetColumns:
         text = bytes(blob).decode("utf-8")
         return text.split("\n") if text else []
 
+    def author_docs(self, keys: Iterable[str]) -> list[int]:
+        """Ascending document numbers (deleted ones included) of the
+        documents with an author having any of ``keys``: the keys of
+        :func:`searchengine.filters.name_keys`, or those keys marked
+        :data:`~searchengine.filters.FIRST_MARK` for the first author."""
+        arrays = self.arrays
+        offsets, vids = arrays["author_key.offsets"], arrays["author_key.values"]
+        found: set[int] = set()
+        for key in keys:
+            first = key.startswith(FIRST_MARK)
+            at = self._find("author_key", key[len(FIRST_MARK):] if first else key)
+            if at is None:
+                continue
+            part = "author.first_" if first else "author.all_"
+            doc_offsets, docs = arrays[part + "offsets"], arrays[part + "docs"]
+            for vid in vids[offsets[at]:offsets[at + 1]]:
+                found.update(docs[doc_offsets[vid]:doc_offsets[vid + 1]])
+        return sorted(found)
+
+    def has_spelling_word(self, word: str) -> bool:
+        """Whether some title or abstract holds ``word`` as written (folded:
+        :func:`~searchengine.engines.whoosh.schema.spelling_words`)."""
+        return self._find("spelling", word) is not None
+
+    def spelling_words(self, prefix: str = "") -> list[str]:
+        """The spelling words starting with ``prefix``, in code point order."""
+        from bisect import bisect_left
+
+        names, offsets = self.arrays["spelling.names"], self.arrays["spelling.name_offsets"]
+        start = self._find("spelling", prefix, exact=False)
+        if not prefix:
+            end = len(offsets) - 1
+        else:
+            upper = prefix.encode("utf-8") + b"\xff"  # after every UTF-8 continuation of the prefix
+            key_at = lambda i: bytes(names[offsets[i]:offsets[i + 1]])  # noqa: E731
+            end = bisect_left(range(len(offsets) - 1), upper, lo=start, key=key_at)
+        blob, base = bytes(names[offsets[start]:offsets[end]]), offsets[start]
+        return [blob[offsets[i] - base:offsets[i + 1] - base].decode("utf-8") for i in range(start, end)]
+
+    def _find(self, table: str, text: str, *, exact: bool = True) -> int | None:
+        """The position of ``text`` in the sorted string table ``table``
+        (``<table>.names`` / ``.name_offsets``); ``None`` when absent. With
+        ``exact=False``, where it would be inserted (never ``None``)."""
+        from bisect import bisect_left
+
+        names, offsets = self.arrays[table + ".names"], self.arrays[table + ".name_offsets"]
+        count = len(offsets) - 1
+        wanted = text.encode("utf-8")
+        key_at = lambda i: bytes(names[offsets[i]:offsets[i + 1]])  # noqa: E731
+        at = bisect_left(range(count), wanted, key=key_at)
+        if not exact:
+            return at
+        return at if at < count and key_at(at) == wanted else None
+
     def ranks(self, sort: str, docnums: Sequence[int]) -> list[int]:
         """The rank of each of ``docnums`` under ``sort`` (see :meth:`order`)."""
         return list(map(self.order(sort).__getitem__, docnums))
@@ -411,10 +476,73 @@ def _read_arrays(reader) -> dict:
         name_rank = np.empty(len(names), dtype=np.int32)
         name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names), dtype=np.int32)
         arrays[name + ".name_rank"] = name_rank
+    arrays.update(_author_key_arrays(np, list(sets["author"][2]), arrays["author.offsets"], arrays["author.values"]))
+    arrays.update(_string_table(np, "spelling", _spelling_words(reader)))
     for fieldname in VOCABULARY_FIELDS:
         if fieldname in reader.schema:
             arrays["vocabulary." + fieldname] = np.frombuffer(_vocabulary_bytes(reader, fieldname), dtype=np.uint8)
     return arrays
+
+
+def _author_key_arrays(np, names: list[str], offsets, values) -> dict:
+    """The arrays of :meth:`FacetColumns.author_docs`, from the author set
+    column (``names`` in value-id order, its ``offsets`` and ``values``).
+
+    ``author_key.names`` / ``.name_offsets``: the distinct keys of
+    :func:`searchengine.filters.name_keys`, UTF-8, in byte order (for a
+    binary search); ``author_key.offsets`` / ``.values``: the value ids of
+    the names having each key; ``author.all_offsets`` / ``.all_docs``: the
+    documents holding each value id; ``author.first_offsets`` /
+    ``.first_docs``: those whose first author it is. Offsets are 32-bit:
+    a generation holds fewer than 2**31 author names and keys.
+    """
+    from searchengine.filters import name_keys
+
+    keyed: dict[bytes, list[int]] = {}
+    for vid, name in enumerate(names):
+        for key in name_keys(name):
+            keyed.setdefault(key.encode("utf-8"), []).append(vid)
+    keys = sorted(keyed)
+    arrays = _string_table(np, "author_key", keys)
+    arrays["author_key.offsets"] = np.cumsum([0] + [len(keyed[k]) for k in keys], dtype=np.int32)
+    arrays["author_key.values"] = np.array([vid for k in keys for vid in keyed[k]], dtype=np.int32)
+    lengths = np.diff(offsets)
+    slot_docs = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
+    firsts = offsets[:-1][lengths > 0]
+    for part, (vids, docs) in {"all": (values, slot_docs), "first": (values[firsts], slot_docs[firsts])}.items():
+        order = np.argsort(vids, kind="stable")  # by value id, documents ascending within one
+        arrays[f"author.{part}_docs"] = docs[order].astype(np.int32)
+        arrays[f"author.{part}_offsets"] = np.searchsorted(vids[order], np.arange(len(names) + 1)).astype(np.int32)
+    return arrays
+
+
+def _string_table(np, table: str, strings: Iterable) -> dict:
+    """``<table>.names`` (the distinct ``strings`` in UTF-8 byte order, which
+    is code point order, concatenated) and ``<table>.name_offsets`` (32-bit:
+    a table holds under 2 GB), as :meth:`FacetColumns._find` searches them."""
+    encoded = sorted({s if isinstance(s, bytes) else s.encode("utf-8") for s in strings})
+    return {table + ".names": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+            table + ".name_offsets": np.cumsum([0] + [len(e) for e in encoded], dtype=np.int32)}
+
+
+def _spelling_words(reader) -> set[str]:
+    """The spelling words of every segment of ``reader`` (:func:`~searchengine.engines.whoosh.codec.segment_words`)."""
+    import zlib
+
+    from whoosh.reading import SegmentReader
+
+    from searchengine.engines.whoosh.codec import segment_words
+    from searchengine.errors import IndexDamagedError
+
+    words: set[str] = set()
+    for sub, _ in reader.leaf_readers():
+        if isinstance(sub, SegmentReader):  # (an index without documents has none)
+            try:
+                words.update(segment_words(sub))
+            except (zlib.error, UnicodeDecodeError) as error:
+                raise IndexDamagedError(f"a segment's spelling words are damaged ({error}); "
+                                        "rebuild the index with 'searchengine index'") from None
+    return words
 
 
 def _vocabulary_bytes(reader, fieldname: str) -> bytes:
@@ -433,7 +561,9 @@ def _array_names() -> list[str]:
     names = list(NUMBER_COLUMNS) + ["order." + sort for sort in SORT_ORDERS]
     for name in SET_COLUMNS:
         names += [f"{name}.{part}" for part in ("offsets", "values", "names", "name_offsets", "name_rank")]
-    return names
+    names += [f"author_key.{part}" for part in ("names", "name_offsets", "offsets", "values")]
+    names += ["spelling.names", "spelling.name_offsets"]
+    return names + [f"author.{part}" for part in ("all_docs", "all_offsets", "first_docs", "first_offsets")]
 
 
 def _map_file(path: Path, reader) -> dict | None:
@@ -648,9 +778,13 @@ class SearcherCache:
     def _evaluate(self, sub, offset: int, q) -> set[int]:
         from whoosh import query as wq
 
+        from searchengine.engines.whoosh.querying import DocumentSet
+
         kind = type(q)
         if kind is wq.Term:
             return set(self._term_docs(sub, offset, q))
+        if kind is DocumentSet:
+            return set(q.docnums_in(sub.reader()))
         if kind is wq.NumericRange and q.fieldname in RANGE_COLUMNS:
             return self._range_docs(sub, offset, q)
         if kind is wq.And or kind is wq.Require:

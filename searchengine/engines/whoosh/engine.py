@@ -159,7 +159,7 @@ class WhooshSearcher:
             wanted = querylang.split_joined(wanted, self.searcher.reader())
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             querylang.time_phrases(wanted, clock)
-        restrict = querylang.filter_query(filters)
+        restrict = querylang.filter_query(filters, self.cache)
         scores = score_documents(wanted, self.searcher, clock=clock) if wanted is not None else None
         return Matches(wanted, restrict, scores, self._matching(wanted, scores, restrict), clock, expansions)
 
@@ -376,7 +376,7 @@ class WhooshSearcher:
             if others == filters:
                 docnums = matches.docnums
             else:
-                docnums = self._matching(matches.query, matches.scores, querylang.filter_query(others))
+                docnums = self._matching(matches.query, matches.scores, querylang.filter_query(others, self.cache))
             counted.update(count_facets(columns, docnums, [name], size=size,
                                         primary_only=filters.primary_only, selects=filters.selects))
         return counted
@@ -395,7 +395,7 @@ class WhooshSearcher:
         """The words of the indexed titles and abstracts (:class:`.lexicon.Lexicon`)."""
         from searchengine.engines.whoosh.lexicon import Lexicon
 
-        return Lexicon(self.searcher.reader())
+        return Lexicon(self.searcher.reader(), self.cache.columns())
 
     def corrections(self, matches: Matches):
         """A :class:`Corrections` oracle: hits of candidate corrections within ``matches``' filters."""

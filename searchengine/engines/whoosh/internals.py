@@ -30,6 +30,12 @@ def unfiltered(matcher):
     return matcher, None
 
 
+def segment_storage(reader):
+    """The storage a Whoosh ``SegmentReader`` reads its segment's files from
+    (the compound file's, over the index's)."""
+    return reader._storage
+
+
 def reads_blocks(matcher) -> bool:
     """Whether ``matcher``'s blocks of postings can be read whole (:func:`read_block`)."""
     return all(hasattr(matcher, name) for name in BLOCK_NAMES)
@@ -171,7 +177,7 @@ def missing() -> list[str]:
         need(reader.postings("text", "posting"), ("_exclude", "_ids", "child"), "whoosh.matching.FilterMatcher")
         leaf = unfiltered(reader.postings("text", "posting"))[0]
         need(leaf, BLOCK_NAMES + ("_weights", "_values"), "whoosh.codec.whoosh3.W3LeafMatcher")
-        need(reader, ("_perdoc",), "whoosh.reading.SegmentReader")
+        need(reader, ("_perdoc", "_storage"), "whoosh.reading.SegmentReader")
         column = reader._perdoc._cached_reader("_text_len", whoosh3.LENGTHS_COLUMN)
         need(column, ("_count", "_dbfile", "_basepos", "_fixedlen"), "whoosh.columns.FixedBytesColumn.Reader")
     from whoosh import query
@@ -186,6 +192,12 @@ def missing() -> list[str]:
     need(whoosh3.W3TermInfo(), ("set_inlined", "_struct", "_inlined", "_weight", "_df", "_minlength",
                                 "_maxlength", "_maxweight", "_minid", "_maxid"), "whoosh.codec.whoosh3.W3TermInfo")
     need(whoosh3.W3FieldWriter, ("start_term",), "whoosh.codec.whoosh3.W3FieldWriter")
+    from whoosh.filedb import filetables
+
+    need(filetables, ("_lengths", "_pointer"), "whoosh.filedb.filetables")
+    with ix.reader() as reader:
+        table = reader._terms._tindex
+        need(table, ("tables", "endofdata", "hashfn", "dbfile"), "whoosh.filedb.filetables.OrderedHashReader")
     need(whoosh3.W3PostingsWriter(None, 128), ("_inlinelimit",), "whoosh.codec.whoosh3.W3PostingsWriter")
     porter = nltk_module("nltk.stem.porter").PorterStemmer()
     need(porter, ("_step1a", "_step1b", "_step1c", "_step2", "_step3", "_step5a", "_step5b", "pool"),

@@ -1,16 +1,17 @@
 """The words of the embedded index that did-you-mean chooses corrections from.
 
 :class:`Lexicon` is what :func:`searchengine.spelling.suggest` asks of an
-engine. Its words are the unstemmed words of titles and abstracts, from the
-``spell_title`` / ``spell_abstract`` fields (each word once per segment); a
-word's frequency is the number of titles (or abstracts, whichever is larger)
-that hold its stem, provided some title or abstract holds it as written.
+engine. Its words are the unstemmed words of titles and abstracts, as the
+generation's column file holds them (sorted, once each:
+:meth:`~searchengine.engines.whoosh.columns.FacetColumns.spelling_words`);
+a word's frequency is the number of titles (or abstracts, whichever is
+larger) that hold its stem, provided some title or abstract holds it as
+written.
 """
 
 from __future__ import annotations
 
-SPELLING_FIELDS = ("spell_title", "spell_abstract")
-# The fields whose words the spelling fields hold, stemmed: word frequencies.
+# The fields whose words the spelling vocabulary holds, stemmed: word frequencies.
 STEMMED_FIELDS = ("title", "abstract")
 # Word lists of this many first-letter prefixes are kept per open index
 # (unless warm() loaded them all).
@@ -24,10 +25,12 @@ FREQUENCIES_KEPT = 100_000
 
 
 class Lexicon:
-    """The spelling words of one open generation (a Whoosh reader)."""
+    """The spelling words of one open generation: its Whoosh reader and its
+    :class:`~searchengine.engines.whoosh.columns.FacetColumns`."""
 
-    def __init__(self, reader) -> None:
+    def __init__(self, reader, columns) -> None:
         self.reader = reader
+        self.columns = columns
 
     def doc_count(self) -> int:
         """Number of documents."""
@@ -57,7 +60,7 @@ class Lexicon:
 
     def _frequency(self, word: str) -> int:
         reader = self.reader
-        if not any((field, word) in reader for field in SPELLING_FIELDS if field in reader.schema):
+        if not self.columns.has_spelling_word(word):
             return 0
         frequency = 0
         for field in STEMMED_FIELDS:
@@ -93,11 +96,7 @@ class Lexicon:
         if words is None:
             if _COMPLETE in cache:
                 return []
-            found: set[str] = set()
-            for field in SPELLING_FIELDS:
-                if field in reader.schema:
-                    found.update(reader.expand_prefix(field, prefix))
-            words = sorted(w.decode("utf-8") if isinstance(w, bytes) else w for w in found)
+            words = self.columns.spelling_words(prefix)
             if len(cache) >= VOCABULARY_PREFIXES:
                 cache.clear()
             cache[prefix] = words
@@ -109,14 +108,10 @@ class Lexicon:
         distinct words."""
         from searchengine.spelling import SHARED_PREFIX
 
-        reader = self.reader
-        grouped: dict[str, set[str]] = {}
-        for field in SPELLING_FIELDS:
-            if field in reader.schema:
-                for word in reader.lexicon(field):
-                    word = word.decode("utf-8") if isinstance(word, bytes) else word
-                    grouped.setdefault(word[:SHARED_PREFIX], set()).add(word)
-        cache = {prefix: sorted(words) for prefix, words in grouped.items()}
+        grouped: dict[str, list[str]] = {}
+        for word in self.columns.spelling_words():  # sorted: so is each group
+            grouped.setdefault(word[:SHARED_PREFIX], []).append(word)
+        cache = dict(grouped)
         cache[_COMPLETE] = []
-        reader.__dict__[_CACHE] = cache
+        self.reader.__dict__[_CACHE] = cache
         return sum(len(words) for words in cache.values())

@@ -872,12 +872,73 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     return Proximity(found, query.pairs) if type(query) is Proximity else found
 
 
-def filter_query(filters: Filters):
+class DocumentSet(wq.Query):
+    """A query matching a given set of documents, shown as ``label``.
+
+    ``docnums``: ascending document numbers in the whole index, whose
+    segments are ``leaves`` (``reader.leaf_readers()``: ``(segment reader,
+    first docnum)``); a segment's searcher gets its own part of them. Deleted
+    documents never match.
+    """
+
+    def __init__(self, label: str, docnums: list[int], leaves) -> None:
+        self.label = label
+        self.docnums = docnums
+        self._leaves = list(leaves)
+        self.boost = 1.0
+
+    def __str__(self) -> str:
+        return self.label
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label!r}, {len(self.docnums)} documents)"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and (other.label, other.docnums) == (self.label, self.docnums)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.label))
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def estimate_size(self, ixreader) -> int:
+        return len(self.docnums)
+
+    def docnums_in(self, reader) -> list[int]:
+        """The matching document numbers of ``reader`` (a segment of the
+        index, or the whole index), ascending, as that reader numbers them."""
+        from bisect import bisect_left
+
+        docs = self.docnums
+        for leaf, offset in self._leaves:
+            if leaf is reader:
+                end = offset + reader.doc_count_all()
+                docs = [d - offset for d in docs[bisect_left(docs, offset):bisect_left(docs, end)]]
+                break
+        if reader.has_deletions():
+            docs = [d for d in docs if not reader.is_deleted(d)]
+        return docs
+
+    def matcher(self, searcher, context=None):
+        from whoosh.matching import ListMatcher
+
+        docs = self.docnums_in(searcher.reader())
+        return ListMatcher(docs, all_weights=1.0) if docs else NullMatcher()
+
+    def docs(self, searcher, deleting=False):
+        return iter(self.docnums_in(searcher.reader()))
+
+
+def filter_query(filters: Filters, cache):
     """The Whoosh query that matches exactly the documents ``filters`` allow.
 
-    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``, ``day``,
-    ``author_keys`` and ``category_keys`` fields of
-    :func:`searchengine.engines.whoosh.schema.build_schema`.
+    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
+    ``day`` and ``category_keys`` fields of
+    :func:`searchengine.engines.whoosh.schema.build_schema`; authors are
+    looked up in the column file of ``cache`` (the searcher's
+    :class:`~searchengine.engines.whoosh.columns.SearcherCache`) and
+    matched as a :class:`DocumentSet`.
     """
     def any_of(queries):
         return queries[0] if len(queries) == 1 else wq.Or(queries)
@@ -894,7 +955,10 @@ def filter_query(filters: Filters):
         parts.append(wq.NullQuery if low and high and low > high else
                      wq.NumericRange("day", low and low.toordinal(), high and high.toordinal()))
     if filters.authors:
-        parts.append(any_of([wq.Term("author_keys", k) for f in filters.authors for k in f.keys]))
+        keys = list(dict.fromkeys(k for f in filters.authors for k in f.keys))
+        label = " OR ".join(f"author_keys:{k}" for k in keys)
+        parts.append(DocumentSet(label if len(keys) == 1 else f"({label})", cache.columns().author_docs(keys),
+                                 cache.searcher.reader().leaf_readers()))
     if filters.categories:
         parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
     if not parts:

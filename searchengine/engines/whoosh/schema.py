@@ -9,7 +9,6 @@ abstract    analysed text (positions), stored                   ranking, snippet
 authors     analysed names (positions), stored as a list        ``author:`` word search
 year        integer, sortable column, stored                    filter, sort, facet
 categories  exact terms, space separated, stored as a list      filter, facet
-spell_*     unstemmed words, once per segment                   spelling suggestions
 url         stored only                                         display
 source      stored only (``file:line``)                         messages
 version     stored only (arXiv version number, or absent)      keeping the latest version
@@ -23,17 +22,22 @@ comments,
 license
 ==========  ==================================================  =========================
 
+The words of titles and abstracts as written (folded, unstemmed), which
+did-you-mean suggests, are no field: each segment holds its distinct words
+in a file of its own (:mod:`searchengine.engines.whoosh.codec`), written by
+the index's writers (:mod:`searchengine.engines.whoosh.writer`) and gathered
+into the generation's column file.
+
 Fields for filters, facets and sorting (built by :mod:`searchengine.filters`
 and :mod:`searchengine.engines.whoosh.columns`, which also read them back):
 
-* ``author_keys``: exact terms per author: surname, surname/initial and
-  surname/first name (``qian``, ``qian/d``, ``qian/depei``; ``okafor/t.``
-  for a name given only by its initial), the first author's also marked
-  (``^qian/d``): ``--author``, ``--first-author``.
 * ``category_keys``: lower-cased codes and archives (``cs.dc``, ``cs.*``),
   the primary category's also marked (``^cs.dc``, ``^cs.*``): ``--category``.
 * ``facet_data``: a column packing year, id, authors and categories: facet
-  counts and the year sorts (a missing year is empty here, never a number).
+  counts, the year sorts (a missing year is empty here, never a number) and
+  ``--author``, ``--first-author`` (answered from the generation's column
+  file, :meth:`~searchengine.engines.whoosh.columns.FacetColumns.author_docs`;
+  the index holds no author-key terms).
 * ``sort_title``: a column with the folded title: ``--sort title``.
 * ``date_data``: a column with the submitted day number (empty when
   unknown): the date sorts and the date histogram.
@@ -60,20 +64,19 @@ DEFAULT_FIELDS = ("title", "abstract", "authors")
 
 class SpelledTEXT(TEXT):
     """A TEXT field whose words, as written but folded for case and accents,
-    also go to a ``spell_<name>`` field: the source of spelling suggestions.
+    are also the source of spelling suggestions (:func:`spelled_fields`).
 
     The index holds stems (``spars``), which make poor suggestions; Whoosh
     keeps unstemmed words apart only for analyzers with a separate stemming
     stage, and ours folds and stems in one cached step, so the words are cut
-    here with the tokenizer's pattern (one C-level regex pass per text).
+    with the tokenizer's pattern (:func:`spelling_words`: one C-level regex
+    pass per text) by the index's writers, which keep each segment's
+    distinct words in a file (:mod:`searchengine.engines.whoosh.codec`).
 
-    Whoosh would post every word of every document to the spelling field
-    (all at document number 0), which cost a quarter of the build time for
-    nothing: suggestions need only the words, and take their frequencies
-    from the stemmed terms (:mod:`searchengine.engines.whoosh.lexicon`). So Whoosh posts
-    nothing here (:meth:`spellable_words` is empty), and the index's writers
-    (:mod:`searchengine.engines.whoosh.writer`) post each word once per segment, for the
-    first document of the segment that has it (:func:`spelling_words`).
+    Whoosh would post every word of every document to a ``spell_<name>``
+    field; older indexes have such fields, in which Whoosh posts nothing
+    (:meth:`spellable_words` is empty) and older segments hold one term per
+    word (read by :func:`~searchengine.engines.whoosh.codec.segment_words`).
     """
 
     def separate_spelling(self) -> bool:
@@ -99,15 +102,14 @@ class SpelledTEXT(TEXT):
 
 
 def spelling_words(value: str) -> set[str]:
-    """The distinct words of ``value`` as the ``spell_*`` fields hold them (folded, unstemmed)."""
+    """The distinct words of ``value`` as spelling suggestions hold them (folded, unstemmed)."""
     value = fold(value)
     return set(word_pattern(value).findall(value))
 
 
-def spelled_fields(schema) -> list[tuple[str, str]]:
-    """``(field, spelling field)`` name pairs of the schema's :class:`SpelledTEXT` fields."""
-    return [(name, field.spelling_fieldname(name)) for name, field in schema.items()
-            if isinstance(field, SpelledTEXT) and field.separate_spelling()]
+def spelled_fields(schema) -> list[str]:
+    """Names of the schema's :class:`SpelledTEXT` fields: where spelling words come from."""
+    return [name for name, field in schema.items() if isinstance(field, SpelledTEXT)]
 
 
 def build_schema() -> Schema:
@@ -115,14 +117,13 @@ def build_schema() -> Schema:
     text = text_analyzer()
     return Schema(
         id=ID(unique=True, stored=True),
-        title=compact_positions(SpelledTEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST, spelling=True)),
-        abstract=compact_positions(SpelledTEXT(analyzer=text, stored=True, spelling=True)),
+        title=compact_positions(SpelledTEXT(analyzer=text, stored=True, field_boost=TITLE_BOOST)),
+        abstract=compact_positions(SpelledTEXT(analyzer=text, stored=True)),
         authors=compact_positions(TEXT(analyzer=name_analyzer(), stored=True)),
         year=NUMERIC(int, bits=32, stored=True, sortable=True, signed=False),
         categories=KEYWORD(stored=True, scorable=False, lowercase=False),
         url=STORED(),
         source=STORED(),
-        author_keys=KEYWORD(commas=True, scorable=False),
         category_keys=KEYWORD(scorable=False),
         facet_data=COLUMN(),
         sort_title=COLUMN(),
@@ -155,7 +156,6 @@ def document_fields(record) -> dict:
         "_stored_categories": list(record.categories),
         "url": record.url,
         "source": record.source,
-        "author_keys": ",".join(filters.author_keys(record.authors)),
         "category_keys": " ".join(filters.category_keys(record.categories)),
         "facet_data": facets.pack_facet_data(record),
         "sort_title": facets.title_sort_key(record.title),

@@ -20,8 +20,8 @@ the copy already written.
 
 Indexing runs in ``jobs`` processes (Whoosh's multiprocessing writer; each
 worker analyses batches of documents into its own segment). Every writer
-buffers postings by term (:mod:`searchengine.engines.whoosh.postings`) and posts each
-spelling word once per segment (:func:`_writer_classes`).
+buffers postings by term (:mod:`searchengine.engines.whoosh.postings`) and writes
+each segment's distinct spelling words into it (:func:`_writer_classes`).
 """
 
 from __future__ import annotations
@@ -55,21 +55,23 @@ def _writer_classes() -> dict[str, type]:
     Built on first use (Whoosh is imported lazily): ``"segment"`` (one
     process, and each worker of the parallel writer) and ``"parallel"``
     (whose parent process merges existing segments). Both buffer postings in
-    a :class:`~searchengine.engines.whoosh.postings.TermPostingPool` and post each word of
-    the :class:`~searchengine.engines.whoosh.schema.SpelledTEXT` fields once per segment,
-    for the first document of the segment that has it. Tied to a document,
-    a word would be dropped when segments merge if that document was
-    deleted; so when a merge copies a segment with deletions, its spelling
-    words are not copied but posted again from the live documents' stored
-    text. A word thus stays while a document holds it, and leaves at the
-    latest when its last segment is merged.
+    a :class:`~searchengine.engines.whoosh.postings.TermPostingPool` and
+    collect the distinct spelling words of the documents they write
+    (:func:`~searchengine.engines.whoosh.schema.spelling_words` of titles
+    and abstracts), which go into the segment as one file
+    (:func:`~searchengine.engines.whoosh.codec.write_segment_words`) instead
+    of a term per word. A segment merged in whole brings its words file; one
+    with deletions gives the words of its live documents' stored text, so a
+    word stays while a document holds it, and leaves at the latest when its
+    last segment is merged. An older segment's ``spell_*`` postings are not
+    copied: its words go to the file too.
     """
     if not _WRITER_CLASSES:
         from whoosh.multiproc import MpWriter
-        from whoosh.system import pack_uint
         from whoosh.writing import SegmentWriter
 
-        from searchengine.engines.whoosh.codec import CompactCodec
+        from searchengine.engines.whoosh.codec import (
+            OLD_SPELLING_FIELDS, CompactCodec, segment_words, write_segment_words)
         from searchengine.engines.whoosh.postings import TermPostingPool
         from searchengine.engines.whoosh.schema import spelled_fields, spelling_words
 
@@ -78,48 +80,48 @@ def _writer_classes() -> dict[str, type]:
                 kwargs.setdefault("codec", CompactCodec())  # the workers' too (MpWriter's subargs)
                 super().__init__(ix, *args, limitmb=limitmb, **kwargs)
                 self.pool = TermPostingPool(internals.temp_storage(self), limitmb)
+                self.spelling_words: set[str] = set()
+                self._spelled = spelled_fields(self.schema)
 
-            def _post_spelling(self, docnum: int, fields: dict) -> None:
-                spelled = self.__dict__.get("_spelled")
-                if spelled is None:
-                    spelled = self._spelled = {pair: set() for pair in spelled_fields(self.schema)}
-                add, once = self.pool.add, pack_uint(1)  # a posting of frequency 1
-                for (name, spellname), posted in spelled.items():
+            def _note_spelling(self, fields: dict) -> None:
+                for name in self._spelled:
                     value = fields.get(name)
-                    if not value:
-                        continue
-                    words = spelling_words(value)
-                    words.difference_update(posted)
-                    posted.update(words)
-                    for word in sorted(words):
-                        add((spellname, word.encode("utf-8"), docnum, 1, once))
+                    if value:
+                        self.spelling_words.update(spelling_words(value))
 
             def add_reader(self, reader) -> None:
-                docnum = self.docnum
                 super().add_reader(reader)
                 if reader.has_deletions():
-                    # Live documents are renumbered in order from ``docnum``.
-                    for offset, (_, stored) in enumerate(reader.iter_docs()):
-                        self._post_spelling(docnum + offset, stored)
+                    for _, stored in reader.iter_docs():  # the live documents
+                        self._note_spelling(stored)
+                else:
+                    self.spelling_words.update(segment_words(reader))
 
             def per_document_reader(self):
                 return _LengthsOnce(super().per_document_reader(), self.docnum)
 
             def add_postings_to_pool(self, reader, startdoc, docmap) -> None:
-                if docmap is None:  # no deletions: every posting is copied
+                dropped = {name for name in OLD_SPELLING_FIELDS if name in reader.schema}
+                if docmap is None and not dropped:  # every posting is copied
                     return super().add_postings_to_pool(reader, startdoc, docmap)
-                # With deletions, the spelling words are posted again (add_reader).
-                spelling = {spellname for _, spellname in spelled_fields(self.schema)}
+                if docmap is None:
+                    items = self._process_posts(reader.iter_postings(), startdoc, docmap)
+                else:
+                    items = internals.remapped_postings(self, reader.iter_postings(), startdoc, docmap)
                 add = self.pool.add
-                for item in internals.remapped_postings(self, reader.iter_postings(), startdoc, docmap):
-                    if item[0] not in spelling:
+                for item in items:
+                    if item[0] not in dropped:
                         add(item)
+
+            def _flush_segment(self) -> None:
+                super()._flush_segment()
+                if self.spelling_words:
+                    write_segment_words(self.get_segment(), self.storage, self.spelling_words)
 
         class IndexSegmentWriter(IndexWriting, SegmentWriter):
             def add_document(self, **fields) -> None:
-                docnum = self.docnum
                 super().add_document(**fields)
-                self._post_spelling(docnum, fields)
+                self._note_spelling(fields)
 
         class IndexMpWriter(IndexWriting, MpWriter):
             pass

@@ -1,0 +1,192 @@
+"""The index's codec: terms of one posting are written inside their term info (compactly), and
+each segment keeps its spelling words in a file of its own."""
+
+import json
+
+from searchengine import build_index, open_index, remove_documents, update_index
+from searchengine.engines.whoosh import store
+
+from conftest import write
+
+RECORDS = [
+    {"id": "2101.00001v1", "title": "Sparse solvers on GPUs", "abstract": "A quokka tuned sparse solver.",
+     "authors": ["Ada Lovelace"], "categories": ["cs.DC"], "year": 2021},
+    {"id": "2101.00002v1", "title": "Sparse graphs", "abstract": "Sparse graphs and their solver.",
+     "authors": ["Alan Turing"], "categories": ["math.CO"], "year": 2022},
+]
+
+
+def _jsonl(path, records):
+    return write(path, "".join(json.dumps(r) + "\n" for r in records))
+
+
+def _term_info(index_dir, field, text):
+    from whoosh import index as whoosh_index
+
+    with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:
+        return reader.term_info(field, text)
+
+
+def test_a_term_of_one_posting_is_inlined_and_found_by_search_facets_update_and_remove(tmp_path):
+    index_dir = tmp_path / "index"
+    build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
+    rare = _term_info(index_dir, "abstract", "quokka")
+    assert rare.is_inlined() and rare.doc_frequency() == 1
+    assert _term_info(index_dir, "id", "2101.00001").is_inlined()
+    assert not _term_info(index_dir, "title", "spars").is_inlined()  # two postings: a block of its own
+
+    index = open_index(index_dir)
+    found = index.search("quokka", facets=["category", "year"])
+    assert [h.id for h in found.hits] == ["2101.00001"]
+    assert [(f["value"], f["count"]) for f in found.facets["category"]] == [("cs.DC", 1)]
+    assert [(f["value"], f["count"]) for f in found.facets["year"]] == [(2021, 1)]
+    assert [h.id for h in index.search("id:2101.00001").hits] == ["2101.00001"]
+    assert [h.id for h in index.search("quokka sparse").hits] == ["2101.00001"]
+
+    # A new version replaces the document: the old rare word goes, the new one is found.
+    newer = dict(RECORDS[0], id="2101.00001v2", abstract="A wombat tuned sparse solver.")
+    summary = update_index([_jsonl(tmp_path / "b.jsonl", [newer])], index_dir)
+    assert (summary.replaced, summary.documents) == (1, 2)
+    index = open_index(index_dir)
+    assert index.search("quokka").total == 0
+    assert [h.id for h in index.search("wombat", facets=["category"]).hits] == ["2101.00001"]
+    assert _term_info(index_dir, "abstract", "wombat").is_inlined()
+
+    remove_documents(["2101.00001"], index_dir)
+    index = open_index(index_dir)
+    assert index.search("wombat").total == 0
+    assert [h.id for h in index.search("solver").hits] == ["2101.00002"]
+    assert index.search("", category=["cs.DC"]).total == 0
+
+
+def _raw_term_info(index_dir, field, text) -> bytes:
+    from whoosh import index as whoosh_index
+
+    with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:
+        terms = reader._terms
+        return terms._tindex[terms._keycoder(field, text.encode("utf-8"))]
+
+
+def test_an_inlined_posting_is_pickled_without_memo_and_a_whole_weight_as_an_integer(tmp_path):
+    import pickle
+
+    from whoosh.codec.whoosh3 import W3TermInfo
+
+    index_dir = tmp_path / "index"
+    build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
+    raw = _raw_term_info(index_dir, "abstract", "quokka")
+    header = W3TermInfo._struct.size
+    ids, weights, values = pickle.loads(raw[header:])
+    assert (ids, weights) == ((0,), (1,))
+    assert type(weights[0]) is int
+    # Protocol 3, no memo (13 bytes around the value); the value is the
+    # count of positions, then their deltas as bare protocol-1 opcodes.
+    assert raw[header:header + 2] == b"\x80\x03" and len(raw) - header == 13 + len(values[0])
+    assert values == (b"\x00\x00\x00\x01]K\x01a",)  # "quokka" is the second word (position 1)
+    # A title word weighs its title boost (2.0), also written as an integer.
+    title = W3TermInfo.from_bytes(_raw_term_info(index_dir, "title", "graph"))
+    assert title.is_inlined() and title.inlined_postings()[:2] == ((1,), (2,))
+
+
+def test_a_segment_with_spelling_terms_gives_them_as_its_words_and_a_merge_moves_them_to_a_file(tmp_path):
+    """A segment of an index written before the words files held each
+    spelling word as a term of a ``spell_*`` field."""
+    from whoosh import index as whoosh_index
+    from whoosh.fields import ID, KEYWORD, TEXT, Schema
+
+    from searchengine.engines.whoosh.codec import WORDS_EXT, segment_words
+    from searchengine.engines.whoosh.writer import _segment_writer
+
+    schema = Schema(id=ID(stored=True), abstract=TEXT(stored=True), spell_abstract=KEYWORD)
+    ix = whoosh_index.create_in(str(tmp_path), schema)
+    with ix.writer() as writer:
+        writer.add_document(id="a", abstract="Sparse solvers", spell_abstract="sparse solvers")
+        writer.add_document(id="b", abstract="Dense", spell_abstract="dense")
+    with ix.reader() as reader:
+        (segment, _), = reader.leaf_readers()
+        assert segment_words(segment) == {"sparse", "solvers", "dense"}
+    writer = _segment_writer(ix)
+    writer.add_document(id="c", abstract="Quokka")  # no SpelledTEXT field: no words of its own
+    writer.commit(optimize=True)
+    with ix.reader() as reader:
+        (segment, _), = reader.leaf_readers()
+        assert list(reader.lexicon("spell_abstract")) == []  # the old postings were not copied
+        assert segment.segment().make_filename(WORDS_EXT).endswith(".wrd")
+        assert segment_words(segment) == {"sparse", "solvers", "dense"}
+        assert sorted(reader.stored_fields(d)["id"] for d in range(3)) == ["a", "b", "c"]
+
+
+def test_a_damaged_words_file_is_reported_as_a_damaged_index(tmp_path):
+    import pytest
+    from whoosh import index as whoosh_index
+    from whoosh.filedb.compound import CompoundStorage
+    from whoosh.filedb.filestore import FileStorage
+
+    from searchengine.engines.whoosh.codec import WORDS_EXT
+    from searchengine.engines.whoosh.columns import COLUMNS_FILE
+    from searchengine.errors import IndexDamagedError
+
+    index_dir = tmp_path / "index"
+    build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
+    generation = store.current_generation(index_dir)
+    assert open_index(index_dir).search("sparce").suggestion == "sparse"
+    with whoosh_index.open_dir(str(generation)).reader() as reader:
+        segment = reader.segment()
+    # Overwrite the words file inside the segment's compound file.
+    (compound,) = generation.glob("*.seg")
+    files = CompoundStorage(FileStorage(str(generation)).open_file(compound.name), use_mmap=False)
+    offset, length = files.range(segment.make_filename(WORDS_EXT))
+    files.close()
+    with open(compound, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(b"x" * length)
+    (generation / COLUMNS_FILE).unlink()  # the columns are rebuilt from the segments
+    with pytest.raises(IndexDamagedError, match="spelling words are damaged.*rebuild"):
+        open_index(index_dir).search("sparce", facets=["year"])
+
+
+def _colliding_keys() -> tuple[bytes, bytes]:
+    """Two different keys with the same CRC-32 (found by the birthday bound: ~80,000 tries)."""
+    import hashlib
+    import zlib
+
+    seen: dict[int, bytes] = {}
+    for n in range(1_000_000):  # random-looking keys: a CRC never confuses keys differing in a short run
+        key = hashlib.sha256(b"%d" % n).hexdigest()[:16].encode()
+        other = seen.setdefault(zlib.crc32(key), key)
+        if other != key:
+            return other, key
+    raise AssertionError("no collision")
+
+
+def test_the_term_table_finds_colliding_keys_and_reports_an_overwritten_entry(tmp_path):
+    import pytest
+    from whoosh.filedb.filestore import FileStorage
+    from whoosh.filedb.filetables import OrderedHashWriter, OrderedHashReader
+    from whoosh.reading import CorruptIndexError
+
+    from searchengine.engines.whoosh.codec import CheckedTermTable
+
+    first, second = _colliding_keys()
+    keys = sorted({first, second, *(b"word%d" % n for n in range(500))})
+    storage = FileStorage(str(tmp_path))
+    writer = OrderedHashWriter(storage.create_file("t.hsh"))
+    for key in keys:
+        writer.add(key, b"value of " + key)
+    writer.close()
+
+    def table():
+        reader = OrderedHashReader(storage.open_file("t.hsh"), storage.file_length("t.hsh"))
+        reader.__class__ = CheckedTermTable
+        return reader
+
+    found = table()
+    assert [found[key] for key in (first, second, b"word7")] == [b"value of " + first, b"value of " + second,
+                                                                 b"value of word7"]
+    assert b"missing" not in found and b"word500" not in found
+    # Junk over the entries: a lookup that reaches them says so.
+    data = bytearray((tmp_path / "t.hsh").read_bytes())
+    data[16:found.endofdata] = b"\x07" * (found.endofdata - 16)
+    (tmp_path / "t.hsh").write_bytes(bytes(data))
+    with pytest.raises(CorruptIndexError, match="damaged"):
+        table()[b"word7"]

@@ -343,3 +343,44 @@ def test_an_index_restored_in_place_is_read_again_after_damage(tmp_path):
         segment.write_bytes(data)
     assert {word: index.search(word).total for word in WORDS} == expected
     index.close()
+
+
+def _overwrite(path, offset: int, junk: bytes) -> None:
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(junk)
+
+
+def test_text_that_is_no_longer_utf8_is_a_damaged_index_for_search_and_update(oai, tmp_path):
+    """The column file's names and a segment's packed facet values are UTF-8
+    text: bytes that do not decode are damage, reported as such."""
+    from whoosh.filedb.compound import CompoundStorage
+    from whoosh.filedb.filestore import FileStorage
+
+    from searchengine import open_index
+    from searchengine.engines.whoosh.columns import COLUMNS_FILE
+    from searchengine.errors import IndexDamagedError
+
+    build_index([CORPUS], tmp_path / "index", jobs=1)
+    generation = store.current_generation(tmp_path / "index")
+    # The author names in the column file: every byte of the blob becomes 0xff.
+    index = open_index(tmp_path / "index")
+    arrays = index.engine.current().cache.columns().arrays
+    names = arrays["author.names"]
+    index.close()
+    whole = (generation / COLUMNS_FILE).read_bytes()
+    start = whole.index(bytes(names[:64]))
+    _overwrite(generation / COLUMNS_FILE, start, b"\xff" * len(names))
+    with pytest.raises(IndexDamagedError, match="index cannot be read.*UnicodeDecodeError.*rebuild"):
+        open_index(tmp_path / "index").search("gpu", facets=["author"])
+    # A segment's facet_data column: its values (at the column's start) become 0xff;
+    # the column file is rebuilt from them by an update.
+    (segment,) = generation.glob("*.seg")
+    files = CompoundStorage(FileStorage(str(generation)).open_file(segment.name), use_mmap=False)
+    offset, _ = files.range(segment.stem + ".facet_data.col")
+    files.close()
+    _overwrite(segment, offset, b"\xff" * 64)
+    result = CliRunner().invoke(main, ["index", "--update", str(oai), "--index-dir", str(tmp_path / "index")])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "index cannot be read (UnicodeDecodeError" in result.stderr and "internal error" not in result.stderr
+    assert len(list((tmp_path / "index").glob("gen-*"))) == 1  # nothing published

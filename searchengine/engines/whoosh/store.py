@@ -156,12 +156,14 @@ def damage_errors() -> tuple[type[BaseException], ...]:
 def is_damage(exc: BaseException) -> bool:
     """Whether ``exc``, raised while reading an index, means its files are
     damaged: one of :func:`damage_errors`, an ``OSError`` ``EINVAL`` (a
-    seek to an offset read from overwritten bytes), or an ``IndexError`` or
-    ``KeyError`` raised inside Whoosh (a field number read from overwritten
-    bytes in the term table)."""
+    seek to an offset read from overwritten bytes), a ``UnicodeDecodeError``
+    (text the index stores as UTF-8: facet values, names, words), or an
+    ``IndexError`` or ``KeyError`` raised inside Whoosh (a field number read
+    from overwritten bytes in the term table)."""
     import errno
 
-    if isinstance(exc, damage_errors()) or (isinstance(exc, OSError) and exc.errno == errno.EINVAL):
+    if isinstance(exc, damage_errors() + (UnicodeDecodeError,)) or (
+            isinstance(exc, OSError) and exc.errno == errno.EINVAL):
         return True
     return isinstance(exc, (IndexError, KeyError)) and _raised_in_whoosh(exc)
 

@@ -402,17 +402,17 @@ def _write(
                 ix = store.create_generation_index(generation, build_schema())
             try:
                 operation(ix)
+                # A writer that only deleted (an update's repairs) leaves the files
+                # of its empty segment behind, which no table of contents names.
+                toc = ix._read_toc()
+                whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
+                with ix.reader() as reader:  # the facet and sort columns belong to the generation
+                    columns.write_columns(generation, reader)  # (reads every kept segment's columns)
             except Exception as exc:
                 if base is not None and store.is_damage(exc):
                     raise IndexDamagedError(f"{base}: index cannot be read ({type(exc).__name__}: {exc}); "
                                             "rebuild it with 'searchengine index PATH...'") from exc
                 raise
-            # A writer that only deleted (an update's repairs) leaves the files
-            # of its empty segment behind, which no table of contents names.
-            toc = ix._read_toc()
-            whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
-            with ix.reader() as reader:  # the facet and sort columns belong to the generation
-                columns.write_columns(generation, reader)
             store.write_layout(generation)
             documents = ix.doc_count()
             store.publish(target, generation)

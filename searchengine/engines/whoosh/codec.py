@@ -1,9 +1,8 @@
 """The index's on-disk encodings: Whoosh's W3 codec with small term infos
 for rare terms, and word positions written without pickle's framing.
 
-Most terms of an arXiv index occur in one document: 82% of the terms of
-10,000 records (each id and DOI, most author keys, spelling words, rare
-words). Whoosh's W3 codec gives each such term a block of its own in the
+Most terms of an arXiv index occur in one document (each id and DOI, most
+rare words). Whoosh's W3 codec gives each such term a block of its own in the
 postings file, with a header and a pickled block info, unless ``inlinelimit``
 is raised; and an inlined term pickles its one posting with protocol 2,
 which writes every ``bytes`` value through ``_codecs.encode`` (74 bytes for a
@@ -27,12 +26,12 @@ from __future__ import annotations
 
 import io
 import pickle
-
 import struct
 
 from whoosh.codec.whoosh3 import W3Codec, W3FieldWriter, W3TermInfo
-from whoosh.filedb.filetables import OrderedHashReader
+from whoosh.filedb.filetables import OrderedHashReader, _lengths, _pointer
 from whoosh.formats import Positions
+from whoosh.reading import CorruptIndexError
 from whoosh.util.numeric import length_to_byte
 
 # Postings a term may have and still be stored in its term info (fewer than this).
@@ -120,9 +119,6 @@ class CheckedTermTable(OrderedHashReader):
 
     def ranges_for_key(self, key: bytes):
         """``(position, length)`` of the value stored under ``key`` (at most one)."""
-        from whoosh.filedb.filetables import _lengths, _pointer
-        from whoosh.reading import CorruptIndexError
-
         keyhash = self.hashfn(key)
         start, count = self.tables[keyhash & 255]
         get = self.dbfile.get

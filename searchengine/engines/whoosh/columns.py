@@ -322,33 +322,31 @@ class FacetColumns:
 
     def spelling_words(self, prefix: str = "") -> list[str]:
         """The spelling words starting with ``prefix``, in code point order."""
-        from bisect import bisect_left
-
         names, offsets = self.arrays["spelling.names"], self.arrays["spelling.name_offsets"]
-        start = self._find("spelling", prefix, exact=False)
-        if not prefix:
-            end = len(offsets) - 1
-        else:
-            upper = prefix.encode("utf-8") + b"\xff"  # after every UTF-8 continuation of the prefix
-            key_at = lambda i: bytes(names[offsets[i]:offsets[i + 1]])  # noqa: E731
-            end = bisect_left(range(len(offsets) - 1), upper, lo=start, key=key_at)
+        start = self._position("spelling", prefix.encode("utf-8"))
+        # b"\xff" sorts after every UTF-8 continuation of the prefix.
+        end = self._position("spelling", prefix.encode("utf-8") + b"\xff") if prefix else len(offsets) - 1
         blob, base = bytes(names[offsets[start]:offsets[end]]), offsets[start]
         return [blob[offsets[i] - base:offsets[i + 1] - base].decode("utf-8") for i in range(start, end)]
 
-    def _find(self, table: str, text: str, *, exact: bool = True) -> int | None:
-        """The position of ``text`` in the sorted string table ``table``
-        (``<table>.names`` / ``.name_offsets``); ``None`` when absent. With
-        ``exact=False``, where it would be inserted (never ``None``)."""
+    def _string_at(self, table: str, i: int) -> bytes:
+        offsets = self.arrays[table + ".name_offsets"]
+        return bytes(self.arrays[table + ".names"][offsets[i]:offsets[i + 1]])
+
+    def _position(self, table: str, wanted: bytes) -> int:
+        """Where ``wanted`` is, or would be inserted, in the sorted string
+        table ``table`` (``<table>.names`` / ``.name_offsets``)."""
         from bisect import bisect_left
 
-        names, offsets = self.arrays[table + ".names"], self.arrays[table + ".name_offsets"]
-        count = len(offsets) - 1
+        count = len(self.arrays[table + ".name_offsets"]) - 1
+        return bisect_left(range(count), wanted, key=lambda i: self._string_at(table, i))
+
+    def _find(self, table: str, text: str) -> int | None:
+        """The position of ``text`` in the sorted string table ``table``; ``None`` when absent."""
         wanted = text.encode("utf-8")
-        key_at = lambda i: bytes(names[offsets[i]:offsets[i + 1]])  # noqa: E731
-        at = bisect_left(range(count), wanted, key=key_at)
-        if not exact:
-            return at
-        return at if at < count and key_at(at) == wanted else None
+        at = self._position(table, wanted)
+        found = at < len(self.arrays[table + ".name_offsets"]) - 1 and self._string_at(table, at) == wanted
+        return at if found else None
 
     def ranks(self, sort: str, docnums: Sequence[int]) -> list[int]:
         """The rank of each of ``docnums`` under ``sort`` (see :meth:`order`)."""

@@ -581,7 +581,7 @@ class WhooshEngine:
             from searchengine.engines.whoosh.ranking import weighting
 
             try:
-                ix = store.open_generation(generation)
+                ix = store.open_generation(generation, mapped=True)
                 searcher = ix.searcher(weighting=weighting())
             except Exception as exc:  # whoosh raises many kinds on damage
                 raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc

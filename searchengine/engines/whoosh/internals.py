@@ -13,9 +13,11 @@ releases tested.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 # Names read on a Whoosh leaf matcher (whoosh.codec.whoosh3.W3LeafMatcher)
 # to take a block of postings whole.
-BLOCK_NAMES = ("_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
+BLOCK_NAMES = ("_read_data", "_data", "_byteids", "_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
 
 
 # --- Whoosh: postings ------------------------------------------------------------------
@@ -43,7 +45,13 @@ def reads_blocks(matcher) -> bool:
 
 def read_block(matcher, values: bool = False) -> tuple:
     """``(ids, weights, values or None)`` of the current block, from its unread part on."""
-    matcher._read_ids()
+    if matcher._ids is None:
+        if matcher._data is None:
+            matcher._read_data()
+        ids = matcher._data[0]
+        # Whoosh undoes the gaps between document numbers with a generator (a
+        # quarter of reading a block); accumulate gives the same in C.
+        matcher._ids = ids if matcher._byteids else tuple(accumulate(ids))
     matcher._read_weights()
     if values:
         matcher._read_values()

@@ -280,8 +280,42 @@ def _reader_cache(reader, name: str, make=dict):
     return found
 
 
-def _length_norms(searcher, reader, fieldname: str) -> array:
-    """``1 - B + B * length / average length`` of ``fieldname`` for every document of the segment."""
+class SegmentNorms:
+    """``1 - B + B * length / average length`` of a field for each document of a
+    segment, read as ``norms[doc]`` or, for many documents, ``norms.of(docs)``.
+
+    Whoosh keeps a field's lengths as one byte per document (256 lengths),
+    so a norm is a table lookup of that byte. A list of every document's
+    norm (75,000 documents: about 10 ms) is made once the documents asked for
+    add up to :data:`NORMS_MATERIALIZE` of the segment; until then each is
+    looked up, so that a short search in a new process (a few rare words)
+    does not pay for the whole list of each field.
+    """
+
+    def __init__(self, codes: bytes | None, table: list[float] | None, norms: array | None = None) -> None:
+        self._codes, self._table, self._norms = codes, table, norms
+        self._asked = 0
+
+    def of(self, docs):
+        """The norms of ``docs`` (a sequence of document numbers), in order, as an iterator."""
+        if self._norms is None:
+            self._asked += len(docs)
+            if self._asked < len(self._codes) * NORMS_MATERIALIZE:
+                return map(self._table.__getitem__, map(self._codes.__getitem__, docs))
+            self._norms = array("d", map(self._table.__getitem__, self._codes))
+        return map(self._norms.__getitem__, docs)
+
+    def __getitem__(self, doc: int) -> float:
+        return self._norms[doc] if self._norms is not None else self._table[self._codes[doc]]
+
+
+# SegmentNorms: the share of a segment's documents asked for after which all
+# its norms are listed.
+NORMS_MATERIALIZE = 0.25
+
+
+def _length_norms(searcher, reader, fieldname: str) -> SegmentNorms:
+    """The :class:`SegmentNorms` of ``fieldname`` in the segment, kept with its reader."""
     norms = _reader_cache(reader, "norms")
     if fieldname not in norms:
         b = FIELD_B.get(fieldname, DEFAULT_B)
@@ -292,11 +326,11 @@ def _length_norms(searcher, reader, fieldname: str) -> array:
             from whoosh.util.numeric import byte_to_length
 
             table = [1.0 - b + b * (byte_to_length(code) if code else 0) / avg for code in range(256)]
-            norms[fieldname] = array("d", map(table.__getitem__, codes))
+            norms[fieldname] = SegmentNorms(codes, table)
         else:
             length = reader.doc_field_length
-            norms[fieldname] = array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg
-                                           for doc in range(count)))
+            norms[fieldname] = SegmentNorms(None, None, array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg
+                                                                    for doc in range(count))))
     return norms[fieldname]
 
 
@@ -430,12 +464,12 @@ def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     for fieldname, text in terms:
         if (fieldname, text) not in reader:
             continue
-        norm = _length_norms(searcher, reader, fieldname).__getitem__
+        norms = _length_norms(searcher, reader, fieldname)
         ids: list[int] = []
         tfs: list[float] = []
         for block_ids, block_weights in posting_blocks(reader, fieldname, text):
             ids.extend(block_ids)
-            tfs.extend(map(truediv, block_weights, map(norm, block_ids)))
+            tfs.extend(map(truediv, block_weights, norms.of(block_ids)))
         per_field.append((ids, tfs))
     if not per_field:
         return array("i"), array("d")
@@ -806,9 +840,9 @@ def _term_scores(q, searcher, reader) -> dict[int, float]:
     idf = log(1 + (parent.doc_count_all() - n + 0.5) / (n + 0.5))
     norms = _length_norms(searcher, reader, fieldname)
     scale = idf * (K1 + 1) * q.boost
-    return {doc: scale * weight / (weight + K1 * norms[doc])
+    return {doc: scale * weight / (weight + K1 * norm)
             for ids, weights in posting_blocks(reader, fieldname, btext)
-            for doc, weight in zip(ids, weights)}
+            for doc, weight, norm in zip(ids, weights, norms.of(ids))}
 
 
 def _has_phrase(q) -> bool:

@@ -86,11 +86,19 @@ def test_length_norms_read_in_one_piece_equal_per_document_lengths(searcher):
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
     for sub, _ in parts:
         segment = sub.reader()
+        segment.__dict__.get("_searchengine_cache", {}).pop("norms", None)  # as a new process has them
         for fieldname in ("title", "abstract", "authors"):
             b, average = FIELD_B[fieldname], searcher.avg_field_length(fieldname)
             expected = [1 - b + b * (segment.doc_field_length(doc, fieldname) or 0) / average
                         for doc in range(segment.doc_count_all())]
-            assert list(_length_norms(sub, segment, fieldname)) == pytest.approx(expected, rel=1e-12)
+            norms, docs = _length_norms(sub, segment, fieldname), range(segment.doc_count_all())
+            # Looked up one by one, then (past a quarter of the segment) from the whole list.
+            assert [norms[doc] for doc in docs] == pytest.approx(expected, rel=1e-12)
+            assert list(norms.of(docs[:3])) == pytest.approx(expected[:3], rel=1e-12)
+            assert norms._norms is None
+            assert list(norms.of(docs)) == pytest.approx(expected, rel=1e-12)
+            assert norms._norms is not None
+            assert [norms[doc] for doc in docs] == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("text", ['"state of the art"', "spars*"])

@@ -95,6 +95,11 @@ def test_arxiv_ids_are_recognised_in_every_written_form(text, expected):
     assert arxiv_id(text) == expected
 
 
+def all_tokens(replay, text):
+    found = replay.text(text)
+    return [token for number in range(len(found)) for token in found.tokens(number)]
+
+
 SNIPPET_TEXTS = ["FlashAttention on GPUs: C++ and C# in 大规模语言模型的研究, fail-slow Bose–Einstein; IT and it.",
                  "ﬁnite eﬃcient Ｇｒａｐｈ neural-network, 10,000-GPU runs by Vlček (e\u0301te)."]
 
@@ -109,10 +114,10 @@ def test_word_analysis_gives_the_analyzers_tokens_and_offsets():
     for text in texts:
         expected = [(t.text, t.startchar, t.endchar)
                     for t in analyzer(text, chars=True, mode="query", removestops=False)]
-        assert replay.tokens(text) == expected
-    assert replay.tokens(texts[-2])[:3] == [("flashattention", 0, 14), ("flash", 0, 5), ("attention", 5, 14)]
+        assert all_tokens(replay, text) == expected
+    assert all_tokens(replay, texts[-2])[:3] == [("flashattention", 0, 14), ("flash", 0, 5), ("attention", 5, 14)]
     # A ligature maps back to the characters as written.
-    assert replay.tokens(texts[-1])[:2] == [("finit", 0, 5), ("efficient", 6, 13)]
+    assert all_tokens(replay, texts[-1])[:2] == [("finit", 0, 5), ("efficient", 6, 13)]
 
 
 def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
@@ -127,7 +132,7 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
     fragmenter = highlight.ContextFragmenter(maxchars=FRAGMENT_CHARS, surround=CONTEXT_CHARS)
     compared = 0
     for text in [r.abstract for r in corpus_records()] + SNIPPET_TEXTS + ["x" * 300 + " gpu model", "gpu " * 3000]:
-        tokens = replay.tokens(text)
+        tokens = all_tokens(replay, text)
         # Single terms and pairs of neighbouring terms as the query's terms: 24 of them per text.
         candidates = sorted({(a,) for a, _, _ in tokens}
                             | {tuple(sorted((a[0], b[0]))) for a, b in zip(tokens, tokens[1:])})
@@ -136,7 +141,8 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
                 fragmenter.fragment_tokens(text, highlight.set_matched_filter(
                     analyzer(text, chars=True, mode="query", removestops=False), terms)),
                 FRAGMENTS, highlight.BasicFragmentScorer(), highlight.FIRST)
-            got = _best(_context_fragments(len(text), tokens, terms), FRAGMENTS)
+            # Only the tokens near the matches: the same fragments.
+            got = _best(_context_fragments(len(text), replay.text(text, terms).near_matches(), terms), FRAGMENTS)
             assert [(f.start, f.end, [m[1:] for m in f.matches]) for f in got] == [
                 (f.startchar, f.endchar, [(m.startchar, m.endchar) for m in f.matches]) for f in expected]
             compared += 1

@@ -53,7 +53,7 @@ import sys
 import types
 import unicodedata
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Tokenizer
 from whoosh.support.charset import accent_map
@@ -194,6 +194,25 @@ def normalize(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     return "".join(pieces), starts, ends
 
 
+class WordSpans(NamedTuple):
+    """The words of a text, in columns (:meth:`TechTokenizer.word_spans`).
+
+    ``words`` are in NFKC form (:func:`normalize`), as found in ``text``
+    (the text in that form) at ``positions``; ``starts`` and ``ends`` are
+    their offsets in the text as written. ``charmaps`` is ``None`` when
+    the two forms of the text are alike; otherwise it holds, per word,
+    ``None`` or, where the word's two lengths differ (``ﬁnite``), the
+    written ``(starts, ends)`` of each of its characters.
+    """
+
+    text: str
+    words: list[str]
+    positions: list[int]
+    starts: list[int]
+    ends: list[int]
+    charmaps: list[tuple[list[int], list[int]] | None] | None
+
+
 class TechTokenizer(Tokenizer):
     """Whoosh tokenizer matching :data:`TOKEN_PATTERN` (as NLTK's ``RegexpTokenizer`` would).
 
@@ -245,27 +264,25 @@ class TechTokenizer(Tokenizer):
             self._compiled = regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
         return self._compiled
 
-    def word_spans(self, value: str) -> list[tuple[str, int, int, tuple[list[int], list[int]] | None]]:
-        """The words of ``value`` as ``(text, startchar, endchar, charmap)``,
-        in one list: what ``self(value, chars=True)`` yields, without a Token
-        per word (snippets tokenize ten abstracts per page of hits).
-
-        ``text`` is the word in NFKC form (:func:`normalize`) and the offsets
-        are those of the word as written in ``value``; ``charmap`` is ``None``
-        unless the two lengths differ (``ﬁnite``), when it gives the written
-        ``(starts, ends)`` of each of the word's characters.
+    def word_spans(self, value: str) -> WordSpans:
+        """The words of ``value`` in columns (:class:`WordSpans`): what
+        ``self(value, chars=True)`` yields, without a Token per word
+        (snippets tokenize ten abstracts per page of hits).
         """
         normal, starts, ends = normalize(value)
-        found = self._tokenizer(normal).finditer(normal)
+        found = list(self._tokenizer(normal).finditer(normal))
+        words = [m.group() for m in found]
+        positions = [m.start() for m in found]
         if starts is None:
-            return [(m.group(), m.start(), m.end(), None) for m in found]
-        spans = []
+            return WordSpans(normal, words, positions, positions, [m.end() for m in found], None)
+        firsts, lasts, charmaps = [], [], []
         for m in found:
             start, end = m.span()
             first, last = starts[start], ends[end - 1]
-            charmap = (starts[start:end], ends[start:end]) if last - first != end - start else None
-            spans.append((normal[start:end], first, last, charmap))
-        return spans
+            firsts.append(first)
+            lasts.append(last)
+            charmaps.append((starts[start:end], ends[start:end]) if last - first != end - start else None)
+        return WordSpans(normal, words, positions, firsts, lasts, charmaps)
 
     def __call__(
         self,

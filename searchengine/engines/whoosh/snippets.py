@@ -6,14 +6,22 @@ in HTML) and no markup ever has to be parsed back out. Matches are found by
 re-analysing the stored text with the field's analyzer (:class:`WordAnalysis`):
 the offsets cover the words as written in the record (``GPUs``), not their
 stems (``gpu``). Fragments are chosen by the rules of Whoosh's highlighter
-(``ContextFragmenter``, ``BasicFragmentScorer``), run over plain tuples.
+(``ContextFragmenter``, ``BasicFragmentScorer``), run over plain tuples, and
+only over the words near a match: the others cannot change them.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+from bisect import bisect_right
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from searchengine.engines.whoosh.analysis import WordSpans
 
 # Fragment size and context around a match, in characters.
 FRAGMENT_CHARS = 180
@@ -46,8 +54,8 @@ Token = tuple[str, int, int]
 
 class WordAnalysis:
     """The snippet side of a Whoosh text analyzer: its tokenizer runs over the
-    text in one pass, the rest of its chain once per distinct word, and the
-    stemming filter only where its result could be a query term.
+    text in one pass, the rest of its chain once per distinct word, and only
+    for the words a snippet needs.
 
     Snippets re-analyse ten abstracts per page of hits; most of that cost
     was the filter chain run on every token, and a Token object carried
@@ -61,85 +69,236 @@ class WordAnalysis:
     Stemming is most of the rest in a new process (60 µs a word, 50 ms for a
     page of abstracts). A stem keeps the first character of its folded word
     (:class:`~searchengine.engines.whoosh.analysis.InflectionStemFilter`),
-    so given the query's ``terms``, a word none of whose tokens starts with a
+    so given the query's terms, a word none of whose tokens starts with a
     term's first character cannot match: its tokens keep their text as
-    tokenized, which is no term either, and it is not stemmed.
+    tokenized, which is no term either, and it is not stemmed. Where the
+    filters are the text analyzer's own, the words that may have such a
+    token are found by one regular expression over the text
+    (:func:`_start_pattern`), and no other word is analysed to tell
+    whether it matches; the fragments then need the tokens of the words
+    near the matched ones only (:meth:`TextTokens.near_matches`).
 
     Args:
         analyzer: a Whoosh ``CompositeAnalyzer`` whose first item is the
             :class:`~searchengine.engines.whoosh.analysis.TechTokenizer`,
-            followed by filters that each look at one token at a time.
+            followed by filters that each look at one token at a time and
+            keep it within its word.
     """
 
     def __init__(self, analyzer, size: int = 100_000) -> None:
-        from searchengine.engines.whoosh.analysis import InflectionStemFilter
+        from whoosh.analysis import Token as WhooshToken
+
+        from searchengine.engines.whoosh.analysis import (AcronymStopFilter, CompoundFilter, InflectionStemFilter,
+                                                          fold)
 
         self.tokenizer, filters = analyzer.items[0], list(analyzer.items[1:])
         self.stemmer = filters.pop() if filters and isinstance(filters[-1], InflectionStemFilter) else None
         self.filters = filters
+        # Where a token may start within a word is known of these filters only.
+        self.prescan = all(type(step) in (CompoundFilter, AcronymStopFilter) for step in filters)
         self.size = size
-        # word -> (its tokens before stemming, with stop words marked; their folded first letters)
-        self._words: dict[str, tuple[list[tuple[str, int, int, bool]], frozenset[str]]] = {}
+        # Imported once here, not per word: this module loads before them.
+        self._fold = fold
+        self._token = functools.partial(WhooshToken, positions=True, chars=True, removestops=False, mode="query")
+        # word -> (its tokens before stemming, whether each is a stop word, their folded first letters)
+        self._words: dict[str, tuple[list[Token], list[bool], set[str]]] = {}
         # word -> its tokens as the whole analyzer gives them
-        self._analysed: dict[str, list[tuple[str, int, int]]] = {}
+        self._analysed: dict[str, list[Token]] = {}
 
-    def _unstemmed(self, word: str) -> tuple[list[tuple[str, int, int, bool]], frozenset[str]]:
-        from whoosh.analysis import Token as WhooshToken
-
-        from searchengine.engines.whoosh.analysis import fold
-
-        token = WhooshToken(positions=True, chars=True, removestops=False, mode="query")
+    def _unstemmed(self, word: str) -> tuple[list[Token], list[bool], set[str]]:
+        fold = self._fold
+        token = self._token()
         token.text, token.pos, token.startchar, token.endchar = word, 0, 0, len(word)
         token.boost, token.stopped, token.joined = 1.0, False, False
         stream = iter([token])
         for step in self.filters:
             stream = step(stream)
-        found = [(t.text, t.startchar, t.endchar, t.stopped) for t in stream]
-        firsts = frozenset(text[:1].lower() if text[:1].isascii() else fold(text)[:1] for text, _, _, _ in found)
+        found, stopped, firsts = [], [], set()
+        for t in stream:
+            text = t.text
+            found.append((text, t.startchar, t.endchar))
+            stopped.append(t.stopped)
+            firsts.add(text[:1].lower() if text[:1].isascii() else fold(text)[:1])
         if len(self._words) >= self.size:
             self._words.clear()
-        self._words[word] = found, firsts
-        return found, firsts
+        self._words[word] = found, stopped, firsts
+        return found, stopped, firsts
 
-    def _analyse(self, word: str, unstemmed: list[tuple[str, int, int, bool]]) -> list[tuple[str, int, int]]:
-        from searchengine.engines.whoosh.analysis import fold
-
+    def _stemmed(self, word: str, unstemmed: list[Token], stopped: list[bool]) -> list[Token]:
         if self.stemmer is None:
-            found = [(text, begin, end) for text, begin, end, _ in unstemmed]
+            found = unstemmed
         else:
-            stem = self.stemmer.stem_text
-            found = [(fold(text) if stopped else stem(text), begin, end) for text, begin, end, stopped in unstemmed]
+            fold, stem = self._fold, self.stemmer.stem_text
+            found = [(fold(text) if stop else stem(text), begin, end)
+                     for (text, begin, end), stop in zip(unstemmed, stopped)]
         if len(self._analysed) >= self.size:
             self._analysed.clear()
         self._analysed[word] = found
         return found
 
-    def tokens(self, value: str, terms: frozenset[str] | None = None) -> list[Token]:
-        """Every token of ``value`` in order, with its offsets in ``value``: a
-        compound gives its joined form and its parts, each with its own span.
+    def word_tokens(self, word: str, firsts: frozenset[str] | None) -> list[Token]:
+        """The tokens of ``word``, with offsets within it: analysed in full
+        when one of them may start with one of ``firsts`` (the first
+        characters of the query's terms; ``None``: always), else as tokenized."""
+        found = self._analysed.get(word)
+        if found is None:
+            unstemmed, stopped, starts = self._words.get(word) or self._unstemmed(word)
+            if firsts is None or not starts.isdisjoint(firsts):
+                found = self._stemmed(word, unstemmed, stopped)
+            else:
+                found = unstemmed
+        return found
 
-        With ``terms`` (the only texts the caller looks for), the words that
-        cannot give one keep their text as tokenized, unstemmed.
+    def text(self, value: str, terms: frozenset[str] | None = None) -> TextTokens:
+        """The words of ``value`` and which of them give a token in ``terms``
+        (the texts the caller looks for; ``None``: none, and every word is analysed in full)."""
+        spans = self.tokenizer.word_spans(value)
+        if terms is None:
+            return TextTokens(self, spans, None, [])
+        firsts = frozenset(term[:1] for term in terms)
+        if self.prescan:
+            candidates = _words_at(spans, _start_pattern(firsts))
+        else:
+            candidates = range(len(spans.words))
+        words, matched = spans.words, []
+        for number in candidates:
+            for text, _, _ in self.word_tokens(words[number], firsts):
+                if text in terms:
+                    matched.append(number)
+                    break
+        return TextTokens(self, spans, firsts, matched)
+
+
+def _words_at(spans: WordSpans, pattern: re.Pattern) -> list[int]:
+    """The numbers of the words of ``spans`` that hold a match of ``pattern``, in order."""
+    positions, words = spans.positions, spans.words
+    found: list[int] = []
+    for match in pattern.finditer(spans.text):
+        at = match.start()
+        number = bisect_right(positions, at) - 1
+        if number >= 0 and at < positions[number] + len(words[number]) and (not found or found[-1] != number):
+            found.append(number)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _start_pattern(firsts: frozenset[str]) -> re.Pattern:
+    """Where in a text (in NFKC form) a token whose folded text starts with
+    one of ``firsts`` may start: a superset, found in one C-level pass.
+
+    A word's tokens (:class:`~searchengine.engines.whoosh.analysis.CompoundFilter`)
+    start where it starts, after a dash (``multi-GPU``) or a digit
+    (``16GB``), at a capital (``FlashAttention``), or anywhere in a CJK run;
+    none starts at a lower-case letter or digit that follows an ASCII letter.
+    Folding lower-cases ASCII and may turn any other character into any
+    letter (``É`` → ``e``), so those all count. The words without a match
+    have no token that can be a term, stemmed or not.
+    """
+    letters = {first.lower() for first in firsts if first.isascii() and first.isalpha()}
+    leading = letters | {first for first in firsts if first.isascii() and first.isdigit()}
+    wanted = leading | {letter.upper() for letter in letters} | {first for first in firsts if first.isascii()}
+    # Any character but the ASCII ones not wanted: a class of the non-ASCII
+    # range itself takes 10 ms to compile, this one 0.5 ms.
+    pattern = "[^" + "".join(f"\\x{code:02x}" for code in range(128) if chr(code) not in wanted) + "]"
+    if leading:
+        pattern += "(?<![A-Za-z][" + "".join(sorted(leading)) + "])"
+    return re.compile(pattern)
+
+
+class TextTokens:
+    """The words of one text (:meth:`WordAnalysis.text`), whose tokens are
+    made when asked for; ``matched`` numbers the words with a token in the
+    query's terms, in order."""
+
+    __slots__ = ("analysis", "spans", "firsts", "matched")
+
+    def __init__(self, analysis: WordAnalysis, spans: WordSpans, firsts: frozenset[str] | None,
+                 matched: list[int]) -> None:
+        self.analysis = analysis
+        self.spans = spans
+        self.firsts = firsts
+        self.matched = matched
+
+    def __len__(self) -> int:
+        return len(self.spans.words)
+
+    def tokens(self, number: int) -> list[Token]:
+        """The tokens of word ``number``, with their offsets in the text as written:
+        a compound gives its joined form and its parts, each with its own span."""
+        found: list[Token] = []
+        self._add_tokens(number, found)
+        return found
+
+    def _add_tokens(self, number: int, found: list[Token]) -> int:
+        """Append the tokens of word ``number`` to ``found``; return their characters in all."""
+        spans = self.spans
+        start, size = spans.starts[number], 0
+        charmap = None if spans.charmaps is None else spans.charmaps[number]
+        for text, begin, end in self.analysis.word_tokens(spans.words[number], self.firsts):
+            if charmap is not None:
+                # A word whose NFKC form has another length (ﬁnite) maps
+                # each of its characters back to the text as written.
+                begin, end = charmap[0][begin] - start, charmap[1][end - 1] - start
+            found.append((text, start + begin, start + end))
+            size += end - begin
+        return size
+
+    def near_matches(self) -> list[Token]:
+        """The tokens the fragments around the matched words depend on, in order.
+
+        That is all tokens but those of words that :func:`_context_fragments`
+        would see with no fragment open and then forget: it remembers the
+        tokens within ``CONTEXT_CHARS`` before a match (:meth:`_context_start`),
+        and a fragment, once a match opened it, closes within
+        ``2 * CONTEXT_CHARS`` characters of tokens after the last match (one
+        word more, for the token its closing may leave pending). Leaving out
+        the other words, half of an abstract's, gives the same fragments.
         """
-        words, analysed, found_tokens = self._words, self._analysed, []
-        firsts = None if terms is None else {term[:1] for term in terms}
-        append = found_tokens.append
-        for word, start, _, charmap in self.tokenizer.word_spans(value):
-            found = analysed.get(word)
-            if found is None:
-                unstemmed, starts = words.get(word) or self._unstemmed(word)
-                if firsts is None or not starts.isdisjoint(firsts):
-                    found = self._analyse(word, unstemmed)
+        spans, firsts = self.spans, self.firsts
+        words, starts, charmaps = spans.words, spans.starts, spans.charmaps
+        analysed, word_tokens = self.analysis._analysed, self.analysis.word_tokens
+        found: list[Token] = []
+        append = found.append
+        count, matched = len(words), self.matched
+        number = 0  # the next word to add
+        upcoming = 0  # the next matched word, as an index of matched
+        while upcoming < len(matched):
+            number = self._context_start(number, matched[upcoming])
+            after = -1  # characters of tokens since the last match (-1: no match yet)
+            while number < count:
+                if charmaps is None or charmaps[number] is None:
+                    # _add_tokens inline, with word_tokens' first look-up: this
+                    # loop is most of a snippet's time once its words are known.
+                    word, start, size = words[number], starts[number], 0
+                    for text, begin, end in analysed.get(word) or word_tokens(word, firsts):
+                        append((text, start + begin, start + end))
+                        size += end - begin
                 else:
-                    found = [(text, begin, end) for text, begin, end, _ in unstemmed]
-            for text, begin, end in found:
-                if charmap is None:
-                    append((text, start + begin, start + end))
-                else:
-                    # A word whose NFKC form has another length (ﬁnite) maps
-                    # each of its characters back to the text as written.
-                    append((text, charmap[0][begin], charmap[1][end - 1]))
-        return found_tokens
+                    size = self._add_tokens(number, found)
+                if upcoming < len(matched) and matched[upcoming] == number:
+                    upcoming += 1
+                    after = 0
+                elif after >= 2 * CONTEXT_CHARS:
+                    number += 1
+                    break
+                elif after >= 0:
+                    after += size
+                number += 1
+        return found
+
+    def _context_start(self, first: int, matched: int) -> int:
+        """The first word, from word ``first`` on, whose tokens can matter to a
+        fragment that word ``matched`` opens, no fragment being open before it.
+
+        With no fragment open, each token's start is remembered until a later
+        token ends more than ``CONTEXT_CHARS`` after it; the words that end
+        that far before the end of the word before the match are forgotten
+        by then. Tokens lie within their word, in order of their starts.
+        """
+        if matched <= first:
+            return first
+        reach = max((end for _, _, end in self.tokens(matched - 1)), default=0)
+        return bisect_right(self.spans.ends, reach - CONTEXT_CHARS, first, matched - 1)
 
 
 @dataclass
@@ -156,7 +315,7 @@ class _Fragment:
         return len(self.matches) * (len({text for text, _, _ in self.matches}) * 100 or 1)
 
 
-def _context_fragments(length: int, tokens: list[Token], terms: frozenset[str]) -> list[_Fragment]:
+def _context_fragments(length: int, tokens: Iterable[Token], terms: frozenset[str]) -> list[_Fragment]:
     """Fragments of a text of ``length`` characters around its matched tokens.
 
     A fragment opens up to ``CONTEXT_CHARS`` before a matched token (at a
@@ -269,8 +428,9 @@ def title_matches(title: str, terms: frozenset[str], analyzer: WordAnalysis) -> 
     """Offsets of the words of ``title`` whose analysed form is in ``terms``."""
     if not title or not terms:
         return []
+    text = analyzer.text(title[:CHAR_LIMIT + _LIMIT_MARGIN], terms)
     matches = []
-    for token in analyzer.tokens(title[:CHAR_LIMIT + _LIMIT_MARGIN], terms):
+    for token in (token for number in text.matched for token in text.tokens(number)):
         if token[2] > CHAR_LIMIT:
             break
         if token[0] in terms:
@@ -284,8 +444,8 @@ def abstract_snippet(abstract: str, terms: frozenset[str], analyzer: WordAnalysi
     if not abstract:
         return Snippet()
     if terms:
-        tokens = analyzer.tokens(abstract[:CHAR_LIMIT + _LIMIT_MARGIN], terms)
-        fragments = _context_fragments(len(abstract), tokens, terms)
+        text = analyzer.text(abstract[:CHAR_LIMIT + _LIMIT_MARGIN], terms)
+        fragments = _context_fragments(len(abstract), text.near_matches(), terms)
         snippet = _snippet(abstract, _best(fragments, FRAGMENTS))
         if snippet.text:
             return snippet

@@ -55,7 +55,8 @@ def test_the_token_shortcuts_find_what_the_full_pattern_finds():
         for value in (sample, unicodedata.normalize("NFKC", sample)):
             assert text.word_pattern(value).findall(value) == FULL_RE.findall(value), value
             assert text.analyzed_pattern(value).findall(value) == FULL_REGEX.findall(value), value
-    assert text.analyzed_pattern(TEXTS[0]) is text.analyzed_pattern(TEXTS[2])  # math symbols: the same engine
+    assert text.analyzed_pattern(TEXTS[1]) is text.analyzed_pattern(TEXTS[2])  # math symbols: the same engine
+    assert text.analyzed_pattern(TEXTS[0]).flags & re.ASCII  # ASCII text: the ASCII spelling
     assert isinstance(text.analyzed_pattern(TEXTS[2]), re.Pattern)
     assert isinstance(text.analyzed_pattern(TEXTS[6]), re.Pattern)  # combining marks: re, counted as regex does
     assert not isinstance(text.analyzed_pattern(TEXTS[7]), re.Pattern)  # ² and ½: regex

@@ -43,6 +43,9 @@ TOKEN_PATTERN = rf"[{CJK_CHARS}]+|{_token_pattern(_ALNUM)}"
 # CJK ranges in ``re``, which a command-line search of such text (nearly
 # every query and abstract) then never pays.
 _PLAIN_TOKEN_PATTERN = _token_pattern(r"[^\W_]")
+# TOKEN_PATTERN for ASCII text, where ``[^\W_]`` is ``[A-Za-z0-9]`` and ``\d``
+# is ``[0-9]``: spelt so (and compiled ASCII-only), ``re`` runs a fifth faster.
+_ASCII_TOKEN_PATTERN = _token_pattern("[A-Za-z0-9]")
 # Combining diacritical marks: word characters to ``regex``, not to ``re``.
 # NFKC composes most with the letter before them; those left (a TeX accent
 # on a letter without a composed form, a stray \' in a listing) are
@@ -85,6 +88,11 @@ _SPACED = re.compile(r"[^ \t\r\n]+")
 @functools.cache
 def _plain_words() -> re.Pattern:
     return re.compile(_PLAIN_TOKEN_PATTERN)
+
+
+@functools.cache
+def _ascii_words() -> re.Pattern:
+    return re.compile(_ASCII_TOKEN_PATTERN, re.ASCII)
 
 
 @functools.cache
@@ -133,15 +141,17 @@ def analyzed_pattern(text: str):
     combining diacritical marks, which the ``re`` pattern then counts as
     word characters) is cut with ``re`` and the pattern without CJK ranges,
     which find the same tokens; ``regex`` is imported only for other text.
+    ASCII text (most abstracts) is cut with the ASCII spelling of that pattern.
     """
+    if text.isascii():
+        return _ascii_words()
     marked = False
-    if not text.isascii():
-        for ch in set(text):
-            if ch < "\x80" or (unicodedata.category(ch) in SAME_IN_RE_AND_REGEX and not _is_cjk(ch)):
-                continue
-            if not _MARKS[0] <= ch <= _MARKS[1]:
-                return _analyzed()
-            marked = True
+    for ch in set(text):
+        if ch < "\x80" or (unicodedata.category(ch) in SAME_IN_RE_AND_REGEX and not _is_cjk(ch)):
+            continue
+        if not _MARKS[0] <= ch <= _MARKS[1]:
+            return _analyzed()
+        marked = True
     return _marked_words() if marked else _plain_words()
 
 

@@ -102,13 +102,31 @@ def within(lexicon, word: str, maxdist: int) -> set[str]:
     letters = set(word)
     size = len(word)
     starts = prefixes(word)
-    return {
+    candidates = [
         term for term in lexicon.near(word, maxdist)
         if term[:SHARED_PREFIX] in starts
         and abs(len(term) - size) <= maxdist
         and len(letters.symmetric_difference(term)) <= 2 * maxdist
-        and edit_distance(word, term) <= maxdist
-    }
+    ]
+    distance = _distance(len(candidates))
+    return {term for term in candidates if distance(word, term) <= maxdist}
+
+
+# From this many candidates on, edit distances come from rapidfuzz: its
+# import (40 ms) is less than this many distances in Python (0.3 ms each for
+# a long word), and a search rarely has that many, so a new process's search
+# seldom pays for it.
+RAPIDFUZZ_FROM = 150
+
+
+def _distance(count: int):
+    """:func:`edit_distance`, or rapidfuzz's implementation of the same
+    (optimal string alignment) for ``count`` words or more."""
+    if count < RAPIDFUZZ_FROM:
+        return edit_distance
+    from rapidfuzz.distance import OSA
+
+    return OSA.distance
 
 
 def _candidates(lexicon, word: str) -> list[str]:

@@ -106,8 +106,8 @@ def _highlights(records, queries) -> list:
                     fragmenter.fragment_tokens(value, highlight.set_matched_filter(
                         analyzer(value, chars=True, mode="query", removestops=False), terms)),
                     snippets.FRAGMENTS, highlight.BasicFragmentScorer(), highlight.FIRST)
-                near = shortcut.text(value, terms).near_matches()
-                fast = snippets._best(snippets._context_fragments(len(value), near, terms), snippets.FRAGMENTS)
+                found = snippets._context_fragments(len(value), shortcut.text(value, terms), terms)
+                fast = snippets._best(found, snippets.FRAGMENTS)
                 out.append(([(f.startchar, f.endchar, [(m.startchar, m.endchar) for m in f.matches]) for f in full],
                             [(f.start, f.end, [m[1:] for m in f.matches]) for f in fast]))
     return out

@@ -142,7 +142,7 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
                     analyzer(text, chars=True, mode="query", removestops=False), terms)),
                 FRAGMENTS, highlight.BasicFragmentScorer(), highlight.FIRST)
             # Only the tokens near the matches: the same fragments.
-            got = _best(_context_fragments(len(text), replay.text(text, terms).near_matches(), terms), FRAGMENTS)
+            got = _best(_context_fragments(len(text), replay.text(text, terms), terms), FRAGMENTS)
             assert [(f.start, f.end, [m[1:] for m in f.matches]) for f in got] == [
                 (f.startchar, f.endchar, [(m.startchar, m.endchar) for m in f.matches]) for f in expected]
             compared += 1

@@ -13,10 +13,10 @@ only over the words near a match: the others cannot change them.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +76,7 @@ class WordAnalysis:
     token are found by one regular expression over the text
     (:func:`_start_pattern`), and no other word is analysed to tell
     whether it matches; the fragments then need the tokens of the words
-    near the matched ones only (:meth:`TextTokens.near_matches`).
+    near the matched ones only (:func:`_context_fragments`).
 
     Args:
         analyzer: a Whoosh ``CompositeAnalyzer`` whose first item is the
@@ -160,9 +160,11 @@ class WordAnalysis:
             candidates = _words_at(spans, _start_pattern(firsts))
         else:
             candidates = range(len(spans.words))
-        words, matched = spans.words, []
+        analysed, words, matched = self._analysed, spans.words, []
         for number in candidates:
-            for text, _, _ in self.word_tokens(words[number], firsts):
+            word = words[number]
+            # word_tokens, with its first look-up inline (most words are known).
+            for text, _, _ in analysed.get(word) or self.word_tokens(word, firsts):
                 if text in terms:
                     matched.append(number)
                     break
@@ -170,15 +172,15 @@ class WordAnalysis:
 
 
 def _words_at(spans: WordSpans, pattern: re.Pattern) -> list[int]:
-    """The numbers of the words of ``spans`` that hold a match of ``pattern``, in order."""
-    positions, words = spans.positions, spans.words
-    found: list[int] = []
-    for match in pattern.finditer(spans.text):
-        at = match.start()
-        number = bisect_right(positions, at) - 1
-        if number >= 0 and at < positions[number] + len(words[number]) and (not found or found[-1] != number):
-            found.append(number)
-    return found
+    """The numbers of the words of ``spans`` that hold a match of ``pattern``
+    (and of any word right before a match outside words), in order.
+
+    The matches are mapped to words in C (``map`` over ``bisect``): this
+    runs for every text of every page.
+    """
+    starts = map(re.Match.start, pattern.finditer(spans.text))
+    found = set(map(bisect_right, itertools.repeat(spans.positions), starts))
+    return sorted(number - 1 for number in found if number)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -197,12 +199,25 @@ def _start_pattern(firsts: frozenset[str]) -> re.Pattern:
     letters = {first.lower() for first in firsts if first.isascii() and first.isalpha()}
     leading = letters | {first for first in firsts if first.isascii() and first.isdigit()}
     wanted = leading | {letter.upper() for letter in letters} | {first for first in firsts if first.isascii()}
-    # Any character but the ASCII ones not wanted: a class of the non-ASCII
-    # range itself takes 10 ms to compile, this one 0.5 ms.
-    pattern = "[^" + "".join(f"\\x{code:02x}" for code in range(128) if chr(code) not in wanted) + "]"
+    pattern = _all_but_ascii(wanted)
     if leading:
         pattern += "(?<![A-Za-z][" + "".join(sorted(leading)) + "])"
     return re.compile(pattern)
+
+
+def _all_but_ascii(kept: set[str]) -> str:
+    """A character class of every character but the ASCII ones not in ``kept``,
+    written as ranges: a class of the non-ASCII range itself takes 10 ms to
+    compile, this one 0.2 ms (one per query)."""
+    ranges, start = [], None
+    for code in range(129):
+        if code < 128 and chr(code) not in kept:
+            if start is None:
+                start = code
+        elif start is not None:
+            ranges.append(f"\\x{start:02x}-\\x{code - 1:02x}")
+            start = None
+    return "[^" + "".join(ranges) + "]"
 
 
 class TextTokens:
@@ -225,68 +240,16 @@ class TextTokens:
     def tokens(self, number: int) -> list[Token]:
         """The tokens of word ``number``, with their offsets in the text as written:
         a compound gives its joined form and its parts, each with its own span."""
-        found: list[Token] = []
-        self._add_tokens(number, found)
-        return found
-
-    def _add_tokens(self, number: int, found: list[Token]) -> int:
-        """Append the tokens of word ``number`` to ``found``; return their characters in all."""
         spans = self.spans
-        start, size = spans.starts[number], 0
+        found, start = self.analysis.word_tokens(spans.words[number], self.firsts), spans.starts[number]
         charmap = None if spans.charmaps is None else spans.charmaps[number]
-        for text, begin, end in self.analysis.word_tokens(spans.words[number], self.firsts):
-            if charmap is not None:
-                # A word whose NFKC form has another length (ﬁnite) maps
-                # each of its characters back to the text as written.
-                begin, end = charmap[0][begin] - start, charmap[1][end - 1] - start
-            found.append((text, start + begin, start + end))
-            size += end - begin
-        return size
+        if charmap is None:
+            return [(text, start + begin, start + end) for text, begin, end in found]
+        # A word whose NFKC form has another length (ﬁnite) maps each of its
+        # characters back to the text as written.
+        return [(text, charmap[0][begin], charmap[1][end - 1]) for text, begin, end in found]
 
-    def near_matches(self) -> list[Token]:
-        """The tokens the fragments around the matched words depend on, in order.
-
-        That is all tokens but those of words that :func:`_context_fragments`
-        would see with no fragment open and then forget: it remembers the
-        tokens within ``CONTEXT_CHARS`` before a match (:meth:`_context_start`),
-        and a fragment, once a match opened it, closes within
-        ``2 * CONTEXT_CHARS`` characters of tokens after the last match (one
-        word more, for the token its closing may leave pending). Leaving out
-        the other words, half of an abstract's, gives the same fragments.
-        """
-        spans, firsts = self.spans, self.firsts
-        words, starts, charmaps = spans.words, spans.starts, spans.charmaps
-        analysed, word_tokens = self.analysis._analysed, self.analysis.word_tokens
-        found: list[Token] = []
-        append = found.append
-        count, matched = len(words), self.matched
-        number = 0  # the next word to add
-        upcoming = 0  # the next matched word, as an index of matched
-        while upcoming < len(matched):
-            number = self._context_start(number, matched[upcoming])
-            after = -1  # characters of tokens since the last match (-1: no match yet)
-            while number < count:
-                if charmaps is None or charmaps[number] is None:
-                    # _add_tokens inline, with word_tokens' first look-up: this
-                    # loop is most of a snippet's time once its words are known.
-                    word, start, size = words[number], starts[number], 0
-                    for text, begin, end in analysed.get(word) or word_tokens(word, firsts):
-                        append((text, start + begin, start + end))
-                        size += end - begin
-                else:
-                    size = self._add_tokens(number, found)
-                if upcoming < len(matched) and matched[upcoming] == number:
-                    upcoming += 1
-                    after = 0
-                elif after >= 2 * CONTEXT_CHARS:
-                    number += 1
-                    break
-                elif after >= 0:
-                    after += size
-                number += 1
-        return found
-
-    def _context_start(self, first: int, matched: int) -> int:
+    def context_start(self, first: int, matched: int) -> int:
         """The first word, from word ``first`` on, whose tokens can matter to a
         fragment that word ``matched`` opens, no fragment being open before it.
 
@@ -315,14 +278,19 @@ class _Fragment:
         return len(self.matches) * (len({text for text, _, _ in self.matches}) * 100 or 1)
 
 
-def _context_fragments(length: int, tokens: Iterable[Token], terms: frozenset[str]) -> list[_Fragment]:
-    """Fragments of a text of ``length`` characters around its matched tokens.
+def _context_fragments(length: int, text: TextTokens, terms: frozenset[str]) -> list[_Fragment]:
+    """Fragments of a text of ``length`` characters around its tokens in ``terms``.
 
     A fragment opens up to ``CONTEXT_CHARS`` before a matched token (at a
     token's start), stays open for ``CONTEXT_CHARS`` after each match, and
     closes before it would pass ``FRAGMENT_CHARS``. This is the rule of
     Whoosh's ``ContextFragmenter``, kept exactly (snippets read as before),
     over plain tuples, up to :data:`CHAR_LIMIT` characters.
+
+    With no fragment open, the words before the context of the next
+    matched word are skipped (:meth:`TextTokens.context_start`): they would
+    be seen and forgotten before they could matter. That is more than half
+    the words of an abstract.
     """
     fragments: list[_Fragment] = []
     first: int | None = None
@@ -331,33 +299,59 @@ def _context_fragments(length: int, tokens: Iterable[Token], terms: frozenset[st
     matched: list[Token] = []
     current = 0  # characters in the open fragment
     end = 0
-    for token in tokens:
-        text, start, end = token
-        size = end - start
-        if end > CHAR_LIMIT:
-            break
-        hit = text in terms
-        if countdown < 0 and not hit:
-            firsts.append(start)
-            while firsts and end - firsts[0] > CONTEXT_CHARS:
-                firsts.popleft()
-        elif current + size > FRAGMENT_CHARS:
-            countdown = 0
-        elif hit:
-            countdown = CONTEXT_CHARS
-            if first is None:
-                if firsts:
-                    first = firsts[0]
-                else:
-                    first = start
-                    countdown += CONTEXT_CHARS  # no context before: more after
-            matched.append(token)
-        if countdown >= 0:
-            current += size
-            countdown -= size
-            if countdown <= 0:
-                fragments.append(_fragment(length, matched, first, end))
-                matched, firsts, first, current = [], deque(), None, 0
+    words, starts, charmaps = text.spans.words, text.spans.starts, text.spans.charmaps
+    analysed, word_tokens, initials = text.analysis._analysed, text.analysis.word_tokens, text.firsts
+    upcoming = iter(text.matched)
+    following = -1  # the next matched word
+    resume = 0  # where its context starts
+    number, count = 0, len(text)
+    while number < count:
+        if countdown < 0:
+            if following < number:
+                following = next((later for later in upcoming if later >= number), None)
+                if following is None:
+                    break
+                resume = text.context_start(number, following)
+            if number < resume:
+                number = resume
+        # TextTokens.tokens inline, with word_tokens' first look-up: this
+        # loop is most of a snippet's time.
+        word, offset = words[number], starts[number]
+        charmap = None if charmaps is None else charmaps[number]
+        for word_text, begin, stop in analysed.get(word) or word_tokens(word, initials):
+            if charmap is None:
+                start, end = offset + begin, offset + stop
+            else:
+                start, end = charmap[0][begin], charmap[1][stop - 1]
+            if end > CHAR_LIMIT:
+                break
+            size = end - start
+            hit = word_text in terms
+            if countdown < 0 and not hit:
+                firsts.append(start)
+                while firsts and end - firsts[0] > CONTEXT_CHARS:
+                    firsts.popleft()
+            elif current + size > FRAGMENT_CHARS:
+                countdown = 0
+            elif hit:
+                countdown = CONTEXT_CHARS
+                if first is None:
+                    if firsts:
+                        first = firsts[0]
+                    else:
+                        first = start
+                        countdown += CONTEXT_CHARS  # no context before: more after
+                matched.append((word_text, start, end))
+            if countdown >= 0:
+                current += size
+                countdown -= size
+                if countdown <= 0:
+                    fragments.append(_fragment(length, matched, first, end))
+                    matched, firsts, first, current = [], deque(), None, 0
+        else:
+            number += 1
+            continue
+        break  # a token past CHAR_LIMIT
     if matched:
         fragments.append(_fragment(length, matched, first, end))
     return fragments
@@ -445,7 +439,7 @@ def abstract_snippet(abstract: str, terms: frozenset[str], analyzer: WordAnalysi
         return Snippet()
     if terms:
         text = analyzer.text(abstract[:CHAR_LIMIT + _LIMIT_MARGIN], terms)
-        fragments = _context_fragments(len(abstract), text.near_matches(), terms)
+        fragments = _context_fragments(len(abstract), text, terms)
         snippet = _snippet(abstract, _best(fragments, FRAGMENTS))
         if snippet.text:
             return snippet

@@ -17,7 +17,7 @@ from itertools import accumulate
 
 # Names read on a Whoosh leaf matcher (whoosh.codec.whoosh3.W3LeafMatcher)
 # to take a block of postings whole.
-BLOCK_NAMES = ("_read_data", "_data", "_byteids", "_read_ids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
+BLOCK_NAMES = ("_read_data", "_data", "_byteids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
 
 
 # --- Whoosh: postings ------------------------------------------------------------------

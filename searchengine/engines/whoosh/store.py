@@ -136,6 +136,13 @@ def mapped_storage(generation: Path):
     """A Whoosh ``FileStorage`` over ``generation`` whose files open as
     :func:`mapped_file_class`'s ``MappedFile`` (an empty file, which cannot be mapped, as an
     ordinary one)."""
+    # supports_mmap stays False: the compound file then opens its parts with
+    # MappedFile.subset, not with Whoosh's copying maps.
+    return _mapped_storage_class()(str(generation), supports_mmap=False)
+
+
+@functools.cache
+def _mapped_storage_class():
     from whoosh.filedb.filestore import FileStorage
 
     class MappedStorage(FileStorage):
@@ -145,9 +152,7 @@ def mapped_storage(generation: Path):
                 return super().open_file(name, **kwargs)
             return mapped_file_class().open(path, name=name, **kwargs)
 
-    # supports_mmap stays False: the compound file then opens its parts with
-    # MappedFile.subset, not with Whoosh's copying maps.
-    return MappedStorage(str(generation), supports_mmap=False)
+    return MappedStorage
 
 
 # Bytes MappedFile.peek offers the unpickler at a time.

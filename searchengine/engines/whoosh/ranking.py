@@ -241,12 +241,14 @@ TERM_CACHE_POSTINGS = 2_000_000
 
 
 class _PostingsCache:
-    """Least-recently-used ``key -> (docs, scores)`` arrays, bounded by the total number of postings."""
+    """Least-recently-used ``key -> value`` (a tuple whose first item's length
+    is the number of postings it holds), bounded by the total number of postings."""
 
     def __init__(self, budget: int) -> None:
         from collections import OrderedDict
 
         self.entries: OrderedDict = OrderedDict()
+        self.sizes: dict = {}  # as counted when kept: a kept value may grow later
         self.budget = budget
         self.size = 0
 
@@ -261,14 +263,16 @@ class _PostingsCache:
         stays as it is unless ``replace``."""
         size = len(value[0]) + 1
         if replace and key in self.entries:
-            self.size -= len(self.entries.pop(key)[0]) + 1
+            del self.entries[key]
+            self.size -= self.sizes.pop(key)
         if key in self.entries or size > self.budget:
             return
         self.entries[key] = value
+        self.sizes[key] = size
         self.size += size
         while self.size > self.budget:
-            _, dropped = self.entries.popitem(last=False)
-            self.size -= len(dropped[0]) + 1
+            dropped, _ = self.entries.popitem(last=False)
+            self.size -= self.sizes.pop(dropped)
 
 
 def _reader_cache(reader, name: str, make=dict):
@@ -798,32 +802,120 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
     return found
 
 
-# Documents whose positions of a word are kept per segment for the proximity
-# bonus (a set of positions each), the least recently used words dropped first.
-POSITION_CACHE_DOCS = 200_000
+# Postings with positions kept per segment for the proximity bonus and
+# phrases (whole blocks as read), the least recently used words dropped first.
+POSITION_CACHE_POSTINGS = 400_000
+
+
+class _TermPositions:
+    """The posting blocks of one term (one field) read so far in a segment,
+    with their positions, and the sets of positions already decoded.
+
+    A block covers the documents from the one after its predecessor's last
+    to its own last: a document in a covered range that has no posting does
+    not have the term. Blocks are kept as read (three sequences each, so
+    that a long-lived cache holds few objects); positions stay encoded until
+    a document's are asked for.
+    """
+
+    __slots__ = ("firsts", "lasts", "blocks", "decoded", "postings")
+
+    def __init__(self) -> None:
+        self.firsts: list[int] = []  # covered ranges (disjoint), by first document
+        self.lasts: list[int] = []
+        self.blocks: list[tuple] = []  # (ids, weights, encoded positions) per range
+        self.decoded: dict[int, tuple] = {}  # doc -> (weight, set of positions)
+        self.postings = 0
+
+    def __len__(self) -> int:
+        return self.postings + len(self.decoded)
+
+    def covers(self, doc: int) -> bool:
+        from bisect import bisect_right
+
+        at = bisect_right(self.firsts, doc) - 1
+        return at >= 0 and doc <= self.lasts[at]
+
+    def add(self, first: int, last: int, block: tuple) -> None:
+        """Keep ``block`` (``(ids, weights, encoded positions)``), covering ``first .. last``."""
+        from bisect import bisect_right
+
+        at = bisect_right(self.firsts, first)
+        self.firsts.insert(at, first)
+        self.lasts.insert(at, last)
+        self.blocks.insert(at, block)
+        self.postings += len(block[0])
+
+    def positions(self, docs: list[int], decode) -> dict:
+        """``{doc: (weight, set of positions)}`` of the covered ``docs`` (ascending) that have the term."""
+        from bisect import bisect_left, bisect_right
+
+        found = {}
+        decoded = self.decoded
+        for doc in docs:
+            posting = decoded.get(doc)
+            if posting is None:
+                at = bisect_right(self.firsts, doc) - 1
+                if at < 0 or doc > self.lasts[at]:
+                    continue
+                ids, weights, values = self.blocks[at]
+                i = bisect_left(ids, doc)
+                if i == len(ids) or ids[i] != doc:
+                    continue
+                posting = decoded[doc] = (weights[i], set(decode(values[i])))
+            found[doc] = posting
+        return found
 
 
 def _cached_positions(reader, fieldname: str, text: str, docs: list[int],
                       clock: MatchClock | None = None) -> dict:
-    """:func:`_postings_at` with positions for ``docs`` (ascending), kept with the
-    segment reader: the candidates of a compound's parts in sequence and the
-    best hits of a query are mostly those of the same words asked again (a
-    page, a filter, a facet, the same query), and decoding a block of
-    positions costs far more than a lookup. Only documents not asked before
-    are read; a read the ``clock`` cut short is not kept."""
-    cache = _reader_cache(reader, "positions", lambda: _PostingsCache(POSITION_CACHE_DOCS))
+    """:func:`_postings_at` with positions for ``docs`` (ascending, live), kept
+    with the segment reader as :class:`_TermPositions`.
+
+    The best hits of queries sharing a word (a page, a filter, a facet, the
+    next query with that word) fall mostly in blocks read before, and
+    decoding a block costs far more than a lookup: only the blocks holding a
+    document no block read before covers are read, and each is kept whole.
+    A read the ``clock`` cut short keeps what it read.
+    """
+    if (fieldname, text) not in reader:
+        return {}
+    matcher, _, blockwise = _leaf_matcher(reader, fieldname, text)
+    if not blockwise:  # a few postings kept in the term's entry
+        return _postings_at(reader, fieldname, text, docs, positions=True, clock=clock)
+    cache = _reader_cache(reader, "positions", lambda: _PostingsCache(POSITION_CACHE_POSTINGS))
     key = (fieldname, text)
     entry = cache.get(key)
-    asked, found = entry if entry is not None else (set(), {})
-    missing = [doc for doc in docs if doc not in asked]
+    term = entry[0] if entry is not None else _TermPositions()
+    missing = [doc for doc in docs if not term.covers(doc)]
     if missing:
-        read = _postings_at(reader, fieldname, text, missing, positions=True, clock=clock)
-        if clock is not None and clock.expired():  # the read may have stopped part way
-            return {doc: found[doc] for doc in docs if doc in found} | read
-        found.update(read)
-        asked.update(missing)
-        cache.put(key, (asked, found), replace=True)
-    return {doc: found[doc] for doc in docs if doc in found}
+        _read_position_blocks(matcher, term, missing, clock)
+        cache.put(key, (term,), replace=True)
+    return term.positions(docs, matcher.format.decode_positions)
+
+
+def _read_position_blocks(matcher, term: _TermPositions, docs: list[int], clock: MatchClock | None) -> None:
+    """Read into ``term`` the blocks of ``matcher`` (a fresh block-wise leaf
+    matcher) holding ``docs`` (ascending, none covered yet); stops at the
+    ``clock``'s deadline (its ``cut`` set)."""
+    at = 0
+    before = -1  # the last document of the block before the current one
+    while matcher.is_active() and at < len(docs):
+        last = internals.block_max_id(matcher)
+        if last < docs[at]:
+            before = last
+            internals.next_block(matcher)
+            continue
+        if clock is not None and clock.expired():
+            clock.cut = True
+            return
+        term.add(before + 1, last, internals.read_block(matcher, True))
+        while at < len(docs) and docs[at] <= last:
+            at += 1
+        before = last
+        internals.next_block(matcher)
+    if at < len(docs) and not matcher.is_active():  # past the last posting
+        term.add(before + 1, 2**31, ((), (), ()))
 
 
 def _term_scores(q, searcher, reader) -> dict[int, float]:

@@ -145,3 +145,48 @@ def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_inde
     finally:
         cold.close()
         warm.close()
+
+
+@pytest.fixture(scope="module")
+def many_postings(tmp_path_factory):
+    """One segment of 600 papers: ``alpha`` in every abstract (twice in every
+    third), ``beta`` in the even ones: several blocks of postings each."""
+    import json
+
+    folder = tmp_path_factory.mktemp("many-postings")
+    source = folder / "papers.jsonl"
+    with source.open("w", encoding="utf-8") as out:
+        for number in range(600):
+            words = ["alpha", "delta"] + (["beta"] if number % 2 == 0 else []) + (["alpha"] if number % 3 == 0 else [])
+            out.write(json.dumps({"id": f"2401.{number:05d}", "title": f"Paper {number}",
+                                  "abstract": " ".join(words), "authors": ["A. Writer"]}) + "\n")
+    build_index([source], folder / "index", jobs=1)
+    index = open_index(folder / "index")
+    yield index.engine.current().searcher.reader()
+    index.close()
+
+
+def test_cached_positions_read_each_block_once_and_match_a_direct_read(many_postings, monkeypatch):
+    import searchengine.engines.whoosh.ranking as ranking
+
+    reader = many_postings
+    blocks = []
+    real = ranking.internals.read_block
+    monkeypatch.setattr(ranking.internals, "read_block", lambda *a: blocks.append(1) or real(*a))
+    for text in ["alpha", "beta"]:
+        expected = ranking._postings_at(reader, "abstract", text, list(range(600)), positions=True)
+        assert len(expected) == (600 if text == "alpha" else 300)
+        blocks.clear()
+        first = ranking._cached_positions(reader, "abstract", text, [3, 4, 5, 590])
+        assert first == {doc: expected[doc] for doc in [3, 4, 5, 590] if doc in expected}
+        read = len(blocks)
+        assert read == 2  # the block of 3..5 and the block of 590
+        # Documents in the blocks read (with the word or without it) are known: nothing more is read.
+        assert ranking._cached_positions(reader, "abstract", text, [0, 1, 7, 589]) == {
+            doc: expected[doc] for doc in [0, 1, 7, 589] if doc in expected}
+        assert len(blocks) == read
+        assert ranking._cached_positions(reader, "abstract", text, list(range(600))) == expected
+        assert ranking._cached_positions(reader, "abstract", text, [599, 700]) == {
+            doc: expected[doc] for doc in [599] if doc in expected}
+    assert expected[0] == (1.0, {2})  # beta: "alpha delta beta alpha"
+    assert ranking._cached_positions(reader, "abstract", "alpha", [3])[3] == (2.0, {0, 2})  # "alpha delta alpha"

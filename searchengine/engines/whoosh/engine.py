@@ -16,7 +16,7 @@ import heapq
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -77,7 +77,9 @@ class Matches:
         restrict: the Whoosh query of the filters, ``None`` when none.
         scores: ``{docnum: score}`` of every match when the fast scorer
             (:func:`searchengine.engines.whoosh.ranking.score_documents`)
-            could compute them, else ``None``.
+            could compute them (a dict, or a
+            :class:`~searchengine.engines.whoosh.combine.ScoredDocs` for
+            many matches), else ``None``.
         docnums: ascending document numbers of every match.
         clock: the deadline of matching and scoring
             (:class:`~searchengine.engines.whoosh.ranking.MatchClock`), which
@@ -89,7 +91,7 @@ class Matches:
 
     query: object
     restrict: object
-    scores: dict[int, float] | None
+    scores: Mapping[int, float] | None
     docnums: list[int]
     clock: object = None
     expansions: dict = field(default_factory=dict)
@@ -180,22 +182,26 @@ class WhooshSearcher:
         found = self._matching(fallback, scores, matches.restrict)
         return Matches(fallback, matches.restrict, scores, found, matches.clock, matches.expansions) if found else None
 
-    def _matching(self, wanted, scores: dict[int, float] | None, restrict) -> list[int]:
+    def _matching(self, wanted, scores: Mapping[int, float] | None, restrict) -> list[int]:
         """Ascending document numbers matching ``wanted`` (``None``: every
         document) and the filter query ``restrict`` (``None``: no filter).
 
         ``scores``, when known, are ``wanted``'s matches already, so only the
         filter is evaluated.
         """
+        from searchengine.engines.whoosh.combine import ScoredDocs, ascending
+
         if restrict is None:
             if scores is not None:
-                return sorted(scores)
+                return ascending(scores)
             from whoosh.query import Every
 
             return self.cache.docnums(wanted or Every())
         if scores is None:
             # Whoosh's own matchers (phrases, ranges) may skip what the filter excludes.
             return list(self._filtered(restrict)) if wanted is None else self.cache.docnums(_both(wanted, restrict))
+        if isinstance(scores, ScoredDocs):
+            return scores.within(self._filtered(restrict))
         return [docnum for docnum in self._filtered(restrict) if docnum in scores]
 
     def _vocabulary(self, fieldname: str) -> list[str] | None:
@@ -263,16 +269,23 @@ class WhooshSearcher:
         window's last score, so that every document tied with a hit in the
         window is known.
         """
+        from searchengine.engines.whoosh.combine import ScoredDocs
+
         end = start + limit
         scores = matches.scores
+        if isinstance(scores, ScoredDocs):
+            kept = scores if allowed is None else scores.restricted(allowed)
+            if not kept:
+                return [], False
+            # Every document scoring at least the last shown one: the page's
+            # ties are all known, and ordered by year and id below.
+            return self._tie_order(kept.at_least(kept.kth_score(end)))[start:end], False
         if scores is not None:
             pairs = list(scores.items()) if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
             if not pairs:
                 return [], False
             top = heapq.nlargest(end, pairs, key=lambda item: item[1])
             cut = top[-1][1]
-            # Every document scoring at least the last shown one: the page's
-            # ties are all known, and ordered by year and id below.
             candidates = [pair for pair in pairs if pair[1] >= cut]
             return self._tie_order(candidates)[start:end], False
 

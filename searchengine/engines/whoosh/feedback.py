@@ -67,7 +67,8 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
         query: the parsed query; feedback applies only when
             :func:`question_terms` counts at least ``FEEDBACK_MIN_TERMS``.
         scores: ``{docnum: score}`` of every document the query matched
-            (:func:`searchengine.engines.whoosh.ranking.score_documents`).
+            (:func:`searchengine.engines.whoosh.ranking.score_documents`: a
+            dict or a :class:`~searchengine.engines.whoosh.combine.ScoredDocs`).
         allowed: docnums passing the filters (``None``: no filter); the
             feedback documents are the best of these.
 
@@ -95,7 +96,7 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     # gain, so they stay above the documents left alone.
     docnums = [doc for doc, _ in ranked]
     weight = ranking.FEEDBACK_WEIGHT * count
-    reranked = dict(scores)
+    reranked = dict(scores.items())  # a plain dict, also of a ScoredDocs
     for term, probability in model:
         fields = [wq.Term("title", term), wq.Term("abstract", term)]
         for doc, score in ranking.bm25f_scores_at(searcher, fields, docnums, weight * probability).items():

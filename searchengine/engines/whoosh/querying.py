@@ -472,8 +472,8 @@ class Proximity(WrappingQuery):
         scores = score_documents(self, searcher) if scored else None
         if scores is None:
             return self.child.matcher(searcher, context)
-        docs = sorted(scores)
-        return scored_list(docs, [scores[doc] for doc in docs]) if docs else NullMatcher()
+        pairs = sorted(scores.items())
+        return scored_list([doc for doc, _ in pairs], [score for _, score in pairs]) if pairs else NullMatcher()
 
 
 def time_phrases(query: wq.Query, clock: MatchClock) -> None:

@@ -32,7 +32,7 @@ import time
 from array import array
 from math import log
 
-from searchengine.engines.whoosh import internals
+from searchengine.engines.whoosh import combine, internals
 
 # Per-field length normalisation; fields not listed use DEFAULT_B.
 DEFAULT_B = 0.75
@@ -597,7 +597,7 @@ class Unsupported(Exception):
     """A query node :func:`score_documents` leaves to Whoosh's matchers."""
 
 
-def score_documents(query, searcher, within=None, clock: MatchClock | None = None) -> dict[int, float] | None:
+def score_documents(query, searcher, within=None, clock: MatchClock | None = None):
     """Every document matching ``query`` with its score, or ``None``.
 
     A fast path for the queries the parser builds from plain words: BM25F
@@ -615,37 +615,57 @@ def score_documents(query, searcher, within=None, clock: MatchClock | None = Non
     it: :class:`MatchClock`).
 
     Returns:
-        ``{docnum: score}`` with top-level document numbers.
+        ``{docnum: score}`` with top-level document numbers: a ``dict``, or
+        for a query of many postings a :class:`.combine.ScoredDocs`.
     """
     if type(query).__name__ == "Proximity":
         found = score_documents(query.child, searcher, within, clock)
         if found:
-            best = heapq.nlargest(PROXIMITY_DEPTH, found.items(), key=lambda item: (item[1], -item[0]))
-            for doc, bonus in proximity_bonus(searcher, query.pairs, [doc for doc, _ in best], clock).items():
-                found[doc] += bonus
+            if isinstance(found, combine.ScoredDocs):
+                best = found.top(PROXIMITY_DEPTH)
+            else:
+                best = heapq.nlargest(PROXIMITY_DEPTH, found.items(), key=lambda item: (item[1], -item[0]))
+            bonuses = proximity_bonus(searcher, query.pairs, [doc for doc, _ in best], clock)
+            if isinstance(found, combine.ScoredDocs):
+                found.add(bonuses)
+            else:
+                for doc, bonus in bonuses.items():
+                    found[doc] += bonus
         return found
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
-    found = {}
+    found = []
     try:
         for i, (sub, offset) in enumerate(parts):
             bound = None
             if within is not None:
                 end = parts[i + 1][1] if i + 1 < len(parts) else float("inf")
                 bound = {doc - offset for doc in within if offset <= doc < end}
-            scores = _node_scores(query, sub, sub.reader(), bound, clock)
-            if offset:
-                found.update((doc + offset, score) for doc, score in scores.items())
-            else:
-                found.update(scores)
+            found.append((offset, _node_scores(query, sub, sub.reader(), bound, clock, arrays=True)))
     except Unsupported:
         return None
-    return found
+    if any(not isinstance(part, dict) for _, part in found):
+        shifted = []
+        for offset, part in found:
+            if isinstance(part, dict):
+                shifted.append({doc + offset: score for doc, score in part.items()} if offset else part)
+            else:
+                shifted.append((part[0].astype("int64") + offset, part[1]))
+        return combine.joined(shifted)
+    merged: dict[int, float] = {}
+    for offset, scores in found:
+        if offset:
+            merged.update((doc + offset, score) for doc, score in scores.items())
+        else:
+            merged.update(scores)
+    return merged
 
 
-def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None) -> dict[int, float]:
+def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None, arrays: bool = False):
     """``{docnum: score}`` of ``q`` in one segment. ``within``, when given,
     bounds what the caller will keep: a node may leave out documents outside
-    it (phrases do, to read fewer positions)."""
+    it (phrases do, to read fewer positions). With ``arrays``, a tree of
+    many postings combined by :mod:`.combine` is returned as its ``(docs,
+    scores)`` numpy arrays instead."""
     from whoosh import query as wq
 
     if _BM25F is not None and type(q) is _BM25F:
@@ -658,6 +678,12 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None
         scale = q.boost * _joined_scale(searcher, q)
         return {doc: score * scale for doc, score in zip(docs, scores)}
     kind = type(q)
+    if (kind is wq.And or isinstance(q, (wq.Or, wq.DisjunctionMax))) and combine.applies(q, _is_word):
+        leaves: dict[int, tuple[array, array]] = {}
+        _word_postings(q, searcher, reader, leaves)
+        if combine.dense(sum(len(docs) for docs, _ in leaves.values()), reader.doc_count_all()):
+            found = _combined(q, searcher, reader, leaves, clock)
+            return found if arrays else combine.as_dict(found)
     if kind is wq.DisjunctionMax:
         best: dict[int, float] = {}
         for s in q.subqueries:
@@ -734,6 +760,58 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None
     raise Unsupported
 
 
+def _is_word(q) -> bool:
+    """Whether ``q`` is a :class:`BM25FTerm` or a :class:`JoinedTerm`."""
+    kind = type(q)
+    return (_BM25F is not None and kind is _BM25F) or (_JOINED is not None and kind is _JOINED)
+
+
+def _word_postings(q, searcher, reader, leaves: dict) -> None:
+    """Put the scored postings of each word of ``q`` (a tree :func:`.combine.applies`
+    to) in ``leaves``, by the word's ``id``."""
+    if _is_word(q):
+        leaves[id(q)] = _cached_postings(searcher, reader, q.subqueries)
+        return
+    for s in q.subqueries:
+        _word_postings(s, searcher, reader, leaves)
+
+
+def _combined(q, searcher, reader, leaves: dict, clock: MatchClock | None):
+    """``(docs, scores)`` numpy arrays of ``q`` in one segment, as
+    :func:`_node_scores` would give them, from its words' postings
+    ``leaves`` (:func:`_word_postings`); the same deadline checks."""
+    from whoosh import query as wq
+
+    kind = type(q)
+    if _is_word(q):
+        docs, scores = leaves[id(q)]
+        return combine.leaf_arrays(docs, scores, q.boost * _joined_scale(searcher, q) if kind is _JOINED else q.boost)
+    if kind is wq.DisjunctionMax:
+        parts = []
+        for s in q.subqueries:
+            if clock is not None and parts and clock.expired():  # the first way (as typed) is always read
+                clock.cut = True
+                break
+            parts.append(_combined(s, searcher, reader, leaves, clock))
+        return combine.scaled(combine.best(parts, reader.doc_count_all()), q.boost)
+    if kind is wq.And:
+        return combine.scaled(combine.intersection([_combined(s, searcher, reader, leaves, clock)
+                                                    for s in q.subqueries]), q.boost)
+    timed = clock is not None and len(q.subqueries) > UNTIMED_OR
+    known: dict = {}
+    parts = []
+    for number, s in enumerate(q.subqueries):
+        if number and timed and clock.expired():
+            clock.cut = True
+            break
+        found = known.get(s)
+        if found is None:
+            found = known[s] = _combined(s, searcher, reader, leaves, clock)
+        parts.append(found)
+    needed = getattr(q, "minmatch", 0) or 0
+    return combine.scaled(combine.union(parts, reader.doc_count_all(), needed), q.boost)
+
+
 def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -> dict[int, float]:
     """The proximity bonus of each of ``docnums`` that has a pair of the query's
     neighbouring words together (see :data:`PROXIMITY_WEIGHT`).
@@ -803,8 +881,9 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
 
 
 # Postings with positions kept per segment for the proximity bonus and
-# phrases (whole blocks as read), the least recently used words dropped first.
-POSITION_CACHE_POSTINGS = 400_000
+# phrases (whole blocks as read, about 40 bytes a posting), the least
+# recently used words dropped first.
+POSITION_CACHE_POSTINGS = 1_500_000
 
 
 class _TermPositions:
@@ -813,9 +892,10 @@ class _TermPositions:
 
     A block covers the documents from the one after its predecessor's last
     to its own last: a document in a covered range that has no posting does
-    not have the term. Blocks are kept as read (three sequences each, so
-    that a long-lived cache holds few objects); positions stay encoded until
-    a document's are asked for.
+    not have the term. A block is kept compact (document numbers and
+    weights as arrays, the encoded positions as one string with their
+    offsets), so that a long-lived cache holds few objects; a document's
+    positions are decoded when first asked for.
     """
 
     __slots__ = ("firsts", "lasts", "blocks", "decoded", "postings")
@@ -823,7 +903,7 @@ class _TermPositions:
     def __init__(self) -> None:
         self.firsts: list[int] = []  # covered ranges (disjoint), by first document
         self.lasts: list[int] = []
-        self.blocks: list[tuple] = []  # (ids, weights, encoded positions) per range
+        self.blocks: list[tuple] = []  # (ids, weights, positions, offsets) per range
         self.decoded: dict[int, tuple] = {}  # doc -> (weight, set of positions)
         self.postings = 0
 
@@ -836,15 +916,17 @@ class _TermPositions:
         at = bisect_right(self.firsts, doc) - 1
         return at >= 0 and doc <= self.lasts[at]
 
-    def add(self, first: int, last: int, block: tuple) -> None:
-        """Keep ``block`` (``(ids, weights, encoded positions)``), covering ``first .. last``."""
+    def add(self, first: int, last: int, ids, weights, values) -> None:
+        """Keep a block (its document numbers, weights and encoded positions), covering ``first .. last``."""
         from bisect import bisect_right
+        from itertools import accumulate
 
         at = bisect_right(self.firsts, first)
         self.firsts.insert(at, first)
         self.lasts.insert(at, last)
-        self.blocks.insert(at, block)
-        self.postings += len(block[0])
+        offsets = array("I", accumulate(map(len, values), initial=0))
+        self.blocks.insert(at, (array("i", ids), array("d", weights), b"".join(values), offsets))
+        self.postings += len(ids)
 
     def positions(self, docs: list[int], decode) -> dict:
         """``{doc: (weight, set of positions)}`` of the covered ``docs`` (ascending) that have the term."""
@@ -858,11 +940,11 @@ class _TermPositions:
                 at = bisect_right(self.firsts, doc) - 1
                 if at < 0 or doc > self.lasts[at]:
                     continue
-                ids, weights, values = self.blocks[at]
+                ids, weights, values, offsets = self.blocks[at]
                 i = bisect_left(ids, doc)
                 if i == len(ids) or ids[i] != doc:
                     continue
-                posting = decoded[doc] = (weights[i], set(decode(values[i])))
+                posting = decoded[doc] = (weights[i], set(decode(values[offsets[i]:offsets[i + 1]])))
             found[doc] = posting
         return found
 
@@ -909,13 +991,13 @@ def _read_position_blocks(matcher, term: _TermPositions, docs: list[int], clock:
         if clock is not None and clock.expired():
             clock.cut = True
             return
-        term.add(before + 1, last, internals.read_block(matcher, True))
+        term.add(before + 1, last, *internals.read_block(matcher, True))
         while at < len(docs) and docs[at] <= last:
             at += 1
         before = last
         internals.next_block(matcher)
     if at < len(docs) and not matcher.is_active():  # past the last posting
-        term.add(before + 1, 2**31, ((), (), ()))
+        term.add(before + 1, 2**31, (), (), ())
 
 
 def _term_scores(q, searcher, reader) -> dict[int, float]:

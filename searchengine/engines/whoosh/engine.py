@@ -454,7 +454,10 @@ class WhooshSearcher:
 
     def warm_up(self, seconds: float) -> None:
         """Read the spelling word lists and the postings of the most frequent
-        words (at most ``seconds``; see :func:`.ranking.warm_postings`)."""
+        words (at most ``seconds``; see :func:`.ranking.warm_postings`), and
+        load numpy, which queries of common words need (:mod:`.combine`)."""
+        import numpy  # noqa: F401  (50 ms that the first such query would pay)
+
         from searchengine.engines.whoosh.ranking import warm_postings
 
         self.lexicon().warm()

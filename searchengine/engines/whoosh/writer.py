@@ -71,13 +71,13 @@ def _writer_classes() -> dict[str, type]:
         from whoosh.writing import SegmentWriter
 
         from searchengine.engines.whoosh.codec import (
-            OLD_SPELLING_FIELDS, CompactCodec, segment_words, write_segment_words)
+            OLD_SPELLING_FIELDS, DictionaryCodec, segment_words, write_segment_words)
         from searchengine.engines.whoosh.postings import TermPostingPool
         from searchengine.engines.whoosh.schema import spelled_fields, spelling_words
 
         class IndexWriting:
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
-                kwargs.setdefault("codec", CompactCodec())  # the workers' too (MpWriter's subargs)
+                kwargs.setdefault("codec", DictionaryCodec())  # the workers' too (MpWriter's subargs)
                 super().__init__(ix, *args, limitmb=limitmb, **kwargs)
                 self.pool = TermPostingPool(internals.temp_storage(self), limitmb)
                 self.spelling_words: set[str] = set()

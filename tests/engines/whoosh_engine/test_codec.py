@@ -190,3 +190,91 @@ def test_the_term_table_finds_colliding_keys_and_reports_an_overwritten_entry(tm
     (tmp_path / "t.hsh").write_bytes(bytes(data))
     with pytest.raises(CorruptIndexError, match="damaged"):
         table()[b"word7"]
+
+
+def _column_bytes(values: dict[int, bytes], doccount: int) -> bytes:
+    import io
+
+    from whoosh.filedb.structfile import StructFile
+
+    from searchengine.engines.whoosh.codec import DictionaryCompressedColumn
+
+    buffer = io.BytesIO()
+    writer = DictionaryCompressedColumn().writer(StructFile(buffer))
+    for docnum in sorted(values):
+        writer.add(docnum, values[docnum])
+    writer.finish(doccount)
+    return buffer.getvalue()
+
+
+def _column_reader(data: bytes, doccount: int, prefix: bytes = b""):
+    import io
+
+    from whoosh.filedb.structfile import StructFile
+
+    from searchengine.engines.whoosh.codec import DictionaryCompressedColumn
+
+    return DictionaryCompressedColumn().reader(StructFile(io.BytesIO(prefix + data)), len(prefix), len(data), doccount)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 99, 100, 101, 450])
+def test_the_dictionary_column_gives_back_each_value_and_empty_bytes_for_documents_without_one(count):
+    values = {docnum: (b"paper %d " % docnum) * (docnum % 5) + b"sparse solver" for docnum in range(0, 3 * count, 3)}
+    values.update({docnum: b"" for docnum in range(1, 3 * count, 9)})  # stored, but empty
+    doccount = 3 * count + 2
+    reader = _column_reader(_column_bytes(values, doccount), doccount, prefix=b"x" * 13)
+    assert len(reader) == doccount
+    assert list(reader) == [values.get(docnum, b"") for docnum in range(doccount)]
+    assert reader[doccount + 5] == b""
+
+
+def test_the_dictionary_column_compresses_against_its_first_values():
+    import pickle
+    import zlib
+
+    documents = [pickle.dumps({"title": f"Sparse solvers for graph {n}", "url": f"https://arxiv.org/abs/2401.{n:05d}",
+                               "abstract": "We study sparse matrix vector products on GPUs and their solvers. " * 3},
+                              2) for n in range(2000)]
+    data = _column_bytes(dict(enumerate(documents)), len(documents))
+    alone = sum(len(zlib.compress(d, 3)) for d in documents)  # Whoosh's own stored column: each deflated alone
+    assert len(data) < alone / 2  # the 32 KiB dictionary included
+    assert list(_column_reader(data, len(documents))) == documents
+
+
+def test_a_damaged_dictionary_column_raises_what_the_engine_reports_as_damage():
+    from searchengine.engines.whoosh.store import is_damage
+
+    data = _column_bytes({n: b"value %d" % n for n in range(120)}, 120)
+    for damaged in (data[:-3], data[:10], b"\0" * len(data)):
+        with pytest.raises(Exception) as raised:
+            list(_column_reader(damaged, 120))
+        assert is_damage(raised.value)
+    garbled = bytearray(data)
+    garbled[len(garbled) // 3: len(garbled) // 3 + 40] = b"\xff" * 40  # in the compressed values
+    with pytest.raises(Exception) as raised:
+        list(_column_reader(bytes(garbled), 120))
+    assert is_damage(raised.value)
+
+
+def test_new_segments_use_the_dictionary_codec_and_old_segments_still_read(tmp_path, monkeypatch):
+    from whoosh import index as whoosh_index
+
+    from searchengine.engines.whoosh import codec, writer
+
+    records = [dict(RECORDS[n % 2], id=f"2101.{n:05d}v1", title=f"Sparse paper {n}") for n in range(150)]
+    index_dir = tmp_path / "index"
+    with monkeypatch.context() as patched:  # an index written before the dictionary codec
+        patched.setattr(codec, "DictionaryCodec", codec.CompactCodec)
+        patched.setattr(writer, "_WRITER_CLASSES", {})  # the writer classes are made anew with it
+        build_index([_jsonl(tmp_path / "a.jsonl", records[:120])], index_dir, jobs=1)
+    update_index([_jsonl(tmp_path / "b.jsonl", records[120:])], index_dir)
+    with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:
+        kinds = sorted(type(sub.codec()).__name__ for sub, _ in reader.leaf_readers())
+        stored = {fields["id"]: fields["title"] for _, fields in reader.iter_docs()}
+    assert kinds == ["CompactCodec", "DictionaryCodec"]
+    assert stored == {r["id"][:-2]: r["title"] for r in records}
+    index = open_index(index_dir)
+    assert [h.title for h in index.search("id:2101.00130").hits] == ["Sparse paper 130"]

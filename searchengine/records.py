@@ -369,6 +369,16 @@ def arxiv_doi(record_id: str) -> str:
     return ARXIV_DOI_PREFIX + found if found and found == record_id else ""
 
 
+def arxiv_doi_id(key: str) -> str | None:
+    """The arXiv id that arXiv's DOI ``key`` (as :func:`doi_key`) names
+    (``10.48550/arxiv.2503.11742`` → ``2503.11742``), else ``None``."""
+    prefix = ARXIV_DOI_PREFIX.lower()
+    if not key.startswith(prefix):
+        return None
+    found = arxiv_id(key[len(prefix):])
+    return found if found == key[len(prefix):] else None
+
+
 def doi_keys(record: Record) -> list[str]:
     """The DOIs a record is found by: its own and, for an arXiv id, arXiv's; as :func:`doi_key`."""
     values = [doi_key(v) for v in (*record.doi.split(), arxiv_doi(record.id)) if v]

@@ -56,6 +56,7 @@ from searchengine.engines.whoosh.ranking import (
 )
 from searchengine.dates import intersection
 from searchengine.errors import QueryError
+from searchengine.records import arxiv_doi_id, doi_key
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import DASHES, is_cjk_run, word_pattern
@@ -210,6 +211,8 @@ class _Translator:
         """One word in one field → a term, or for a compound its joined form OR
         its parts in sequence; ``None`` when it analyzes to nothing."""
         schema = self.schema
+        if fieldname == "doi":
+            return self.doi_query(doi_key(text))
         field = schema[fieldname] if schema and fieldname in schema else None
         if field is None or field.self_parsing() or not getattr(field, "analyzer", None):
             return self.plain_parser().term_query(fieldname, text, wq.Term)
@@ -232,6 +235,15 @@ class _Translator:
         if joined is None:
             return sequence
         return wq.Or([wq.Term(fieldname, joined), sequence])
+
+    @staticmethod
+    def doi_query(key: str):
+        """A DOI (as :func:`~searchengine.records.doi_key`) → its ``doi`` term, or
+        for arXiv's DOI of an arXiv id, that term OR the id (an index holds
+        arXiv's DOIs as ids only; indexes written before held them as terms)."""
+        found = arxiv_doi_id(key)
+        term = wq.Term("doi", key)
+        return wq.Or([term, wq.Term("id", found)]) if found else term
 
     def fuzzy(self, fieldname: str, text: str, distance: int):
         """A fuzzy word in one field → a ``FuzzyTerm`` of each term the field's

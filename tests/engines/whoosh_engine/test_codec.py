@@ -278,3 +278,53 @@ def test_new_segments_use_the_dictionary_codec_and_old_segments_still_read(tmp_p
     assert stored == {r["id"][:-2]: r["title"] for r in records}
     index = open_index(index_dir)
     assert [h.title for h in index.search("id:2101.00130").hits] == ["Sparse paper 130"]
+
+
+@pytest.mark.parametrize("values", [(), (b"",), (b"ab", b"", b"c" * 255), (b"x" * 256, b"y"), tuple(b"%d" % n for n in range(128))])
+def test_packed_block_values_read_back_as_written(values):
+    from searchengine.engines.whoosh.codec import PackedPostingsWriter, unpack_values
+
+    writer = PackedPostingsWriter.__new__(PackedPostingsWriter)
+    writer._format, writer._values = _variable_format(), list(values)
+    packed = writer._mini_values()
+    assert packed[2] == (4 if any(len(v) > 255 for v in values) else 1)
+    assert unpack_values(packed) == values
+
+
+def _variable_format():
+    from whoosh.formats import Positions
+
+    return Positions()
+
+
+def test_packed_block_values_that_do_not_add_up_are_damage():
+    from searchengine.engines.whoosh.codec import unpack_values
+    from searchengine.engines.whoosh.store import is_damage
+
+    with pytest.raises(Exception) as raised:
+        unpack_values((b"abcdef", bytes([2, 2]), 1))
+    assert is_damage(raised.value)
+
+
+def test_positions_of_packed_blocks_read_back_through_whoosh_and_phrases(tmp_path):
+    from whoosh import index as whoosh_index
+
+    from searchengine.engines.whoosh.codec import PackedLeafMatcher
+
+    # 300 papers: "sparse" everywhere (several blocks), 200 times in paper 7 (a value over 255 bytes).
+    records = [dict(RECORDS[0], id=f"2101.{n:05d}v1", title=f"Paper {n}",
+                    abstract=("sparse solver " * (200 if n == 7 else 1 + n % 3)) + "graphs") for n in range(300)]
+    index_dir = tmp_path / "index"
+    build_index([_jsonl(tmp_path / "a.jsonl", records)], index_dir, jobs=1)
+    with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:
+        matcher = reader.postings("abstract", "spars")
+        assert isinstance(matcher, PackedLeafMatcher)
+        found = {}
+        while matcher.is_active():
+            found[reader.stored_fields(matcher.id())["id"]] = matcher.value_as("positions")
+            matcher.next()
+    expected = {r["id"][:-2]: [2 * i for i in range(200 if n == 7 else 1 + n % 3)] for n, r in enumerate(records)}
+    assert found == expected
+    index = open_index(index_dir)
+    assert index.search('"solver graphs"').total == 300
+    assert [h.id for h in index.search("sparse solver", limit=1).hits] == ["2101.00007"]

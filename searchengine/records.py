@@ -375,8 +375,8 @@ def arxiv_doi_id(key: str) -> str | None:
     prefix = ARXIV_DOI_PREFIX.lower()
     if not key.startswith(prefix):
         return None
-    found = arxiv_id(key[len(prefix):])
-    return found if found == key[len(prefix):] else None
+    found = arxiv_id(key[len(prefix):])  # as arXiv writes it: math.AG/0101001
+    return found if found and found.lower() == key[len(prefix):] else None
 
 
 def doi_keys(record: Record) -> list[str]:

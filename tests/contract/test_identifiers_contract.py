@@ -2,8 +2,9 @@
 ``https://doi.org/`` links, any case), arXiv's own DOIs, arXiv ids and abs
 links; and the links and identifiers a hit and a record carry.
 
-The corpus is written out below (``IDENTIFIER_RECORDS``): three arXiv papers,
-two with a journal's DOI, and one paper that has no arXiv id.
+The corpus is written out below (``IDENTIFIER_RECORDS``): five arXiv papers,
+two with a journal's DOI and one whose own DOI is arXiv's, and one paper
+that has no arXiv id.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ IDENTIFIER_RECORDS = [
      "doi": "https://doi.org/10.1088/1126-6708/1999/01/001"},
     {"id": "report-7", "title": "A technical report on magnons", "abstract": "Magnons again.",
      "doi": "10.5281/zenodo.12345", "url": "https://example.org/report-7"},
+    # An old-style id with a subject class; a paper whose own DOI is arXiv's.
+    {"id": "math.AG/0101001", "title": "Moduli of curves", "abstract": "Sheaves."},
+    {"id": "2101.00002", "title": "Preprints as their own record", "abstract": "Citations.",
+     "doi": "10.48550/arXiv.2101.00002"},
 ]
 
 
@@ -59,6 +64,9 @@ def id_index(request, tmp_path_factory):
     ("https://arxiv.org/abs/hep-th/9901001v3", ["hep-th/9901001"]),
     ("arXiv:0705.1234", ["0705.1234"]),
     ("id:report-7", ["report-7"]),
+    ("10.48550/arXiv.math.AG/0101001", ["math.AG/0101001"]),
+    ("doi:10.48550/arxiv.math.ag/0101001", ["math.AG/0101001"]),
+    ("10.48550/arXiv.2101.00002", ["2101.00002"]),
 ])
 def test_an_identifier_finds_its_paper(id_index, query, expected):
     results = id_index.search(query)
@@ -95,3 +103,8 @@ def test_hits_and_records_carry_links_and_identifiers(id_index):
     other = id_index.document("report-7")
     assert {key: other[key] for key in ("url", "pdf_url", "doi", "arxiv_doi")} == {
         "url": "https://example.org/report-7", "pdf_url": "", "doi": "10.5281/zenodo.12345", "arxiv_doi": ""}
+    # arXiv's DOI is never the paper's own, unless the source gave it as such.
+    assert {key: id_index.document("math.AG/0101001")[key] for key in ("doi", "arxiv_doi")} == {
+        "doi": "", "arxiv_doi": "10.48550/arXiv.math.AG/0101001"}
+    assert {key: id_index.document("2101.00002")[key] for key in ("doi", "arxiv_doi")} == {
+        "doi": "10.48550/arXiv.2101.00002", "arxiv_doi": "10.48550/arXiv.2101.00002"}

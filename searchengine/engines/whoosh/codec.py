@@ -457,6 +457,8 @@ class _DictionaryColumnReader:
         self._lengths.frombytes(bytes(dbfile.get(basepos + dictionary + written, 4 * count)))
         if sys.byteorder != "little":
             self._lengths.byteswap()
+        if sum(self._lengths) != written:  # a changed length would shift or empty documents silently
+            raise CorruptIndexError("the stored fields column's lengths are damaged")
         self._start = basepos + dictionary
         self._offsets = None  # where each value starts, made on first read
 

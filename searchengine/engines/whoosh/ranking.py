@@ -881,9 +881,11 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
 
 
 # Postings with positions kept per segment for the proximity bonus and
-# phrases (whole blocks as read, about 40 bytes a posting), the least
-# recently used words dropped first.
-POSITION_CACHE_POSTINGS = 1_500_000
+# phrases, the least recently used words dropped first: a posting of a
+# block kept whole counts 1 (about 40 bytes), a document's decoded
+# positions DECODED_COST (a set, a tuple and a dictionary entry: about 370).
+POSITION_CACHE_POSTINGS = 1_000_000
+DECODED_COST = 8
 
 
 class _TermPositions:
@@ -908,7 +910,7 @@ class _TermPositions:
         self.postings = 0
 
     def __len__(self) -> int:
-        return self.postings + len(self.decoded)
+        return self.postings + DECODED_COST * len(self.decoded)
 
     def covers(self, doc: int) -> bool:
         from bisect import bisect_right
@@ -972,8 +974,11 @@ def _cached_positions(reader, fieldname: str, text: str, docs: list[int],
     missing = [doc for doc in docs if not term.covers(doc)]
     if missing:
         _read_position_blocks(matcher, term, missing, clock)
-        cache.put(key, (term,), replace=True)
-    return term.positions(docs, matcher.format.decode_positions)
+    size = len(term)
+    found = term.positions(docs, matcher.format.decode_positions)
+    if missing or len(term) != size or entry is None:
+        cache.put(key, (term,), replace=True)  # counted again: it holds more
+    return found
 
 
 def _read_position_blocks(matcher, term: _TermPositions, docs: list[int], clock: MatchClock | None) -> None:

@@ -14,9 +14,9 @@ source      stored only (``file:line``)                         messages
 version     stored only (arXiv version number, or absent)      keeping the latest version
 day         integer: the submitted day (``date.toordinal``)     date filters
 dates       stored only: submitted, updated (ISO), versions     display
-doi         exact lower-cased terms (its own DOIs; arXiv's     ``doi:``, a DOI as the query
-            DOI of its id is searched as the id), stored as
-            the source wrote it
+doi         exact lower-cased terms (the record's own DOIs;     ``doi:``, a DOI as the query
+            arXiv's DOI of its id is searched as the id),
+            stored as the source wrote it
 pdf_url,    stored only                                         display, exports
 journal_ref,
 comments,
@@ -50,7 +50,7 @@ from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from whoosh.formats import Positions
 
 from searchengine import dates, filters
-from searchengine.records import arxiv_doi_id, doi_keys
+from searchengine.records import doi_key
 from searchengine.engines.whoosh import columns as facets
 from searchengine.engines.whoosh.codec import compact_positions
 from searchengine.engines.whoosh.analysis import fold, index_positions, name_analyzer, text_analyzer
@@ -171,11 +171,11 @@ def document_fields(record) -> dict:
     if record.submitted or record.updated or record.versions:
         fields["dates"] = stored_dates(record)
     # --- links and identifiers ---
-    # arXiv's DOI of an arXiv id is searched as the id (querying.doi_query), so it takes no term.
-    keys = [key for key in doi_keys(record) if arxiv_doi_id(key) != record.id]
+    # Only the record's own DOIs: arXiv's DOI of its id is searched as the id
+    # (querying.doi_query) and takes no term.
+    keys = list(dict.fromkeys(doi_key(value) for value in record.doi.split()))
     if keys:
         fields["doi"] = " ".join(keys)
-    if record.doi:
         fields["_stored_doi"] = record.doi
     for name in ("pdf_url", "journal_ref", "comments", "license"):
         if getattr(record, name):

@@ -252,6 +252,15 @@ def test_a_damaged_dictionary_column_raises_what_the_engine_reports_as_damage():
         with pytest.raises(Exception) as raised:
             list(_column_reader(damaged, 120))
         assert is_damage(raised.value)
+    # A length zeroed (the document would read as having no stored fields) or changed.
+    trailer = 16
+    for docnum, value in ((119, b"\0\0\0\0"), (0, b"\x05\0\0\0")):
+        changed = bytearray(data)
+        at = len(changed) - trailer - 4 * (120 - docnum)
+        changed[at:at + 4] = value
+        with pytest.raises(Exception) as raised:
+            list(_column_reader(bytes(changed), 120))
+        assert is_damage(raised.value)
     garbled = bytearray(data)
     garbled[len(garbled) // 3: len(garbled) // 3 + 40] = b"\xff" * 40  # in the compressed values
     with pytest.raises(Exception) as raised:

@@ -188,5 +188,11 @@ def test_cached_positions_read_each_block_once_and_match_a_direct_read(many_post
         assert ranking._cached_positions(reader, "abstract", text, list(range(600))) == expected
         assert ranking._cached_positions(reader, "abstract", text, [599, 700]) == {
             doc: expected[doc] for doc in [599] if doc in expected}
+    # The cache counts what each word holds: its blocks' postings and, at a higher cost, the decoded positions.
+    cache = ranking._reader_cache(reader, "positions")
+    for text in ["alpha", "beta"]:
+        (term,) = cache.get(("abstract", text))
+        assert term.decoded and cache.sizes[("abstract", text)] == len(term) + 1
+        assert len(term) == term.postings + ranking.DECODED_COST * len(term.decoded)
     assert expected[0] == (1.0, {2})  # beta: "alpha delta beta alpha"
     assert ranking._cached_positions(reader, "abstract", "alpha", [3])[3] == (2.0, {0, 2})  # "alpha delta alpha"

@@ -780,10 +780,20 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
             sock.sendall(b"GET /api/search?q=gpu HTTP/1.1\r\nHost: x\r\n")  # no blank line: unfinished
         answer = json.loads(urllib.request.urlopen(match.group(1) + "/api/search?q=SpMV+GPU", timeout=10).read())
         assert answer["total"] == 4
+        # The connections are shared out evenly between the processes.
+        children = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
+
+        def sockets(pid: int) -> int:
+            return sum(os.readlink(fd).startswith("socket:") for fd in Path(f"/proc/{pid}/fd").iterdir())
+
+        deadline = time.monotonic() + 10
+        while sum(map(sockets, children)) < 300 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        held = sorted(map(sockets, children))
+        assert sum(held) >= 300 and held[1] - held[0] <= 10, held
         for sock in stalled:
             sock.close()
         # A server process that dies is replaced.
-        children = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
         assert len(children) == 2
         os.kill(children[0], signal.SIGKILL)
         deadline = time.monotonic() + 30
@@ -964,3 +974,36 @@ def test_a_category_no_paper_has_is_named_on_the_page_and_in_json(client):
     data = client.get("/api/search?q=gpu&category=cs.XX").get_json()
     assert (data["total"], data["notes"]) == (0, ["no paper has category cs.XX"])
     assert client.get("/api/search?q=zebrafish&category=cs.DC").get_json()["notes"] == []
+
+
+def test_connection_shares_make_a_process_with_more_connections_accept_later(monkeypatch):
+    from types import SimpleNamespace
+
+    from web import serve
+    from web.serve import ConnectionShares
+
+    waits = []
+    monkeypatch.setattr(serve.time, "sleep", waits.append)
+    shares = ConnectionShares(3)
+    accepted = []
+
+    def server(name: str):
+        found = SimpleNamespace(active_channels={}, readable=lambda: True)
+        found.handle_accept = lambda: accepted.append(name) or found.active_channels.update({len(accepted): name})
+        return found
+
+    servers = [server("a"), server("b"), server("c")]
+    for slot, found in enumerate(servers[:2]):  # the third is still loading
+        shares.balance(found, slot)
+        assert found.readable()  # waitress's loop asks before each poll: the count is noted
+    servers[0].handle_accept()
+    assert (accepted, waits, list(shares.counts)) == (["a"], [], [1, 0, ConnectionShares.UNREADY])
+    servers[0].handle_accept()  # more than b: it waits first, then accepts all the same
+    assert (accepted, waits) == (["a", "a"], [ConnectionShares.ACCEPT_DELAY])
+    servers[1].handle_accept()
+    assert waits == [ConnectionShares.ACCEPT_DELAY] and list(shares.counts)[:2] == [2, 1]
+    shares.balance(servers[2], 2)
+    assert servers[2].readable() and list(shares.counts) == [2, 1, 0]
+    shares.release(2)  # died: out of the count until its replacement serves
+    servers[0].active_channels.clear()  # a's clients left
+    assert servers[0].readable() and list(shares.counts) == [0, 1, ConnectionShares.UNREADY]

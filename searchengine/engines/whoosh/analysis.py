@@ -271,10 +271,13 @@ class TechTokenizer(Tokenizer):
         """
         normal, starts, ends = normalize(value)
         found = list(self._tokenizer(normal).finditer(normal))
-        words = [m.group() for m in found]
-        positions = [m.start() for m in found]
+        if not found:
+            return WordSpans(normal, [], [], [], [], None if starts is None else [])
+        match = type(found[0])  # re's or regex's: its methods mapped in C, not called from Python
+        words = list(map(match.group, found))
+        positions = list(map(match.start, found))
         if starts is None:
-            return WordSpans(normal, words, positions, positions, [m.end() for m in found], None)
+            return WordSpans(normal, words, positions, positions, list(map(match.end, found)), None)
         firsts, lasts, charmaps = [], [], []
         for m in found:
             start, end = m.span()

@@ -184,20 +184,31 @@ class PackedPostingsWriter(W3PostingsWriter):
 class PackedLeafMatcher(W3LeafMatcher):
     """Whoosh's W3 posting reader for blocks written by :class:`PackedPostingsWriter`."""
 
+    @property
+    def packs_values(self) -> bool:
+        """Whether this term's values are packed (formats of values of one size keep Whoosh's layout)."""
+        return self._fixedsize is None or self._fixedsize < 0
+
     def _read_values(self):
-        if self._data is None:
-            self._read_data()
-        found = self._data[2]
-        if self._fixedsize is not None and self._fixedsize >= 0:
+        if not self.packs_values:
             super()._read_values()
             return
-        self._values = unpack_values(found)
+        joined, offsets = self.packed_values()
+        self._values = tuple(map(joined.__getitem__, map(slice, offsets[:-1], offsets[1:])))
+
+    def packed_values(self) -> tuple[bytes, array]:
+        """The whole current block's values as written: one string and the
+        offset of each value in it (``array('I')``, one more than the values).
+
+        Raises ``CorruptIndexError`` when the lengths do not add up to the string."""
+        if self._data is None:
+            self._read_data()
+        return value_offsets(self._data[2])
 
 
-def unpack_values(packed: tuple) -> tuple[bytes, ...]:
-    """A block's values from :class:`PackedPostingsWriter`'s ``(joined, lengths, width)``.
-
-    Raises ``CorruptIndexError`` when the lengths do not add up to the joined string."""
+def value_offsets(packed: tuple) -> tuple[bytes, array]:
+    """``(joined, offsets)`` of a block's values from :class:`PackedPostingsWriter`'s
+    ``(joined, lengths, width)`` (see :meth:`PackedLeafMatcher.packed_values`)."""
     joined, lengths, width = packed
     if width == 1:
         sizes = lengths
@@ -206,10 +217,18 @@ def unpack_values(packed: tuple) -> tuple[bytes, ...]:
         sizes.frombytes(lengths)
         if sys.byteorder != "little":
             sizes.byteswap()
-    ends = list(accumulate(sizes))
-    if (ends[-1] if ends else 0) != len(joined):
+    offsets = array("I", accumulate(sizes, initial=0))
+    if offsets[-1] != len(joined):
         raise CorruptIndexError("a block of postings is damaged: its values do not add up")
-    return tuple(map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    return joined, offsets
+
+
+def unpack_values(packed: tuple) -> tuple[bytes, ...]:
+    """A block's values from :class:`PackedPostingsWriter`'s ``(joined, lengths, width)``.
+
+    Raises ``CorruptIndexError`` when the lengths do not add up to the joined string."""
+    joined, offsets = value_offsets(packed)
+    return tuple(map(joined.__getitem__, map(slice, offsets[:-1], offsets[1:])))
 
 
 class CheckedTermTable(OrderedHashReader):

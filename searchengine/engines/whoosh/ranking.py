@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 import time
 from array import array
+from itertools import accumulate
 from math import log
 
 from searchengine.engines.whoosh import combine, internals
@@ -881,11 +882,9 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
 
 
 # Postings with positions kept per segment for the proximity bonus and
-# phrases, the least recently used words dropped first: a posting of a
-# block kept whole counts 1 (about 40 bytes), a document's decoded
-# positions DECODED_COST (a set, a tuple and a dictionary entry: about 370).
-POSITION_CACHE_POSTINGS = 1_000_000
-DECODED_COST = 8
+# phrases (blocks kept whole and compact: about 40 bytes a posting), the
+# least recently used words dropped first.
+POSITION_CACHE_POSTINGS = 1_500_000
 
 
 class _TermPositions:
@@ -897,20 +896,20 @@ class _TermPositions:
     not have the term. A block is kept compact (document numbers and
     weights as arrays, the encoded positions as one string with their
     offsets), so that a long-lived cache holds few objects; a document's
-    positions are decoded when first asked for.
+    positions are decoded each time they are asked for (a few microseconds:
+    a set per document kept would cost nine times the posting's bytes).
     """
 
-    __slots__ = ("firsts", "lasts", "blocks", "decoded", "postings")
+    __slots__ = ("firsts", "lasts", "blocks", "postings")
 
     def __init__(self) -> None:
         self.firsts: list[int] = []  # covered ranges (disjoint), by first document
         self.lasts: list[int] = []
         self.blocks: list[tuple] = []  # (ids, weights, positions, offsets) per range
-        self.decoded: dict[int, tuple] = {}  # doc -> (weight, set of positions)
         self.postings = 0
 
     def __len__(self) -> int:
-        return self.postings + DECODED_COST * len(self.decoded)
+        return self.postings
 
     def covers(self, doc: int) -> bool:
         from bisect import bisect_right
@@ -918,16 +917,16 @@ class _TermPositions:
         at = bisect_right(self.firsts, doc) - 1
         return at >= 0 and doc <= self.lasts[at]
 
-    def add(self, first: int, last: int, ids, weights, values) -> None:
-        """Keep a block (its document numbers, weights and encoded positions), covering ``first .. last``."""
+    def add(self, first: int, last: int, ids, weights, values: bytes, offsets: array) -> None:
+        """Keep a block covering ``first .. last``: its document numbers,
+        weights, and encoded positions (one string, each posting's from
+        ``offsets[i]`` to ``offsets[i + 1]``)."""
         from bisect import bisect_right
-        from itertools import accumulate
 
         at = bisect_right(self.firsts, first)
         self.firsts.insert(at, first)
         self.lasts.insert(at, last)
-        offsets = array("I", accumulate(map(len, values), initial=0))
-        self.blocks.insert(at, (array("i", ids), array("d", weights), b"".join(values), offsets))
+        self.blocks.insert(at, (array("i", ids), array("d", weights), values, offsets))
         self.postings += len(ids)
 
     def positions(self, docs: list[int], decode) -> dict:
@@ -935,19 +934,15 @@ class _TermPositions:
         from bisect import bisect_left, bisect_right
 
         found = {}
-        decoded = self.decoded
+        firsts, lasts, blocks = self.firsts, self.lasts, self.blocks
         for doc in docs:
-            posting = decoded.get(doc)
-            if posting is None:
-                at = bisect_right(self.firsts, doc) - 1
-                if at < 0 or doc > self.lasts[at]:
-                    continue
-                ids, weights, values, offsets = self.blocks[at]
-                i = bisect_left(ids, doc)
-                if i == len(ids) or ids[i] != doc:
-                    continue
-                posting = decoded[doc] = (weights[i], set(decode(values[offsets[i]:offsets[i + 1]])))
-            found[doc] = posting
+            at = bisect_right(firsts, doc) - 1
+            if at < 0 or doc > lasts[at]:
+                continue
+            ids, weights, values, offsets = blocks[at]
+            i = bisect_left(ids, doc)
+            if i < len(ids) and ids[i] == doc:
+                found[doc] = (weights[i], set(decode(values[offsets[i]:offsets[i + 1]])))
         return found
 
 
@@ -974,11 +969,8 @@ def _cached_positions(reader, fieldname: str, text: str, docs: list[int],
     missing = [doc for doc in docs if not term.covers(doc)]
     if missing:
         _read_position_blocks(matcher, term, missing, clock)
-    size = len(term)
-    found = term.positions(docs, matcher.format.decode_positions)
-    if missing or len(term) != size or entry is None:
         cache.put(key, (term,), replace=True)  # counted again: it holds more
-    return found
+    return term.positions(docs, matcher.format.decode_positions)
 
 
 def _read_position_blocks(matcher, term: _TermPositions, docs: list[int], clock: MatchClock | None) -> None:
@@ -996,13 +988,19 @@ def _read_position_blocks(matcher, term: _TermPositions, docs: list[int], clock:
         if clock is not None and clock.expired():
             clock.cut = True
             return
-        term.add(before + 1, last, *internals.read_block(matcher, True))
+        if getattr(matcher, "packs_values", False):  # the block's values already in one string (codec.py)
+            ids, weights, _ = internals.read_block(matcher)
+            term.add(before + 1, last, ids, weights, *matcher.packed_values())
+        else:
+            ids, weights, values = internals.read_block(matcher, True)
+            term.add(before + 1, last, ids, weights, b"".join(values),
+                     array("I", accumulate(map(len, values), initial=0)))
         while at < len(docs) and docs[at] <= last:
             at += 1
         before = last
         internals.next_block(matcher)
     if at < len(docs) and not matcher.is_active():  # past the last posting
-        term.add(before + 1, 2**31, (), (), ())
+        term.add(before + 1, 2**31, (), (), b"", array("I", [0]))
 
 
 def _term_scores(q, searcher, reader) -> dict[int, float]:

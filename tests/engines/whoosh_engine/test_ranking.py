@@ -147,11 +147,14 @@ def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_inde
         warm.close()
 
 
-@pytest.fixture(scope="module")
-def many_postings(tmp_path_factory):
+@pytest.fixture(scope="module", params=["DictionaryCodec", "CompactCodec"])
+def many_postings(tmp_path_factory, request):
     """One segment of 600 papers: ``alpha`` in every abstract (twice in every
-    third), ``beta`` in the even ones: several blocks of postings each."""
+    third), ``beta`` in the even ones: several blocks of postings each;
+    written by the current codec and by the one before (values not packed)."""
     import json
+
+    from searchengine.engines.whoosh import codec, writer
 
     folder = tmp_path_factory.mktemp("many-postings")
     source = folder / "papers.jsonl"
@@ -160,9 +163,14 @@ def many_postings(tmp_path_factory):
             words = ["alpha", "delta"] + (["beta"] if number % 2 == 0 else []) + (["alpha"] if number % 3 == 0 else [])
             out.write(json.dumps({"id": f"2401.{number:05d}", "title": f"Paper {number}",
                                   "abstract": " ".join(words), "authors": ["A. Writer"]}) + "\n")
-    build_index([source], folder / "index", jobs=1)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(codec, "DictionaryCodec", getattr(codec, request.param))
+        patched.setattr(writer, "_WRITER_CLASSES", {})  # made anew with that codec
+        build_index([source], folder / "index", jobs=1)
     index = open_index(folder / "index")
-    yield index.engine.current().searcher.reader()
+    reader = index.engine.current().searcher.reader()
+    assert type(reader.codec()).__name__ == request.param
+    yield reader
     index.close()
 
 
@@ -188,11 +196,10 @@ def test_cached_positions_read_each_block_once_and_match_a_direct_read(many_post
         assert ranking._cached_positions(reader, "abstract", text, list(range(600))) == expected
         assert ranking._cached_positions(reader, "abstract", text, [599, 700]) == {
             doc: expected[doc] for doc in [599] if doc in expected}
-    # The cache counts what each word holds: its blocks' postings and, at a higher cost, the decoded positions.
+    # The cache counts what each word holds: its blocks' postings.
     cache = ranking._reader_cache(reader, "positions")
-    for text in ["alpha", "beta"]:
+    for text, postings in [("alpha", 600), ("beta", 300)]:
         (term,) = cache.get(("abstract", text))
-        assert term.decoded and cache.sizes[("abstract", text)] == len(term) + 1
-        assert len(term) == term.postings + ranking.DECODED_COST * len(term.decoded)
+        assert len(term) == term.postings == postings and cache.sizes[("abstract", text)] == postings + 1
     assert expected[0] == (1.0, {2})  # beta: "alpha delta beta alpha"
     assert ranking._cached_positions(reader, "abstract", "alpha", [3])[3] == (2.0, {0, 2})  # "alpha delta alpha"

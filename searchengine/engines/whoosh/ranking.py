@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 import time
 from array import array
+from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from math import log
 
@@ -524,8 +525,6 @@ def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, f
     Returns:
         ``{docnum: score}`` for the documents of ``docnums`` containing the word.
     """
-    from bisect import bisect_left
-
     keys = _indexed(searcher, [(t.fieldname, t.text) for t in terms])
     if not keys:
         return {}
@@ -889,7 +888,7 @@ POSITION_CACHE_POSTINGS = 1_500_000
 
 class _TermPositions:
     """The posting blocks of one term (one field) read so far in a segment,
-    with their positions, and the sets of positions already decoded.
+    with their positions.
 
     A block covers the documents from the one after its predecessor's last
     to its own last: a document in a covered range that has no posting does
@@ -912,8 +911,6 @@ class _TermPositions:
         return self.postings
 
     def covers(self, doc: int) -> bool:
-        from bisect import bisect_right
-
         at = bisect_right(self.firsts, doc) - 1
         return at >= 0 and doc <= self.lasts[at]
 
@@ -921,8 +918,6 @@ class _TermPositions:
         """Keep a block covering ``first .. last``: its document numbers,
         weights, and encoded positions (one string, each posting's from
         ``offsets[i]`` to ``offsets[i + 1]``)."""
-        from bisect import bisect_right
-
         at = bisect_right(self.firsts, first)
         self.firsts.insert(at, first)
         self.lasts.insert(at, last)
@@ -931,8 +926,6 @@ class _TermPositions:
 
     def positions(self, docs: list[int], decode) -> dict:
         """``{doc: (weight, set of positions)}`` of the covered ``docs`` (ascending) that have the term."""
-        from bisect import bisect_left, bisect_right
-
         found = {}
         firsts, lasts, blocks = self.firsts, self.lasts, self.blocks
         for doc in docs:
@@ -1146,8 +1139,6 @@ def _postings_at(reader, fieldname: str, text: str, docs: list[int], positions: 
     Blocks holding none of ``docs`` are passed over unread, as in
     :func:`posting_blocks`; a matcher of another shape is read the public way.
     """
-    from bisect import bisect_left
-
     from whoosh.matching import ReadTooFar
 
     if (fieldname, text) not in reader:

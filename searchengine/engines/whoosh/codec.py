@@ -124,8 +124,9 @@ class CompactCodec(W3Codec):
 
 
 class DictionaryCodec(CompactCodec):
-    """:class:`CompactCodec` whose stored fields are compressed against a
-    dictionary of the segment's own first documents
+    """:class:`CompactCodec` whose blocks of postings pack their values
+    (:class:`PackedPostingsWriter`) and whose stored fields are compressed
+    against a dictionary of the segment's own first documents
     (:class:`DictionaryCompressedColumn`).
 
     Whoosh compresses each document's stored fields alone, and deflate finds
@@ -193,8 +194,9 @@ class PackedLeafMatcher(W3LeafMatcher):
         if not self.packs_values:
             super()._read_values()
             return
-        joined, offsets = self.packed_values()
-        self._values = tuple(map(joined.__getitem__, map(slice, offsets[:-1], offsets[1:])))
+        if self._data is None:
+            self._read_data()
+        self._values = unpack_values(self._data[2])
 
     def packed_values(self) -> tuple[bytes, array]:
         """The whole current block's values as written: one string and the
@@ -208,7 +210,14 @@ class PackedLeafMatcher(W3LeafMatcher):
 
 def value_offsets(packed: tuple) -> tuple[bytes, array]:
     """``(joined, offsets)`` of a block's values from :class:`PackedPostingsWriter`'s
-    ``(joined, lengths, width)`` (see :meth:`PackedLeafMatcher.packed_values`)."""
+    ``(joined, lengths, width)`` (see :meth:`PackedLeafMatcher.packed_values`).
+
+    Raises ``CorruptIndexError`` when they are not of that shape or the
+    lengths do not add up to the string."""
+    damaged = CorruptIndexError("a block of postings is damaged: its values do not add up")
+    if not (isinstance(packed, tuple) and len(packed) == 3 and isinstance(packed[0], bytes)
+            and isinstance(packed[1], bytes) and packed[2] in (1, 4) and len(packed[1]) % packed[2] == 0):
+        raise damaged
     joined, lengths, width = packed
     if width == 1:
         sizes = lengths
@@ -219,7 +228,7 @@ def value_offsets(packed: tuple) -> tuple[bytes, array]:
             sizes.byteswap()
     offsets = array("I", accumulate(sizes, initial=0))
     if offsets[-1] != len(joined):
-        raise CorruptIndexError("a block of postings is damaged: its values do not add up")
+        raise damaged
     return joined, offsets
 
 

@@ -310,9 +310,11 @@ def test_packed_block_values_that_do_not_add_up_are_damage():
     from searchengine.engines.whoosh.codec import unpack_values
     from searchengine.engines.whoosh.store import is_damage
 
-    with pytest.raises(Exception) as raised:
-        unpack_values((b"abcdef", bytes([2, 2]), 1))
-    assert is_damage(raised.value)
+    for damaged in [(b"abcdef", bytes([2, 2]), 1), (b"ab", b"\x02\0\0", 4), (b"ab", bytes([2]), 3), (b"ab", [2], 1),
+                    ("ab", bytes([2]), 1), (b"ab", bytes([2])), ["ab"]]:
+        with pytest.raises(Exception) as raised:
+            unpack_values(damaged)
+        assert is_damage(raised.value), damaged
 
 
 def test_positions_of_packed_blocks_read_back_through_whoosh_and_phrases(tmp_path):

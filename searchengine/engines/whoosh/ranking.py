@@ -983,7 +983,10 @@ def _read_position_blocks(matcher, term: _TermPositions, docs: list[int], clock:
             return
         if getattr(matcher, "packs_values", False):  # the block's values already in one string (codec.py)
             ids, weights, _ = internals.read_block(matcher)
-            term.add(before + 1, last, ids, weights, *matcher.packed_values())
+            values, offsets = matcher.packed_values()
+            # The ids start where the matcher stands in the block (past deleted
+            # documents a filter skipped); the offsets are the whole block's.
+            term.add(before + 1, last, ids, weights, values, offsets[len(offsets) - 1 - len(ids):])
         else:
             ids, weights, values = internals.read_block(matcher, True)
             term.add(before + 1, last, ids, weights, b"".join(values),

@@ -203,3 +203,28 @@ def test_cached_positions_read_each_block_once_and_match_a_direct_read(many_post
         assert len(term) == term.postings == postings and cache.sizes[("abstract", text)] == postings + 1
     assert expected[0] == (1.0, {2})  # beta: "alpha delta beta alpha"
     assert ranking._cached_positions(reader, "abstract", "alpha", [3])[3] == (2.0, {0, 2})  # "alpha delta alpha"
+
+
+@pytest.mark.parametrize("removed", [["a1"], ["a1", "a3"], ["a2"]])
+def test_phrases_and_compounds_find_their_papers_after_removals_at_a_blocks_start(tmp_path, removed):
+    """Deleted documents at the start of a block: the filter over the
+    segment's postings has stepped past them before the block is read."""
+    import json
+
+    from searchengine import remove_documents
+
+    source = tmp_path / "papers.jsonl"
+    papers = [("a1", "learning"), ("a2", "Self supervised learning"), ("a3", "deep learning"),
+              ("a4", "Supervised learning of self-supervised models")]
+    source.write_text("".join(json.dumps({"id": i, "title": t, "abstract": t}) + "\n" for i, t in papers))
+    build_index([source], tmp_path / "index", jobs=1)
+    remove_documents(removed, tmp_path / "index")
+    index = open_index(tmp_path / "index")
+    try:
+        live = {"a2", "a4"} - set(removed)
+        assert {h.id for h in index.search('"supervised learning"').hits} == live
+        assert {h.id for h in index.search('"self supervised"').hits} == live
+        assert {h.id for h in index.search("self-supervised").hits} == live
+        assert {h.id for h in index.search('title:"deep learning"').hits} == {"a3"} - set(removed)
+    finally:
+        index.close()

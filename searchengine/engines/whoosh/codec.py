@@ -413,6 +413,7 @@ class _DictionaryColumnWriter:
         self._dbfile = dbfile
         self._lengths = array("I")
         self._pending: list[bytes] = []  # values before the dictionary is made
+        self._sampled = 0  # the non-empty ones among them
         self._compressor = None
         self._dictionary = b""
         self._written = 0
@@ -426,7 +427,8 @@ class _DictionaryColumnWriter:
                 lengths.append(0)
         if self._compressor is None:
             self._pending.append(value)
-            if sum(1 for v in self._pending if v) >= DICTIONARY_SAMPLE:
+            self._sampled += bool(value)
+            if self._sampled >= DICTIONARY_SAMPLE:
                 self._start()
         else:
             self._write(value)

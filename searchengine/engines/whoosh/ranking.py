@@ -686,11 +686,8 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None
             return found if arrays else combine.as_dict(found)
     if kind is wq.DisjunctionMax:
         best: dict[int, float] = {}
-        for s in q.subqueries:
-            if clock is not None and best and clock.expired():  # the first way (as typed) is always read
-                clock.cut = True
-                break
-            for doc, score in _node_scores(s, searcher, reader, within, clock).items():
+        for scores in _ways(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock), bool):
+            for doc, score in scores.items():
                 if score > best.get(doc, -1.0):
                     best[doc] = score
         return _boosted(best, q.boost)
@@ -731,16 +728,7 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None
         needed = getattr(q, "minmatch", 0) or 0
         total: dict[int, float] = {}
         counts: dict[int, int] = {}
-        # A word repeated in an OR (a relaxed query of a pasted chain) is scored once.
-        known: dict = {}
-        timed = clock is not None and len(q.subqueries) > UNTIMED_OR
-        for number, s in enumerate(q.subqueries):
-            if number and timed and clock.expired():
-                clock.cut = True
-                break
-            scores = known.get(s)
-            if scores is None:
-                scores = known[s] = _node_scores(s, searcher, reader, within, clock)
+        for scores in _or_parts(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock)):
             for doc, score in scores.items():
                 total[doc] = total.get(doc, 0.0) + score
                 if needed > 1:
@@ -758,6 +746,38 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None
             found.pop(doc, None)
         return found
     raise Unsupported
+
+
+def _ways(q, clock: MatchClock | None, score, found) -> list:
+    """``score(s)`` of each way ``s`` of a ``DisjunctionMax``, in order: the
+    first (as typed) always, the others while something has been found
+    (``found(result)``) only until the ``clock``'s deadline (``cut`` noted)."""
+    results: list = []
+    for s in q.subqueries:
+        if clock is not None and any(map(found, results)) and clock.expired():
+            clock.cut = True
+            break
+        results.append(score(s))
+    return results
+
+
+def _or_parts(q, clock: MatchClock | None, score) -> list:
+    """``score(s)`` of each subquery ``s`` of an ``Or``, in order. A repeated
+    one (a word twice in a relaxed pasted chain) is scored once and given
+    again; an ``Or`` of more than :data:`UNTIMED_OR` stops at the ``clock``'s
+    deadline (``cut`` noted)."""
+    timed = clock is not None and len(q.subqueries) > UNTIMED_OR
+    known: dict = {}
+    results: list = []
+    for number, s in enumerate(q.subqueries):
+        if number and timed and clock.expired():
+            clock.cut = True
+            break
+        found = known.get(s)
+        if found is None:
+            found = known[s] = score(s)
+        results.append(found)
+    return results
 
 
 def _is_word(q) -> bool:
@@ -787,27 +807,12 @@ def _combined(q, searcher, reader, leaves: dict, clock: MatchClock | None):
         docs, scores = leaves[id(q)]
         return combine.leaf_arrays(docs, scores, q.boost * _joined_scale(searcher, q) if kind is _JOINED else q.boost)
     if kind is wq.DisjunctionMax:
-        parts = []
-        for s in q.subqueries:
-            if clock is not None and parts and clock.expired():  # the first way (as typed) is always read
-                clock.cut = True
-                break
-            parts.append(_combined(s, searcher, reader, leaves, clock))
+        parts = _ways(q, clock, lambda s: _combined(s, searcher, reader, leaves, clock), lambda part: len(part[0]) > 0)
         return combine.scaled(combine.best(parts, reader.doc_count_all()), q.boost)
     if kind is wq.And:
         return combine.scaled(combine.intersection([_combined(s, searcher, reader, leaves, clock)
                                                     for s in q.subqueries]), q.boost)
-    timed = clock is not None and len(q.subqueries) > UNTIMED_OR
-    known: dict = {}
-    parts = []
-    for number, s in enumerate(q.subqueries):
-        if number and timed and clock.expired():
-            clock.cut = True
-            break
-        found = known.get(s)
-        if found is None:
-            found = known[s] = _combined(s, searcher, reader, leaves, clock)
-        parts.append(found)
+    parts = _or_parts(q, clock, lambda s: _combined(s, searcher, reader, leaves, clock))
     needed = getattr(q, "minmatch", 0) or 0
     return combine.scaled(combine.union(parts, reader.doc_count_all(), needed), q.boost)
 

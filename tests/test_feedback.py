@@ -6,6 +6,7 @@ import pytest
 from whoosh import query as wq
 
 from searchengine import build_index, open_index
+from searchengine import ranking as settings
 from searchengine.engines.whoosh import feedback, ranking
 from searchengine.engines.whoosh.querying import parse
 
@@ -57,7 +58,7 @@ def test_relevance_model_of_no_documents_is_empty(small_index):
 
 def test_feedback_reorders_a_long_query(small_index, monkeypatch):
     # Without feedback, C (with "laser" twice) outranks B for the two words they share.
-    monkeypatch.setattr(ranking, "FEEDBACK_WEIGHT", 0.0)
+    monkeypatch.setattr(settings, "FEEDBACK_WEIGHT", 0.0)
     assert ranked_ids(small_index, LONG_QUERY) == ["a", "c", "b"]
     monkeypatch.undo()
     # With it, B shares A's topic word "plasma" and moves up; the hits stay the same.
@@ -71,11 +72,11 @@ def test_feedback_scores_are_the_query_plus_weighted_expansion_terms(small_index
     query = parse(LONG_QUERY, searcher.schema).query
     assert feedback.question_terms(query) == 5
     first = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}
-    top = sorted(first.items(), key=lambda item: -item[1])[:ranking.FEEDBACK_DOCS]
-    model = feedback.relevance_model(searcher, top, ranking.FEEDBACK_TERMS)
+    top = sorted(first.items(), key=lambda item: -item[1])[:settings.FEEDBACK_DOCS]
+    model = feedback.relevance_model(searcher, top, settings.FEEDBACK_TERMS)
     expected = dict(first)
     for term, probability in model:
-        weight = 5 * ranking.FEEDBACK_WEIGHT * probability  # 5 query terms
+        weight = 5 * settings.FEEDBACK_WEIGHT * probability  # 5 query terms
         term_query = ranking.bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
         for hit in searcher.search(term_query, limit=None):
             if hit.docnum in expected:
@@ -101,7 +102,7 @@ def test_filters_choose_the_feedback_documents(small_index, monkeypatch):
     number = {searcher.stored_fields(d)["id"]: d for d in range(searcher.doc_count_all())}
     seen = []
     real = feedback.relevance_model
-    monkeypatch.setattr(ranking, "FEEDBACK_MIN_LEAD", 1.0)  # C's lead over B is small
+    monkeypatch.setattr(settings, "FEEDBACK_MIN_LEAD", 1.0)  # C's lead over B is small
     monkeypatch.setattr(feedback, "relevance_model", lambda s, top, n: seen.append(top) or real(s, top, n))
     feedback.rerank(searcher, query, scores, allowed={number["b"], number["c"]})
     assert [doc for doc, _ in seen[0]] == [number["c"], number["b"]]
@@ -140,7 +141,7 @@ def test_clear_lead_compares_the_best_score_with_the_last_feedback_document(scor
 
 def test_feedback_leaves_a_flat_first_ranking_alone(small_index, monkeypatch):
     # Any lead above 1 is not enough at a threshold of 100: the order is that without feedback.
-    monkeypatch.setattr(ranking, "FEEDBACK_MIN_LEAD", 100.0)
+    monkeypatch.setattr(settings, "FEEDBACK_MIN_LEAD", 100.0)
     assert ranked_ids(small_index, LONG_QUERY) == ["a", "c", "b"]
     searcher = small_index.engine.current().searcher
     query = parse(LONG_QUERY, searcher.schema).query

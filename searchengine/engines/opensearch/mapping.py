@@ -77,6 +77,7 @@ import os
 import unicodedata
 
 from searchengine import dates, filters
+from searchengine.ranking import FIELD_B, K1
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -91,12 +92,6 @@ META_KEY = "searchengine"
 #: and the links and identifiers (doi, doi_keys, pdf_url, journal_ref, comments, license).
 LAYOUT = 4
 
-# Per-field BM25 (Lucene's, summed over fields by the query) with the embedded
-# ranking's length normalisation per field and its K1.
-_K1 = 2.0
-_FIELD_B = {"title": 0.3, "abstract": 0.75, "authors": 0.3}
-#: Query-time weight of a title match against an abstract match.
-TITLE_BOOST = 2.0
 
 #: Longest word indexed, in characters: longer ones are cut to this (Lucene
 #: refuses a term over 32,766 bytes, and with it the whole document).
@@ -336,7 +331,7 @@ def analysis_settings() -> dict:
 
 def similarity_settings() -> dict:
     """``index.similarity``: one BM25 per text field, K1 and B as the embedded ranking's."""
-    return {f"se_{name}": {"type": "BM25", "k1": _K1, "b": b} for name, b in _FIELD_B.items()}
+    return {f"se_{name}": {"type": "BM25", "k1": K1, "b": b} for name, b in FIELD_B.items()}
 
 
 def mappings(alias: str) -> dict:

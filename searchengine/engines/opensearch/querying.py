@@ -24,9 +24,9 @@ cluster's own queries:
   ``filter``;
 * ``Alternatives`` → ``dis_max`` (a hit scores by its best way of writing
   the words), the ways after the first (as typed) weighing
-  :data:`ALTERNATIVE_WEIGHT`;
+  :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`;
 * ``Proximity`` → the query as ``must``, and for each pair of neighbouring
-  words a ``match_phrase`` with slop :data:`PROXIMITY_SLOP` in the title
+  words a ``match_phrase`` with slop :data:`~searchengine.ranking.PROXIMITY_SLOP` in the title
   (weight ``TITLE_BOOST * PROXIMITY_WEIGHT``) and the abstract
   (``PROXIMITY_WEIGHT``) as ``should``: the embedded engine's proximity
   bonus, with Lucene's phrase scoring (the sloppy phrase frequency under
@@ -44,20 +44,13 @@ from searchengine.dates import intersection
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import compound_parts, text_tokens
+from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
 
 #: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.
 MAX_EXPANSIONS = t.MAX_EXPANSIONS
-#: Weight of a title match against an abstract or author match.
-TITLE_BOOST = 2.0
 #: The fields an unfielded word is searched in, with their weights.
 DEFAULT_FIELDS = (f"title^{TITLE_BOOST:g}", "abstract", "authors")
 _TEXT_FIELDS = {"title", "abstract", "authors"}
-#: The weight of the ways of writing the words that were not typed, and the
-#: proximity bonus's slop and weight: the embedded engine's values
-#: (searchengine/engines/whoosh/ranking.py).
-ALTERNATIVE_WEIGHT = 0.9
-PROXIMITY_SLOP = 0
-PROXIMITY_WEIGHT = 2.0
 
 
 def to_dsl(node: t.Node | None) -> dict | None:
@@ -177,7 +170,7 @@ def _neighbours(words: tuple[str, ...]) -> list[str]:
 
 def _word(text: str) -> dict:
     """One word; a compound (``k-means``, ``FlashAttention``) as its joined
-    form, or else (weighing :data:`ALTERNATIVE_WEIGHT`) its parts standing in
+    form, or else (weighing :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`) its parts standing in
     sequence in the title or the abstract, scored as the words.
 
     The joined form weighs as many times its own score as the compound has

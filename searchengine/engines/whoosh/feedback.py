@@ -2,9 +2,9 @@
 
 A question in prose names its topic with a few of its words; the best hits
 of a first ranking use many more words of that topic. For a query of at
-least :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_MIN_TERMS` terms, feedback
+least :data:`~searchengine.ranking.FEEDBACK_MIN_TERMS` terms, feedback
 builds a relevance model from the query's
-:data:`~searchengine.engines.whoosh.ranking.FEEDBACK_DOCS` best hits (RM3: Lavrenko and
+:data:`~searchengine.ranking.FEEDBACK_DOCS` best hits (RM3: Lavrenko and
 Croft, "Relevance-based language models", SIGIR 2001; Abdul-Jaleel et al.,
 "UMass at TREC 2004"), the way Anserini's RM3 does with BM25 scores::
 
@@ -12,11 +12,11 @@ Croft, "Relevance-based language models", SIGIR 2001; Abdul-Jaleel et al.,
     P(d)   = score(d) / sum of the feedback documents' scores
 
 ``tf`` and ``|d|`` count the analyzed terms of the title and abstract (stop
-words are already gone). The :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_TERMS`
+words are already gone). The :data:`~searchengine.ranking.FEEDBACK_TERMS`
 terms of highest ``P(w|R)`` are kept, their probabilities renormalised to
 sum 1, and each term's BM25F score, weighted by ``FEEDBACK_WEIGHT * n *
 P(w|R)`` (``n`` the number of query terms), is added to the first score of
-the :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_DEPTH` best hits.
+the :data:`~searchengine.ranking.FEEDBACK_DEPTH` best hits.
 With ``FEEDBACK_WEIGHT = 1`` the expansion terms together weigh as much as
 the query's own terms: RM3's interpolation with ``lambda = 0.5``.
 
@@ -36,6 +36,8 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 
+from searchengine import ranking as settings
+
 
 def question_terms(query) -> int:
     """Number of terms of ``query`` when the minimum-should-match rule applies
@@ -54,9 +56,8 @@ SKIPPED_NOTE = "half the time budget was spent before feedback from the best hit
 def applies(query) -> bool:
     """Whether :func:`rerank` changes the scores of ``query`` (a long question
     and feedback switched on)."""
-    from searchengine.engines.whoosh import ranking
 
-    return ranking.FEEDBACK_WEIGHT > 0 and question_terms(query) >= ranking.FEEDBACK_MIN_TERMS
+    return settings.FEEDBACK_WEIGHT > 0 and question_terms(query) >= settings.FEEDBACK_MIN_TERMS
 
 
 def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None = None) -> dict[int, float]:
@@ -76,17 +77,16 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
         A new ``{docnum: score}`` over the same documents, or ``scores``
         itself when feedback does not apply.
     """
-    from searchengine.engines.whoosh import ranking
 
     if not applies(query) or not scores:
         return scores
     count = question_terms(query)
     candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
     # Ties broken by document number, so the result does not depend on dict order.
-    ranked = heapq.nlargest(ranking.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
+    ranked = heapq.nlargest(settings.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
     if not clear_lead(ranked):
         return scores
-    model = relevance_model(searcher, ranked[:ranking.FEEDBACK_DOCS], ranking.FEEDBACK_TERMS)
+    model = relevance_model(searcher, ranked[:settings.FEEDBACK_DOCS], settings.FEEDBACK_TERMS)
     if not model:
         return scores
     from whoosh import query as wq
@@ -94,8 +94,10 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     # Only the FEEDBACK_DEPTH best documents are re-ranked: the expansion
     # terms' postings are read where those fall, not in full. They only
     # gain, so they stay above the documents left alone.
+    from searchengine.engines.whoosh import ranking
+
     docnums = [doc for doc, _ in ranked]
-    weight = ranking.FEEDBACK_WEIGHT * count
+    weight = settings.FEEDBACK_WEIGHT * count
     reranked = dict(scores.items())  # a plain dict, also of a ScoredDocs
     for term, probability in model:
         fields = [wq.Term("title", term), wq.Term("abstract", term)]
@@ -112,17 +114,16 @@ def clear_lead(ranked: list[tuple[int, float]]) -> bool:
 
     Returns:
         ``True`` when the best score is at least
-        :data:`~searchengine.engines.whoosh.ranking.FEEDBACK_MIN_LEAD` times
+        :data:`~searchengine.ranking.FEEDBACK_MIN_LEAD` times
         the score of the last feedback document (the ``FEEDBACK_DOCS``-th
         hit, or the last when there are fewer); ``False`` for flat scores
         and for fewer than two hits.
     """
-    from searchengine.engines.whoosh import ranking
 
     if len(ranked) < 2:
         return False
-    last = ranked[min(ranking.FEEDBACK_DOCS, len(ranked)) - 1][1]
-    return last <= 0 or ranked[0][1] >= ranking.FEEDBACK_MIN_LEAD * last
+    last = ranked[min(settings.FEEDBACK_DOCS, len(ranked)) - 1][1]
+    return last <= 0 or ranked[0][1] >= settings.FEEDBACK_MIN_LEAD * last
 
 
 def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[tuple[str, float]]:

@@ -47,8 +47,6 @@ from searchengine import querylang
 from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.analysis import fold
 from searchengine.engines.whoosh.ranking import (
-    ALTERNATIVE_WEIGHT,
-    PROXIMITY_FIELDS,
     MatchClock,
     bm25f_term,
     joined_term,
@@ -57,6 +55,7 @@ from searchengine.engines.whoosh.ranking import (
 from searchengine.dates import intersection
 from searchengine.errors import QueryError
 from searchengine.records import arxiv_doi_id, doi_key
+from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_FIELDS, QUERY_K3
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import DASHES, is_cjk_run, word_pattern
@@ -852,14 +851,14 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
 def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     """A long question's words weighed by how often the question uses them:
     Okapi BM25's query term frequency ``(K3 + 1) * qtf / (K3 + qtf)``
-    (:data:`~searchengine.engines.whoosh.ranking.QUERY_K3`), ``qtf`` counting
+    (:data:`~searchengine.ranking.QUERY_K3`), ``qtf`` counting
     the ``words`` (as typed) that analyze to the term. Other queries are
     returned as they are."""
     from collections import Counter
 
     from searchengine.engines.whoosh import ranking
 
-    k3 = ranking.QUERY_K3
+    k3 = QUERY_K3
     target = query.child if type(query) is Proximity else query
     if not k3 or type(target) is not MinShouldMatch or "abstract" not in schema:
         return query

@@ -2,27 +2,21 @@
 
 A query word is one :class:`BM25FTerm` (built by :func:`bm25f_term`): its
 frequencies in the fields are length-normalised per field, weighted (the
-title counts :data:`searchengine.engines.whoosh.schema.TITLE_BOOST` times, applied at
+title counts :data:`searchengine.ranking.TITLE_BOOST` times, applied at
 indexing) and added up before BM25's saturation, so a word in both title and
 abstract is not counted as two words. The inverse document frequency is
 BM25's ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (N documents, n containing the
-term), which is never negative.
+term), which is never negative. The parameters (``K1``, the per-field ``B``,
+the feedback and proximity constants) live in :mod:`searchengine.ranking`.
 
-The parameters are chosen on principle and checked on two test collections
-(README, "Evaluation"): titles are short and of similar length, so their
-length says little (``B = 0.3``); abstracts vary and take the usual
-``B = 0.75``; ``K1 = 2.0`` is the top of the customary 1.2 to 2.0 range
-(1.2, 1.6 and 2.0 were measured; each step up was better on both
-collections: abstracts repeat their key terms, and rewarding that pays).
-
-Long questions (at least :data:`FEEDBACK_MIN_TERMS` terms) are then
+Long questions (at least ``FEEDBACK_MIN_TERMS`` terms) are then
 re-ranked by pseudo-relevance feedback (:mod:`searchengine.engines.whoosh.feedback`, RM3
-with :data:`FEEDBACK_DOCS` feedback documents, :data:`FEEDBACK_TERMS`
-expansion terms, and the expansion weighing :data:`FEEDBACK_WEIGHT` times
+with ``FEEDBACK_DOCS`` feedback documents, ``FEEDBACK_TERMS``
+expansion terms, and the expansion weighing ``FEEDBACK_WEIGHT`` times
 the query: less than Anserini's equal weighting, which did more harm on a
 test with one right answer per query); the alternatives
 measured are listed in README, "Evaluation". :func:`bm25f_scores_at` scores
-the expansion terms in the :data:`FEEDBACK_DEPTH` best hits only.
+the expansion terms in the ``FEEDBACK_DEPTH`` best hits only.
 """
 
 from __future__ import annotations
@@ -35,61 +29,15 @@ from itertools import accumulate
 from math import log
 
 from searchengine.engines.whoosh import combine, internals
-
-# Per-field length normalisation; fields not listed use DEFAULT_B.
-DEFAULT_B = 0.75
-FIELD_B = {"title": 0.3, "abstract": 0.75, "authors": 0.3}
-# BM25F saturates the combined frequency once, so it has one K1.
-K1 = 2.0
-
-# Pseudo-relevance feedback (RM3, searchengine.engines.whoosh.feedback) for queries of at
-# least FEEDBACK_MIN_TERMS terms: the FEEDBACK_TERMS most probable terms of
-# the relevance model of the FEEDBACK_DOCS best hits re-rank the
-# FEEDBACK_DEPTH best; together they weigh FEEDBACK_WEIGHT times the
-# query's own terms (1 would be RM3's usual equal weighting: it helped the
-# many-answer collections a little more and cost a one-answer test three
-# times as much; README, "Evaluation").
-FEEDBACK_MIN_TERMS = 5
-FEEDBACK_DOCS = 10
-FEEDBACK_TERMS = 20
-FEEDBACK_WEIGHT = 0.4
-FEEDBACK_DEPTH = 100
-# Feedback only re-ranks a question whose first ranking is sure of its best
-# hit: the best score at least FEEDBACK_MIN_LEAD times the FEEDBACK_DOCS-th.
-# Where the first scores are flat, the feedback documents are as likely off
-# the topic as on it, and their words pull the ranking away from the answer
-# (selective expansion: Cronen-Townsend, Zhou and Croft, "Predicting query
-# performance", SIGIR 2002). Chosen on Cranfield, CISI and the known-item
-# test (README, "Evaluation").
-FEEDBACK_MIN_LEAD = 1.5
-
-# A long question's words weigh by how often it uses them: Okapi BM25's
-# query term frequency (Robertson et al., "Okapi at TREC-3") with K3 = 8
-# (1000, nearly linear, and 8 were measured; README, "Evaluation").
-QUERY_K3 = 8
-
-# Ways of writing the same words (a keyword query's joined alternatives, a
-# compound's parts in sequence): a document scores by its best way; the ways
-# not typed weigh this much, so the typed spelling wins ties.
-ALTERNATIVE_WEIGHT = 0.9
-
-# Proximity (querying.Proximity): for each pair of neighbouring query words,
-# their occurrences in order within PROXIMITY_SLOP positions more than in the
-# query (each counting 1 / (1 + extra positions), as Lucene's sloppy phrase
-# frequency) are a pseudo-term of the title and abstract, scored by BM25F
-# with the idf of the two words added up (the idf Lucene gives a phrase) and
-# weighing PROXIMITY_WEIGHT; only the PROXIMITY_DEPTH best hits of the query
-# are scored, so the bonus only reorders them (100 ranks the arXiv keyword
-# tests as 200 did, reading half the positions). Slop 2 let "sparse attention
-# matrix" count for "sparse matrix"; weights 0.5 to 3 were tried on keyword
-# queries over arXiv records (README, "Evaluation"): below 2, papers with
-# both words apart in the title still came before abstracts with the words
-# together.
-PROXIMITY_FIELDS = ("title", "abstract")
-PROXIMITY_SLOP = 0
-PROXIMITY_WEIGHT = 2.0
-PROXIMITY_DEPTH = 100
-
+from searchengine.ranking import (
+    DEFAULT_B,
+    FIELD_B,
+    K1,
+    PROXIMITY_DEPTH,
+    PROXIMITY_SLOP,
+    PROXIMITY_WEIGHT,
+    TITLE_BOOST,
+)
 
 # An OR of up to this many subqueries (a word or phrase in each field) is read
 # whole even past the deadline, so that its answer is complete and can be kept;
@@ -834,10 +782,9 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
         ``{docnum: bonus}`` for the documents with some pair together: per
         pair, ``PROXIMITY_WEIGHT * (idf1 + idf2) * tf * (K1 + 1) / (tf + K1)``,
         ``tf`` summing the field's sloppy phrase frequency times the field's
-        weight (the title's :data:`~searchengine.engines.whoosh.schema.TITLE_BOOST`)
+        weight (the title's :data:`~searchengine.ranking.TITLE_BOOST`)
         over its length norm, as BM25F does for a word.
     """
-    from searchengine.engines.whoosh.schema import TITLE_BOOST
 
     weights = {"title": TITLE_BOOST}
     wanted = sorted(set(docnums))

@@ -55,9 +55,7 @@ from searchengine.engines.whoosh import columns as facets
 from searchengine.engines.whoosh.codec import compact_positions
 from searchengine.engines.whoosh.analysis import fold, index_positions, name_analyzer, text_analyzer
 from searchengine.querylang.text import word_pattern
-
-# A title term counts this many times an abstract term in BM25F.
-TITLE_BOOST = 2.0
+from searchengine.ranking import TITLE_BOOST
 
 # Fields a query searches when it names none.
 DEFAULT_FIELDS = ("title", "abstract", "authors")

@@ -81,7 +81,8 @@ def test_posting_blocks_give_the_public_postings_without_deleted_documents(updat
 
 
 def test_length_norms_read_in_one_piece_equal_per_document_lengths(searcher):
-    from searchengine.engines.whoosh.ranking import FIELD_B, _length_norms
+    from searchengine.engines.whoosh.ranking import _length_norms
+    from searchengine.ranking import FIELD_B
 
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
     for sub, _ in parts:

@@ -26,21 +26,15 @@ DEFAULT_CORPUS = "corpus"
 
 
 def _index_location(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
-    """An index folder (a Path) or an OpenSearch URL (text: a Path would fold its ``//``)."""
-    if not value.strip():  # Path("") would be the current directory
-        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
-    from searchengine.engines.opensearch.location import is_cluster, parse_location
+    """The location as the engines read it (:func:`searchengine.engines.check_location`);
+    a bad one is a usage error."""
+    from searchengine.engines import check_location
     from searchengine.errors import SearchEngineError
 
-    if is_cluster(value):
-        try:
-            parse_location(value)
-        except SearchEngineError as exc:
-            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
-        return value.strip()
-    if Path(value).is_file():
-        raise click.BadParameter(f"{value!r} is a file, not an index folder", ctx=ctx, param=param)
-    return Path(value)
+    try:
+        return check_location(value)
+    except SearchEngineError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
 index_dir_option = click.option(
@@ -188,7 +182,7 @@ def _progress_bar(quiet: bool, paths) -> IndexProgress | None:
     """The progress bar on stderr when it is a terminal, else nothing."""
     if quiet or not sys.stderr.isatty():
         return None
-    from searchengine.readers import input_size
+    from searchengine.indexer import input_size
 
     return IndexProgress(input_size(paths), sys.stderr)
 

@@ -1,27 +1,40 @@
-"""Indexing: records from input files into an index, whichever engine holds it.
+"""Indexing: the engine-free ingest pipeline, from input files into an index of any engine.
 
-* :func:`build_index` indexes its input from scratch (a new generation of an
-  index folder, published only when complete);
+* :func:`build_index` indexes its input from scratch (published only when
+  complete: a new generation of an index folder, a new index behind a
+  cluster's alias);
 * :func:`update_index` adds or replaces documents by id;
 * :func:`remove_documents` deletes documents by id.
 
-The rules are the same for every engine: one paper is one document; when an
-id repeats, the record with the higher arXiv version replaces the other, and
-records of equal (or no) version are merged (:func:`combine`); a bad record
-is reported as ``file:line`` and skipped, and nothing already indexed is
-lost by a failed run.
+The pipeline is the same for every engine: read the records
+(:func:`searchengine.readers.read_records`), count them, check each against
+the indexed version of its id, hold back repeated ids, write the rest
+through the engine's :class:`~searchengine.engines.Writer`, then fold the
+repeats into the copies written (:func:`combine`), and publish. Its rules:
+one paper is one document; when an id repeats, the record with the higher
+arXiv version replaces the other, and records of equal (or no) version are
+merged; a record older than the indexed one is skipped and reported; a bad
+record is reported as ``file:line`` and skipped; nothing already indexed is
+lost by a failed run. Only the ids seen so far (and the rare records whose
+id repeats) are held in memory.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
 
+from searchengine.errors import InputError
 from searchengine.records import Problem, Record
 
 #: Default memory for posting buffers, across all writer processes (MB).
 DEFAULT_MEMORY_MB = 512
+#: Ids whose indexed versions an update looks up at a time (and repeats read back at a time).
+LOOKUP_BATCH = 500
 
 
 @dataclass
@@ -98,17 +111,161 @@ def combine(earlier: Record, later: Record) -> Record:
     return earlier.merged_with(later)
 
 
-def _writer(location):
-    """The writer module of the engine that holds ``location``: an OpenSearch URL
-    (``http(s)://host:port/NAME``) or an index folder."""
-    from searchengine.engines.opensearch.location import is_cluster
+@dataclass
+class Document:
+    """A record on its way into an index.
 
-    if is_cluster(location):
-        from searchengine.engines.opensearch import writer
-    else:
-        from searchengine.engines.whoosh import writer
+    Attributes:
+        record: what is written.
+        replace: whether the index holds a copy of its id (to be replaced).
+        kind: how it counts in the summary: ``"added"``, ``"replaced"`` or
+            ``"merged"`` (a repeat folded into the copy written).
+    """
 
-    return writer
+    record: Record
+    replace: bool
+    kind: str
+
+
+def _problem(record: Record, reason: str) -> Problem:
+    """A problem at the record's ``file:line``."""
+    path, _, line = record.source.rpartition(":")
+    return Problem(path or record.source, int(line) if line.isdigit() else 0, reason)
+
+
+def _batches(items: Iterable, size: int) -> Iterator[list]:
+    items = iter(items)
+    while batch := list(islice(items, size)):
+        yield batch
+
+
+class _Ingest:
+    """One run's bookkeeping: counts, repeats, version checks and failed writes.
+
+    ``kinds`` holds every id sent to the writer in this run with how it
+    counted; a later record with one of them is a repeat, kept in
+    ``repeats`` and folded in after the first pass (:meth:`folded`).
+    """
+
+    def __init__(self, writer, summary: IndexSummary, progress) -> None:
+        self.writer, self.summary, self.progress = writer, summary, progress
+        self.kinds: dict[str, str] = {}
+        self.repeats: dict[str, Record] = {}
+        self.failed: dict[str, str] = {}  # ids with no copy written, and how they counted
+
+    def documents(self, records: Iterable[Record]) -> Iterator[Document]:
+        """The documents of ``records`` to write in the first pass."""
+        updating = self.writer.updating
+        for batch in _batches(records, LOOKUP_BATCH if updating else 1):
+            versions = {}
+            if updating:
+                fresh = sorted({r.id for r in batch if r.id not in self.kinds})
+                versions = self.writer.versions(fresh) if fresh else {}
+            for record in batch:
+                document = self._take(record, versions)
+                if document is not None:
+                    yield document
+
+    def _take(self, record: Record, versions: dict) -> Document | None:
+        summary = self.summary
+        summary.records += 1
+        if self.progress is not None:
+            self.progress(1)
+        refused = self.writer.check(record)
+        if refused:
+            summary.problems.append(_problem(record, refused))
+            return None
+        if record.id in self.kinds:
+            summary.merged += 1
+            earlier = self.repeats.get(record.id)
+            self.repeats[record.id] = combine(earlier, record) if earlier else record
+            return None
+        kind = "added"
+        if record.id in versions:
+            indexed = versions[record.id] or 0
+            if (record.version or 0) < indexed:
+                summary.problems.append(_problem(
+                    record, f"{record.id} v{record.version or 0} is older than the indexed v{indexed} (skipped)"))
+                return None
+            kind = "replaced"
+        setattr(summary, kind, getattr(summary, kind) + 1)
+        self.kinds[record.id] = kind
+        return Document(record, kind == "replaced", kind)
+
+    def failed_write(self, document: Document, reason: str) -> None:
+        """A document the engine could not write: reported, and taken off the counts.
+        A repeat that could not be folded in leaves the first copy as it was."""
+        record = document.record
+        self.summary.problems.append(_problem(record, reason))
+        if document.kind in ("added", "replaced"):
+            self.failed[record.id] = document.kind
+            setattr(self.summary, document.kind, getattr(self.summary, document.kind) - 1)
+
+    def folded(self) -> Iterator[Document]:
+        """Each repeated id once more: its first copy (read back) combined with its
+        later records; an id whose first copy was not written gets them alone."""
+        ids = list(self.repeats)
+        for batch in _batches(ids, LOOKUP_BATCH):
+            first = self.writer.stored(batch)
+            for doc_id in batch:
+                later = self.repeats[doc_id]
+                if doc_id in self.failed or doc_id not in first:
+                    kind = self.failed.pop(doc_id, "added")
+                    setattr(self.summary, kind, getattr(self.summary, kind) + 1)
+                    yield Document(later, True, kind)
+                else:
+                    yield Document(combine(first[doc_id], later), True, "merged")
+
+
+def input_size(paths: Iterable[str | os.PathLike]) -> int | None:
+    """Bytes of the input files a run would read under ``paths`` (index folders
+    skipped), or ``None`` when a path cannot be listed: the total of a progress bar."""
+    from searchengine import engines
+    from searchengine.readers import input_size as size
+
+    return size(paths, engines.holds_index)
+
+
+def _nothing_read(paths: list, summary: IndexSummary) -> InputError:
+    skipped = summary.skipped
+    return InputError(
+        "nothing to index in " + ", ".join(str(p) for p in paths)
+        + (f" ({skipped} {'record or file' if skipped == 1 else 'records or files'} skipped)" if skipped else ""),
+        problems=summary.problems,
+    )
+
+
+def _index(paths, location, *, update: bool, format: str | None, lock_timeout: float,
+           jobs: int | None, memory_mb: int, progress: Callable[[int], None] | None) -> IndexSummary:
+    """The pipeline of :func:`build_index` and :func:`update_index`."""
+    from searchengine import engines
+    from searchengine.readers import read_records
+
+    started = time.perf_counter()
+    paths = list(paths)
+    # Fail on a missing input before taking the lock or creating anything.
+    for path in paths:
+        if not Path(path).exists():
+            raise InputError(f"{path}: no such file or directory")
+    writer = engines.open_writer(location, mode="update" if update else "build", lock_timeout=lock_timeout,
+                                 jobs=jobs, memory_mb=memory_mb)
+    summary = IndexSummary(index_dir=writer.location)
+    with writer:
+        ingest = _Ingest(writer, summary, progress)
+        records = read_records(paths, summary.problems, format=format, skip_folder=engines.holds_index)
+        writer.write(ingest.documents(records), ingest.failed_write)
+        if summary.records == 0:
+            raise _nothing_read(paths, summary)
+        if progress is not None:
+            progress(0)
+        writer.flush()
+        if ingest.repeats:
+            writer.write(ingest.folded(), ingest.failed_write)
+        if update:
+            summary.replaced += writer.repair()
+        summary.documents = writer.publish()
+    summary.seconds = time.perf_counter() - started
+    return summary
 
 
 def build_index(
@@ -141,8 +298,8 @@ def build_index(
             (the existing index is then left as it was).
         IndexBusyError: another process is writing this index.
     """
-    return _writer(index_dir).build(paths, index_dir, format=format, lock_timeout=lock_timeout,
-                                    jobs=jobs, memory_mb=memory_mb, progress=progress)
+    return _index(paths, index_dir, update=False, format=format, lock_timeout=lock_timeout,
+                  jobs=jobs, memory_mb=memory_mb, progress=progress)
 
 
 def update_index(
@@ -164,8 +321,8 @@ def update_index(
     Arguments, return value and errors as for :func:`build_index`; also
     raises IndexDamagedError when the current index cannot be opened.
     """
-    return _writer(index_dir).update(paths, index_dir, format=format, lock_timeout=lock_timeout,
-                                     jobs=jobs, memory_mb=memory_mb, progress=progress)
+    return _index(paths, index_dir, update=True, format=format, lock_timeout=lock_timeout,
+                  jobs=jobs, memory_mb=memory_mb, progress=progress)
 
 
 def remove_documents(
@@ -185,4 +342,18 @@ def remove_documents(
         IndexDamagedError: the current index cannot be opened.
         IndexBusyError: another process is writing this index.
     """
-    return _writer(index_dir).remove(ids, index_dir, lock_timeout=lock_timeout)
+    from searchengine import engines
+    from searchengine.readers.arxivmeta import split_version
+
+    started = time.perf_counter()
+    wanted = list(dict.fromkeys(split_version(i)[0] for i in ids if i.strip()))
+    writer = engines.open_writer(index_dir, mode="remove", lock_timeout=lock_timeout)
+    summary = IndexSummary(index_dir=writer.location)
+    with writer:
+        missing: set[str] = set()
+        if wanted:
+            summary.removed, missing = writer.delete(wanted)
+        summary.not_found = [doc_id for doc_id in wanted if doc_id in missing]
+        summary.documents = writer.publish()
+    summary.seconds = time.perf_counter() - started
+    return summary

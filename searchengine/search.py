@@ -22,7 +22,6 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from searchengine.errors import QueryError, RecordNotFoundError
@@ -105,11 +104,9 @@ class SearchIndex:
     """
 
     def __init__(self, path: str | os.PathLike, *, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
-        from searchengine.engines import open_engine
-        from searchengine.engines.opensearch.location import is_cluster
+        from searchengine.engines import check_location, open_engine
 
-        # A cluster URL stays text: a Path would fold its "//".
-        self.path = path if is_cluster(path) else Path(path)
+        self.path = check_location(path)
         self.time_budget = time_budget
         self.engine = open_engine(self.path)
 
@@ -609,36 +606,13 @@ def open_index(path: str | os.PathLike | None = None, *, build_from=None, on_bui
         IndexNotFoundError: there is no index at ``path`` (and no ``build_from``).
         IndexDamagedError: the index exists but cannot be opened.
     """
+    from searchengine.engines import needs_build
+
     location = path or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR
-    from searchengine.engines.opensearch.location import is_cluster
+    if build_from is not None and needs_build(location):
+        from searchengine.indexer import build_index
 
-    # An index on a cluster is named by the user, and never built implicitly.
-    if build_from is not None and not is_cluster(location):
-        _build_if_missing(Path(location), build_from, on_build or (lambda summary: None))
+        report = on_build or (lambda summary: None)
+        report(None)
+        report(build_index(list(build_from), location))
     return SearchIndex(location)
-
-
-def _build_if_missing(index_dir: Path, paths, on_build) -> None:
-    """Build ``index_dir`` from ``paths`` unless it holds an index of this
-    version's layout; when another process is building it, wait for that
-    build (up to two minutes) instead."""
-    from searchengine.engines.whoosh import store
-    from searchengine.errors import IndexBusyError
-    from searchengine.indexer import build_index
-
-    try:
-        current = store.current_generation(index_dir)
-    except IndexBusyError:
-        with store.write_lock(index_dir, timeout=120):
-            pass
-        current = store.current_generation(index_dir)
-    if current is not None:
-        from searchengine.errors import IndexOutdatedError
-
-        try:
-            store.check_layout(current, index_dir)
-        except IndexOutdatedError:
-            current = None  # the default index of an older version: built again, as at first use
-    if current is None:
-        on_build(None)
-        on_build(build_index(list(paths), index_dir))

@@ -253,7 +253,7 @@ def test_a_page_past_the_end_says_so_with_the_total(runner, workdir):
 def test_an_empty_index_dir_is_a_usage_error(runner, workdir):
     result = runner.invoke(main, ["search", "gpu", "--index-dir", ""])
     assert result.exit_code == 2
-    assert "Invalid value for '--index' / '--index-dir': must not be empty" in result.output
+    assert "Invalid value for '--index' / '--index-dir': the index location must not be empty" in result.output
     assert not (workdir / "CURRENT").exists()
 
 

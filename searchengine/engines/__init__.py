@@ -1,14 +1,19 @@
-"""Index engines: what :class:`searchengine.search.SearchIndex` asks of the engine that holds an index.
+"""Index engines: the door between the engine-free pipelines and the engine that holds an index.
 
-An engine is chosen by the index location (:func:`open_engine`): a folder is
-the embedded engine (:mod:`searchengine.engines.whoosh`, the only package
-that imports Whoosh or NLTK); an ``http(s)://host:port/NAME`` URL is an index
-on an OpenSearch cluster (:mod:`searchengine.engines.opensearch`, the only
-package that imports ``opensearchpy``). The search pipeline above it never holds an
-engine's objects; it passes back what the engine returned (its matches).
+This package is the only code that reads an index location and chooses an
+engine for it (:func:`check_location`, :func:`open_engine`,
+:func:`open_writer`, :func:`needs_build`): a folder is the embedded engine
+(:mod:`searchengine.engines.whoosh`, the only package that imports Whoosh or
+NLTK); an ``http(s)://host:port/NAME`` URL is an index on an OpenSearch
+cluster (:mod:`searchengine.engines.opensearch`, the only package that
+imports ``opensearchpy``). The CLI, the web front end and the Python API
+hand a location over unread.
 
-The face every engine offers (:class:`Engine` and :class:`Searcher`) is
-written down here as protocols; the behaviour they promise (hits, order,
+The search pipeline (:mod:`searchengine.search`) asks an :class:`Engine` for
+:class:`Searcher` s and never holds an engine's objects; it passes back what
+the engine returned (its matches). The ingest pipeline
+(:mod:`searchengine.indexer`) hands a :class:`Writer` documents. These faces
+are written down here as protocols; the behaviour they promise (hits, order,
 totals, facet counts, paging, snippets, errors) is checked for every engine
 by the same tests (``tests/contract/``).
 """
@@ -16,7 +21,8 @@ by the same tests (``tests/contract/``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -122,6 +128,122 @@ class Engine(Protocol):
         """Release what the engine holds."""
 
 
+class Writer(Protocol):
+    """One write run on one index, entered as a context manager: the engine's
+    write lock is held and a new version of the index is under way; leaving
+    without :meth:`publish` (an error, Ctrl-C) discards it, and the index
+    stays as it was. Written by the ingest pipeline (:mod:`searchengine.indexer`),
+    which reads records, folds repeats and applies the version rules."""
+
+    location: str
+    """Where the index is, for messages (never with credentials)."""
+
+    @property
+    def updating(self) -> bool:
+        """Whether documents go into an existing index (versions can be looked up)."""
+
+    def check(self, record) -> str | None:
+        """Why the engine cannot take ``record`` (a reason, reported as ``file:line``), or ``None``."""
+
+    def versions(self, ids: list[str]) -> dict[str, int | None]:
+        """``{id: indexed version}`` of those ``ids`` the index holds."""
+
+    def write(self, documents: Iterable, on_failed: Callable) -> None:
+        """Write :class:`searchengine.indexer.Document` s (``replace``: delete the
+        indexed copies of the id first); a document the engine finally refuses
+        goes to ``on_failed(document, reason)``. Calls after :meth:`flush`
+        rewrite documents already written (repeats folded in)."""
+
+    def flush(self) -> None:
+        """Make the first pass's documents readable by :meth:`stored`."""
+
+    def stored(self, ids: list[str]) -> dict[str, Any]:
+        """``{id: Record}`` of the ids written so far."""
+
+    def repair(self) -> int:
+        """Drop extra copies of one id left by older writers; returns how many."""
+
+    def delete(self, ids: list[str]) -> tuple[int, set[str]]:
+        """Delete documents by id: ``(ids deleted, ids not found)``."""
+
+    def publish(self) -> int:
+        """Make the new version the one searches see; returns its document count."""
+
+
+_SCHEMES = ("http://", "https://")
+
+
+def is_cluster(location) -> bool:
+    """Whether ``location`` names an index on a cluster (an ``http(s)://`` URL);
+    a path-like is always a folder."""
+    return isinstance(location, str) and location.strip().lower().startswith(_SCHEMES)
+
+
+def check_location(location: str | os.PathLike) -> str | Path:
+    """``location`` checked and in its working form: a cluster URL as text (a
+    ``Path`` would fold its ``//``), a folder as a ``Path``.
+
+    Raises:
+        InputError: the text is empty, a cluster URL is malformed (naming
+            the part), or the folder is a file.
+    """
+    from searchengine.errors import InputError
+
+    if is_cluster(location):
+        from searchengine.engines.opensearch.location import parse_location
+
+        parse_location(location)
+        return location.strip()
+    if not str(location).strip():  # Path("") would be the current directory
+        raise InputError("the index location must not be empty")
+    if Path(location).is_file():
+        raise InputError(f"{str(location)!r} is a file, not an index folder")
+    return Path(location)
+
+
+def holds_index(folder: Path) -> bool:
+    """Whether ``folder`` is an index folder of the embedded engine (readers skip it)."""
+    from searchengine.engines.whoosh.store import holds_index
+
+    return holds_index(folder)
+
+
+def needs_build(location: str | os.PathLike) -> bool:
+    """Whether a first use should build the index at ``location``: a folder
+    without an index of this version's layout (waiting for another process's
+    build first). An index on a cluster is named by the user and never built
+    implicitly: ``False``."""
+    if is_cluster(location):
+        return False
+    from searchengine.engines.whoosh.store import needs_build
+
+    return needs_build(Path(location))
+
+
+def open_writer(location: str | os.PathLike, *, mode: str, lock_timeout: float,
+                jobs: int | None = None, memory_mb: int = 512) -> Writer:
+    """A :class:`Writer` for the index at ``location`` (not entered yet).
+
+    Args:
+        mode: ``"build"`` (a new index from scratch), ``"update"`` (documents
+            added to the current index, or a build without one) or ``"remove"``.
+        lock_timeout: seconds to wait for another writer.
+        jobs: indexing processes (embedded) or bulk requests in flight (cluster).
+        memory_mb: memory for posting buffers or bulk requests.
+
+    Raises:
+        InputError: a cluster location is malformed.
+        SearchEngineError: opensearch-py is not installed.
+    """
+    if is_cluster(location):
+        from searchengine.engines.opensearch.writer import ClusterWriter
+
+        return ClusterWriter(location, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb)
+    from searchengine.engines.whoosh.writer import WhooshWriter
+
+    return WhooshWriter(location, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb)
+
+
 def open_engine(location: str | os.PathLike) -> Engine:
     """The engine holding the index at ``location``: an index folder, or an
     OpenSearch URL ``http(s)://[user:password@]host:port[,host:port…]/NAME``.
@@ -132,13 +254,11 @@ def open_engine(location: str | os.PathLike) -> Engine:
         InputError: a cluster location is malformed.
         SearchEngineError: opensearch-py is not installed.
     """
-    from searchengine.engines.opensearch.location import is_cluster, parse_location
-
     if is_cluster(location):
-        cluster = parse_location(location)
         from searchengine.engines.opensearch.engine import OpenSearchEngine
+        from searchengine.engines.opensearch.location import parse_location
 
-        return OpenSearchEngine(cluster)
+        return OpenSearchEngine(parse_location(location))
 
     from searchengine.engines.whoosh.engine import WhooshEngine
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from searchengine import dates
@@ -158,11 +158,12 @@ class ReadPosition:
 POSITION = ReadPosition()
 
 
-def input_size(paths: Iterable[str | os.PathLike]) -> int | None:
+def input_size(paths: Iterable[str | os.PathLike],
+               skip_folder: Callable[[Path], bool] | None = None) -> int | None:
     """Bytes of all the input files under ``paths`` as on disk (see :func:`input_files`),
     or ``None`` when a path cannot be listed."""
     try:
-        return sum(path.stat().st_size for path in input_files(paths))
+        return sum(path.stat().st_size for path in input_files(paths, skip_folder))
     except (InputError, OSError):
         return None
 
@@ -251,21 +252,21 @@ def _json_value(text: str) -> bool:
     return True
 
 
-def input_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
+def input_files(paths: Iterable[str | os.PathLike],
+                skip_folder: Callable[[Path], bool] | None = None) -> Iterator[Path]:
     """Expand files and directories (recursively, sorted; hidden entries,
-    FIFOs, sockets and devices, and index directories skipped: indexing a
+    FIFOs, sockets and devices, and folders for which ``skip_folder`` is true
+    skipped: given :func:`searchengine.engines.holds_index`, indexing a
     folder that holds its index does not read the index's own files).
 
     Raises:
         InputError: a path does not exist or is neither a file nor a directory.
     """
-    from searchengine.engines.whoosh import store
-
     for given in paths:
         path = Path(given)
         if path.is_dir():
             for root, dirs, files in os.walk(path):
-                if (Path(root) / store.POINTER).is_file() or (Path(root) / store.LOCK).exists():
+                if skip_folder is not None and skip_folder(Path(root)):
                     dirs[:] = []
                     continue
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -336,7 +337,8 @@ def _dated(record: Record, problems: list[Problem]) -> Record:
 
 
 def read_records(
-    paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None
+    paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None,
+    skip_folder: Callable[[Path], bool] | None = None,
 ) -> Iterator[Record]:
     """Stream the records of every file under ``paths``.
 
@@ -347,6 +349,7 @@ def read_records(
             (:data:`arxivlisting.DATES_FILES`) is not read as records: the
             listing reader reads it beside its input.
         format: force one reader (a key of :data:`FORMATS`) instead of detecting.
+        skip_folder: folders not read (see :func:`input_files`).
 
     Raises:
         InputError: a path does not exist. A file that cannot be read is a
@@ -354,7 +357,7 @@ def read_records(
             (a cut-off ``.gz``) is a problem marked ``cut_off``, after the
             records read before the cut.
     """
-    for path in input_files(paths):
+    for path in input_files(paths, skip_folder):
         if path.name in arxivlisting.DATES_FILES:
             continue  # the table of listing dates: read beside a listing, not a file of records
         try:

@@ -4,7 +4,7 @@ The only package that imports ``opensearchpy`` (always lazily, on first use:
 the CLI with an index folder never pays for it):
 
 * :mod:`.location` -- ``http(s)://[user:password@]host:port[,…]/NAME``
-  parsed and shown without credentials; :func:`.location.is_cluster`;
+  parsed and shown without credentials;
 * :mod:`.client` -- the client, and the one mapping of its failures to the
   package's errors (:func:`.client.cluster_errors`);
 * :mod:`.mapping` -- index settings (analyzers, BM25 per field, shards and

@@ -5,15 +5,14 @@ set of credentials) and the index ``NAME``: an alias that the writer points
 at one physical index (``NAME-<UTC timestamp>``, see
 :mod:`searchengine.engines.opensearch.writer`).
 
-This module never imports the OpenSearch client, so telling a folder from a
-cluster costs nothing. The password is kept out of every text form of a
+This module never imports the OpenSearch client (a malformed location is
+refused before the client is loaded). The password is kept out of every text form of a
 location (:meth:`ClusterLocation.redacted`, ``str``, ``repr``): messages,
 summaries and logs show the cluster without credentials.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
@@ -30,13 +29,6 @@ _FORBIDDEN = set('\\/*?"<>|,# :@')
 # index; OpenSearch allows 255 bytes in all.
 MAX_NAME_BYTES = 255 - 21
 _HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:\[\]/@]+)(?::(?P<port>\d{1,5}))?")
-
-
-def is_cluster(location) -> bool:
-    """True when ``location`` (a str or path-like) is an ``http://`` or ``https://`` URL."""
-    if isinstance(location, os.PathLike):
-        return False
-    return isinstance(location, str) and location.strip().lower().startswith(_SCHEMES)
 
 
 @dataclass(frozen=True)

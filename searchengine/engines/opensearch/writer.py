@@ -1,30 +1,27 @@
-"""The OpenSearch engine's writer: readers → records → bulk requests.
+"""The OpenSearch engine's writer: documents into an index behind an alias, in bulk.
 
-The same three operations as the embedded writer, with the same summary
-(:class:`searchengine.indexer.IndexSummary`) and the same rules:
+:class:`ClusterWriter` is the cluster's :class:`searchengine.engines.Writer`;
+the engine-free ingest pipeline (:mod:`searchengine.indexer`) reads the
+records, folds repeated ids and applies the version rules, and hands it
+documents. Its modes:
 
-* :func:`build` indexes its input into a new physical index
-  ``NAME-<UTC timestamp>`` and, once every record is in and counted, moves
-  the alias ``NAME`` to it in one ``POST /_aliases`` (the old index out, the
-  new one in), then deletes the old physical index. Searches through the
-  alias see the old index or the new one, never a half-built one; a failed
-  build deletes what it made and leaves the alias as it was.
-* :func:`update` adds or replaces documents by id through the alias; a
-  record older (lower arXiv version) than the indexed document is skipped
-  and reported, as the embedded writer does.
-* :func:`remove` deletes documents by id through the alias.
+* ``"build"`` writes into a new physical index ``NAME-<UTC timestamp>``
+  and, once every document is in and counted, moves the alias ``NAME`` to
+  it in one ``POST /_aliases`` (the old index out, the new one in), then
+  deletes the old physical index. Searches through the alias see the old
+  index or the new one, never a half-built one; a failed build deletes what
+  it made and leaves the alias as it was.
+* ``"update"`` adds or replaces documents by id through the alias (a build
+  when there is no index yet).
+* ``"remove"`` deletes documents by id through the alias.
 
-One paper is one document: a repeated id in one run is folded into the
-first copy after the bulk load (:func:`searchengine.indexer.combine`: the
-higher version wins, equal versions merge), from the copy already written,
-so only the ids seen so far are held in memory. A bulk item the cluster
-rejects for a passing reason (429 overloaded, 503 shard unavailable, ...) is
-sent again, up to :data:`RETRY_ROUNDS` times with growing pauses, and so
-are the items of a bulk request that failed as a whole (its node died, the
-client's retries on other nodes failed too) while some node still answers;
-an item still rejected, or refused outright (a field OpenSearch cannot
-take), is reported as ``file:line`` like a bad record, and no other record
-is lost.
+A bulk item the cluster rejects for a passing reason (429 overloaded, 503
+shard unavailable, ...) is sent again, up to :data:`RETRY_ROUNDS` times
+with growing pauses, and so are the items of a bulk request that failed as
+a whole (its node died, the client's retries on other nodes failed too)
+while some node still answers; an item still rejected, or refused outright
+(a field OpenSearch cannot take), is handed back to the pipeline, which
+reports it as ``file:line`` like a bad record; no other record is lost.
 
 Writers of one ``NAME`` take turns on a lock document in the index
 ``NAME-lock`` (:class:`WriteLock`): a lease renewed while the run lasts, so
@@ -40,23 +37,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import closing
-from dataclasses import dataclass
+from contextlib import ExitStack, closing
 from datetime import datetime, timezone
-from pathlib import Path
 
 from searchengine.engines.opensearch import mapping
 from searchengine.engines.opensearch.client import cluster_errors, connect
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
-from searchengine.errors import (
-    ClusterError,
-    IndexBusyError,
-    IndexDamagedError,
-    IndexNotFoundError,
-    InputError,
-)
-from searchengine.indexer import IndexSummary, combine
-from searchengine.records import Problem, Record
+from searchengine.errors import ClusterError, IndexBusyError, IndexDamagedError, IndexNotFoundError
+from searchengine.records import Record
 
 #: Documents per bulk request.
 BULK_DOCS = 500
@@ -75,8 +63,6 @@ MAX_JOBS = 16
 #: Longest document id OpenSearch takes, in UTF-8 bytes (a longer one fails
 #: the whole bulk request, so it is reported before sending).
 MAX_ID_BYTES = 512
-#: Ids looked up at a time when an update checks indexed versions.
-LOOKUP_BATCH = 500
 #: Seconds a build waits for the new index's replicas (green) before
 #: switching the alias anyway (its primaries are all active by then).
 GREEN_WAIT = 120
@@ -294,50 +280,40 @@ class WriteLock:
 # Bulk writing with retries and reporting
 
 
-@dataclass
-class _Pending:
-    """A record whose document is being written, and how it counts."""
-
-    record: Record
-    kind: str  # "added", "replaced" or "merged" (a repeat folded in afterwards)
-    action: dict
-
-
 class _BulkWriter:
-    """Sends index actions in bulk, re-sends transient rejections, reports the rest.
+    """Sends index actions in bulk, re-sends transient rejections, hands back the rest.
 
-    Records go in through :meth:`send` (an iterable of :class:`_Pending`);
-    results come back per item; an item that finally fails is taken off the
-    summary's counts and added to its problems with the record's ``file:line``.
+    Documents (the pipeline's, with ``record``) go in through :meth:`send`;
+    results come back per item; an item that finally fails is handed to
+    ``on_failed(document, reason)``.
     """
 
-    def __init__(self, client, location: ClusterLocation, index: str, summary: IndexSummary, *,
+    def __init__(self, client, location: ClusterLocation, index: str, *,
                  jobs: int, memory_mb: int, lock: WriteLock | None) -> None:
-        self.client, self.location, self.index, self.summary = client, location, index, summary
+        self.client, self.location, self.index = client, location, index
         self.jobs, self.lock = max(1, jobs), lock
         self.chunk_bytes = max(2**20, min(BULK_BYTES_MAX, memory_mb * 2**20 // (4 * (self.jobs + 1))))
-        # Ids whose document could not be written, with how their record counted.
-        self.failed: dict[str, str] = {}
-        self.written = 0
+        # Ids of which some copy was written.
+        self.written: set[str] = set()
 
-    def send(self, pending: Iterable[_Pending]) -> None:
-        """Write every pending document; transient rejections are re-sent in rounds."""
-        retry = self._round(pending, final=False)
+    def send(self, documents: Iterable, on_failed: Callable) -> None:
+        """Write every document; transient rejections are re-sent in rounds."""
+        retry = self._round(documents, on_failed, final=False)
         for round_number in range(1, RETRY_ROUNDS + 1):
             if not retry:
                 return
             time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
-            retry = self._round(retry, final=round_number == RETRY_ROUNDS)
+            retry = self._round(retry, on_failed, final=round_number == RETRY_ROUNDS)
 
-    def _round(self, pending: Iterable[_Pending], *, final: bool) -> list[_Pending]:
+    def _round(self, documents: Iterable, on_failed: Callable, *, final: bool) -> list:
         from opensearchpy import helpers
 
-        in_flight: dict[str, _Pending] = {}
+        in_flight: dict[str, object] = {}
 
         def actions() -> Iterator[dict]:
-            for item in pending:
-                in_flight[item.record.id] = item
-                yield item.action
+            for document in documents:
+                in_flight[document.record.id] = document
+                yield _index_action(self.index, document.record)
 
         # A bulk request that fails as a whole (its node died mid-request, and the
         # client's retries on the other nodes failed too) comes back item by item
@@ -349,7 +325,7 @@ class _BulkWriter:
                                             queue_size=self.jobs, **options)
         else:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
-        retry: list[_Pending] = []
+        retry: list = []
         probed = False
         with cluster_errors(self.location, "bulk indexing", index=self.index), closing(results):
             # Closed here, in this thread, however the loop ends (a lost lease, Ctrl-C):
@@ -359,11 +335,11 @@ class _BulkWriter:
                 if self.lock is not None:
                     self.lock.check()
                 (op, info), = result.items()
-                item = in_flight.pop(str(info.get("_id")), None)
-                if item is None:
+                document = in_flight.pop(str(info.get("_id")), None)
+                if document is None:
                     continue
                 if ok:
-                    self.written += 1
+                    self.written.add(document.record.id)
                     continue
                 status = info.get("status")
                 if not isinstance(status, int) and not probed:
@@ -372,13 +348,12 @@ class _BulkWriter:
                     probed = True
                     self.client.cluster.health(local=True)  # any node's own view: no master needed
                 if not final and (status in _TRANSIENT or not isinstance(status, int)):
-                    retry.append(item)
+                    retry.append(document)
                 else:
-                    self._report(item, status, info.get("error"))
+                    on_failed(document, self._reason(document.record, status, info.get("error")))
         return retry
 
-    def _report(self, item: _Pending, status, error) -> None:
-        record = item.record
+    def _reason(self, record: Record, status, error) -> str:
         if isinstance(error, dict):
             reason = error.get("reason") or error.get("type") or "rejected"
             caused = error.get("caused_by") or {}
@@ -388,157 +363,13 @@ class _BulkWriter:
             reason = str(error or "rejected")
         reason = self.location.scrub(" ".join(reason.split())[:300])
         transient = status in _TRANSIENT or not isinstance(status, int)
-        self.summary.problems.append(_problem(
-            record, f"{record.id}: not indexed, the cluster "
-            + (f"rejected it {RETRY_ROUNDS + 1} times" if transient else "refused it")
-            + f" ({status}: {reason}) (skipped)",
-        ))
-        # A repeat that could not be folded in leaves the first copy as it was.
-        if item.kind in ("added", "replaced"):
-            self.failed[record.id] = item.kind
-            setattr(self.summary, item.kind, getattr(self.summary, item.kind) - 1)
+        return (f"{record.id}: not indexed, the cluster "
+                + (f"rejected it {RETRY_ROUNDS + 1} times" if transient else "refused it")
+                + f" ({status}: {reason}) (skipped)")
 
 
 def _index_action(index: str, record: Record) -> dict:
     return {"_op_type": "index", "_index": index, "_id": record.id, "_source": mapping.document(record)}
-
-
-# --------------------------------------------------------------------------
-# Reading records into pending documents
-
-
-def _problem(record: Record, reason: str) -> Problem:
-    """A problem at the record's ``file:line``."""
-    path, _, line = record.source.rpartition(":")
-    return Problem(path or record.source, int(line) if line.isdigit() else 0, reason)
-
-
-def _older(record: Record, indexed: int) -> Problem:
-    return _problem(record, f"{record.id} v{record.version or 0} is older than the indexed v{indexed} (skipped)")
-
-
-def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
-    batch: list[Record] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-class _Reader:
-    """Turns records into pending documents: counts, repeats and version checks.
-
-    ``written`` holds every id sent in this run; a later record with one of
-    them is a repeat, kept in ``repeats`` and folded in after the bulk load
-    (:func:`_fold_repeats`). With
-    ``existing`` (an update), the first record of an id is checked against
-    the indexed document's version, looked up :data:`LOOKUP_BATCH` ids at a time.
-    """
-
-    def __init__(self, summary: IndexSummary, index: str, progress, existing=None) -> None:
-        self.summary, self.index, self.progress, self.existing = summary, index, progress, existing
-        self.written: set[str] = set()
-        self.repeats: dict[str, Record] = {}
-
-    def pending(self, records: Iterable[Record]) -> Iterator[_Pending]:
-        size = LOOKUP_BATCH if self.existing is not None else 1
-        for batch in _batches(records, size):
-            versions = {}
-            if self.existing is not None:
-                fresh = {r.id for r in batch if r.id not in self.written}
-                versions = self.existing(sorted(fresh)) if fresh else {}
-            for record in batch:
-                pending = self._take(record, versions)
-                if pending is not None:
-                    yield pending
-
-    def _take(self, record: Record, versions: dict) -> _Pending | None:
-        summary = self.summary
-        summary.records += 1
-        if self.progress is not None:
-            self.progress(1)
-        if len(record.id.encode("utf-8")) > MAX_ID_BYTES:
-            summary.problems.append(_problem(record, f"id is longer than {MAX_ID_BYTES} bytes, "
-                                                     "the most OpenSearch takes (skipped)"))
-            return None
-        if record.id in self.written:
-            summary.merged += 1
-            earlier = self.repeats.get(record.id)
-            self.repeats[record.id] = combine(earlier, record) if earlier else record
-            return None
-        kind = "added"
-        if record.id in versions:
-            indexed = versions[record.id] or 0
-            if (record.version or 0) < indexed:
-                summary.problems.append(_older(record, indexed))
-                return None
-            kind = "replaced"
-        setattr(summary, kind, getattr(summary, kind) + 1)
-        self.written.add(record.id)
-        return _Pending(record, kind, _index_action(self.index, record))
-
-
-def _indexed_versions(client, location: ClusterLocation, index: str) -> Callable[[list[str]], dict]:
-    """A lookup of ``{id: indexed version or None}`` for the ids that ``index`` holds."""
-    def lookup(ids: list[str]) -> dict:
-        with cluster_errors(location, "look up indexed versions", index=index):
-            found = client.mget(index=index, body={"ids": ids}, _source_includes=["version"],
-                                realtime=True)
-        return {doc["_id"]: (doc.get("_source") or {}).get("version")
-                for doc in found["docs"] if doc.get("found")}
-    return lookup
-
-
-def _fold_repeats(client, location: ClusterLocation, index: str, reader: _Reader,
-                  bulk: _BulkWriter) -> None:
-    """Write each repeated id once more, as its first copy (read back) combined with
-    its later records. An id whose first copy could not be written gets the later
-    records alone."""
-    if not reader.repeats:
-        return
-
-    def pending() -> Iterator[_Pending]:
-        ids = list(reader.repeats)
-        for start in range(0, len(ids), LOOKUP_BATCH):
-            batch = ids[start:start + LOOKUP_BATCH]
-            with cluster_errors(location, "read back repeated records", index=index):
-                found = client.mget(index=index, body={"ids": batch}, realtime=True)
-            first = {doc["_id"]: mapping.record_from_source(doc["_source"])
-                     for doc in found["docs"] if doc.get("found")}
-            for doc_id in batch:
-                later = reader.repeats[doc_id]
-                if doc_id in bulk.failed or doc_id not in first:
-                    # The first copy was not written: the later records stand alone.
-                    merged, kind = later, bulk.failed.pop(doc_id, "added")
-                    setattr(bulk.summary, kind, getattr(bulk.summary, kind) + 1)
-                else:
-                    merged, kind = combine(first[doc_id], later), "merged"
-                yield _Pending(merged, kind, _index_action(index, merged))
-
-    bulk.send(pending())
-
-
-# --------------------------------------------------------------------------
-# The operations
-
-
-def _check_paths(paths: list) -> None:
-    # Fail on a missing input before touching the cluster.
-    for path in paths:
-        if not Path(path).exists():
-            raise InputError(f"{path}: no such file or directory")
-
-
-def _nothing_read(paths: list, summary: IndexSummary) -> InputError:
-    skipped = summary.skipped
-    return InputError(
-        "nothing to index in " + ", ".join(str(p) for p in paths)
-        + (f" ({skipped} {'record or file' if skipped == 1 else 'records or files'} skipped)" if skipped else ""),
-        problems=summary.problems,
-    )
 
 
 def _count(client, location: ClusterLocation, index: str) -> int:
@@ -581,58 +412,6 @@ def _data_nodes(client, location: ClusterLocation) -> int:
     return max(1, int(health.get("number_of_data_nodes") or 1))
 
 
-def _build_into(client, location: ClusterLocation, paths: list, summary: IndexSummary, *, format,
-                jobs: int, memory_mb: int, progress, lock: WriteLock) -> int:
-    """Build a new physical index from ``paths`` and switch the alias to it; returns its count."""
-    from searchengine.readers import read_records
-
-    alias = location.index
-    old = aliased_indexes(client, location) or []
-    _remove_stale(client, location, keep=old)
-    data_nodes = _data_nodes(client, location)
-    new = physical_name(alias)
-    with cluster_errors(location, f"create the index {new}", index=new):
-        created = _create_index(client, new, mapping.index_body(alias, shards=mapping.shard_count()))
-    try:
-        if not created.get("shards_acknowledged", True):
-            raise ClusterError(f"{location.redacted(new)}: the new index's shards did not start "
-                               "(is the cluster red or out of disk?); the index is unchanged")
-        reader = _Reader(summary, new, progress)
-        bulk = _BulkWriter(client, location, new, summary, jobs=jobs, memory_mb=memory_mb, lock=lock)
-        bulk.send(reader.pending(read_records(paths, summary.problems, format=format)))
-        if summary.records == 0:
-            raise _nothing_read(paths, summary)
-        if progress is not None:
-            progress(0)
-        _fold_repeats(client, location, new, reader, bulk)
-        with cluster_errors(location, "finish the new index's settings", index=new):
-            client.indices.put_settings(index=new, body=mapping.finished_settings(mapping.replica_count(),
-                                                                                  data_nodes))
-        documents = _count(client, location, new)
-        expected = len(reader.written) - len(bulk.failed)
-        if documents != expected:
-            raise ClusterError(f"{location.redacted(new)}: {expected - documents} documents were "
-                               "acknowledged but are missing from the new index; the index is unchanged")
-        _wait_for_replicas(client, location, new)
-        lock.check()
-        actions = [{"remove": {"index": name, "alias": alias}} for name in old]
-        actions.append({"add": {"index": new, "alias": alias}})
-        with cluster_errors(location, "switch the alias to the new index"):
-            client.indices.update_aliases(body={"actions": actions})
-    except BaseException:
-        try:
-            client.indices.delete(index=new, ignore_unavailable=True)
-        except Exception:  # noqa: BLE001 - the next build removes it (_remove_stale)
-            pass
-        raise
-    for name in old:
-        try:
-            client.indices.delete(index=name, ignore_unavailable=True)
-        except Exception:  # noqa: BLE001 - left for the next build's clean-up
-            pass
-    return documents
-
-
 def _wait_for_replicas(client, location: ClusterLocation, index: str) -> None:
     """Wait up to :data:`GREEN_WAIT` s for the index to be green; at least yellow is required."""
     with cluster_errors(location, "wait for the new index's shards", index=index):
@@ -644,141 +423,198 @@ def _wait_for_replicas(client, location: ClusterLocation, index: str) -> None:
                            "unassigned); the index is unchanged")
 
 
-def _update_through(client, location: ClusterLocation, paths: list, summary: IndexSummary, *, format,
-                    jobs: int, memory_mb: int, progress, lock: WriteLock) -> int:
-    """Write the records of ``paths`` through the alias; returns the count afterwards."""
-    from searchengine.readers import read_records
+class ClusterWriter:
+    """One write run on the alias ``NAME`` of a cluster location (:class:`searchengine.engines.Writer`).
 
-    alias = location.index
-    reader = _Reader(summary, alias, progress, existing=_indexed_versions(client, location, alias))
-    bulk = _BulkWriter(client, location, alias, summary, jobs=jobs, memory_mb=memory_mb, lock=lock)
-    bulk.send(reader.pending(read_records(paths, summary.problems, format=format)))
-    if summary.records == 0:
-        raise _nothing_read(paths, summary)
-    if progress is not None:
-        progress(0)
-    _fold_repeats(client, location, alias, reader, bulk)
-    return _count(client, location, alias)
+    Entered, it holds the alias's write lock (:class:`WriteLock`) and, for a
+    build (or an update with no index yet), a new physical index; an update
+    or a removal writes through the alias. :meth:`publish` finishes a new
+    index (replicas, settings, count) and moves the alias to it; leaving
+    without publishing deletes the new index, and the alias stays as it was.
 
+    Args:
+        location_text: ``http(s)://…/NAME`` (see :mod:`.location`).
+        mode: ``"build"``, ``"update"`` or ``"remove"``.
+        lock_timeout: seconds to wait for another writer.
+        jobs: bulk requests in flight (default :data:`DEFAULT_JOBS`, at most
+            :data:`MAX_JOBS`): the cluster, not this process, analyses the
+            text, so this keeps its write threads busy, not local cores.
+        memory_mb: bounds the size of the bulk requests.
 
-def _index(paths, location_text, *, update: bool, format, lock_timeout: float, jobs, memory_mb: int,
-           progress) -> IndexSummary:
-    started = time.perf_counter()
-    location = parse_location(str(location_text))
-    paths = list(paths)
-    summary = IndexSummary(index_dir=location.redacted())
-    _check_paths(paths)
-    # Bulk requests in flight (threads): the cluster, not this process, analyses
-    # the text, so this is about keeping its write threads busy, not local cores.
-    jobs = max(1, min(jobs or DEFAULT_JOBS, MAX_JOBS))
-    client = connect(location)
-    try:
-        _data_nodes(client, location)
-        with WriteLock(client, location, lock_timeout) as lock:
-            current = _single(client, location) if update else None
-            options = dict(format=format, jobs=jobs, memory_mb=memory_mb, progress=progress, lock=lock)
-            if current is None:
-                summary.documents = _build_into(client, location, paths, summary, **options)
-            else:
-                summary.documents = _update_through(client, location, paths, summary, **options)
-    finally:
-        client.close()
-    summary.seconds = time.perf_counter() - started
-    return summary
-
-
-def build(paths: Iterable[str | os.PathLike], location: str, *, format: str | None,
-          lock_timeout: float, jobs: int | None, memory_mb: int,
-          progress: Callable[[int], None] | None) -> IndexSummary:
-    """A new physical index from ``paths``, published by moving the alias
-    (:func:`searchengine.indexer.build_index`).
-
-    ``jobs`` is the number of bulk requests in flight (default :data:`DEFAULT_JOBS`,
-    at most :data:`MAX_JOBS`);
-    ``memory_mb`` bounds their size. Raises InputError, IndexBusyError,
-    IndexDamagedError (the name is a plain index), ClusterError.
-    """
-    return _index(paths, location, update=False, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
-
-
-def update(paths: Iterable[str | os.PathLike], location: str, *, format: str | None,
-           lock_timeout: float, jobs: int | None, memory_mb: int,
-           progress: Callable[[int], None] | None) -> IndexSummary:
-    """Records of ``paths`` added through the alias, replacing documents by id
-    (:func:`searchengine.indexer.update_index`); without an index yet, a build.
-
-    Raises as :func:`build`; IndexDamagedError also when the alias points at
-    several indexes.
-    """
-    return _index(paths, location, update=True, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
-
-
-def remove(ids: Iterable[str], location: str, *, lock_timeout: float) -> IndexSummary:
-    """Documents with ``ids`` deleted through the alias
-    (:func:`searchengine.indexer.remove_documents`).
-
-    Raises:
-        IndexNotFoundError: there is no index of that name.
+    Raises (on entering):
+        IndexNotFoundError: ``"remove"`` and there is no index of that name.
         IndexDamagedError: the name is a plain index, or the alias points at several.
         IndexBusyError: another process is writing this index.
-        ClusterError: the cluster failed a request.
+        ClusterError: the cluster is unreachable, red, or failed a request.
     """
-    from searchengine.readers.arxivmeta import split_version
 
-    started = time.perf_counter()
-    location = parse_location(str(location))
-    summary = IndexSummary(index_dir=location.redacted())
-    wanted = list(dict.fromkeys(split_version(i)[0] for i in ids if i.strip()))
-    client = connect(location)
-    try:
-        _data_nodes(client, location)
-        if aliased_indexes(client, location) is None:
-            raise IndexNotFoundError(f"{location}: no index here "
-                                     f"(run 'searchengine index PATH... --index {location}' first)")
-        with WriteLock(client, location, lock_timeout):
-            alias = location.index
-            _single(client, location)
-            missing = set()
-            if wanted:
-                summary.removed, missing = _delete(client, location, alias, wanted)
-            summary.not_found = [doc_id for doc_id in wanted if doc_id in missing]
-            summary.documents = _count(client, location, alias)
-    finally:
-        client.close()
-    summary.seconds = time.perf_counter() - started
-    return summary
+    def __init__(self, location_text: str, *, mode: str, lock_timeout: float,
+                 jobs: int | None = None, memory_mb: int = 512) -> None:
+        self.cluster = parse_location(str(location_text))
+        self.location = self.cluster.redacted()
+        self.mode = mode
+        self.lock_timeout = lock_timeout
+        self.jobs = max(1, min(jobs or DEFAULT_JOBS, MAX_JOBS))
+        self.memory_mb = memory_mb
+        self._stack = ExitStack()
+        self._client = None
+        self._lock: WriteLock | None = None
+        self._index = ""          # where documents go: the new physical index or the alias
+        self._new: str | None = None
+        self._old: list[str] = []
+        self._data_nodes = 1
+        self._bulk: _BulkWriter | None = None
+        self._published = False
 
+    @property
+    def updating(self) -> bool:
+        """Whether documents go through the alias into an existing index."""
+        return self._new is None
 
-def _delete(client, location: ClusterLocation, alias: str, ids: list[str]) -> tuple[int, set[str]]:
-    """Delete ``ids`` in bulk; returns (deleted, ids not found). Transient failures
-    are retried; any other failure raises ClusterError naming the id."""
-    from opensearchpy import helpers
+    def __enter__(self) -> ClusterWriter:
+        cluster = self.cluster
+        self._client = client = connect(cluster)
+        self._stack.callback(client.close)
+        try:
+            self._data_nodes = _data_nodes(client, cluster)
+            if self.mode == "remove" and aliased_indexes(client, cluster) is None:
+                raise IndexNotFoundError(f"{cluster}: no index here "
+                                         f"(run 'searchengine index PATH... --index {cluster}' first)")
+            self._lock = self._stack.enter_context(WriteLock(client, cluster, self.lock_timeout))
+            current = _single(client, cluster) if self.mode != "build" else None
+            if current is None and self.mode != "remove":
+                self._start_new_index()
+            else:
+                self._index = cluster.index
+        except BaseException:
+            self._stack.close()
+            raise
+        self._bulk = _BulkWriter(client, cluster, self._index, jobs=self.jobs, memory_mb=self.memory_mb,
+                                 lock=self._lock)
+        return self
 
-    todo, removed, missing = list(ids), 0, set()
-    for round_number in range(RETRY_ROUNDS + 1):
-        if round_number:
-            time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
-        retry = []
-        actions = ({"_op_type": "delete", "_index": alias, "_id": doc_id} for doc_id in todo)
-        with cluster_errors(location, "bulk delete"):
-            for ok, result in helpers.streaming_bulk(client, actions, chunk_size=BULK_DOCS,
-                                                     raise_on_error=False, yield_ok=True):
-                (_, info), = result.items()
-                doc_id, status = str(info.get("_id")), info.get("status")
-                if ok:
-                    removed += 1
-                elif status == 404:
-                    missing.add(doc_id)
-                elif status in _TRANSIENT and round_number < RETRY_ROUNDS:
-                    retry.append(doc_id)
-                else:
-                    error = info.get("error")
-                    reason = error.get("reason") if isinstance(error, dict) else error
-                    raise ClusterError(f"{location}: {doc_id} could not be removed ({status}: {reason}); "
-                                       f"{removed} documents were removed")
-        if not retry:
-            break
-        todo = retry
-    return removed, missing
+    def _start_new_index(self) -> None:
+        client, cluster = self._client, self.cluster
+        alias = cluster.index
+        self._old = aliased_indexes(client, cluster) or []
+        _remove_stale(client, cluster, keep=self._old)
+        _data_nodes(client, cluster)
+        new = physical_name(alias)
+        with cluster_errors(cluster, f"create the index {new}", index=new):
+            created = _create_index(client, new, mapping.index_body(alias, shards=mapping.shard_count()))
+        self._new = self._index = new
+        if not created.get("shards_acknowledged", True):
+            raise ClusterError(f"{cluster.redacted(new)}: the new index's shards did not start "
+                               "(is the cluster red or out of disk?); the index is unchanged")
+
+    def __exit__(self, kind, exc, traceback) -> None:
+        try:
+            if exc is not None and self._new is not None and not self._published:
+                try:
+                    self._client.indices.delete(index=self._new, ignore_unavailable=True)
+                except Exception:  # noqa: BLE001 - the next build removes it (_remove_stale)
+                    pass
+        finally:
+            self._stack.close()
+
+    def check(self, record: Record) -> str | None:
+        """Why ``record`` cannot be written here (its id is too long for OpenSearch), or ``None``."""
+        if len(record.id.encode("utf-8")) > MAX_ID_BYTES:
+            return f"id is longer than {MAX_ID_BYTES} bytes, the most OpenSearch takes (skipped)"
+        return None
+
+    def versions(self, ids: list[str]) -> dict[str, int | None]:
+        """``{id: indexed version or None}`` of the ids the index holds."""
+        cluster, index = self.cluster, self._index
+        with cluster_errors(cluster, "look up indexed versions", index=index):
+            found = self._client.mget(index=index, body={"ids": ids}, _source_includes=["version"],
+                                      realtime=True)
+        return {doc["_id"]: (doc.get("_source") or {}).get("version")
+                for doc in found["docs"] if doc.get("found")}
+
+    def write(self, documents: Iterable, on_failed: Callable) -> None:
+        """Index ``documents`` (each with ``record``; a document replaces any
+        with its id); a document the cluster finally refuses goes to
+        ``on_failed(document, reason)``."""
+        self._bulk.send(documents, on_failed)
+
+    def flush(self) -> None:
+        """Nothing: :meth:`write` returns once every bulk request is answered."""
+
+    def stored(self, ids: list[str]) -> dict[str, Record]:
+        """``{id: record}`` of the ids written so far, read back in real time."""
+        cluster, index = self.cluster, self._index
+        with cluster_errors(cluster, "read back repeated records", index=index):
+            found = self._client.mget(index=index, body={"ids": ids}, realtime=True)
+        return {doc["_id"]: mapping.record_from_source(doc["_source"]) for doc in found["docs"] if doc.get("found")}
+
+    def repair(self) -> int:
+        """Nothing to repair: an id is one document on a cluster."""
+        return 0
+
+    def delete(self, ids: list[str]) -> tuple[int, set[str]]:
+        """Delete ``ids`` in bulk; ``(deleted, ids not found)``. Transient failures
+        are retried; any other failure raises ClusterError naming the id."""
+        from opensearchpy import helpers
+
+        client, cluster, alias = self._client, self.cluster, self._index
+        todo, removed, missing = list(ids), 0, set()
+        for round_number in range(RETRY_ROUNDS + 1):
+            if round_number:
+                time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
+            retry = []
+            actions = ({"_op_type": "delete", "_index": alias, "_id": doc_id} for doc_id in todo)
+            with cluster_errors(cluster, "bulk delete"):
+                for ok, result in helpers.streaming_bulk(client, actions, chunk_size=BULK_DOCS,
+                                                         raise_on_error=False, yield_ok=True):
+                    (_, info), = result.items()
+                    doc_id, status = str(info.get("_id")), info.get("status")
+                    if ok:
+                        removed += 1
+                    elif status == 404:
+                        missing.add(doc_id)
+                    elif status in _TRANSIENT and round_number < RETRY_ROUNDS:
+                        retry.append(doc_id)
+                    else:
+                        error = info.get("error")
+                        reason = error.get("reason") if isinstance(error, dict) else error
+                        raise ClusterError(f"{cluster}: {doc_id} could not be removed ({status}: {reason}); "
+                                           f"{removed} documents were removed")
+            if not retry:
+                break
+            todo = retry
+        return removed, missing
+
+    def publish(self) -> int:
+        """Through the alias: the count afterwards. A new index: its settings
+        finished, its count checked, its replicas waited for, then the alias
+        moved to it and the old index deleted; returns its count.
+
+        Raises:
+            ClusterError: documents acknowledged are missing, the new index is
+                red, or the write lock was lost.
+        """
+        client, cluster, new = self._client, self.cluster, self._new
+        if new is None:
+            return _count(client, cluster, self._index)
+        with cluster_errors(cluster, "finish the new index's settings", index=new):
+            client.indices.put_settings(index=new, body=mapping.finished_settings(mapping.replica_count(),
+                                                                                  self._data_nodes))
+        documents = _count(client, cluster, new)
+        expected = len(self._bulk.written)
+        if documents != expected:
+            raise ClusterError(f"{cluster.redacted(new)}: {expected - documents} documents were "
+                               "acknowledged but are missing from the new index; the index is unchanged")
+        _wait_for_replicas(client, cluster, new)
+        self._lock.check()
+        actions = [{"remove": {"index": name, "alias": cluster.index}} for name in self._old]
+        actions.append({"add": {"index": new, "alias": cluster.index}})
+        with cluster_errors(cluster, "switch the alias to the new index"):
+            client.indices.update_aliases(body={"actions": actions})
+        self._published = True
+        for name in self._old:
+            try:
+                client.indices.delete(index=name, ignore_unavailable=True)
+            except Exception:  # noqa: BLE001 - left for the next build's clean-up
+                pass
+        return documents

@@ -350,6 +350,32 @@ def write_layout(generation: Path) -> None:
     os.replace(temporary, generation / LAYOUT_FILE)
 
 
+def holds_index(folder: Path) -> bool:
+    """Whether ``folder`` is an index folder: its ``CURRENT`` pointer or its write lock is there."""
+    return (folder / POINTER).is_file() or (folder / LOCK).exists()
+
+
+def needs_build(index_dir: Path) -> bool:
+    """Whether ``index_dir`` holds no index of this version's :data:`LAYOUT`
+    (so a first use builds it); while another process is building it, wait
+    for that build (up to two minutes) and look again."""
+    try:
+        current = current_generation(index_dir)
+    except IndexBusyError:
+        with write_lock(index_dir, timeout=120):
+            pass
+        current = current_generation(index_dir)
+    if current is None:
+        return True
+    from searchengine.errors import IndexOutdatedError
+
+    try:
+        check_layout(current, index_dir)
+    except IndexOutdatedError:
+        return True  # the default index of an older version: built again, as at first use
+    return False
+
+
 def check_layout(generation: Path, index_dir: Path) -> None:
     """Refuse a generation written with another :data:`LAYOUT`.
 

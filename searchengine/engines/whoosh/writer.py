@@ -1,22 +1,19 @@
-"""The embedded engine's writer: readers → records → Whoosh documents.
+"""The embedded engine's writer: documents into a new generation of an index folder.
 
-Three operations (the public face is :mod:`searchengine.indexer`), each of
-which writes a new generation of the index (see
-:mod:`searchengine.engines.whoosh.store`) and switches readers to it only after Whoosh has
-committed it, so a failed or killed run leaves the previous index searchable:
+:class:`WhooshWriter` is the embedded engine's
+:class:`searchengine.engines.Writer`; the engine-free ingest pipeline
+(:mod:`searchengine.indexer`) reads the records, folds repeated ids and
+applies the version rules, and hands it documents. Every run writes a new
+generation of the folder (see :mod:`searchengine.engines.whoosh.store`):
+empty for a build, a copy of the current one made of hard links for an
+update or a removal (so copying costs no time). Readers switch to it only
+after Whoosh has committed it and :meth:`WhooshWriter.publish` has moved the
+``CURRENT`` pointer, so a failed or killed run leaves the previous index
+searchable.
 
-* :func:`build` indexes its input from scratch;
-* :func:`update` adds or replaces documents by id in a copy of the
-  current generation (made of hard links, so copying costs no time);
-* :func:`remove` deletes documents by id the same way.
-
-Records stream from the readers straight into the writer; only the ids
-seen so far (and the rare records whose id repeats) are kept in memory. One
-paper is one document: when an id repeats, the record with the higher arXiv
-version replaces the other, and records of equal (or no) version are merged
-(authors and categories united, as for a paper listed on two author pages).
-The repeats are resolved after the first commit, from the stored fields of
-the copy already written.
+Documents are written in two passes: the records as read (one commit), then
+the repeated ids folded in and, on an update, extra copies of one id
+dropped (a second commit, only when something changed).
 
 Indexing runs in ``jobs`` processes (Whoosh's multiprocessing writer; each
 worker analyses batches of documents into its own segment). Every writer
@@ -30,15 +27,14 @@ import itertools
 import os
 import shutil
 import signal
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from contextlib import ExitStack
 from pathlib import Path
 
 from searchengine.engines.whoosh import columns, internals, store
-from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
-from searchengine.indexer import IndexSummary, combine
+from searchengine.errors import IndexDamagedError, IndexNotFoundError, SearchEngineError
 from searchengine.processes import exit_with_parent
-from searchengine.records import Problem, Record
+from searchengine.records import Record
 
 # Documents handed to a worker process at a time.
 BATCH_SIZE = 256
@@ -267,270 +263,261 @@ def _live(searcher, doc_id: str) -> list[int]:
     return list(searcher.document_numbers(id=doc_id))
 
 
-def _stream(
-    records: Iterable[Record],
-    writer,
-    summary: IndexSummary,
-    *,
-    replace: bool,
-    progress: Callable[[int], None] | None,
-) -> tuple[dict[str, Record], int]:
-    """Add each record to ``writer`` (not committed).
+class WhooshWriter:
+    """One write run on an index folder (:class:`searchengine.engines.Writer`).
 
-    Returns the later copies of ids already written (combined, by id) and
-    the number of documents the index must hold after the commit.
+    Entered, it holds the folder's write lock and a new generation: empty
+    (``mode="build"``, or an update of a folder without an index) or a
+    hard-linked copy of the current one (``"update"``, ``"remove"``).
+    :meth:`publish` finishes it (facet columns, layout) and moves
+    ``CURRENT``; leaving without publishing (an error, Ctrl-C) removes the
+    unfinished generation, and the previous one stays current.
+
+    Args:
+        index_dir: the index folder; created if missing.
+        mode: ``"build"``, ``"update"`` or ``"remove"``.
+        lock_timeout: seconds to wait for another writer.
+        jobs: indexing processes for the first pass (large inputs only).
+        memory_mb: memory for posting buffers, all processes together.
+
+    Raises (on entering):
+        IndexNotFoundError: ``"remove"`` and there is no index.
+        IndexBusyError: another process holds the lock past ``lock_timeout``.
+        IndexDamagedError: the current generation cannot be opened.
+        IndexOutdatedError: the current generation has an older layout (rebuild).
     """
-    from searchengine.engines.whoosh.schema import document_fields
 
-    searcher = writer.searcher()
-    documents = searcher.doc_count()
-    if not replace:
-        searcher = None
-    written: set[str] = set()
-    repeats: dict[str, Record] = {}
-    for record in records:
-        summary.records += 1
-        if progress is not None:
-            progress(1)
-        if record.id in written:
-            summary.merged += 1
-            earlier = repeats.get(record.id)
-            repeats[record.id] = combine(earlier, record) if earlier else record
-            continue
-        if searcher is not None:
-            docnums = _live(searcher, record.id)
-            if docnums:
-                indexed = max((searcher.stored_fields(d).get("version") or 0) for d in docnums)
-                if (record.version or 0) < indexed:
-                    summary.problems.append(_older(record, indexed))
-                    continue
-                for docnum in docnums:
-                    writer.delete_document(docnum)
-                documents -= len(docnums)
-                summary.replaced += 1
-            else:
-                summary.added += 1
-        else:
-            summary.added += 1
-        writer.add_document(**document_fields(record))
-        documents += 1
-        written.add(record.id)
-    return repeats, documents
+    def __init__(self, index_dir: str | os.PathLike, *, mode: str, lock_timeout: float,
+                 jobs: int | None = None, memory_mb: int = 512) -> None:
+        self.target = Path(index_dir)
+        self.location = str(self.target)
+        self.mode = mode
+        self.lock_timeout = lock_timeout
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.memory_mb = memory_mb
+        self._stack = ExitStack()
+        self._base: Path | None = None
+        self._generation: Path | None = None
+        self._ix = None
+        self._searcher = None  # the base generation's, for version lookups
+        self._writer = None    # the open Whoosh writer of the current pass
+        self._first_done = False
+        self._expected = 0     # documents after the first pass
+        self._changed = False  # whether the second pass changed anything
+        self._rewritten: set[str] = set()
+        self._published = False
 
+    @property
+    def updating(self) -> bool:
+        """Whether documents go into a copy of an existing index (so versions can be looked up)."""
+        return self._base is not None
 
-def _older(record: Record, indexed: int) -> Problem:
-    path, _, line = record.source.rpartition(":")
-    return Problem(
-        path or record.source, int(line) if line.isdigit() else 0,
-        f"{record.id} v{record.version or 0} is older than the indexed v{indexed} (skipped)",
-    )
-
-
-def _resolve(ix, repeats: dict[str, Record], *, repair: bool, summary: IndexSummary, limitmb: int) -> None:
-    """Second commit: fold repeated ids into one document; with ``repair``, drop extra copies.
-
-    An index written by an older version (or by hand) may hold two live
-    documents with one id; the copy with the higher version (then the one
-    written last) is kept.
-    """
-    from searchengine.engines.whoosh.engine import record_from_stored
-    from searchengine.engines.whoosh.schema import document_fields
-
-    writer = _segment_writer(ix, limitmb)
-    changed = bool(repeats)
-    try:
-        searcher = writer.searcher()
-        for doc_id, later in repeats.items():
-            docnums = _live(searcher, doc_id)
-            first = record_from_stored(searcher.stored_fields(docnums[-1])) if docnums else None
-            for docnum in docnums:
-                writer.delete_document(docnum)
-            writer.add_document(**document_fields(combine(first, later) if first else later))
-        if repair:
-            reader = searcher.reader()
-            for term, info in reader.iter_field("id"):
-                if info.doc_frequency() < 2 or term in repeats:
-                    continue
-                docnums = _live(searcher, term)
-                if len(docnums) < 2:
-                    continue
-                keep = max(docnums, key=lambda d: (searcher.stored_fields(d).get("version") or 0, d))
-                for docnum in docnums:
-                    if docnum != keep:
-                        writer.delete_document(docnum)
-                        summary.replaced += 1
-                        changed = True
-    except BaseException:
-        writer.cancel()
-        raise
-    if changed:
-        writer.commit(mergetype=merge_policy)
-    else:
-        writer.cancel()
-
-
-def _write(
-    target: Path,
-    operation: Callable,
-    *,
-    from_current: bool,
-    lock_timeout: float,
-) -> int:
-    """Run ``operation(ix)`` on a new generation and publish it; return its document count.
-
-    The new generation is empty (``from_current`` False) or a hard-linked
-    copy of the current one. Holds the write lock throughout; on any error
-    (or a kill) the unfinished generation is removed, now or by the next run.
-    """
-    from whoosh import index as whoosh_index
-
-    from searchengine.engines.whoosh.schema import build_schema
-
-    with store.write_lock(target, timeout=lock_timeout):
-        store.remove_stale(target)
-        base = store.current_generation(target, writer=True) if from_current else None
-        generation = store.new_generation(target)
+    def __enter__(self) -> WhooshWriter:
+        target = self.target
+        if self.mode == "remove" and store.current_generation(target) is None:
+            raise IndexNotFoundError(f"{target}: no index here (run 'searchengine index' first)")
+        self._stack.enter_context(store.write_lock(target, timeout=self.lock_timeout))
         try:
+            store.remove_stale(target)
+            base = store.current_generation(target, writer=True) if self.mode != "build" else None
+            generation = self._generation = store.new_generation(target)
             if base is not None:
                 store.link_generation(base, generation)
                 try:
-                    ix = store.open_generation(generation)
+                    self._ix = store.open_generation(generation)
                 except Exception as exc:  # Whoosh raises many kinds on damage
                     raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
                 store.check_layout(base, target)  # an older index is rebuilt, not updated
+                self._base = base
             else:
-                ix = store.create_generation_index(generation, build_schema())
-            try:
-                operation(ix)
-                # A writer that only deleted (an update's repairs) leaves the files
-                # of its empty segment behind, which no table of contents names.
-                toc = ix._read_toc()
-                whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
-                with ix.reader() as reader:  # the facet and sort columns belong to the generation
-                    columns.write_columns(generation, reader)  # (reads every kept segment's columns)
-            except Exception as exc:
-                if base is not None and store.is_damage(exc):
-                    raise IndexDamagedError(f"{base}: index cannot be read ({type(exc).__name__}: {exc}); "
-                                            "rebuild it with 'searchengine index PATH...'") from exc
-                raise
-            store.write_layout(generation)
-            documents = ix.doc_count()
-            store.publish(target, generation)
+                from searchengine.engines.whoosh.schema import build_schema
+
+                self._ix = store.create_generation_index(generation, build_schema())
         except BaseException:
-            shutil.rmtree(generation, ignore_errors=True)
+            self._abandon()
             raise
-        store.remove_stale(target)
-    return documents
+        return self
 
+    def __exit__(self, kind, exc, traceback) -> None:
+        if exc is None:
+            self._stack.close()
+            return
+        self._abandon()
+        if self._base is not None and not isinstance(exc, SearchEngineError) and store.is_damage(exc):
+            raise IndexDamagedError(f"{self._base}: index cannot be read ({type(exc).__name__}: {exc}); "
+                                    "rebuild it with 'searchengine index PATH...'") from exc
 
-def _index(
-    paths: Iterable[str | os.PathLike],
-    index_dir: str | os.PathLike,
-    *,
-    update: bool,
-    format: str | None,
-    lock_timeout: float,
-    jobs: int | None,
-    memory_mb: int,
-    progress: Callable[[int], None] | None,
-) -> IndexSummary:
-    started = time.perf_counter()
-    paths = list(paths)
-    target = Path(index_dir)
-    summary = IndexSummary(index_dir=str(target))
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    # Fail on a missing input before taking the lock or creating anything.
-    for path in paths:
-        if not Path(path).exists():
-            raise InputError(f"{path}: no such file or directory")
+    def _abandon(self) -> None:
+        """Stop the writers (an indexing process stops now), remove the unfinished generation, unlock."""
+        try:
+            if self._writer is not None:
+                try:
+                    self._writer.cancel()
+                except Exception:  # noqa: BLE001 - a commit that failed has closed the writer already
+                    pass
+            self._close_searcher()
+            if self._generation is not None and not self._published:
+                shutil.rmtree(self._generation, ignore_errors=True)
+        finally:
+            self._stack.close()
 
-    from searchengine.readers import read_records
+    def _close_searcher(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
 
-    def operation(ix) -> None:
-        records = read_records(paths, summary.problems, format=format)
+    def check(self, record: Record) -> str | None:
+        """Why ``record`` cannot be written: never (``None``); any id and text fit."""
+        return None
+
+    def versions(self, ids: list[str]) -> dict[str, int]:
+        """``{id: highest indexed version (0 for none)}`` of the ids the copied index holds."""
+        if self._base is None:
+            return {}
+        if self._searcher is None:
+            self._searcher = self._ix.searcher()
+        searcher, found = self._searcher, {}
+        for doc_id in ids:
+            docnums = _live(searcher, doc_id)
+            if docnums:
+                found[doc_id] = max((searcher.stored_fields(d).get("version") or 0) for d in docnums)
+        return found
+
+    def write(self, documents: Iterable, on_failed=None) -> None:
+        """Write ``documents`` (each with ``record`` and ``replace``: delete the
+        indexed copies of its id first). The first call is the first pass, in
+        parallel for a large input; calls after :meth:`flush` are the second
+        pass. A document is never refused here, so ``on_failed`` is not called."""
+        from searchengine.engines.whoosh.schema import document_fields
+
+        if self._first_done:
+            self._rewrite(documents)
+            return
+        documents = iter(documents)
         # Small inputs are indexed in this process: starting workers would cost more.
-        head = list(itertools.islice(records, PARALLEL_MIN_RECORDS))
-        parallel = jobs if len(head) == PARALLEL_MIN_RECORDS else 1
-        writer = _writer(ix, parallel, memory_mb)
-        try:
-            repeats, expected = _stream(itertools.chain(head, records), writer, summary,
-                                        replace=update, progress=progress)
-            if summary.records == 0:
-                skipped = summary.skipped
-                raise InputError(
-                    "nothing to index in " + ", ".join(str(p) for p in paths)
-                    + (f" ({skipped} {'record or file' if skipped == 1 else 'records or files'} skipped)"
-                       if skipped else ""),
-                    problems=summary.problems,
-                )
-            if progress is not None:
-                progress(0)
-            writer.commit(mergetype=merge_policy)
-        except BaseException:  # an error or Ctrl-C, reading or committing: the workers stop now
-            try:
-                writer.cancel()
-            except Exception:  # noqa: BLE001 - a commit that failed has closed the writer already
-                pass
-            raise
-        # Whoosh's parallel writer drops the segment of a worker that died; never publish that.
-        if ix.doc_count() != expected:
-            raise SearchEngineError(
-                f"{target}: {expected - ix.doc_count()} documents were not written (an indexing process "
-                "failed); the index is unchanged"
-            )
-        if repeats or update:
-            _resolve(ix, repeats, repair=update, summary=summary, limitmb=max(16, memory_mb // 2))
-
-    summary.documents = _write(target, operation, from_current=update, lock_timeout=lock_timeout)
-    summary.seconds = time.perf_counter() - started
-    return summary
-
-
-def build(paths: Iterable[str | os.PathLike], index_dir: str | os.PathLike, *, format: str | None,
-          lock_timeout: float, jobs: int | None, memory_mb: int,
-          progress: Callable[[int], None] | None) -> IndexSummary:
-    """A new generation of ``index_dir`` from ``paths`` (:func:`searchengine.indexer.build_index`)."""
-    return _index(paths, index_dir, update=False, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
-
-
-def update(paths: Iterable[str | os.PathLike], index_dir: str | os.PathLike, *, format: str | None,
-           lock_timeout: float, jobs: int | None, memory_mb: int,
-           progress: Callable[[int], None] | None) -> IndexSummary:
-    """Records of ``paths`` added to a copy of the current generation
-    (:func:`searchengine.indexer.update_index`)."""
-    return _index(paths, index_dir, update=True, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
-
-
-def remove(ids: Iterable[str], index_dir: str | os.PathLike, *, lock_timeout: float) -> IndexSummary:
-    """Documents with ``ids`` deleted from a copy of the current generation
-    (:func:`searchengine.indexer.remove_documents`)."""
-    from searchengine.readers.arxivmeta import split_version
-
-    started = time.perf_counter()
-    target = Path(index_dir)
-    summary = IndexSummary(index_dir=str(target))
-    if store.current_generation(target) is None:
-        raise IndexNotFoundError(f"{target}: no index here (run 'searchengine index' first)")
-    wanted = list(dict.fromkeys(split_version(i)[0] for i in ids if i.strip()))
-
-    def operation(ix) -> None:
-        writer = _segment_writer(ix)
-        try:
-            searcher = writer.searcher()
-            for doc_id in wanted:
-                docnums = _live(searcher, doc_id)
-                if not docnums:
-                    summary.not_found.append(doc_id)
+        head = list(itertools.islice(documents, PARALLEL_MIN_RECORDS))
+        parallel = self.jobs if len(head) == PARALLEL_MIN_RECORDS else 1
+        writer = self._writer = _writer(self._ix, parallel, self.memory_mb)
+        count = self._ix.doc_count()
+        for document in itertools.chain(head, documents):
+            if document.replace and self._base is not None:
+                if self._searcher is None:
+                    self._searcher = self._ix.searcher()
+                docnums = _live(self._searcher, document.record.id)
                 for docnum in docnums:
                     writer.delete_document(docnum)
-                summary.removed += bool(docnums)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit(mergetype=merge_policy)
+                count -= len(docnums)
+            writer.add_document(**document_fields(document.record))
+            count += 1
+        self._expected = count
 
-    summary.documents = _write(target, operation, from_current=True, lock_timeout=lock_timeout)
-    summary.seconds = time.perf_counter() - started
-    return summary
+    def flush(self) -> None:
+        """Commit the first pass.
+
+        Raises:
+            SearchEngineError: an indexing process died and its documents are
+                missing (Whoosh's parallel writer drops its segment silently).
+        """
+        self._close_searcher()
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.commit(mergetype=merge_policy)
+        self._first_done = True
+        if self._ix.doc_count() != self._expected and writer is not None:
+            raise SearchEngineError(
+                f"{self.target}: {self._expected - self._ix.doc_count()} documents were not written (an "
+                "indexing process failed); the index is unchanged"
+            )
+
+    def _second_pass(self):
+        """The writer of the second pass (opened on first need) and its searcher."""
+        if self._writer is None:
+            self._writer = _segment_writer(self._ix, max(16, self.memory_mb // 2))
+        return self._writer, self._writer.searcher()
+
+    def _rewrite(self, documents: Iterable) -> None:
+        from searchengine.engines.whoosh.schema import document_fields
+
+        writer, searcher = self._second_pass()
+        for document in documents:
+            doc_id = document.record.id
+            for docnum in _live(searcher, doc_id):
+                writer.delete_document(docnum)
+            writer.add_document(**document_fields(document.record))
+            self._rewritten.add(doc_id)
+            self._changed = True
+
+    def stored(self, ids: list[str]) -> dict[str, Record]:
+        """``{id: record}`` of the ids written so far (the last copy of each)."""
+        from searchengine.engines.whoosh.engine import record_from_stored
+
+        _, searcher = self._second_pass()
+        found = {}
+        for doc_id in ids:
+            docnums = _live(searcher, doc_id)
+            if docnums:
+                found[doc_id] = record_from_stored(searcher.stored_fields(docnums[-1]))
+        return found
+
+    def repair(self) -> int:
+        """Drop extra copies of one id (an index written by an older version, or
+        by hand, may hold two): the copy with the higher version, then the one
+        written last, is kept. Returns the copies dropped."""
+        writer, searcher = self._second_pass()
+        dropped = 0
+        for term, info in searcher.reader().iter_field("id"):
+            if info.doc_frequency() < 2 or term in self._rewritten:
+                continue
+            docnums = _live(searcher, term)
+            if len(docnums) < 2:
+                continue
+            keep = max(docnums, key=lambda d: (searcher.stored_fields(d).get("version") or 0, d))
+            for docnum in docnums:
+                if docnum != keep:
+                    writer.delete_document(docnum)
+                    dropped += 1
+                    self._changed = True
+        return dropped
+
+    def delete(self, ids: list[str]) -> tuple[int, set[str]]:
+        """Delete the documents with ``ids``; ``(ids deleted, ids not found)``."""
+        self._first_done = True
+        writer, searcher = self._second_pass()
+        removed, missing = 0, set()
+        for doc_id in ids:
+            docnums = _live(searcher, doc_id)
+            if not docnums:
+                missing.add(doc_id)
+            for docnum in docnums:
+                writer.delete_document(docnum)
+            removed += bool(docnums)
+        self._changed = True
+        return removed, missing
+
+    def publish(self) -> int:
+        """Commit the second pass (when it changed anything), write the
+        generation's facet columns and layout, and make it current; returns
+        its document count."""
+        from whoosh import index as whoosh_index
+
+        ix, generation = self._ix, self._generation
+        if not self._first_done:
+            self.flush()
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            if self._changed:
+                writer.commit(mergetype=merge_policy)
+            else:
+                writer.cancel()
+        # A writer that only deleted (an update's repairs) leaves the files
+        # of its empty segment behind, which no table of contents names.
+        toc = ix._read_toc()
+        whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
+        with ix.reader() as reader:  # the facet and sort columns belong to the generation
+            columns.write_columns(generation, reader)  # (reads every kept segment's columns)
+        store.write_layout(generation)
+        documents = ix.doc_count()
+        store.publish(self.target, generation)
+        self._published = True
+        store.remove_stale(self.target)
+        return documents

@@ -11,9 +11,9 @@ from searchengine.engines.opensearch.location import (
     DEFAULT_PORT,
     MAX_NAME_BYTES,
     check_index_name,
-    is_cluster,
     parse_location,
 )
+from searchengine.engines import is_cluster
 from searchengine.errors import InputError
 
 

@@ -1,7 +1,10 @@
-"""Facets as data: the names a search can count, and the counts it returns.
+"""Facets as data: the facets a search can count (:data:`FACETS`), and the counts it returns.
 
-Engine-free: each engine counts (the embedded engine over its facet columns,
-:mod:`searchengine.engines.whoosh.columns`) and returns these shapes. The
+Engine-free: each :class:`Facet` says what it counts, how its values are
+ordered, shown and filtered; the engines (the embedded engine over its facet
+columns, :mod:`searchengine.engines.whoosh.columns`; the cluster with
+aggregations), the CLI, the web page and its templates read them from here.
+Each engine counts and returns these shapes. The
 counting rules are the same everywhere: a multi-valued field counts a
 document once per value; a document without a value counts in the unknown
 bucket (``value=None``), listed last; each facet is counted over the hits of
@@ -18,8 +21,43 @@ from typing import Any
 
 from searchengine.errors import QueryError
 
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One facet: what it counts and how its values are ordered, shown and filtered.
+
+    Attributes:
+        name: how it is asked for (``facets="year,author"``), and the name of
+            its filter: the CLI option (``--year``), the URL parameter
+            (``?year=``) and the query prefix (``year:``).
+        label: its heading on the web page.
+        record_field: the :class:`~searchengine.records.Record` attribute
+            counted (a list counts a document once per value).
+        filter_field: the :class:`~searchengine.filters.Filters` attribute
+            (and the web page's parameter field) holding its chosen values.
+        by_value: values listed by value, highest first (years), instead of
+            by count, then value.
+        numeric: one whole number per record (``None``: unknown).
+    """
+
+    name: str
+    label: str
+    record_field: str
+    filter_field: str
+    by_value: bool = False
+    numeric: bool = False
+
+
 #: Facets a search can count, in display order.
-FACET_NAMES = ("year", "author", "category")
+FACETS = (
+    Facet("year", "Year", record_field="year", filter_field="years", by_value=True, numeric=True),
+    Facet("author", "Author", record_field="authors", filter_field="authors"),
+    Facet("category", "Category", record_field="categories", filter_field="categories"),
+)
+#: Their names, in display order.
+FACET_NAMES = tuple(facet.name for facet in FACETS)
+_BY_NAME = {facet.name: facet for facet in FACETS}
 #: The name that asks for the date histogram of the hits (with the facets,
 #: though it is no list of values: :class:`searchengine.dates.DateHistogram`).
 HISTOGRAM = "date"
@@ -27,6 +65,18 @@ HISTOGRAM = "date"
 DEFAULT_FACET_SIZE = 10
 #: Upper bound of values listed per facet.
 MAX_FACET_SIZE = 1000
+
+
+def facet(name: str) -> Facet:
+    """The :class:`Facet` named ``name``.
+
+    Raises:
+        QueryError: no facet has that name.
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise QueryError(f"unknown facet {name!r} (choose from {', '.join(FACET_NAMES)})") from None
 
 
 def parse_facet_names(spec: str | Iterable[str] | None) -> tuple[str, ...]:

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 from searchengine.dates import DateFilter, parse_range
 from searchengine.errors import QueryError
+from searchengine.facets import HISTOGRAM, facet as facet_spec
 
 # Index term prefixes: a primary-category key starts with this mark.
 PRIMARY_MARK = "^"
@@ -182,8 +183,8 @@ class Filters:
         )
 
     def without(self, facet: str) -> Filters:
-        """These filters less those on ``facet`` (``"year"``, ``"author"``, ``"category"`` or ``"date"``)."""
-        field = {"year": "years", "author": "authors", "category": "categories", "date": "dates"}[facet]
+        """These filters less those on ``facet`` (a name in :data:`searchengine.facets.FACETS`, or ``"date"``)."""
+        field = "dates" if facet == HISTOGRAM else facet_spec(facet).filter_field
         return dataclasses.replace(self, **{field: ()})
 
     def for_facet(self, facet: str) -> Filters:
@@ -200,13 +201,12 @@ class Filters:
     def selects(self, facet: str, value) -> bool:
         """True when a facet value is among those the filters ask for.
 
-        ``facet`` is ``"year"``, ``"author"`` or ``"category"``; an unknown
+        ``facet`` is a name in :data:`searchengine.facets.FACETS`; an unknown
         value (``None``) is never selected.
         """
         if value is None:
             return False
-        chosen = {"year": self.years, "author": self.authors, "category": self.categories}[facet]
-        return any(f.matches(value) for f in chosen)
+        return any(f.matches(value) for f in getattr(self, facet_spec(facet).filter_field))
 
 
 def parse_year(text: str | int) -> YearFilter:

@@ -784,7 +784,12 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
         children = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
 
         def sockets(pid: int) -> int:
-            return sum(os.readlink(fd).startswith("socket:") for fd in Path(f"/proc/{pid}/fd").iterdir())
+            def link(fd: Path) -> str:
+                try:
+                    return os.readlink(fd)
+                except FileNotFoundError:  # closed while listed
+                    return ""
+            return sum(link(fd).startswith("socket:") for fd in Path(f"/proc/{pid}/fd").iterdir())
 
         deadline = time.monotonic() + 10
         while sum(map(sockets, children)) < 300 and time.monotonic() < deadline:

@@ -45,10 +45,11 @@ from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
-from web.params import EXPORT_FORMATS, FACET_SIZE, FACETS, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
+from searchengine.facets import FACETS
+from web.params import EXPORT_FORMATS, FACET_SIZE, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
 
 SIMILAR_ON_PAGE = 5
-FACET_LABELS = {"year": "Year", "author": "Author", "category": "Category",
+FACET_LABELS = {**{facet.name: facet.label for facet in FACETS},
                 "since": "Submitted since", "until": "Submitted until", "past": "Submitted in the past"}
 # A date histogram bin's start, cut to its unit: the value of its since/until link.
 BIN_CHARS = {"year": 4, "month": 7, "day": 10}
@@ -220,7 +221,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
     app.jinja_env.filters["day"] = shown_day
-    app.jinja_env.globals.update(FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
+    app.jinja_env.globals.update(FACETS=FACETS, FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
                                  record_link=record_link, doi_link=doi_link, safe_link=safe_link,
                                  EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
                                  EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors)
@@ -387,11 +388,12 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
 
     Returns ``[{"name", "values": [{"value", "count", "selected", "url"}], "more_url", "fewer_url",
     (``url`` ``None`` for a value that cannot be a filter: shown, not linked)
-    "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`FACETS` order;
+    "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`searchengine.facets.FACETS` order;
     ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``.
     """
     view = []
-    for name in FACETS:
+    for facet in FACETS:
+        name = facet.name
         values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/")
                        if _filterable(name, v["value"]) else None)
                   for v in results.facets.get(name) or [] if v.get("value") is not None]
@@ -407,7 +409,7 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
             "remaining": remaining,
             "more_url": params.expanded(name).url("/") if remaining and name != params.more else None,
             "fewer_url": params.expanded(None).url("/") if name == params.more else None,
-            "bars": _year_bars(values) if name == "year" else [],
+            "bars": _year_bars(values) if facet.numeric else [],
         })
     return view
 

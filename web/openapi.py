@@ -13,12 +13,12 @@ from typing import Any
 from searchengine import __version__
 from searchengine.dates import PAST
 from searchengine.export import FORMATS
+from searchengine.facets import FACET_NAMES
 from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
 from web.params import (
     EXPANDED_FACET_SIZE,
     EXPORT_FORMATS,
     FACET_SIZE,
-    FACETS,
     MAX_QUERY_CHARS,
     MAX_VALUE_CHARS,
     MAX_VALUES,
@@ -177,7 +177,7 @@ def openapi_document() -> dict[str, Any]:
                     limit,
                     _param("more", f"A facet the page lists in full: facets are counted up to "
                                    f"{EXPANDED_FACET_SIZE} values (else {FACET_SIZE})",
-                           {"type": "string", "enum": list(FACETS)}),
+                           {"type": "string", "enum": list(FACET_NAMES)}),
                     exact,
                 ],
                 "responses": {"200": results, "400": _error(BAD_REQUEST), "503": unavailable},

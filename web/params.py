@@ -59,14 +59,14 @@ from urllib.parse import urlencode
 
 from searchengine.errors import QueryError
 from searchengine.export import FORMATS
+from searchengine.facets import FACET_NAMES, facet as facet_spec
 from searchengine.limits import DEFAULT_LIMIT, MAX_LIMIT, SORTS, check_page
 
 # At most this many values per filter parameter, each at most this long.
 MAX_VALUES = 20
 MAX_VALUE_CHARS = 200
 MAX_QUERY_CHARS = 2000
-# The facets the page shows, in order, and how many values of each.
-FACETS = ("year", "author", "category")
+# Values the page shows of each facet (searchengine.facets.FACETS, in order).
 FACET_SIZE = 12
 # The date filters' parameters, in URL order.
 DATE_PARAMS = ("since", "until", "past")
@@ -246,8 +246,8 @@ class SearchParams:
         if exact not in _FLAGS:
             raise QueryError(f"exact must be 1, 0, true or false, not {exact[:40]!r}")
         more = _single(args, "more").strip() or None
-        if more is not None and more not in FACETS:
-            raise QueryError(f"more must be one of {', '.join(FACETS)}, not {more[:40]!r}")
+        if more is not None and more not in FACET_NAMES:
+            raise QueryError(f"more must be one of {', '.join(FACET_NAMES)}, not {more[:40]!r}")
         page = _int(args, "page", 1)
         check_page(page, limit)
         years = _values(args, "year")
@@ -317,7 +317,7 @@ class SearchParams:
             "category": list(self.categories),
             "date": self.date_filters(),
             "sort": self.sort,
-            "facets": list(FACETS) + ["date"],
+            "facets": list(FACET_NAMES) + ["date"],
             "facet_size": EXPANDED_FACET_SIZE if self.more else FACET_SIZE,
             "exact": self.exact,
         }
@@ -359,18 +359,18 @@ class SearchParams:
         whole = replace(self, page=1, limit=DEFAULT_LIMIT, from_range=False)
         return f"{path}?{urlencode(whole.items() + [('format', format_name)])}"
 
-    def _values_of(self, facet: str) -> tuple[str, ...]:
-        return {"year": self.years, "author": self.authors, "category": self.categories}[facet]
+    def values_of(self, facet: str) -> tuple[str, ...]:
+        """The values chosen for ``facet`` (a name in :data:`searchengine.facets.FACETS`)."""
+        return getattr(self, facet_spec(facet).filter_field)
 
     def _with_values(self, facet: str, values: tuple[str, ...]) -> SearchParams:
-        field_name = {"year": "years", "author": "authors", "category": "categories"}[facet]
-        return replace(self, **{field_name: values}, page=1, from_range=False)
+        return replace(self, **{facet_spec(facet).filter_field: values}, page=1, from_range=False)
 
     def without(self, facet: str, value: str) -> SearchParams:
         """This state minus one filter value, back on page 1 (a chip's remove link)."""
         if facet in DATE_PARAMS:
             return replace(self, **{facet: ""}, page=1, from_range=False)
-        return self._with_values(facet, tuple(v for v in self._values_of(facet) if v != value))
+        return self._with_values(facet, tuple(v for v in self.values_of(facet) if v != value))
 
     def toggled(self, facet: str, value, selected: bool) -> SearchParams:
         """The state a facet value's link leads to, back on page 1.
@@ -381,7 +381,7 @@ class SearchParams:
         by initials) replaces that facet's filters, narrowing to it.
         """
         value = str(value)
-        current = self._values_of(facet)
+        current = self.values_of(facet)
         if not selected:
             return self._with_values(facet, current + (value,))
         if any(v.casefold() == value.casefold() for v in current):
@@ -413,7 +413,7 @@ class SearchParams:
 
     def chips(self) -> list[tuple[str, str, SearchParams]]:
         """Active filters as ``(facet, value, state without it)``, in URL order."""
-        chips = [(facet, value, self.without(facet, value)) for facet in FACETS for value in self._values_of(facet)]
+        chips = [(facet, value, self.without(facet, value)) for facet in FACET_NAMES for value in self.values_of(facet)]
         return chips + [(name, getattr(self, name), self.without(name, "")) for name in DATE_PARAMS
                         if getattr(self, name)]
 

@@ -19,7 +19,7 @@ from searchengine import querylang
 from searchengine.engines.opensearch.client import cluster_errors, whole
 from searchengine.engines.opensearch.mapping import record_from_source
 from searchengine.engines.opensearch.querying import filter_clauses, highlight_dsl, to_dsl
-from searchengine.facets import FacetCounts, FacetValue
+from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.records import Record, arxiv_id
 from searchengine.results import Hit, lead_snippet
 
@@ -200,7 +200,7 @@ class OpenSearchSearcher:
         aggs = {}
         for name in names:
             fieldname = "primary_category" if name == "category" and filters.primary_only else _FACET_FIELDS[name]
-            order = [{"_key": "desc"}] if name == "year" else [{"_count": "desc"}, {"_key": "asc"}]
+            order = [{"_key": "desc"}] if facet(name).by_value else [{"_count": "desc"}, {"_key": "asc"}]
             aggs[name] = {
                 "filter": _with_filters(None, filter_clauses(filters.for_facet(name))),
                 "aggs": {

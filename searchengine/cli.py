@@ -544,13 +544,15 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
         raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
                                "--until, --past) or both")
     output_format = _output_format(as_json, output_format)
+    from searchengine.filters import Filters
+    from searchengine.request import SearchRequest
+
+    filters = Filters(years=year, authors=author, categories=category, primary_only=primary_only, dates=days)
     if every_hit:
-        _export_all(query, (year, author, category, primary_only, days), sort, exact, index_dir, output_format)
+        _export_all(query, filters, sort, exact, index_dir, output_format)
         return
-    results = _open_or_build(index_dir).search(
-        query or "", limit=limit, page=page, year=year, author=author, category=category,
-        primary_only=primary_only, date=days, sort=sort, facets=facet_names, facet_size=facet_size, exact=exact,
-    )
+    request = SearchRequest(query or "", filters, sort, page, limit, facet_names, facet_size, exact=exact)
+    results = _open_or_build(index_dir).run(request)
     named = (("year", year), ("author", [a for a in author if not a.first]),
              ("first author", [a for a in author if a.first]), ("category", category))
     described = [f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}"
@@ -564,7 +566,7 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     _emit(results, output_format, heading, scored=bool((query or "").strip()))
 
 
-def _export_all(query, options, sort, exact: bool, index_dir: Path, output_format: str) -> None:
+def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_format: str) -> None:
     """``search --all``: every hit up to the export cap; says on stderr when the cap cut the set."""
     ctx = click.get_current_context()
     if output_format not in EXPORT_FORMATS:
@@ -575,11 +577,11 @@ def _export_all(query, options, sort, exact: bool, index_dir: Path, output_forma
     if given:
         raise click.UsageError(f"--all exports every hit: {', '.join(given)} cannot be given with it")
     from searchengine import export
+    from searchengine.request import SearchRequest
 
-    year, author, category, primary_only, days = options
-    results = _open_or_build(index_dir).export(
-        query or "", year=year, author=author, category=category, primary_only=primary_only, date=days,
-        sort=sort, exact=exact)
+    request = SearchRequest(query or "", filters, sort, limit=limits.EXPORT_LIMIT, with_snippets=False,
+                            exact=exact, export=True)
+    results = _open_or_build(index_dir).run(request)
     if results.corrected:
         click.echo(f"Note: exported the hits of {results.corrected!r}, a correction of {results.query!r} "
                    "(--exact exports the query as typed)", err=True)

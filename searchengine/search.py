@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchengine.errors import QueryError, RecordNotFoundError
-from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE, parse_facet_names
-from searchengine import limits
-from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, check_sort
+from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE
+from searchengine.limits import DEFAULT_TIME_BUDGET, check_page
 from searchengine.records import Record, doi, link_fields
+from searchengine.request import SearchRequest
 from searchengine.results import Hit, SearchResults, date_fields
 
-__all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchResults", "open_index"]
+__all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchRequest", "SearchResults", "open_index"]
 
 DEFAULT_INDEX_DIR = "index"
 #: A corrected query is searched instead of the typed one when it finds this
@@ -190,16 +190,10 @@ class SearchIndex:
             QueryError: the query or an option cannot be understood.
             IndexDamagedError: the index cannot be read.
         """
-        check_page(page, limit)
-        check_sort(sort)
-        facet_names = parse_facet_names(facets)
-        if facet_names and not 1 <= facet_size <= MAX_FACET_SIZE:
-            raise QueryError(f"facet size must be between 1 and {MAX_FACET_SIZE}, not {facet_size}")
-        days = date_filters(since, until, date)
-        clock = Clock(self.time_budget if time_budget is None else time_budget)
-        return self.engine.call(lambda searcher: self._run(
-            searcher, query, (year, author, category, primary_only, days), sort, facet_names,
-            facet_size, page, limit, with_snippets, exact, clock))
+        return self.run(SearchRequest.make(
+            query, limit=limit, page=page, year=year, author=author, category=category,
+            primary_only=primary_only, since=since, until=until, date=date, sort=sort, facets=facets,
+            facet_size=facet_size, time_budget=time_budget, with_snippets=with_snippets, exact=exact))
 
     def export(
         self,
@@ -240,25 +234,30 @@ class SearchIndex:
             QueryError: the query, a filter or ``cap`` (1 or more) cannot be used.
             IndexDamagedError: the index cannot be read.
         """
-        cap = limits.EXPORT_LIMIT if cap is None else cap
-        if cap < 1:
-            raise QueryError(f"an export holds 1 hit or more, not {cap}")
-        check_sort(sort)
-        days = date_filters(since, until, date)
-        clock = Clock(self.time_budget if time_budget is None else time_budget)
-        return self.engine.call(lambda searcher: self._run(
-            searcher, query, (year, author, category, primary_only, days), sort, (),
-            DEFAULT_FACET_SIZE, 1, cap, False, exact, clock))
+        return self.run(SearchRequest.make_export(
+            query, cap=cap, year=year, author=author, category=category, primary_only=primary_only,
+            since=since, until=until, date=date, sort=sort, time_budget=time_budget, exact=exact))
 
-    def _run(self, searcher, query, options, sort, facet_names,
-             facet_size, page, limit, with_snippets, exact, clock: Clock) -> SearchResults:
-        plan = _plan(searcher, query, options, sort, facet_names)
+    def run(self, request: SearchRequest) -> SearchResults:
+        """Run a :class:`~searchengine.request.SearchRequest` (as :meth:`search`
+        does, or :meth:`export` for an export request), on one generation of the index.
+
+        Raises:
+            QueryError: the query text cannot be understood.
+            IndexDamagedError: the index cannot be read.
+        """
+        clock = Clock(self.time_budget if request.time_budget is None else request.time_budget)
+        return self.engine.call(lambda searcher: self._run(searcher, request, clock))
+
+    def _run(self, searcher, request: SearchRequest, clock: Clock) -> SearchResults:
+        plan = _plan(searcher, request)
+        page, limit = request.page, request.limit
         notes = plan.notes
         matches = searcher.match(plan.parsed, plan.filters, clock.deadline, notes)
         # Did-you-mean may use half the budget, within what is left of it.
         suggestion = _suggestion(searcher, plan, matches, clock.share(0.5))
         corrected = None
-        if suggestion is not None and not exact:
+        if suggestion is not None and not request.exact:
             found = _correction(searcher, plan, matches, suggestion, clock)
             if found is not None:
                 matches, corrected = found, suggestion
@@ -278,7 +277,7 @@ class SearchIndex:
         if start < matches.total:
             # Ranking gets a quarter of the budget even when the rest used it up.
             window, timed_out = searcher.window(matches, sort, start, limit, clock.at_least(0.25))
-            hits = searcher.hits(matches.query, window, with_snippets)
+            hits = searcher.hits(matches.query, window, request.with_snippets)
         if timed_out:
             notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
         if matches.cut:
@@ -289,8 +288,8 @@ class SearchIndex:
             notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
         if matches.total == 0:
             notes.extend(_unknown_categories(searcher, plan, clock))
-        counted = _facets(searcher, matches, plan, facet_size)
-        histogram = searcher.date_histogram(matches).to_dict() if HISTOGRAM in facet_names else None
+        counted = _facets(searcher, matches, plan, request.facet_size)
+        histogram = searcher.date_histogram(matches).to_dict() if HISTOGRAM in request.facets else None
         return SearchResults(
             query=plan.searched,
             total=matches.total,
@@ -454,47 +453,23 @@ def _facets(searcher, matches, plan: Plan, size: int) -> dict:
     return {name: counted[name] for name in names}
 
 
-def date_filters(since=(), until=(), date=()) -> tuple:
-    """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``
-    and ``date:`` values (each one value or an iterable; text as typed or
-    already parsed).
-
-    Raises:
-        QueryError: a value is not a date or a date range, or a ``since``
-            starts after an ``until`` ends, naming them.
-    """
-    from searchengine import dates
-    from searchengine.filters import _as_tuple
-
-    def parsed(values, parser):
-        return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in _as_tuple(values) if v)
-
-    starts, ends = parsed(since, dates.parse_since), parsed(until, dates.parse_until)
-    for start in starts:
-        for end in ends:
-            dates.check_order(start, end)
-    return starts + ends + parsed(date, dates.parse_range)
-
-
-def _plan(searcher, query, options, sort, facet_names) -> Plan:
+def _plan(searcher, request: SearchRequest) -> Plan:
     """Parse step: the query text cleaned, its filters taken out and added to
-    the options' filters, the rest parsed.
+    the request's filters, the rest parsed.
 
     Raises:
         QueryError: naming what cannot be understood.
     """
     from searchengine import querylang
-    from searchengine.filters import build_filters
 
     notes: list[str] = []
-    searched = querylang.clean(query or "", notes)
+    searched = querylang.clean(request.query, notes)
     text, query_filters = querylang.split_filters(searched)
-    year, author, category, primary_only, days = options
-    chosen = build_filters(year, author, category, primary_only, days) + query_filters
+    chosen = request.filters + query_filters
     lexicon = searcher.lexicon()
     parsed = searcher.parse(text, allow_empty=bool(chosen),
                             frequencies=lexicon.frequencies if lexicon is not None else None)
-    return Plan(searched, parsed, chosen, sort, facet_names, notes + parsed.notes)
+    return Plan(searched, parsed, chosen, request.sort, request.facets, notes + parsed.notes)
 
 
 def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:

@@ -188,7 +188,8 @@ def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_
     class Stub:
         doc_count = 6
 
-        def search(self, query, **options):
+        def run(self, request):
+            query = request.query
             results = SearchResults(query=query, total=0, hits=[], facets={}, suggestion="spmv <gpu>",
                                     relaxed=True, page={"number": 1, "size": 10, "pages": 0})
             results.notes = ["the query was cut to its first 12 characters"]  # when the API reports repairs
@@ -208,9 +209,10 @@ def test_a_corrected_query_links_to_the_query_as_typed_and_names_unmatched_words
     class Stub:
         doc_count = 6
 
-        def search(self, query, **options):
-            seen.append((query, options["exact"]))
-            if options["exact"]:
+        def run(self, request):
+            query = request.query
+            seen.append((query, request.exact))
+            if request.exact:
                 return SearchResults(query=query, total=2, hits=[], suggestion="spmv gpu", relaxed=True,
                                      unmatched=["spmb", "<x>"], page={"number": 1, "size": 10, "pages": 1})
             return SearchResults(query=query, total=3, hits=[], suggestion="spmv gpu", corrected="spmv gpu",
@@ -544,7 +546,7 @@ def test_unexpected_errors_are_logged_and_answered_without_a_trace(web_index_dir
     class Broken:
         doc_count = 1
 
-        def search(self, query, **options):
+        def run(self, request):
             raise ZeroDivisionError("secret detail")
 
     response = create_app(index=Broken()).test_client().get("/api/search?q=gpu")

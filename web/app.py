@@ -251,7 +251,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         params = SearchParams.from_args(request.args)
         if params.from_range:
             return redirect(params.url("/"), code=303)
-        results = None if params.is_empty else search_index.search(params.q, **params.search_kwargs())
+        results = None if params.is_empty else search_index.run(params.request())
         facets = _facet_view(params, results) if results is not None else []
         pages = _pagination(params, results)
         dated = _date_bars(results.date_histogram, params) if results is not None else None
@@ -297,7 +297,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     @app.get("/api/search")
     def api_search():
         params = SearchParams.from_args(request.args)
-        return jsonify(search_index.search(params.q, **params.search_kwargs()).to_dict())
+        return jsonify(search_index.run(params.request()).to_dict())
 
     @app.get("/api/export")
     def api_export():
@@ -307,7 +307,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         params = SearchParams.from_args(MultiDict(
             [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "limit")]))
         chosen = FORMATS[read_format(request.args)]
-        results = search_index.export(params.q, **params.export_kwargs())
+        results = search_index.run(params.request(export=True))
         response = Response(render(chosen.name, rows(results.hits)), content_type=chosen.media_type)
         response.headers["Content-Disposition"] = f'attachment; filename="search-results.{chosen.extension}"'
         # The file cannot say whether the cap cut it: these headers do.

@@ -307,20 +307,25 @@ class SearchParams:
         """True when there is nothing to search for (no query, no filter)."""
         return not self.q and not self.has_filters
 
-    def search_kwargs(self) -> dict:
-        """Keyword arguments for ``SearchIndex.search`` (the query text aside)."""
-        return {
-            "limit": self.limit,
-            "page": self.page,
-            "year": list(self.years),
-            "author": list(self.authors),
-            "category": list(self.categories),
-            "date": self.date_filters(),
-            "sort": self.sort,
-            "facets": list(FACET_NAMES) + ["date"],
-            "facet_size": EXPANDED_FACET_SIZE if self.more else FACET_SIZE,
-            "exact": self.exact,
-        }
+    def request(self, *, export: bool = False):
+        """The :class:`~searchengine.request.SearchRequest` of this state: its
+        page with every facet and the date histogram counted or, with
+        ``export``, its whole result set (query, filters and sort) up to
+        :data:`~searchengine.limits.EXPORT_LIMIT` hits.
+
+        Raises:
+            QueryError: a filter value cannot be understood, naming it.
+        """
+        from searchengine.filters import build_filters
+        from searchengine.limits import EXPORT_LIMIT
+        from searchengine.request import SearchRequest
+
+        filters = build_filters(self.years, self.authors, self.categories, False, self.date_filters())
+        if export:
+            return SearchRequest(self.q, filters, self.sort, limit=EXPORT_LIMIT, with_snippets=False,
+                                 exact=self.exact, export=True)
+        return SearchRequest(self.q, filters, self.sort, self.page, self.limit, FACET_NAMES + ("date",),
+                             EXPANDED_FACET_SIZE if self.more else FACET_SIZE, exact=self.exact)
 
     def items(self) -> list[tuple[str, str]]:
         """The canonical query-string pairs; defaults are left out."""
@@ -347,11 +352,6 @@ class SearchParams:
         """``path`` with this state's canonical query string."""
         query = urlencode(self.items())
         return f"{path}?{query}" if query else path
-
-    def export_kwargs(self) -> dict:
-        """Keyword arguments for ``SearchIndex.export`` (the query text aside)."""
-        return {"year": list(self.years), "author": list(self.authors), "category": list(self.categories),
-                "date": self.date_filters(), "sort": self.sort, "exact": self.exact}
 
     def export_url(self, format_name: str, path: str = "/api/export") -> str:
         """The export of this state's whole result set in ``format_name``: the

@@ -83,7 +83,7 @@ def answer_key(route: str, params: dict, index) -> tuple:
     from web.params import SearchParams
 
     wanted = SearchParams.from_args(MultiDict(params))  # as the server reads the query string
-    found = index.search(wanted.q, **wanted.search_kwargs())
+    found = index.run(wanted.request())
     if route == "/":
         return ("total", found.total)
     return ("api", found.total, json.dumps(found.to_dict()["facets"], sort_keys=True))

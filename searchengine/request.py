@@ -1,0 +1,124 @@
+"""A search request: what the CLI, the web page and the Python API ask of an index, checked once.
+
+Each front end builds one :class:`SearchRequest` from its own inputs (the
+CLI from its parsed options, the web page from its query string, the Python
+API from :meth:`searchengine.search.SearchIndex.search`'s keyword
+arguments), and the search pipeline carries it through its steps
+(:meth:`searchengine.search.SearchIndex.run`). A request that exists is
+valid: its page, sort, facets and filters were checked when it was made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from searchengine import limits
+from searchengine.errors import QueryError
+from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
+from searchengine.filters import Filters, _as_tuple, build_filters
+from searchengine.limits import DEFAULT_LIMIT, check_page, check_sort
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, checked.
+
+    Attributes:
+        query: the query text as typed (``""``: every paper passing the
+            filters, newest first); filters written in it (``year:2024``)
+            are taken out when it is parsed.
+        filters: the filters given beside the query text
+            (:class:`~searchengine.filters.Filters`, dates included).
+        sort: ``relevance``, ``newest``, ``oldest``, ``title``, or ``None``
+            (relevance with query text, newest without).
+        page: 1-based page number.
+        limit: hits per page; for an export, the most hits returned.
+        facets: facet names to count (:data:`searchengine.facets.FACET_NAMES`;
+            ``date`` asks for the date histogram).
+        facet_size: values listed per facet.
+        time_budget: seconds the search may take (``None``: the index's default).
+        with_snippets: False leaves snippets and match offsets empty.
+        exact: never search a corrected query in place of the one typed.
+        export: every hit up to ``limit`` in one window, without snippets
+            or facets (:meth:`searchengine.search.SearchIndex.export`).
+
+    Raises:
+        QueryError: a value is out of range, naming it (when made).
+    """
+
+    query: str = ""
+    filters: Filters = field(default_factory=Filters)
+    sort: str | None = None
+    page: int = 1
+    limit: int = DEFAULT_LIMIT
+    facets: tuple[str, ...] = ()
+    facet_size: int = DEFAULT_FACET_SIZE
+    time_budget: float | None = None
+    with_snippets: bool = True
+    exact: bool = False
+    export: bool = False
+
+    def __post_init__(self) -> None:
+        if self.export:
+            if self.limit < 1:
+                raise QueryError(f"an export holds 1 hit or more, not {self.limit}")
+        else:
+            check_page(self.page, self.limit)
+        check_sort(self.sort)
+        object.__setattr__(self, "facets", parse_facet_names(self.facets))
+        if self.facets and not 1 <= self.facet_size <= MAX_FACET_SIZE:
+            raise QueryError(f"facet size must be between 1 and {MAX_FACET_SIZE}, not {self.facet_size}")
+        object.__setattr__(self, "query", self.query or "")
+
+    @classmethod
+    def make(cls, query: str = "", *, limit: int = DEFAULT_LIMIT, page: int = 1, year=(), author=(),
+             category=(), primary_only: bool = False, since=(), until=(), date=(), sort: str | None = None,
+             facets=(), facet_size: int = DEFAULT_FACET_SIZE, time_budget: float | None = None,
+             with_snippets: bool = True, exact: bool = False) -> SearchRequest:
+        """A request from the keyword arguments of
+        :meth:`searchengine.search.SearchIndex.search` (see there): filter
+        values as text (or already parsed), facets as ``"year,author"`` or a list.
+
+        Raises:
+            QueryError: naming the value that cannot be used.
+        """
+        days = date_filters(since, until, date)
+        return cls(query or "", build_filters(year, author, category, primary_only, days), sort, page, limit,
+                   facets, facet_size, time_budget, with_snippets, exact)
+
+    @classmethod
+    def make_export(cls, query: str = "", *, cap: int | None = None, year=(), author=(), category=(),
+                    primary_only: bool = False, since=(), until=(), date=(), sort: str | None = None,
+                    time_budget: float | None = None, exact: bool = False) -> SearchRequest:
+        """An export request from the keyword arguments of
+        :meth:`searchengine.search.SearchIndex.export` (``cap``: default
+        :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
+
+        Raises:
+            QueryError: naming the value that cannot be used.
+        """
+        cap = limits.EXPORT_LIMIT if cap is None else cap
+        days = date_filters(since, until, date)
+        return cls(query or "", build_filters(year, author, category, primary_only, days), sort, 1, cap,
+                   (), DEFAULT_FACET_SIZE, time_budget, False, exact, export=True)
+
+
+def date_filters(since=(), until=(), date=()) -> tuple:
+    """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``
+    and ``date:`` values (each one value or an iterable; text as typed or
+    already parsed).
+
+    Raises:
+        QueryError: a value is not a date or a date range, or a ``since``
+            starts after an ``until`` ends, naming them.
+    """
+    from searchengine import dates
+
+    def parsed(values, parser):
+        return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in _as_tuple(values) if v)
+
+    starts, ends = parsed(since, dates.parse_since), parsed(until, dates.parse_until)
+    for start in starts:
+        for end in ends:
+            dates.check_order(start, end)
+    return starts + ends + parsed(date, dates.parse_range)

@@ -16,6 +16,10 @@ from live import chromium, serving
 
 RECORDS = Path(__file__).parent / "data" / "web_records.jsonl"
 SERVER_START_SECONDS = 30
+# The documentation shows the search page; its screenshots are made here.
+DOC_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
+DESKTOP = (1280, 900)
+PHONE = (390, 844)
 
 
 @pytest.fixture(scope="module")
@@ -180,5 +184,62 @@ def test_a_record_opened_from_results_keeps_the_search_and_goes_back_to_the_same
         assert browser.current_url == results
         assert _result_ids(browser) == {"2401.00002"}
         assert browser.find_element(By.CSS_SELECTOR, 'nav.pages a[aria-current="page"]').text == "2"
+    finally:
+        browser.set_window_size(1280, 1000)
+
+
+@pytest.fixture(scope="module")
+def corpus_server(corpus_index_dir):
+    """``searchengine serve`` over the bundled corpus; yields its base URL."""
+    with serving(corpus_index_dir) as (_, base):
+        yield base
+
+
+def _save_screenshot(driver, name: str) -> Path:
+    """Save the visible page as ``docs/images/<name>`` and check it is a PNG of the window's width."""
+    import struct
+
+    DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+    path = DOC_IMAGES / name
+    assert driver.save_screenshot(str(path))
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
+    viewport = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    assert (width, height) == tuple(viewport), (width, height, viewport)
+    return path
+
+
+def test_screenshots_of_the_search_page_at_desktop_and_phone_widths(corpus_server, browser):
+    """The screenshots of the documentation (docs/images), made of the real page over the bundled corpus."""
+    from selenium.webdriver.common.by import By
+
+    url = corpus_server + "/?q=GPU&sort=relevance"
+    try:
+        browser.set_window_size(*DESKTOP)
+        browser.get(url)
+        heading = browser.find_element(By.ID, "results-heading").text
+        total = int(heading.split()[0])
+        assert heading.startswith(f"{total} hits for") and "GPU" in heading and total > 10
+        hits = browser.find_elements(By.CSS_SELECTOR, "ol.hits li.hit")
+        assert len(hits) == 10  # the first page of a longer list
+        assert all("GPU" in mark.text.upper() for mark in browser.find_elements(By.CSS_SELECTOR, "ol.hits h2 mark"))
+        facets = browser.find_element(By.CSS_SELECTOR, "aside.facets")
+        assert [h.text for h in facets.find_elements(By.CSS_SELECTOR, "h3")][:2] == ["Year", "Submitted"]
+        # wide: the filters stand left of the hits, side by side with the first one
+        assert facets.rect["x"] + facets.rect["width"] <= hits[0].rect["x"]
+        assert abs(facets.rect["y"] - hits[0].rect["y"]) < 200
+        _save_screenshot(browser, "search-desktop.png")
+
+        browser.set_window_size(*PHONE)
+        browser.get(url)
+        first_hit = browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit")
+        facets = browser.find_element(By.CSS_SELECTOR, "aside.facets")
+        # narrow: the hits come first, on the first screen, and nothing is wider than the window
+        assert first_hit.rect["y"] < facets.rect["y"]
+        assert first_hit.rect["y"] < 400 and first_hit.is_displayed()
+        width = browser.execute_script("return window.innerWidth")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+        _save_screenshot(browser, "search-phone.png")
     finally:
         browser.set_window_size(1280, 1000)

@@ -142,7 +142,7 @@ class SearchIndex:
         re-ranked by pseudo-relevance feedback.
 
         Args:
-            query: query text (see README, "Query language", including the
+            query: query text (see docs/searching.md, "The query language", including the
                 ``year:``/``author:``/``category:`` filters). May be empty
                 when a filter is given: then every document passing the
                 filters is a hit.

@@ -16,8 +16,10 @@ from live import chromium, serving
 
 RECORDS = Path(__file__).parent / "data" / "web_records.jsonl"
 SERVER_START_SECONDS = 30
-# The documentation shows the search page; its screenshots are made here.
-DOC_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
+# The documentation shows the search page; its screenshots are made here, into
+# the folder SEARCHENGINE_SCREENSHOTS names (CI: docs/images, before it builds
+# the site), else into a temporary folder (a test run leaves the checkout alone).
+REPO = Path(__file__).resolve().parent.parent
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
 
@@ -195,12 +197,22 @@ def corpus_server(corpus_index_dir):
         yield base
 
 
-def _save_screenshot(driver, name: str) -> Path:
-    """Save the visible page as ``docs/images/<name>`` and check it is a PNG of the window's width."""
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the screenshots go (see :data:`REPO`'s comment)."""
+    import os
+
+    named = os.environ.get("SEARCHENGINE_SCREENSHOTS")
+    folder = REPO / named if named else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _save_screenshot(driver, folder: Path, name: str) -> Path:
+    """Save the visible page as ``folder/<name>`` and check it is a PNG of the window's width."""
     import struct
 
-    DOC_IMAGES.mkdir(parents=True, exist_ok=True)
-    path = DOC_IMAGES / name
+    path = folder / name
     assert driver.save_screenshot(str(path))
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -210,7 +222,7 @@ def _save_screenshot(driver, name: str) -> Path:
     return path
 
 
-def test_screenshots_of_the_search_page_at_desktop_and_phone_widths(corpus_server, browser):
+def test_screenshots_of_the_search_page_at_desktop_and_phone_widths(corpus_server, browser, screenshots):
     """The screenshots of the documentation (docs/images), made of the real page over the bundled corpus."""
     from selenium.webdriver.common.by import By
 
@@ -229,7 +241,7 @@ def test_screenshots_of_the_search_page_at_desktop_and_phone_widths(corpus_serve
         # wide: the filters stand left of the hits, side by side with the first one
         assert facets.rect["x"] + facets.rect["width"] <= hits[0].rect["x"]
         assert abs(facets.rect["y"] - hits[0].rect["y"]) < 200
-        _save_screenshot(browser, "search-desktop.png")
+        _save_screenshot(browser, screenshots, "search-desktop.png")
 
         browser.set_window_size(*PHONE)
         browser.get(url)
@@ -240,6 +252,6 @@ def test_screenshots_of_the_search_page_at_desktop_and_phone_widths(corpus_serve
         assert first_hit.rect["y"] < 400 and first_hit.is_displayed()
         width = browser.execute_script("return window.innerWidth")
         assert browser.execute_script("return document.documentElement.scrollWidth") <= width
-        _save_screenshot(browser, "search-phone.png")
+        _save_screenshot(browser, screenshots, "search-phone.png")
     finally:
         browser.set_window_size(1280, 1000)

@@ -1,6 +1,6 @@
 """Query text → :class:`ParsedQuery`: the query language users type, for any engine.
 
-The language is documented in README.md, "Query language". In short:
+The language is documented in docs/searching.md, "The query language". In short:
 
 * Words. Keyword queries of up to :data:`ALL_TERMS_UP_TO` (3) words need
   every word; longer queries need a share :data:`MIN_SHOULD_MATCH` (5 %) of
@@ -70,14 +70,14 @@ MAX_PHRASES = 8
 # A question of more different words than this (a pasted abstract: 200 to
 # 400 words) is searched by this many, those in the fewest papers (the
 # highest idf): ORing every word cost seconds and ranked no better, since
-# common words barely count in BM25 (README, "How matching works").
+# common words barely count in BM25 (docs/matching.md).
 MAX_QUESTION_TERMS = 80
 # Different terms a query may combine with operators, fields or phrases
 # (a question of plain words is shortened instead): each is read on its own.
 MAX_QUERY_TERMS = 100
 # Queries of plain words, from two up to this many (keyword queries), rank
 # by proximity too (tree.Proximity). On longer questions it cost Cranfield
-# and CISI (README, "Evaluation").
+# and CISI (docs/evaluation.md).
 PROXIMITY_UP_TO = ALL_TERMS_UP_TO
 
 # The operators; without one, parentheses are punctuation, not grouping.

@@ -102,4 +102,4 @@ def dates_index(request, tmp_path_factory):
 def differs(engine_index, engine: str, reason: str) -> None:
     """End the running test as an expected failure on ``engine``, naming the documented difference."""
     if engine_index.engine.name == engine:
-        pytest.xfail(f"{engine}: {reason} (README, OpenSearch engine)")
+        pytest.xfail(f"{engine}: {reason} (docs/opensearch-analysis.md)")

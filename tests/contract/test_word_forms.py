@@ -148,8 +148,7 @@ def test_offsets_point_into_the_text_as_written(forms_index):
     assert [hit.snippet[a:b] for a, b in hit.snippet_matches] == ["E\ufb03cient", "\ufb01nite"]
     # A compound's part in a word whose NFKC form is longer (ﬁne-tuning: 10
     # characters as written, 11 in NFKC): Lucene's word delimiter gives the
-    # parts the whole word's offsets when the two lengths differ (README,
-    # "OpenSearch engine").
+    # parts the whole word's offsets when the two lengths differ (docs/opensearch-analysis.md).
     tuned = forms_index.search("tuning").hits[0]
     assert tuned.id == "lig-compound"
     assert [(a, b, tuned.title[a:b]) for a, b in tuned.title_matches] == {

@@ -67,7 +67,7 @@ The index-time analyzer flattens the word-delimiter graph (``flatten_graph``,
 as OpenSearch requires for indexing); the search analyzer keeps the graph, so
 a query for ``fail-slow`` asks for ``failslow`` or the phrase ``fail slow``;
 the phrase analyzer leaves out joined words (the embedded ``"phrase"`` mode).
-What remains different is listed in the README ("OpenSearch engine").
+What remains different is listed in docs/opensearch-analysis.md ("What remains different").
 """
 
 from __future__ import annotations

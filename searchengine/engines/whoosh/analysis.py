@@ -538,7 +538,7 @@ class InflectionStemmer:
     (``university``/``universe`` → ``univers``, ``organic``/``organization``
     → ``organ``), so it is left out. Against full Porter this changes
     nDCG@10 by −0.004 on Cranfield and +0.005 on CISI; leaving out steps 2
-    and 3 as well costs about 0.01 on both (README, "Evaluation").
+    and 3 as well costs about 0.01 on both (docs/evaluation.md).
 
     NLTK's implementation of the steps is used (imported on first use).
     Words of two letters or fewer, and words with anything but ASCII

@@ -15,7 +15,7 @@ with ``FEEDBACK_DOCS`` feedback documents, ``FEEDBACK_TERMS``
 expansion terms, and the expansion weighing ``FEEDBACK_WEIGHT`` times
 the query: less than Anserini's equal weighting, which did more harm on a
 test with one right answer per query); the alternatives
-measured are listed in README, "Evaluation". :func:`bm25f_scores_at` scores
+measured are listed in docs/evaluation.md. :func:`bm25f_scores_at` scores
 the expansion terms in the ``FEEDBACK_DEPTH`` best hits only.
 """
 

@@ -2,7 +2,7 @@
 
 Each case is the embedded analyzer's tokens (term, position) next to what
 ``se_text`` indexes. Where they agree the test says so; where they differ
-the difference is one of those listed in the README ("OpenSearch engine"),
+the difference is one of those listed in docs/opensearch-analysis.md,
 and the test pins it, so that a change on either side shows up here.
 """
 
@@ -37,7 +37,7 @@ def embedded(text: str, mode: str = "index") -> list[tuple[str, int]]:
     return [(token.text, token.pos) for token in text_analyzer()(text, positions=True, mode=mode)]
 
 
-# The examples of the brief and the README, with the tokens both engines index.
+# The examples of the documentation, with the tokens both engines index.
 SAME = {
     "GPUs": [("gpu", 0)],
     "fail-slow": [("failslow", 0), ("fail", 0), ("slow", 1)],
@@ -122,7 +122,7 @@ def test_documented_differences(analyzed, text):
 
 
 def test_the_brief_examples(analyzed):
-    """The tokens shown in the README for the words the analysis is judged by."""
+    """The tokens shown in the documentation for the words the analysis is judged by."""
     shown = {text: [term for term, _ in analyzed(text)] for text in
              ("GPUs", "fail-slow", "CB-SpMV:A", "FlashAttention", "Schrödinger", "matrices", "k-means")}
     assert shown == {

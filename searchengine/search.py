@@ -60,6 +60,8 @@ class Plan:
         sort: the sort order (``relevance`` or ``newest`` by default).
         facets: facet names to count.
         notes: messages about repairs made to the query.
+        lexicon: the engine's indexed words (``None``: it offers none), read
+            once per search for parsing and did-you-mean.
     """
 
     searched: str
@@ -68,6 +70,7 @@ class Plan:
     sort: str | None
     facets: tuple[str, ...]
     notes: list[str] = field(default_factory=list)
+    lexicon: Any = None
 
 
 class Clock:
@@ -469,7 +472,7 @@ def _plan(searcher, request: SearchRequest) -> Plan:
     lexicon = searcher.lexicon()
     parsed = searcher.parse(text, allow_empty=bool(chosen),
                             frequencies=lexicon.frequencies if lexicon is not None else None)
-    return Plan(searched, parsed, chosen, request.sort, request.facets, notes + parsed.notes)
+    return Plan(searched, parsed, chosen, request.sort, request.facets, notes + parsed.notes, lexicon)
 
 
 def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:
@@ -511,7 +514,7 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float) -> str | None:
 
     if plan.parsed.tree is None or not plan.parsed.text or _only_negative(plan.parsed):
         return None
-    lexicon = searcher.lexicon()
+    lexicon = plan.lexicon
     if lexicon is None:  # an engine without a word list offers no corrections
         return None
     corrections = searcher.corrections(matches)

@@ -37,6 +37,7 @@ KEYWORDS = [
     "federated learning privacy", "LLM agents tool use", "speculative decoding", "KV cache compression",
     "vision transformer", "self-supervised", "zero-shot", "state space model Mamba", "Bayesian optimization",
 ]
+BUDGET = 120.0
 VARIANTS = [
     {}, {"year": "2025"}, {"category": "cs.LG"}, {"facets": "year,author,category,date"},
     {"sort": "newest"}, {"page": 2},
@@ -71,7 +72,7 @@ def write(index_path: str, out_path: str) -> None:
     with open(out_path, "w", encoding="utf-8") as out:
         for query, options in queries():
             try:
-                answer = index.search(query, **options).to_dict()
+                answer = index.search(query, time_budget=BUDGET, **options).to_dict()
                 answer.pop("took_ms", None)
             except QueryError as exc:
                 answer = {"error": str(exc)}

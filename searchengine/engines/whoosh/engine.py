@@ -76,13 +76,13 @@ class Matches:
             no query text (every document passing the filters).
         restrict: the Whoosh query of the filters, ``None`` when none.
         scores: ``{docnum: score}`` of every match when the fast scorer
-            (:func:`searchengine.engines.whoosh.ranking.score_documents`)
+            (:func:`searchengine.engines.whoosh.evaluate.score_documents`)
             could compute them (a dict, or a
             :class:`~searchengine.engines.whoosh.combine.ScoredDocs` for
             many matches), else ``None``.
         docnums: ascending document numbers of every match.
         clock: the deadline of matching and scoring
-            (:class:`~searchengine.engines.whoosh.ranking.MatchClock`), which
+            (:class:`~searchengine.engines.whoosh.clock.MatchClock`), which
             notes what it cut short.
         expansions: the prefix, wildcard and fuzzy expansions made for this
             search (see :func:`~searchengine.engines.whoosh.querying.expand_wildcards`),
@@ -150,7 +150,8 @@ class WhooshSearcher:
         are added to ``notes``.
         """
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import MatchClock, score_documents
+        from searchengine.engines.whoosh.clock import MatchClock
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         clock = MatchClock(deadline)
         wanted = None
@@ -170,7 +171,7 @@ class WhooshSearcher:
         something; ``None`` when it has no OR form or matches nothing. It
         shares the deadline of ``matches``."""
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         fallback = querylang.relaxed(parsed, self.searcher.schema)
         if fallback is None:
@@ -440,7 +441,7 @@ class WhooshSearcher:
         """
         from whoosh import query as wq
 
-        from searchengine.engines.whoosh.ranking import bm25f_term
+        from searchengine.engines.whoosh.bm25f import bm25f_term
 
         text = f"{record.title} {record.abstract}"
         terms = self.searcher.key_terms_from_text("abstract", text, numterms=SIMILAR_TERMS)
@@ -454,11 +455,11 @@ class WhooshSearcher:
 
     def warm_up(self, seconds: float) -> None:
         """Read the spelling word lists and the postings of the most frequent
-        words (at most ``seconds``; see :func:`.ranking.warm_postings`), and
+        words (at most ``seconds``; see :func:`.bm25f.warm_postings`), and
         load numpy, which queries of common words need (:mod:`.combine`)."""
         import numpy  # noqa: F401  (50 ms that the first such query would pay)
 
-        from searchengine.engines.whoosh.ranking import warm_postings
+        from searchengine.engines.whoosh.bm25f import warm_postings
 
         self.lexicon().warm()
         warm_postings(self.searcher, seconds)
@@ -479,7 +480,7 @@ class Corrections:
 
     def _matching(self, text: str) -> list[int]:
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         if text not in self._matches:
             searcher = self.searcher.searcher
@@ -501,7 +502,7 @@ class Corrections:
         """The share (0 to 1) of a sample of ``sample`` hits of ``text`` that
         hold the quoted ``phrase``."""
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         # A sample of consecutive documents: positions are read from few blocks.
         chosen = set(self._matching(text)[:sample])
@@ -594,7 +595,7 @@ class WhooshEngine:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
         if generation != self._generation:
             from searchengine.engines.whoosh.columns import SearcherCache
-            from searchengine.engines.whoosh.ranking import weighting
+            from searchengine.engines.whoosh.bm25f import weighting
 
             try:
                 ix = store.open_generation(generation, mapped=True)

@@ -4,7 +4,7 @@
 nodes into the Whoosh query the product searches with:
 
 * :class:`~searchengine.querylang.tree.Word` → one BM25F term over the
-  default fields (:func:`searchengine.engines.whoosh.ranking.bm25f_term`); a compound
+  default fields (:func:`searchengine.engines.whoosh.bm25f.bm25f_term`); a compound
   (``fail-slow``, ``FlashAttention``) → its joined form as one BM25F term OR
   its parts in sequence in each field.
 * :class:`~searchengine.querylang.tree.Joined` → the joined word as one BM25F
@@ -46,12 +46,9 @@ from whoosh.query.wrappers import WrappingQuery
 from searchengine import querylang
 from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.analysis import fold
-from searchengine.engines.whoosh.ranking import (
-    MatchClock,
-    bm25f_term,
-    joined_term,
-    scored_list,
-)
+from searchengine.engines.whoosh.bm25f import bm25f_term, is_bm25f_term, joined_term, scored_list
+from searchengine.engines.whoosh.cache import generation_cache, remembered
+from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.dates import intersection
 from searchengine.errors import QueryError
 from searchengine.records import arxiv_doi_id, doi_key
@@ -260,7 +257,7 @@ class _Translator:
         """Neighbouring words joined (``failslow``): one BM25F term over the
         default fields where the text analyzes to one term (its joined form,
         for a compound), weighing as the words would
-        (:func:`~searchengine.engines.whoosh.ranking.joined_term`); ``None``
+        (:func:`~searchengine.engines.whoosh.bm25f.joined_term`); ``None``
         when it analyzes to one term in no field."""
         text = "".join(words)
         terms = []
@@ -447,11 +444,11 @@ def reweighed(query: wq.Query, boost: float) -> wq.Query:
 
 class Proximity(WrappingQuery):
     """The hits of ``child``, with a bonus where the query's neighbouring words
-    stand together (:func:`searchengine.engines.whoosh.ranking.proximity_bonus`).
+    stand together (:func:`searchengine.engines.whoosh.proximity.proximity_bonus`).
 
     ``pairs`` are ``(field, first stem, second stem, gap)`` as
     :meth:`_Translator.pairs` makes them. The fast scorer
-    (:func:`~searchengine.engines.whoosh.ranking.score_documents`) adds the
+    (:func:`~searchengine.engines.whoosh.evaluate.score_documents`) adds the
     bonus to the best hits of ``child``; Whoosh's matchers ask it for the scores.
     """
 
@@ -477,7 +474,7 @@ class Proximity(WrappingQuery):
         return wq.NullQuery if child is wq.NullQuery else Proximity(child, self.pairs)
 
     def matcher(self, searcher, context=None):
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         scored = context.weighting is not None if context else True
         scores = score_documents(self, searcher) if scored else None
@@ -506,7 +503,7 @@ class ExactText(WrappingQuery):
     Reading stored text costs time per candidate (a second for ``"model"``
     on 10,000 abstracts), so the check is made once per searcher (counting
     and ranking reuse it) and stops at the deadline of its
-    :class:`~searchengine.engines.whoosh.ranking.MatchClock` (set by
+    :class:`~searchengine.engines.whoosh.clock.MatchClock` (set by
     :func:`time_phrases`): the candidates checked by then are the hits.
     """
 
@@ -607,7 +604,6 @@ def _prefix_frequencies(reader, fieldname: str, prefix: str) -> dict[bytes, int]
     return counts
 
 
-_VOCABULARIES = "_searchengine_fuzzy_vocabularies"
 _CHECK_EVERY = 2048  # terms read or compared between two looks at the clock
 
 
@@ -655,8 +651,7 @@ def _vocabulary(reader, fieldname: str, clock: MatchClock | None, stored=None) -
     generation's column file holds it (``None`` if it holds none), taken
     in one go rather than read from the index.
     """
-    cache = reader.__dict__.setdefault(_VOCABULARIES, {})
-    vocabulary = cache.setdefault(fieldname, _Vocabulary())
+    vocabulary = generation_cache(reader).vocabularies.setdefault(fieldname, _Vocabulary())
     if not vocabulary.complete and stored is not None:
         terms = stored(fieldname)
         if terms is not None:
@@ -783,7 +778,6 @@ SPLIT_RARITY = 1
 MIN_SPLIT_PART = 3
 
 
-_FREQUENCIES = "_searchengine_abstract_frequencies"
 _FREQUENCIES_KEPT = 100_000  # terms; the cache starts over past this
 
 
@@ -791,15 +785,10 @@ def abstract_frequency(reader):
     """``frequency(term)``: the number of abstracts holding ``term``, kept
     with the reader (its generation). Splitting a joined word looks up every
     cut of it, and a lookup in Whoosh's term table costs about 70 µs."""
-    cache = reader.__dict__.setdefault(_FREQUENCIES, {})
+    kept = generation_cache(reader).abstract_frequencies
 
     def frequency(text: str) -> int:
-        found = cache.get(text)
-        if found is None:
-            if len(cache) >= _FREQUENCIES_KEPT:
-                cache.clear()
-            found = cache[text] = reader.doc_frequency("abstract", text)
-        return found
+        return remembered(kept, text, lambda term: reader.doc_frequency("abstract", term), _FREQUENCIES_KEPT)
 
     return frequency
 
@@ -814,15 +803,13 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
     among those where both parts are :data:`SPLIT_RARITY` times as frequent
     as the joined word (in the abstracts); a word with no such split is left alone.
     """
-    from searchengine.engines.whoosh import ranking
-
     # A question ranks by many words, each by its own weight; splitting is
     # for looking up a keyword query.
     if type(query.child if type(query) is Proximity else query) is MinShouldMatch:
         return query
 
     def split(node: wq.Query) -> wq.Query:
-        if ranking.is_bm25f_term(node):
+        if is_bm25f_term(node):
             texts = {sub.text for sub in node.subqueries if sub.fieldname in PROXIMITY_FIELDS}
             text = texts.pop() if len(texts) == 1 else None
             if text is None or not text.isalpha() or len(text) < 2 * MIN_SPLIT_PART:
@@ -856,8 +843,6 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     returned as they are."""
     from collections import Counter
 
-    from searchengine.engines.whoosh import ranking
-
     k3 = QUERY_K3
     target = query.child if type(query) is Proximity else query
     if not k3 or type(target) is not MinShouldMatch or "abstract" not in schema:
@@ -867,7 +852,7 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     if not counts or max(counts.values()) == 1:
         return query
     def text(sub) -> str | None:
-        if not ranking.is_bm25f_term(sub):
+        if not is_bm25f_term(sub):
             return None
         return next((term.text for term in sub.subqueries if term.fieldname == "abstract"), None)
 

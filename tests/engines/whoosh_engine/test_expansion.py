@@ -7,7 +7,8 @@ import time
 from whoosh import query as wq
 
 from searchengine.engines.whoosh import querying
-from searchengine.engines.whoosh.ranking import MatchClock
+from searchengine.engines.whoosh.cache import generation_cache
+from searchengine.engines.whoosh.clock import MatchClock
 
 
 def expired() -> MatchClock:
@@ -17,7 +18,7 @@ def expired() -> MatchClock:
 def test_the_fuzzy_vocabulary_resumes_where_a_deadline_stopped_it(corpus_searcher, monkeypatch):
     monkeypatch.setattr(querying, "_CHECK_EVERY", 100)
     reader = corpus_searcher.reader()
-    reader.__dict__.pop(querying._VOCABULARIES, None)  # read by another test
+    generation_cache(reader).vocabularies.clear()  # read by another test
     whole = sorted(reader.schema["abstract"].from_bytes(b) for b in reader.lexicon("abstract"))
     assert len(whole) > 300
     vocabulary = querying._Vocabulary()
@@ -31,7 +32,7 @@ def test_the_fuzzy_vocabulary_resumes_where_a_deadline_stopped_it(corpus_searche
 
 def test_fuzzy_terms_are_the_closest_then_the_most_frequent(corpus_searcher, monkeypatch):
     reader = corpus_searcher.reader()
-    reader.__dict__.pop(querying._VOCABULARIES, None)  # read by another test
+    generation_cache(reader).vocabularies.clear()  # read by another test
     assert querying.fuzzy_terms(reader, "abstract", "memroy", 2) == ["memori"]
     assert querying.fuzzy_terms(reader, "abstract", "sparc", 1) == ["spars"]
     assert querying.fuzzy_terms(reader, "abstract", "gpux", 1) == ["gpu"]

@@ -296,7 +296,7 @@ def test_serve_listens_only_once_the_index_is_ready(index_dir, monkeypatch):
 
 
 def test_the_column_file_holds_the_fuzzy_vocabulary_and_a_search_uses_it(index_dir, tmp_path, monkeypatch):
-    from searchengine.engines.whoosh import querying
+    from searchengine.engines.whoosh import expansion
     from searchengine.querylang.tree import DEFAULT_FIELDS
 
     assert columns.VOCABULARY_FIELDS == DEFAULT_FIELDS  # the fields fuzzy words expand in
@@ -310,7 +310,7 @@ def test_the_column_file_holds_the_fuzzy_vocabulary_and_a_search_uses_it(index_d
             assert stored.vocabulary(fieldname) == [reader.schema[fieldname].from_bytes(term)
                                                     for term in reader.lexicon(fieldname)]
         # A search takes the stored list: it never reads the term list from the index.
-        monkeypatch.setattr(querying._Vocabulary, "read", lambda *args: pytest.fail("read the term list"))
+        monkeypatch.setattr(expansion._Vocabulary, "read", lambda *args: pytest.fail("read the term list"))
         assert sorted(hit.id for hit in index.search("title:sprase~2").hits) == ["c01", "c03", "c05"]
     finally:
         index.close()

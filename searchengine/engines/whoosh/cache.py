@@ -77,8 +77,8 @@ class GenerationCache:
 
     * ``frequencies``: ``(field, text) -> document frequency`` (idf);
     * ``abstract_frequencies``: ``text -> abstracts holding it``, for
-      splitting joined words (:mod:`.querying`);
-    * ``vocabularies``: each field's term list, for fuzzy words (:mod:`.querying`);
+      splitting joined words (:mod:`.expansion`);
+    * ``vocabularies``: each field's term list, for fuzzy words (:mod:`.expansion`);
     * ``spelling`` and ``word_frequencies``: did-you-mean's words by prefix
       and their frequencies (:mod:`.lexicon`).
 

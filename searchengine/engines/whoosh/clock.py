@@ -4,9 +4,9 @@ A search has a time budget (:class:`searchengine.search.Clock`), and its
 matching a deadline within it. What can take long watches one
 :class:`MatchClock`: reading positions (quoted phrases, a compound's parts
 in sequence, the proximity bonus: :mod:`.proximity`), checking quoted
-phrases against the stored text (:mod:`.querying`), combining the words of a
+phrases against the stored text (:mod:`.queries`), combining the words of a
 long ``Or`` (:mod:`.evaluate`) and expanding prefixes and fuzzy words
-(:mod:`.querying`). Each stops at the deadline with what it has and notes
+(:mod:`.expansion`). Each stops at the deadline with what it has and notes
 it on the clock, so that the answer can say so.
 """
 

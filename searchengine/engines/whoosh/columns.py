@@ -776,7 +776,7 @@ class SearcherCache:
     def _evaluate(self, sub, offset: int, q) -> set[int]:
         from whoosh import query as wq
 
-        from searchengine.engines.whoosh.querying import DocumentSet
+        from searchengine.engines.whoosh.queries import DocumentSet
 
         kind = type(q)
         if kind is wq.Term:

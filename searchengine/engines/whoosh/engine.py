@@ -85,7 +85,7 @@ class Matches:
             (:class:`~searchengine.engines.whoosh.clock.MatchClock`), which
             notes what it cut short.
         expansions: the prefix, wildcard and fuzzy expansions made for this
-            search (see :func:`~searchengine.engines.whoosh.querying.expand_wildcards`),
+            search (see :func:`~searchengine.engines.whoosh.expansion.expand_wildcards`),
             reused by its OR fallback.
     """
 
@@ -149,7 +149,7 @@ class WhooshSearcher:
         :attr:`Matches.approximate` then say so. Notes about capped prefixes
         are added to ``notes``.
         """
-        from searchengine.engines.whoosh import querying as querylang
+        from searchengine.engines.whoosh import expansion, queries, querying as querylang
         from searchengine.engines.whoosh.clock import MatchClock
         from searchengine.engines.whoosh.evaluate import score_documents
 
@@ -157,11 +157,11 @@ class WhooshSearcher:
         wanted = None
         expansions: dict = {}
         if parsed.query is not None:
-            wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions,
+            wanted = expansion.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions,
                                                 self._vocabulary)
-            wanted = querylang.split_joined(wanted, self.searcher.reader())
+            wanted = expansion.split_joined(wanted, self.searcher.reader())
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
-            querylang.time_phrases(wanted, clock)
+            queries.time_phrases(wanted, clock)
         restrict = querylang.filter_query(filters, self.cache)
         scores = score_documents(wanted, self.searcher, clock=clock) if wanted is not None else None
         return Matches(wanted, restrict, scores, self._matching(wanted, scores, restrict), clock, expansions)
@@ -170,15 +170,15 @@ class WhooshSearcher:
         """The OR form of ``parsed`` within the same filters, when it matches
         something; ``None`` when it has no OR form or matches nothing. It
         shares the deadline of ``matches``."""
-        from searchengine.engines.whoosh import querying as querylang
+        from searchengine.engines.whoosh import expansion, querying as querylang
         from searchengine.engines.whoosh.evaluate import score_documents
 
         fallback = querylang.relaxed(parsed, self.searcher.schema)
         if fallback is None:
             return None
-        fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
+        fallback = expansion.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
                                               matches.expansions, self._vocabulary)
-        fallback = querylang.split_joined(fallback, self.searcher.reader())
+        fallback = expansion.split_joined(fallback, self.searcher.reader())
         scores = score_documents(fallback, self.searcher, clock=matches.clock)
         found = self._matching(fallback, scores, matches.restrict)
         return Matches(fallback, matches.restrict, scores, found, matches.clock, matches.expansions) if found else None
@@ -479,13 +479,13 @@ class Corrections:
         self._matches: dict[str, list[int]] = {}
 
     def _matching(self, text: str) -> list[int]:
-        from searchengine.engines.whoosh import querying as querylang
+        from searchengine.engines.whoosh import expansion, querying as querylang
         from searchengine.engines.whoosh.evaluate import score_documents
 
         if text not in self._matches:
             searcher = self.searcher.searcher
             candidate = querylang.parse(text, searcher.schema)
-            wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [], None, self.expansions,
+            wanted = expansion.expand_wildcards(candidate.query, searcher.reader(), [], None, self.expansions,
                                                 self.searcher._vocabulary)
             self._matches[text] = self.searcher._matching(wanted, score_documents(wanted, searcher), self.restrict)
         return self._matches[text]

@@ -14,7 +14,7 @@ trees of many postings. Any other node (a range, a prefix not expanded)
 gives ``None``: the caller then searches with Whoosh.
 
 Scoring watches the search's :class:`~.clock.MatchClock`. The product's own
-query classes that are not words (:mod:`.querying`) are known here by name:
+query classes that are not words (:mod:`.queries`) are known here by name:
 they live above this module, whose :func:`score_documents` their
 ``Proximity`` asks for its scores.
 """
@@ -252,7 +252,7 @@ def _phrase_scores(q, searcher, reader, within, clock) -> dict[int, float]:
 
 
 def _exact_scores(q, searcher, reader, within, clock) -> dict[int, float]:
-    """A quoted phrase (:class:`searchengine.engines.whoosh.querying.ExactText`): the matches of
+    """A quoted phrase (:class:`searchengine.engines.whoosh.queries.ExactText`): the matches of
     its stemmed phrase or term whose stored text has the words as written,
     with the stemmed query's scores. The check of the stored text stops at
     the deadline of the phrase's clock, if it has one; a complete result not

@@ -41,9 +41,9 @@ from searchengine import ranking as settings
 
 def question_terms(query) -> int:
     """Number of terms of ``query`` when the minimum-should-match rule applies
-    to it (:class:`searchengine.engines.whoosh.querying.MinShouldMatch` at the
-    top, or under a :class:`~searchengine.engines.whoosh.querying.Proximity`); 0 otherwise."""
-    from searchengine.engines.whoosh.querying import MinShouldMatch, Proximity
+    to it (:class:`searchengine.engines.whoosh.queries.MinShouldMatch` at the
+    top, or under a :class:`~searchengine.engines.whoosh.queries.Proximity`); 0 otherwise."""
+    from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity
 
     if type(query) is Proximity:
         query = query.child

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from searchengine import build_index, open_index, remove_documents, update_index
-from searchengine.engines.whoosh import columns, store
-from searchengine.engines.whoosh.columns import COLUMNS_FILE, FacetColumns
+from searchengine.engines.whoosh import columns, facetcolumns, store
+from searchengine.engines.whoosh.columns import COLUMNS_FILE
+from searchengine.engines.whoosh.facetcolumns import FacetColumns
 
 REPO = Path(__file__).resolve().parent.parent
 FACETS = "year,author,category"
@@ -176,7 +177,7 @@ def test_an_index_that_cannot_be_written_is_searched_without_storing(index_dir, 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(columns, "write_columns", refuse)
+    monkeypatch.setattr(facetcolumns, "write_columns", refuse)  # as the searcher's cache writes
     index = open_index(index_dir)
     try:
         assert counted(index) == expected(RECORDS)

@@ -8,7 +8,7 @@ starts empty, and nothing kept has to be checked against the index.
 first use and kept under one attribute of the reader (:data:`ATTRIBUTE`).
 
 The searcher's own cache (facet columns, term document numbers) is
-:class:`searchengine.engines.whoosh.columns.SearcherCache`.
+:class:`searchengine.engines.whoosh.facetcolumns.SearcherCache`.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ class WhooshSearcher:
 
     def __init__(self, searcher, cache) -> None:
         self.searcher = searcher  # whoosh.searching.Searcher
-        self.cache = cache        # columns.SearcherCache of that searcher
+        self.cache = cache        # facetcolumns.SearcherCache of that searcher
         self._last_filter = None  # (filter query, its docnums): see _filtered
         self._kept_stored: dict[int, dict] = {}  # see _stored
 
@@ -381,7 +381,7 @@ class WhooshSearcher:
         so the values not chosen yet stay visible as choices to add (OR).
         """
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.columns import count_facets
+        from searchengine.engines.whoosh.facetcolumns import count_facets
 
         counted = {}
         columns = self.cache.columns() if names else None
@@ -594,7 +594,7 @@ class WhooshEngine:
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
         if generation != self._generation:
-            from searchengine.engines.whoosh.columns import SearcherCache
+            from searchengine.engines.whoosh.facetcolumns import SearcherCache
             from searchengine.engines.whoosh.bm25f import weighting
 
             try:

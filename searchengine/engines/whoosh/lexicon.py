@@ -3,7 +3,7 @@
 :class:`Lexicon` is what :func:`searchengine.spelling.suggest` asks of an
 engine. Its words are the unstemmed words of titles and abstracts, as the
 generation's column file holds them (sorted, once each:
-:meth:`~searchengine.engines.whoosh.columns.FacetColumns.spelling_words`);
+:meth:`~searchengine.engines.whoosh.facetcolumns.FacetColumns.spelling_words`);
 a word's frequency is the number of titles (or abstracts, whichever is
 larger) that hold its stem, provided some title or abstract holds it as
 written.
@@ -27,7 +27,7 @@ FREQUENCIES_KEPT = 100_000
 
 class Lexicon:
     """The spelling words of one open generation: its Whoosh reader and its
-    :class:`~searchengine.engines.whoosh.columns.FacetColumns`."""
+    :class:`~searchengine.engines.whoosh.facetcolumns.FacetColumns`."""
 
     def __init__(self, reader, columns) -> None:
         self.reader = reader

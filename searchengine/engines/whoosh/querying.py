@@ -449,7 +449,7 @@ def filter_query(filters: Filters, cache):
     ``day`` and ``category_keys`` fields of
     :func:`searchengine.engines.whoosh.schema.build_schema`; authors are
     looked up in the column file of ``cache`` (the searcher's
-    :class:`~searchengine.engines.whoosh.columns.SearcherCache`) and
+    :class:`~searchengine.engines.whoosh.facetcolumns.SearcherCache`) and
     matched as a :class:`~.queries.DocumentSet`.
     """
     def any_of(queries):

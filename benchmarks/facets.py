@@ -8,10 +8,10 @@ year comes from the new-style id ``YYMM.NNNNN``), builds this product's index
 and an SQLite FTS5 index of the same records (both kept in ``--work`` and
 reused by later runs), then, for every benchmark query:
 
-* **product, count**: :func:`searchengine.engines.whoosh.columns.count_facets` of year,
+* **product, count**: :func:`searchengine.engines.whoosh.facetcolumns.count_facets` of year,
   author and category over all matching document numbers;
 * **product, match + count**: collecting those document numbers
-  (:meth:`searchengine.engines.whoosh.columns.SearcherCache.docnums`) plus the counting, i.e.
+  (:meth:`searchengine.engines.whoosh.facetcolumns.SearcherCache.docnums`) plus the counting, i.e.
   the facet cost of a search, with the term cache emptied before every run
   ("cold") and kept ("warm");
 * **product, search / faceted search**: ``SearchIndex.search(q)`` and
@@ -151,7 +151,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from searchengine import build_index, open_index
-    from searchengine.engines.whoosh.columns import count_facets
+    from searchengine.engines.whoosh.facetcolumns import count_facets
     from searchengine.engines.whoosh.query import parse
 
     args.work.mkdir(parents=True, exist_ok=True)

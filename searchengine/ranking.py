@@ -1,7 +1,7 @@
 """Ranking settings: the one home of the numbers both engines rank by.
 
 The embedded engine scores with them directly (BM25F,
-:mod:`searchengine.engines.whoosh.ranking`); the OpenSearch engine writes
+:mod:`searchengine.engines.whoosh.bm25f`); the OpenSearch engine writes
 them into its index mapping (per-field BM25 similarities) and its queries
 (:mod:`searchengine.engines.opensearch.mapping`,
 :mod:`searchengine.engines.opensearch.querying`). Change a value here and

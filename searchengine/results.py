@@ -130,7 +130,7 @@ class SearchResults:
         total: number of documents matching (all pages).
         hits: the requested page of hits, best first.
         facets: facet name → list of ``{"value", "count", "selected"}``
-            over all hits (see :func:`searchengine.engines.whoosh.columns.count_facets`);
+            over all hits (see :func:`searchengine.engines.whoosh.facetcolumns.count_facets`);
             an unknown value is ``None``, listed last.
         facets_remaining: facet name → number of values with hits not listed.
         page: ``{"number", "size", "pages"}`` (1-based page number).

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from searchengine import build_index, open_index, remove_documents, update_index
-from searchengine.engines.whoosh import columns, store
-from searchengine.engines.whoosh.columns import COLUMNS_FILE, FacetColumns
+from searchengine.engines.whoosh import columns, facetcolumns, store
+from searchengine.engines.whoosh.columns import COLUMNS_FILE
+from searchengine.engines.whoosh.facetcolumns import FacetColumns
 
 REPO = Path(__file__).resolve().parent.parent
 FACETS = "year,author,category"
@@ -176,7 +177,7 @@ def test_an_index_that_cannot_be_written_is_searched_without_storing(index_dir, 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(columns, "write_columns", refuse)
+    monkeypatch.setattr(facetcolumns, "write_columns", refuse)  # as the searcher's cache writes
     index = open_index(index_dir)
     try:
         assert counted(index) == expected(RECORDS)
@@ -296,7 +297,7 @@ def test_serve_listens_only_once_the_index_is_ready(index_dir, monkeypatch):
 
 
 def test_the_column_file_holds_the_fuzzy_vocabulary_and_a_search_uses_it(index_dir, tmp_path, monkeypatch):
-    from searchengine.engines.whoosh import querying
+    from searchengine.engines.whoosh import expansion
     from searchengine.querylang.tree import DEFAULT_FIELDS
 
     assert columns.VOCABULARY_FIELDS == DEFAULT_FIELDS  # the fields fuzzy words expand in
@@ -310,7 +311,7 @@ def test_the_column_file_holds_the_fuzzy_vocabulary_and_a_search_uses_it(index_d
             assert stored.vocabulary(fieldname) == [reader.schema[fieldname].from_bytes(term)
                                                     for term in reader.lexicon(fieldname)]
         # A search takes the stored list: it never reads the term list from the index.
-        monkeypatch.setattr(querying._Vocabulary, "read", lambda *args: pytest.fail("read the term list"))
+        monkeypatch.setattr(expansion._Vocabulary, "read", lambda *args: pytest.fail("read the term list"))
         assert sorted(hit.id for hit in index.search("title:sprase~2").hits) == ["c01", "c03", "c05"]
     finally:
         index.close()

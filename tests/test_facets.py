@@ -339,7 +339,7 @@ def test_cli_bad_query_filter_is_an_error(cli):
 
 def test_an_index_without_facet_data_must_be_rebuilt():
     from searchengine import IndexDamagedError
-    from searchengine.engines.whoosh.columns import FacetColumns
+    from searchengine.engines.whoosh.facetcolumns import FacetColumns
 
     class OldReader:
         def has_column(self, name):
@@ -362,7 +362,7 @@ def test_facet_size_is_bounded(index):
      "authors:qian GPU", "nosuchword", "GPU OR nosuchword", "(GPU OR memory) NOT training"],
 )
 def test_fast_hit_collection_equals_whoosh(corpus_index, text):
-    from searchengine.engines.whoosh.columns import SearcherCache
+    from searchengine.engines.whoosh.facetcolumns import SearcherCache
     from searchengine.engines.whoosh.querying import parse
 
     searcher = corpus_index.engine.current().searcher
@@ -414,10 +414,9 @@ def test_year_and_day_ranges_from_the_columns_equal_whoosh(dated_searcher, monke
 
     from whoosh import query as wq
 
-    from searchengine.engines.whoosh import columns as columns_module
-    from searchengine.engines.whoosh.columns import SearcherCache
+    from searchengine.engines.whoosh.facetcolumns import FacetColumns, SearcherCache
 
-    monkeypatch.setattr(columns_module.FacetColumns, "use_numpy", lambda self, hits: numpy)
+    monkeypatch.setattr(FacetColumns, "use_numpy", lambda self, hits: numpy)
     day = date(2022, 6, 1).toordinal()
     queries = [wq.NumericRange("year", 2022, 2022), wq.NumericRange("year", None, 2021),
                wq.NumericRange("year", 2023, None), wq.NumericRange("year", 0, None),

@@ -7,7 +7,7 @@ from whoosh import query as wq
 
 from searchengine import build_index, open_index
 from searchengine import ranking as settings
-from searchengine.engines.whoosh import feedback, ranking
+from searchengine.engines.whoosh import bm25f, feedback
 from searchengine.engines.whoosh.querying import parse
 
 
@@ -77,7 +77,7 @@ def test_feedback_scores_are_the_query_plus_weighted_expansion_terms(small_index
     expected = dict(first)
     for term, probability in model:
         weight = 5 * settings.FEEDBACK_WEIGHT * probability  # 5 query terms
-        term_query = ranking.bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
+        term_query = bm25f.bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
         for hit in searcher.search(term_query, limit=None):
             if hit.docnum in expected:
                 expected[hit.docnum] += hit.score
@@ -112,12 +112,12 @@ def test_filters_choose_the_feedback_documents(small_index, monkeypatch):
 def test_scores_at_some_documents_equal_whoosh_scores(corpus_searcher, word):
     terms = [wq.Term("title", word), wq.Term("abstract", word)]
     every = range(corpus_searcher.doc_count_all())
-    before = ranking.bm25f_scores_at(corpus_searcher, terms, every, boost=0.5)  # postings not cached yet
-    whole = {hit.docnum: hit.score for hit in corpus_searcher.search(ranking.bm25f_term(terms, boost=0.5), limit=None)}
+    before = bm25f.bm25f_scores_at(corpus_searcher, terms, every, boost=0.5)  # postings not cached yet
+    whole = {hit.docnum: hit.score for hit in corpus_searcher.search(bm25f.bm25f_term(terms, boost=0.5), limit=None)}
     assert before == pytest.approx(whole, rel=1e-9)
-    assert ranking.bm25f_scores_at(corpus_searcher, terms, every, boost=0.5) == pytest.approx(whole, rel=1e-9)
+    assert bm25f.bm25f_scores_at(corpus_searcher, terms, every, boost=0.5) == pytest.approx(whole, rel=1e-9)
     some = list(every)[::3]
-    found = ranking.bm25f_scores_at(corpus_searcher, terms, some, boost=0.5)
+    found = bm25f.bm25f_scores_at(corpus_searcher, terms, some, boost=0.5)
     assert found == pytest.approx({d: s for d, s in whole.items() if d in some}, rel=1e-9)
 
 

@@ -4,14 +4,21 @@ The only package that imports Whoosh (and, in :mod:`.analysis`, NLTK):
 
 * :mod:`.engine` -- :class:`~.engine.WhooshEngine` and its searcher: matching,
   ranking a page, snippets, facets, records;
-* :mod:`.query` -- the query language parsed into Whoosh queries, prefixes
-  expanded, filters as Whoosh queries;
-* :mod:`.ranking` -- BM25F scoring, fast over cached posting arrays;
+* :mod:`.querying` -- the query language parsed into Whoosh queries and the
+  filters as one; :mod:`.queries` -- the query classes it adds;
+  :mod:`.expansion` -- prefixes, fuzzy and joined words expanded at search time;
+* :mod:`.evaluate` -- a query tree's matching documents and scores, without
+  Whoosh's matchers; :mod:`.combine` -- scores combined with numpy;
+  :mod:`.clock` -- the deadline matching keeps;
+* :mod:`.bm25f` -- the BM25F model; :mod:`.blocks` -- posting blocks read
+  whole; :mod:`.proximity` -- phrases and the proximity bonus;
   :mod:`.feedback` -- pseudo-relevance feedback terms;
-* :mod:`.columns` -- facet and sort columns, and counting over them;
+* :mod:`.cache` -- what an open generation keeps on its readers;
+* :mod:`.columns` -- facet and sort columns, packed and written;
+  :mod:`.facetcolumns` -- read, sorted and counted, and the searcher's cache;
 * :mod:`.snippets` -- highlighting; :mod:`.lexicon` -- did-you-mean words;
 * :mod:`.analysis` -- the analyzer (tokenizer | filters, NLTK parts);
-  :mod:`.schema` -- fields and documents;
+  :mod:`.schema` -- fields and documents; :mod:`.codec` -- the on-disk encodings;
 * :mod:`.writer` -- indexing (parallel writers, versions and repeats);
   :mod:`.postings` -- the writers' posting buffer;
   :mod:`.store` -- generations, the ``CURRENT`` pointer and the write lock;

@@ -37,20 +37,16 @@ the joined word and the parts); ``"phrase"`` leaves out joined words. Quoted
 phrases are made exact by :mod:`searchengine.engines.whoosh.querying`, which checks the
 candidates' stored text.
 
-NLTK's stemmer module is imported on first use, and without
-NLTK's package initialiser (:func:`nltk_module`): that initialiser imports
-all of NLTK, and SciPy where it is installed, which costs more than the rest
-of a command-line search put together.
+NLTK's stemmer module is imported on first use, and without NLTK's package
+initialiser (:func:`~searchengine.engines.whoosh.internals.nltk_module`): that
+initialiser imports all of NLTK, and SciPy where it is installed, which costs
+more than the rest of a command-line search put together.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import re
-import sys
-import types
 import unicodedata
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -68,69 +64,6 @@ _THOUSANDS = re.compile(THOUSANDS)
 _NUMBER_UNIT = re.compile(r"(\d+(?:,\d{3})*)([^\W\d_]+)")
 # Runs of characters that NFKC may change (ASCII never changes).
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-
-
-# The NLTK packages the stemmer module lives in (see nltk_module).
-_NLTK_PACKAGES = ("nltk", "nltk.stem")
-# NLTK modules that the stemmer module imports but uses only in its demo:
-# nltk.redos imports the ``regex`` engine (30 ms); loaded on first use.
-_NLTK_DEFERRED = ("nltk.redos",)
-
-
-class _DeferredModule(types.ModuleType):
-    """A stand-in for an NLTK module, which imports it (:func:`nltk_module`) on first attribute use."""
-
-    def __getattr__(self, name: str):
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        return getattr(nltk_module(self.__name__), name)
-
-
-def nltk_module(name: str) -> types.ModuleType:
-    """Import the NLTK module ``name`` (``"nltk.stem.porter"``) without NLTK's
-    package initialisers, unless NLTK is already imported.
-
-    ``import nltk`` runs ``nltk/__init__.py``, which imports nearly all of
-    NLTK and, through its collocation measures, SciPy: 0.14 s, or 0.6 s with
-    SciPy installed, against 0.04 s for the tokenizer and stemmer modules
-    alone. Stand-in package modules are placed in ``sys.modules`` while
-    ``name`` is imported, then removed, so a later ``import nltk`` by other
-    code runs the real initialiser and reuses the modules loaded here. The
-    modules of :data:`_NLTK_DEFERRED` get stand-ins too, which import them
-    when first used. If anything about NLTK's layout differs, the ordinary
-    import is used.
-    """
-    if name in sys.modules or "nltk" in sys.modules:
-        return importlib.import_module(name)
-    placed = []
-    try:
-        for package in _NLTK_PACKAGES:
-            spec = importlib.util.find_spec(package)
-            if spec is None or not spec.submodule_search_locations:
-                raise ImportError(package)
-            stand_in = types.ModuleType(package)
-            stand_in.__spec__ = spec
-            stand_in.__path__ = list(spec.submodule_search_locations)
-            sys.modules[package] = stand_in
-            placed.append(package)
-        for module in _NLTK_DEFERRED:
-            if module != name and module not in sys.modules:
-                sys.modules[module] = _DeferredModule(module)
-                placed.append(module)
-        return importlib.import_module(name)
-    except ImportError:
-        return _import_normally(name, placed)
-    finally:
-        for module in placed:  # a deferred module imported meanwhile stays
-            if module in _NLTK_PACKAGES or isinstance(sys.modules.get(module), _DeferredModule):
-                sys.modules.pop(module, None)
-
-
-def _import_normally(name: str, placed: list[str]) -> types.ModuleType:
-    for module in [m for m in sys.modules if m == "nltk" or m.startswith("nltk.")]:
-        del sys.modules[module]
-    placed.clear()
-    return importlib.import_module(name)
 
 
 def fold(text: str) -> str:
@@ -546,7 +479,7 @@ class InflectionStemmer:
     """
 
     def __init__(self) -> None:
-        self._porter = nltk_module("nltk.stem.porter").PorterStemmer()
+        self._porter = internals.nltk_module("nltk.stem.porter").PorterStemmer()
 
     def stem(self, word: str) -> str:
         """Return the stem of ``word`` (lower-case)."""

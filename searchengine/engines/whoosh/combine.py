@@ -10,7 +10,7 @@ combine them in C: over arrays as long as the segment for an ``Or`` or a
 ``And``.
 
 The floating-point operations are those of the dictionary path
-(:func:`searchengine.engines.whoosh.ranking._node_scores`), in the same
+(:func:`searchengine.engines.whoosh.evaluate._node_scores`), in the same
 order, so the scores are the same numbers: a sum starts at 0.0 and adds the
 subqueries' scores in their order; an intersection adds the shortest
 part's scores first, as the dictionary path does.
@@ -120,7 +120,7 @@ class ScoredDocs(Mapping):
     """``{docnum: score}`` held as two numpy arrays: ascending document
     numbers and their scores (float64).
 
-    What :func:`~searchengine.engines.whoosh.ranking.score_documents` returns
+    What :func:`~searchengine.engines.whoosh.evaluate.score_documents` returns
     for a query matching many documents: building and ranking a dictionary
     of them cost more than the matching. It reads as a dictionary (lookups
     by binary search), and answers the questions a search asks of all its

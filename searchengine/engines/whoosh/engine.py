@@ -76,16 +76,16 @@ class Matches:
             no query text (every document passing the filters).
         restrict: the Whoosh query of the filters, ``None`` when none.
         scores: ``{docnum: score}`` of every match when the fast scorer
-            (:func:`searchengine.engines.whoosh.ranking.score_documents`)
+            (:func:`searchengine.engines.whoosh.evaluate.score_documents`)
             could compute them (a dict, or a
             :class:`~searchengine.engines.whoosh.combine.ScoredDocs` for
             many matches), else ``None``.
         docnums: ascending document numbers of every match.
         clock: the deadline of matching and scoring
-            (:class:`~searchengine.engines.whoosh.ranking.MatchClock`), which
+            (:class:`~searchengine.engines.whoosh.clock.MatchClock`), which
             notes what it cut short.
         expansions: the prefix, wildcard and fuzzy expansions made for this
-            search (see :func:`~searchengine.engines.whoosh.querying.expand_wildcards`),
+            search (see :func:`~searchengine.engines.whoosh.expansion.expand_wildcards`),
             reused by its OR fallback.
     """
 
@@ -120,7 +120,7 @@ class WhooshSearcher:
 
     def __init__(self, searcher, cache) -> None:
         self.searcher = searcher  # whoosh.searching.Searcher
-        self.cache = cache        # columns.SearcherCache of that searcher
+        self.cache = cache        # facetcolumns.SearcherCache of that searcher
         self._last_filter = None  # (filter query, its docnums): see _filtered
         self._kept_stored: dict[int, dict] = {}  # see _stored
 
@@ -149,18 +149,19 @@ class WhooshSearcher:
         :attr:`Matches.approximate` then say so. Notes about capped prefixes
         are added to ``notes``.
         """
-        from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import MatchClock, score_documents
+        from searchengine.engines.whoosh import expansion, queries, querying as querylang
+        from searchengine.engines.whoosh.clock import MatchClock
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         clock = MatchClock(deadline)
         wanted = None
         expansions: dict = {}
         if parsed.query is not None:
-            wanted = querylang.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions,
+            wanted = expansion.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions,
                                                 self._vocabulary)
-            wanted = querylang.split_joined(wanted, self.searcher.reader())
+            wanted = expansion.split_joined(wanted, self.searcher.reader())
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
-            querylang.time_phrases(wanted, clock)
+            queries.time_phrases(wanted, clock)
         restrict = querylang.filter_query(filters, self.cache)
         scores = score_documents(wanted, self.searcher, clock=clock) if wanted is not None else None
         return Matches(wanted, restrict, scores, self._matching(wanted, scores, restrict), clock, expansions)
@@ -169,15 +170,15 @@ class WhooshSearcher:
         """The OR form of ``parsed`` within the same filters, when it matches
         something; ``None`` when it has no OR form or matches nothing. It
         shares the deadline of ``matches``."""
-        from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh import expansion, querying as querylang
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         fallback = querylang.relaxed(parsed, self.searcher.schema)
         if fallback is None:
             return None
-        fallback = querylang.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
+        fallback = expansion.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
                                               matches.expansions, self._vocabulary)
-        fallback = querylang.split_joined(fallback, self.searcher.reader())
+        fallback = expansion.split_joined(fallback, self.searcher.reader())
         scores = score_documents(fallback, self.searcher, clock=matches.clock)
         found = self._matching(fallback, scores, matches.restrict)
         return Matches(fallback, matches.restrict, scores, found, matches.clock, matches.expansions) if found else None
@@ -380,7 +381,7 @@ class WhooshSearcher:
         so the values not chosen yet stay visible as choices to add (OR).
         """
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.columns import count_facets
+        from searchengine.engines.whoosh.facetcolumns import count_facets
 
         counted = {}
         columns = self.cache.columns() if names else None
@@ -440,7 +441,7 @@ class WhooshSearcher:
         """
         from whoosh import query as wq
 
-        from searchengine.engines.whoosh.ranking import bm25f_term
+        from searchengine.engines.whoosh.bm25f import bm25f_term
 
         text = f"{record.title} {record.abstract}"
         terms = self.searcher.key_terms_from_text("abstract", text, numterms=SIMILAR_TERMS)
@@ -454,11 +455,11 @@ class WhooshSearcher:
 
     def warm_up(self, seconds: float) -> None:
         """Read the spelling word lists and the postings of the most frequent
-        words (at most ``seconds``; see :func:`.ranking.warm_postings`), and
+        words (at most ``seconds``; see :func:`.bm25f.warm_postings`), and
         load numpy, which queries of common words need (:mod:`.combine`)."""
         import numpy  # noqa: F401  (50 ms that the first such query would pay)
 
-        from searchengine.engines.whoosh.ranking import warm_postings
+        from searchengine.engines.whoosh.bm25f import warm_postings
 
         self.lexicon().warm()
         warm_postings(self.searcher, seconds)
@@ -478,13 +479,13 @@ class Corrections:
         self._matches: dict[str, list[int]] = {}
 
     def _matching(self, text: str) -> list[int]:
-        from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh import expansion, querying as querylang
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         if text not in self._matches:
             searcher = self.searcher.searcher
             candidate = querylang.parse(text, searcher.schema)
-            wanted = querylang.expand_wildcards(candidate.query, searcher.reader(), [], None, self.expansions,
+            wanted = expansion.expand_wildcards(candidate.query, searcher.reader(), [], None, self.expansions,
                                                 self.searcher._vocabulary)
             self._matches[text] = self.searcher._matching(wanted, score_documents(wanted, searcher), self.restrict)
         return self._matches[text]
@@ -501,7 +502,7 @@ class Corrections:
         """The share (0 to 1) of a sample of ``sample`` hits of ``text`` that
         hold the quoted ``phrase``."""
         from searchengine.engines.whoosh import querying as querylang
-        from searchengine.engines.whoosh.ranking import score_documents
+        from searchengine.engines.whoosh.evaluate import score_documents
 
         # A sample of consecutive documents: positions are read from few blocks.
         chosen = set(self._matching(text)[:sample])
@@ -593,8 +594,8 @@ class WhooshEngine:
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
         if generation != self._generation:
-            from searchengine.engines.whoosh.columns import SearcherCache
-            from searchengine.engines.whoosh.ranking import weighting
+            from searchengine.engines.whoosh.facetcolumns import SearcherCache
+            from searchengine.engines.whoosh.bm25f import weighting
 
             try:
                 ix = store.open_generation(generation, mapped=True)

@@ -41,9 +41,9 @@ from searchengine import ranking as settings
 
 def question_terms(query) -> int:
     """Number of terms of ``query`` when the minimum-should-match rule applies
-    to it (:class:`searchengine.engines.whoosh.querying.MinShouldMatch` at the
-    top, or under a :class:`~searchengine.engines.whoosh.querying.Proximity`); 0 otherwise."""
-    from searchengine.engines.whoosh.querying import MinShouldMatch, Proximity
+    to it (:class:`searchengine.engines.whoosh.queries.MinShouldMatch` at the
+    top, or under a :class:`~searchengine.engines.whoosh.queries.Proximity`); 0 otherwise."""
+    from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity
 
     if type(query) is Proximity:
         query = query.child
@@ -68,7 +68,7 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
         query: the parsed query; feedback applies only when
             :func:`question_terms` counts at least ``FEEDBACK_MIN_TERMS``.
         scores: ``{docnum: score}`` of every document the query matched
-            (:func:`searchengine.engines.whoosh.ranking.score_documents`: a
+            (:func:`searchengine.engines.whoosh.evaluate.score_documents`: a
             dict or a :class:`~searchengine.engines.whoosh.combine.ScoredDocs`).
         allowed: docnums passing the filters (``None``: no filter); the
             feedback documents are the best of these.
@@ -94,14 +94,14 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     # Only the FEEDBACK_DEPTH best documents are re-ranked: the expansion
     # terms' postings are read where those fall, not in full. They only
     # gain, so they stay above the documents left alone.
-    from searchengine.engines.whoosh import ranking
+    from searchengine.engines.whoosh.bm25f import bm25f_scores_at
 
     docnums = [doc for doc, _ in ranked]
     weight = settings.FEEDBACK_WEIGHT * count
     reranked = dict(scores.items())  # a plain dict, also of a ScoredDocs
     for term, probability in model:
         fields = [wq.Term("title", term), wq.Term("abstract", term)]
-        for doc, score in ranking.bm25f_scores_at(searcher, fields, docnums, weight * probability).items():
+        for doc, score in bm25f_scores_at(searcher, fields, docnums, weight * probability).items():
             reranked[doc] += score
     return reranked
 

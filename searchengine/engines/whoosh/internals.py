@@ -5,14 +5,22 @@ The engine reaches below the public APIs where that is many times faster
 steps without its root-cutting step 4, the tokenizer's match timer left
 off) or where Whoosh offers no public hook (a writer's temporary storage and
 posting stream), or where it has a bug (terms of one posting are never
-inlined in their term info: :mod:`searchengine.engines.whoosh.codec`). Those names are not promised to stay: :func:`missing`
-lists the ones an installed version lacks (``tests/engines/whoosh_engine/test_internals.py``
-fails with that list), and pyproject.toml bounds both packages to the
-releases tested.
+inlined in their term info: :mod:`searchengine.engines.whoosh.codec`). The
+two import shortcuts that rely on the packages' layout live here too:
+Whoosh's English morphology loaded on first use (:func:`defer_morphology`)
+and NLTK's stemmer imported without NLTK's package initialisers
+(:func:`nltk_module`). Those names are not promised to stay: :func:`missing`
+lists the ones an installed version lacks
+(``tests/engines/whoosh_engine/test_internals.py`` fails with that list), and
+pyproject.toml bounds both packages to the releases tested.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import sys
+import types
 from itertools import accumulate
 
 # Names read on a Whoosh leaf matcher (whoosh.codec.whoosh3.W3LeafMatcher)
@@ -122,15 +130,10 @@ def defer_morphology() -> None:
     The stand-in's ``variations`` and any other name import the real
     module (which then replaces the stand-in in ``sys.modules``).
     """
-    import sys
-    import types
-
     if MORPH_EN in sys.modules:
         return
 
     def real():
-        import importlib
-
         if isinstance(sys.modules.get(MORPH_EN), _Deferred):
             del sys.modules[MORPH_EN]
         return importlib.import_module(MORPH_EN)
@@ -149,7 +152,72 @@ def defer_morphology() -> None:
     sys.modules[MORPH_EN] = stand_in
 
 
-# --- NLTK -----------------------------------------------------------------------------------
+# --- NLTK: imports --------------------------------------------------------------------------
+
+# The NLTK packages the stemmer module lives in (see nltk_module).
+_NLTK_PACKAGES = ("nltk", "nltk.stem")
+# NLTK modules that the stemmer module imports but uses only in its demo:
+# nltk.redos imports the ``regex`` engine (30 ms); loaded on first use.
+_NLTK_DEFERRED = ("nltk.redos",)
+
+
+class _DeferredModule(types.ModuleType):
+    """A stand-in for an NLTK module, which imports it (:func:`nltk_module`) on first attribute use."""
+
+    def __getattr__(self, name: str):
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(nltk_module(self.__name__), name)
+
+
+def nltk_module(name: str) -> types.ModuleType:
+    """Import the NLTK module ``name`` (``"nltk.stem.porter"``) without NLTK's
+    package initialisers, unless NLTK is already imported.
+
+    ``import nltk`` runs ``nltk/__init__.py``, which imports nearly all of
+    NLTK and, through its collocation measures, SciPy: 0.14 s, or 0.6 s with
+    SciPy installed, against 0.04 s for the tokenizer and stemmer modules
+    alone. Stand-in package modules are placed in ``sys.modules`` while
+    ``name`` is imported, then removed, so a later ``import nltk`` by other
+    code runs the real initialiser and reuses the modules loaded here. The
+    modules of :data:`_NLTK_DEFERRED` get stand-ins too, which import them
+    when first used. If anything about NLTK's layout differs, the ordinary
+    import is used.
+    """
+    if name in sys.modules or "nltk" in sys.modules:
+        return importlib.import_module(name)
+    placed = []
+    try:
+        for package in _NLTK_PACKAGES:
+            spec = importlib.util.find_spec(package)
+            if spec is None or not spec.submodule_search_locations:
+                raise ImportError(package)
+            stand_in = types.ModuleType(package)
+            stand_in.__spec__ = spec
+            stand_in.__path__ = list(spec.submodule_search_locations)
+            sys.modules[package] = stand_in
+            placed.append(package)
+        for module in _NLTK_DEFERRED:
+            if module != name and module not in sys.modules:
+                sys.modules[module] = _DeferredModule(module)
+                placed.append(module)
+        return importlib.import_module(name)
+    except ImportError:
+        return _import_normally(name, placed)
+    finally:
+        for module in placed:  # a deferred module imported meanwhile stays
+            if module in _NLTK_PACKAGES or isinstance(sys.modules.get(module), _DeferredModule):
+                sys.modules.pop(module, None)
+
+
+def _import_normally(name: str, placed: list[str]) -> types.ModuleType:
+    for module in [m for m in sys.modules if m == "nltk" or m.startswith("nltk.")]:
+        del sys.modules[module]
+    placed.clear()
+    return importlib.import_module(name)
+
+
+# --- NLTK: stemming -------------------------------------------------------------------------
 
 def porter_steps(porter, word: str) -> str:
     """NLTK Porter's steps 1a to 5b on ``word``, without step 4 (root cutting)."""
@@ -168,7 +236,6 @@ def missing() -> list[str]:
     from whoosh import fields, writing
     from whoosh.codec import whoosh3
     from whoosh.filedb.filestore import RamStorage
-    from searchengine.engines.whoosh.analysis import nltk_module
 
     gone = []
 

@@ -3,7 +3,7 @@
 :class:`Lexicon` is what :func:`searchengine.spelling.suggest` asks of an
 engine. Its words are the unstemmed words of titles and abstracts, as the
 generation's column file holds them (sorted, once each:
-:meth:`~searchengine.engines.whoosh.columns.FacetColumns.spelling_words`);
+:meth:`~searchengine.engines.whoosh.facetcolumns.FacetColumns.spelling_words`);
 a word's frequency is the number of titles (or abstracts, whichever is
 larger) that hold its stem, provided some title or abstract holds it as
 written.
@@ -11,22 +11,23 @@ written.
 
 from __future__ import annotations
 
+from searchengine.engines.whoosh.cache import generation_cache, remembered
+
 # The fields whose words the spelling vocabulary holds, stemmed: word frequencies.
 STEMMED_FIELDS = ("title", "abstract")
 # Word lists of this many first-letter prefixes are kept per open index
 # (unless warm() loaded them all).
 VOCABULARY_PREFIXES = 256
 _COMPLETE = "\0complete"
-# The word lists live on the Whoosh reader, so they go with its generation.
-_CACHE = "_searchengine_vocabulary"
-# So do the words' frequencies, up to this many words (then they start over).
-_FREQUENCIES = "_searchengine_word_frequencies"
+# The word lists live on the Whoosh reader (its GenerationCache), so they go
+# with its generation. So do the words' frequencies, up to this many words
+# (then they start over).
 FREQUENCIES_KEPT = 100_000
 
 
 class Lexicon:
     """The spelling words of one open generation: its Whoosh reader and its
-    :class:`~searchengine.engines.whoosh.columns.FacetColumns`."""
+    :class:`~searchengine.engines.whoosh.facetcolumns.FacetColumns`."""
 
     def __init__(self, reader, columns) -> None:
         self.reader = reader
@@ -50,13 +51,7 @@ class Lexicon:
 
         Kept with the reader (its generation): every search asks it of each
         of its words (three term lookups and a stemming, 0.3 ms)."""
-        kept = self.reader.__dict__.setdefault(_FREQUENCIES, {})
-        found = kept.get(word)
-        if found is None:
-            if len(kept) >= FREQUENCIES_KEPT:
-                kept.clear()
-            found = kept[word] = self._frequency(word)
-        return found
+        return remembered(generation_cache(self.reader).word_frequencies, word, self._frequency, FREQUENCIES_KEPT)
 
     def _frequency(self, word: str) -> int:
         reader = self.reader
@@ -90,8 +85,7 @@ class Lexicon:
 
     def words(self, prefix: str) -> list[str]:
         """The sorted words starting with ``prefix``, kept with the reader."""
-        reader = self.reader
-        cache = reader.__dict__.setdefault(_CACHE, {})
+        cache = generation_cache(self.reader).spelling
         words = cache.get(prefix)
         if words is None:
             if _COMPLETE in cache:
@@ -113,5 +107,5 @@ class Lexicon:
             grouped.setdefault(word[:SHARED_PREFIX], []).append(word)
         cache = dict(grouped)
         cache[_COMPLETE] = []
-        self.reader.__dict__[_CACHE] = cache
+        generation_cache(self.reader).spelling = cache
         return sum(len(words) for words in cache.values())

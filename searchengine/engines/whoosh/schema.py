@@ -37,7 +37,7 @@ and :mod:`searchengine.engines.whoosh.columns`, which also read them back):
 * ``facet_data``: a column packing year, id, authors and categories: facet
   counts, the year sorts (a missing year is empty here, never a number) and
   ``--author``, ``--first-author`` (answered from the generation's column
-  file, :meth:`~searchengine.engines.whoosh.columns.FacetColumns.author_docs`;
+  file, :meth:`~searchengine.engines.whoosh.facetcolumns.FacetColumns.author_docs`;
   the index holds no author-key terms).
 * ``sort_title``: a column with the folded title: ``--sort title``.
 * ``date_data``: a column with the submitted day number (empty when

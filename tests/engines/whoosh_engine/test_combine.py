@@ -9,7 +9,7 @@ import pytest
 from searchengine.engines.whoosh import combine
 from searchengine.engines.whoosh.combine import ScoredDocs
 from searchengine.engines.whoosh.querying import parse
-from searchengine.engines.whoosh.ranking import score_documents
+from searchengine.engines.whoosh.evaluate import score_documents
 
 from tests.engines.whoosh_engine.test_ranking import QUERIES
 

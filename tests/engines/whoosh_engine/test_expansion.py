@@ -6,8 +6,9 @@ import time
 
 from whoosh import query as wq
 
-from searchengine.engines.whoosh import querying
-from searchengine.engines.whoosh.ranking import MatchClock
+from searchengine.engines.whoosh import expansion
+from searchengine.engines.whoosh.cache import generation_cache
+from searchengine.engines.whoosh.clock import MatchClock
 
 
 def expired() -> MatchClock:
@@ -15,12 +16,12 @@ def expired() -> MatchClock:
 
 
 def test_the_fuzzy_vocabulary_resumes_where_a_deadline_stopped_it(corpus_searcher, monkeypatch):
-    monkeypatch.setattr(querying, "_CHECK_EVERY", 100)
+    monkeypatch.setattr(expansion, "_CHECK_EVERY", 100)
     reader = corpus_searcher.reader()
-    reader.__dict__.pop(querying._VOCABULARIES, None)  # read by another test
+    generation_cache(reader).vocabularies.clear()  # read by another test
     whole = sorted(reader.schema["abstract"].from_bytes(b) for b in reader.lexicon("abstract"))
     assert len(whole) > 300
-    vocabulary = querying._Vocabulary()
+    vocabulary = expansion._Vocabulary()
     assert vocabulary.read(reader, "abstract", expired()) is False
     assert len(vocabulary.terms) == 100
     assert vocabulary.read(reader, "abstract", expired()) is False  # the next hundred, none twice
@@ -31,40 +32,40 @@ def test_the_fuzzy_vocabulary_resumes_where_a_deadline_stopped_it(corpus_searche
 
 def test_fuzzy_terms_are_the_closest_then_the_most_frequent(corpus_searcher, monkeypatch):
     reader = corpus_searcher.reader()
-    reader.__dict__.pop(querying._VOCABULARIES, None)  # read by another test
-    assert querying.fuzzy_terms(reader, "abstract", "memroy", 2) == ["memori"]
-    assert querying.fuzzy_terms(reader, "abstract", "sparc", 1) == ["spars"]
-    assert querying.fuzzy_terms(reader, "abstract", "gpux", 1) == ["gpu"]
-    assert querying.fuzzy_terms(reader, "abstract", "zzzzzz", 2) == []
-    assert querying.fuzzy_terms(reader, "abstract", "spars", 1) == ["spars"]
+    generation_cache(reader).vocabularies.clear()  # read by another test
+    assert expansion.fuzzy_terms(reader, "abstract", "memroy", 2) == ["memori"]
+    assert expansion.fuzzy_terms(reader, "abstract", "sparc", 1) == ["spars"]
+    assert expansion.fuzzy_terms(reader, "abstract", "gpux", 1) == ["gpu"]
+    assert expansion.fuzzy_terms(reader, "abstract", "zzzzzz", 2) == []
+    assert expansion.fuzzy_terms(reader, "abstract", "spars", 1) == ["spars"]
     # One edit from "mode": code (2 abstracts), model (18), node (1); with room for two, the most frequent.
-    assert querying.fuzzy_terms(reader, "abstract", "mode", 1) == ["code", "model", "node"]
-    monkeypatch.setattr(querying, "MAX_EXPANSIONS", 2)
-    assert querying.fuzzy_terms(reader, "abstract", "mode", 1) == ["model", "code"]
-    assert querying.fuzzy_terms(reader, "abstract", "spars", 2) == ["spars", "part"]  # part: 4 abstracts
+    assert expansion.fuzzy_terms(reader, "abstract", "mode", 1) == ["code", "model", "node"]
+    monkeypatch.setattr(expansion, "MAX_EXPANSIONS", 2)
+    assert expansion.fuzzy_terms(reader, "abstract", "mode", 1) == ["model", "code"]
+    assert expansion.fuzzy_terms(reader, "abstract", "spars", 2) == ["spars", "part"]  # part: 4 abstracts
     # A vocabulary not read yet is read in steps (each search reads one at
     # least), and not past the deadline.
-    monkeypatch.setattr(querying, "_CHECK_EVERY", 100)
-    assert querying.fuzzy_terms(reader, "title", "memroy", 2, expired()) is None
+    monkeypatch.setattr(expansion, "_CHECK_EVERY", 100)
+    assert expansion.fuzzy_terms(reader, "title", "memroy", 2, expired()) is None
 
 
 def test_expansion_past_the_deadline_keeps_a_fuzzy_word_as_typed_and_drops_prefixes(corpus_searcher):
     reader = corpus_searcher.reader()
     query = wq.Or([wq.FuzzyTerm("abstract", "memroy", maxdist=2), wq.Prefix("title", "spar")])
     clock = expired()
-    assert querying.expand_wildcards(query, reader, [], clock) == wq.Term("abstract", "memroy")
+    assert expansion.expand_wildcards(query, reader, [], clock) == wq.Term("abstract", "memroy")
     assert clock.cut is True
 
 
 def test_one_search_expands_each_word_once(corpus_searcher, monkeypatch):
     reader = corpus_searcher.reader()
     calls = []
-    real = querying.fuzzy_terms
-    monkeypatch.setattr(querying, "fuzzy_terms", lambda *args: calls.append(args[2]) or real(*args))
+    real = expansion.fuzzy_terms
+    monkeypatch.setattr(expansion, "fuzzy_terms", lambda *args: calls.append(args[2]) or real(*args))
     memo, notes = {}, []
     query = wq.And([wq.FuzzyTerm("abstract", "memroy", maxdist=2), wq.Prefix("abstract", "spar")])
-    first = querying.expand_wildcards(query, reader, notes, None, memo)
-    again = querying.expand_wildcards(wq.Or(list(query.subqueries)), reader, notes, None, memo)
+    first = expansion.expand_wildcards(query, reader, notes, None, memo)
+    again = expansion.expand_wildcards(wq.Or(list(query.subqueries)), reader, notes, None, memo)
     assert calls == ["memroy"]
     assert first == wq.And([wq.Term("abstract", "memori"), wq.Or([wq.Term("abstract", "spars"), wq.Term("abstract", "sparsiti")])])
     assert again == wq.Or([wq.Term("abstract", "memori"), wq.Term("abstract", "spars"), wq.Term("abstract", "sparsiti")])

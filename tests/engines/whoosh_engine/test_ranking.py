@@ -5,7 +5,8 @@ import pytest
 from searchengine import build_index, open_index
 from searchengine.indexer import update_index
 from searchengine.engines.whoosh.querying import parse
-from searchengine.engines.whoosh.ranking import posting_blocks, score_documents
+from searchengine.engines.whoosh.blocks import posting_blocks
+from searchengine.engines.whoosh.evaluate import score_documents
 
 from conftest import CORPUS, corpus_records
 
@@ -81,18 +82,19 @@ def test_posting_blocks_give_the_public_postings_without_deleted_documents(updat
 
 
 def test_length_norms_read_in_one_piece_equal_per_document_lengths(searcher):
-    from searchengine.engines.whoosh.ranking import _length_norms
+    from searchengine.engines.whoosh.bm25f import length_norms
+    from searchengine.engines.whoosh.cache import generation_cache
     from searchengine.ranking import FIELD_B
 
     parts = [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
     for sub, _ in parts:
         segment = sub.reader()
-        segment.__dict__.get("_searchengine_cache", {}).pop("norms", None)  # as a new process has them
+        generation_cache(segment).norms.clear()  # as a new process has them
         for fieldname in ("title", "abstract", "authors"):
             b, average = FIELD_B[fieldname], searcher.avg_field_length(fieldname)
             expected = [1 - b + b * (segment.doc_field_length(doc, fieldname) or 0) / average
                         for doc in range(segment.doc_count_all())]
-            norms, docs = _length_norms(sub, segment, fieldname), range(segment.doc_count_all())
+            norms, docs = length_norms(sub, segment, fieldname), range(segment.doc_count_all())
             # Looked up one by one, then (past a quarter of the segment) from the whole list.
             assert [norms[doc] for doc in docs] == pytest.approx(expected, rel=1e-12)
             assert list(norms.of(docs[:3])) == pytest.approx(expected[:3], rel=1e-12)
@@ -119,9 +121,9 @@ def test_ranked_page_orders_by_score_then_newest_then_id(corpus_index):
 
 @pytest.mark.parametrize("few", [0, 10**9], ids=["whole-phrase-lists", "candidates-only"])
 def test_phrases_in_conjunctions_score_alike_both_ways(corpus_index_dir, monkeypatch, few):
-    import searchengine.engines.whoosh.ranking as ranking
+    import searchengine.engines.whoosh.proximity as proximity
 
-    monkeypatch.setattr(ranking, "FEW_CANDIDATES", few)
+    monkeypatch.setattr(proximity, "FEW_CANDIDATES", few)
     index = open_index(corpus_index_dir)  # a new reader: nothing cached yet
     try:
         for text in ["CB-SpMV GPU", "state-of-the-art transformers", "log-based anomaly detection"]:
@@ -131,14 +133,14 @@ def test_phrases_in_conjunctions_score_alike_both_ways(corpus_index_dir, monkeyp
 
 
 def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_index_dir):
-    from searchengine.engines.whoosh.ranking import _postings_cache
+    from searchengine.engines.whoosh.cache import generation_cache
 
     cold, warm = open_index(corpus_index_dir), open_index(corpus_index_dir)
     try:
         warm.warm_up()
         reader = warm.engine.current().searcher.reader()
         top = [text for _, text in reader.most_frequent_terms("abstract", number=3)]
-        cached = {term for key in _postings_cache(reader).entries if isinstance(key[0], tuple) for term in key}
+        cached = {term for key in generation_cache(reader).postings.entries if isinstance(key[0], tuple) for term in key}
         assert {("abstract", text.decode()) for text in top} <= cached
         for text in ["model", "large language models", "GPU memory"]:
             expected = [(h.id, h.score) for h in cold.search(text, limit=20).hits]
@@ -176,34 +178,36 @@ def many_postings(tmp_path_factory, request):
 
 
 def test_cached_positions_read_each_block_once_and_match_a_direct_read(many_postings, monkeypatch):
-    import searchengine.engines.whoosh.ranking as ranking
+    from searchengine.engines.whoosh import proximity
+    from searchengine.engines.whoosh.blocks import postings_at
+    from searchengine.engines.whoosh.cache import generation_cache
 
     reader = many_postings
     blocks = []
-    real = ranking.internals.read_block
-    monkeypatch.setattr(ranking.internals, "read_block", lambda *a: blocks.append(1) or real(*a))
+    real = proximity.internals.read_block
+    monkeypatch.setattr(proximity.internals, "read_block", lambda *a: blocks.append(1) or real(*a))
     for text in ["alpha", "beta"]:
-        expected = ranking._postings_at(reader, "abstract", text, list(range(600)), positions=True)
+        expected = postings_at(reader, "abstract", text, list(range(600)), positions=True)
         assert len(expected) == (600 if text == "alpha" else 300)
         blocks.clear()
-        first = ranking._cached_positions(reader, "abstract", text, [3, 4, 5, 590])
+        first = proximity.cached_positions(reader, "abstract", text, [3, 4, 5, 590])
         assert first == {doc: expected[doc] for doc in [3, 4, 5, 590] if doc in expected}
         read = len(blocks)
         assert read == 2  # the block of 3..5 and the block of 590
         # Documents in the blocks read (with the word or without it) are known: nothing more is read.
-        assert ranking._cached_positions(reader, "abstract", text, [0, 1, 7, 589]) == {
+        assert proximity.cached_positions(reader, "abstract", text, [0, 1, 7, 589]) == {
             doc: expected[doc] for doc in [0, 1, 7, 589] if doc in expected}
         assert len(blocks) == read
-        assert ranking._cached_positions(reader, "abstract", text, list(range(600))) == expected
-        assert ranking._cached_positions(reader, "abstract", text, [599, 700]) == {
+        assert proximity.cached_positions(reader, "abstract", text, list(range(600))) == expected
+        assert proximity.cached_positions(reader, "abstract", text, [599, 700]) == {
             doc: expected[doc] for doc in [599] if doc in expected}
     # The cache counts what each word holds: its blocks' postings.
-    cache = ranking._reader_cache(reader, "positions")
+    cache = generation_cache(reader).positions
     for text, postings in [("alpha", 600), ("beta", 300)]:
         (term,) = cache.get(("abstract", text))
         assert len(term) == term.postings == postings and cache.sizes[("abstract", text)] == postings + 1
     assert expected[0] == (1.0, {2})  # beta: "alpha delta beta alpha"
-    assert ranking._cached_positions(reader, "abstract", "alpha", [3])[3] == (2.0, {0, 2})  # "alpha delta alpha"
+    assert proximity.cached_positions(reader, "abstract", "alpha", [3])[3] == (2.0, {0, 2})  # "alpha delta alpha"
 
 
 @pytest.mark.parametrize("removed", [["a1"], ["a1", "a3"], ["a2"]])

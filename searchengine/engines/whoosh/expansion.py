@@ -1,0 +1,273 @@
+"""A query's words expanded against the index's terms, at search time.
+
+* A prefix (``spars*``) or wildcard → an OR of at most :data:`MAX_EXPANSIONS`
+  index terms, the most frequent (a note says when some were dropped).
+* A fuzzy word (``memroy~2``) → the index terms within its edit distance,
+  the closest first (:func:`fuzzy_terms`): the optimal string alignment
+  distance, Damerau–Levenshtein with a swap of neighbours counting one, as
+  Lucene's fuzzy query, computed by ``rapidfuzz`` over a field's whole term
+  list (:class:`_Vocabulary`, kept with the generation).
+* A joined word (``flashattention``) that is two indexed words → also the
+  two words (:func:`split_joined`), chosen by their frequencies in the
+  abstracts.
+
+Expanding watches the search's deadline (:class:`~.clock.MatchClock`).
+"""
+
+from __future__ import annotations
+
+from whoosh import query as wq
+
+from searchengine.engines.whoosh import internals
+from searchengine.engines.whoosh.bm25f import is_bm25f_term
+from searchengine.engines.whoosh.cache import generation_cache, remembered
+from searchengine.engines.whoosh.clock import MatchClock
+from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity
+from searchengine.engines.whoosh.querying import reweighed, word_query
+from searchengine.querylang import tree as t
+from searchengine.ranking import PROXIMITY_FIELDS
+
+# A prefix or fuzzy term matches at most this many index terms.
+MAX_EXPANSIONS = t.MAX_EXPANSIONS
+
+
+def _prefix_frequencies(reader, fieldname: str, prefix: str) -> dict[bytes, int]:
+    """Each indexed term of ``fieldname`` starting with ``prefix`` → its document
+    frequency, read in one pass over each segment's term list (looking each
+    term up again cost half a second for a few common prefixes)."""
+    counts: dict[bytes, int] = {}
+    for sub, _ in reader.leaf_readers():
+        for text, info in sub.iter_prefix(fieldname, prefix):
+            counts[text] = counts.get(text, 0) + info.doc_frequency()
+    return counts
+
+
+_CHECK_EVERY = 2048  # terms read or compared between two looks at the clock
+
+
+class _Vocabulary:
+    """The indexed terms of one field, in term order, kept with the reader
+    (its generation): from the generation's column file when it holds them,
+    else read from the index's term list.
+
+    Reading stops at a search's deadline and the next search resumes where
+    it stopped: a cold process with a small budget still gets there.
+    """
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.resume: bytes | None = None  # the last term read; None before the first
+        self.complete = False
+
+    def read(self, reader, fieldname: str, clock: MatchClock | None) -> bool:
+        """Read on until the end of the term list (``True``) or the deadline (``False``)."""
+        field = reader.schema[fieldname]
+        append = self.terms.append
+        count = 0
+        for name, btext in reader.terms_from(fieldname, self.resume or b""):
+            if name != fieldname:
+                break
+            if btext == self.resume:
+                continue  # the term list resumes at the last term already read
+            append(field.from_bytes(btext))
+            self.resume = btext
+            count += 1
+            if count % _CHECK_EVERY == 0 and clock is not None and clock.expired():
+                return False
+        self.complete = True
+        return True
+
+    def take(self, terms: list[str]) -> None:
+        """Take the whole term list, in term order (from the column file)."""
+        self.terms, self.resume, self.complete = terms, None, True
+
+
+def _vocabulary(reader, fieldname: str, clock: MatchClock | None, stored=None) -> _Vocabulary | None:
+    """The field's :class:`_Vocabulary`, ``None`` when the deadline came first.
+
+    ``stored(fieldname)``, when given, is the field's term list as the
+    generation's column file holds it (``None`` if it holds none), taken
+    in one go rather than read from the index.
+    """
+    vocabulary = generation_cache(reader).vocabularies.setdefault(fieldname, _Vocabulary())
+    if not vocabulary.complete and stored is not None:
+        terms = stored(fieldname)
+        if terms is not None:
+            vocabulary.take(terms)
+    if not vocabulary.complete and not vocabulary.read(reader, fieldname, clock):
+        return None
+    return vocabulary
+
+
+def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int, clock: MatchClock | None = None,
+                stored=None) -> list[str] | None:
+    """The indexed terms of ``fieldname`` within ``maxdist`` edits of ``text``
+    (the optimal string alignment distance: Damerau–Levenshtein with a swap
+    of neighbours counting one, as Lucene's fuzzy query): at most
+    :data:`MAX_EXPANSIONS`, the closest first (in term order), and among
+    equally close terms that do not all fit, the most frequent.
+
+    The distances are computed by ``rapidfuzz`` over the whole term list
+    (about 50 ms for 100,000 terms); document frequencies are read only to
+    choose within the closest distance that overflows the cap (in term
+    order once the ``clock``'s deadline has passed). ``None`` when the
+    deadline passed before the term list was read. ``stored``: see
+    :func:`_vocabulary`.
+    """
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    vocabulary = _vocabulary(reader, fieldname, clock, stored)
+    if vocabulary is None:
+        return None
+    by_distance: dict[int, list[str]] = {}
+    for term, distance, _ in process.extract(text, vocabulary.terms, scorer=OSA.distance, processor=None,
+                                             score_cutoff=maxdist, limit=None):
+        by_distance.setdefault(int(distance), []).append(term)
+    found: list[str] = []
+    for distance in sorted(by_distance):
+        terms = sorted(by_distance[distance])
+        room = MAX_EXPANSIONS - len(found)
+        if len(terms) > room and (clock is None or not clock.expired()):
+            terms.sort(key=lambda term: -reader.doc_frequency(fieldname, term))  # stable: ties by term
+        found.extend(terms[:room])
+        if len(found) >= MAX_EXPANSIONS:
+            break
+    return found
+
+
+def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchClock | None = None,
+                     memo: dict | None = None, vocabulary=None) -> wq.Query:
+    """Replace each prefix, wildcard and fuzzy node with an OR of at most
+    :data:`MAX_EXPANSIONS` terms.
+
+    A prefix keeps its most frequent matching terms, so ``s*`` cannot turn
+    into a query over half the vocabulary (a note says when terms were
+    dropped); a fuzzy term its closest (:func:`fuzzy_terms`).
+
+    Expanding counts against the ``clock``'s deadline: once it has passed, a
+    node left to expand matches only its own text (a fuzzy word) or nothing
+    (a prefix, a wildcard), and the clock says matching was cut. ``memo``
+    (a dict kept for one search) holds each node's expansion, so the OR
+    fallback and did-you-mean reuse them. ``vocabulary(fieldname)`` gives a
+    field's stored term list for fuzzy words (see :func:`_vocabulary`).
+    """
+    if not any(isinstance(leaf, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)) for leaf in query.leaves()):
+        return query
+    memo = {} if memo is None else memo
+
+    def expired() -> bool:
+        if clock is not None and clock.expired():
+            clock.cut = True
+            return True
+        return False
+
+    def terms_of(node: wq.Query) -> tuple[list, list[str]]:
+        """``(terms, notes)`` of one node, ``terms`` as the field stores them."""
+        fieldname = node.field()
+        if isinstance(node, wq.FuzzyTerm):
+            found = None if expired() else fuzzy_terms(reader, fieldname, node.text, node.maxdist, clock, vocabulary)
+            if found is None:
+                if clock is not None:
+                    clock.cut = True
+                return [node.text], []
+            return found, []
+        if expired():
+            return [], []
+        if isinstance(node, wq.Prefix):
+            frequency = _prefix_frequencies(reader, fieldname, node.text)
+            candidates = sorted(frequency)
+        else:
+            candidates = internals.wildcard_terms(node, reader)
+            frequency = None
+        said = []
+        if len(candidates) > MAX_EXPANSIONS:
+            candidates.sort(key=frequency.__getitem__ if frequency is not None
+                            else lambda t: reader.doc_frequency(fieldname, t), reverse=True)
+            said.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
+                        f"searched the {MAX_EXPANSIONS} most frequent")
+            candidates = candidates[:MAX_EXPANSIONS]
+        field = reader.schema[fieldname]
+        return [field.from_bytes(t) for t in candidates], said
+
+    def expand(node: wq.Query) -> wq.Query:
+        if isinstance(node, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)):
+            fieldname = node.field()
+            if fieldname not in reader.schema:
+                return wq.NullQuery
+            key = (type(node).__name__, fieldname, node.text, getattr(node, "maxdist", 0))
+            if key not in memo:
+                memo[key] = terms_of(node)
+            terms, said = memo[key]
+            notes.extend(said)
+            return wq.Or([wq.Term(fieldname, term) for term in terms], boost=node.boost) if terms else wq.NullQuery
+        if node.is_leaf():
+            return node
+        return node.apply(expand)
+
+    return expand(query).normalize()
+
+
+# A joined word typed in lower case (``flashattention``) is also searched as
+# two words (``flash attention``) when each of the two has MIN_SPLIT_PART
+# letters or more and is in at least SPLIT_RARITY times as many abstracts as
+# the joined word (``network`` is not ``net work``: ``net`` is the rarer).
+SPLIT_RARITY = 1
+MIN_SPLIT_PART = 3
+
+
+_FREQUENCIES_KEPT = 100_000  # terms; the cache starts over past this
+
+
+def abstract_frequency(reader):
+    """``frequency(term)``: the number of abstracts holding ``term``, kept
+    with the reader (its generation). Splitting a joined word looks up every
+    cut of it, and a lookup in Whoosh's term table costs about 70 µs."""
+    kept = generation_cache(reader).abstract_frequencies
+
+    def frequency(text: str) -> int:
+        return remembered(kept, text, lambda term: reader.doc_frequency("abstract", term), _FREQUENCIES_KEPT)
+
+    return frequency
+
+
+def split_joined(query: wq.Query, reader) -> wq.Query:
+    """Each one-field-term word of a keyword ``query`` (not a long question)
+    that is two indexed words written together → the alternatives of a
+    compound typed joined (the joined word, then the two words in sequence),
+    as ``FlashAttention`` gets them.
+
+    The split is the one whose rarer part is most frequent in the abstracts,
+    among those where both parts are :data:`SPLIT_RARITY` times as frequent
+    as the joined word (in the abstracts); a word with no such split is left alone.
+    """
+    # A question ranks by many words, each by its own weight; splitting is
+    # for looking up a keyword query.
+    if type(query.child if type(query) is Proximity else query) is MinShouldMatch:
+        return query
+
+    def split(node: wq.Query) -> wq.Query:
+        if is_bm25f_term(node):
+            texts = {sub.text for sub in node.subqueries if sub.fieldname in PROXIMITY_FIELDS}
+            text = texts.pop() if len(texts) == 1 else None
+            if text is None or not text.isalpha() or len(text) < 2 * MIN_SPLIT_PART:
+                return node
+            frequency = abstract_frequency(reader)
+            needed = max(1, frequency(text)) * SPLIT_RARITY
+            best, best_df = None, 0
+            for cut in range(MIN_SPLIT_PART, len(text) - MIN_SPLIT_PART + 1):
+                left, right = text[:cut], text[cut:]
+                df = frequency(left)
+                if df >= needed and df > best_df:  # most cuts end here: the left part is no word
+                    df = min(df, frequency(right))
+                    if df >= needed and df > best_df:
+                        best, best_df = (left, right), df
+            if best is None:
+                return node
+            found = word_query("-".join(best), reader.schema)
+            return reweighed(found, node.boost) if found is not None else node
+        if node.is_leaf():
+            return node
+        return node.apply(split)
+
+    return split(query)

@@ -55,9 +55,11 @@ import struct
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
+from searchengine.facets import FACETS
 from searchengine.records import sort_title
 
 # Separators inside a packed facet_data value (never in clean record text).
@@ -119,17 +121,18 @@ def title_sort_key(title: str) -> bytes:
     return sort_title(title).encode("utf-8")
 
 
-# --- the columns: adding one is an entry here (and its value in pack_facet_data) ---
+# --- the columns: one per facet of searchengine.facets.FACETS (its record field is
+# a field of FacetData, packed by pack_facet_data), and the submitted day ---
 
 #: One integer per document (numpy dtype, value from :class:`FacetData`; 0 = none).
 NUMBER_COLUMNS: dict[str, tuple[str, Callable[[FacetData], int]]] = {
-    "year": ("int32", lambda data: data.year or 0),
+    **{facet.name: ("int32", lambda data, field=facet.record_field: getattr(data, field) or 0)
+       for facet in FACETS if facet.numeric},
     "day": ("int32", lambda data: data.day or 0),
 }
 #: Values per document (strings, each counted once per document, record order kept).
 SET_COLUMNS: dict[str, Callable[[FacetData], Iterable[str]]] = {
-    "author": lambda data: data.authors,
-    "category": lambda data: data.categories,
+    facet.name: attrgetter(facet.record_field) for facet in FACETS if not facet.numeric
 }
 
 

@@ -226,6 +226,14 @@ def input_size(paths: Iterable[str | os.PathLike]) -> int | None:
     return size(paths, engines.holds_index)
 
 
+def _listed(items) -> list:
+    """``items`` as a list; one path or id given alone (a ``str``, not a list of
+    its characters) is a list of one."""
+    if isinstance(items, (str, bytes, os.PathLike)):
+        return [items]
+    return list(items)
+
+
 def _nothing_read(paths: list, summary: IndexSummary) -> InputError:
     skipped = summary.skipped
     return InputError(
@@ -242,7 +250,7 @@ def _index(paths, location, *, update: bool, format: str | None, lock_timeout: f
     from searchengine.readers import read_records
 
     started = time.perf_counter()
-    paths = list(paths)
+    paths = _listed(paths)
     # Fail on a missing input before taking the lock or creating anything.
     for path in paths:
         if not Path(path).exists():
@@ -269,7 +277,7 @@ def _index(paths, location, *, update: bool, format: str | None, lock_timeout: f
 
 
 def build_index(
-    paths: Iterable[str | os.PathLike],
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
     index_dir: str | os.PathLike,
     *,
     format: str | None = None,
@@ -281,7 +289,8 @@ def build_index(
     """Index every record under ``paths`` into a new generation of ``index_dir``.
 
     Args:
-        paths: input files or directories (formats detected by content).
+        paths: input files or directories (formats detected by content);
+            one path may be given alone.
         index_dir: the index directory; created if missing.
         format: force one reader (a name in :data:`searchengine.readers.FORMATS`).
         lock_timeout: seconds to wait for another writer before giving up.
@@ -303,7 +312,7 @@ def build_index(
 
 
 def update_index(
-    paths: Iterable[str | os.PathLike],
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
     index_dir: str | os.PathLike,
     *,
     format: str | None = None,
@@ -326,12 +335,13 @@ def update_index(
 
 
 def remove_documents(
-    ids: Iterable[str],
+    ids: str | Iterable[str],
     index_dir: str | os.PathLike,
     *,
     lock_timeout: float = 30.0,
 ) -> IndexSummary:
-    """Delete the documents with the given ids (an arXiv version suffix is ignored).
+    """Delete the documents with the given ids (an arXiv version suffix is
+    ignored; one id may be given alone).
 
     Returns:
         An :class:`IndexSummary` with ``removed`` and ``not_found`` (ids the
@@ -346,7 +356,7 @@ def remove_documents(
     from searchengine.readers.arxivmeta import split_version
 
     started = time.perf_counter()
-    wanted = list(dict.fromkeys(split_version(i)[0] for i in ids if i.strip()))
+    wanted = list(dict.fromkeys(split_version(i)[0] for i in _listed(ids) if str(i).strip()))
     writer = engines.open_writer(index_dir, mode="remove", lock_timeout=lock_timeout)
     summary = IndexSummary(index_dir=writer.location)
     with writer:

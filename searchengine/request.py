@@ -59,6 +59,12 @@ class SearchRequest:
     export: bool = False
 
     def __post_init__(self) -> None:
+        if self.query is not None and not isinstance(self.query, str):
+            raise QueryError(f"the query must be text, not {type(self.query).__name__}")
+        for name in ("page", "limit", "facet_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise QueryError(f"{name} must be a whole number, not {value!r}")
         if self.export:
             if self.limit < 1:
                 raise QueryError(f"an export holds 1 hit or more, not {self.limit}")

@@ -117,3 +117,16 @@ def test_the_title_order_starts_at_each_title_s_first_letter_or_digit(tmp_path):
                      '"Quoted" kernels', "(Un)bounded kernels", "'Zeta' kernels"]
     assert sort_title("... kernels") == "kernels" and sort_title("¿Qué kernels?") == "que kernels?"
     assert sort_title("!!!") == "!!!"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"limit": "5"}, "limit must be a whole number, not '5'"),
+    ({"limit": 2.5}, "limit must be a whole number, not 2.5"),
+    ({"page": True}, "page must be a whole number, not True"),
+])
+def test_a_request_of_the_wrong_type_is_a_query_error(corpus_index, options, message):
+    from searchengine import QueryError
+
+    with pytest.raises(QueryError) as caught:
+        corpus_index.search("gpu", **options)
+    assert str(caught.value) == message

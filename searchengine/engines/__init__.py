@@ -21,6 +21,7 @@ by the same tests (``tests/contract/``).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -171,6 +172,10 @@ class Writer(Protocol):
 
 
 _SCHEMES = ("http://", "https://")
+# Text that was meant as a URL: a scheme ("htp://", "http:/", "ftp://") or a
+# bare "host:port/NAME". A folder is never created under such a name.
+_URL_LIKE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):/+(?P<rest>.*)"
+                       r"|(?:[^/@\s]*@)?(?P<host>[\w.-]+:\d{1,5})/(?P<name>\S*)", re.DOTALL)
 
 
 def is_cluster(location) -> bool:
@@ -185,7 +190,9 @@ def check_location(location: str | os.PathLike) -> str | Path:
 
     Raises:
         InputError: the text is empty, a cluster URL is malformed (naming
-            the part), or the folder is a file.
+            the part), text meant as a URL is not ``http(s)://`` (``htp://``,
+            ``http:/``, ``host:9200/NAME``: never taken for a folder), or the
+            folder is a file.
     """
     from searchengine.errors import InputError
 
@@ -196,6 +203,14 @@ def check_location(location: str | os.PathLike) -> str | Path:
         return location.strip()
     if not str(location).strip():  # Path("") would be the current directory
         raise InputError("the index location must not be empty")
+    if isinstance(location, str) and (url := _URL_LIKE.fullmatch(location.strip())):
+        host = url.group("host")
+        meant = f"http://{host}/{url.group('name')}" if host else f"http://{url.group('rest')}"
+        def shown(text: str) -> str:  # credentials never go into a message
+            return re.sub(r"^([^/@]*//?)?[^/@\s]*@", r"\1", text)
+
+        raise InputError(f"{shown(location.strip())!r} is neither an index folder nor a cluster location: "
+                         f"a cluster location starts with http:// or https:// (did you mean {shown(meant)!r}?)")
     if Path(location).is_file():
         raise InputError(f"{str(location)!r} is a file, not an index folder")
     return Path(location)
@@ -213,11 +228,12 @@ def needs_build(location: str | os.PathLike) -> bool:
     without an index of this version's layout (waiting for another process's
     build first). An index on a cluster is named by the user and never built
     implicitly: ``False``."""
+    location = check_location(location)
     if is_cluster(location):
         return False
     from searchengine.engines.whoosh.store import needs_build
 
-    return needs_build(Path(location))
+    return needs_build(location)
 
 
 def open_writer(location: str | os.PathLike, *, mode: str, lock_timeout: float,
@@ -232,9 +248,10 @@ def open_writer(location: str | os.PathLike, *, mode: str, lock_timeout: float,
         memory_mb: memory for posting buffers or bulk requests.
 
     Raises:
-        InputError: a cluster location is malformed.
+        InputError: the location is malformed (:func:`check_location`).
         SearchEngineError: opensearch-py is not installed.
     """
+    location = check_location(location)
     if is_cluster(location):
         from searchengine.engines.opensearch.writer import ClusterWriter
 
@@ -254,6 +271,7 @@ def open_engine(location: str | os.PathLike) -> Engine:
         InputError: a cluster location is malformed.
         SearchEngineError: opensearch-py is not installed.
     """
+    location = check_location(location)
     if is_cluster(location):
         from searchengine.engines.opensearch.engine import OpenSearchEngine
         from searchengine.engines.opensearch.location import parse_location

@@ -477,7 +477,12 @@ class ClusterWriter:
         self._stack.callback(client.close)
         try:
             self._data_nodes = _data_nodes(client, cluster)
-            if self.mode == "remove" and aliased_indexes(client, cluster) is None:
+            # Refused before the lock (whose index would stay behind): a plain
+            # index of the name, bad shard or replica settings, nothing to remove.
+            existing = aliased_indexes(client, cluster)
+            if self.mode != "remove":
+                mapping.shard_count(), mapping.replica_count()
+            elif existing is None:
                 raise IndexNotFoundError(f"{cluster}: no index here "
                                          f"(run 'searchengine index PATH... --index {cluster}' first)")
             self._lock = self._stack.enter_context(WriteLock(client, cluster, self.lock_timeout))

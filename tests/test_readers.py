@@ -332,3 +332,14 @@ def test_authors_are_people_in_every_format_and_punctuation_is_dropped_with_a_no
     }
     assert [str(p) for p in problems] == [f"{lines}:2: author ':' has no letter or digit (dropped)"]
     assert [p.skipped for p in problems] == [False]
+
+
+def test_a_json_lines_version_field_is_the_records_version(tmp_path):
+    path = tmp_path / "v.jsonl"
+    path.write_text('{"id": "2201.00010", "title": "A", "version": 4}\n'
+                    '{"id": "2201.00011", "title": "B", "version": "v2"}\n'
+                    '{"id": "2201.00012", "title": "C", "version": "four"}\n', encoding="utf-8")
+    problems = []
+    records = list(read_records([path], problems))
+    assert [(r.id, r.version) for r in records] == [("2201.00010", 4), ("2201.00011", 2)]
+    assert [str(p) for p in problems] == [f"{path}:3: field 'version' must be a whole number, not 'four' (skipped)"]

@@ -6,8 +6,9 @@ One JSON object per line::
      "authors": ["Ada Lovelace"], "year": 2021, "categories": ["cs.DC"]}
 
 Only ``title`` is required. ``id`` defaults to one derived from the title;
-an arXiv id's version suffix becomes the version (``2101.00003v2``), and
-without ``year`` a new-style arXiv id gives it;
+an arXiv id's version suffix becomes the version (``2101.00003v2``), or
+``version`` gives it (``4``, ``"4"`` or ``"v4"``); without ``year`` a
+new-style arXiv id gives it;
 ``authors`` and ``categories`` may also be given as one string (authors as
 :func:`searchengine.records.split_authors` reads them, categories separated by spaces); ``year`` may be a
 string of four digits. ``date`` is the submission day and ``updated`` the
@@ -118,6 +119,12 @@ def parse_object(obj: object) -> Record:
     if raw_id is not None and not isinstance(raw_id, (str, int)):
         raise InvalidRecord("field 'id' must be a string")
     record_id, version = split_version(str(raw_id)) if raw_id is not None else ("", None)
+    given = obj.get("version")
+    if given is not None:  # 4, "4" or "v4", as the CSV reader takes it
+        text = str(given).strip().lstrip("vV")
+        if isinstance(given, bool) or not text.isdigit():
+            raise InvalidRecord(f"field 'version' must be a whole number, not {given!r}")
+        version = int(text)
     year = _year(obj)
     notes: list[str] = []
     submitted = day_field(obj, "date", notes)

@@ -3,9 +3,10 @@
 The policy is engine-free: each engine gives a lexicon of its indexed words
 (the embedded engine's :class:`searchengine.engines.whoosh.lexicon.Lexicon`)
 and an oracle of hits (``hits(text)``, ``phrase_share(phrase, text, sample)``).
-Candidates come from the unstemmed words of titles and abstracts within edit distance 1, or 2 for words of :data:`LONG_WORD` letters
-or more, sharing the first two letters (typos rarely hit them), but for a
-swap among the first three (``nueral``). A word's frequency is the number of
+Candidates are the plain words (letters only) of titles and abstracts
+within edit distance 1, or 2 for words of :data:`LONG_WORD` letters or
+more, sharing the first two letters (typos rarely hit them), but for a swap
+among the first three (``nueral``). A word's frequency is the number of
 titles (or abstracts, whichever is larger) that hold its stem, provided some
 title or abstract holds it as written. A word is checked when it is unknown;
 when it is rare (a typo that made it into a few abstracts, ``transfomer``)
@@ -130,8 +131,11 @@ def _distance(count: int):
 
 
 def _candidates(lexicon, word: str) -> list[str]:
+    """The best corrections of ``word``: closest, then most common. Only
+    plain words: an indexed token such as ``graph-s`` is not one word to
+    type, and its frequency is its first part's."""
     maxdist = 2 if len(word) >= LONG_WORD else 1
-    found = within(lexicon, word, maxdist)
+    found = {term for term in within(lexicon, word, maxdist) if term.isalpha()}
     found.discard(word)
     ranked = sorted(found, key=lambda c: (edit_distance(word, c), -lexicon.frequency(c), c))
     return ranked[:CANDIDATES]

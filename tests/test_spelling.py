@@ -232,3 +232,52 @@ def test_a_rare_word_with_a_far_more_common_neighbour_is_corrected(context_index
 @pytest.mark.parametrize("query", ["SpMx kernels", "NeRF", "SPARCE matrix"])
 def test_acronyms_and_names_as_written_are_not_corrected(context_index, query):
     assert context_index.search(query).suggestion is None
+
+
+class Papers:
+    """A lexicon and a hit oracle over papers given as lists of words, as
+    :func:`searchengine.spelling.suggest` asks of an engine. A word's stem is
+    its part before a hyphen, without a plural ``s``; a word's frequency is
+    the number of papers holding its stem, if one holds it as written."""
+
+    def __init__(self, *groups: tuple[int, str]) -> None:
+        self.papers = [text.split() for count, text in groups for _ in range(count)]
+        self.written = {word for paper in self.papers for word in paper}
+
+    @staticmethod
+    def stem(word: str) -> str:
+        return word.split("-")[0].removesuffix("s")
+
+    def doc_count(self) -> int:
+        return len(self.papers)
+
+    @staticmethod
+    def normalise(word: str) -> str | None:
+        return None if word.lower() in {"of", "the"} else word.lower()
+
+    def frequency(self, word: str) -> int:
+        return self.hits(word) if word in self.written else 0
+
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        return {word: self.frequency(word) for word in words}
+
+    def near(self, word: str, maxdist: int) -> set[str]:
+        return self.written
+
+    def hits(self, text: str) -> int:
+        stems = {self.stem(word) for word in text.lower().split()}
+        return sum(stems <= {self.stem(word) for word in paper} for paper in self.papers)
+
+    def suggest(self, text: str):
+        from searchengine.spelling import suggest
+
+        return suggest(self, text, self.hits(text), self.hits)
+
+
+def test_a_correction_is_a_plain_word_not_an_indexed_token_with_a_hyphen():
+    # "graph-s" is two edits from "graphons" and counts as "graph" (its
+    # stem); "graphon", one edit away, finds no more than the query.
+    papers = Papers((1, "graphon limits"), (40, "graph networks"), (1, "graph-s"))
+    assert papers.hits("graphons") == 1 and papers.frequency("graph-s") == 41
+    assert papers.suggest("graphons") is None
+    assert papers.suggest("graphonz") == "graphon"

@@ -12,7 +12,9 @@ Two lists, written before the policy was measured on them:
   does not hold the word, replacing it is allowed (no paper holds it).
 * ``TYPOS``: real misspellings of common scientific words (letters left
   out, doubled, swapped or mistaken), each a query with the one it meant.
-  It should be corrected (the intended query's hits shown) or suggested.
+  It should be corrected (the intended query's hits shown) or suggested;
+  where no paper has every word of the intended query, there is nothing to
+  correct it to (``nothing to find``).
 
 Without ``--index`` the script builds, once (kept in ``--work``), an index
 of ``../shared/data/arxiv/arxiv_listing_sample.jsonl.gz`` (74,728 records,
@@ -108,10 +110,12 @@ def rare_outcome(index, word: str) -> tuple[int, str, str | None]:
 
 def typo_outcome(index, query: str, meant: str) -> tuple[str, str | None]:
     """(outcome, suggestion) of searching ``query``: ``corrected`` or
-    ``suggested`` (to ``meant``), ``wrong`` (another correction) or ``missed``."""
+    ``suggested`` (to ``meant``), ``wrong`` (another correction), ``missed``,
+    or ``nothing to find`` (no suggestion, and no paper has every word of ``meant``)."""
     results = index.search(query, limit=1, time_budget=BUDGET, with_snippets=False)
     if results.suggestion is None:
-        return "missed", None
+        found = index.search(meant, exact=True, limit=1, time_budget=BUDGET, with_snippets=False)
+        return ("nothing to find" if found.relaxed or not found.total else "missed"), None
     if results.suggestion != meant:
         return "wrong", results.suggestion + (" (replaced)" if results.corrected else "")
     return ("corrected" if results.corrected else "suggested"), results.suggestion
@@ -152,7 +156,7 @@ def measure(location, verbose: bool = False) -> dict[str, int]:
             number = counts.get(f"rare {held}: {outcome}", 0)
             print(f"| rare words the index {'holds' if held == 'held' else 'lacks'} | {outcome} | {number} "
                   f"| {number / rare_total:.0%} |")
-    for outcome in ("corrected", "suggested", "wrong", "missed"):
+    for outcome in ("corrected", "suggested", "wrong", "missed", "nothing to find"):
         number = counts.get(f"typo: {outcome}", 0)
         print(f"| typos | {outcome} | {number} | {number / len(TYPOS):.0%} |")
     return counts

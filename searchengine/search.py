@@ -34,8 +34,9 @@ from searchengine.results import Hit, SearchResults, date_fields
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchRequest", "SearchResults", "open_index"]
 
 DEFAULT_INDEX_DIR = "index"
-#: A corrected query is searched instead of the typed one when it finds this
-#: many times as many papers (or the typed one finds none).
+#: A sure correction (:attr:`searchengine.spelling.Correction.sure`) is
+#: searched instead of the typed query when it finds this many times as many
+#: papers (or the typed one finds none).
 CLEAR_FACTOR = 20
 #: Words of a relaxed query checked for matching no paper at all.
 MAX_UNMATCHED = 10
@@ -258,10 +259,11 @@ class SearchIndex:
         notes = plan.notes
         matches = searcher.match(plan.parsed, plan.filters, clock.deadline, notes)
         # Did-you-mean may use half the budget, within what is left of it.
-        suggestion = _suggestion(searcher, plan, matches, clock.share(0.5))
+        correction = _suggestion(searcher, plan, matches, clock.share(0.5))
+        suggestion = None if correction is None else correction.text
         corrected = None
-        if suggestion is not None and not request.exact:
-            found = _correction(searcher, plan, matches, suggestion, clock)
+        if correction is not None and not request.exact:
+            found = _correction(searcher, plan, matches, correction, clock)
             if found is not None:
                 matches, corrected = found, suggestion
         _feedback(searcher, matches, plan, clock)
@@ -508,8 +510,9 @@ def _feedback(searcher, matches, plan: Plan, clock: Clock) -> None:
         plan.notes.append(FEEDBACK_SKIPPED)
 
 
-def _suggestion(searcher, plan: Plan, matches, deadline: float) -> str | None:
-    """Did-you-mean step (:mod:`searchengine.spelling`), in the context of the filters."""
+def _suggestion(searcher, plan: Plan, matches, deadline: float):
+    """Did-you-mean step (:mod:`searchengine.spelling`), in the context of the
+    filters: a :class:`~searchengine.spelling.Correction` or ``None``."""
     from searchengine import spelling
 
     if plan.parsed.tree is None or not plan.parsed.text or _only_negative(plan.parsed):
@@ -518,27 +521,29 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float) -> str | None:
     if lexicon is None:  # an engine without a word list offers no corrections
         return None
     corrections = searcher.corrections(matches)
-    return spelling.suggest(
+    return spelling.correct(
         lexicon, plan.parsed.text, matches.total, corrections.hits, deadline,
         lambda phrase, text: corrections.phrase_share(phrase, text, spelling.PHRASE_SAMPLE),
     )
 
 
-def _correction(searcher, plan: Plan, matches, suggestion: str, clock: Clock):
+def _correction(searcher, plan: Plan, matches, correction, clock: Clock):
     """Correction step: the matches of the corrected query, when they should
     be shown instead of the query as typed (``plan`` then holds the corrected
     query), or ``None``.
 
-    The corrected query is searched instead when it finds papers with every
-    word and the query as typed finds none, or :data:`CLEAR_FACTOR` times
-    fewer (a typo that made it into a few abstracts). A query with quotes,
-    ``+word`` or ``word~N`` asks for what it says and is never replaced (nor is
-    one searched with ``exact``): its correction is only suggested.
+    The corrected query is searched instead only when the correction is sure
+    (every word it changes is one the index does not hold, one edit from its
+    correction: :attr:`~searchengine.spelling.Correction.sure`), finds papers
+    with every word, and the query as typed finds none or
+    :data:`CLEAR_FACTOR` times fewer. Otherwise, and for a query with quotes,
+    ``+word`` or ``word~N`` (it asks for what it says) or one searched with
+    ``exact``, the correction is only suggested.
     """
-    if _LITERAL.search(plan.searched):
+    if _LITERAL.search(plan.searched) or not correction.sure:
         return None
     try:
-        parsed = searcher.parse(suggestion)
+        parsed = searcher.parse(correction.text)
     except QueryError:
         return None
     found = searcher.match(parsed, plan.filters, clock.deadline, [])

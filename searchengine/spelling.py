@@ -3,15 +3,24 @@
 The policy is engine-free: each engine gives a lexicon of its indexed words
 (the embedded engine's :class:`searchengine.engines.whoosh.lexicon.Lexicon`)
 and an oracle of hits (``hits(text)``, ``phrase_share(phrase, text, sample)``).
-Candidates come from the unstemmed words of titles and abstracts within edit distance 1, or 2 for words of :data:`LONG_WORD` letters
-or more, sharing the first two letters (typos rarely hit them), but for a
-swap among the first three (``nueral``). A word's frequency is the number of
-titles (or abstracts, whichever is larger) that hold its stem, provided some
-title or abstract holds it as written. A word is checked when it is unknown;
-when it is rare (a typo that made it into a few abstracts, ``transfomer``)
-and a neighbour is :data:`RARE_FACTOR` times as common; or, when the query
-finds fewer than :data:`FEW_HITS` hits, when it occurs once and a neighbour
-is ten times as common.
+Candidates are the plain words (letters only) of titles and abstracts within
+edit distance 1, or 2 for words of :data:`LONG_WORD` letters or more,
+sharing the first two letters (typos rarely hit them), but for a swap among
+the first three (``nueral``). A word's frequency is the number of titles (or
+abstracts, whichever is larger) that hold its stem, provided some title or
+abstract holds it as written.
+
+A typed word the index holds (as written, in its singular or plural form,
+or inside a compound: :func:`held`) is taken for what it says unless the
+evidence says otherwise: it is checked only when it is rare and a word one
+edit away is :data:`RARE_FACTOR` times as common (or, when the query finds
+fewer than :data:`FEW_HITS` hits, when it occurs once and a neighbour is
+ten times as common), and that word is kept only when the papers holding
+the typed word hold it too, :data:`TOGETHER_LIFT` times as often as chance
+would. A typo that made it into a few abstracts sits beside the word it
+misspells (``transfomer``, ``transformer``); a rare word seldom sits beside
+its look-alike (``boson``, ``boost``). A word the index does not hold is
+always checked.
 
 Each word keeps its :data:`CANDIDATES` best candidates (smallest
 Damerau–Levenshtein distance, then most documents); the query is then scored
@@ -21,13 +30,16 @@ corrected word next to its neighbours in the query (phrase hits), then by
 the hits of the whole corrected query. A correction is offered only if it
 finds more than the query as typed. So ``sparce matrix`` becomes ``sparse
 matrix``, though ``space`` is the more common word and ``space matrix``
-finds more documents than ``sparse matrix``.
+finds more documents than ``sparse matrix``. It is :attr:`Correction.sure`
+(may be searched instead of the query as typed) only when every word it
+changes is one the index does not hold, one edit from its correction.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 
 # Below this many hits, words found once are checked too, not only unknown ones.
 FEW_HITS = 3
@@ -35,6 +47,9 @@ FEW_HITS = 3
 # neighbour is RARE_FACTOR times as common (typos that made it into abstracts).
 RARE_SHARE = 1 / 5_000
 RARE_FACTOR = 100
+# A held word's correction must be in its papers this many times as often as
+# in the index as a whole.
+TOGETHER_LIFT = 2
 # Words of this length or more may be two edits away from the correction.
 LONG_WORD = 5
 CANDIDATES = 3
@@ -129,24 +144,113 @@ def _distance(count: int):
     return OSA.distance
 
 
-def _candidates(lexicon, word: str) -> list[str]:
-    maxdist = 2 if len(word) >= LONG_WORD else 1
-    found = within(lexicon, word, maxdist)
+def _candidates(lexicon, word: str, maxdist: int | None = None) -> list[str]:
+    """The best corrections of ``word``: closest, then most common. Only
+    plain words: an indexed token such as ``graph-s`` is not one word to
+    type, and its frequency is its first part's."""
+    if maxdist is None:
+        maxdist = 2 if len(word) >= LONG_WORD else 1
+    found = {term for term in within(lexicon, word, maxdist) if term.isalpha()}
     found.discard(word)
     ranked = sorted(found, key=lambda c: (edit_distance(word, c), -lexicon.frequency(c), c))
     return ranked[:CANDIDATES]
 
 
+def forms(word: str) -> list[str]:
+    """``word``'s regular singular and plural forms, as a search box may be
+    typed in one and papers written in the other (``kaon``, ``kaons``;
+    ``isotopes``, ``isotope``; ``topology``, ``topologies``)."""
+    found = [word + "s", word + "es"]
+    if word.endswith("s"):
+        found.append(word[:-1])
+    if word.endswith("es"):
+        found.append(word[:-2])
+    if word.endswith("ies"):
+        found.append(word[:-3] + "y")
+    if word.endswith("y"):
+        found.append(word[:-1] + "ies")
+    return found
+
+
+def held(lexicon, word: str, count_hits=None) -> int:
+    """How many papers hold ``word`` (folded); 0: the index does not hold it.
+
+    The word's frequency; else that of its most common form (:func:`forms`)
+    when some title or abstract holds that one instead; else, given
+    ``count_hits``, the papers whose titles or abstracts hold it inside a
+    compound (``gluon`` in ``quark- and gluon-initiated``) — unless a written
+    word one edit away is what they hold (``sparce`` finds ``SPARC``, whose
+    stem it shares)."""
+    frequency = lexicon.frequency(word)
+    if frequency:
+        return frequency
+    frequency = max(lexicon.frequencies(forms(word)).values())
+    if frequency or count_hits is None:
+        return frequency
+    found = _hits(count_hits, _in_text(word))
+    if found and any(lexicon.frequency(other) <= found
+                     and _hits(count_hits, f"{_in_text(word)} {_in_text(other)}") == found
+                     for other in within(lexicon, word, 1) if other != word and other.isalpha()):
+        return 0
+    return found
+
+
+def _in_text(word: str) -> str:
+    """A query for ``word`` in titles and abstracts only (not author names)."""
+    return f"(title:{word} OR abstract:{word})"
+
+
+def _together(lexicon, count_hits, word: str, option: str) -> bool:
+    """Whether the papers holding ``word`` hold ``option`` too, at least
+    :data:`TOGETHER_LIFT` times as often as the index's papers do."""
+    alone = _hits(count_hits, word)
+    both = _hits(count_hits, f"{word} {option}") if alone else 0
+    return both > 0 and both * lexicon.doc_count() >= TOGETHER_LIFT * alone * lexicon.frequency(option)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One word of a :class:`Correction`: as typed (folded), as corrected,
+    whether the index holds the typed word (:func:`held`), and the edits between them."""
+
+    typed: str
+    corrected: str
+    held: bool
+    distance: int
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A corrected query (``text``) and the words it changes."""
+
+    text: str
+    changes: tuple[Change, ...]
+
+    @property
+    def sure(self) -> bool:
+        """Whether the evidence allows searching the correction instead of the
+        query as typed: every word it changes is one the index does not hold,
+        one edit from its correction."""
+        return all(not change.held and change.distance <= 1 for change in self.changes)
+
+
 def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None = None,
             phrase_share=None) -> str | None:
-    """A corrected version of the query ``text``, or ``None``.
+    """The text of :func:`correct`'s correction of the query ``text``, or ``None``."""
+    found = correct(lexicon, text, total, count_hits, deadline, phrase_share)
+    return None if found is None else found.text
+
+
+def correct(lexicon, text: str, total: int, count_hits, deadline: float | None = None,
+            phrase_share=None) -> Correction | None:
+    """A :class:`Correction` of the query ``text``, or ``None``.
 
     Args:
         lexicon: the index's words: ``doc_count()``, ``normalise(word)`` (the
             word as the lexicon holds it, ``None`` for a stop word),
-            ``frequency(word)`` (documents holding it) and ``near(word,
-            maxdist)`` (indexed words that may be within ``maxdist`` edits,
-            see :func:`within`).
+            ``frequency(word)`` (documents holding it), ``frequencies(words)``
+            (``{word: frequency}``) and ``near(word, maxdist)`` (indexed
+            words that may be within ``maxdist`` edits, see :func:`within`).
         text: the query as parsed (after repairs), e.g. ``sparce matrix``.
         total: hits the query found as typed.
         count_hits: function from query text to its number of hits; used to
@@ -164,6 +268,7 @@ def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None =
         return None
     rare = max(1, int(lexicon.doc_count() * RARE_SHARE))
     spans: list[tuple[int, int, list[str]]] = []
+    typed: list[tuple[str, bool]] = []
     for match in _WORD.finditer(text):
         word = match.group(1)
         if word in _OPERATORS or len(word) > MAX_WORD or _NAME_CASE.search(word):
@@ -171,23 +276,25 @@ def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None =
         normal = lexicon.normalise(word)
         if normal is None:
             continue
-        frequency = lexicon.frequency(normal)
+        frequency = held(lexicon, normal, count_hits)
         if frequency == 0:
             options = _candidates(lexicon, normal)
         elif frequency <= rare or (total < FEW_HITS and frequency <= 1):
-            # A rare but real word: only a much more common neighbour replaces it.
+            # A rare but real word: only a much more common word one edit
+            # away, seen beside it in its papers, may be what was meant.
             factor = 10 if total < FEW_HITS and frequency <= 1 else RARE_FACTOR
-            options = [o for o in _candidates(lexicon, normal)
-                       if lexicon.frequency(o) >= factor * frequency]
+            options = [o for o in _candidates(lexicon, normal, 1)
+                       if lexicon.frequency(o) >= factor * frequency and _together(lexicon, count_hits, normal, o)]
         else:
             continue
         if options:
             spans.append((match.start(1), match.end(1), options))
+            typed.append((normal, frequency > 0))
         if len(spans) == MAX_WORDS:
             break
     if not spans:
         return None
-    best_text, best_key = None, (-1.0, total)
+    best, best_key = None, (-1.0, total)
     for choice in itertools.product(*(options for _, _, options in spans)):
         if deadline is not None and time.monotonic() > deadline:
             break
@@ -199,8 +306,7 @@ def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None =
         if phrase_share is not None:
             phrases = _neighbour_phrases(lexicon, candidate, replaced)
             context = hits * sum(_share(phrase_share, phrase, candidate) for phrase in phrases)
-        distances = [edit_distance(lexicon.normalise(text[start:end]) or "", word)
-                     for (start, end, _), word in zip(spans, choice)]
+        distances = [edit_distance(normal, word) for (normal, _), word in zip(typed, choice)]
         # A short word has many close words, and two edits reach far: next to
         # other words, such a correction must be seen next to them somewhere.
         if phrase_share is not None and phrases and not context and any(
@@ -210,8 +316,10 @@ def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None =
         weight = EDIT_COST ** sum(distances)
         key = (context * weight, hits * weight)
         if key > best_key:
-            best_text, best_key = candidate, key
-    return best_text
+            changes = tuple(Change(normal, word, is_held, distance)
+                            for (normal, is_held), word, distance in zip(typed, choice, distances))
+            best, best_key = Correction(candidate, changes), key
+    return best
 
 
 def _replace(text: str, spans, choice) -> tuple[str, list[int]]:

@@ -191,7 +191,7 @@ def test_update_replacing_most_documents_keeps_the_words_of_live_documents_only(
 @pytest.fixture(scope="module")
 def context_index(tmp_path_factory):
     """``space`` is the more common word, but ``sparse`` is the one seen next to ``matrix``;
-    ``transfomer`` is a typo three abstracts share."""
+    ``transfomer`` is a typo three abstracts share, each beside ``transformer``."""
     import json
 
     from searchengine import build_index, open_index
@@ -199,7 +199,8 @@ def context_index(tmp_path_factory):
     abstracts = (["Space and time bounds for matrix methods."] * 8
                  + ["Sparse matrix kernels on accelerators."] * 3
                  + ["A transformer study of attention."] * 150
-                 + ["A transfomer study of attention."] * 3)
+                 + ["A transfomer study of attention, as a transformer reads."] * 3
+                 + ["Balanced cuts of a graph."] * 300)
     folder = tmp_path_factory.mktemp("spelling-context")
     lines = [json.dumps({"id": f"d{i}", "title": f"Paper {i}", "abstract": text})
              for i, text in enumerate(abstracts)]
@@ -217,18 +218,143 @@ def test_the_correction_seen_next_to_the_other_words_wins(context_index):
     assert context_index.search("sparce").suggestion == "space"  # alone, the more common word
 
 
-def test_a_rare_word_with_a_far_more_common_neighbour_is_corrected(context_index, monkeypatch):
+def test_a_rare_word_beside_a_far_more_common_neighbour_is_suggested_not_replaced(context_index, monkeypatch):
     import searchengine.spelling as spelling
 
     assert context_index.search("transfomer study").total == 3  # not few hits: only rarity counts
-    assert context_index.search("transfomer study").suggestion is None  # 3 of 164 is not rare
-    monkeypatch.setattr(spelling, "RARE_SHARE", 1 / 50)  # rare: at most 3 documents
-    monkeypatch.setattr(spelling, "RARE_FACTOR", 40)  # 150 >= 40 * 3
-    assert context_index.search("transfomer study").suggestion == "transformer study"
-    monkeypatch.setattr(spelling, "RARE_FACTOR", 60)  # 150 < 60 * 3: not common enough
+    assert context_index.search("transfomer study").suggestion is None  # 3 of 464 is not rare
+    monkeypatch.setattr(spelling, "RARE_SHARE", 1 / 150)  # rare: at most 3 documents
+    monkeypatch.setattr(spelling, "RARE_FACTOR", 50)  # 153 >= 50 * 3
+    results = context_index.search("transfomer study")
+    # The index holds "transfomer": its papers are shown, the correction offered.
+    assert (results.total, results.suggestion, results.corrected) == (3, "transformer study", None)
+    monkeypatch.setattr(spelling, "RARE_FACTOR", 60)  # 153 < 60 * 3: not common enough
     assert context_index.search("transfomer study").suggestion is None
 
 
 @pytest.mark.parametrize("query", ["SpMx kernels", "NeRF", "SPARCE matrix"])
 def test_acronyms_and_names_as_written_are_not_corrected(context_index, query):
     assert context_index.search(query).suggestion is None
+
+
+class Papers:
+    """A lexicon and a hit oracle over papers given as lists of words, as
+    :func:`searchengine.spelling.suggest` asks of an engine. A word's stem is
+    the word without a final ``s`` and then ``e``; a paper holds the stems of
+    its words and of their parts between hyphens, a query word the stem of
+    its first part. A word's frequency is the number of papers holding its
+    stem, if one holds it as written."""
+
+    def __init__(self, *groups: tuple[int, str]) -> None:
+        self.papers = [text.split() for count, text in groups for _ in range(count)]
+        self.written = {word for paper in self.papers for word in paper}
+        self.stems = [{self.stem(part) for word in paper for part in word.split("-")} for paper in self.papers]
+
+    @staticmethod
+    def stem(word: str) -> str:
+        return word.removesuffix("s").removesuffix("e")
+
+    def doc_count(self) -> int:
+        return len(self.papers)
+
+    @staticmethod
+    def normalise(word: str) -> str | None:
+        return None if word.lower() in {"of", "the"} else word.lower()
+
+    def frequency(self, word: str) -> int:
+        return self.hits(word) if word in self.written else 0
+
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        return {word: self.frequency(word) for word in words}
+
+    def near(self, word: str, maxdist: int) -> set[str]:
+        return self.written
+
+    def hits(self, text: str) -> int:
+        import re
+
+        text = re.sub(r"\(title:(\S+) OR abstract:\S+\)", r"\1", text)  # the fields are all there is
+        wanted = {self.stem(word.split("-")[0]) for word in text.lower().split()}
+        return sum(wanted <= stems for stems in self.stems)
+
+    def correct(self, text: str):
+        from searchengine.spelling import correct
+
+        return correct(self, text, self.hits(text), self.hits)
+
+    def suggest(self, text: str):
+        found = self.correct(text)
+        return None if found is None else found.text
+
+
+def test_a_correction_is_a_plain_word_not_an_indexed_token_with_a_hyphen():
+    # "graph-s" is two edits from "graphons" and counts as "graph" (its
+    # first part's stem); "graphon", one edit away, finds no more than the query.
+    papers = Papers((1, "graphon limits"), (40, "graph networks"), (1, "graph-s"))
+    assert papers.hits("graphons") == 1 and papers.frequency("graph-s") == 41
+    assert papers.suggest("graphons") is None
+    assert papers.suggest("graphonz") == "graphon"
+
+
+def test_a_typo_the_index_does_not_hold_is_corrected_for_sure_one_edit_away():
+    from searchengine.spelling import Change, Correction
+
+    papers = Papers((150, "transformer attention"), (5, "graph cuts"))
+    assert papers.correct("transfomer") == Correction("transformer", (Change("transfomer", "transformer", False, 1),))
+    assert papers.correct("transfomer").sure
+    # Two edits away: offered, not sure.
+    assert papers.correct("tarnsfomer") == Correction("transformer", (Change("tarnsfomer", "transformer", False, 2),))
+    assert not papers.correct("tarnsfomer").sure
+
+
+@pytest.mark.parametrize("word", ["braid", "boson"])
+def test_a_rare_word_the_index_holds_is_left_alone_beside_a_common_look_alike(word):
+    # "brain" is one edit from "braid" and 150 times as common, but the braid
+    # paper does not hold it; "boost" is two edits from "boson".
+    papers = Papers((1, "braid groups"), (1, "boson higgs"), (150, "brain imaging"), (150, "boost trees"))
+    assert papers.correct(word) is None
+
+
+def test_a_rare_typo_the_index_holds_beside_the_word_it_misspells_is_suggested_not_sure():
+    from searchengine.spelling import Change, Correction
+
+    papers = Papers((1, "transfomer transformer attention"), (150, "transformer attention"), (300, "graph cuts"))
+    assert papers.correct("transfomer") == Correction("transformer", (Change("transfomer", "transformer", True, 1),))
+    assert not papers.correct("transfomer").sure
+
+
+@pytest.mark.parametrize(("beside", "suggestion"), [(1, None), (2, "brain")])
+def test_a_held_word_is_checked_when_its_papers_hold_the_correction_twice_as_often_as_chance(
+        beside, suggestion, monkeypatch):
+    import searchengine.spelling as spelling
+
+    monkeypatch.setattr(spelling, "RARE_SHARE", 1 / 100)  # rare: at most 4 of 400 papers
+    monkeypatch.setattr(spelling, "RARE_FACTOR", 10)
+    # 4 braid papers, of which 1 or 2 hold "brain", which a quarter of all papers hold.
+    papers = Papers((4 - beside, "braid groups"), (beside, "braid brain"), (100 - beside, "brain imaging"),
+                    (296 + beside, "graph cuts"))
+    assert papers.doc_count() == 400 and papers.frequency("brain") == 100
+    assert papers.suggest("braid") == suggestion
+
+
+def test_a_word_is_held_as_written_in_its_plural_or_singular_or_inside_a_compound():
+    from searchengine.spelling import held
+
+    papers = Papers((1, "kaons decay"), (1, "quark-gluon jets"), (12, "sparc processors"), (150, "kan networks"),
+                    (150, "glue code"), (150, "sparse matrix"))
+    assert [held(papers, word, papers.hits) for word in ("kaons", "kaon", "gluon", "sparce", "glue")] == [
+        1, 1, 1, 0, 150]
+    assert held(papers, "gluon") == 0  # without hits, only written words and their forms count
+    # "sparce" finds the papers of "sparc", one edit away, whose stem it shares: the index does not hold it.
+    assert papers.hits("sparce") == 12
+    assert [papers.suggest(word) for word in ("kaon", "gluon", "sparce matrix")] == [None, None, "sparse matrix"]
+    assert papers.correct("sparce matrix").sure
+
+
+def test_forms_are_the_regular_singular_and_plural():
+    from searchengine.spelling import forms
+
+    assert forms("kaon") == ["kaons", "kaones"]
+    assert forms("isotopes") == ["isotopess", "isotopeses", "isotope", "isotop"]
+    assert forms("topology") == ["topologys", "topologyes", "topologies"]
+    assert forms("topologies") == ["topologiess", "topologieses", "topologie", "topologi", "topology"]

@@ -103,3 +103,20 @@ def differs(engine_index, engine: str, reason: str) -> None:
     """End the running test as an expected failure on ``engine``, naming the documented difference."""
     if engine_index.engine.name == engine:
         pytest.xfail(f"{engine}: {reason} (docs/opensearch-analysis.md)")
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def spelling_index(request, tmp_path_factory):
+    """A SearchIndex, on each engine, of ``SPELLING_RECORDS``
+    (``tests/contract/test_spelling_contract.py``): a rare word held by one
+    paper beside a common look-alike held by many."""
+    import json
+
+    from .test_spelling_contract import SPELLING_RECORDS
+
+    source = tmp_path_factory.mktemp("spelling") / "spelling.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in SPELLING_RECORDS), encoding="utf-8")
+    index, drop = BUILDERS[request.param](tmp_path_factory, source)
+    yield index
+    drop()
+    index.close()

@@ -15,6 +15,7 @@ import click
 
 from searchengine import limits
 from searchengine.export import FORMATS
+from searchengine.facets import FACET_NAMES
 from searchengine.limits import MAX_DEPTH, MAX_LIMIT, SORTS
 from searchengine.results import shown_authors
 
@@ -506,7 +507,7 @@ limit_option = click.option(
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(min=1),
               help=f"Page number, from 1 (page × limit at most {MAX_DEPTH}).")
 @click.option("--facets", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
-              help="Count these facets over all hits: year,author,category; date adds a histogram of "
+              help=f"Count these facets over all hits: {','.join(FACET_NAMES)}; date adds a histogram of "
                    "submitted dates.")
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")

@@ -262,7 +262,7 @@ def openapi_document() -> dict[str, Any]:
                                                            "dropped, spaces collapsed, cut when too long)"},
                 "total": {"type": "integer", "minimum": 0, "description": "Hits over all pages"},
                 "hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
-                "facets": {"type": "object", "description": "year, author, category: counts over all hits, each facet "
+                "facets": {"type": "object", "description": f"{', '.join(FACET_NAMES)}: counts over all hits, each facet "
                                                           "without its own filter; under an author filter the "
                                                           "author facet counts co-authors, chosen names first",
                            "additionalProperties": {"type": "array",

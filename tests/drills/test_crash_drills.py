@@ -112,7 +112,14 @@ DRIVER = textwrap.dedent(
     hook(store, "_fsync_dir", fsync_dir)
     hook(readers, "read_records", "reading")
     hook(indexer, "_subwriter", "worker")
-    hook(indexer, "_resolve", resolve)
+    second_pass = indexer.WhooshWriter._second_pass
+
+    def opening_second_pass(self):
+        if self._writer is None:  # the second commit's writer opens now
+            mark(resolve())
+        return second_pass(self)
+
+    indexer.WhooshWriter._second_pass = opening_second_pass
     hook(multiproc.MpWriter, "commit", "commit")
     hook(writing.SegmentWriter, "_commit_toc", inner("toc"))
     original_policy = indexer.merge_policy

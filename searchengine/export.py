@@ -22,9 +22,11 @@ makes them from hits, :func:`render` writes them in a format named in
   its first character (``BERT``, ``GPU``, ``SpMV``, ``3D``) is braced
   (``{BERT}``), and inline math (``$O(n^2)$``) is kept as written. Words
   capitalised only at the start (proper names such as ``Markov``) are left
-  to the style. An author name holding the word "and" (a collaboration) is
-  braced whole, so that it stays one name (Oren Patashnik, *BibTeXing*,
-  1988, on names and on the case of titles).
+  to the style; a word with a capital and a symbol (``Q&A``, ``C#``,
+  ``O(n^2)`` outside math) is braced whole. A group's name (a collaboration,
+  or one holding the word "and") is braced whole, so that it stays one name,
+  and a suffix is written as BibTeX's "Jr" part (``Okafor, Jr., Bo``)
+  (Oren Patashnik, *BibTeXing*, 1988, on names and on the case of titles).
 - **CSV** has a header row (:data:`CSV_COLUMNS`); see :func:`to_csv`.
 - **JSON lines** (https://jsonlines.org/): one record per line, as
   ``/api/records/<id>`` gives it (:data:`JSONL_KEYS`).
@@ -118,20 +120,53 @@ def render(format_name: str, records: Iterable[dict[str, Any]], first_rank: int 
 
 # --- BibTeX --------------------------------------------------------------------
 
+# Letters that Unicode does not decompose into an ASCII letter and a mark.
+_ASCII_FOLD = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ß": "ss",
+                             "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th",
+                             "Þ": "TH", "ı": "i", "ħ": "h", "Ħ": "H"})
+# A person's name suffix, written after the surname ("Bo Okafor Jr.").
+_NAME_SUFFIX = re.compile(r"^(?:[JS]r\.?|II|III|IV)$")
+# Words of a group's name that say what it is, not which.
+_GROUP_KIND = re.compile(r"^(?:the|and|of|for|collaborations?|collab|consortium|team|group|project|experiment|"
+                         r"survey|observatory|scientific)$", re.IGNORECASE)
+
+
 def _key_part(text: str) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    ascii_text = unicodedata.normalize("NFKD", text.translate(_ASCII_FOLD)).encode("ascii", "ignore").decode()
     return re.sub(r"[^A-Za-z0-9]", "", ascii_text).lower()
 
 
+def _name_parts(name: str) -> tuple[str, str, str] | None:
+    """``(given, surname, suffix)`` of a person's name written with a suffix
+    after the surname (``Bo van Okafor Jr.`` → ``("Bo", "van Okafor", "Jr.")``);
+    ``None`` for a name without one."""
+    words = name.split()
+    if len(words) < 3 or not _NAME_SUFFIX.match(words[-1]):
+        return None
+    given, surname = words[:-2], [words[-2]]
+    while len(given) > 1 and given[-1][:1].islower():  # particles: "van", "de la"
+        surname.insert(0, given.pop())
+    return " ".join(given), " ".join(surname), words[-1]
+
+
 def _last_name(author: str) -> str:
+    from searchengine.records import is_group_name
+
+    if is_group_name(author):  # "ATLAS Collaboration": its distinctive word
+        return next((w for w in author.split() if not _GROUP_KIND.match(w)), author)
     if "," in author:
         return author.split(",")[0]
-    parts = author.split()
-    return parts[-1] if parts else ""
+    parts = _name_parts(author)
+    if parts:
+        return parts[1].split()[-1]
+    words = author.split()
+    return words[-1] if words else ""
 
 
 def citation_key(record: dict[str, Any]) -> str:
-    """``<first author's last name><year><first title word>``, e.g. ``qian2026cbspmv``."""
+    """``<first author's surname><year><first title word>``, e.g. ``qian2026cbspmv``,
+    in ASCII letters (``Brønholt`` → ``bronholt``); a group is keyed by its
+    distinctive word (``ATLAS Collaboration`` → ``atlas``)."""
     author = _key_part(_last_name(record["authors"][0])) if record.get("authors") else "anon"
     year = str(record["year"]) if record.get("year") else ""
     words = [_key_part(w) for w in (record.get("title") or "").split()]
@@ -189,7 +224,34 @@ def bibtex_title(title: str) -> str:
     return "".join(parts)
 
 
+# A token with a capital and a symbol inside it (Q&A, C#, C++, O(n^2)): braced
+# whole, or styles would print "Q\&a" and "o(n^2)".
+_SYMBOLS = frozenset("&#+^=<>*/_~|()[]")
+_OUTER = ".,;:!?\"'"
+
+
+def _symbolic(core: str) -> bool:
+    inner = core.strip("()[]")
+    return any(ch.isupper() for ch in core) and any(ch in _SYMBOLS for ch in inner)
+
+
 def _protect_words(text: str) -> str:
+    parts: list[str] = []
+    position = 0
+    for token in re.finditer(r"\S+", text):
+        value = token.group()
+        lead = len(value) - len(value.lstrip(_OUTER))
+        core = value.strip(_OUTER)
+        if core and _symbolic(core):
+            start = token.start() + lead
+            parts.append(_protect_capitals(text[position:start]))
+            parts.append(_brace(_tex(core)))
+            position = start + len(core)
+    parts.append(_protect_capitals(text[position:]))
+    return "".join(parts)
+
+
+def _protect_capitals(text: str) -> str:
     parts: list[str] = []
     position = 0
     for word in _WORD.finditer(text):
@@ -205,11 +267,20 @@ _AND = re.compile(r"\sand\s", re.IGNORECASE)
 
 
 def bibtex_author(name: str) -> str:
-    """An author name as BibTeX: TeX-escaped; braced whole when it holds the word "and",
-    which BibTeX would otherwise read as two names
-    (``{Barnes and Noble Detector Collaboration}``)."""
-    tex = _tex(name)
-    return "{" + tex + "}" if _AND.search(name) else tex
+    """An author name as BibTeX: TeX-escaped. A group's name (a collaboration,
+    or any name holding the word "and", which BibTeX would read as two names)
+    is braced whole (``{Barnes and Noble Detector Collaboration}``); a name
+    with a suffix is written ``Surname, Jr., Given`` so that the suffix is
+    BibTeX's "Jr" part (``Okafor, Jr., Bo``), not a surname."""
+    from searchengine.records import is_group_name
+
+    if _AND.search(name) or is_group_name(name):
+        return "{" + _tex(name) + "}"
+    parts = _name_parts(name)
+    if parts:
+        given, surname, suffix = parts
+        return f"{_tex(surname)}, {_tex(suffix)}, {_tex(given)}"
+    return _tex(name)
 
 
 def _url(url: str) -> str:

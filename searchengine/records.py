@@ -242,6 +242,12 @@ def split_authors(text: str) -> list[str]:
     return [n for n in (_unbrace(name) for name in names) if n]
 
 
+def is_group_name(name: str) -> bool:
+    """Whether ``name`` is a group's (``ATLAS Collaboration``, ``Planck
+    Consortium``), not a person's: it holds one of the group words."""
+    return _GROUP_WORDS.search(name) is not None
+
+
 def has_name(text: str) -> bool:
     """Whether an author string holds a letter or digit (``":"`` does not: no one's name)."""
     return any(ch.isalnum() for ch in text)

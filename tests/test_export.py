@@ -87,11 +87,50 @@ def test_bibtex_titles_protect_inner_capitals_and_keep_math(title, expected):
     assert bibtex_title(title) == expected
 
 
+@pytest.mark.parametrize(("title", "expected"), [
+    ("Q&A for C# and C++ in O(n^2) time", "{Q\\&A} for {C\\#} and {C++} in {O(n{\\textasciicircum}2)} time"),
+    ("TCP/IP (Markov) models: Q&A.", "{TCP/IP} (Markov) models: {Q\\&A}."),
+])
+def test_bibtex_titles_brace_words_with_capitals_and_symbols(title, expected):
+    assert bibtex_title(title) == expected
+
+
+@pytest.mark.parametrize(("author", "key"), [
+    ("Kari Brønholt", "bronholt2021measuring"),
+    ("Łukasz Ærø", "aero2021measuring"),
+    ("ATLAS Collaboration", "atlas2021measuring"),
+    ("The LIGO Scientific Collaboration", "ligo2021measuring"),
+    ("Bo Okafor Jr.", "okafor2021measuring"),
+])
+def test_citation_keys_are_ascii_and_name_a_group_by_its_own_word(author, key):
+    assert citation_key({"authors": [author], "year": 2021, "title": "Measuring things"}) == key
+
+
+def test_bibtex_reads_back_in_pybtex_with_suffixes_as_lineage_and_symbols_protected():
+    from pybtex.backends.plaintext import Backend
+    from pybtex.database import parse_string
+    from pybtex.style.formatting.plain import Style
+
+    record = {"id": "2101.00001", "title": "Q&A and C# in O(n^2) time", "year": 2021, "categories": ["cs.DC"],
+              "authors": ["Bo Okafor Jr.", "ATLAS Collaboration", "Bo van Okafor III", "Kari Brønholt"], "url": ""}
+    database = parse_string(to_bibtex([record]), "bibtex")
+    entry = database.entries["okafor2021time"]
+    assert [(p.first_names, p.prelast_names, p.last_names, p.lineage_names) for p in entry.persons["author"]] == [
+        (["Bo"], [], ["Okafor"], ["Jr."]), ([], [], ["{ATLAS Collaboration}"], []),
+        (["Bo"], ["van"], ["Okafor"], ["III"]), (["Kari"], [], ["Br{\\o}nholt"], [])]
+    shown = next(Style().format_entries(database.entries.values())).text.render(Backend())
+    assert shown.startswith("Bo Okafor, Jr., ATLAS Collaboration, Bo van Okafor, III, and Kari Brønholt. "
+                            "Q&A and C# in O(n")  # the style lowercases no protected word
+
+
 def test_a_collaboration_holding_and_is_one_braced_name():
     assert bibtex_author("Barnes and Noble Detector Collaboration") == "{Barnes and Noble Detector Collaboration}"
     assert bibtex_author("ATLAS AND CMS Collaborations") == "{ATLAS AND CMS Collaborations}"
     assert bibtex_author("Alexander Andersen") == "Alexander Andersen"
     assert bibtex_author("Jan Vlček") == "Jan Vl\\v{c}ek"
+    assert bibtex_author("ATLAS Collaboration") == "{ATLAS Collaboration}"
+    assert bibtex_author("Bo Okafor Jr.") == "Okafor, Jr., Bo"
+    assert bibtex_author("Li Xi") == "Li Xi"
 
 
 def test_bibtex_entry_is_written_exactly():

@@ -16,7 +16,7 @@ import click
 from searchengine import limits
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
-from searchengine.limits import MAX_DEPTH, MAX_LIMIT, SORTS
+from searchengine.limits import MAX_DEPTH, MAX_LIMIT, MAX_LOOKUP, SORTS
 from searchengine.results import shown_authors
 
 # What search and similar print: a table, JSON, or an export format.
@@ -364,7 +364,10 @@ def _render_hits(results, first_rank: int, scored: bool = True) -> None:
     if number > pages and number > 1:
         click.echo(f"\nPage {number} is past the end: there {'is' if pages == 1 else 'are'} {_count(pages, 'page')}")
     elif pages > 1:
-        click.echo(f"\nPage {number} of {pages}")
+        size = results.page.get("size", 0)
+        reach = (f" (paging reaches the first {pages * size:,} of {results.total:,} hits; filters narrow the rest)"
+                 if pages * size < results.total else "")
+        click.echo(f"\nPage {number} of {pages}{reach}")
 
 
 def _render_facets(results) -> None:
@@ -564,7 +567,8 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     shown = _count(results.total, "hit")
     asked = f" for {(results.corrected or results.query)!r}" if results.query else ""
     heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
-    _emit(results, output_format, heading, scored=bool((query or "").strip()))
+    # Hits listed by a filter alone (no query text, or a category code typed as one) have no score.
+    _emit(results, output_format, heading, scored=any(hit.score for hit in results.hits))
 
 
 def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_format: str) -> None:
@@ -595,35 +599,85 @@ def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_forma
 
 
 @main.command()
-@click.argument("record_id")
+@click.argument("record_ids", metavar="[ID_OR_DOI]...", nargs=-1)
+@click.option("--ids-from", "ids_from", type=click.File("rb"), default=None,
+              help="Read ids and DOIs from this file, one a line ('-': standard input); blank lines "
+                   f"and lines starting with # are skipped. At most {MAX_LOOKUP:,} in all.")
 @index_dir_option
 @json_option
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "bibtex", "ris"]), default=None,
               help="Output format (default: text; --json is short for --format json).")
-def show(record_id: str, index_dir: Path, as_json: bool, output_format: str | None) -> None:
-    """Print the full record RECORD_ID: title, authors, year, categories, links
+def show(record_ids: tuple[str, ...], ids_from, index_dir: Path, as_json: bool, output_format: str | None) -> None:
+    """Print the full records ID_OR_DOI...: title, authors, year, categories, links
     (abstract page, PDF, DOI, arXiv DOI), journal reference, comments, license, abstract.
 
-    RECORD_ID is an id, an arXiv id or abs/pdf link, or a DOI (bare, doi:... or a doi.org link)."""
-    record = _open_or_build(index_dir).document(record_id)
+    Each is an id, an arXiv id or abs/pdf link, or a DOI (bare, doi:... or a
+    doi.org link). The records found are printed in the order given (one
+    record once); each one not found is named on stderr and the exit status
+    is 1. With --json, one id argument prints one object; several, or
+    --ids-from, a list."""
+    from searchengine.errors import RecordNotFoundError
+
+    wanted = list(record_ids)
+    if ids_from is not None:
+        wanted += _listed_ids(ids_from)
+    if not wanted:
+        raise click.UsageError("give an id or DOI, or --ids-from FILE")
+    if len(wanted) > MAX_LOOKUP:
+        raise click.UsageError(f"{len(wanted):,} ids given; at most {MAX_LOOKUP:,} are looked up at once")
+    index = _open_or_build(index_dir)
+    records, missing = {}, []
+    for record_id in dict.fromkeys(wanted):
+        try:
+            record = index.document(record_id)
+        except RecordNotFoundError:
+            missing.append(record_id)
+            continue
+        records.setdefault(record["id"], record)
+    found = list(records.values())
     if as_json or output_format == "json":
-        _print_json(record)
+        if found:
+            _print_json(found[0] if len(record_ids) == 1 and ids_from is None else found)
     elif output_format in EXPORT_FORMATS:
         from searchengine import export
 
-        _write(export.render(output_format, [record]))
+        if found:
+            _write(export.render(output_format, found))
     else:
-        year = record["year"] if record["year"] is not None else "year unknown"
-        click.echo(click.style(record["title"], bold=True))
-        click.echo(", ".join(record["authors"]) or "(no authors)")
-        click.echo(f"{year} · {' '.join(record['categories']) or 'no category'} · id {record['id']}")
-        dated = _dates_line(record)
-        if dated:
-            click.echo(dated)
-        for label, key in RECORD_LINE_LABELS:
-            if record.get(key):
-                click.echo(f"{label}: {record[key]}")
-        click.echo(f"\n{record['abstract'] or '(no abstract)'}")
+        for number, record in enumerate(found):
+            if number:
+                click.echo("\n" + "-" * 40 + "\n")
+            _echo_record(record)
+    for record_id in missing:
+        click.echo(f"Error: no record with id {record_id!r}", err=True)
+    if missing:
+        raise SystemExit(1)
+
+
+def _listed_ids(stream) -> list[str]:
+    """The ids of a file of one id or DOI a line (blank lines and ``#`` comments skipped)."""
+    data = stream.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise click.BadParameter(f"{stream.name}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                 param_hint="--ids-from") from None
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _echo_record(record: dict) -> None:
+    year = record["year"] if record["year"] is not None else "year unknown"
+    click.echo(click.style(record["title"], bold=True))
+    click.echo(", ".join(record["authors"]) or "(no authors)")
+    click.echo(f"{year} · {' '.join(record['categories']) or 'no category'} · id {record['id']}")
+    dated = _dates_line(record)
+    if dated:
+        click.echo(dated)
+    for label, key in RECORD_LINE_LABELS:
+        if record.get(key):
+            click.echo(f"{label}: {record[key]}")
+    click.echo(f"\n{record['abstract'] or '(no abstract)'}")
 
 
 def _dates_line(record: dict) -> str:

@@ -22,6 +22,10 @@ MAX_DEPTH = 1000
 #: paging would not show. Writing 1,000 BibTeX entries takes 0.3 to 1.2 s
 #: (TeX escapes cost the most); deeper sets are better narrowed with filters.
 EXPORT_LIMIT = MAX_DEPTH
+#: Ids and DOIs one ``searchengine show`` looks up at most (each is one lookup).
+MAX_LOOKUP = 10_000
+#: Ids and DOIs one ``/api/records`` request looks up at most.
+MAX_API_LOOKUP = 100
 #: Sort orders of a search; ``relevance`` is the default with query text,
 #: ``newest`` without.
 SORTS = ("relevance", "newest", "oldest", "title")
@@ -45,6 +49,13 @@ def check_page(page: int, limit: int) -> None:
             f"page {page} with limit {limit} reaches past hit {MAX_DEPTH}, the deepest served; "
             "narrow the search with filters instead"
         )
+
+
+def page_count(total: int, limit: int) -> int:
+    """Pages of ``limit`` hits that ``total`` hits fill and paging can reach:
+    never past :data:`MAX_DEPTH`, so a page count promises no page that
+    :func:`check_page` refuses."""
+    return min((total + limit - 1) // limit, MAX_DEPTH // limit)
 
 
 def check_sort(sort: str | None) -> None:

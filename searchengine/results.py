@@ -133,7 +133,9 @@ class SearchResults:
             over all hits (see :func:`searchengine.engines.whoosh.facetcolumns.count_facets`);
             an unknown value is ``None``, listed last.
         facets_remaining: facet name → number of values with hits not listed.
-        page: ``{"number", "size", "pages"}`` (1-based page number).
+        page: ``{"number", "size", "pages"}`` (1-based page number; ``pages``
+            counts the pages paging can reach, at most
+            :data:`~searchengine.limits.MAX_DEPTH` hits deep).
         suggestion: a corrected query when the query looks misspelled.
         corrected: the corrected query that was searched instead of the one
             typed (``None`` when the query was searched as typed).

@@ -26,7 +26,7 @@ from typing import Any
 
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE
-from searchengine.limits import DEFAULT_TIME_BUDGET, check_page
+from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, page_count
 from searchengine.records import Record, doi, link_fields
 from searchengine.request import SearchRequest
 from searchengine.results import Hit, SearchResults, date_fields
@@ -254,7 +254,7 @@ class SearchIndex:
         return self.engine.call(lambda searcher: self._run(searcher, request, clock))
 
     def _run(self, searcher, request: SearchRequest, clock: Clock) -> SearchResults:
-        plan = _plan(searcher, request)
+        plan = _plan(searcher, request, clock)
         page, limit = request.page, request.limit
         notes = plan.notes
         matches = searcher.match(plan.parsed, plan.filters, clock.deadline, notes)
@@ -301,7 +301,7 @@ class SearchIndex:
             hits=hits,
             facets={name: [v.to_dict() for v in c.values] for name, c in counted.items()},
             facets_remaining={name: c.remaining for name, c in counted.items()},
-            page={"number": page, "size": limit, "pages": (matches.total + limit - 1) // limit},
+            page={"number": page, "size": limit, "pages": page_count(matches.total, limit)},
             relaxed=relaxed,
             unmatched=unmatched,
             suggestion=suggestion,
@@ -401,7 +401,7 @@ class SearchIndex:
                 query=f"similar:{record.id}",
                 total=total,
                 hits=hits,
-                page={"number": 1, "size": limit, "pages": (total + limit - 1) // limit},
+                page={"number": 1, "size": limit, "pages": page_count(total, limit)},
                 parsed=parsed,
                 took_ms=(time.perf_counter() - started) * 1000,
             )
@@ -458,9 +458,11 @@ def _facets(searcher, matches, plan: Plan, size: int) -> dict:
     return {name: counted[name] for name in names}
 
 
-def _plan(searcher, request: SearchRequest) -> Plan:
+def _plan(searcher, request: SearchRequest, clock: Clock) -> Plan:
     """Parse step: the query text cleaned, its filters taken out and added to
-    the request's filters, the rest parsed.
+    the request's filters, the rest parsed. A query that is one arXiv
+    category code of the index's papers (``cs.DC``, ``hep-th``) is that
+    category's filter.
 
     Raises:
         QueryError: naming what cannot be understood.
@@ -471,10 +473,37 @@ def _plan(searcher, request: SearchRequest) -> Plan:
     searched = querylang.clean(request.query, notes)
     text, query_filters = querylang.split_filters(searched)
     chosen = request.filters + query_filters
+    category = _category_typed(searcher, text, chosen, clock)
+    if category is not None:
+        notes.append(f"'{text}' is an arXiv category: its papers are listed (search \"{text}\" in quotes "
+                     "for the words)")
+        searched = " ".join(part for part in (f"category:{text}", searched.replace(text, "", 1).strip()) if part)
+        chosen, text = chosen + category, ""
     lexicon = searcher.lexicon()
     parsed = searcher.parse(text, allow_empty=bool(chosen),
                             frequencies=lexicon.frequencies if lexicon is not None else None)
     return Plan(searched, parsed, chosen, request.sort, request.facets, notes + parsed.notes, lexicon)
+
+
+# An arXiv category code as a whole query: archive.SUBJECT (cs.DC, astro-ph.CO,
+# cond-mat.str-el) or a hyphenated archive (hep-th, quant-ph).
+_CATEGORY_CODE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)?\.[A-Za-z]+(?:-[A-Za-z]+)?|[A-Za-z]+-[A-Za-z]+")
+
+
+def _category_typed(searcher, text: str, chosen, clock: Clock):
+    """The category filter of ``text`` when it is one category code that the
+    index's papers have and no category filter is chosen; else ``None``."""
+    from searchengine.filters import Filters, build_filters
+
+    if chosen.categories or not _CATEGORY_CODE.fullmatch(text):
+        return None
+    try:
+        category = build_filters(category=[text])
+    except QueryError:
+        return None
+    everything = searcher.parse("", allow_empty=True)
+    alone = Filters(categories=category.categories)
+    return category if searcher.match(everything, alone, clock.deadline, []).total else None
 
 
 def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:

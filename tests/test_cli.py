@@ -160,6 +160,35 @@ def test_show_unknown_id_is_an_error(runner, workdir):
     assert (result.exit_code, result.stderr) == (1, "Error: no record with id 'nope'\n")
 
 
+def test_show_looks_up_several_ids_and_names_each_missing_one(runner, workdir):
+    runner.invoke(main, ["index"])
+    (workdir / "ids.txt").write_text("# wanted\nt-031c0c403dfe\n\n  t-b275e169d4d6  \nmissing-2\n", encoding="utf-8")
+    result = runner.invoke(main, ["show", "t-30f1b8f5a2a1", "missing-1", "t-30f1b8f5a2a1", "--ids-from", "ids.txt",
+                                  "--json"])
+    assert result.exit_code == 1
+    assert [r["id"] for r in json.loads(result.stdout)] == ["t-30f1b8f5a2a1", "t-031c0c403dfe", "t-b275e169d4d6"]
+    assert result.stderr == "Error: no record with id 'missing-1'\nError: no record with id 'missing-2'\n"
+    text = runner.invoke(main, ["show", "t-30f1b8f5a2a1", "t-031c0c403dfe"])
+    assert text.exit_code == 0
+    assert text.stdout.splitlines()[0] == CB_SPMV and "\n" + "-" * 40 + "\n" in text.stdout
+    assert "Numerical stability analysis of large language models" in text.stdout
+    bibtex = runner.invoke(main, ["show", "t-30f1b8f5a2a1", "t-031c0c403dfe", "--format", "bibtex"]).stdout
+    assert bibtex.count("@misc{") + bibtex.count("@article{") == 2
+    one = runner.invoke(main, ["show", "--ids-from", "-", "--json"], input="t-031c0c403dfe\n")
+    assert [r["id"] for r in json.loads(one.stdout)] == ["t-031c0c403dfe"]  # from a file: always a list
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["show"], "give an id or DOI, or --ids-from FILE"),
+    (["show", "--ids-from", "none.txt"], "'none.txt': No such file or directory"),
+    (["show", "--ids-from", "latin1.txt"], "latin1.txt, line 2: not UTF-8 text (invalid start byte at byte 5)"),
+])
+def test_show_without_ids_is_a_usage_error(runner, workdir, args, message):
+    (workdir / "latin1.txt").write_bytes("abc\nMüller\n".encode("latin-1"))
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2 and message in result.stderr
+
+
 def test_similar_json_excludes_the_record(runner, workdir):
     runner.invoke(main, ["index"])
     data = json.loads(runner.invoke(main, ["similar", "t-30f1b8f5a2a1", "--json", "-n", "3"]).stdout)

@@ -30,7 +30,7 @@ from searchengine.engines.whoosh import querying as new
 from searchengine.errors import QueryError
 from searchengine.querylang import (
     Alternatives, And, FieldWord, Fuzzy, Joined, MinMatch, Not, Or, Phrase, Prefix, Proximity, Require, Word,
-    children, parse, relaxed,
+    children, parse, relaxed, split_filters,
 )
 
 from conftest import REPO
@@ -274,6 +274,13 @@ def test_parsed_query_carries_text_words_and_notes():
     ("the of", "the query 'the of' has no searchable words"),
     ("gpu~3", "'gpu~3': the edit distance of a fuzzy word must be 0, 1 or 2 (write e.g. gpu~2)"),
     ('"a b"~3', "'\"a b\"~3': proximity search is not supported"),
+    ("memory~-1", "'memory~-1': a fuzzy word is written memory~, memory~1 or memory~2, with nothing after"),
+    ("gpu~~2", "'gpu~~2': a fuzzy word is written gpu~, gpu~1 or gpu~2"),
+    ("memroy~2^3", "'memroy~2^3': a fuzzy word is written memroy~, memroy~1 or memroy~2"),
+    ("~2 nm", "'~2': a fuzzy word starts with a letter, and the ~ follows it"),
+    ("spar*~1", "'spar*~1': a word is either a prefix (spar*) or fuzzy (spar~1), not both"),
+    ("x~", "'x~': a fuzzy word needs at least 3 letters"),
+    ("(gpu ab~1)", "'ab~1': a fuzzy word needs at least 3 letters"),
     ("OR OR", "the query is empty"),
     ("s*", "'s*': a wildcard needs at least 2 letters before it"),
     ("year:", "'year:' has no value (write e.g. year:2023)"),
@@ -281,6 +288,25 @@ def test_parsed_query_carries_text_words_and_notes():
 def test_errors_need_no_engine(text, message):
     with pytest.raises(QueryError, match=re.escape(message)):
         parse(text)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("memroy~2 gpu", ["memroy~2", "gpu"]),
+    ("title:sprase~1", []),
+    ("x~0", ["x~0"]),
+    ("-gpu~1 memory", ["memory"]),
+    # Pasted text reads a tilde as text (TeX's tie), as it always did.
+    ("Lean~4 is a proof assistant used by mathematicians for formal proofs of theorems",
+     ["Lean", "4", "is", "a", "proof", "assistant", "used", "by", "mathematicians", "for", "formal", "proofs",
+      "of", "theorems"]),
+])
+def test_well_formed_tildes_are_read(text, words):
+    assert parse(text).words == words
+
+
+def test_a_filter_value_is_never_fuzzy():
+    with pytest.raises(QueryError, match=re.escape("'au:qian~1': a filter matches its value as written")):
+        split_filters("gpu au:qian~1")
 
 
 def test_relaxed_is_any_one_word():

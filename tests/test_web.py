@@ -409,6 +409,61 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
     assert similar.status_code == 400 and similar.get_json()["error"].startswith("limit is given 2 times")
 
 
+@pytest.mark.parametrize(("url", "message"), [
+    ("/api/search?q=SpMV&offset=15&limit=1",
+     "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, limit, more, "
+     "page, past, q, since, sort, until, year, year_from, year_to); pages are chosen with page and limit"),
+    ("/api/search?q=SpMV&yaer=2024&lmit=2", "unknown parameters 'lmit', 'yaer' for /api/search"),
+    ("/api/export?q=SpMV&format=csv&fromat=ris", "unknown parameter 'fromat' for /api/export"),
+    ("/api/records/2401.00002/similar?limit=2&q=gpu",
+     "unknown parameter 'q' for /api/records/2401.00002/similar (it takes limit)"),
+    ("/api/records/2401.00002?full=1", "unknown parameter 'full' for /api/records/2401.00002 (it takes none)"),
+])
+def test_api_refuses_parameters_it_does_not_take(client, url, message):
+    response = client.get(url)
+    assert response.status_code == 400 and response.get_json()["error"].startswith(message)
+
+
+def test_api_takes_the_parameters_its_openapi_document_lists(client):
+    from web.openapi import openapi_document, query_parameters
+
+    for path, operations in openapi_document()["paths"].items():
+        listed = {p["name"] for p in operations["get"].get("parameters", ()) if p["in"] == "query"}
+        assert query_parameters(path) - listed <= {"page", "limit"}
+    # an export ignores the page of the search it was made from
+    assert client.get("/api/export?q=SpMV&format=csv&page=2&limit=1").status_code == 200
+    # the web page keeps working with parameters it does not read (links from elsewhere)
+    assert client.get("/?q=SpMV&utm_source=mail").status_code == 200
+
+
+def test_page_counts_stop_where_paging_stops(client, web_index_dir, monkeypatch):
+    from searchengine import limits
+
+    assert [limits.page_count(total, limit) for total, limit in
+            [(0, 10), (2472, 100), (2472, 30), (1000, 100), (95, 10)]] == [0, 10, 33, 10, 10]
+    monkeypatch.setattr(limits, "MAX_DEPTH", 3)
+    data = client.get("/api/search?q=SpMV&limit=1").get_json()
+    assert (data["total"], data["page"]) == (4, {"number": 1, "size": 1, "pages": 3})
+    assert client.get("/api/search?q=SpMV&limit=1&page=4").status_code == 400
+    cli = CliRunner().invoke(main, ["search", "SpMV", "--limit", "1", "--index-dir", str(web_index_dir)])
+    assert cli.exit_code == 0, cli.output
+    assert cli.output.endswith("\nPage 1 of 3 (paging reaches the first 3 of 4 hits; filters narrow the rest)\n")
+
+
+def test_api_looks_up_several_records_at_once(client):
+    data = client.get("/api/records?id=2301.00001&id=nope&id=2301.00001v2&id=hep-th/9901001").get_json()
+    assert [r["id"] for r in data["records"]] == ["2301.00001", "hep-th/9901001"]
+    assert data["missing"] == ["nope"]
+    assert all("source" not in r for r in data["records"])
+    assert data["records"][0] == client.get("/api/records/2301.00001").get_json()
+    for url, message in [("/api/records", "give one or more ids or DOIs as id=... (repeat id for several)"),
+                         ("/api/records?id=2301.00001&id=", "id number 2 is empty"),
+                         ("/api/records?" + "&".join(f"id=x{i}" for i in range(101)),
+                          "101 ids given; at most 100 are looked up in one request")]:
+        response = client.get(url)
+        assert (response.status_code, response.get_json()) == (400, {"error": message})
+
+
 def test_filters_still_repeat_and_empty_values_count_as_not_given(client):
     data = client.get("/api/search?q=SpMV&author=Ada+Lovelace&author=Edward+Witten&limit=&page=&sort=").get_json()
     assert {hit["id"] for hit in data["hits"]} == {"2301.00001", "hep-th/9901001"}
@@ -461,7 +516,7 @@ def test_doubled_slashes_are_unknown_paths_not_redirects(client):
 def test_openapi_document_describes_every_api_route(client):
     document = client.get("/api/openapi.json").get_json()
     assert document["openapi"] == "3.1.0"
-    assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records/{id}",
+    assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records", "/api/records/{id}",
                                       "/api/records/{id}/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
     assert names == ["q", "year", "year_from", "year_to", "author", "first_author", "category", "since", "until",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from urllib.parse import quote
 
 from flask import Flask, Response, jsonify, make_response, redirect, render_template, request, url_for
@@ -44,7 +45,7 @@ from searchengine.records import arxiv_id, doi
 from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
-from searchengine.limits import EXPORT_LIMIT, MAX_DEPTH, SORTS
+from searchengine.limits import EXPORT_LIMIT, MAX_API_LOOKUP, SORTS
 from searchengine.facets import FACETS
 from web.params import EXPORT_FORMATS, FACET_SIZE, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
 
@@ -244,6 +245,24 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         except UnicodeDecodeError:
             raise QueryError("the query string is not valid UTF-8") from None
 
+    @app.before_request
+    def api_parameters_are_known():
+        # A misspelt or unsupported parameter (offset=15) would otherwise be
+        # ignored and answer as if it were not there.
+        if not is_api() or request.url_rule is None:
+            return
+        from web.openapi import query_parameters
+
+        path = re.sub(r"<[^>]+>", "{id}", request.url_rule.rule)
+        known = query_parameters(path)
+        unknown = sorted(set(request.args) - known)
+        if unknown:
+            takes = f"it takes {', '.join(sorted(known))}" if known else "it takes none"
+            hint = "; pages are chosen with page and limit" if {"offset", "start"} & set(unknown) else ""
+            raise QueryError(f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(repr(name[:40]) for name in unknown[:5])} for {request.path[:200]} "
+                             f"({takes}){hint}")
+
     # --- pages -------------------------------------------------------------
 
     @app.get("/")
@@ -303,7 +322,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     def api_export():
         from searchengine.export import FORMATS, render, rows
 
-        # An export has no page: page and limit, if given, are left out as unknown parameters are.
+        # An export has no page: page and limit, if given, are ignored.
         params = SearchParams.from_args(MultiDict(
             [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "limit")]))
         chosen = FORMATS[read_format(request.args)]
@@ -319,6 +338,26 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     def api_similar(record_id: str):
         limit = read_limit(request.args)
         return jsonify(search_index.similar(record_id, limit=limit).to_dict())
+
+    @app.get("/api/records")
+    def api_records():
+        wanted = request.args.getlist("id")
+        if not wanted:
+            raise QueryError("give one or more ids or DOIs as id=... (repeat id for several)")
+        if "" in wanted:
+            raise QueryError(f"id number {wanted.index('') + 1} is empty")
+        if len(wanted) > MAX_API_LOOKUP:
+            raise QueryError(f"{len(wanted)} ids given; at most {MAX_API_LOOKUP} are looked up in one request")
+        records, missing = {}, []
+        for record_id in dict.fromkeys(wanted):
+            try:
+                record = search_index.document(record_id)
+            except RecordNotFoundError:
+                missing.append(record_id)
+                continue
+            record.pop("source", None)
+            records.setdefault(record["id"], record)
+        return jsonify({"records": list(records.values()), "missing": missing})
 
     @app.get("/api/records/<record_id:record_id>")
     def api_record(record_id: str):
@@ -435,11 +474,12 @@ def _pagination(params: SearchParams, results) -> dict | None:
 
     Returns ``None`` when everything fits on one page; otherwise
     ``{"prev": url|None, "next": url|None, "items": [{"number", "url", "current"} | None]}``
-    where ``None`` marks a gap. Pages past :data:`MAX_DEPTH` are not offered.
+    where ``None`` marks a gap. The page count is the pages paging can reach
+    (:func:`searchengine.limits.page_count`).
     """
     if results is None:
         return None
-    last = min(results.page.get("pages") or 0, MAX_DEPTH // params.limit)
+    last = results.page.get("pages") or 0
     if last <= 1:
         return None
     current = params.page

@@ -8,13 +8,14 @@ checks that every API route is described.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from searchengine import __version__
 from searchengine.dates import PAST
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
-from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
+from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_API_LOOKUP, MAX_DEPTH, MAX_LIMIT, SORTS
 from web.params import (
     EXPANDED_FACET_SIZE,
     EXPORT_FORMATS,
@@ -73,6 +74,21 @@ def choice_pattern(words) -> str:
     return rf"^{_SPACE}(|{'|'.join(spelled)}){_SPACE}$"
 BAD_REQUEST = ("A parameter or the query cannot be understood, or a parameter that takes one value is "
                "given twice; the message names it")
+
+
+# Taken and ignored by an export: a search page's query string with a format
+# added is an export of its whole result set.
+_IGNORED = {"/api/export": ("page", "limit")}
+
+
+@lru_cache(maxsize=None)
+def query_parameters(path: str) -> frozenset[str]:
+    """The query parameters ``path`` (an OpenAPI path such as
+    ``/api/records/{id}/similar``) takes: those its operation lists, so
+    that what the server accepts and what this document says are one list."""
+    operation = openapi_document()["paths"][path]["get"]
+    named = {p["name"] for p in operation.get("parameters", ()) if p["in"] == "query"}
+    return frozenset(named.union(_IGNORED.get(path, ())))
 
 
 def openapi_document() -> dict[str, Any]:
@@ -161,8 +177,9 @@ def openapi_document() -> dict[str, Any]:
             "title": "searchengine",
             "version": __version__,
             "description": "Ranked, faceted full-text search over titles and abstracts of scientific papers. "
-                           "Errors are JSON objects {\"error\": message}. Only year, author, first_author and category "
-                           "may be repeated; any other parameter given twice is a 400.",
+                           "Errors are JSON objects {\"error\": message}. Only id, year, author, first_author and "
+                           "category may be repeated; any other parameter given twice is a 400, and so is a parameter an "
+                           "operation does not list (hits are paged with page and limit).",
         },
         "paths": {
             "/api/search": {"get": {
@@ -186,8 +203,8 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "Every hit of a search as a file: BibTeX, CSV, JSON lines or RIS",
                 "description": "The hits of the query and filters in the sort's order, as /api/search "
                                f"pages them, up to the first {EXPORT_LIMIT}; X-Total-Hits and "
-                               "X-Exported-Hits say whether that cap cut the file. page and limit are "
-                               "not parameters of an export. Needs query text or a filter (else 400).",
+                               "X-Exported-Hits say whether that cap cut the file. page and limit, "
+                               "if given, are ignored. Needs query text or a filter (else 400).",
                 "operationId": "export",
                 "parameters": [*filters, exact, export_format],
                 "responses": {
@@ -205,6 +222,28 @@ def openapi_document() -> dict[str, Any]:
                                     for media_type in EXPORT_MEDIA_TYPES.values()},
                     },
                     "400": _error(BAD_REQUEST + ", or format is missing or unknown"),
+                    "503": unavailable,
+                },
+            }},
+            "/api/records": {"get": {
+                "summary": "Several stored records at once, by id or DOI",
+                "description": f"At most {MAX_API_LOOKUP} ids in one request (else 400). Records come in the "
+                               "order asked, each once; ids and DOIs no record has are listed in missing.",
+                "operationId": "records",
+                "parameters": [{
+                    "name": "id", "in": "query", "required": True, "style": "form", "explode": True,
+                    "description": "A record id, arXiv id or DOI, as /api/records/{id} takes it (repeat for "
+                                   "several); an empty one is a 400",
+                    "schema": {"type": "array", "items": {"type": "string", "minLength": 1},
+                               "minItems": 1, "maxItems": MAX_API_LOOKUP},
+                }],
+                "responses": {
+                    "200": {"description": "The records found, and the ids not found", "content": {
+                        "application/json": {"schema": _object({
+                            "records": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
+                            "missing": {"type": "array", "items": {"type": "string"}},
+                        })}}},
+                    "400": _error("No id, more than the limit, or the query string is not valid UTF-8"),
                     "503": unavailable,
                 },
             }},

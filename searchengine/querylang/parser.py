@@ -43,14 +43,14 @@ from searchengine.errors import QueryError
 from searchengine.querylang import syntax
 from searchengine.querylang import tree as t
 from searchengine.querylang.syntax import (
-    ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
+    ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_FUZZY, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
 )
 from searchengine.querylang.text import word_pattern
 from searchengine.querylang.text import DASHES
 from searchengine.records import arxiv_id, doi, doi_key
 
 __all__ = [
-    "ALL_TERMS_UP_TO", "LONG_QUERY_MIN", "MIN_PREFIX", "MIN_SHOULD_MATCH", "required_terms",
+    "ALL_TERMS_UP_TO", "LONG_QUERY_MIN", "MIN_FUZZY", "MIN_PREFIX", "MIN_SHOULD_MATCH", "required_terms",
     "MAX_QUERY_CHARS", "MAX_WORD_CHARS", "MAX_PREFIXES", "MAX_PHRASES", "FIELD_ALIASES", "KNOWN_FIELDS",
     "ParsedQuery", "clean", "split_filters", "prepare", "parse", "relaxed", "simplify", "only_negative",
 ]
@@ -164,6 +164,9 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
             raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; "
                              "it applies to the whole query")
         value = match.group(2) if match.group(2) is not None else match.group(3)
+        if match.group(3) is not None and "~" in value:
+            raise QueryError(f"{clause!r}: a filter matches its value as written, never fuzzily; "
+                             "a fuzzy word (~) belongs in the search text")
         if match.group(1) is None:
             found["author"].append(_filters.FIRST_MARK + value)
         else:
@@ -273,14 +276,39 @@ def _check_wildcards(part: str) -> None:
 
 
 def _check_fuzzy(part: str, strict: bool) -> None:
-    """Refuse ``word~N`` with a distance other than 0, 1 or 2 in a keyword query
-    (in longer, pasted text ``Lean~4`` is TeX's tie: text, as it always was)."""
-    if not strict:
+    """Refuse a ``~`` in a keyword query that is not a fuzzy word ``word~``,
+    ``word~0``, ``word~1`` or ``word~2`` of at least :data:`MIN_FUZZY` letters
+    (in longer, pasted text ``Lean~4`` is TeX's tie: text, as it always was).
+
+    Raises:
+        QueryError: naming the token and how to write it.
+    """
+    if not strict or "~" not in part:
         return
     for match in _FUZZY_NUMBER.finditer(part):
         if match.group("number") not in ("0", "1", "2"):
             raise QueryError(f"'{match.group()}': the edit distance of a fuzzy word must be 0, 1 or 2 "
                              f"(write e.g. {match.group('word')}~2)")
+    for token in part.split():
+        if "~" not in token or "://" in token:
+            continue
+        token = token.strip("()")
+        word = token.lstrip("+-!")
+        word = word.split(":", 1)[1] if _FIELD.match(word) else word
+        fuzzy = syntax.FUZZY.fullmatch(word)
+        if fuzzy:
+            if fuzzy.group("distance") != "0" and len(fuzzy.group("text")) < MIN_FUZZY:
+                raise QueryError(f"'{token}': a fuzzy word needs at least {MIN_FUZZY} letters "
+                                 "(a shorter one would match almost every short word)")
+            continue
+        stem = word.split("~", 1)[0]
+        if "*" in stem or "?" in stem:
+            reason = f"a word is either a prefix ({stem.rstrip('*?')}*) or fuzzy ({stem.rstrip('*?')}~1), not both"
+        elif not stem or not stem[0].isalpha():
+            reason = "a fuzzy word starts with a letter, and the ~ follows it (write e.g. memory~1)"
+        else:
+            reason = f"a fuzzy word is written {stem}~, {stem}~1 or {stem}~2, with nothing after the number"
+        raise QueryError(f"'{token}': {reason}")
 
 
 def _check_proximity(phrase: str, after: str) -> str:

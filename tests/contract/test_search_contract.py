@@ -182,12 +182,30 @@ def test_records_and_stats(engine_index):
     ("interpretability~5", "the edit distance of a fuzzy word must be 0, 1 or 2"),
     ('"sparse matrix"~3', "proximity search is not supported"),
     ("id:abc~1", "fuzzy words are searched in the title, the abstract and the author names only"),
+    ("memory~-1", "a fuzzy word is written memory~, memory~1 or memory~2"),
+    ("spar*~1", "either a prefix"),
+    ("x~", "at least 3 letters"),
+    ("au:qian~1", "never fuzzily"),
     ("auth:qian", "auth"),
     ("*gpu", "wildcard"),
 ])
 def test_queries_that_cannot_be_understood_raise_a_query_error(engine_index, query, message):
     with pytest.raises(QueryError, match=re.compile(message, re.IGNORECASE)):
         engine_index.search(query)
+
+
+def test_a_category_code_typed_as_the_query_lists_its_papers(engine_index):
+    results = engine_index.search("cs.DC", limit=100)
+    listed = engine_index.search("", category="cs.DC", limit=100)
+    assert (results.query, results.total) == ("category:cs.DC", 12)
+    assert [hit.id for hit in results.hits] == [hit.id for hit in listed.hits]
+    assert results.notes == ["'cs.DC' is an arXiv category: its papers are listed (search \"cs.DC\" in quotes "
+                             "for the words)"]
+    assert engine_index.search("q-bio.NC year:2023").total == 1
+    # In quotes, a code no paper has, or beside a chosen category: the words.
+    for query, options in [('"cs.DC"', {}), ("cs.XX", {}), ("cs.DC", {"category": "cs.LG"})]:
+        other = engine_index.search(query, **options)
+        assert other.query == query and not any("arXiv category" in note for note in other.notes)
 
 
 def test_an_unknown_record_is_reported(engine_index):

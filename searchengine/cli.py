@@ -65,7 +65,10 @@ class Group(click.Group):
             _report_problems(getattr(exc, "problems", []))
             raise click.ClickException(str(exc)) from None
         except BrokenPipeError:
-            raise
+            # The reader went away (`| head`): stop quietly with 128 + SIGPIPE,
+            # as Unix tools do (click's own handling would exit 1).
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(141) from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise click.ClickException(f"{where}{exc.strerror or exc}") from None
@@ -77,7 +80,14 @@ def _count(number: int, noun: str) -> str:
 
 
 def _print_json(data) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    """``data`` as indented JSON: UTF-8 text where the output holds it, else
+    ``\\u`` escapes, so that no character of the data becomes ``?``."""
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(data, ensure_ascii=True, indent=2)
+    click.echo(text)
 
 
 def _report_problems(problems, limit: int = 10) -> None:

@@ -422,6 +422,24 @@ def test_output_in_an_encoding_without_a_character_prints_a_replacement(tmp_path
     assert (result.returncode, result.stderr) == (0, b"")
     lines = result.stdout.decode("latin-1").splitlines()
     assert lines[2:4] == ["  1. ?rámek?s kernels", "     2021 · cs.DC · Tomá? Vina?"]
+    # JSON keeps every character, as \\u escapes
+    shown = subprocess.run(command + ["show", "2101.00001", "--json", "--index-dir", "ix"], cwd=tmp_path, env=env,
+                           capture_output=True, timeout=120)
+    data = json.loads(shown.stdout.decode("latin-1"))
+    assert (data["title"], data["authors"]) == ("Šrámek’s kernels", ["Tomáš Vinař"])
+    assert b"\\u0160r\\u00e1mek" in shown.stdout
+
+
+def test_a_reader_that_goes_away_ends_the_command_with_status_141(workdir):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "searchengine"]
+    assert subprocess.run(command + ["index"], capture_output=True, timeout=120).returncode == 0
+    process = subprocess.Popen(command + ["search", "gpu", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # as `| head` does once it has its lines
+    assert (process.wait(timeout=120), process.stderr.read()) == (141, b"")
+    process.stderr.close()
 
 
 def test_a_category_no_paper_has_is_named_in_a_note(runner, workdir):

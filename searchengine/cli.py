@@ -314,9 +314,18 @@ def _open_existing(index_dir: Path):
         if source in (ParameterSource.DEFAULT, None):
             raise IndexNotFoundError(f"{index_dir}: no index here; build one with 'searchengine index PATHS'") \
                 from None
-        given = "SEARCHENGINE_INDEX" if source == ParameterSource.ENVIRONMENT else "--index-dir"
+        given = "SEARCHENGINE_INDEX" if source == ParameterSource.ENVIRONMENT else _option_typed(
+            ("--index", "--index-dir"), "--index-dir")
+        option = given if given.startswith("--") else "--index-dir"
         raise IndexNotFoundError(f"{index_dir}: no index here (given by {given}); build one with "
-                                 f"'searchengine index PATHS --index-dir {index_dir}'") from None
+                                 f"'searchengine index PATHS {option} {index_dir}'") from None
+
+
+def _option_typed(names: tuple[str, ...], default: str) -> str:
+    """Which of an option's ``names`` the command line used (the last one
+    given), to name it as the user wrote it; ``default`` when none is seen."""
+    typed = [arg.split("=", 1)[0] for arg in sys.argv[1:] if arg.split("=", 1)[0] in names]
+    return typed[-1] if typed else default
 
 
 def _open_or_build(index_dir: Path):

@@ -430,6 +430,18 @@ def test_output_in_an_encoding_without_a_character_prints_a_replacement(tmp_path
     assert b"\\u0160r\\u00e1mek" in shown.stdout
 
 
+def test_a_missing_index_is_named_with_the_option_as_typed(tmp_path):
+    import subprocess
+    import sys
+
+    for option in ("--index", "--index-dir"):
+        result = subprocess.run([sys.executable, "-m", "searchengine", "search", "gpu", option, "nope"],
+                                cwd=tmp_path, capture_output=True, timeout=120)
+        assert (result.returncode, result.stderr.decode()) == (
+            1, f"Error: nope: no index here (given by {option}); build one with 'searchengine index PATHS "
+               f"{option} nope'\n")
+
+
 def test_a_reader_that_goes_away_ends_the_command_with_status_141(workdir):
     import subprocess
     import sys

@@ -22,6 +22,8 @@ from searchengine.results import shown_authors
 # What search and similar print: a table, JSON, or an export format.
 EXPORT_FORMATS = tuple(FORMATS)
 OUTPUT_FORMATS = ("table", "json", *EXPORT_FORMATS)
+#: search also prints its hits as an Atom feed (searchengine.feeds).
+SEARCH_FORMATS = (*OUTPUT_FORMATS, "atom")
 
 DEFAULT_CORPUS = "corpus"
 
@@ -537,13 +539,17 @@ limit_option = click.option(
 @click.option("--all", "every_hit", is_flag=True,
               help=f"Export every hit, up to {limits.EXPORT_LIMIT:,}, instead of one page "
                    f"(with --format {', '.join(EXPORT_FORMATS)}).")
+@click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, envvar="SEARCHENGINE_BASE_URL",
+              metavar="URL", help="Address of the web page (searchengine serve) that --format atom links to.")
 @index_dir_option
 @json_option
-@format_option
+@click.option("--format", "output_format", type=click.Choice(SEARCH_FORMATS), default=None,
+              help="Output format (default: table; --json is short for --format json; atom: the search's "
+                   "feed, newest first, as the web page's /feed.atom).")
 def search(words: tuple[str, ...], year, author, first_author, category, primary_only: bool, since, until,
            past, sort, limit: int,
-           page: int, facet_names, facet_size: int, exact: bool, every_hit: bool, index_dir: Path, as_json: bool,
-           output_format: str | None) -> None:
+           page: int, facet_names, facet_size: int, exact: bool, every_hit: bool, base_url: str, index_dir: Path,
+           as_json: bool, output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
     QUERY may be quoted or not: `search gpu memory` is `search "gpu memory"`.
@@ -574,6 +580,9 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     if every_hit:
         _export_all(query, filters, sort, exact, index_dir, output_format)
         return
+    if output_format == "atom":
+        _print_feed(query, filters, sort, page, limit, exact, index_dir, base_url)
+        return
     request = SearchRequest(query or "", filters, sort, page, limit, facet_names, facet_size, exact=exact)
     results = _open_or_build(index_dir).run(request)
     named = (("year", year), ("author", [a for a in author if not a.first]),
@@ -588,6 +597,33 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
     # Hits listed by a filter alone (no query text, or a category code typed as one) have no score.
     _emit(results, output_format, heading, scored=any(hit.score for hit in results.hits))
+
+
+def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_dir: Path, base_url: str) -> None:
+    """``search --format atom``: the page of hits as the web page's feed of the
+    same search (newest first unless --sort is given), linking to ``base_url``."""
+    from urllib.parse import urlencode, urlsplit
+
+    from searchengine.export import rows
+    from searchengine.feeds import atom_feed, feed_title
+    from searchengine.request import SearchRequest
+    from web.app import id_path  # the web page's record URLs, which the feed links to
+
+    if urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).netloc:
+        raise click.BadParameter(f"{base_url!r} is not an http(s) address", param_hint="--base-url")
+    root = base_url.rstrip("/")
+    request = SearchRequest(query or "", filters, sort or "newest", page, limit, with_snippets=False, exact=exact)
+    results = _open_or_build(index_dir).run(request)
+    pairs = [("q", query)] if query else []
+    pairs += [("year", v.text) for v in filters.years] + [("author", v.text) for v in filters.authors]
+    pairs += [("category", v.text) for v in filters.categories]
+    pairs += [(d.text.split(" ", 1)[0], d.text.split(" ", 1)[1]) for d in filters.dates]
+    if exact:
+        pairs.append(("exact", "1"))
+    _write(atom_feed(rows(results.hits), title=feed_title(pairs),
+                     self_url=f"{root}/feed.atom?{urlencode(pairs)}",
+                     page_url=f"{root}/?{urlencode(pairs + [('sort', sort or 'newest')])}",
+                     record_url=lambda record_id: f"{root}/records/{id_path(record_id)}"))
 
 
 def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_format: str) -> None:

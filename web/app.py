@@ -311,6 +311,28 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.add_url_rule("/records/<record_id:record_id>/ris", "record_ris", record_export,
                      defaults={"format_name": "ris"}, methods=["GET"])
 
+    @app.get("/feed.atom")
+    def search_feed():
+        from urllib.parse import parse_qsl, urlencode, urlsplit
+
+        from searchengine.export import rows
+        from searchengine.feeds import FEED_SIZE, MEDIA_TYPE, atom_feed, feed_title
+
+        params = SearchParams.from_args(request.args)
+        if params.is_empty:
+            raise QueryError("a feed needs query text or a filter (the same parameters as the search page)")
+        # The search page's 10 a page is few for a feed; a limit given is kept (at most 100).
+        limit = params.limit if request.args.get("limit") else FEED_SIZE
+        results = search_index.run(params.feed_request(limit))
+        root = request.host_url.rstrip("/")
+        self_url = params.feed_url(url_for("search_feed"))
+        pairs = parse_qsl(urlsplit(self_url).query)
+        body = atom_feed(rows(results.hits), title=feed_title(pairs),
+                         self_url=root + self_url,
+                         page_url=f"{root}{url_for('search_page')}?{urlencode(pairs + [('sort', 'newest')])}",
+                         record_url=lambda record_id: root + record_url("record_page", record_id))
+        return Response(body, content_type=MEDIA_TYPE)
+
     # --- JSON API ----------------------------------------------------------
 
     @app.get("/api/search")

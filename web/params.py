@@ -327,6 +327,24 @@ class SearchParams:
         return SearchRequest(self.q, filters, self.sort, self.page, self.limit, FACET_NAMES + ("date",),
                              EXPANDED_FACET_SIZE if self.more else FACET_SIZE, exact=self.exact)
 
+    def feed_request(self, limit: int):
+        """The :class:`~searchengine.request.SearchRequest` of this state's feed:
+        its query and filters, newest first, ``limit`` hits, no facets.
+
+        Raises:
+            QueryError: a filter value cannot be understood, naming it.
+        """
+        from searchengine.filters import build_filters
+        from searchengine.request import SearchRequest
+
+        filters = build_filters(self.years, self.authors, self.categories, False, self.date_filters())
+        return SearchRequest(self.q, filters, "newest", 1, limit, with_snippets=False, exact=self.exact)
+
+    def feed_url(self, path: str = "/feed.atom") -> str:
+        """The feed of this state's search: its query and filters, without sort and page."""
+        whole = replace(self, page=1, limit=DEFAULT_LIMIT, sort=None, more=None, from_range=False)
+        return whole.url(path)
+
     def items(self) -> list[tuple[str, str]]:
         """The canonical query-string pairs; defaults are left out."""
         pairs: list[tuple[str, str]] = []

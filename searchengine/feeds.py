@@ -1,0 +1,127 @@
+"""A search as an Atom feed: a saved search that a feed reader follows.
+
+The feed is an Atom 1.0 document (RFC 4287, https://www.rfc-editor.org/rfc/rfc4287):
+one ``entry`` per hit, newest first as the caller sorted them, each with
+its record page as ``id`` and ``alternate`` link, the paper's own page as a
+``related`` link, its authors, categories, abstract (``summary``) and days
+(``published``: first version; ``updated``: last update). The web page
+serves it at ``/feed.atom``; ``searchengine search --format atom`` prints
+the same document.
+
+XML 1.0 cannot hold most control characters, which a record's text may
+carry: they are dropped from the feed's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+ATOM_NS = "http://www.w3.org/2005/Atom"
+#: The feed's media type, as RFC 4287 registers it.
+MEDIA_TYPE = "application/atom+xml; charset=utf-8"
+#: Entries a feed holds unless asked otherwise (at most :data:`~searchengine.limits.MAX_LIMIT`).
+FEED_SIZE = 50
+
+# Characters XML 1.0 does not allow (its "Char" production).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _text(value: Any) -> str:
+    return _NOT_XML.sub("", str(value))
+
+
+def _moment(day: str | None) -> str | None:
+    """An ISO day as an RFC 3339 date-time at midnight UTC (Atom's date form)."""
+    return f"{day}T00:00:00Z" if day else None
+
+
+def feed_title(pairs: list[tuple[str, str]]) -> str:
+    """The title of a search's feed from its query-string ``pairs``
+    (``[("q", "gpu"), ("year", "2024-")]`` → ``searchengine: gpu (year 2024-)``)."""
+    words = " ".join(value for name, value in pairs if name == "q")
+    narrowed = ", ".join(f"{name.replace('_', ' ')} {value}" for name, value in pairs if name not in ("q", "exact"))
+    if words and narrowed:
+        return f"searchengine: {words} ({narrowed})"
+    return f"searchengine: {words or narrowed}"
+
+
+def entry_updated(row: dict[str, Any]) -> str:
+    """The ``updated`` of a row's entry: its last update, else its first
+    version's day, else 1 January of its year, else the Unix epoch (Atom
+    requires one)."""
+    if row.get("updated") or row.get("submitted"):
+        return _moment(row.get("updated") or row.get("submitted"))
+    if row.get("year"):
+        return f"{int(row['year']):04d}-01-01T00:00:00Z"
+    return "1970-01-01T00:00:00Z"
+
+
+def atom_feed(rows: Iterable[dict[str, Any]], *, title: str, self_url: str, page_url: str,
+              record_url: Callable[[str], str], now: datetime | None = None) -> str:
+    """The Atom document of ``rows`` (dicts with a record's field names, as
+    :func:`searchengine.export.rows` makes them from hits), in their order.
+
+    Args:
+        title: the feed's title (say what was searched).
+        self_url: the feed's own absolute URL; also its ``id``, so that the
+            same search is the same feed.
+        page_url: the absolute URL of the same search on the web page.
+        record_url: a record id → the absolute URL of its record page (each
+            entry's ``id`` and link).
+        now: the feed's ``updated`` when it has no entry (default: the
+            current time, UTC).
+
+    Returns:
+        The document as text, with an XML declaration.
+    """
+    from xml.etree import ElementTree as ET
+
+    from searchengine import __version__
+    from searchengine.export import links
+
+    ET.register_namespace("", ATOM_NS)
+
+    def element(parent, tag: str, text: str | None = None, **attributes: str):
+        node = ET.SubElement(parent, f"{{{ATOM_NS}}}{tag}", {k: _text(v) for k, v in attributes.items()})
+        if text is not None:
+            node.text = _text(text)
+        return node
+
+    feed = ET.Element(f"{{{ATOM_NS}}}feed")
+    element(feed, "id", self_url)
+    element(feed, "title", title)
+    updated = element(feed, "updated")
+    element(feed, "link", rel="self", type="application/atom+xml", href=self_url)
+    element(feed, "link", rel="alternate", type="text/html", href=page_url)
+    # Atom asks for an author on every entry or on the feed; some papers have none.
+    element(element(feed, "author"), "name", "searchengine")
+    element(feed, "generator", "searchengine", version=__version__)
+    days = []
+    for row in rows:
+        entry = element(feed, "entry")
+        page = record_url(row["id"])
+        element(entry, "id", page)
+        element(entry, "title", row.get("title") or row["id"])
+        days.append(entry_updated(row))
+        element(entry, "updated", days[-1])
+        if row.get("submitted"):
+            element(entry, "published", _moment(row["submitted"]))
+        for name in row.get("authors") or []:
+            element(element(entry, "author"), "name", name)
+        element(entry, "link", rel="alternate", type="text/html", href=page)
+        source = links(row)
+        if source["url"].startswith(("http://", "https://")):
+            element(entry, "link", rel="related", type="text/html", href=source["url"])
+        if source["pdf_url"].startswith(("http://", "https://")):
+            element(entry, "link", rel="related", type="application/pdf", href=source["pdf_url"])
+        for code in row.get("categories") or []:
+            element(entry, "category", term=code)
+        if row.get("abstract"):
+            element(entry, "summary", row["abstract"], type="text")
+    when = max(days) if days else (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    updated.text = when
+    ET.indent(feed)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode") + "\n"

@@ -1,0 +1,112 @@
+"""Saved searches as Atom feeds: the document, the web route and the command line."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import feedparser
+import pytest
+from click.testing import CliRunner
+
+from searchengine import build_index
+from searchengine.cli import main
+from searchengine.feeds import atom_feed, entry_updated, feed_title
+from web import create_app
+
+RECORDS = Path(__file__).parent / "data" / "web_records.jsonl"
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("feed-index")
+    build_index([RECORDS], folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def client(index_dir):
+    return create_app(index_dir=index_dir).test_client()
+
+
+def test_an_entry_is_dated_by_its_update_then_first_version_then_year():
+    assert [entry_updated(row) for row in [
+        {"updated": "2025-04-01", "submitted": "2025-03-14", "year": 2025},
+        {"updated": None, "submitted": "2025-03-14", "year": 2025},
+        {"year": 2019}, {}]] == ["2025-04-01T00:00:00Z", "2025-03-14T00:00:00Z", "2019-01-01T00:00:00Z",
+                                 "1970-01-01T00:00:00Z"]
+
+
+def test_feed_titles_say_what_was_searched():
+    assert feed_title([("q", "gpu"), ("year", "2024-"), ("author", "^Qian")]) == \
+        "searchengine: gpu (year 2024-, author ^Qian)"
+    assert feed_title([("category", "cs.DC")]) == "searchengine: category cs.DC"
+
+
+def test_the_document_is_atom_that_a_reader_parses_and_control_characters_are_dropped():
+    rows = [{"id": "2101.00001", "title": "Bell\x07 states & <qubits>", "authors": ["Ada Lovelace", "Bo Okafor"],
+             "year": 2021, "categories": ["quant-ph", "cs.ET"], "submitted": "2021-01-04", "updated": "2021-02-01",
+             "abstract": "We\x00 entangle.", "url": ""},
+            {"id": "t-0123456789ab", "title": "", "authors": [], "year": None, "categories": [], "url": ""}]
+    text = atom_feed(rows, title="searchengine: qubits", self_url="http://h/feed.atom?q=qubits",
+                     page_url="http://h/?q=qubits&sort=newest", record_url=lambda i: f"http://h/records/{i}",
+                     now=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    feed = feedparser.parse(text.encode("utf-8"))
+    assert not feed.bozo, feed.bozo_exception
+    assert (feed.feed.id, feed.feed.title, feed.feed.updated) == (
+        "http://h/feed.atom?q=qubits", "searchengine: qubits", "2021-02-01T00:00:00Z")
+    first, second = feed.entries
+    assert (first.id, first.title, first.summary) == ("http://h/records/2101.00001", "Bell states & <qubits>",
+                                                       "We entangle.")
+    assert (first.published, first.updated) == ("2021-01-04T00:00:00Z", "2021-02-01T00:00:00Z")
+    assert [a.name for a in first.authors] == ["Ada Lovelace", "Bo Okafor"]
+    assert [t.term for t in first.tags] == ["quant-ph", "cs.ET"]
+    assert [(link.rel, link.href) for link in first.links] == [
+        ("alternate", "http://h/records/2101.00001"), ("related", "https://arxiv.org/abs/2101.00001"),
+        ("related", "https://arxiv.org/pdf/2101.00001")]
+    # a record without title, authors or date still makes a valid entry
+    assert (second.title, second.updated) == ("t-0123456789ab", "1970-01-01T00:00:00Z")
+    empty = feedparser.parse(atom_feed([], title="t", self_url="http://h/f", page_url="http://h/",
+                                       record_url=str, now=datetime(2026, 1, 2, tzinfo=timezone.utc)).encode())
+    assert (empty.bozo, empty.feed.updated, empty.entries) == (False, "2026-01-02T00:00:00Z", [])
+
+
+def test_the_web_feed_lists_a_search_newest_first_and_every_link_answers(client):
+    response = client.get("/feed.atom?q=SpMV&year=2020-")
+    assert (response.status_code, response.content_type) == (200, "application/atom+xml; charset=utf-8")
+    feed = feedparser.parse(response.get_data())
+    assert not feed.bozo, feed.bozo_exception
+    newest = client.get("/api/search?q=SpMV&year=2020-&sort=newest").get_json()["hits"]
+    assert [entry.id for entry in feed.entries] == [f"http://localhost/records/{hit['id']}" for hit in newest]
+    assert feed.feed.title == "searchengine: SpMV (year 2020-)"
+    for entry in feed.entries:
+        assert client.get(entry.link).status_code == 200
+    page = next(link.href for link in feed.feed.links if link.rel == "alternate")
+    assert client.get(page).status_code == 200
+    # the results page offers the feed of its search, whatever its sort and page
+    html = client.get("/?q=SpMV&year=2020-&sort=title").get_data(as_text=True)
+    assert re.findall(r'<link rel="alternate" type="application/atom\+xml"[^>]*href="([^"]*)"', html) == [
+        "/feed.atom?q=SpMV&amp;year=2020-"]
+    assert 'class="feed">Follow this search' in html
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("/feed.atom", "a feed needs query text or a filter"),
+    ("/feed.atom?q=SpMV&limit=101", "limit must be between 1 and 100, not 101"),
+    ("/feed.atom?q=SpMV&year=20x", "20x"),
+])
+def test_a_feed_that_cannot_be_made_is_a_400_naming_why(client, url, message):
+    response = client.get(url)
+    assert response.status_code == 400 and message in response.get_data(as_text=True)
+
+
+def test_the_command_line_prints_the_same_feed(client, index_dir):
+    web = client.get("/feed.atom?q=SpMV&limit=3").get_data(as_text=True)
+    cli = CliRunner().invoke(main, ["search", "SpMV", "--format", "atom", "--limit", "3", "--base-url",
+                                    "http://localhost/", "--index-dir", str(index_dir)])
+    assert cli.exit_code == 0, cli.output
+    assert cli.stdout == web
+    bad = CliRunner().invoke(main, ["search", "SpMV", "--format", "atom", "--base-url", "localhost:8000",
+                                    "--index-dir", str(index_dir)])
+    assert bad.exit_code == 2 and "'localhost:8000' is not an http(s) address" in bad.stderr

@@ -102,11 +102,26 @@ def test_on_a_phone_the_hits_come_before_the_filters(server, browser):
         filters = browser.find_element(By.CSS_SELECTOR, "aside.facets").rect["y"]
         assert first_hit < filters
         assert first_hit < 400  # within the first screen, under the search box and heading
+        # a link above the hits says where the filters are, and goes there
+        link = browser.find_element(By.CSS_SELECTOR, ".to-filters a")
+        assert link.is_displayed() and link.rect["y"] < first_hit
+        link.click()
+        assert browser.execute_script("return window.scrollY") > 0
+        assert browser.current_url.endswith("#filters")
+        # a search without hits shows no empty filter lists
+        browser.get(server + "/?q=zebrafish+quasar")
+        assert browser.find_elements(By.CSS_SELECTOR, "aside.facets, .to-filters") == []
     finally:
         browser.set_window_size(1280, 1000)
     browser.get(server + "/?q=SpMV+GPU")
     assert (browser.find_element(By.CSS_SELECTOR, "aside.facets").rect["x"]
             < browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit").rect["x"])  # wide: filters on the left
+    assert not browser.find_element(By.CSS_SELECTOR, ".to-filters a").is_displayed()  # wide: they are in view
+    # the years are listed in the order the histogram's bars run, oldest first
+    years = [a.get_attribute("data-value") for a in browser.find_elements(By.CSS_SELECTOR, "a[data-facet=year]")]
+    bars = [t.get_attribute("textContent").split(":")[0] for t in browser.find_elements(By.CSS_SELECTOR,
+                                                                                       ".facet-year svg title")]
+    assert years == sorted(years) == bars and len(years) > 1
 
 
 DATED = [

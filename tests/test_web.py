@@ -78,6 +78,31 @@ def test_landing_page_has_labelled_search_box_and_document_count(client):
     assert '<link rel="stylesheet" href="/static/style.css">' in html
 
 
+def test_the_document_count_has_thousands_separators():
+    class LargeIndex:  # the landing page asks only for the count
+        doc_count = 74728
+
+    html = create_app(index=LargeIndex()).test_client().get("/").get_data(as_text=True)
+    assert "74,728 papers indexed" in html
+
+
+def test_a_corrected_search_is_headed_by_what_was_searched(client):
+    html = client.get("/?q=SpMV+kernals").get_data(as_text=True)
+    heading = re.search(r'<h1 id="results-heading"[^>]*>(.*?)</h1>', html, re.S).group(1)
+    assert " ".join(unescape(re.sub(r"<[^>]+>", "", heading)).split()).startswith("1 hit for SpMV kernels (")
+    assert "Showing results for <q>SpMV kernels</q>" in html
+
+
+def test_a_page_without_hits_lists_no_facets_and_a_page_with_hits_links_to_them(client):
+    empty = client.get("/?q=zebrafish+quasar&year=2023").get_data(as_text=True)
+    assert 'class="facets"' not in empty and "to-filters" not in empty and "No values." not in empty
+    assert "No paper matches. Try fewer words or remove a filter." in empty
+    assert 'aria-label="Remove filter Year: 2023"' in empty  # the filter can still be removed
+    full = client.get("/?q=SpMV").get_data(as_text=True)
+    assert '<aside class="facets" id="filters" aria-label="Filters">' in full
+    assert '<p class="to-filters"><a href="#filters">Filter by year, author, category or date</a></p>' in full
+
+
 def test_search_page_lists_every_hit_with_record_links_total_and_time(client):
     html = client.get("/?q=SpMV+GPU").get_data(as_text=True)
     assert "4 hits for <q>SpMV GPU</q>" in html
@@ -250,6 +275,9 @@ def test_record_page_shows_fields_links_similar_papers_and_exports(client):
     similar = html[html.index('id="similar-heading"'):]
     assert '<a href="/records/2401.00002">Tiled SpMV for GPUs</a>' in similar
     assert "/records/2301.00001\"" not in similar
+    # each similar paper once, in the order of the API's answer
+    listed = re.findall(r'<li><a href="/records/([^"?]+)', similar)
+    assert listed == [hit["id"] for hit in client.get("/api/records/2301.00001/similar?limit=5").get_json()["hits"]]
 
 
 def test_record_page_escapes_hostile_fields_and_never_links_javascript_urls(client):

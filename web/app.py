@@ -450,7 +450,8 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
     Returns ``[{"name", "values": [{"value", "count", "selected", "url"}], "more_url", "fewer_url",
     (``url`` ``None`` for a value that cannot be a filter: shown, not linked)
     "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`searchengine.facets.FACETS` order;
-    ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``.
+    ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``;
+    a numeric facet's values are listed oldest first, as its bars run.
     """
     view = []
     for facet in FACETS:
@@ -463,6 +464,8 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
             # Counted for the facet listed in full; the others are listed in short.
             remaining += len(values) - FACET_SIZE
             values = values[:FACET_SIZE]
+        if facet.numeric:  # listed as the histogram above them runs: oldest first
+            values.sort(key=lambda v: v["value"])
         view.append({
             "name": name,
             "values": values,

@@ -261,6 +261,16 @@ def _without_suffixes(words: list[str]) -> list[str]:
     return words
 
 
+def _split_initials(words: list[str], name: str) -> list[str]:
+    """Given names with their initials run together split into initials
+    (``TJ`` → ``T``, ``J``: ``Okafor, TJ`` is ``Okafor, T. J.``): a word of two
+    or three capitals, in a name not written wholly in capitals."""
+    if name.isupper():
+        return words
+    return [part for word in words
+            for part in (list(word) if 2 <= len(word) <= 3 and word.isalpha() and word.isupper() else [word])]
+
+
 def _particle_run_ends(words: list[str], start: int) -> int:
     """The position after the particles starting at ``start`` (``start`` when none)."""
     end = start
@@ -272,7 +282,8 @@ def _particle_run_ends(words: list[str], start: int) -> int:
 def _readings(name: str, *, query: bool) -> list[tuple[list[str], list[str]]]:
     """The ``(surname words, given names)`` a name can mean, folded.
 
-    ``Last, First`` has one reading; particles ending the given names belong
+    Initials run together are initials (``Okafor, TJ``: see
+    :func:`_split_initials`). ``Last, First`` has one reading; particles ending the given names belong
     to the surname (``Holt Brink, J. van der`` → ``van der holt brink``).
     ``First Last`` has its last word as surname, or, from a particle on,
     the rest (``J. van der Holt Brink``, ``Ludwig van Beethoven``) when a
@@ -285,12 +296,14 @@ def _readings(name: str, *, query: bool) -> list[tuple[list[str], list[str]]]:
     """
     if "," in name:
         last, _, first = name.partition(",")
-        surname, given = fold_name(last), fold_name(first)
+        surname = fold_name(last)
+        given = [word.casefold() for word in _split_initials(_name_words(first), name)]
         start = len(given)
         while start > 0 and given[start - 1] in _PARTICLES:
             start -= 1
         return [(given[start:] + surname, given[:start])] if surname else []
     cased = _without_suffixes(_name_words(name))
+    cased = _split_initials(cased[:-1], name) + cased[-1:]
     words = [w.casefold() for w in cased]
     if not words:
         return []

@@ -90,6 +90,8 @@ def test_author_keys_fold_case_and_accents():
 
 def test_author_keys_mark_a_name_given_only_by_its_initial():
     assert author_keys(["X", "T. Okafor"]) == ["x", "^x", "okafor", "okafor/t", "okafor/t."]
+    assert author_keys(["X", "Okafor, TJ"]) == ["x", "^x", "okafor", "okafor/t", "okafor/t."]
+    assert author_keys(["X", "JRR Tolkien"]) == ["x", "^x", "tolkien", "tolkien/j", "tolkien/j."]
     assert author_keys(["X", "Okafor, T."]) == ["x", "^x", "okafor", "okafor/t", "okafor/t."]
     assert author_keys(["X", "Tomas Okafor"]) == ["x", "^x", "okafor", "okafor/t", "okafor/tomas"]
 
@@ -185,6 +187,15 @@ def test_a_shared_first_name_never_matches():
         ("Tomas Okafor", "Tomas Okafor", True),
         ("Tomas Okafor", "Teresa Okafor", False),
         ("Tomas Okafor", "Okafor", False),
+        # initials run together, with or without dots
+        ("Tomas Okafor", "Okafor, TJ", True),
+        ("Tomas Okafor", "TJ Okafor", True),
+        ("Tomas Okafor", "Okafor, T.J.", True),
+        ("Tomas Okafor", "Okafor, T. J.", True),
+        ("Teresa Okafor", "Okafor, TJ", True),      # the record gives only the initial: either may be meant
+        ("Okafor, TJ", "Tomas J. Okafor", True),
+        ("Okafor, TJ", "Jan Okafor", False),
+        ("Tomas Okafor", "OKAFOR, TJ", False),      # a name all in capitals: TJ may be a name
         ("T. Okafor", "Teresa Okafor", True),
         ("T. Okafor", "Tomas Okafor", True),
         ("Okafor", "T. Okafor", True),
@@ -356,3 +367,14 @@ def test_fixture_is_what_the_expectations_assume():
 
 def test_query_syntax_aliases(index):
     assert ids(index.search('au:"Qian, D." cat:math', limit=100)) == {"f03"}
+
+
+def test_a_full_first_name_finds_a_record_with_its_initials_run_together(tmp_path):
+    source = tmp_path / "okafor.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "t-000000000001", "title": "Qubit routing", "abstract": "routing", "authors": ["Okafor, TJ"]},
+        {"id": "t-000000000002", "title": "Qubit mapping", "abstract": "mapping", "authors": ["Teresa Okafor"]},
+    ]), encoding="utf-8")
+    build_index([source], tmp_path / "ix")
+    found = open_index(tmp_path / "ix").search("qubit", author="Tomas Okafor")
+    assert [hit.id for hit in found.hits] == ["t-000000000001"]

@@ -411,6 +411,26 @@ def _ris_line(tag: str, value: str) -> str:
     return f"{tag}  - {' '.join(str(value).split())}{RIS_NEWLINE}"
 
 
+def ris_author(name: str) -> str:
+    """An author name as RIS writes it: ``Surname, Given, Suffix`` (``Guy L.
+    Steele Jr.`` → ``Steele, Guy L., Jr.``; ``Ludwig van Beethoven`` → ``van
+    Beethoven, Ludwig``). A name already written ``Surname, Given``, a
+    group's name and a single word are kept as written."""
+    from searchengine.records import is_group_name
+
+    words = name.split()
+    if "," in name or len(words) < 2 or is_group_name(name):
+        return name
+    parts = _name_parts(name)
+    if parts:
+        given, surname, suffix = parts
+        return f"{surname}, {given}, {suffix}"
+    surname = [words.pop()]
+    while len(words) > 1 and words[-1][:1].islower():  # particles: "van", "de la"
+        surname.insert(0, words.pop())
+    return f"{' '.join(surname)}, {' '.join(words)}"
+
+
 def to_ris(records: Iterable[dict[str, Any]]) -> str:
     """RIS records, one per row, in the order given.
 
@@ -423,7 +443,7 @@ def to_ris(records: Iterable[dict[str, Any]]) -> str:
       preprint is not a journal's article; ``GEN`` (generic) for records
       from other sources, whose kind of publication is not known.
     - ``ID``: the record id; ``TI``: the title.
-    - ``AU``: one line per author, as written.
+    - ``AU``: one line per author, ``Surname, Given, Suffix`` (:func:`ris_author`).
     - ``PY``: the year (four digits), when known.
     - ``DA``: the submitted day as ``YYYY/MM/DD/`` (the specification's
       date form, its last part empty), when known.
@@ -442,7 +462,7 @@ def to_ris(records: Iterable[dict[str, Any]]) -> str:
         lines.append(_ris_line("TY", "UNPB" if eprint else "GEN"))
         lines.append(_ris_line("ID", record["id"]))
         lines.append(_ris_line("TI", record["title"]))
-        lines.extend(_ris_line("AU", name) for name in record.get("authors") or [])
+        lines.extend(_ris_line("AU", ris_author(name)) for name in record.get("authors") or [])
         if record.get("year"):
             lines.append(_ris_line("PY", f"{int(record['year']):04d}"))
         if record.get("submitted"):

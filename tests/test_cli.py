@@ -296,7 +296,7 @@ def test_search_exports_ris_with_crlf_line_ends(runner, workdir):
     result = runner.invoke(main, ["search", "SpMV GPU", "--format", "ris"])
     assert result.exit_code == 0
     assert result.stdout_bytes.split(b"\r\n")[:5] == [
-        b"TY  - GEN", b"ID  - t-30f1b8f5a2a1", f"TI  - {CB_SPMV}".encode(), b"AU  - Depei Qian", b"PY  - 2026"]
+        b"TY  - GEN", b"ID  - t-30f1b8f5a2a1", f"TI  - {CB_SPMV}".encode(), b"AU  - Qian, Depei", b"PY  - 2026"]
     assert result.stdout_bytes.endswith(b"KW  - cs.DC\r\nER  - \r\n")
     shown = runner.invoke(main, ["show", "t-30f1b8f5a2a1", "--format", "ris"])
     assert shown.stdout_bytes == result.stdout_bytes

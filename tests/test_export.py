@@ -13,6 +13,7 @@ from searchengine.export import (
     bibtex_title,
     citation_key,
     render,
+    ris_author,
     to_bibtex,
     to_csv,
     to_jsonl,
@@ -165,6 +166,31 @@ def test_bibtex_round_trip_gives_back_titles_and_authors():
     assert [e["title"] for e in titles.entries] == [r["title"] for r in records]
 
 
+@pytest.mark.parametrize(("name", "written"), [
+    ("Depei Qian", "Qian, Depei"),
+    ("Guy L. Steele Jr.", "Steele, Guy L., Jr."),
+    ("Ludwig van Beethoven", "van Beethoven, Ludwig"),
+    ("Qian, Depei", "Qian, Depei"),
+    ("ATLAS Collaboration", "ATLAS Collaboration"),
+    ("Plato", "Plato"),
+])
+def test_ris_names_are_surname_given_suffix(name, written):
+    assert ris_author(name) == written
+
+
+def test_ris_reads_back_in_a_ris_reader():
+    import rispy
+
+    record = {"id": "2101.00001", "title": "Q&A for C# in O(n^2) time", "year": 2021, "categories": ["cs.DC"],
+              "authors": ["Bo Okafor Jr.", "ATLAS Collaboration", "Kari Brønholt"], "url": "",
+              "submitted": "2021-01-04", "abstract": "Line one.\nLine two.", "journal_ref": "Phys. Rev. B 1 (2021)"}
+    [entry] = rispy.loads(to_ris([record]))
+    assert (entry["type_of_reference"], entry["title"], entry["year"]) == ("UNPB", record["title"], "2021")
+    assert entry["authors"] == ["Okafor, Bo, Jr.", "ATLAS Collaboration", "Brønholt, Kari"]
+    assert (entry["abstract"], entry["doi"]) == ("Line one. Line two.", "10.48550/arXiv.2101.00001")
+    assert entry["urls"] == ["https://arxiv.org/abs/2101.00001"] and entry["keywords"] == ["cs.DC"]
+
+
 def test_ris_record_is_written_exactly_with_crlf():
     second = {"id": "t-0123456789ab", "title": "Plain", "authors": [], "year": None, "categories": [],
               "url": "https://example.org/p", "abstract": ""}
@@ -172,7 +198,7 @@ def test_ris_record_is_written_exactly_with_crlf():
         "TY  - UNPB\r\n"
         "ID  - 2301.04567\r\n"
         "TI  - BERT for GPU kernels: SpMV in $O(n^2)$ with 3D tiles by Markov chains\r\n"
-        "AU  - Anna Čapek\r\n"
+        "AU  - Čapek, Anna\r\n"
         "AU  - Barnes and Noble Detector Collaboration\r\n"
         "PY  - 2023\r\n"
         "AB  - We port BERT. It runs fast.\r\n"

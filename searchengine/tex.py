@@ -60,6 +60,17 @@ def tex_to_text(text: str) -> str:
     return _SPACE.sub(" ", converted).strip()
 
 
+def query_tex_to_text(text: str) -> str:
+    """A query's TeX pieces rendered as :func:`tex_to_text` renders a record's
+    (``Schr\\"odinger`` → ``Schrödinger``, ``$\\alpha$`` → ``α``), so that a
+    query written as a paper writes it finds the paper. Everything else is
+    kept as typed: a ``~`` (a fuzzy word's suffix in a query), braces,
+    quotes and spacing."""
+    if not has_tex(text):
+        return text
+    return _SEGMENT.sub(lambda m: _convert(m.group()), text)
+
+
 _COMMAND = re.compile(r"\\[a-zA-Z]+\*?")
 
 

@@ -130,3 +130,22 @@ def test_a_request_of_the_wrong_type_is_a_query_error(corpus_index, options, mes
     with pytest.raises(QueryError) as caught:
         corpus_index.search("gpu", **options)
     assert str(caught.value) == message
+
+
+def test_a_query_written_in_tex_finds_what_the_record_wrote_in_tex(tmp_path):
+    import json
+
+    from searchengine import build_index
+
+    source = tmp_path / "tex.jsonl"
+    source.write_text(json.dumps({"id": "t-00000000000a", "authors": ["Jan Vr\\v{c}ak"],
+                                  "title": "The Schr\\\"odinger equation of $\\alpha$-particles",
+                                  "abstract": "Wave functions of $\\alpha$ decay."}) + "\n", encoding="utf-8")
+    build_index([source], tmp_path / "ix")
+    index = open_index(tmp_path / "ix")
+    for query in ['Schr\\"odinger', "Schrödinger", "$\\alpha$ decay", "α decay", "Vr\\v{c}ak", 'title:"Schr\\"odinger equation"']:
+        results = index.search(query)
+        assert [hit.id for hit in results.hits] == ["t-00000000000a"], query
+    assert index.search('Schr\\"odinger').query == "Schrödinger"
+    # a tilde stays the fuzzy suffix beside TeX
+    assert [hit.id for hit in index.search("$\\alpha$ equatoin~1").hits] == ["t-00000000000a"]

@@ -48,6 +48,7 @@ from searchengine.querylang.syntax import (
 from searchengine.querylang.text import word_pattern
 from searchengine.querylang.text import DASHES
 from searchengine.records import arxiv_id, doi, doi_key
+from searchengine.tex import query_tex_to_text
 
 __all__ = [
     "ALL_TERMS_UP_TO", "LONG_QUERY_MIN", "MIN_FUZZY", "MIN_PREFIX", "MIN_SHOULD_MATCH", "required_terms",
@@ -180,11 +181,12 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
 
 
 def clean(text: str, notes: list[str]) -> str:
-    """Unicode's NFKC form (``ﬁnite`` → ``finite``, full-width letters and
+    """TeX as records' TeX is read (:func:`searchengine.tex.query_tex_to_text`:
+    ``Schr\\"odinger`` is ``Schrödinger``), Unicode's NFKC form (``ﬁnite`` → ``finite``, full-width letters and
     digits, decomposed accents composed: the form both engines index),
     typographic quotes to straight ones, control characters out, spaces
     collapsed, words and the whole text capped (a note in ``notes`` for each cut)."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = unicodedata.normalize("NFKC", query_tex_to_text(text)).translate(_QUOTES)
     text = "".join(
         " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
         for ch in text

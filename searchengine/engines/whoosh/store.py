@@ -124,10 +124,15 @@ def open_generation(generation: Path, mapped: bool = False):
     copying it into memory, which for the 74,728-record sample cost 0.3 s
     and 750 MB per opened index.
 
-    Raises whatever Whoosh raises for a missing or damaged index.
+    Raises whatever Whoosh raises for a missing or damaged index, and
+    ``pickle.UnpicklingError`` for one whose pickles name what no index
+    holds (:mod:`.safepickle`).
     """
     from whoosh.filedb.filestore import FileStorage
 
+    from searchengine.engines.whoosh import safepickle
+
+    safepickle.install()  # a crafted folder must not run code when opened
     storage = mapped_storage(generation) if mapped else FileStorage(str(generation), supports_mmap=False)
     return storage.open_index()
 
@@ -260,6 +265,9 @@ def create_generation_index(generation: Path, schema):
     copied into memory whole."""
     from whoosh.filedb.filestore import FileStorage
 
+    from searchengine.engines.whoosh import safepickle
+
+    safepickle.install()
     return FileStorage(str(generation), supports_mmap=False).create_index(schema)
 
 

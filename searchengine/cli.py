@@ -92,6 +92,13 @@ def _print_json(data) -> None:
     click.echo(text)
 
 
+def _report_without_abstract(summary) -> None:
+    if summary.without_abstract:
+        count = summary.without_abstract
+        click.echo(f"Note: {_count(count, 'record')} {'has' if count == 1 else 'have'} no abstract; "
+                   f"{'it is' if count == 1 else 'they are'} found by title and authors only", err=True)
+
+
 def _report_problems(problems, limit: int = 10) -> None:
     for problem in problems[:limit]:
         click.echo(f"{problem}", err=True)
@@ -240,6 +247,7 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
             bar.close()
     if not quiet:
         _report_problems(summary.problems)
+        _report_without_abstract(summary)
     if as_json:
         _print_json(summary.to_dict())
         _fail_when_cut_off(summary, quiet=True)

@@ -51,6 +51,8 @@ class IndexSummary:
             the same run (a later version, or the same paper twice).
         removed: documents deleted by id (:func:`remove_documents`).
         not_found: ids given to :func:`remove_documents` that the index lacks.
+        without_abstract: records written without an abstract (found by
+            their title and authors only).
         problems: every skipped record or file, and notes about records
             indexed without a part of them, as ``file:line: reason``.
         seconds: wall-clock time of the whole run.
@@ -64,6 +66,7 @@ class IndexSummary:
     merged: int = 0
     removed: int = 0
     not_found: list[str] = field(default_factory=list)
+    without_abstract: int = 0
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     index_dir: str = ""
@@ -88,6 +91,7 @@ class IndexSummary:
             "merged": self.merged,
             "removed": self.removed,
             "not_found": list(self.not_found),
+            "without_abstract": self.without_abstract,
             "skipped": self.skipped,
             "problems": [str(p) for p in self.problems],
             "cut_off": [str(p) for p in self.cut_off],
@@ -189,6 +193,8 @@ class _Ingest:
                 return None
             kind = "replaced"
         setattr(summary, kind, getattr(summary, kind) + 1)
+        if not record.abstract.strip():
+            summary.without_abstract += 1
         self.kinds[record.id] = kind
         return Document(record, kind == "replaced", kind)
 

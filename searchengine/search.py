@@ -293,6 +293,7 @@ class SearchIndex:
             notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
         if matches.total == 0:
             notes.extend(_unknown_categories(searcher, plan, clock))
+            notes.extend(_undated_index(searcher, plan, clock))
         counted = _facets(searcher, matches, plan, request.facet_size)
         histogram = searcher.date_histogram(matches).to_dict() if HISTOGRAM in request.facets else None
         return SearchResults(
@@ -519,6 +520,22 @@ def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:
             where = " as its primary category" if plan.filters.primary_only else ""
             notes.append(f"no paper has category {wanted.text or wanted.key}{where}")
     return notes
+
+
+def _undated_index(searcher, plan: Plan, clock: Clock) -> list[str]:
+    """A note when a search with a date filter found nothing in an index
+    whose papers have no submitted day at all (sources without dates): the
+    filter could match nothing, which "0 hits" alone does not say."""
+    from searchengine.dates import parse_since
+    from searchengine.filters import Filters
+
+    if not plan.filters.dates:
+        return []
+    everything = searcher.parse("", allow_empty=True)
+    if searcher.match(everything, Filters(dates=(parse_since("0001"),)), clock.deadline, []).total:
+        return []
+    return ["no paper of this index has a submitted day (its sources gave none), so date filters match none; "
+            "filter by year instead"]
 
 
 def _only_negative(parsed) -> bool:

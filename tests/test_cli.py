@@ -64,13 +64,21 @@ def test_indexing_a_folder_that_holds_the_index_skips_the_index(runner, workdir)
 
 
 def test_index_command_prints_a_summary_and_reports_bad_records(runner, workdir):
-    write(workdir / "extra" / "bad.jsonl", '{"title": "Good record"}\n{broken\n')
+    write(workdir / "extra" / "bad.jsonl", '{"title": "Good record", "abstract": "Good text."}\n{broken\n')
     result = runner.invoke(main, ["index", "corpus", "extra", "--index-dir", "idx"])
     assert result.exit_code == 0
     assert result.stderr == "extra/bad.jsonl:2: invalid JSON (Expecting property name enclosed in double quotes at column 2) (skipped)\n"
     assert result.stdout.startswith("Indexed 25 documents into idx (25 records read, 1 skipped) in ")
     stats = runner.invoke(main, ["stats", "--json", "--index-dir", "idx"])
     assert json.loads(stats.stdout)["documents"] == 25
+
+
+def test_index_notes_records_without_an_abstract(runner, workdir):
+    write(workdir / "titles.jsonl", '{"id": "t-000000000001", "title": "Qubit routing"}\n'
+                                    '{"id": "t-000000000002", "title": "Qubit maps"}\n')
+    result = runner.invoke(main, ["index", "titles.jsonl", "--index-dir", "idx"])
+    assert result.exit_code == 0
+    assert result.stderr == "Note: 2 records have no abstract; they are found by title and authors only\n"
 
 
 def test_index_dir_comes_from_the_environment(runner, workdir, monkeypatch):
@@ -488,7 +496,7 @@ def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, 
     data = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix"), "--json"])
     assert data.exit_code == 1 and json.loads(data.stdout)["cut_off"] == [result.stderr.splitlines()[0]]
     # the same file whole, and two members one after another, read cleanly
-    cut.write_bytes(whole + gzip.compress(b'{"id": "2101.99999", "title": "Second member"}\n'))
+    cut.write_bytes(whole + gzip.compress(b'{"id": "2101.99999", "title": "Second member", "abstract": "y"}\n'))
     again = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
     assert (again.exit_code, again.stderr) == (0, "")
     assert again.stdout.startswith(f"Indexed 301 documents into {tmp_path / 'ix'} (301 records read, 0 skipped)")

@@ -172,7 +172,8 @@ def test_cli_update_and_remove_print_summaries(index_copy, tmp_path):
                                          '{"id": "2101.2", "title": "New one"}\n')
     result = runner.invoke(main, ["index", "--update", str(bad), "--index-dir", str(index_copy)])
     assert result.exit_code == 0, result.output
-    assert result.stderr == f"{bad}:2: record has no title (skipped)\n"
+    assert result.stderr == (f"{bad}:2: record has no title (skipped)\n"
+                             "Note: 2 records have no abstract; they are found by title and authors only\n")
     assert result.stdout.startswith(
         f"Updated {index_copy}: 1 added, 1 replaced, 1 skipped (2 records read); 201 documents in ")
     result = runner.invoke(main, ["remove", "0704.0003", "nope", "--index-dir", str(index_copy)])

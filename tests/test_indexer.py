@@ -84,3 +84,12 @@ def test_unfinished_generation_of_a_killed_build_is_cleaned_by_the_next(tmp_path
     build_index([CORPUS], tmp_path)
     assert not leftover.exists()
     assert open_index(tmp_path).doc_count == 24
+
+
+def test_a_record_without_an_abstract_is_indexed_with_a_note(tmp_path):
+    write(tmp_path / "p.jsonl", '{"id": "t-000000000001", "title": "Qubit routing"}\n'
+                                '{"id": "t-000000000002", "title": "Qubit mapping", "abstract": "We map."}\n')
+    summary = build_index([tmp_path / "p.jsonl"], tmp_path / "ix")
+    assert (summary.documents, summary.skipped, summary.without_abstract, summary.problems) == (2, 0, 1, [])
+    assert summary.to_dict()["without_abstract"] == 1
+    assert [hit.id for hit in open_index(tmp_path / "ix").search("qubit routing").hits] == ["t-000000000001"]

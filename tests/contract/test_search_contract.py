@@ -208,6 +208,15 @@ def test_a_category_code_typed_as_the_query_lists_its_papers(engine_index):
         assert other.query == query and not any("arXiv category" in note for note in other.notes)
 
 
+def test_a_date_filter_on_an_index_without_dates_says_why_nothing_matched(engine_index):
+    # the bundled author pages give years only
+    results = engine_index.search("gpu", since="2025-04")
+    assert results.total == 0
+    assert results.notes == ["no paper of this index has a submitted day (its sources gave none), so date "
+                             "filters match none; filter by year instead"]
+    assert engine_index.search("gpu", year="2025-").notes == []
+
+
 def test_an_unknown_record_is_reported(engine_index):
     with pytest.raises(RecordNotFoundError, match="no record with id 'nope'"):
         engine_index.record("nope")

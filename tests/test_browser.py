@@ -270,3 +270,23 @@ def test_screenshots_of_the_search_page_at_desktop_and_phone_widths(corpus_serve
         _save_screenshot(browser, screenshots, "search-phone.png")
     finally:
         browser.set_window_size(1280, 1000)
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE])
+def test_a_record_lists_each_similar_paper_once_and_a_corrected_search_names_what_it_searched(server, browser,
+                                                                                           size):
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(*size)
+    try:
+        browser.get(server + "/records/2301.00001")
+        links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "section.similar li > a")]
+        assert links and len(links) == len(set(links))
+        assert all(a.is_displayed() for a in browser.find_elements(By.CSS_SELECTOR, "section.similar li > a"))
+        browser.get(server + "/?q=SpMV+kernals")
+        heading = browser.find_element(By.ID, "results-heading").text
+        assert heading.startswith("1 hit for") and "SpMV kernels" in heading and "kernals" not in heading
+        assert browser.find_element(By.CSS_SELECTOR, ".notice.corrected").text == (
+            "Showing results for SpMV kernels. Search instead for SpMV kernals.")
+    finally:
+        browser.set_window_size(1280, 1000)

@@ -93,3 +93,26 @@ def test_a_record_without_an_abstract_is_indexed_with_a_note(tmp_path):
     assert (summary.documents, summary.skipped, summary.without_abstract, summary.problems) == (2, 0, 1, [])
     assert summary.to_dict()["without_abstract"] == 1
     assert [hit.id for hit in open_index(tmp_path / "ix").search("qubit routing").hits] == ["t-000000000001"]
+
+
+def test_a_folder_of_other_files_is_never_taken_over(tmp_path):
+    folder = tmp_path / "mine"
+    (folder / "gen-mydata").mkdir(parents=True)
+    write(folder / "gen-mydata" / "important.txt", "keep me")
+    write(folder / "notes.txt", "and me")
+    with pytest.raises(InputError, match=r"mine holds other files \(gen-mydata, notes.txt\) and no index: name an "
+                                         r"empty or new folder for the index \(nothing was written\)"):
+        build_index([CORPUS], folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["gen-mydata", "notes.txt"]
+    # a folder holding only hidden files (.gitkeep) is an index's
+    empty = tmp_path / "index"
+    write(empty / ".gitkeep", "")
+    assert build_index([CORPUS], empty).documents == 24
+
+
+def test_only_generations_are_cleaned_up_from_an_index_folder(tmp_path):
+    build_index([CORPUS], tmp_path / "ix")
+    (tmp_path / "ix" / "gen-mine").mkdir()
+    build_index([CORPUS], tmp_path / "ix")
+    build_index([CORPUS], tmp_path / "ix")
+    assert (tmp_path / "ix" / "gen-mine").is_dir()

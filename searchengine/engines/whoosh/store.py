@@ -22,6 +22,7 @@ import errno
 import fcntl
 import functools
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +33,8 @@ from searchengine.errors import IndexBusyError, IndexDamagedError
 POINTER = "CURRENT"
 LOCK = ".writelock"
 PREFIX = "gen-"
+# A generation's full name (new_generation): only these are ever removed.
+_GENERATION_NAME = re.compile(r"gen-\d{8}T\d{12}-\d+")
 
 #: The file in a generation naming the layout it was written with.
 LAYOUT_FILE = "LAYOUT"
@@ -358,6 +361,18 @@ def write_layout(generation: Path) -> None:
     os.replace(temporary, generation / LAYOUT_FILE)
 
 
+def foreign_files(folder: Path) -> list[str]:
+    """Names in ``folder`` that no index writes (its pointer, lock,
+    generations; hidden files such as ``.gitkeep`` aside), sorted: a build
+    must not take over a folder of other files."""
+    if not folder.is_dir():
+        return []
+    ours = {POINTER, LOCK}
+    return sorted(entry.name for entry in folder.iterdir()
+                  if entry.name not in ours and not entry.name.startswith(".")
+                  and not (entry.is_dir() and _GENERATION_NAME.fullmatch(entry.name)))
+
+
 def holds_index(folder: Path) -> bool:
     """Whether ``folder`` is an index folder: its ``CURRENT`` pointer or its write lock is there."""
     return (folder / POINTER).is_file() or (folder / LOCK).exists()
@@ -444,7 +459,8 @@ def remove_stale(index_dir: Path, keep: int = 2) -> None:
     """
     current = current_generation(index_dir, strict=False)
     generations = sorted(
-        (p for p in index_dir.glob(PREFIX + "*") if p.is_dir()), key=lambda p: p.name
+        (p for p in index_dir.glob(PREFIX + "*") if p.is_dir() and _GENERATION_NAME.fullmatch(p.name)),
+        key=lambda p: p.name,
     )
     if current is None:
         # No readable pointer: which generations are complete is unknown, so

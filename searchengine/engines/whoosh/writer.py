@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from searchengine.engines.whoosh import columns, internals, store
-from searchengine.errors import IndexDamagedError, IndexNotFoundError, SearchEngineError
+from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.processes import exit_with_parent
 from searchengine.records import Record
 
@@ -316,6 +316,11 @@ class WhooshWriter:
         target = self.target
         if self.mode == "remove" and store.current_generation(target) is None:
             raise IndexNotFoundError(f"{target}: no index here (run 'searchengine index' first)")
+        foreign = [] if store.holds_index(target) else store.foreign_files(target)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise InputError(f"{target} holds other files ({shown}) and no index: name an empty or new folder "
+                             "for the index (nothing was written)")
         self._stack.enter_context(store.write_lock(target, timeout=self.lock_timeout))
         try:
             store.remove_stale(target)

@@ -452,8 +452,24 @@ def _emit(results, output_format: str, heading: str, scored: bool = True) -> Non
 
 
 def _write(text: str) -> None:
-    """Write an export as it is: bytes, so that RIS's CR LF line ends are never translated."""
-    click.echo(text.encode("utf-8"), nl=False)
+    """Write an export as it is: bytes, so that RIS's CR LF line ends are never translated.
+
+    Raises:
+        BrokenPipeError: the reader went away; a buffered write that the
+            closed pipe cut short returns a short count instead of raising,
+            which would end the command with status 0 and half a file.
+    """
+    import errno
+
+    sys.stdout.flush()
+    stream = click.get_binary_stream("stdout")
+    view = memoryview(text.encode("utf-8"))
+    while view:
+        written = stream.write(view)
+        if not written:
+            raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
+        view = view[written:]
+    stream.flush()
 
 
 def _output_format(as_json: bool, output_format: str | None) -> str:
@@ -608,17 +624,29 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
 
 
 def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_dir: Path, base_url: str) -> None:
-    """``search --format atom``: the page of hits as the web page's feed of the
-    same search (newest first unless --sort is given), linking to ``base_url``."""
+    """``search --format atom``: the web page's feed of the same search (newest
+    first unless --sort is given; 50 entries unless --limit is), linking to ``base_url``."""
     from urllib.parse import urlencode, urlsplit
 
     from searchengine.export import rows
-    from searchengine.feeds import atom_feed, feed_title
+    from searchengine.feeds import FEED_SIZE, atom_feed, feed_title
     from searchengine.request import SearchRequest
     from web.app import id_path  # the web page's record URLs, which the feed links to
 
-    if urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).netloc:
-        raise click.BadParameter(f"{base_url!r} is not an http(s) address", param_hint="--base-url")
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 (raises for a port out of range)
+    except ValueError:
+        parts = None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query
+            or parts.fragment or any(ch.isspace() or ch in '"<>\\^`{|}' or ord(ch) < 32 for ch in base_url)):
+        raise click.BadParameter(f"{base_url!r} is not an http(s) address of a web page (scheme, host, "
+                                 "port and path only)", param_hint="--base-url")
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("page") not in (click.core.ParameterSource.DEFAULT, None):
+        raise click.UsageError("--format atom is the search's feed, newest first; it has no --page")
+    if ctx.get_parameter_source("limit") in (click.core.ParameterSource.DEFAULT, None):
+        limit = FEED_SIZE  # as the web page's feed
     root = base_url.rstrip("/")
     request = SearchRequest(query or "", filters, sort or "newest", page, limit, with_snippets=False, exact=exact)
     results = _open_or_build(index_dir).run(request)
@@ -681,9 +709,13 @@ def show(record_ids: tuple[str, ...], ids_from, index_dir: Path, as_json: bool, 
     --ids-from, a list."""
     from searchengine.errors import RecordNotFoundError
 
+    output_format = _output_format(as_json, output_format)
     wanted = list(record_ids)
     if ids_from is not None:
-        wanted += _listed_ids(ids_from)
+        listed = _listed_ids(ids_from)
+        if not listed and not wanted:
+            raise click.BadParameter(f"{ids_from.name} holds no id or DOI", param_hint="--ids-from")
+        wanted += listed
     if not wanted:
         raise click.UsageError("give an id or DOI, or --ids-from FILE")
     if len(wanted) > MAX_LOOKUP:
@@ -698,7 +730,7 @@ def show(record_ids: tuple[str, ...], ids_from, index_dir: Path, as_json: bool, 
             continue
         records.setdefault(record["id"], record)
     found = list(records.values())
-    if as_json or output_format == "json":
+    if output_format == "json":
         if found:
             _print_json(found[0] if len(record_ids) == 1 and ids_from is None else found)
     elif output_format in EXPORT_FORMATS:

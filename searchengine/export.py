@@ -186,8 +186,13 @@ def _tex(text: str) -> str:
     if _PLAIN.fullmatch(text):
         return text
     if _encoder is None:
+        import logging
+
         from pylatexenc.latexencode import UnicodeToLatexEncoder
 
+        # A character without a TeX form is kept as it is, which BibTeX reads
+        # as UTF-8; pylatexenc would also log a warning for each one on stderr.
+        logging.getLogger("pylatexenc").setLevel(logging.ERROR)
         _encoder = UnicodeToLatexEncoder(unknown_char_policy="keep")
     return _encoder.unicode_to_latex(text)
 

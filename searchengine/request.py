@@ -78,9 +78,9 @@ class SearchRequest:
 
     @classmethod
     def make(cls, query: str = "", *, limit: int = DEFAULT_LIMIT, page: int = 1, year=(), author=(),
-             category=(), primary_only: bool = False, since=(), until=(), date=(), sort: str | None = None,
-             facets=(), facet_size: int = DEFAULT_FACET_SIZE, time_budget: float | None = None,
-             with_snippets: bool = True, exact: bool = False) -> SearchRequest:
+             first_author=(), category=(), primary_only: bool = False, since=(), until=(), past=None, date=(),
+             sort: str | None = None, facets=(), facet_size: int = DEFAULT_FACET_SIZE,
+             time_budget: float | None = None, with_snippets: bool = True, exact: bool = False) -> SearchRequest:
         """A request from the keyword arguments of
         :meth:`searchengine.search.SearchIndex.search` (see there): filter
         values as text (or already parsed), facets as ``"year,author"`` or a list.
@@ -88,14 +88,15 @@ class SearchRequest:
         Raises:
             QueryError: naming the value that cannot be used.
         """
-        days = date_filters(since, until, date)
-        return cls(query or "", build_filters(year, author, category, primary_only, days), sort, page, limit,
+        days = date_filters(since, until, date, past)
+        authors = _with_first_authors(author, first_author)
+        return cls(query or "", build_filters(year, authors, category, primary_only, days), sort, page, limit,
                    facets, facet_size, time_budget, with_snippets, exact)
 
     @classmethod
-    def make_export(cls, query: str = "", *, cap: int | None = None, year=(), author=(), category=(),
-                    primary_only: bool = False, since=(), until=(), date=(), sort: str | None = None,
-                    time_budget: float | None = None, exact: bool = False) -> SearchRequest:
+    def make_export(cls, query: str = "", *, cap: int | None = None, year=(), author=(), first_author=(),
+                    category=(), primary_only: bool = False, since=(), until=(), past=None, date=(),
+                    sort: str | None = None, time_budget: float | None = None, exact: bool = False) -> SearchRequest:
         """An export request from the keyword arguments of
         :meth:`searchengine.search.SearchIndex.export` (``cap``: default
         :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
@@ -104,15 +105,28 @@ class SearchRequest:
             QueryError: naming the value that cannot be used.
         """
         cap = limits.EXPORT_LIMIT if cap is None else cap
-        days = date_filters(since, until, date)
-        return cls(query or "", build_filters(year, author, category, primary_only, days), sort, 1, cap,
+        days = date_filters(since, until, date, past)
+        authors = _with_first_authors(author, first_author)
+        return cls(query or "", build_filters(year, authors, category, primary_only, days), sort, 1, cap,
                    (), DEFAULT_FACET_SIZE, time_budget, False, exact, export=True)
 
 
-def date_filters(since=(), until=(), date=()) -> tuple:
-    """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``
-    and ``date:`` values (each one value or an iterable; text as typed or
-    already parsed).
+def _with_first_authors(author, first_author) -> tuple:
+    """Author values with the first-author values marked ``^``, as the query text writes them."""
+    from searchengine.filters import FIRST_MARK, AuthorFilter
+
+    def marked(value):
+        if isinstance(value, AuthorFilter) or str(value).startswith(FIRST_MARK):
+            return value
+        return FIRST_MARK + str(value)
+
+    return _as_tuple(author) + tuple(marked(v) for v in _as_tuple(first_author))
+
+
+def date_filters(since=(), until=(), date=(), past=None) -> tuple:
+    """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``,
+    ``date:`` values and ``past`` (``week``, ``month`` or ``year``), each one
+    value or an iterable; text as typed or already parsed.
 
     Raises:
         QueryError: a value is not a date or a date range, or a ``since``
@@ -127,4 +141,4 @@ def date_filters(since=(), until=(), date=()) -> tuple:
     for start in starts:
         for end in ends:
             dates.check_order(start, end)
-    return starts + ends + parsed(date, dates.parse_range)
+    return starts + ends + parsed(date, dates.parse_range) + parsed(past, dates.parse_past)

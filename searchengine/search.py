@@ -133,6 +133,8 @@ class SearchIndex:
         until=(),
         date=(),
         sort: str | None = None,
+        first_author=(),
+        past: str | None = None,
         facets=(),
         facet_size: int = DEFAULT_FACET_SIZE,
         time_budget: float | None = None,
@@ -157,6 +159,8 @@ class SearchIndex:
             year, author, category: filter values, one or an iterable each
                 (text as typed, see :mod:`searchengine.filters`); values of
                 one filter OR, different filters AND.
+            first_author: author values that must be the first author (as
+                ``author="^Name"``); they OR with ``author``.
             primary_only: category filter and facet look at the primary
                 category only.
             since, until: the submitted day from / up to (inclusive;
@@ -164,6 +168,8 @@ class SearchIndex:
                 up to its last), one value or several (they AND).
             date: ``date:`` ranges (``2025-03..2025-06``, see
                 :func:`searchengine.dates.parse_range`), ANDed with the rest.
+            past: ``week``, ``month`` or ``year``: submitted in the last 7,
+                30 or 365 days, today (UTC) included.
             sort: ``relevance`` (ties by year, newest first, then id descending),
                 ``newest``, ``oldest`` (by submitted day; a paper with only a
                 year follows the dated papers of its year, one with neither
@@ -195,8 +201,8 @@ class SearchIndex:
             IndexDamagedError: the index cannot be read.
         """
         return self.run(SearchRequest.make(
-            query, limit=limit, page=page, year=year, author=author, category=category,
-            primary_only=primary_only, since=since, until=until, date=date, sort=sort, facets=facets,
+            query, limit=limit, page=page, year=year, author=author, first_author=first_author, category=category,
+            primary_only=primary_only, since=since, until=until, past=past, date=date, sort=sort, facets=facets,
             facet_size=facet_size, time_budget=time_budget, with_snippets=with_snippets, exact=exact))
 
     def export(
@@ -211,6 +217,8 @@ class SearchIndex:
         until=(),
         date=(),
         sort: str | None = None,
+        first_author=(),
+        past: str | None = None,
         cap: int | None = None,
         time_budget: float | None = None,
         exact: bool = False,
@@ -223,8 +231,8 @@ class SearchIndex:
         snippets or facets. Each hit carries its whole ``abstract``.
 
         Args:
-            query, year, author, category, primary_only, since, until, date, sort, time_budget, exact:
-                as for :meth:`search`.
+            query, year, author, first_author, category, primary_only, since, until, past, date, sort,
+            time_budget, exact: as for :meth:`search`.
             cap: most hits returned (default
                 :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
 
@@ -239,8 +247,9 @@ class SearchIndex:
             IndexDamagedError: the index cannot be read.
         """
         return self.run(SearchRequest.make_export(
-            query, cap=cap, year=year, author=author, category=category, primary_only=primary_only,
-            since=since, until=until, date=date, sort=sort, time_budget=time_budget, exact=exact))
+            query, cap=cap, year=year, author=author, first_author=first_author, category=category,
+            primary_only=primary_only, since=since, until=until, past=past, date=date, sort=sort,
+            time_budget=time_budget, exact=exact))
 
     def run(self, request: SearchRequest) -> SearchResults:
         """Run a :class:`~searchengine.request.SearchRequest` (as :meth:`search`

@@ -189,10 +189,13 @@ def test_show_looks_up_several_ids_and_names_each_missing_one(runner, workdir):
 @pytest.mark.parametrize(("args", "message"), [
     (["show"], "give an id or DOI, or --ids-from FILE"),
     (["show", "--ids-from", "none.txt"], "'none.txt': No such file or directory"),
+    (["show", "--ids-from", "blank.txt"], "Invalid value for --ids-from: blank.txt holds no id or DOI"),
+    (["show", "t-031c0c403dfe", "--json", "--format", "bibtex"], "--json and --format bibtex contradict each other"),
     (["show", "--ids-from", "latin1.txt"], "latin1.txt, line 2: not UTF-8 text (invalid start byte at byte 5)"),
 ])
 def test_show_without_ids_is_a_usage_error(runner, workdir, args, message):
     (workdir / "latin1.txt").write_bytes("abc\nMüller\n".encode("latin-1"))
+    (workdir / "blank.txt").write_text("\n# nothing\n", encoding="utf-8")
     result = runner.invoke(main, args)
     assert result.exit_code == 2 and message in result.stderr
 
@@ -458,6 +461,17 @@ def test_a_reader_that_goes_away_ends_the_command_with_status_141(workdir):
     assert subprocess.run(command + ["index"], capture_output=True, timeout=120).returncode == 0
     process = subprocess.Popen(command + ["search", "gpu", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.close()  # as `| head` does once it has its lines
+    assert (process.wait(timeout=120), process.stderr.read()) == (141, b"")
+    process.stderr.close()
+    # an export larger than the pipe holds, whose reader stops after a few bytes
+    write(workdir / "many.jsonl", "".join(json.dumps({"id": f"2101.{n:05d}", "title": f"Paper {n}",
+                                                      "abstract": "words " * 400}) + "\n" for n in range(200)))
+    assert subprocess.run(command + ["index", "many.jsonl", "--index-dir", "many"], capture_output=True,
+                          timeout=120).returncode == 0
+    process = subprocess.Popen(command + ["search", "words", "--all", "--format", "ris", "--index-dir", "many"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.read(10) == b"TY  - UNPB"
+    process.stdout.close()
     assert (process.wait(timeout=120), process.stderr.read()) == (141, b"")
     process.stderr.close()
 

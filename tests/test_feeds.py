@@ -107,6 +107,29 @@ def test_the_command_line_prints_the_same_feed(client, index_dir):
                                     "http://localhost/", "--index-dir", str(index_dir)])
     assert cli.exit_code == 0, cli.output
     assert cli.stdout == web
-    bad = CliRunner().invoke(main, ["search", "SpMV", "--format", "atom", "--base-url", "localhost:8000",
+    # without --limit, as many entries as the web's feed
+    whole = CliRunner().invoke(main, ["search", "SpMV", "--format", "atom", "--base-url", "http://localhost",
+                                      "--index-dir", str(index_dir)])
+    assert whole.stdout == client.get("/feed.atom?q=SpMV").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("base_url", ["localhost:8000", "http://[::1", "http://h/?q=1", "http://h/#top",
+                                      "http://h/ x", 'http://a"b', "http://host:99999", "ftp://h"])
+def test_a_base_url_that_cannot_prefix_links_is_a_usage_error(index_dir, base_url):
+    bad = CliRunner().invoke(main, ["search", "SpMV", "--format", "atom", "--base-url", base_url,
                                     "--index-dir", str(index_dir)])
-    assert bad.exit_code == 2 and "'localhost:8000' is not an http(s) address" in bad.stderr
+    assert bad.exit_code == 2 and f"{base_url!r} is not an http(s) address of a web page" in bad.stderr
+
+
+def test_a_feed_has_no_page(client, index_dir):
+    paged = CliRunner().invoke(main, ["search", "SpMV", "--format", "atom", "--page", "2",
+                                      "--index-dir", str(index_dir)])
+    assert paged.exit_code == 2 and "--format atom is the search's feed, newest first; it has no --page" in paged.stderr
+    plain = client.get("/feed.atom?q=SpMV").get_data()
+    assert client.get("/feed.atom?q=SpMV&page=11&sort=title&more=author").get_data() == plain
+
+
+def test_a_feed_asked_with_a_host_that_is_no_host_is_a_400(client):
+    for host in ['a"b<c>', "x y", ""]:
+        response = client.get("/feed.atom?q=SpMV", headers={"Host": host})
+        assert response.status_code == 400, host

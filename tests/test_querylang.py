@@ -284,6 +284,8 @@ def test_parsed_query_carries_text_words_and_notes():
     ("OR OR", "the query is empty"),
     ("s*", "'s*': a wildcard needs at least 2 letters before it"),
     ("year:", "'year:' has no value (write e.g. year:2023)"),
+    ("gpu date:", "'date:' has no value (write e.g. date:2025-03..2025-06)"),
+    ("title:(x~ gpu)", "'title:(x~': a fuzzy word needs at least 3 letters"),
 ])
 def test_errors_need_no_engine(text, message):
     with pytest.raises(QueryError, match=re.escape(message)):
@@ -293,6 +295,7 @@ def test_errors_need_no_engine(text, message):
 @pytest.mark.parametrize(("text", "words"), [
     ("memroy~2 gpu", ["memroy~2", "gpu"]),
     ("title:sprase~1", []),
+    ("title:(memroy~2 gpu)", []),
     ("x~0", ["x~0"]),
     ("-gpu~1 memory", ["memory"]),
     # Pasted text reads a tilde as text (TeX's tie), as it always did.

@@ -149,3 +149,14 @@ def test_a_query_written_in_tex_finds_what_the_record_wrote_in_tex(tmp_path):
     assert index.search('Schr\\"odinger').query == "Schrödinger"
     # a tilde stays the fuzzy suffix beside TeX
     assert [hit.id for hit in index.search("$\\alpha$ equatoin~1").hits] == ["t-00000000000a"]
+
+
+def test_the_python_api_takes_first_author_and_past_as_the_web_does(corpus_index):
+    by_qian = {hit.id for hit in corpus_index.search("", first_author="Depei Qian", limit=100).hits}
+    assert by_qian == {hit.id for hit in corpus_index.search("", author="^Depei Qian", limit=100).hits}
+    assert len(by_qian) == 18
+    assert corpus_index.export("gpu", first_author="Longbin Zeng").total == \
+        corpus_index.search("gpu", author="^Longbin Zeng").total
+    assert corpus_index.search("gpu", past="week").total == 0  # the author pages give no days
+    with pytest.raises(QueryError, match="past 'fortnight' is not one of week, month, year"):
+        corpus_index.search("gpu", past="fortnight")

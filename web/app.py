@@ -106,6 +106,10 @@ RECORD_ROUTES = {"record_page": "/records/{}", "record_bibtex": "/records/{}/bib
 _PATH_SAFE = "!$&'()*+,;=:@"
 
 
+# A Host header a feed's absolute links can be made of: a name or address, and a port.
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")
+
+
 def id_path(record_id: str) -> str:
     """``record_id`` percent-encoded for a record URL's path.
 
@@ -318,7 +322,12 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         from searchengine.export import rows
         from searchengine.feeds import FEED_SIZE, MEDIA_TYPE, atom_feed, feed_title
 
-        params = SearchParams.from_args(request.args)
+        if not _HOST.fullmatch(request.host):
+            raise QueryError("the request's Host header is not a host name and port: the feed's links "
+                             "could not be absolute")
+        # The feed is newest first from its first entry: page, sort and more play no part.
+        params = SearchParams.from_args(MultiDict(
+            [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "sort", "more")]))
         if params.is_empty:
             raise QueryError("a feed needs query text or a filter (the same parameters as the search page)")
         # The search page's 10 a page is few for a feed; a limit given is kept (at most 100).

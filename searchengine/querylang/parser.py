@@ -244,11 +244,11 @@ def _rewrite_fields(part: str, strict: bool = True) -> str:
             raise QueryError(f"unknown field '{name}:' (fields are {KNOWN_FIELDS})")
         return name + " "  # mixed case, digits, or prose: text glued to a colon
     empty = next((m.group(1) for m in _EMPTY_FIELD.finditer(part)
-                  if FIELD_ALIASES.get(m.group(1).lower())), None)
+                  if FIELD_ALIASES.get(m.group(1).lower()) or m.group(1).lower() in _FILTER_NAMES), None)
     if empty:
         example = {"year": "2023", "id": "2101.00001", "categories": "cs.DC", "authors": "Qian",
-                   "doi": "10.1103/PhysRevB.76.125117"}
-        value = example.get(FIELD_ALIASES[empty.lower()], "gpu")
+                   "doi": "10.1103/PhysRevB.76.125117", "date": "2025-03..2025-06"}
+        value = example.get(FIELD_ALIASES.get(empty.lower()) or _FILTER_NAMES[empty.lower()], "gpu")
         raise QueryError(f"'{empty}:' has no value (write e.g. {empty}:{value})")
     return _FIELD.sub(replace, part)
 
@@ -296,7 +296,7 @@ def _check_fuzzy(part: str, strict: bool) -> None:
             continue
         token = token.strip("()")
         word = token.lstrip("+-!")
-        word = word.split(":", 1)[1] if _FIELD.match(word) else word
+        word = word.split(":", 1)[1].lstrip("(") if _FIELD.match(word) else word  # title:(memroy~2 gpu)
         fuzzy = syntax.FUZZY.fullmatch(word)
         if fuzzy:
             if fuzzy.group("distance") != "0" and len(fuzzy.group("text")) < MIN_FUZZY:

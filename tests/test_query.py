@@ -34,6 +34,13 @@ EXPECTED = [
     ("SpMV GPU", lambda r: contains_word(r, "spmv") and gpu(r)),
     ("gpu -memory", lambda r: gpu(r) and not memory(r)),
     ("gpu NOT memory", lambda r: gpu(r) and not memory(r)),
+    # a sign before a quoted phrase applies to the phrase
+    ('gpu -"memory"', lambda r: gpu(r) and not memory(r)),
+    ('gpu -abs:"GPU memory"', lambda r: gpu(r) and not re.search(r"\bGPU memory\b", r.abstract, re.IGNORECASE)),
+    ('gpu +"memory"', lambda r: gpu(r) and memory(r)),
+    # a word joined by dots or slashes is excluded whole
+    ("gpu -cs.DC", gpu),
+    ("gpu NOT node.js", gpu),
     ("gpu OR spmv", lambda r: gpu(r) or contains_word(r, "spmv")),
     ("(gpu OR spmv) memory", lambda r: (gpu(r) or contains_word(r, "spmv")) and memory(r)),
     ("gpu and memory", lambda r: gpu(r) and memory(r)),

@@ -111,6 +111,13 @@ _WILDCARD_WORD = re.compile(r"[^\s()\"]*\*[^\s()\"]*")
 _FUZZY_NUMBER = re.compile(r"(?<![^\s(:])(?P<word>[^\W\d_][^\s()\"*?:~]*)~(?P<number>\d+(?:\.\d*)?)(?=[\s)]|$)")
 # A tilde after a closing quote: Lucene's proximity (``"a b"~3``).
 _PROXIMITY = re.compile(r"~(?P<number>\d+(?:\.\d*)?)?(?=[\s)]|$)")
+# The same after a sign (``-abs:"gpu memory"``): the sign stays, for the phrase.
+_SIGNED_FIELD_BEFORE_PHRASE = re.compile(r"(?:^|(?<=[\s(]))[-+]([A-Za-z][\w-]*):$")
+# A sign ending the text before a quoted phrase (``gpu -"memory"``, ``-abs:"a b"``).
+_SIGN_BEFORE_PHRASE = re.compile(r"(?:^|(?<=[\s(]))([-+])$")
+# A word of letters and digits joined by dots, slashes or underscores
+# (``cs.DC``, ``node.js``, ``a_b``): excluded as one, as a phrase of its parts.
+_JOINED_BY_MARKS = re.compile(r"(?<=\bNOT )([A-Za-z0-9]+(?:[._/][A-Za-z0-9]+)+)(?=[\s)]|$)")
 # ``title:(graph neural)``: a field applied to a group of words.
 _FIELD_GROUP = re.compile(r"\b\w+:\([^()]*\)")
 
@@ -257,6 +264,7 @@ def _rewrite_operators(part: str) -> str:
     """``-word`` → ``NOT word``, ``+word`` → ``word``; lone signs and dangling operators go."""
     part = re.sub(r"(?:(?<=\s)|^)-(?=[\w(\"])", "NOT ", part)
     part = re.sub(r"(?:(?<=\s)|^)\+(?=[\w(\"])", "", part)
+    part = _JOINED_BY_MARKS.sub(lambda m: f'"{m.group(1)}"', part)
     tokens = part.split(" ")
     kept: list[str] = []
     for token in tokens:
@@ -400,9 +408,13 @@ def prepare(text: str, notes: list[str]) -> str:
         if number and segments[number - 1][1].strip():  # text right after a quoted phrase
             part = _check_proximity(segments[number - 1][1], part)
         if number + 1 < len(segments):
-            before = _FIELD_BEFORE_PHRASE.search(part)
+            before = _FIELD_BEFORE_PHRASE.search(part) or _SIGNED_FIELD_BEFORE_PHRASE.search(part)
             if before and FIELD_ALIASES.get(before.group(1).lower()):
-                field, part = FIELD_ALIASES[before.group(1).lower()] + ":", part[:before.start()]
+                field, part = FIELD_ALIASES[before.group(1).lower()] + ":", part[:before.start(1)]
+            # A sign right before a quote belongs to the phrase: -"gpu memory" excludes it.
+            sign = _SIGN_BEFORE_PHRASE.search(part)
+            if sign:
+                part = part[:sign.start()] + (" NOT" if sign.group(1) == "-" else "")
         part = _balance_parentheses(part)
         part = _rewrite_fields(part, strict)
         _check_wildcards(part)

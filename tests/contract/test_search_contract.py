@@ -217,6 +217,12 @@ def test_a_date_filter_on_an_index_without_dates_says_why_nothing_matched(engine
     assert engine_index.search("gpu", year="2025-").notes == []
 
 
+@pytest.mark.parametrize(("query", "unmatched"), [("gpu zzq*", ["zzq"]), ("gpu zzzzqqq~1", ["zzzzqqq~1"])])
+def test_a_prefix_or_fuzzy_word_that_matches_nothing_is_not_dropped(engine_index, query, unmatched):
+    results = engine_index.search(query)
+    assert (results.total, results.relaxed, results.unmatched) == (engine_index.search("gpu").total, True, unmatched)
+
+
 def test_an_unknown_record_is_reported(engine_index):
     with pytest.raises(RecordNotFoundError, match="no record with id 'nope'"):
         engine_index.record("nope")

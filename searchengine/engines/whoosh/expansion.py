@@ -200,12 +200,24 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
                 memo[key] = terms_of(node)
             terms, said = memo[key]
             notes.extend(said)
-            return wq.Or([wq.Term(fieldname, term) for term in terms], boost=node.boost) if terms else wq.NullQuery
+            if not terms:
+                # Matches nothing, as the word typed: Whoosh drops a NullQuery from an AND,
+                # which would answer "gpu zzq*" as "gpu" alone.
+                return wq.Term(fieldname, _as_typed(node))
+            return wq.Or([wq.Term(fieldname, term) for term in terms], boost=node.boost)
         if node.is_leaf():
             return node
         return node.apply(expand)
 
     return expand(query).normalize()
+
+
+def _as_typed(node: wq.Query) -> str:
+    """A prefix or fuzzy node as typed (``zzq*``, ``memroy~2``): a term no
+    field holds, since analysis never keeps ``*`` or ``~``."""
+    if isinstance(node, wq.FuzzyTerm):
+        return f"{node.text}~{node.maxdist}"
+    return f"{node.text}*" if isinstance(node, wq.Prefix) else str(node.text)
 
 
 # A joined word typed in lower case (``flashattention``) is also searched as

@@ -143,6 +143,9 @@ _GROUP_WORDS = re.compile(
 _AND = re.compile(r"\s+and\s+|^and\s+|\s+and$")
 # A name's part that follows its comma without being given names: "King, Jr., Martin".
 _SUFFIX = re.compile(r"^(?:jr|sr|[ivx]+)\.?$", re.IGNORECASE)
+# The same written last ("Smith, John, Jr."): only the common ones, since a
+# third bare name there may be a person ("Wang, Li, Xi").
+_SUFFIX_LAST = re.compile(r"^(?:jr|sr|ii|iii|iv)\.?$", re.IGNORECASE)
 # A surname as written before its comma: one word, maybe with particles ("van der Berg").
 _SURNAME = re.compile(r"^(?:(?:[a-z]+|d'|de|van|von|der|den|del|della|la|le|du|da|dos|di)\s+)*[^\W\d_][\w'\-.]*$")
 # Given names ending in lower-case particles ("J. van der", ADS's "Holt Brink, J. van der"):
@@ -178,11 +181,13 @@ def _unbrace(name: str) -> str:
 
 
 def _inverted(name: str) -> str | None:
-    """"Last, First" (or "Last, Jr., First") as "First Last" ("First Last Jr."); ``None``
+    """"Last, First" (or "Last, Jr., First", "Last, First, Jr.") as "First Last" ("First Last Jr."); ``None``
     when ``name`` is not in that form."""
     parts = [p.strip() for p in _top_level_split(name, re.compile(","))]
     if len(parts) == 3 and _SUFFIX.match(parts[1]):
         last, suffix, first = parts
+    elif len(parts) == 3 and _SUFFIX_LAST.match(parts[2]):  # "Smith, John, Jr." (RIS, CSL)
+        last, first, suffix = parts
     elif len(parts) == 2:
         (last, first), suffix = parts, ""
     else:

@@ -284,6 +284,8 @@ def test_a_line_over_the_cap_is_reported_and_passed_over(tmp_path):
     ("Lovelace, Ada and Babbage, Charles", ["Ada Lovelace", "Charles Babbage"]),
     ("van der Berg, Jan and Smith, J.", ["Jan van der Berg", "J. Smith"]),
     ("King, Jr., Martin Luther and Lovelace, Ada", ["Martin Luther King Jr.", "Ada Lovelace"]),
+    ("Smith, John, Jr.", ["John Smith Jr."]),
+    ("Smith, John, III and Lovelace, Ada", ["John Smith III", "Ada Lovelace"]),
     ("Lovelace, Ada and {Barnes and Noble Detector Collaboration}",
      ["Ada Lovelace", "Barnes and Noble Detector Collaboration"]),
     # Semicolons: one person each.

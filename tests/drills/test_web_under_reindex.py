@@ -58,7 +58,7 @@ WORDS = ["learning", "quantum", "graph", "neural network", "diffusion", "languag
          "protein", "causal", "federated", "benchmark", "attention", "spectral", "control"]
 
 HTML_TOTAL = re.compile(r'<h1 id="results-heading" class="summary">\s*([\d,]+) hits?\b')
-HTML_DOCUMENTS = re.compile(r"<p>(\d+) papers indexed\.")
+HTML_DOCUMENTS = re.compile(r"<p>([\d,]+) papers? indexed\.")
 
 
 def probes() -> list[tuple[str, dict]]:
@@ -94,7 +94,7 @@ def response_key(route: str, params: dict, body: bytes) -> tuple | None:
     text = body.decode("utf-8")
     if route == "/" and not params:
         match = HTML_DOCUMENTS.search(text)
-        return ("documents", int(match.group(1))) if match else None
+        return ("documents", int(match.group(1).replace(",", ""))) if match else None
     if route == "/":
         match = HTML_TOTAL.search(text)
         return ("total", int(match.group(1).replace(",", ""))) if match else None

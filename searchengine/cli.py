@@ -707,8 +707,6 @@ def show(record_ids: tuple[str, ...], ids_from, index_dir: Path, as_json: bool, 
     record once); each one not found is named on stderr and the exit status
     is 1. With --json, one id argument prints one object; several, or
     --ids-from, a list."""
-    from searchengine.errors import RecordNotFoundError
-
     output_format = _output_format(as_json, output_format)
     wanted = list(record_ids)
     if ids_from is not None:
@@ -720,16 +718,7 @@ def show(record_ids: tuple[str, ...], ids_from, index_dir: Path, as_json: bool, 
         raise click.UsageError("give an id or DOI, or --ids-from FILE")
     if len(wanted) > MAX_LOOKUP:
         raise click.UsageError(f"{len(wanted):,} ids given; at most {MAX_LOOKUP:,} are looked up at once")
-    index = _open_or_build(index_dir)
-    records, missing = {}, []
-    for record_id in dict.fromkeys(wanted):
-        try:
-            record = index.document(record_id)
-        except RecordNotFoundError:
-            missing.append(record_id)
-            continue
-        records.setdefault(record["id"], record)
-    found = list(records.values())
+    found, missing = _open_or_build(index_dir).documents(wanted)
     if output_format == "json":
         if found:
             _print_json(found[0] if len(record_ids) == 1 and ids_from is None else found)

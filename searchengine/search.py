@@ -385,6 +385,25 @@ class SearchIndex:
             **link_fields(record),
         }
 
+    def documents(self, record_ids) -> tuple[list[dict[str, Any]], list[str]]:
+        """``(found, missing)`` for many ids and DOIs: the :meth:`document` of
+        each, in the order given and each record once (an id and its DOI
+        give it once), and the ids and DOIs no record has.
+
+        Raises:
+            IndexDamagedError: the index cannot be read.
+        """
+        found: dict[str, dict[str, Any]] = {}
+        missing: list[str] = []
+        for record_id in dict.fromkeys(record_ids):
+            try:
+                record = self.document(record_id)
+            except RecordNotFoundError:
+                missing.append(record_id)
+                continue
+            found.setdefault(record["id"], record)
+        return list(found.values()), missing
+
     def records(self) -> Iterator[Record]:
         """Every record of the index (one generation, read whole), in index order."""
         return iter(self.engine.call(lambda searcher: list(searcher.records())))

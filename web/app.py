@@ -379,16 +379,10 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             raise QueryError(f"id number {wanted.index('') + 1} is empty")
         if len(wanted) > MAX_API_LOOKUP:
             raise QueryError(f"{len(wanted)} ids given; at most {MAX_API_LOOKUP} are looked up in one request")
-        records, missing = {}, []
-        for record_id in dict.fromkeys(wanted):
-            try:
-                record = search_index.document(record_id)
-            except RecordNotFoundError:
-                missing.append(record_id)
-                continue
-            record.pop("source", None)
-            records.setdefault(record["id"], record)
-        return jsonify({"records": list(records.values()), "missing": missing})
+        found, missing = search_index.documents(wanted)
+        for record in found:
+            record.pop("source", None)  # a path on the server
+        return jsonify({"records": found, "missing": missing})
 
     @app.get("/api/records/<record_id:record_id>")
     def api_record(record_id: str):

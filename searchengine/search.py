@@ -231,8 +231,9 @@ class SearchIndex:
         snippets or facets. Each hit carries its whole ``abstract``.
 
         Args:
-            query, year, author, first_author, category, primary_only, since, until, past, date, sort,
-            time_budget, exact: as for :meth:`search`.
+            query: as for :meth:`search`, like ``year``, ``author``,
+                ``first_author``, ``category``, ``primary_only``, ``since``,
+                ``until``, ``past``, ``date``, ``sort``, ``time_budget`` and ``exact``.
             cap: most hits returned (default
                 :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
 

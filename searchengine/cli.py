@@ -55,17 +55,26 @@ index_dir_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 
 
+#: Exit status of a command that met an index it cannot trust: damaged, or
+#: written by another version (either way: rebuild it).
+EXIT_REBUILD = 3
+
+
 class Group(click.Group):
-    """Turns the package's errors into one-line messages with exit status 1."""
+    """Turns the package's errors into one-line messages with exit status 1
+    (:data:`EXIT_REBUILD` for an index to rebuild)."""
 
     def invoke(self, ctx: click.Context):
-        from searchengine.errors import SearchEngineError
+        from searchengine.errors import IndexDamagedError, SearchEngineError
 
         try:
             return super().invoke(ctx)
         except SearchEngineError as exc:
             _report_problems(getattr(exc, "problems", []))
-            raise click.ClickException(str(exc)) from None
+            error = click.ClickException(str(exc))
+            if isinstance(exc, IndexDamagedError):
+                error.exit_code = EXIT_REBUILD
+            raise error from None
         except BrokenPipeError:
             # The reader went away (`| head`): stop quietly with 128 + SIGPIPE,
             # as Unix tools do (click's own handling would exit 1).
@@ -817,6 +826,36 @@ def stats(index_dir: Path, as_json: bool) -> None:
     click.echo("\nCategories:")
     for category, count in data["categories"].items():
         click.echo(f"  {category:<{width}} {count:>6}")
+
+
+@main.command()
+@index_dir_option
+@json_option
+def check(index_dir: Path, as_json: bool) -> None:
+    """Verify the whole index: every file against its checksum and every document read.
+
+    Exit status 0 when the index is sound, 3 when it is damaged (rebuild it).
+    On a cluster: the layout, the health and every shard copy.
+    """
+    from searchengine.engines import check_index
+
+    report = check_index(index_dir)
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        for part in report.parts:
+            if part.problem:
+                click.echo(f"  {report.version}/{part.name}: {part.problem}", err=True)
+        if report.problem is None:
+            size = sum(part.size or 0 for part in report.parts)
+            what = (f"{_count(len(report.parts), 'file')}, {size / 1e6:,.1f} MB" if report.engine == "whoosh"
+                    else _count(len(report.parts), "shard copy").replace("copys", "copies"))
+            click.echo(f"{report.location}: sound ({report.version}: {what}, "
+                       f"{_count(report.documents or 0, 'document')})")
+    if report.problem is not None:
+        if not as_json:
+            click.echo(f"Error: {report.problem}", err=True)
+        sys.exit(EXIT_REBUILD)
 
 
 @main.command()

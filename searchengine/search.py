@@ -102,17 +102,24 @@ class SearchIndex:
     It follows the index as it changes: after a rebuild publishes a new
     generation, the next search uses it, without a restart.
 
+    Args:
+        path: the index folder or cluster URL.
+        time_budget: seconds a search may take unless it says otherwise.
+        lazy: do not open the index until the first call (then each call
+            raises what opening raises, until it opens).
+
     Raises:
         IndexNotFoundError: there is no index at ``path``.
-        IndexDamagedError: the index exists but cannot be opened.
+        IndexDamagedError: the index exists but cannot be opened, or is damaged.
     """
 
-    def __init__(self, path: str | os.PathLike, *, time_budget: float = DEFAULT_TIME_BUDGET) -> None:
+    def __init__(self, path: str | os.PathLike, *, time_budget: float = DEFAULT_TIME_BUDGET,
+                 lazy: bool = False) -> None:
         from searchengine.engines import check_location, open_engine
 
         self.path = check_location(path)
         self.time_budget = time_budget
-        self.engine = open_engine(self.path)
+        self.engine = open_engine(self.path, lazy=lazy)
 
     @property
     def doc_count(self) -> int:

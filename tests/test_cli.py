@@ -126,9 +126,9 @@ def test_damaged_index_is_an_error_not_a_traceback(runner, workdir):
     (workdir / "index" / "gen-x").mkdir(parents=True)
     (workdir / "index" / "CURRENT").write_text("gen-x\n")
     result = runner.invoke(main, ["search", "GPU"])
-    assert result.exit_code == 1
-    assert result.stderr.startswith("Error: ") and "cannot be opened" in result.stderr
-    assert len(result.stderr.splitlines()) == 1
+    assert result.exit_code == 3
+    assert result.stderr == ("Error: index: the index is damaged: gen-x/CHECKSUMS is missing; "
+                             "rebuild it with 'searchengine index PATH... --index-dir index'\n")
 
 
 def test_nothing_to_index_is_an_error(runner, workdir):
@@ -263,7 +263,7 @@ def test_a_damaged_pointer_is_an_error_and_never_costs_the_index(runner, workdir
         current.write_bytes(pointer)
     for args in (["search", "GPU"], ["stats"], ["index", "--update", "corpus"], ["remove", "t-30f1b8f5a2a1"]):
         result = runner.invoke(main, args)
-        assert result.exit_code == 1, (args, result.output)
+        assert result.exit_code == 3, (args, result.output)
         assert "CURRENT" in result.stderr and "Traceback" not in result.output
         assert sorted(p.name for p in (workdir / "index").glob("gen-*")) == generations
     # A full rebuild repairs it.

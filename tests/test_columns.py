@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from searchengine import build_index, open_index, remove_documents, update_index
-from searchengine.engines.whoosh import columns, facetcolumns, store
+from searchengine import IndexDamagedError, build_index, open_index, remove_documents, update_index
+from searchengine.engines.whoosh import columns, facetcolumns, integrity, store
 from searchengine.engines.whoosh.columns import COLUMNS_FILE
 from searchengine.engines.whoosh.facetcolumns import FacetColumns
 
@@ -130,25 +130,21 @@ def test_update_and_remove_change_the_counts_exactly(index_dir, tmp_path):
         index.close()
 
 
-def test_an_index_without_the_column_file_works_and_gets_one(index_dir):
+def test_an_index_without_the_column_file_is_searched_from_its_segments(index_dir):
     path = column_file(index_dir)
-    path.unlink()  # as an index written before the file existed
+    path.unlink()
+    integrity.write_checksums(path.parent)  # (so that no checksum names it)
     index = open_index(index_dir)
     try:
+        assert index.engine.current().cache.columns().size == len(RECORDS)
         assert counted(index) == expected(RECORDS)
     finally:
         index.close()
-    assert path.is_file()  # stored for the next process
-    index = open_index(index_dir)
-    try:
-        assert FacetColumns.load(path, index.engine.current().searcher.reader()) is not None
-        assert counted(index) == expected(RECORDS)
-    finally:
-        index.close()
+    assert not path.exists()  # a published generation is never written to
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "other generation"])
-def test_a_column_file_that_does_not_fit_is_ignored(index_dir, tmp_path, damage):
+def test_a_column_file_that_does_not_fit_is_damage(index_dir, tmp_path, damage):
     path = column_file(index_dir)
     if damage == "garbage":
         path.write_bytes(b"not columns at all")
@@ -158,32 +154,16 @@ def test_a_column_file_that_does_not_fit_is_ignored(index_dir, tmp_path, damage)
         other = tmp_path / "other"
         build_index([write(tmp_path / "other.jsonl", RECORDS[:2])], other)
         path.write_bytes(column_file(other).read_bytes())
+    integrity.write_checksums(path.parent)  # damage the checksums cannot see
     index = open_index(index_dir)
     try:
-        assert counted(index) == expected(RECORDS)
+        with pytest.raises(IndexDamagedError) as caught:
+            counted(index)
     finally:
         index.close()
-    index = open_index(index_dir)
-    try:  # replaced by a good one
-        assert FacetColumns.load(path, index.engine.current().searcher.reader()) is not None
-    finally:
-        index.close()
-
-
-def test_an_index_that_cannot_be_written_is_searched_without_storing(index_dir, monkeypatch):
-    path = column_file(index_dir)
-    path.unlink()
-
-    def refuse(*args, **kwargs):
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(facetcolumns, "write_columns", refuse)  # as the searcher's cache writes
-    index = open_index(index_dir)
-    try:
-        assert counted(index) == expected(RECORDS)
-    finally:
-        index.close()
-    assert not path.exists()
+    assert str(caught.value) == (
+        f"{index_dir}: the index is damaged: {path.parent.name}/facet.columns does not fit its generation's "
+        f"documents; rebuild it with 'searchengine index PATH... --index-dir {index_dir}'")
 
 
 @pytest.fixture(scope="module")
@@ -336,6 +316,7 @@ def test_a_column_file_without_the_vocabulary_is_used_and_fuzzy_words_still_expa
                               {name: numpy.asarray(values) for name, values in arrays.items()})
     finally:
         index.close()
+    integrity.write_checksums(path.parent)
     index = open_index(index_dir)
     try:
         assert index.engine.current().cache.columns().vocabulary("title") is None

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from searchengine import IndexNotFoundError, build_index, open_index
-from searchengine.engines.whoosh import store
+from searchengine.engines.whoosh import integrity, store
 from searchengine.cli import main
 from searchengine.indexer import remove_documents, update_index
 
@@ -117,7 +117,8 @@ def test_update_adds_new_documents_and_replaces_by_id(samples, index_copy, tmp_p
     segments = {s.segment_id() for s in whoosh_index.open_dir(str(current))._segments()}
     assert (current / COLUMNS_FILE).is_file()
     assert (current / store.LAYOUT_FILE).read_text() == f"{store.LAYOUT}\n"
-    files = {p.name for p in current.iterdir()} - {"MAIN_WRITELOCK", COLUMNS_FILE, store.LAYOUT_FILE}
+    files = {p.name for p in current.iterdir()} - {"MAIN_WRITELOCK", COLUMNS_FILE, store.LAYOUT_FILE,
+                                                    "CHECKSUMS", "VERIFIED"}
     tocs = {name for name in files if name.startswith("_MAIN_")}
     assert len(tocs) == 1 and files - tocs and all(name.split(".")[0] in segments
                                                      for name in files - tocs), sorted(files)
@@ -141,6 +142,9 @@ def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
     writer = ix.writer()
     writer.add_document(**document_fields(Record(id="0704.0005", title="Injected copy", version=9)))
     writer.commit()
+    generation = store.current_generation(index_copy)
+    (generation / "facet.columns").unlink()  # (its documents changed)
+    integrity.write_checksums(generation)  # as if the index was written so
     assert len(open_index(index_copy).search("id:0704.0005").hits) == 2
     unrelated = jsonl(tmp_path / "one.jsonl", {"id": "2101.00001", "title": "Unrelated"})
     summary = update_index([unrelated], index_copy)
@@ -223,9 +227,11 @@ def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(oai, tmp_path):
     (tmp_path / "index" / "gen-x" / "_MAIN_1.toc").write_bytes(b"garbage")
     (tmp_path / "index" / "CURRENT").write_text("gen-x\n")
     runner = CliRunner()
+    (tmp_path / "index" / "gen-x" / "LAYOUT").write_text("3\n")
+    integrity.write_checksums(tmp_path / "index" / "gen-x")  # damage the checksums cannot see
     for args in (["index", "--update", str(oai)], ["remove", "0704.0001"]):
         result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])
-        assert result.exit_code == 1
+        assert result.exit_code == 3
         assert result.stderr.startswith(f"Error: {tmp_path / 'index' / 'gen-x'}: index cannot be opened (")
         assert len(result.stderr.splitlines()) == 1
     # Nothing was switched or left behind.
@@ -291,27 +297,57 @@ def _damage_segments(index_dir, how: str) -> None:
 WORDS = ("gpu", "memory", "model", "learning", "sparse", "graph")
 
 
+@pytest.mark.parametrize("how, shown", [("truncate", "is cut short (1,000 bytes, written as "),
+                                        ("overwrite", "is damaged (its bytes differ from those written"),
+                                        ("head", "is damaged (its bytes differ from those written")])
+def test_damaged_segments_are_named_by_their_checksums(oai, tmp_path, how, shown):
+    build_index([CORPUS], tmp_path / "index", jobs=1)
+    generation = store.current_generation(tmp_path / "index")
+    (segment,) = generation.glob("*.seg")
+    written = segment.stat().st_size
+    _damage_segments(tmp_path / "index", how)
+    runner = CliRunner()
+    message = (f"Error: {tmp_path / 'index'}: the index is damaged: {generation.name}/{segment.name} {shown}")
+    for args in (["search", "gpu"], ["search", "--author", "Qian"], ["stats"], ["show", "0704.0001"],
+                 ["index", "--update", str(oai)], ["remove", "0704.0001"]):
+        result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])
+        assert result.exit_code == 3, (args, result.output)
+        assert result.stderr.startswith(message) and result.stderr.endswith(
+            f"; rebuild it with 'searchengine index PATH... --index-dir {tmp_path / 'index'}'\n")
+    assert sorted(tmp_path.joinpath("index").glob("gen-*")) == [generation]  # nothing published
+    result = runner.invoke(main, ["check", "--index-dir", str(tmp_path / "index")])
+    assert result.exit_code == 3
+    problem = f"1,000 bytes, written as {written:,}" if how == "truncate" else "checksum mismatch"
+    assert result.stderr.splitlines() == [
+        f"  {generation.name}/{segment.name}: {problem}",
+        f"Error: {tmp_path / 'index'}: the index is damaged: 1 of 4 files of {generation.name} ({segment.name}); "
+        f"rebuild it with 'searchengine index PATH... --index-dir {tmp_path / 'index'}'"]
+
+
 @pytest.mark.parametrize("how", ["truncate", "overwrite", "head"])
-def test_damaged_segments_are_one_line_errors_for_search_and_update(oai, tmp_path, how):
+def test_damage_the_checksums_cannot_see_is_still_one_line(oai, tmp_path, how):
+    """Segments damaged before their checksums were taken (written so): each
+    read that meets the damage is a one-line error, never a traceback."""
     from searchengine import open_index
     from searchengine.errors import IndexDamagedError
 
     build_index([CORPUS], tmp_path / "index", jobs=1)
     _damage_segments(tmp_path / "index", how)
+    integrity.write_checksums(store.current_generation(tmp_path / "index"))
     runner = CliRunner()
     failed = 0
     for word in ("gpu", "memory", "model", "learning", "sparse", "graph"):
         result = runner.invoke(main, ["search", word, "--index-dir", str(tmp_path / "index")])
-        assert result.exit_code in (0, 1) and "Traceback" not in result.output
-        if result.exit_code == 1:
+        assert result.exit_code in (0, 3) and "Traceback" not in result.output
+        if result.exit_code == 3:
             failed += 1
-            assert "index cannot be" in result.stderr and "internal error" not in result.stderr
-            assert len(result.stderr.splitlines()) == 1
+            assert re.search(r"index cannot be|the index is damaged: gen-\S+ cannot be read", result.stderr)
+            assert "internal error" not in result.stderr and len(result.stderr.splitlines()) == 1
     assert failed >= 1
     result = runner.invoke(main, ["index", "--update", str(oai), "--index-dir", str(tmp_path / "index")])
     assert "Aborted" not in result.stderr and "Traceback" not in result.output
     if how != "overwrite":  # an update opens every segment: it stops, with nothing published or left behind
-        assert result.exit_code == 1 and "index cannot be" in result.stderr
+        assert result.exit_code == 3 and "index cannot be" in result.stderr
         assert len(result.stderr.splitlines()) == 1
         assert len(list((tmp_path / "index").glob("gen-*"))) == 1
     try:
@@ -372,7 +408,8 @@ def test_text_that_is_no_longer_utf8_is_a_damaged_index_for_search_and_update(oa
     whole = (generation / COLUMNS_FILE).read_bytes()
     start = whole.index(bytes(names[:64]))
     _overwrite(generation / COLUMNS_FILE, start, b"\xff" * len(names))
-    with pytest.raises(IndexDamagedError, match="index cannot be read.*UnicodeDecodeError.*rebuild"):
+    integrity.write_checksums(generation)  # damage the checksums cannot see
+    with pytest.raises(IndexDamagedError, match=r"the index is damaged: gen-\S+ cannot be read \(UnicodeDecodeError.*rebuild"):
         open_index(tmp_path / "index").search("gpu", facets=["author"])
     # A segment's facet_data column: its values (at the column's start) become 0xff;
     # the column file is rebuilt from them by an update.
@@ -381,7 +418,8 @@ def test_text_that_is_no_longer_utf8_is_a_damaged_index_for_search_and_update(oa
     offset, _ = files.range(segment.stem + ".facet_data.col")
     files.close()
     _overwrite(segment, offset, b"\xff" * 64)
+    integrity.write_checksums(generation)
     result = CliRunner().invoke(main, ["index", "--update", str(oai), "--index-dir", str(tmp_path / "index")])
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == 3 and "Traceback" not in result.output
     assert "index cannot be read (UnicodeDecodeError" in result.stderr and "internal error" not in result.stderr
     assert len(list((tmp_path / "index").glob("gen-*"))) == 1  # nothing published

@@ -87,7 +87,10 @@ def test_damaged_index_is_reported(tmp_path):
     (tmp_path / "gen-x").mkdir()
     (tmp_path / "gen-x" / "_MAIN_1.toc").write_bytes(b"garbage")
     (tmp_path / "CURRENT").write_text("gen-x\n")
-    with pytest.raises(IndexDamagedError, match="cannot be opened"):
+    with pytest.raises(IndexDamagedError, match="another version.*rebuild"):
+        open_index(tmp_path)
+    (tmp_path / "gen-x" / "LAYOUT").write_text("3\n")
+    with pytest.raises(IndexDamagedError, match="gen-x/CHECKSUMS is missing; rebuild"):
         open_index(tmp_path)
 
 

@@ -399,6 +399,8 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
 
     # --- errors and headers -----------------------------------------------
 
+    unavailable: dict[str, str] = {}  # the cause last logged of the index being unavailable
+
     def error_response(status: int, message: str) -> Response:
         if is_api():
             response = jsonify({"error": message})
@@ -416,7 +418,10 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         if isinstance(exc, RecordNotFoundError):
             return error_response(404, str(exc))
         if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexBusyError, ClusterError)):
-            log.error("index unavailable: %s", exc)
+            # Once per cause: a damaged index refuses every request until rebuilt.
+            if unavailable.get("cause") != str(exc):
+                log.error("index unavailable: %s", exc)
+                unavailable["cause"] = str(exc)
             return error_response(503, "the index is not available right now")
         log.error("unexpected search error on %s: %s", request.path, exc)
         return error_response(400, str(exc))
@@ -435,6 +440,12 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             raise exc
         log.exception("unexpected error on %s %s", request.method, request.full_path)
         return error_response(500, "internal error (logged on the server)")
+
+    @app.after_request
+    def available_again(response: Response) -> Response:
+        if response.status_code != 503 and unavailable.pop("cause", None) is not None:
+            log.warning("index available again")
+        return response
 
     @app.after_request
     def security_headers(response: Response) -> Response:

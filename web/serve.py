@@ -212,10 +212,16 @@ def _serve_socket(index_dir: Path | str, sock, threads: int, ready: int, shares:
     byte written to the pipe ``ready`` once it listens."""
     import waitress
 
-    from searchengine.search import open_index
+    from searchengine.search import SearchIndex
 
-    index = open_index(index_dir)
-    index.warm_up()
+    # Opened at the first request when it cannot be now: a process started
+    # again while the index is damaged or being replaced answers 503 until
+    # it can be read, instead of stopping the service.
+    index = SearchIndex(index_dir, lazy=True)
+    try:
+        index.warm_up()
+    except SearchEngineError as exc:
+        _say(f"server process {os.getpid()}: {exc}; answering 503 until the index can be read")
     server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
     shares.balance(server, slot)
     os.write(ready, b"1")

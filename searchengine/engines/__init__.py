@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -127,6 +128,63 @@ class Engine(Protocol):
 
     def close(self) -> None:
         """Release what the engine holds."""
+
+
+@dataclass
+class PartCheck:
+    """One part of an index as :func:`check_index` found it: a file of the
+    embedded index (``size`` in bytes) or a shard copy on a cluster (``size``:
+    its documents). ``problem`` is ``None`` for a sound part."""
+
+    name: str
+    size: int | None
+    problem: str | None = None
+
+
+@dataclass
+class IndexCheck:
+    """What :func:`check_index` found.
+
+    ``version`` names what was checked (a generation folder, or the
+    cluster's physical index); ``problem`` is ``None`` when the index is
+    sound, else one line naming the first damaged part and how to rebuild.
+    """
+
+    location: str
+    engine: str
+    version: str | None
+    documents: int | None
+    parts: list[PartCheck] = field(default_factory=list)
+    problem: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: ``{"location", "engine", "version", "documents",
+        "sound", "problem", "parts": [{"name", "size", "problem"}]}``."""
+        return {"location": self.location, "engine": self.engine, "version": self.version,
+                "documents": self.documents, "sound": self.problem is None, "problem": self.problem,
+                "parts": [vars(part) for part in self.parts]}
+
+
+def check_index(location: str | os.PathLike) -> IndexCheck:
+    """Verify the whole index at ``location``: every file's checksum and a
+    full read of its documents (embedded), or the layout, health and shard
+    copies (cluster). Damage is reported in the result, not raised.
+
+    Raises:
+        IndexNotFoundError: there is no index there.
+        ClusterError: the cluster cannot be reached.
+        InputError: a cluster location is malformed.
+    """
+    location = check_location(location)
+    if is_cluster(location):
+        engine = open_engine(location)
+        try:
+            return engine.check()
+        finally:
+            engine.close()
+    from searchengine.engines.whoosh.checking import check_folder
+
+    return check_folder(Path(location))
 
 
 class Writer(Protocol):
@@ -261,9 +319,11 @@ def open_writer(location: str | os.PathLike, *, mode: str, lock_timeout: float,
     return WhooshWriter(location, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb)
 
 
-def open_engine(location: str | os.PathLike) -> Engine:
+def open_engine(location: str | os.PathLike, *, lazy: bool = False) -> Engine:
     """The engine holding the index at ``location``: an index folder, or an
     OpenSearch URL ``http(s)://[user:password@]host:port[,host:port…]/NAME``.
+    With ``lazy``, nothing is opened before the first call (a cluster's
+    engine never opens anything before it).
 
     Raises:
         IndexNotFoundError: there is no index there.
@@ -280,4 +340,4 @@ def open_engine(location: str | os.PathLike) -> Engine:
 
     from searchengine.engines.whoosh.engine import WhooshEngine
 
-    return WhooshEngine(location)
+    return WhooshEngine(location, lazy=lazy)

@@ -100,6 +100,56 @@ class OpenSearchEngine:
                     f"'searchengine index PATH... --index {self.location}'")
         self._layout_checked = True
 
+    def check(self):
+        """The :class:`~searchengine.engines.IndexCheck` of the index: its
+        layout, its health and each shard copy (its state and documents; a
+        replica that holds another count than its primary is named).
+
+        Raises:
+            IndexNotFoundError: there is no index of that name.
+            ClusterError: the cluster cannot be reached.
+        """
+        from searchengine.engines import IndexCheck, PartCheck
+        from searchengine.errors import IndexDamagedError
+
+        report = IndexCheck(location=self.location, engine=self.name, version=None, documents=None)
+        with cluster_errors(self._location, "check the index"):
+            try:
+                self._check_layout()
+            except IndexDamagedError as exc:
+                report.problem = str(exc)
+                return report
+            report.version = ",".join(sorted(self.client.indices.get_alias(index=self.index)))
+            report.documents = self.doc_count()
+            health = self.client.cluster.health(index=self.index, params={"level": "indices"})
+            shards = self.client.cat.shards(index=self.index, params={"format": "json", "bytes": "b"})
+        primaries: dict[tuple[str, str], int] = {}
+        for shard in shards:
+            if shard.get("prirep") == "p" and shard.get("docs") not in (None, ""):
+                primaries[(shard["index"], shard["shard"])] = int(shard["docs"])
+        for shard in sorted(shards, key=lambda s: (s["index"], int(s["shard"]), s.get("prirep") != "p")):
+            kind = "primary" if shard.get("prirep") == "p" else "replica"
+            docs = int(shard["docs"]) if shard.get("docs") not in (None, "") else None
+            part = PartCheck(name=f"{shard['index']}[{shard['shard']}] {kind} on {shard.get('node') or 'no node'}",
+                             size=docs)
+            if shard.get("state") != "STARTED":
+                part.problem = (shard.get("state") or "unknown").lower()
+            elif kind == "replica" and docs != primaries.get((shard["index"], shard["shard"])):
+                part.problem = f"{docs:,} documents, its primary {primaries.get((shard['index'], shard['shard'])):,}"
+            report.parts.append(part)
+        status = health.get("status")
+        if status == "red":
+            report.problem = (f"{self.location}: a primary shard is not assigned (cluster health red): "
+                              "documents are missing until its node is back")
+        else:
+            # An unassigned or moving replica lowers redundancy, not the
+            # answers; a started copy that holds other documents changes them.
+            differing = [part for part in report.parts if part.problem and "documents" in part.problem]
+            if differing:
+                report.problem = f"{self.location}: shard copies disagree: " + "; ".join(
+                    f"{part.name}: {part.problem}" for part in differing)
+        return report
+
     def close(self) -> None:
         """Close the client's connections."""
         self.client.close()

@@ -527,18 +527,28 @@ class WhooshEngine:
     (their calls take turns).
 
     It follows the folder's ``CURRENT`` pointer: after a rebuild publishes
-    a new generation, the next call uses it, without a restart.
+    a new generation, the next call uses it, without a restart. A
+    generation's files are verified against their checksums when it is
+    opened (:mod:`.integrity`), and looked at (a ``stat`` each) before every
+    call: a file written to, cut or removed under an open searcher is never
+    read, and the call raises IndexDamagedError until the files are restored
+    or a rebuild publishes a new generation.
+
+    Args:
+        path: the index folder.
+        lazy: open the index at the first call instead of now (a server
+            started again while its index is damaged answers 503 until it is
+            rebuilt, instead of failing to start).
 
     Raises:
         IndexNotFoundError: (from any call) there is no index at ``path``.
-        IndexDamagedError: the index exists but cannot be read.
+        IndexDamagedError: the index exists but cannot be read, or is damaged.
     """
 
     name = "whoosh"
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, lazy: bool = False) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
         # One call at a time: a Whoosh searcher reads its postings through
         # shared file positions, so two threads searching it at once read
         # each other's blocks (seen as zlib errors and "damaged postings").
@@ -546,7 +556,12 @@ class WhooshEngine:
         self._local = threading.local()
         self._generation: Path | None = None
         self._searcher: WhooshSearcher | None = None
-        self.call(lambda searcher: None)
+        self._stamps: dict = {}  # the open generation's verified files
+        # The last generation found damaged, its files' stamps then, and the
+        # message: refused again at once until a file or CURRENT changes.
+        self._refused: tuple[Path, object, str] | None = None
+        if not lazy:
+            self.call(lambda searcher: None)
 
     @property
     def location(self) -> str:
@@ -574,10 +589,11 @@ class WhooshEngine:
                 if store.is_damage(exc):
                     generation = self._generation
                     # Read the files afresh next time: they may be restored from a backup.
-                    searcher.searcher.close()
-                    self._searcher = self._generation = None
-                    raise IndexDamagedError(f"{generation}: index cannot be read ({type(exc).__name__}: "
-                                            f"{exc}); rebuild it with 'searchengine index PATH...'") from exc
+                    self._drop()
+                    raise IndexDamagedError(
+                        f"{self.path}: the index is damaged: {generation.name} cannot be read "
+                        f"({type(exc).__name__}: {exc}); rebuild it with "
+                        f"'searchengine index PATH... --index-dir {self.path}'") from exc
                 raise
             finally:
                 self._local.searcher = None
@@ -589,33 +605,50 @@ class WhooshEngine:
         return self.call(lambda searcher: searcher)
 
     def _switch(self) -> WhooshSearcher:
-        """The current generation's searcher, reopened when ``CURRENT`` changed."""
+        """The current generation's searcher, reopened when ``CURRENT`` or one of its files changed."""
+        from searchengine.engines.whoosh import integrity
+
         generation = store.current_generation(self.path)
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
-        if generation != self._generation:
-            from searchengine.engines.whoosh.facetcolumns import SearcherCache
-            from searchengine.engines.whoosh.bm25f import weighting
+        if generation == self._generation:
+            if integrity.changed(generation, self._stamps) is None:
+                return self._searcher
+            self._drop()  # before anything reads the changed file
+        refused = self._refused
+        if refused is not None and refused[0] == generation and refused[1] == integrity.snapshot(generation):
+            raise IndexDamagedError(refused[2])
+        try:
+            opened, stamps = self._open(generation)
+        except IndexDamagedError as exc:
+            self._refused = (generation, integrity.snapshot(generation), str(exc))
+            raise
+        self._drop()
+        self._refused = None
+        self._searcher, self._generation, self._stamps = opened, generation, stamps
+        return opened
 
-            try:
-                ix = store.open_generation(generation, mapped=True)
-                searcher = ix.searcher(weighting=weighting())
-            except Exception as exc:  # whoosh raises many kinds on damage
-                raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
-            try:
-                store.check_layout(generation, self.path)
-            except IndexDamagedError:
-                searcher.close()
-                raise
-            if self._searcher is not None:
-                self._searcher.searcher.close()
-            cache = SearcherCache(searcher, folder=generation)
-            self._searcher, self._generation = WhooshSearcher(searcher, cache), generation
-        return self._searcher
+    def _open(self, generation: Path):
+        """A searcher over ``generation``, verified, and its files' stamps."""
+        from searchengine.engines.whoosh.bm25f import weighting
+        from searchengine.engines.whoosh.facetcolumns import SearcherCache
+
+        stamps = store.check_generation(generation, self.path)
+        try:
+            ix = store.open_generation(generation, mapped=True)
+            searcher = ix.searcher(weighting=weighting())
+        except Exception as exc:  # whoosh raises many kinds on damage
+            raise IndexDamagedError(f"{generation}: index cannot be opened ({exc})") from exc
+        return WhooshSearcher(searcher, SearcherCache(searcher, folder=generation)), stamps
+
+    def _drop(self) -> None:
+        """Close the open generation's searcher, if any."""
+        if self._searcher is not None:
+            self._searcher.searcher.close()
+        self._searcher = self._generation = None
+        self._stamps = {}
 
     def close(self) -> None:
         """Release the open files; the engine must not be used afterwards."""
         with self._calls:  # after the running call, if any
-            if self._searcher is not None:
-                self._searcher.searcher.close()
-            self._searcher = self._generation = None
+            self._drop()

@@ -35,7 +35,7 @@ from itertools import chain
 from pathlib import Path
 
 from searchengine.engines.whoosh.columns import (COLUMNS_FILE, NUMBER_COLUMNS, SET_COLUMNS, build_arrays,
-                                                 map_columns, write_columns)
+                                                 map_columns)
 from searchengine.errors import QueryError
 from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue
 from searchengine.filters import FIRST_MARK
@@ -351,11 +351,15 @@ class SearcherCache:
             return self._snippet_analyzer
 
     def columns(self) -> FacetColumns:
-        """The :class:`FacetColumns` of this searcher, mapped (or built) on first use.
+        """The :class:`FacetColumns` of this searcher, mapped on first use.
 
-        Without a usable column file (an index written before there was
-        one), the columns are read from the index and stored for the next
-        process; when the folder cannot be written they are just used.
+        Without a column file the columns are read from the index and kept
+        in memory (a published generation is never written to: its files
+        are checksummed).
+
+        Raises:
+            IndexDamagedError: the column file does not belong to the
+                generation's documents, or is malformed.
         """
         with self._lock:
             if self._columns is None:
@@ -363,13 +367,15 @@ class SearcherCache:
                 path = None if self.folder is None else self.folder / COLUMNS_FILE
                 columns = None if path is None else FacetColumns.load(path, reader)
                 if columns is None:
-                    arrays = build_arrays(reader)
-                    if self.folder is not None:
-                        try:
-                            write_columns(self.folder, reader, arrays)
-                        except OSError:
-                            pass  # a read-only index: use the columns without storing them
-                    columns = FacetColumns(arrays=arrays)
+                    if path is not None and path.exists():
+                        from searchengine.errors import IndexDamagedError
+
+                        index_dir = self.folder.parent
+                        raise IndexDamagedError(
+                            f"{index_dir}: the index is damaged: {self.folder.name}/{COLUMNS_FILE} does not fit "
+                            f"its generation's documents; rebuild it with "
+                            f"'searchengine index PATH... --index-dir {index_dir}'")
+                    columns = FacetColumns(arrays=build_arrays(reader))
                 self._columns = columns
             return self._columns
 

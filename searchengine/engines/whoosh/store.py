@@ -43,7 +43,8 @@ LAYOUT_FILE = "LAYOUT"
 #: rebuild hint (its hits would be wrong or missing), never searched.
 #: Without a LAYOUT file: written before layouts were recorded.
 #: 2: submitted days and dates, links and DOIs, NFKC folding and word forms.
-LAYOUT = 2
+#: 3: a checksum of every file (:mod:`.integrity`).
+LAYOUT = 3
 
 
 def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = False) -> Path | None:
@@ -422,6 +423,27 @@ def check_layout(generation: Path, index_dir: Path) -> None:
             f"{index_dir}: this index was built by another version of searchengine (layout {shown}, "
             f"this version reads layout {LAYOUT}); rebuild it with "
             f"'searchengine index PATHS --index-dir {index_dir}'")
+
+
+def check_generation(generation: Path, index_dir: Path, *, everything: bool = False):
+    """Refuse a generation of another layout (:func:`check_layout`) or with a
+    damaged file (:func:`.integrity.verify`, ``everything`` hashing every
+    file); returns the verified files' stamps for :func:`.integrity.changed`.
+
+    Raises:
+        IndexOutdatedError: the generation was written with another layout.
+        IndexDamagedError: a file is missing, cut short or damaged.
+    """
+    from searchengine.engines.whoosh import integrity
+    from searchengine.errors import IndexOutdatedError
+
+    try:
+        check_layout(generation, index_dir)
+    except IndexOutdatedError:
+        if (generation / integrity.CHECKSUMS).exists():
+            integrity.verify(generation)  # a damaged LAYOUT file is named as damage
+        raise
+    return integrity.verify(generation, everything=everything)
 
 
 def _fsync_dir(path: Path) -> None:

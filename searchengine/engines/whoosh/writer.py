@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 
-from searchengine.engines.whoosh import columns, internals, store
+from searchengine.engines.whoosh import columns, integrity, internals, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.processes import exit_with_parent
 from searchengine.records import Record
@@ -327,12 +327,14 @@ class WhooshWriter:
             base = store.current_generation(target, writer=True) if self.mode != "build" else None
             generation = self._generation = store.new_generation(target)
             if base is not None:
+                # An older index is rebuilt, not updated; a damaged one is
+                # named before anything of it is carried into the new one.
+                store.check_generation(base, target, everything=True)
                 store.link_generation(base, generation)
                 try:
                     self._ix = store.open_generation(generation)
                 except Exception as exc:  # Whoosh raises many kinds on damage
                     raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
-                store.check_layout(base, target)  # an older index is rebuilt, not updated
                 self._base = base
             else:
                 from searchengine.engines.whoosh.schema import build_schema
@@ -521,6 +523,7 @@ class WhooshWriter:
         with ix.reader() as reader:  # the facet and sort columns belong to the generation
             columns.write_columns(generation, reader)  # (reads every kept segment's columns)
         store.write_layout(generation)
+        integrity.write_checksums(generation)
         documents = ix.doc_count()
         store.publish(self.target, generation)
         self._published = True

@@ -19,9 +19,11 @@ def generation(index_dir):
 
 
 def outdated(index_dir, layout=None):
-    """Make the index look written by an older version: no LAYOUT file, or another number."""
+    """Make the index look written by an older version: no LAYOUT file, or
+    another number, and no checksums (layouts before 3 had none)."""
     path = generation(index_dir) / store.LAYOUT_FILE
     path.unlink()
+    (generation(index_dir) / "CHECKSUMS").unlink()
     if layout is not None:
         path.write_text(f"{layout}\n")
 
@@ -56,11 +58,11 @@ def test_an_index_of_another_layout_is_refused_with_a_rebuild_hint(tmp_path, lay
     assert str(caught.value) == message
     runner = CliRunner()
     result = runner.invoke(main, ["search", "SpMV", "--index-dir", str(index_dir)])
-    assert (result.exit_code, result.stderr) == (1, f"Error: {message}\n")
+    assert (result.exit_code, result.stderr) == (3, f"Error: {message}\n")
     # An update would mix documents of two layouts: refused too, and the index is left as it was.
     before = sorted(p.name for p in index_dir.iterdir())
     result = runner.invoke(main, ["index", "--update", str(CORPUS), "--index-dir", str(index_dir)])
-    assert (result.exit_code, result.stderr.splitlines()[-1]) == (1, f"Error: {message}")
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (3, f"Error: {message}")
     assert sorted(p.name for p in index_dir.iterdir()) == before
     # A rebuild makes it searchable again.
     assert runner.invoke(main, ["index", str(CORPUS), "--index-dir", str(index_dir), "-q"]).exit_code == 0

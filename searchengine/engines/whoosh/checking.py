@@ -1,0 +1,103 @@
+"""``searchengine check`` on an index folder: every byte and every document of the current generation.
+
+Searching trusts a file whose stamp is unchanged since it was last verified
+(:mod:`.integrity`); a check trusts nothing. It hashes every file the
+generation's ``CHECKSUMS`` lists, then opens the generation and reads every
+stored document and the facet columns, so that damage the checksums cannot
+see (a file damaged before its checksum was taken) shows too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from searchengine.engines import IndexCheck, PartCheck
+from searchengine.engines.whoosh import integrity, store
+from searchengine.errors import IndexDamagedError, IndexNotFoundError
+
+
+def check_folder(index_dir: Path) -> IndexCheck:
+    """Check the index in ``index_dir`` (see the module docstring).
+
+    Raises:
+        IndexNotFoundError: there is no index in ``index_dir``.
+    """
+    report = IndexCheck(location=str(index_dir), engine="whoosh", version=None, documents=None)
+    try:
+        generation = store.current_generation(index_dir)
+    except IndexDamagedError as exc:
+        report.problem = str(exc)
+        return report
+    if generation is None:
+        raise IndexNotFoundError(f"{index_dir}: no index here (run 'searchengine index' first)")
+    report.version = generation.name
+    try:
+        store.check_layout(generation, index_dir)
+        expected = integrity.read_checksums(generation)
+    except IndexDamagedError as exc:  # an older layout included
+        report.problem = str(exc)
+        return report
+    for name, (crc, size) in expected.items():
+        path = generation / name
+        part = PartCheck(name=name, size=size)
+        try:
+            found = path.stat().st_size
+            if found != size:
+                part.problem = f"{found:,} bytes, written as {size:,}"
+            elif integrity.crc32(path) != crc:
+                part.problem = "checksum mismatch"
+        except FileNotFoundError:
+            part.problem = "missing"
+        except OSError as exc:
+            part.problem = f"cannot be read ({exc.strerror or exc})"
+        report.parts.append(part)
+    damaged = [part for part in report.parts if part.problem]
+    if damaged:
+        shown = ", ".join(part.name for part in damaged)
+        report.problem = (f"{index_dir}: the index is damaged: {len(damaged)} of {len(report.parts)} files of "
+                          f"{generation.name} ({shown}); rebuild it with "
+                          f"'searchengine index PATH... --index-dir {index_dir}'")
+        return report
+    try:
+        report.documents = _read_everything(generation)
+    except IndexDamagedError as exc:
+        report.problem = str(exc)
+    return report
+
+
+def _read_everything(generation: Path) -> int:
+    """Open ``generation``, read every stored document and the facet columns;
+    returns the document count.
+
+    Raises:
+        IndexDamagedError: something cannot be read, or the counts disagree.
+    """
+    from searchengine.engines.whoosh import columns
+
+    index_dir = generation.parent
+    hint = f"rebuild it with 'searchengine index PATH... --index-dir {index_dir}'"
+    try:
+        ix = store.open_generation(generation, mapped=True)
+        with ix.reader() as reader:
+            documents = reader.doc_count()
+            stored = sum(1 for _ in reader.all_stored_fields())
+            try:
+                arrays = columns.map_columns(generation / columns.COLUMNS_FILE, reader)
+            except (ValueError, KeyError, TypeError) as exc:  # the column file's own checks
+                raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name}'s facet columns "
+                                        f"cannot be read ({exc}); {hint}") from exc
+            if arrays is None:
+                raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name}'s facet columns "
+                                        f"belong to another generation; {hint}")
+            del arrays  # (views of a map: released before the reader closes)
+    except IndexDamagedError:
+        raise
+    except Exception as exc:  # Whoosh raises many kinds on damage
+        if not store.is_damage(exc):
+            raise
+        raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name} cannot be read "
+                                f"({type(exc).__name__}: {exc}); {hint}") from exc
+    if stored != documents:
+        raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name} lists {documents:,} "
+                                f"documents and holds {stored:,}; {hint}")
+    return documents

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from searchengine import IndexDamagedError, build_index, open_index, remove_documents, update_index
-from searchengine.engines.whoosh import columns, facetcolumns, integrity, store
+from searchengine.engines.whoosh import columns, integrity, store
 from searchengine.engines.whoosh.columns import COLUMNS_FILE
 from searchengine.engines.whoosh.facetcolumns import FacetColumns
 

@@ -560,6 +560,7 @@ class WhooshEngine:
         # The last generation found damaged, its files' stamps then, and the
         # message: refused again at once until a file or CURRENT changes.
         self._refused: tuple[Path, object, str] | None = None
+        self._network_checked = False
         if not lazy:
             self.call(lambda searcher: None)
 
@@ -634,6 +635,15 @@ class WhooshEngine:
         from searchengine.engines.whoosh.facetcolumns import SearcherCache
 
         stamps = store.check_generation(generation, self.path)
+        if not self._network_checked:
+            self._network_checked = True
+            kind = store.network_filesystem(self.path)
+            if kind is not None:
+                import logging
+
+                logging.getLogger("searchengine").warning(
+                    "warning: %s is on a network file system (%s): a rebuild from another machine can stop "
+                    "this process; keep the index on a local disk", self.path, kind)
         try:
             ix = store.open_generation(generation, mapped=True)
             searcher = ix.searcher(weighting=weighting())

@@ -362,6 +362,64 @@ def write_layout(generation: Path) -> None:
     os.replace(temporary, generation / LAYOUT_FILE)
 
 
+#: File system types whose locks and memory maps do not behave as a local
+#: disk's (Linux names, as /proc/self/mountinfo gives them).
+NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "9p", "fuse.sshfs",
+                                 "fuse.rclone", "fuse.s3fs", "fuse.gcsfuse"})
+#: Set to 1 to write an index on a network file system anyway.
+ALLOW_NETWORK_ENV = "SEARCHENGINE_ALLOW_NETWORK_FS"
+
+
+def network_filesystem(path: Path, mountinfo: str | None = None) -> str | None:
+    """The type of the network file system ``path`` is on (``"nfs4"``), or
+    ``None`` for a local one or where mounts cannot be read (not Linux).
+
+    The write lock (``flock``) is not shared between the machines of an NFS
+    mount, or is emulated, and a file cut or replaced by another machine
+    kills a process that has it memory-mapped; an index belongs on a local
+    disk. ``mountinfo`` is the text of ``/proc/self/mountinfo`` (read when
+    not given; see proc(5) for its format).
+    """
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    target = os.path.realpath(path)
+    best, kind = "", None
+    for line in mountinfo.splitlines():
+        head, separator, tail = line.partition(" - ")
+        fields = head.split()
+        if not separator or len(fields) < 5 or not tail.split():
+            continue
+        point = fields[4].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, tail.split()[0]
+    return kind if kind in NETWORK_FILESYSTEMS else None
+
+
+def check_local(index_dir: Path) -> None:
+    """Refuse to write an index on a network file system (see
+    :func:`network_filesystem`) unless ``SEARCHENGINE_ALLOW_NETWORK_FS=1``.
+
+    Raises:
+        InputError: ``index_dir`` (or the folder it would be made in) is on one.
+    """
+    if os.environ.get(ALLOW_NETWORK_ENV) == "1":
+        return
+    existing = index_dir
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    kind = network_filesystem(existing)
+    if kind is not None:
+        from searchengine.errors import InputError
+
+        raise InputError(f"{index_dir} is on a network file system ({kind}): an index needs a local disk, whose "
+                         "locks and memory maps work across processes; build it on a local disk and copy it, or "
+                         f"set {ALLOW_NETWORK_ENV}=1 to write it there anyway (nothing was written)")
+
+
 def foreign_files(folder: Path) -> list[str]:
     """Names in ``folder`` that no index writes (its pointer, lock,
     generations; hidden files such as ``.gitkeep`` aside), sorted: a build

@@ -316,6 +316,7 @@ class WhooshWriter:
         target = self.target
         if self.mode == "remove" and store.current_generation(target) is None:
             raise IndexNotFoundError(f"{target}: no index here (run 'searchengine index' first)")
+        store.check_local(target)
         foreign = [] if store.holds_index(target) else store.foreign_files(target)
         if foreign:
             shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")

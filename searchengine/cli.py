@@ -848,8 +848,9 @@ def check(index_dir: Path, as_json: bool) -> None:
                 click.echo(f"  {report.version}/{part.name}: {part.problem}", err=True)
         if report.problem is None:
             size = sum(part.size or 0 for part in report.parts)
-            what = (f"{_count(len(report.parts), 'file')}, {size / 1e6:,.1f} MB" if report.engine == "whoosh"
-                    else _count(len(report.parts), "shard copy").replace("copys", "copies"))
+            copies = len(report.parts)
+            what = (f"{_count(copies, 'file')}, {size / 1e6:,.1f} MB" if report.engine == "whoosh"
+                    else f"{copies:,} shard {'copy' if copies == 1 else 'copies'}")
             click.echo(f"{report.location}: sound ({report.version}: {what}, "
                        f"{_count(report.documents or 0, 'document')})")
     if report.problem is not None:

@@ -859,6 +859,8 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
         # (more than the 2 x 4 threads) and a search still gets its answer.
         import socket
 
+        # Shared out once both processes listen (the first ready takes all before).
+        assert re.fullmatch(r"All 2 server processes ready in \d+\.\d s\n", process.stderr.readline())
         host, port = match.group(1).removeprefix("http://").split(":")
         stalled = [socket.create_connection((host, int(port))) for _ in range(300)]
         for sock in stalled:

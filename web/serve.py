@@ -125,8 +125,11 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
             if pipe.read(1):
                 _say(f"Serving {shown} on http://{_shown_host(host)}:{port}/ with {workers} processes, ready in "
                      f"{time.monotonic() - began:.1f} s (Ctrl-C to stop)")
-            while pipe.read(1):  # later starts and restarts
-                pass
+            ready = 1
+            while pipe.read(1):  # the other first starts, then restarts
+                ready += 1
+                if ready == workers:  # until then the ready ones take every connection
+                    _say(f"All {workers} server processes ready in {time.monotonic() - began:.1f} s")
 
     def start(slot: int) -> None:
         # SIGTERM is held back across the fork: one that reached the child

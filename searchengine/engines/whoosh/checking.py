@@ -13,7 +13,7 @@ from pathlib import Path
 
 from searchengine.engines import IndexCheck, PartCheck
 from searchengine.engines.whoosh import integrity, store
-from searchengine.errors import IndexDamagedError, IndexNotFoundError
+from searchengine.errors import IndexDamagedError, IndexNotFoundError, IndexOutdatedError
 
 
 def check_folder(index_dir: Path) -> IndexCheck:
@@ -31,10 +31,17 @@ def check_folder(index_dir: Path) -> IndexCheck:
     if generation is None:
         raise IndexNotFoundError(f"{index_dir}: no index here (run 'searchengine index' first)")
     report.version = generation.name
+    outdated = None
     try:
         store.check_layout(generation, index_dir)
+    except IndexOutdatedError as exc:
+        if not (generation / integrity.CHECKSUMS).exists():
+            report.problem = str(exc)  # an index of an older layout, without checksums
+            return report
+        outdated = str(exc)  # unless its LAYOUT file is damaged: the checksums say
+    try:
         expected = integrity.read_checksums(generation)
-    except IndexDamagedError as exc:  # an older layout included
+    except IndexDamagedError as exc:
         report.problem = str(exc)
         return report
     for name, (crc, size) in expected.items():
@@ -57,6 +64,9 @@ def check_folder(index_dir: Path) -> IndexCheck:
         report.problem = (f"{index_dir}: the index is damaged: {len(damaged)} of {len(report.parts)} files of "
                           f"{generation.name} ({shown}); rebuild it with "
                           f"'searchengine index PATH... --index-dir {index_dir}'")
+        return report
+    if outdated is not None:
+        report.problem = outdated
         return report
     try:
         report.documents = _read_everything(generation)

@@ -79,6 +79,7 @@ class GenerationCache:
     * ``abstract_frequencies``: ``text -> abstracts holding it``, for
       splitting joined words (:mod:`.expansion`);
     * ``vocabularies``: each field's term list, for fuzzy words (:mod:`.expansion`);
+    * ``written_neighbours``: the words as written near a fuzzy word (:mod:`.expansion`);
     * ``spelling`` and ``word_frequencies``: did-you-mean's words by prefix
       and their frequencies (:mod:`.lexicon`).
 
@@ -86,7 +87,7 @@ class GenerationCache:
     """
 
     __slots__ = ("postings", "positions", "norms", "frequencies", "abstract_frequencies", "vocabularies",
-                 "spelling", "word_frequencies")
+                 "written_neighbours", "spelling", "word_frequencies")
 
     def __init__(self) -> None:
         self.postings = PostingsCache(TERM_CACHE_POSTINGS)
@@ -95,6 +96,7 @@ class GenerationCache:
         self.frequencies: dict = {}
         self.abstract_frequencies: dict = {}
         self.vocabularies: dict = {}
+        self.written_neighbours: dict = {}
         self.spelling: dict = {}
         self.word_frequencies: dict = {}
 

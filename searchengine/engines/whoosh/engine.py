@@ -123,6 +123,7 @@ class WhooshSearcher:
         self.cache = cache        # facetcolumns.SearcherCache of that searcher
         self._last_filter = None  # (filter query, its docnums): see _filtered
         self._kept_stored: dict[int, dict] = {}  # see _stored
+        self._written: list[str] | None = None  # see _written_words
 
     # --- matching --------------------------------------------------------------
 
@@ -158,7 +159,7 @@ class WhooshSearcher:
         expansions: dict = {}
         if parsed.query is not None:
             wanted = expansion.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions,
-                                                self._vocabulary)
+                                                self._vocabulary, self._written_words)
             wanted = expansion.split_joined(wanted, self.searcher.reader())
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             queries.time_phrases(wanted, clock)
@@ -177,7 +178,7 @@ class WhooshSearcher:
         if fallback is None:
             return None
         fallback = expansion.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
-                                              matches.expansions, self._vocabulary)
+                                              matches.expansions, self._vocabulary, self._written_words)
         fallback = expansion.split_joined(fallback, self.searcher.reader())
         scores = score_documents(fallback, self.searcher, clock=matches.clock)
         found = self._matching(fallback, scores, matches.restrict)
@@ -208,6 +209,13 @@ class WhooshSearcher:
     def _vocabulary(self, fieldname: str) -> list[str] | None:
         """A field's distinct terms as the column file holds them (fuzzy words)."""
         return self.cache.columns().vocabulary(fieldname)
+
+    def _written_words(self) -> list[str]:
+        """Every word titles and abstracts hold as written (folded), sorted: what
+        fuzzy words are compared with; read from the column file once per generation."""
+        if self._written is None:
+            self._written = self.cache.columns().spelling_words()
+        return self._written
 
     def _filtered(self, restrict) -> list[int]:
         """The ascending document numbers passing the filter query ``restrict``,
@@ -486,7 +494,7 @@ class Corrections:
             searcher = self.searcher.searcher
             candidate = querylang.parse(text, searcher.schema)
             wanted = expansion.expand_wildcards(candidate.query, searcher.reader(), [], None, self.expansions,
-                                                self.searcher._vocabulary)
+                                                self.searcher._vocabulary, self.searcher._written_words)
             self._matches[text] = self.searcher._matching(wanted, score_documents(wanted, searcher), self.restrict)
         return self._matches[text]
 

@@ -3,10 +3,17 @@
 * A prefix (``spars*``) or wildcard → an OR of at most :data:`MAX_EXPANSIONS`
   index terms, the most frequent (a note says when some were dropped).
 * A fuzzy word (``memroy~2``) → the index terms within its edit distance,
-  the closest first (:func:`fuzzy_terms`): the optimal string alignment
-  distance, Damerau–Levenshtein with a swap of neighbours counting one, as
-  Lucene's fuzzy query, computed by ``rapidfuzz`` over a field's whole term
-  list (:class:`_Vocabulary`, kept with the generation).
+  the closest first: the optimal string alignment distance,
+  Damerau–Levenshtein with a swap of neighbours counting one, as Lucene's
+  fuzzy query, computed by ``rapidfuzz``. In a title or abstract the word
+  as written is compared with the words as written there, and what those
+  stem to is searched (:func:`written_fuzzy_terms`); in another field, its
+  term with the field's terms (:func:`fuzzy_terms`, over
+  :class:`_Vocabulary`, kept with the generation). The expansions share one
+  document frequency, the largest among them, and weigh less the more edits
+  they are away (:func:`fuzzy_weights`), as Lucene's blended rewrite of a
+  fuzzy query: a rare misspelling in the index does not outrank the word
+  meant.
 * A joined word (``flashattention``) that is two indexed words → also the
   two words (:func:`split_joined`), chosen by their frequencies in the
   abstracts.
@@ -16,13 +23,15 @@ Expanding watches the search's deadline (:class:`~.clock.MatchClock`).
 
 from __future__ import annotations
 
+from math import log
+
 from whoosh import query as wq
 
 from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.bm25f import is_bm25f_term
 from searchengine.engines.whoosh.cache import generation_cache, remembered
 from searchengine.engines.whoosh.clock import MatchClock
-from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity
+from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity, WrittenFuzzy
 from searchengine.engines.whoosh.querying import reweighed, word_query
 from searchengine.querylang import tree as t
 from searchengine.ranking import PROXIMITY_FIELDS
@@ -136,8 +145,56 @@ def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int, clock: MatchClo
     return found
 
 
+def written_fuzzy_terms(reader, fieldname: str, word: str, maxdist: int, words: list[str]) -> list[tuple[str, int]]:
+    """The terms of ``fieldname`` that the words as written (``words``: folded,
+    unstemmed, sorted) within ``maxdist`` edits of ``word`` stem to, each with
+    the fewest edits of a word that stems to it: at most
+    :data:`MAX_EXPANSIONS`, the closest first, then the most frequent.
+
+    The distances are computed by ``rapidfuzz`` over every word (about 50 ms
+    for the 255,509 words of the 74,728-record sample).
+    """
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    def neighbours(key: tuple[str, int]) -> list[tuple[str, int]]:
+        return [(found, int(distance)) for found, distance, _ in process.extract(
+            key[0], words, scorer=OSA.distance, processor=None, score_cutoff=key[1], limit=None)]
+
+    # Kept with the generation: the title and the abstract compare the same
+    # word with the same words, and the OR fallback and did-you-mean again.
+    near = remembered(generation_cache(reader).written_neighbours, (word, maxdist), neighbours, _FREQUENCIES_KEPT)
+    field = reader.schema[fieldname]
+    closest: dict[str, int] = {}
+    for written, distance in near:
+        for token in field.tokenize(written, mode="query", removestops=True):
+            if not getattr(token, "joined", False) and distance < closest.get(token.text, maxdist + 1):
+                closest[token.text] = int(distance)
+    frequency = {term: reader.doc_frequency(fieldname, term) for term in closest}
+    held = sorted((term for term in closest if frequency[term]), key=lambda term: (closest[term], -frequency[term],
+                                                                                 term))
+    return [(term, closest[term]) for term in held[:MAX_EXPANSIONS]]
+
+
+def fuzzy_weights(reader, fieldname: str, text: str, expansions: list[tuple[str, int]]) -> list[float]:
+    """The boost of each of a fuzzy word's ``expansions`` (``(term, edits)``):
+    its score becomes that of a term with the largest document frequency
+    among them (the idf of BM25's scorer, :func:`.bm25f.weighting`), times
+    ``1 - edits / len(text)`` (at least 0.1), as Lucene's
+    ``TopTermsBlendedFreqScoringRewrite`` with its fuzzy similarity boost."""
+    total = reader.doc_count_all()
+
+    def idf(n: int) -> float:
+        return log(1 + (total - n + 0.5) / (n + 0.5))
+
+    frequencies = [max(1, reader.doc_frequency(fieldname, term)) for term, _ in expansions]
+    blended = idf(max(frequencies, default=1))
+    return [blended / idf(n) * max(0.1, 1 - edits / max(1, len(text)))
+            for (_, edits), n in zip(expansions, frequencies)]
+
+
 def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchClock | None = None,
-                     memo: dict | None = None, vocabulary=None) -> wq.Query:
+                     memo: dict | None = None, vocabulary=None, written=None) -> wq.Query:
     """Replace each prefix, wildcard and fuzzy node with an OR of at most
     :data:`MAX_EXPANSIONS` terms.
 
@@ -150,7 +207,9 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
     (a prefix, a wildcard), and the clock says matching was cut. ``memo``
     (a dict kept for one search) holds each node's expansion, so the OR
     fallback and did-you-mean reuse them. ``vocabulary(fieldname)`` gives a
-    field's stored term list for fuzzy words (see :func:`_vocabulary`).
+    field's stored term list for fuzzy words (see :func:`_vocabulary`);
+    ``written()`` the words as written for :class:`~.queries.WrittenFuzzy`
+    words (``None`` without them: such a word is then compared as its stem).
     """
     if not any(isinstance(leaf, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)) for leaf in query.leaves()):
         return query
@@ -162,18 +221,35 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
             return True
         return False
 
-    def terms_of(node: wq.Query) -> tuple[list, list[str]]:
-        """``(terms, notes)`` of one node, ``terms`` as the field stores them."""
+    def terms_of(node: wq.Query) -> tuple[list, list[str], list[float] | None]:
+        """``(terms, notes, boosts)`` of one node, ``terms`` as the field stores
+        them, ``boosts`` each term's (a fuzzy word's, else ``None``)."""
         fieldname = node.field()
         if isinstance(node, wq.FuzzyTerm):
-            found = None if expired() else fuzzy_terms(reader, fieldname, node.text, node.maxdist, clock, vocabulary)
+            text = node.text
+            words = written() if isinstance(node, WrittenFuzzy) and written is not None else None
+            if isinstance(node, WrittenFuzzy) and words is None:
+                stems = [token.text for token in reader.schema[fieldname].tokenize(text, mode="query")]
+                text = stems[0] if stems else text
+            if expired():
+                found = None
+            elif words is not None:
+                found = written_fuzzy_terms(reader, fieldname, text, node.maxdist, words)
+            else:
+                from rapidfuzz.distance import OSA
+
+                terms = fuzzy_terms(reader, fieldname, text, node.maxdist, clock, vocabulary)
+                found = None if terms is None else [(term, int(OSA.distance(text, term))) for term in terms]
             if found is None:
                 if clock is not None:
                     clock.cut = True
-                return [node.text], []
-            return found, []
+                if isinstance(node, WrittenFuzzy):  # its stem, as typed
+                    stems = [token.text for token in reader.schema[fieldname].tokenize(node.text, mode="query")]
+                    return stems[:1], [], None
+                return [node.text], [], None
+            return [term for term, _ in found], [], fuzzy_weights(reader, fieldname, node.text, found)
         if expired():
-            return [], []
+            return [], [], None
         if isinstance(node, wq.Prefix):
             frequency = _prefix_frequencies(reader, fieldname, node.text)
             candidates = sorted(frequency)
@@ -188,7 +264,7 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
                         f"searched the {MAX_EXPANSIONS} most frequent")
             candidates = candidates[:MAX_EXPANSIONS]
         field = reader.schema[fieldname]
-        return [field.from_bytes(t) for t in candidates], said
+        return [field.from_bytes(t) for t in candidates], said, None
 
     def expand(node: wq.Query) -> wq.Query:
         if isinstance(node, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)):
@@ -198,13 +274,16 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
             key = (type(node).__name__, fieldname, node.text, getattr(node, "maxdist", 0))
             if key not in memo:
                 memo[key] = terms_of(node)
-            terms, said = memo[key]
+            terms, said, boosts = memo[key]
             notes.extend(said)
             if not terms:
                 # Matches nothing, as the word typed: Whoosh drops a NullQuery from an AND,
                 # which would answer "gpu zzq*" as "gpu" alone.
                 return wq.Term(fieldname, _as_typed(node))
-            return wq.Or([wq.Term(fieldname, term) for term in terms], boost=node.boost)
+            if boosts is None:
+                return wq.Or([wq.Term(fieldname, term) for term in terms], boost=node.boost)
+            return wq.Or([wq.Term(fieldname, term, boost=boost) for term, boost in zip(terms, boosts)],
+                         boost=node.boost)
         if node.is_leaf():
             return node
         return node.apply(expand)

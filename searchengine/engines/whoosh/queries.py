@@ -9,6 +9,9 @@
   until the search's deadline (:func:`time_phrases`).
 * :class:`DocumentSet`: a given set of documents (an author filter, answered
   from the generation's column file).
+* :class:`WrittenFuzzy`: a fuzzy word as written (``optimizaton~2``),
+  expanded against the words titles and abstracts hold as written, then
+  searched as what those words stem to (:mod:`.expansion`).
 
 Each gives Whoosh a matcher of its own, so that Whoosh can search, count and
 highlight any tree holding them; :mod:`.evaluate` computes the same scores
@@ -271,3 +274,15 @@ class DocumentSet(wq.Query):
 
     def docs(self, searcher, deleting=False):
         return iter(self.docnums_in(searcher.reader()))
+
+
+class WrittenFuzzy(wq.FuzzyTerm):
+    """A fuzzy word of a title or abstract field, ``text`` as written (folded,
+    unstemmed): its edits are counted between words as written, where a
+    typo keeps the rest of the word (``optimizaton`` is one edit from
+    ``optimization``, and four from its stem ``optim``). Expanded before
+    searching (:func:`.expansion.expand_wildcards`); Whoosh's own matcher
+    would compare it with stems."""
+
+    JOINT = "~"
+

@@ -46,10 +46,12 @@ from searchengine import querylang
 from searchengine.dates import intersection
 from searchengine.engines.whoosh.analysis import fold
 from searchengine.engines.whoosh.bm25f import bm25f_term, is_bm25f_term, joined_term
-from searchengine.engines.whoosh.queries import DocumentSet, ExactText, MinShouldMatch, Proximity, exact_pattern
+from searchengine.engines.whoosh.queries import (DocumentSet, ExactText, MinShouldMatch, Proximity, WrittenFuzzy,
+                                                 exact_pattern)
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
+from searchengine.querylang.text import word_pattern
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_FIELDS, QUERY_K3
 from searchengine.records import arxiv_doi_id, doi_key
 
@@ -234,12 +236,23 @@ class _Translator:
         return wq.Or([term, wq.Term("id", found)]) if found else term
 
     def fuzzy(self, fieldname: str, text: str, distance: int):
-        """A fuzzy word in one field → a ``FuzzyTerm`` of each term the field's
-        analyzer makes of it (all of them, for a compound); ``None`` when it
-        analyzes to nothing."""
+        """A fuzzy word in one field → for a title or abstract field, a
+        :class:`~.queries.WrittenFuzzy` of each word of it as written (folded);
+        for another, a ``FuzzyTerm`` of each term the field's analyzer makes
+        of it (all of them, for a compound); ``None`` when it analyzes to nothing."""
+        from searchengine.engines.whoosh.schema import SpelledTEXT
+
         field = self.schema[fieldname]
         terms = [token.text for token in field.tokenize(text, mode="query", removestops=True)
                  if not getattr(token, "joined", False)]
+        if isinstance(field, SpelledTEXT) and terms:
+            folded = fold(text)
+            written = [word for word in word_pattern(folded).findall(folded)
+                       if list(field.tokenize(word, mode="query", removestops=True))]
+            if written:
+                fuzzy = [WrittenFuzzy(fieldname, word, maxdist=distance, prefixlength=0)
+                         for word in dict.fromkeys(written)]
+                return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)
         fuzzy = [wq.FuzzyTerm(fieldname, term, maxdist=distance, prefixlength=0) for term in dict.fromkeys(terms)]
         if not fuzzy:
             return None

@@ -68,5 +68,41 @@ def test_one_search_expands_each_word_once(corpus_searcher, monkeypatch):
     first = expansion.expand_wildcards(query, reader, notes, None, memo)
     again = expansion.expand_wildcards(wq.Or(list(query.subqueries)), reader, notes, None, memo)
     assert calls == ["memroy"]
-    assert first == wq.And([wq.Term("abstract", "memori"), wq.Or([wq.Term("abstract", "spars"), wq.Term("abstract", "sparsiti")])])
-    assert again == wq.Or([wq.Term("abstract", "memori"), wq.Term("abstract", "spars"), wq.Term("abstract", "sparsiti")])
+    # Two edits from the six letters typed: weighed 1 - 2/6.
+    memory = wq.Term("abstract", "memori", boost=1 - 2 / 6)
+    assert first == wq.And([memory, wq.Or([wq.Term("abstract", "spars"), wq.Term("abstract", "sparsiti")])])
+    assert again == wq.Or([memory, wq.Term("abstract", "spars"), wq.Term("abstract", "sparsiti")])
+
+
+def test_a_fuzzy_word_as_written_expands_to_the_stems_of_the_words_near_it(corpus_searcher):
+    """``optimizaton`` is one edit from ``optimization`` as written, four from
+    its stem ``optimiz``; the written words near it are searched as their stems."""
+    from searchengine.engines.whoosh.queries import WrittenFuzzy
+
+    reader = corpus_searcher.reader()
+    words = ["optimisation", "optimization", "optimizations", "optimized", "option", "sparse"]
+    assert expansion.written_fuzzy_terms(reader, "abstract", "optimizaton", 2, words) == [("optimiz", 1)]
+    assert expansion.written_fuzzy_terms(reader, "abstract", "optimizaton", 1, words) == [("optimiz", 1)]
+    assert expansion.written_fuzzy_terms(reader, "abstract", "zzzz", 2, words) == []
+    query = WrittenFuzzy("abstract", "optimizaton", maxdist=2)
+    expanded = expansion.expand_wildcards(query, reader, [], None, {}, None, lambda: words)
+    assert expanded == wq.Term("abstract", "optimiz", boost=1 - 1 / 11)  # (an OR of one, normalised)
+
+
+def test_the_expansions_of_a_fuzzy_word_share_the_largest_document_frequency(corpus_searcher):
+    from math import log
+
+    reader = corpus_searcher.reader()
+    total = reader.doc_count_all()
+    common, rare = "gpu", "memori"
+    n_common, n_rare = reader.doc_frequency("abstract", common), reader.doc_frequency("abstract", rare)
+    assert n_common > n_rare > 0
+
+    def idf(n):
+        return log(1 + (total - n + 0.5) / (n + 0.5))
+
+    weights = expansion.fuzzy_weights(reader, "abstract", "gpus", [(common, 0), (rare, 2)])
+    assert weights == [1.0, idf(n_common) / idf(n_rare) * (1 - 2 / 4)]
+    # Each scores as a term with the common word's idf: the rare one is not worth more.
+    assert weights[1] * idf(n_rare) < weights[0] * idf(n_common)
+

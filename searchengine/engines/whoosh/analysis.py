@@ -55,10 +55,13 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Token
 from whoosh.support.charset import accent_map
 
 from searchengine.engines.whoosh import internals
-from searchengine.querylang.text import (PLURAL_REWRITES, STOP_WORDS, THOUSANDS, TOKEN_PATTERN, analyzed_pattern,
+from searchengine.querylang.text import (PLURAL_REWRITES, STOP_WORDS, TOKEN_PATTERN, analyzed_pattern,
                                          compound_parts, is_cjk_run)
 
-_THOUSANDS = re.compile(THOUSANDS)
+# querylang.text.THOUSANDS with the comma first: the same matches, found by a search for
+# the comma (a pattern that starts with a look-behind tries every position,
+# 4x slower on an abstract).
+_THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
 # A number glued to a unit or a word (16GB, 100ms, 3,700x, 2D): a compound of
 # the two, so 16GB meets 16 GB and 3,700x stays apart from 1,700x.
 _NUMBER_UNIT = re.compile(r"(\d+(?:,\d{3})*)([^\W\d_]+)")
@@ -70,9 +73,10 @@ def fold(text: str) -> str:
     """``text`` as the index holds its words: in NFKC form (``ﬁnite`` →
     ``finite``), lower-cased, accents stripped (``Vlček`` → ``vlcek``),
     thousands separators dropped (``10,000`` → ``10000``)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    text = text.lower().translate(accent_map)
+    if text.isascii():
+        text = text.lower()  # (no accents to strip)
+    else:
+        text = unicodedata.normalize("NFKC", text).lower().translate(accent_map)
     return _THOUSANDS.sub("", text) if "," in text else text
 
 

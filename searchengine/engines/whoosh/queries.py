@@ -212,10 +212,13 @@ def exact_pattern(text: str) -> str | None:
     words = [fold(part) for match in word_pattern(text).finditer(text) for part in _DASH.split(match.group()) if part]
     if not words:
         return None
-    body = r"[\W_]+".join(re.escape(word) for word in words)
-    start = "" if is_cjk_run(words[0][0]) else r"(?<![^\W_])"
+    first = re.escape(words[0])
+    body = r"[\W_]+".join([first] + [re.escape(word) for word in words[1:]])
+    # The first word's literal leads, so the search skips to where it occurs;
+    # the look-behind (of its fixed width) then checks no letter comes before.
+    start = "" if is_cjk_run(words[0][0]) else rf"(?<![^\W_]{first})"
     end = "" if is_cjk_run(words[-1][-1]) else r"(?![^\W_])"
-    return start + body + end
+    return first + start + body[len(first):] + end
 
 
 class DocumentSet(wq.Query):

@@ -316,3 +316,27 @@ def test_indexing_uses_the_token_stream_for_a_filter_that_is_not_token_local():
     field.analyzer = field.analyzer | Sentences()
     assert analysis.index_positions(field.analyzer, TRICKY) is None
     assert list(field.index(TRICKY)) == _token_stream_terms(field, TRICKY)
+
+
+@pytest.mark.parametrize("text", ["10,000 GPUs", "3,700x", "1,2 and 0,25", "1,234,567", "12,3456", "a,123",
+                                  ",123", "9,99", "x" * 500 + ",000", "7,000,0000", "1,000.5"])
+def test_fold_drops_the_thousands_separators_the_shared_pattern_names(text):
+    import re
+
+    from searchengine.engines.whoosh.analysis import fold
+    from searchengine.querylang.text import THOUSANDS
+
+    assert fold(text) == re.sub(THOUSANDS, "", text.lower())
+
+
+@pytest.mark.parametrize("text, found", [("Large language models.", True), ("xlanguage models", False),
+                                         ("language modelsx", False), ("language-models", True),
+                                         ("language_models", True), ("the language model", False)])
+def test_a_phrase_pattern_finds_its_words_as_written_and_whole(text, found):
+    import re
+
+    from searchengine.engines.whoosh.analysis import fold
+    from searchengine.engines.whoosh.queries import exact_pattern
+
+    assert (re.search(exact_pattern("language models"), fold(text)) is not None) is found
+

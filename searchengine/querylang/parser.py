@@ -584,11 +584,14 @@ def parse(text: str, *, allow_empty: bool = False,
     notes: list[str] = []
     raw = text if isinstance(text, str) else ""
     paper = arxiv_id(" ".join(raw.split())) if raw.strip() else None
+    typed = " ".join(raw.split())
     if paper:
-        return ParsedQuery(text=paper, tree=t.FieldWord("id", paper), notes=notes)
+        return ParsedQuery(text=paper, tree=t.FieldWord("id", paper),
+                           notes=[f"'{typed}' is an arXiv identifier: the paper with id {paper} is searched"])
     found_doi = identifier_doi(raw)
     if found_doi:
-        return ParsedQuery(text="doi:" + found_doi, tree=t.FieldWord("doi", doi_key(found_doi)), notes=notes)
+        return ParsedQuery(text="doi:" + found_doi, tree=t.FieldWord("doi", doi_key(found_doi)),
+                           notes=[f"'{typed}' is a DOI: the paper with DOI {found_doi} is searched"])
     cleaned = prepare(raw, notes)
     if not _OPERATOR.search(cleaned):
         cleaned = _drop_parentheses(cleaned)

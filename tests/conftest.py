@@ -68,3 +68,17 @@ def contains_word(record, pattern: str) -> bool:
 
     text = f"{record.title} {record.abstract}"
     return re.search(rf"(?<![^\W_])(?:{pattern})(?![^\W_])", text, re.IGNORECASE) is not None
+
+
+def child_processes(parent: int) -> list[int]:
+    """The pids of the processes whose parent is ``parent``, sorted (from ``/proc``)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended while listed
+        if int(fields[1]) == parent:
+            found.append(int(stat.parent.name))
+    return sorted(found)
+

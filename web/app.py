@@ -422,7 +422,9 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             if unavailable.get("cause") != str(exc):
                 log.error("index unavailable: %s", exc)
                 unavailable["cause"] = str(exc)
-            return error_response(503, "the index is not available right now")
+            response = error_response(503, "the index is not available right now")
+            response.headers["Retry-After"] = "30"  # a rebuild of the sample takes minutes; a restart, seconds
+            return response
         log.error("unexpected search error on %s: %s", request.path, exc)
         return error_response(400, str(exc))
 

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+from conftest import child_processes
 from drills.conftest import REPO
 from shareddata import write_listing
 
@@ -39,19 +40,6 @@ ROUNDS = 5  # of the four requests below while the index is damaged, and again a
 # The API always counts the facets; ``more=year`` lists the year facet in full.
 REQUESTS = [("/api/search", {"q": "gpu"}), ("/api/search", {"q": "memory", "more": "year"}), ("/", {"q": "gpu"}),
             ("/", {})]
-
-
-def children(parent: int) -> list[int]:
-    """The processes whose parent is ``parent``, sorted."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == parent:
-            found.append(int(stat.parent.name))
-    return sorted(found)
 
 
 def alive(pid: int) -> bool:
@@ -135,7 +123,7 @@ def test_segment_cut_under_serve(tmp_path, figures):
         segment = max(generation.glob("*.seg"), key=lambda path: path.stat().st_size)
         # Both server processes hold the index open: the segment is mapped into each.
         while True:
-            workers = children(server.pid)
+            workers = child_processes(server.pid)
             if len(workers) == WORKERS and all(maps(pid, segment) for pid in workers):
                 break
             assert time.monotonic() < deadline, (workers, "".join(log))
@@ -169,7 +157,7 @@ def test_segment_cut_under_serve(tmp_path, figures):
                             not_json_errors.append(f"{route} {params}: {body[:200]!r}")
                     except ValueError:
                         not_json_errors.append(f"{route} {params}: {body[:200]!r}")
-        workers_damaged = children(server.pid)
+        workers_damaged = child_processes(server.pid)
         alive_damaged = [pid for pid in workers if alive(pid)]
         server_running = server.poll() is None
 
@@ -190,7 +178,7 @@ def test_segment_cut_under_serve(tmp_path, figures):
                 after.append(status)
                 if status == 200 and route.startswith("/api/") and api_key(body) != intact[json.dumps(params)]:
                     answers_differ.append(f"{route} {params}")
-        workers_after = children(server.pid)
+        workers_after = child_processes(server.pid)
         alive_after = [pid for pid in workers if alive(pid)]
     finally:
         server.send_signal(signal.SIGTERM)

@@ -45,6 +45,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from conftest import child_processes
 from drills.conftest import REPO
 from shareddata import write_listing
 
@@ -104,15 +105,7 @@ def response_key(route: str, params: dict, body: bytes) -> tuple | None:
 
 def server_processes(master: int) -> list[int]:
     """The first server process and its children (the server processes)."""
-    children = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == master:
-            children.append(int(stat.parent.name))
-    return [master, *sorted(children)]
+    return [master, *child_processes(master)]
 
 
 def open_files(pid: int) -> list[str]:

@@ -44,6 +44,9 @@ def check_folder(index_dir: Path) -> IndexCheck:
     except IndexDamagedError as exc:
         report.problem = str(exc)
         return report
+    for name in sorted(set(integrity.indexed_files(generation)) - expected.keys()):
+        report.parts.append(PartCheck(name=name, size=(generation / name).stat().st_size,
+                                      problem="not one of the index's files (the index did not write it)"))
     for name, (crc, size) in expected.items():
         path = generation / name
         part = PartCheck(name=name, size=size)
@@ -87,7 +90,10 @@ def _read_everything(generation: Path) -> int:
     index_dir = generation.parent
     hint = f"rebuild it with 'searchengine index PATH... --index-dir {index_dir}'"
     try:
-        ix = store.open_generation(generation, mapped=True)
+        try:
+            ix = store.open_generation(generation, mapped=True)
+        except Exception as exc:  # Whoosh raises many kinds on damage
+            raise IndexDamagedError(store.cannot_open(generation, exc)) from exc
         with ix.reader() as reader:
             documents = reader.doc_count()
             stored = sum(1 for _ in reader.all_stored_fields())

@@ -5,11 +5,11 @@
 * A fuzzy word (``memroy~2``) → the index terms within its edit distance,
   the closest first: the optimal string alignment distance,
   Damerau–Levenshtein with a swap of neighbours counting one, as Lucene's
-  fuzzy query, computed by ``rapidfuzz``. In a title or abstract the word
-  as written is compared with the words as written there, and what those
-  stem to is searched (:func:`written_fuzzy_terms`); in another field, its
-  term with the field's terms (:func:`fuzzy_terms`, over
-  :class:`_Vocabulary`, kept with the generation). The expansions share one
+  fuzzy query, computed by ``rapidfuzz``. A word's term is compared with
+  the field's terms (:func:`fuzzy_terms`, over :class:`_Vocabulary`, kept
+  with the generation); in a title or abstract the word as written is also
+  compared with the words as written there, and what those stem to is
+  searched too (:func:`written_fuzzy_terms`), each term at its fewest edits. The expansions share one
   document frequency, the largest among them, and weigh less the more edits
   they are away (:func:`fuzzy_weights`), as Lucene's blended rewrite of a
   fuzzy query: a rare misspelling in the index does not outrank the word
@@ -176,6 +176,16 @@ def written_fuzzy_terms(reader, fieldname: str, word: str, maxdist: int, words: 
     return [(term, closest[term]) for term in held[:MAX_EXPANSIONS]]
 
 
+def _closest(reader, fieldname: str, found: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``(term, edits)`` pairs with each term once, at its fewest edits: at
+    most :data:`MAX_EXPANSIONS`, the closest first, then the most frequent."""
+    closest: dict[str, int] = {}
+    for term, edits in found:
+        closest[term] = min(edits, closest.get(term, edits))
+    ranked = sorted(closest, key=lambda term: (closest[term], -reader.doc_frequency(fieldname, term), term))
+    return [(term, closest[term]) for term in ranked[:MAX_EXPANSIONS]]
+
+
 def fuzzy_weights(reader, fieldname: str, text: str, expansions: list[tuple[str, int]]) -> list[float]:
     """The boost of each of a fuzzy word's ``expansions`` (``(term, edits)``):
     its score becomes that of a term with the largest document frequency
@@ -233,13 +243,18 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
                 text = stems[0] if stems else text
             if expired():
                 found = None
-            elif words is not None:
-                found = written_fuzzy_terms(reader, fieldname, text, node.maxdist, words)
             else:
                 from rapidfuzz.distance import OSA
 
-                terms = fuzzy_terms(reader, fieldname, text, node.maxdist, clock, vocabulary)
-                found = None if terms is None else [(term, int(OSA.distance(text, term))) for term in terms]
+                stem = text
+                if words is not None:  # its stem too: "zebar" is 2 edits from "zebras", 1 from "zebra"'s stem
+                    stems = [token.text for token in reader.schema[fieldname].tokenize(text, mode="query")]
+                    stem = stems[0] if stems else text
+                terms = fuzzy_terms(reader, fieldname, stem, node.maxdist, clock, vocabulary)
+                found = None if terms is None else [(term, int(OSA.distance(stem, term))) for term in terms]
+                if found is not None and words is not None:
+                    found = _closest(reader, fieldname,
+                                     found + written_fuzzy_terms(reader, fieldname, text, node.maxdist, words))
             if found is None:
                 if clock is not None:
                     clock.cut = True

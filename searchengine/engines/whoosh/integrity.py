@@ -131,10 +131,16 @@ def verify(generation: Path, *, everything: bool = False) -> dict[str, Stamp]:
 
     Raises:
         IndexDamagedError: a file is missing, of another size or of another
-            checksum, or ``CHECKSUMS`` itself is damaged; the message names the
-            file and says how to rebuild.
+            checksum, a file the list does not name is there, or
+            ``CHECKSUMS`` itself is damaged; the message names the file and
+            says how to rebuild.
     """
     expected = read_checksums(generation)
+    stray = sorted(set(indexed_files(generation)) - expected.keys())
+    if stray:
+        # Whoosh opens the newest table of contents it finds, listed or not.
+        raise IndexDamagedError(_damaged(generation, stray[0], "is not one of the index's files "
+                                                               "(the index did not write it)"))
     trusted = {} if everything else _read_verified(generation)
     stamps: dict[str, Stamp] = {}
     hashed = False

@@ -51,6 +51,7 @@ from searchengine.engines.whoosh.queries import (DocumentSet, ExactText, MinShou
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
+from searchengine.querylang.syntax import MIN_FUZZY
 from searchengine.querylang.text import word_pattern
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_FIELDS, QUERY_K3
 from searchengine.records import arxiv_doi_id, doi_key
@@ -250,7 +251,11 @@ class _Translator:
             written = [word for word in word_pattern(folded).findall(folded)
                        if list(field.tokenize(word, mode="query", removestops=True))]
             if written:
+                # A part too short to be fuzzy (cs.DC, x.y): as typed, as x~ alone is refused.
                 fuzzy = [WrittenFuzzy(fieldname, word, maxdist=distance, prefixlength=0)
+                         if len(word) >= MIN_FUZZY else
+                         wq.Or([wq.Term(fieldname, token.text)
+                                for token in field.tokenize(word, mode="query", removestops=True)])
                          for word in dict.fromkeys(written)]
                 return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)
         fuzzy = [wq.FuzzyTerm(fieldname, term, maxdist=distance, prefixlength=0) for term in dict.fromkeys(terms)]

@@ -78,13 +78,15 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
             # current, so which one is stays unknown.
             if any(committed(g) for g in generations):
                 raise IndexDamagedError(
-                    f"{pointer} is missing beside index generations; "
-                    "run 'searchengine index PATH...' to rebuild") from None
+                    f"{index_dir}: the index is damaged: {POINTER} is missing beside index generations; "
+                    f"rebuild it with 'searchengine index PATH... --index-dir {index_dir}'") from None
         return None
     except OSError as exc:
         if not strict:
             return None
-        raise IndexDamagedError(f"{pointer}: {exc.strerror or exc}") from None
+        raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} cannot be read "
+                                f"({exc.strerror or exc}); rebuild it with "
+                                f"'searchengine index PATH... --index-dir {index_dir}'") from None
     try:
         name = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -92,8 +94,8 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
     if not name.startswith(PREFIX) or "/" in name or "\x00" in name:
         if not strict:
             return None
-        raise IndexDamagedError(f"{pointer} does not name an index generation; "
-                                "run 'searchengine index PATH...' to rebuild")
+        raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} does not name an index "
+                                f"generation; rebuild it with 'searchengine index PATH... --index-dir {index_dir}'")
     return index_dir / name
 
 
@@ -275,6 +277,14 @@ def create_generation_index(generation: Path, schema):
     return FileStorage(str(generation), supports_mmap=False).create_index(schema)
 
 
+def cannot_open(generation: Path, exc: BaseException) -> str:
+    """The message for a generation that Whoosh could not open (``exc``)."""
+    index_dir = generation.parent
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return (f"{index_dir}: the index is damaged: {generation.name} cannot be opened ({detail}); rebuild it with "
+            f"'searchengine index PATH... --index-dir {index_dir}'")
+
+
 def damage_errors() -> tuple[type[BaseException], ...]:
     """The exceptions reading an index file raises when its bytes are not
     what Whoosh wrote (a truncated or overwritten segment)."""
@@ -295,14 +305,15 @@ def is_damage(exc: BaseException) -> bool:
     damaged: one of :func:`damage_errors`, an ``OSError`` ``EINVAL`` (a
     seek to an offset read from overwritten bytes), a ``UnicodeDecodeError``
     (text the index stores as UTF-8: facet values, names, words), or an
-    ``IndexError`` or ``KeyError`` raised inside Whoosh (a field number read
-    from overwritten bytes in the term table)."""
+    ``IndexError``, ``KeyError`` or ``AssertionError`` raised inside Whoosh (a
+    field number read from overwritten bytes in the term table, a table of
+    contents of another generation number)."""
     import errno
 
     if isinstance(exc, damage_errors() + (UnicodeDecodeError,)) or (
             isinstance(exc, OSError) and exc.errno == errno.EINVAL):
         return True
-    return isinstance(exc, (IndexError, KeyError)) and _raised_in_whoosh(exc)
+    return isinstance(exc, (IndexError, KeyError, AssertionError)) and _raised_in_whoosh(exc)
 
 
 def _raised_in_whoosh(exc: BaseException) -> bool:
@@ -364,8 +375,9 @@ def write_layout(generation: Path) -> None:
 
 #: File system types whose locks and memory maps do not behave as a local
 #: disk's (Linux names, as /proc/self/mountinfo gives them).
-NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "9p", "fuse.sshfs",
-                                 "fuse.rclone", "fuse.s3fs", "fuse.gcsfuse"})
+NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "9p", "ceph",
+                                 "glusterfs", "fuse.glusterfs", "fuse.ceph", "fuse.sshfs", "fuse.rclone",
+                                 "fuse.s3fs", "fuse.gcsfuse", "davfs", "fuse.davfs2"})
 #: Set to 1 to write an index on a network file system anyway.
 ALLOW_NETWORK_ENV = "SEARCHENGINE_ALLOW_NETWORK_FS"
 
@@ -495,6 +507,10 @@ def check_generation(generation: Path, index_dir: Path, *, everything: bool = Fa
     from searchengine.engines.whoosh import integrity
     from searchengine.errors import IndexOutdatedError
 
+    if not generation.is_dir():
+        what = "is missing" if not generation.exists() else "is not a folder"
+        raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} names {generation.name}, which "
+                                f"{what}; rebuild it with 'searchengine index PATH... --index-dir {index_dir}'")
     try:
         check_layout(generation, index_dir)
     except IndexOutdatedError:
@@ -520,11 +536,20 @@ def publish(index_dir: Path, generation: Path) -> None:
                 os.fsync(handle.fileno())
     _fsync_dir(generation)
     temporary = index_dir / f".{POINTER}.{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(generation.name + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, index_dir / POINTER)
+    pointer = index_dir / POINTER
+    if pointer.is_dir() and not pointer.is_symlink():  # damage in the pointer's place: the rebuild repairs it
+        import shutil
+
+        shutil.rmtree(pointer)
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(generation.name + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, pointer)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     _fsync_dir(index_dir)
 
 

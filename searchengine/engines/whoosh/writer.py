@@ -335,7 +335,7 @@ class WhooshWriter:
                 try:
                     self._ix = store.open_generation(generation)
                 except Exception as exc:  # Whoosh raises many kinds on damage
-                    raise IndexDamagedError(f"{base}: index cannot be opened ({exc})") from exc
+                    raise IndexDamagedError(store.cannot_open(base, exc)) from exc
                 self._base = base
             else:
                 from searchengine.engines.whoosh.schema import build_schema

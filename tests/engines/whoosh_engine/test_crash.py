@@ -21,6 +21,7 @@ from searchengine import build_index, open_index
 from searchengine.engines.whoosh import store
 from searchengine.indexer import update_index
 
+from conftest import child_processes
 from shareddata import write_listing
 
 REPO = Path(__file__).resolve().parents[3]
@@ -163,18 +164,6 @@ def test_killed_remove_leaves_the_index(driver, small_inputs, tmp_path):
     assert_clean_and_intact(index_dir, 299)
 
 
-def _children(pid):
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
 def test_sigkill_during_a_parallel_build_leaves_no_workers_behind(driver, tmp_path):
     source = records_file(tmp_path / "big.jsonl", 2100)
     index_dir = tmp_path / "index"
@@ -187,7 +176,7 @@ def test_sigkill_during_a_parallel_build_leaves_no_workers_behind(driver, tmp_pa
     workers = []
     while time.monotonic() < deadline and len(workers) < 2:
         time.sleep(0.1)
-        workers = _children(process.pid)
+        workers = child_processes(process.pid)
     assert len(workers) == 2, "the build did not start its two workers"
     process.send_signal(signal.SIGKILL)
     process.wait()

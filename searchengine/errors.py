@@ -34,6 +34,11 @@ class IndexOutdatedError(IndexDamagedError):
     it must be rebuilt before it is searched or updated."""
 
 
+class IndexUnreadableError(SearchEngineError):
+    """The index's files cannot be read by this process (permission denied):
+    not damage, and no rebuild helps; the message names the file."""
+
+
 class IndexBusyError(SearchEngineError):
     """Another process holds the index's write lock past the wait timeout."""
 

@@ -37,6 +37,7 @@ from searchengine.errors import (
     IndexBusyError,
     IndexDamagedError,
     IndexNotFoundError,
+    IndexUnreadableError,
     QueryError,
     RecordNotFoundError,
     SearchEngineError,
@@ -417,7 +418,8 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             return error_response(400, str(exc))
         if isinstance(exc, RecordNotFoundError):
             return error_response(404, str(exc))
-        if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexBusyError, ClusterError)):
+        if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexUnreadableError, IndexBusyError,
+                            ClusterError)):
             # Once per cause: a damaged index refuses every request until rebuilt.
             if unavailable.get("cause") != str(exc):
                 log.error("index unavailable: %s", exc)

@@ -9,6 +9,7 @@ see (a file damaged before its checksum was taken) shows too.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from searchengine.engines import IndexCheck, PartCheck
@@ -35,7 +36,7 @@ def check_folder(index_dir: Path) -> IndexCheck:
     try:
         store.check_layout(generation, index_dir)
     except IndexOutdatedError as exc:
-        if not (generation / integrity.CHECKSUMS).exists():
+        if not os.path.exists(generation / integrity.CHECKSUMS):
             report.problem = str(exc)  # an index of an older layout, without checksums
             return report
         outdated = str(exc)  # unless its LAYOUT file is damaged: the checksums say

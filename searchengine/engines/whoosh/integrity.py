@@ -102,6 +102,8 @@ def read_checksums(generation: Path) -> dict[str, tuple[int, int]]:
         text = (generation / CHECKSUMS).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise IndexDamagedError(_damaged(generation, CHECKSUMS, "is missing")) from None
+    except PermissionError as exc:
+        raise unreadable(exc) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise IndexDamagedError(_damaged(generation, CHECKSUMS, f"cannot be read ({exc})")) from None
     body, _, end = text[:-1].rpartition("\n")
@@ -150,6 +152,8 @@ def verify(generation: Path, *, everything: bool = False) -> dict[str, Stamp]:
             stamp = Stamp.of(path)
         except FileNotFoundError:
             raise IndexDamagedError(_damaged(generation, name, "is missing")) from None
+        except PermissionError as exc:
+            raise unreadable(exc) from None
         except OSError as exc:
             raise IndexDamagedError(_damaged(generation, name, f"cannot be read ({exc.strerror or exc})")) from None
         if stamp.size != size:
@@ -159,6 +163,8 @@ def verify(generation: Path, *, everything: bool = False) -> dict[str, Stamp]:
         if trusted.get(name) != stamp:
             try:
                 found = crc32(path)
+            except PermissionError as exc:
+                raise unreadable(exc) from None
             except OSError as exc:
                 raise IndexDamagedError(_damaged(generation, name,
                                                  f"cannot be read ({exc.strerror or exc})")) from None
@@ -206,6 +212,14 @@ def snapshot(generation: Path) -> tuple:
             continue
         found.append((entry.name, stat.st_ino, stat.st_size, stat.st_mtime_ns))
     return tuple(found)
+
+
+def unreadable(exc: PermissionError):
+    """The :class:`~searchengine.errors.IndexUnreadableError` for ``exc``, naming its file."""
+    from searchengine.errors import IndexUnreadableError
+
+    return IndexUnreadableError(f"{exc.filename}: permission denied: this user cannot read the index "
+                                "(it is not damaged)")
 
 
 def _damaged(generation: Path, name: str, what: str) -> str:

@@ -84,6 +84,10 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
     except OSError as exc:
         if not strict:
             return None
+        if isinstance(exc, PermissionError):
+            from searchengine.engines.whoosh.integrity import unreadable
+
+            raise unreadable(exc) from None
         raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} cannot be read "
                                 f"({exc.strerror or exc}); rebuild it with "
                                 f"'searchengine index PATH... --index-dir {index_dir}'") from None
@@ -483,6 +487,10 @@ def check_layout(generation: Path, index_dir: Path) -> None:
         if not any(generation.glob("_*.toc")):
             return  # no index files either: damage, which opening the index reports
         found = None
+    except PermissionError as exc:
+        from searchengine.engines.whoosh.integrity import unreadable
+
+        raise unreadable(exc) from None
     except (OSError, ValueError):
         found = -1
     if found != LAYOUT:
@@ -507,6 +515,12 @@ def check_generation(generation: Path, index_dir: Path, *, everything: bool = Fa
     from searchengine.engines.whoosh import integrity
     from searchengine.errors import IndexOutdatedError
 
+    try:
+        generation.stat()
+    except PermissionError as exc:
+        raise integrity.unreadable(exc) from None
+    except OSError:
+        pass
     if not generation.is_dir():
         what = "is missing" if not generation.exists() else "is not a folder"
         raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} names {generation.name}, which "
@@ -514,7 +528,7 @@ def check_generation(generation: Path, index_dir: Path, *, everything: bool = Fa
     try:
         check_layout(generation, index_dir)
     except IndexOutdatedError:
-        if (generation / integrity.CHECKSUMS).exists():
+        if os.path.exists(generation / integrity.CHECKSUMS):
             integrity.verify(generation)  # a damaged LAYOUT file is named as damage
         raise
     return integrity.verify(generation, everything=everything)

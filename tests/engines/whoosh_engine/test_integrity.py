@@ -140,3 +140,30 @@ def test_check_says_sound_with_the_counts(index_dir):
     size = sum(size for _, size in integrity.read_checksums(folder).values())
     assert (result.exit_code, result.stdout) == (
         0, f"{index_dir}: sound ({folder.name}: 4 files, {size / 1e6:,.1f} MB, 24 documents)\n")
+
+
+def test_a_file_this_user_cannot_read_is_not_called_damage(index_dir, monkeypatch):
+    from searchengine import IndexUnreadableError
+
+    folder = generation(index_dir)
+    real = integrity.Stamp.of
+
+    def refuse(path):
+        if path.name == "facet.columns":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(integrity.Stamp, "of", staticmethod(refuse))
+    with pytest.raises(IndexUnreadableError) as caught:
+        open_index(index_dir)
+    assert str(caught.value) == (f"{folder / 'facet.columns'}: permission denied: this user cannot read the "
+                                 "index (it is not damaged)")
+    result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])
+    assert (result.exit_code, result.stderr) == (1, f"Error: {caught.value}\n")
+    from searchengine.search import SearchIndex
+    from web.app import create_app
+
+    client = create_app(index=SearchIndex(index_dir, lazy=True)).test_client()
+    answer = client.get("/api/search?q=gpu")
+    assert (answer.status_code, answer.get_json(), answer.headers["Retry-After"]) == (
+        503, {"error": "the index is not available right now"}, "30")

@@ -92,6 +92,21 @@ def interleaved(rows: dict[str, list[str]], envs: list[dict], runs: int) -> list
              {name: statistics.median(c for _, c in times) for name, times in figure.items()}) for figure in figures]
 
 
+def sample_index(args, env: dict) -> Path:
+    """``args.index``, or the index of the first ``args.size`` listing records
+    (0: all) in ``args.work``, built once by ``env``'s searchengine."""
+    if args.index is not None:
+        return args.index
+    args.work.mkdir(parents=True, exist_ok=True)
+    source, records = subset(args.size, args.work)
+    index = args.work / f"index-{args.size or 'all'}"
+    if not index.exists():
+        print(f"building {index} from {records:,} records ...", flush=True)
+        subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
+                        "--quiet"], check=True, env=env, cwd=env["PYTHONPATH"])
+    return index
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10_000, help="listing records to index (0: all)")
@@ -106,15 +121,7 @@ def main() -> None:
 
     print(f"uptime at start: {uptime()}")
     envs = [checkout_env(repo) for repo in repos]
-    index = args.index
-    if index is None:
-        args.work.mkdir(parents=True, exist_ok=True)
-        source, records = subset(args.size, args.work)
-        index = args.work / f"index-{args.size or 'all'}"
-        if not index.exists():
-            print(f"building {index} from {records:,} records ...", flush=True)
-            subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
-                            "--quiet"], check=True, env=envs[0], cwd=envs[0]["PYTHONPATH"])
+    index = sample_index(args, envs[0])
     for repo, (wall, cpu) in zip(repos, interleaved(commands(index, args.query), envs, args.runs)):
         _table(wall, cpu, repo, index, args)
     print(f"\nuptime at end: {uptime()}")

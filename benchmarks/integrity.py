@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cold import checkout_env, timed  # noqa: E402
-from speed import REPO, subset, uptime  # noqa: E402
+from cold import checkout_env, sample_index, timed  # noqa: E402
+from speed import REPO, uptime  # noqa: E402
 
 
 def seconds(work, runs: int) -> float:
@@ -51,19 +51,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
 
-    from searchengine import build_index
     from searchengine.engines.whoosh import integrity, store
 
     print(f"uptime at start: {uptime()}")
     env = checkout_env(REPO)
-    index = args.index
-    if index is None:
-        args.work.mkdir(parents=True, exist_ok=True)
-        source, records = subset(args.size, args.work)
-        index = args.work / f"index-{args.size or 'all'}"
-        if not index.exists():
-            print(f"building {index} from {records:,} records ...", flush=True)
-            build_index([source], index)
+    index = sample_index(args, env)
     generation = store.current_generation(index)
     listed = integrity.read_checksums(generation)
     size = sum(size for _, size in listed.values())
@@ -81,7 +73,7 @@ def main() -> None:
         ("verify, every file hashed", seconds(lambda: integrity.verify(generation, everything=True), args.runs)),
     ]
     print(f"\nindex {index}: {len(listed)} files, {size / 1e6:,.1f} MB; median of {args.runs} runs")
-    print(f"| step | seconds | MB/s |\n|---|---|---|")
+    print("| step | seconds | MB/s |\n|---|---|---|")
     for name, value in rows:
         print(f"| {name} | {value:.4f} | {size / 1e6 / value:,.0f} |")
 

@@ -65,9 +65,8 @@ def check_folder(index_dir: Path) -> IndexCheck:
     damaged = [part for part in report.parts if part.problem]
     if damaged:
         shown = ", ".join(part.name for part in damaged)
-        report.problem = (f"{index_dir}: the index is damaged: {len(damaged)} of {len(report.parts)} files of "
-                          f"{generation.name} ({shown}); rebuild it with "
-                          f"'searchengine index PATH... --index-dir {index_dir}'")
+        report.problem = integrity.damaged(
+            index_dir, f"{len(damaged)} of {len(report.parts)} files of {generation.name} ({shown})")
         return report
     if outdated is not None:
         report.problem = outdated
@@ -89,7 +88,6 @@ def _read_everything(generation: Path) -> int:
     from searchengine.engines.whoosh import columns
 
     index_dir = generation.parent
-    hint = f"rebuild it with 'searchengine index PATH... --index-dir {index_dir}'"
     try:
         try:
             ix = store.open_generation(generation, mapped=True)
@@ -101,20 +99,20 @@ def _read_everything(generation: Path) -> int:
             try:
                 arrays = columns.map_columns(generation / columns.COLUMNS_FILE, reader)
             except (ValueError, KeyError, TypeError) as exc:  # the column file's own checks
-                raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name}'s facet columns "
-                                        f"cannot be read ({exc}); {hint}") from exc
+                raise IndexDamagedError(integrity.damaged(
+                    index_dir, f"{generation.name}'s facet columns cannot be read ({exc})")) from exc
             if arrays is None:
-                raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name}'s facet columns "
-                                        f"belong to another generation; {hint}")
+                raise IndexDamagedError(integrity.damaged(
+                    index_dir, f"{generation.name}'s facet columns belong to another generation"))
             del arrays  # (views of a map: released before the reader closes)
     except IndexDamagedError:
         raise
     except Exception as exc:  # Whoosh raises many kinds on damage
         if not store.is_damage(exc):
             raise
-        raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name} cannot be read "
-                                f"({type(exc).__name__}: {exc}); {hint}") from exc
+        raise IndexDamagedError(integrity.damaged(
+            index_dir, f"{generation.name} cannot be read ({type(exc).__name__}: {exc})")) from exc
     if stored != documents:
-        raise IndexDamagedError(f"{index_dir}: the index is damaged: {generation.name} lists {documents:,} "
-                                f"documents and holds {stored:,}; {hint}")
+        raise IndexDamagedError(integrity.damaged(
+            index_dir, f"{generation.name} lists {documents:,} documents and holds {stored:,}"))
     return documents

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from searchengine.engines.whoosh import snippets, store
+from searchengine.engines.whoosh import integrity, snippets, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError
 from searchengine.records import LINK_FIELDS, Record, arxiv_id
 from searchengine.results import Hit
@@ -599,10 +599,8 @@ class WhooshEngine:
                     generation = self._generation
                     # Read the files afresh next time: they may be restored from a backup.
                     self._drop()
-                    raise IndexDamagedError(
-                        f"{self.path}: the index is damaged: {generation.name} cannot be read "
-                        f"({type(exc).__name__}: {exc}); rebuild it with "
-                        f"'searchengine index PATH... --index-dir {self.path}'") from exc
+                    raise IndexDamagedError(integrity.damaged(
+                        self.path, f"{generation.name} cannot be read ({type(exc).__name__}: {exc})")) from exc
                 raise
             finally:
                 self._local.searcher = None
@@ -615,8 +613,6 @@ class WhooshEngine:
 
     def _switch(self) -> WhooshSearcher:
         """The current generation's searcher, reopened when ``CURRENT`` or one of its files changed."""
-        from searchengine.engines.whoosh import integrity
-
         generation = store.current_generation(self.path)
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")

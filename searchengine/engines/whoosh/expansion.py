@@ -236,32 +236,26 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
         them, ``boosts`` each term's (a fuzzy word's, else ``None``)."""
         fieldname = node.field()
         if isinstance(node, wq.FuzzyTerm):
-            text = node.text
-            words = written() if isinstance(node, WrittenFuzzy) and written is not None else None
-            if isinstance(node, WrittenFuzzy) and words is None:
-                stems = [token.text for token in reader.schema[fieldname].tokenize(text, mode="query")]
-                text = stems[0] if stems else text
-            if expired():
-                found = None
-            else:
+            stem, words = node.text, None
+            if isinstance(node, WrittenFuzzy):
+                # Compared by its stem too: "zebar" is 2 edits from "zebras", 1 from "zebra"'s stem.
+                stems = [token.text for token in reader.schema[fieldname].tokenize(node.text, mode="query")]
+                stem = stems[0] if stems else node.text
+                words = written() if written is not None else None
+            found = None
+            if not expired():
                 from rapidfuzz.distance import OSA
 
-                stem = text
-                if words is not None:  # its stem too: "zebar" is 2 edits from "zebras", 1 from "zebra"'s stem
-                    stems = [token.text for token in reader.schema[fieldname].tokenize(text, mode="query")]
-                    stem = stems[0] if stems else text
                 terms = fuzzy_terms(reader, fieldname, stem, node.maxdist, clock, vocabulary)
-                found = None if terms is None else [(term, int(OSA.distance(stem, term))) for term in terms]
-                if found is not None and words is not None:
-                    found = _closest(reader, fieldname,
-                                     found + written_fuzzy_terms(reader, fieldname, text, node.maxdist, words))
+                if terms is not None:
+                    found = [(term, int(OSA.distance(stem, term))) for term in terms]
+                    if words is not None:
+                        found = _closest(reader, fieldname, found + written_fuzzy_terms(
+                            reader, fieldname, node.text, node.maxdist, words))
             if found is None:
                 if clock is not None:
                     clock.cut = True
-                if isinstance(node, WrittenFuzzy):  # its stem, as typed
-                    stems = [token.text for token in reader.schema[fieldname].tokenize(node.text, mode="query")]
-                    return stems[:1], [], None
-                return [node.text], [], None
+                return [stem], [], None  # its stem, as typed
             return [term for term, _ in found], [], fuzzy_weights(reader, fieldname, node.text, found)
         if expired():
             return [], [], None

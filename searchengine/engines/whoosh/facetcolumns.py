@@ -368,13 +368,12 @@ class SearcherCache:
                 columns = None if path is None else FacetColumns.load(path, reader)
                 if columns is None:
                     if path is not None and path.exists():
+                        from searchengine.engines.whoosh.integrity import damaged
                         from searchengine.errors import IndexDamagedError
 
-                        index_dir = self.folder.parent
-                        raise IndexDamagedError(
-                            f"{index_dir}: the index is damaged: {self.folder.name}/{COLUMNS_FILE} does not fit "
-                            f"its generation's documents; rebuild it with "
-                            f"'searchengine index PATH... --index-dir {index_dir}'")
+                        raise IndexDamagedError(damaged(
+                            self.folder.parent, f"{self.folder.name}/{COLUMNS_FILE} does not fit its generation's "
+                                                "documents"))
                     columns = FacetColumns(arrays=build_arrays(reader))
                 self._columns = columns
             return self._columns

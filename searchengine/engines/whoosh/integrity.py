@@ -222,10 +222,15 @@ def unreadable(exc: PermissionError):
                                 "(it is not damaged)")
 
 
-def _damaged(generation: Path, name: str, what: str) -> str:
-    index_dir = generation.parent
-    return (f"{index_dir}: the index is damaged: {generation.name}/{name} {what}; rebuild it with "
+def damaged(index_dir: Path, what: str) -> str:
+    """The one form of every damage message: ``what`` is damaged in the index
+    at ``index_dir``, and the command that rebuilds it."""
+    return (f"{index_dir}: the index is damaged: {what}; rebuild it with "
             f"'searchengine index PATH... --index-dir {index_dir}'")
+
+
+def _damaged(generation: Path, name: str, what: str) -> str:
+    return damaged(generation.parent, f"{generation.name}/{name} {what}")
 
 
 def _read_verified(generation: Path) -> dict[str, Stamp]:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from searchengine.engines.whoosh import integrity
 from searchengine.errors import IndexBusyError, IndexDamagedError
 
 POINTER = "CURRENT"
@@ -77,20 +78,16 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
             # leaves: there is no index yet. A committed one may have been
             # current, so which one is stays unknown.
             if any(committed(g) for g in generations):
-                raise IndexDamagedError(
-                    f"{index_dir}: the index is damaged: {POINTER} is missing beside index generations; "
-                    f"rebuild it with 'searchengine index PATH... --index-dir {index_dir}'") from None
+                raise IndexDamagedError(integrity.damaged(
+                    index_dir, f"{POINTER} is missing beside index generations")) from None
         return None
     except OSError as exc:
         if not strict:
             return None
         if isinstance(exc, PermissionError):
-            from searchengine.engines.whoosh.integrity import unreadable
-
-            raise unreadable(exc) from None
-        raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} cannot be read "
-                                f"({exc.strerror or exc}); rebuild it with "
-                                f"'searchengine index PATH... --index-dir {index_dir}'") from None
+            raise integrity.unreadable(exc) from None
+        raise IndexDamagedError(integrity.damaged(
+            index_dir, f"{POINTER} cannot be read ({exc.strerror or exc})")) from None
     try:
         name = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -98,8 +95,7 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
     if not name.startswith(PREFIX) or "/" in name or "\x00" in name:
         if not strict:
             return None
-        raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} does not name an index "
-                                f"generation; rebuild it with 'searchengine index PATH... --index-dir {index_dir}'")
+        raise IndexDamagedError(integrity.damaged(index_dir, f"{POINTER} does not name an index generation"))
     return index_dir / name
 
 
@@ -283,10 +279,8 @@ def create_generation_index(generation: Path, schema):
 
 def cannot_open(generation: Path, exc: BaseException) -> str:
     """The message for a generation that Whoosh could not open (``exc``)."""
-    index_dir = generation.parent
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return (f"{index_dir}: the index is damaged: {generation.name} cannot be opened ({detail}); rebuild it with "
-            f"'searchengine index PATH... --index-dir {index_dir}'")
+    return integrity.damaged(generation.parent, f"{generation.name} cannot be opened ({detail})")
 
 
 def damage_errors() -> tuple[type[BaseException], ...]:
@@ -488,9 +482,7 @@ def check_layout(generation: Path, index_dir: Path) -> None:
             return  # no index files either: damage, which opening the index reports
         found = None
     except PermissionError as exc:
-        from searchengine.engines.whoosh.integrity import unreadable
-
-        raise unreadable(exc) from None
+        raise integrity.unreadable(exc) from None
     except (OSError, ValueError):
         found = -1
     if found != LAYOUT:
@@ -512,7 +504,6 @@ def check_generation(generation: Path, index_dir: Path, *, everything: bool = Fa
         IndexOutdatedError: the generation was written with another layout.
         IndexDamagedError: a file is missing, cut short or damaged.
     """
-    from searchengine.engines.whoosh import integrity
     from searchengine.errors import IndexOutdatedError
 
     try:
@@ -523,8 +514,7 @@ def check_generation(generation: Path, index_dir: Path, *, everything: bool = Fa
         pass
     if not generation.is_dir():
         what = "is missing" if not generation.exists() else "is not a folder"
-        raise IndexDamagedError(f"{index_dir}: the index is damaged: {POINTER} names {generation.name}, which "
-                                f"{what}; rebuild it with 'searchengine index PATH... --index-dir {index_dir}'")
+        raise IndexDamagedError(integrity.damaged(index_dir, f"{POINTER} names {generation.name}, which {what}"))
     try:
         check_layout(generation, index_dir)
     except IndexOutdatedError:

@@ -17,6 +17,7 @@ from searchengine import limits
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
 from searchengine.limits import MAX_DEPTH, MAX_LIMIT, MAX_LOOKUP, SORTS
+from searchengine.semantic import MODES
 from searchengine.results import shown_authors
 
 # What search and similar print: a table, JSON, or an export format.
@@ -207,6 +208,47 @@ class IndexProgress:
         self.bar.close()
 
 
+class EncodeProgress:
+    """Progress of encoding vectors (after the index is written): a bar with
+    the ETA on a terminal, else a line every :attr:`EVERY_SECONDS` seconds;
+    ``bar``, the reading bar, is closed when encoding starts."""
+
+    EVERY_SECONDS = 30.0
+
+    def __init__(self, stream, bar: IndexProgress | None) -> None:
+        self.stream, self.reading = stream, bar
+        self.bar = None
+        self.started = self.said = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        """The writer's callback: ``done`` of ``total`` records encoded."""
+        import time
+
+        now = time.monotonic()
+        if self.started == 0.0:
+            self.started = self.said = now
+            if self.reading is not None:
+                self.reading.close()
+            if self.stream.isatty():
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit=" records", file=self.stream, mininterval=0.5, leave=False,
+                                desc="Encoding vectors", unit_scale=True, smoothing=0.1)
+            else:
+                click.echo(f"Encoding vectors of {total:,} records", err=True)
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+        elif now - self.said >= self.EVERY_SECONDS and done:
+            self.said = now
+            left = (now - self.started) / done * (total - done)
+            click.echo(f"  {done:,} of {total:,} encoded, about {left / 60:.0f} min left", err=True)
+
+    def close(self) -> None:
+        """Clear the bar."""
+        if self.bar is not None:
+            self.bar.close()
+
+
 def _progress_bar(quiet: bool, paths) -> IndexProgress | None:
     """The progress bar on stderr when it is a terminal, else nothing."""
     if quiet or not sys.stderr.isatty():
@@ -226,10 +268,13 @@ def _progress_bar(quiet: bool, paths) -> IndexProgress | None:
                    "in flight, at most 16  [default: 4]")
 @click.option("--memory-mb", type=click.IntRange(16), default=512, show_default=True, help="Memory for posting buffers, all processes together (approximate).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no skipped-record lines; only the summary.")
+@click.option("--vectors/--no-vectors", default=None,
+              help="Keep record vectors for semantic and hybrid search (needs the semantic extra; "
+                   "encodes only new and changed records)  [default: as the index does, none for a new one]")
 @wait_option
 @json_option
 def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: str | None, jobs: int | None,
-          memory_mb: int, quiet: bool, wait: float, as_json: bool) -> None:
+          memory_mb: int, quiet: bool, vectors: bool | None, wait: float, as_json: bool) -> None:
     """Build a new index from PATHS (files or folders; default: corpus/).
 
     The new index is written beside the old one and replaces it only when
@@ -242,18 +287,24 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     paths = paths or (Path(DEFAULT_CORPUS),)
     bar = _progress_bar(quiet, paths)
     run_index = update_index if update else build_index
+    encoding = None if quiet else EncodeProgress(sys.stderr, bar)
     try:
-        summary = run_index(paths, index_dir, format=format_name, lock_timeout=wait,
-                            jobs=jobs, memory_mb=memory_mb, progress=bar)
+        summary = run_index(paths, index_dir, format=format_name, lock_timeout=wait, jobs=jobs,
+                            memory_mb=memory_mb, progress=bar, vectors=vectors, on_encode=encoding)
     except KeyboardInterrupt:
         # The new generation (or cluster index) was thrown away on the way out.
-        if bar is not None:
-            bar.close()
-        click.echo(f"\nInterrupted: nothing was written; the previous index in {index_dir} is intact", err=True)
+        for shown in (bar, encoding):
+            if shown is not None:
+                shown.close()
+        kept = ("; the vectors encoded so far are kept, and the same command goes on from them"
+                if encoding is not None and encoding.started else "")
+        click.echo(f"\nInterrupted: nothing was written; the previous index in {index_dir} is intact{kept}",
+                   err=True)
         sys.exit(130)
     finally:
-        if bar is not None:
-            bar.close()
+        for shown in (bar, encoding):
+            if shown is not None:
+                shown.close()
     if not quiet:
         _report_problems(summary.problems)
         _report_without_abstract(summary)
@@ -262,6 +313,8 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
         _fail_when_cut_off(summary, quiet=True)
         return
     merged = f", {_count(summary.merged, 'duplicate')} merged" if summary.merged else ""
+    if summary.vectors:
+        merged += f", {summary.encoded:,} encoded"
     rate = f", {summary.records / summary.seconds:,.0f} records/s" if summary.seconds > 0 else ""
     read = f"{_count(summary.records, 'record')} read{merged}"
     if update:
@@ -569,6 +622,9 @@ limit_option = click.option(
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")
 @click.option("--exact", is_flag=True, help="Search the query as typed, never a correction of it.")
+@click.option("--mode", "-m", type=click.Choice(MODES), default=None,
+              help="Rank by words (lexical), by meaning (semantic) or both (hybrid); semantic and hybrid need "
+                   "an index with vectors  [default: hybrid when the index has vectors, else lexical]")
 @click.option("--all", "every_hit", is_flag=True,
               help=f"Export every hit, up to {limits.EXPORT_LIMIT:,}, instead of one page "
                    f"(with --format {', '.join(EXPORT_FORMATS)}).")
@@ -581,7 +637,8 @@ limit_option = click.option(
                    "feed, newest first, as the web page's /feed.atom).")
 def search(words: tuple[str, ...], year, author, first_author, category, primary_only: bool, since, until,
            past, sort, limit: int,
-           page: int, facet_names, facet_size: int, exact: bool, every_hit: bool, base_url: str, index_dir: Path,
+           page: int, facet_names, facet_size: int, exact: bool, mode: str | None, every_hit: bool, base_url: str,
+           index_dir: Path,
            as_json: bool, output_format: str | None) -> None:
     """Search the index for QUERY and print ranked hits.
 
@@ -611,12 +668,12 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
 
     filters = Filters(years=year, authors=author, categories=category, primary_only=primary_only, dates=days)
     if every_hit:
-        _export_all(query, filters, sort, exact, index_dir, output_format)
+        _export_all(query, filters, sort, exact, index_dir, output_format, mode)
         return
     if output_format == "atom":
         _print_feed(query, filters, sort, page, limit, exact, index_dir, base_url)
         return
-    request = SearchRequest(query or "", filters, sort, page, limit, facet_names, facet_size, exact=exact)
+    request = SearchRequest(query or "", filters, sort, page, limit, facet_names, facet_size, exact=exact, mode=mode)
     results = _open_or_build(index_dir).run(request)
     named = (("year", year), ("author", [a for a in author if not a.first]),
              ("first author", [a for a in author if a.first]), ("category", category))
@@ -671,7 +728,7 @@ def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_
                      record_url=lambda record_id: f"{root}/records/{id_path(record_id)}"))
 
 
-def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_format: str) -> None:
+def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_format: str, mode: str | None) -> None:
     """``search --all``: every hit up to the export cap; says on stderr when the cap cut the set."""
     ctx = click.get_current_context()
     if output_format not in EXPORT_FORMATS:
@@ -685,7 +742,7 @@ def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_forma
     from searchengine.request import SearchRequest
 
     request = SearchRequest(query or "", filters, sort, limit=limits.EXPORT_LIMIT, with_snippets=False,
-                            exact=exact, export=True)
+                            exact=exact, export=True, mode=mode)
     results = _open_or_build(index_dir).run(request)
     if results.corrected:
         click.echo(f"Note: exported the hits of {results.corrected!r}, a correction of {results.query!r} "
@@ -885,8 +942,11 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
 
 @main.command("eval")
 @click.argument("path", type=click.Path(path_type=Path))
+@click.option("--mode", "-m", type=click.Choice(MODES), default="lexical", show_default=True,
+              help="Rank by words, by meaning or both; semantic and hybrid encode the collection's "
+                   "records first (needs the semantic extra; vectors are kept for the next run)")
 @json_option
-def eval_(path: Path, as_json: bool) -> None:
+def eval_(path: Path, mode: str, as_json: bool) -> None:
     """Measure ranking quality on the test collection in folder PATH.
 
     PATH holds Cranfield's classic files (cran.all.1400, cran.qry, cranqrel)
@@ -896,11 +956,11 @@ def eval_(path: Path, as_json: bool) -> None:
     """
     from searchengine.evaluation import evaluate
 
-    result = evaluate(path)
+    result = evaluate(path, mode=mode)
     if as_json:
         click.echo(json.dumps(result))
         return
-    click.echo(f"{path}: {result['queries']} judged queries")
+    click.echo(f"{path}: {result['queries']} judged queries, {mode} mode")
     for name, label in (("ndcg@10", "nDCG@10"), ("map", "MAP"), ("p@10", "P@10"), ("recall@100", "Recall@100")):
         click.echo(f"  {label:<11} {result[name]:.4f}")
 

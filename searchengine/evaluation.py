@@ -223,8 +223,9 @@ def write_records(collection: Collection, path: Path) -> None:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def run_queries(index, collection: Collection, depth: int = DEPTH) -> dict[str, dict[str, float]]:
-    """Search every judged query; return ``{query id: {doc id: score}}`` (a trec run).
+def run_queries(index, collection: Collection, depth: int = DEPTH,
+                mode: str = "lexical") -> dict[str, dict[str, float]]:
+    """Search every judged query in ``mode``; return ``{query id: {doc id: score}}`` (a trec run).
 
     Scores are ``depth - rank`` so that the evaluator keeps the product's order.
     A query the product refuses (:class:`QueryError`) has no hits.
@@ -237,7 +238,8 @@ def run_queries(index, collection: Collection, depth: int = DEPTH) -> dict[str, 
         page = 1
         try:
             while len(ranked) < depth:
-                results = index.search(collection.queries[query_id], limit=MAX_LIMIT, page=page, with_snippets=False)
+                results = index.search(collection.queries[query_id], limit=MAX_LIMIT, page=page, with_snippets=False,
+                                       mode=mode)
                 ranked.extend(hit.id for hit in results.hits)
                 if page >= results.page["pages"]:
                     break
@@ -265,14 +267,21 @@ def score_run(collection: Collection, run: dict[str, dict[str, float]]) -> dict[
     return result
 
 
-def evaluate(path: str | os.PathLike, depth: int = DEPTH) -> dict[str, float | int]:
+def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical") -> dict[str, float | int | str]:
     """Index the test collection at ``path`` in a temporary directory and measure the product.
 
-    Returns the dict of :func:`score_run` (the ``searchengine eval --json`` output).
+    ``mode`` ``semantic`` or ``hybrid`` indexes with vectors; they are kept
+    by content in :func:`vector_cache` (shared by every collection), so a
+    second run encodes nothing.
+
+    Returns the dict of :func:`score_run` (the ``searchengine eval --json``
+    output), with ``mode``.
 
     Raises:
         InputError: ``path`` is not a readable test collection.
-        SearchEngineError: ``pytrec_eval`` is not installed (the message says how).
+        QueryError: ``mode`` is not a mode.
+        SearchEngineError: ``pytrec_eval`` or, for a semantic mode, the
+            ``semantic`` extra is not installed (the message says how).
     """
     from searchengine.indexer import build_index
     from searchengine.search import open_index
@@ -281,13 +290,38 @@ def evaluate(path: str | os.PathLike, depth: int = DEPTH) -> dict[str, float | i
     if not collection.judged_queries:
         raise InputError(f"{path}: no query has a relevant document")
     _evaluator({"q": {"d": 1}})  # fail early, before indexing, when pytrec_eval is missing
+    from searchengine.request import check_mode
+
+    check_mode(mode)
+    vectors = mode != "lexical"
+    if vectors:
+        from searchengine.semantic.encoder import encoder
+
+        encoder()  # the extra is installed, before anything is indexed
     with tempfile.TemporaryDirectory(prefix="searchengine-eval-") as tmp:
         records = Path(tmp) / "records.jsonl"
         write_records(collection, records)
-        build_index([records], Path(tmp) / "index")
-        index = open_index(Path(tmp) / "index")
+        index_dir = Path(tmp) / "index"
+        if vectors:
+            from searchengine.engines.whoosh.vectors import CACHE_DIR
+
+            index_dir.mkdir()
+            (index_dir / CACHE_DIR).symlink_to(vector_cache(), target_is_directory=True)
+        build_index([records], index_dir, vectors=vectors)
+        index = open_index(index_dir)
         try:
-            run = run_queries(index, collection, depth)
+            run = run_queries(index, collection, depth, mode)
         finally:
             index.close()
-    return score_run(collection, run)
+    return {**score_run(collection, run), "mode": mode}
+
+
+def vector_cache() -> Path:
+    """Where evaluation keeps record vectors between runs (created):
+    ``$SEARCHENGINE_VECTOR_CACHE``, else ``searchengine/vectors`` under
+    ``$XDG_CACHE_HOME`` (default ``~/.cache``)."""
+    configured = os.environ.get("SEARCHENGINE_VECTOR_CACHE")
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "searchengine" / "vectors"
+    folder = Path(configured) if configured else base
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -57,6 +57,9 @@ class IndexSummary:
             indexed without a part of them, as ``file:line: reason``.
         seconds: wall-clock time of the whole run.
         index_dir: where the index is.
+        vectors: whether the index keeps record vectors (semantic search).
+        encoded: records whose vectors this run encoded (the others' were
+            unchanged, or kept from a run that was stopped).
     """
 
     documents: int = 0
@@ -70,6 +73,8 @@ class IndexSummary:
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     index_dir: str = ""
+    vectors: bool = False
+    encoded: int = 0
 
     @property
     def cut_off(self) -> list[Problem]:
@@ -97,6 +102,8 @@ class IndexSummary:
             "cut_off": [str(p) for p in self.cut_off],
             "seconds": round(self.seconds, 3),
             "index_dir": self.index_dir,
+            "vectors": self.vectors,
+            "encoded": self.encoded,
         }
 
 
@@ -250,7 +257,8 @@ def _nothing_read(paths: list, summary: IndexSummary) -> InputError:
 
 
 def _index(paths, location, *, update: bool, format: str | None, lock_timeout: float,
-           jobs: int | None, memory_mb: int, progress: Callable[[int], None] | None) -> IndexSummary:
+           jobs: int | None, memory_mb: int, progress: Callable[[int], None] | None,
+           vectors: bool | None = None, on_encode: Callable[[int, int], None] | None = None) -> IndexSummary:
     """The pipeline of :func:`build_index` and :func:`update_index`."""
     from searchengine import engines
     from searchengine.readers import read_records
@@ -262,7 +270,7 @@ def _index(paths, location, *, update: bool, format: str | None, lock_timeout: f
         if not Path(path).exists():
             raise InputError(f"{path}: no such file or directory")
     writer = engines.open_writer(location, mode="update" if update else "build", lock_timeout=lock_timeout,
-                                 jobs=jobs, memory_mb=memory_mb)
+                                 jobs=jobs, memory_mb=memory_mb, vectors=vectors, on_encode=on_encode)
     summary = IndexSummary(index_dir=writer.location)
     with writer:
         ingest = _Ingest(writer, summary, progress)
@@ -278,6 +286,7 @@ def _index(paths, location, *, update: bool, format: str | None, lock_timeout: f
         if update:
             summary.replaced += writer.repair()
         summary.documents = writer.publish()
+        summary.vectors, summary.encoded = bool(writer.vectors), writer.encoded
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -291,6 +300,8 @@ def build_index(
     jobs: int | None = None,
     memory_mb: int = DEFAULT_MEMORY_MB,
     progress: Callable[[int], None] | None = None,
+    vectors: bool | None = None,
+    on_encode: Callable[[int, int], None] | None = None,
 ) -> IndexSummary:
     """Index every record under ``paths`` into a new generation of ``index_dir``.
 
@@ -304,6 +315,11 @@ def build_index(
         memory_mb: approximate memory for posting buffers, all processes together.
         progress: called with 1 for each record read, then once with 0 when
             reading is over and the commit (merging, writing) begins.
+        vectors: keep record vectors for semantic search (needs the
+            ``semantic`` extra): ``True``, ``False``, or ``None`` for as the
+            index does now (none for a new index). Only new and changed
+            records are encoded (:mod:`searchengine.semantic`).
+        on_encode: called with ``(encoded, to encode)`` while vectors are encoded.
 
     Returns:
         An :class:`IndexSummary`; ``problems`` lists every skipped record.
@@ -314,7 +330,7 @@ def build_index(
         IndexBusyError: another process is writing this index.
     """
     return _index(paths, index_dir, update=False, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
+                  jobs=jobs, memory_mb=memory_mb, progress=progress, vectors=vectors, on_encode=on_encode)
 
 
 def update_index(
@@ -326,6 +342,8 @@ def update_index(
     jobs: int | None = None,
     memory_mb: int = DEFAULT_MEMORY_MB,
     progress: Callable[[int], None] | None = None,
+    vectors: bool | None = None,
+    on_encode: Callable[[int, int], None] | None = None,
 ) -> IndexSummary:
     """Add the records under ``paths`` to the index, replacing documents with the same id.
 
@@ -337,7 +355,7 @@ def update_index(
     raises IndexDamagedError when the current index cannot be opened.
     """
     return _index(paths, index_dir, update=True, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress)
+                  jobs=jobs, memory_mb=memory_mb, progress=progress, vectors=vectors, on_encode=on_encode)
 
 
 def remove_documents(

@@ -41,6 +41,9 @@ class SearchRequest:
         exact: never search a corrected query in place of the one typed.
         export: every hit up to ``limit`` in one window, without snippets
             or facets (:meth:`searchengine.search.SearchIndex.export`).
+        mode: ``lexical``, ``semantic``, ``hybrid`` (:data:`searchengine.semantic.MODES`),
+            or ``None``: hybrid when the index keeps vectors and the
+            ``semantic`` extra is installed, else lexical.
 
     Raises:
         QueryError: a value is out of range, naming it (when made).
@@ -57,6 +60,7 @@ class SearchRequest:
     with_snippets: bool = True
     exact: bool = False
     export: bool = False
+    mode: str | None = None
 
     def __post_init__(self) -> None:
         if self.query is not None and not isinstance(self.query, str):
@@ -71,6 +75,7 @@ class SearchRequest:
         else:
             check_page(self.page, self.limit)
         check_sort(self.sort)
+        check_mode(self.mode)
         object.__setattr__(self, "facets", parse_facet_names(self.facets))
         if self.facets and not 1 <= self.facet_size <= MAX_FACET_SIZE:
             raise QueryError(f"facet size must be between 1 and {MAX_FACET_SIZE}, not {self.facet_size}")
@@ -80,7 +85,8 @@ class SearchRequest:
     def make(cls, query: str = "", *, limit: int = DEFAULT_LIMIT, page: int = 1, year=(), author=(),
              first_author=(), category=(), primary_only: bool = False, since=(), until=(), past=None, date=(),
              sort: str | None = None, facets=(), facet_size: int = DEFAULT_FACET_SIZE,
-             time_budget: float | None = None, with_snippets: bool = True, exact: bool = False) -> SearchRequest:
+             time_budget: float | None = None, with_snippets: bool = True, exact: bool = False,
+             mode: str | None = None) -> SearchRequest:
         """A request from the keyword arguments of
         :meth:`searchengine.search.SearchIndex.search` (see there): filter
         values as text (or already parsed), facets as ``"year,author"`` or a list.
@@ -91,12 +97,13 @@ class SearchRequest:
         days = date_filters(since, until, date, past)
         authors = _with_first_authors(author, first_author)
         return cls(query or "", build_filters(year, authors, category, primary_only, days), sort, page, limit,
-                   facets, facet_size, time_budget, with_snippets, exact)
+                   facets, facet_size, time_budget, with_snippets, exact, mode=mode)
 
     @classmethod
     def make_export(cls, query: str = "", *, cap: int | None = None, year=(), author=(), first_author=(),
                     category=(), primary_only: bool = False, since=(), until=(), past=None, date=(),
-                    sort: str | None = None, time_budget: float | None = None, exact: bool = False) -> SearchRequest:
+                    sort: str | None = None, time_budget: float | None = None, exact: bool = False,
+                    mode: str | None = None) -> SearchRequest:
         """An export request from the keyword arguments of
         :meth:`searchengine.search.SearchIndex.export` (``cap``: default
         :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
@@ -108,7 +115,19 @@ class SearchRequest:
         days = date_filters(since, until, date, past)
         authors = _with_first_authors(author, first_author)
         return cls(query or "", build_filters(year, authors, category, primary_only, days), sort, 1, cap,
-                   (), DEFAULT_FACET_SIZE, time_budget, False, exact, export=True)
+                   (), DEFAULT_FACET_SIZE, time_budget, False, exact, export=True, mode=mode)
+
+
+def check_mode(mode) -> None:
+    """Refuse a query mode that is not ``None`` or one of :data:`searchengine.semantic.MODES`.
+
+    Raises:
+        QueryError: naming the mode and the modes there are.
+    """
+    from searchengine.semantic import MODES
+
+    if mode is not None and mode not in MODES:
+        raise QueryError(f"unknown mode {mode!r}: use {', '.join(MODES)}")
 
 
 def _with_first_authors(author, first_author) -> tuple:

@@ -150,6 +150,9 @@ class SearchResults:
             year, month or day of their submitted day:
             ``{"bin": "month", "rows": [["2025-03-01", 12], ...], "undated": n}``
             (:meth:`searchengine.dates.DateHistogram.to_dict`); else ``None``.
+        mode: how the hits were ranked: ``lexical`` (words, BM25F),
+            ``semantic`` (meaning: cosine similarity of record vectors) or
+            ``hybrid`` (both fused; :mod:`searchengine.semantic.fusion`).
     """
 
     query: str
@@ -167,6 +170,7 @@ class SearchResults:
     timed_out: bool = False
     took_ms: float = 0.0
     date_histogram: dict[str, Any] | None = None
+    mode: str = "lexical"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form shared by ``--json`` and ``/api/search``."""
@@ -186,4 +190,5 @@ class SearchResults:
             "timed_out": self.timed_out,
             "took_ms": round(self.took_ms, 2),
             "date_histogram": self.date_histogram,
+            "mode": self.mode,
         }

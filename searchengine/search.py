@@ -147,6 +147,7 @@ class SearchIndex:
         time_budget: float | None = None,
         with_snippets: bool = True,
         exact: bool = False,
+        mode: str | None = None,
     ) -> SearchResults:
         """Run a ranked, filtered, faceted query.
 
@@ -202,15 +203,21 @@ class SearchIndex:
                 (saves re-analysing each hit's text; used by evaluation).
             exact: never search a corrected query in place of the one typed
                 (see :func:`_correction`); the correction is still suggested.
+            mode: ``lexical`` (words, BM25F), ``semantic`` (meaning: the
+                papers whose vectors are nearest the query's) or ``hybrid``
+                (both, fused: :mod:`searchengine.semantic.fusion`); default
+                hybrid when the index keeps vectors and the ``semantic`` extra
+                is installed, else lexical. The results' ``mode`` says which ran.
 
         Raises:
-            QueryError: the query or an option cannot be understood.
+            QueryError: the query or an option cannot be understood, or a
+                semantic mode is asked of an index without vectors.
             IndexDamagedError: the index cannot be read.
         """
         return self.run(SearchRequest.make(
             query, limit=limit, page=page, year=year, author=author, first_author=first_author, category=category,
             primary_only=primary_only, since=since, until=until, past=past, date=date, sort=sort, facets=facets,
-            facet_size=facet_size, time_budget=time_budget, with_snippets=with_snippets, exact=exact))
+            facet_size=facet_size, time_budget=time_budget, with_snippets=with_snippets, exact=exact, mode=mode))
 
     def export(
         self,
@@ -229,6 +236,7 @@ class SearchIndex:
         cap: int | None = None,
         time_budget: float | None = None,
         exact: bool = False,
+        mode: str | None = None,
     ) -> SearchResults:
         """Every hit of a search, in the search's order, up to ``cap``: a result set to export.
 
@@ -240,7 +248,7 @@ class SearchIndex:
         Args:
             query: as for :meth:`search`, like ``year``, ``author``,
                 ``first_author``, ``category``, ``primary_only``, ``since``,
-                ``until``, ``past``, ``date``, ``sort``, ``time_budget`` and ``exact``.
+                ``until``, ``past``, ``date``, ``sort``, ``time_budget``, ``exact`` and ``mode``.
             cap: most hits returned (default
                 :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
 
@@ -257,7 +265,7 @@ class SearchIndex:
         return self.run(SearchRequest.make_export(
             query, cap=cap, year=year, author=author, first_author=first_author, category=category,
             primary_only=primary_only, since=since, until=until, past=past, date=date, sort=sort,
-            time_budget=time_budget, exact=exact))
+            time_budget=time_budget, exact=exact, mode=mode))
 
     def run(self, request: SearchRequest) -> SearchResults:
         """Run a :class:`~searchengine.request.SearchRequest` (as :meth:`search`
@@ -290,6 +298,9 @@ class SearchIndex:
             if found is not None:
                 unmatched = _unmatched(searcher, plan, matches, clock.deadline)
                 matches, relaxed = found, True
+        mode = _mode(searcher, request, matches, plan)
+        if mode != "lexical":
+            matches = _by_meaning(searcher, plan, matches, mode, corrected)
         # Without words to rank by (none, or only excluded ones): newest first.
         ranked = matches.query is not None and not _only_negative(plan.parsed)
         sort = plan.sort or ("relevance" if ranked else "newest")
@@ -329,6 +340,7 @@ class SearchIndex:
             timed_out=timed_out,
             took_ms=clock.elapsed() * 1000,
             date_histogram=histogram,
+            mode=mode,
         )
 
     def warm_up(self, seconds: float = 10.0) -> None:
@@ -416,31 +428,41 @@ class SearchIndex:
         """Every record of the index (one generation, read whole), in index order."""
         return iter(self.engine.call(lambda searcher: list(searcher.records())))
 
-    def similar(self, record_id: str, *, limit: int = 10) -> SearchResults:
-        """Documents about the same topic as ``record_id``, the record itself excluded.
+    def similar(self, record_id, *, limit: int = 10) -> SearchResults:
+        """Documents about the same topic as ``record_id`` (one id, or a list of
+        ids: papers like these), the records themselves excluded.
 
-        More-like-this: the record's most informative terms, searched as a
-        weighted OR query and ranked by BM25F (the engine's method).
+        With record vectors in the index: the papers nearest in meaning to
+        the records' mean vector (results' ``mode`` ``semantic``). Without:
+        more-like-this, the records' most informative terms searched as a
+        weighted OR query and ranked by BM25F (``mode`` ``lexical``).
 
         Raises:
-            RecordNotFoundError: no document has that id.
-            QueryError: ``limit`` is out of range.
+            RecordNotFoundError: no document has one of the ids (named).
+            QueryError: ``limit`` is out of range, or no id is given.
         """
         check_page(1, limit)
+        wanted = [record_id] if isinstance(record_id, str) else list(record_id)
+        if not wanted or not all(isinstance(i, str) and i.strip() for i in wanted):
+            raise QueryError("give one record id or more")
         started = time.perf_counter()
 
         def run(searcher) -> SearchResults:
-            record = searcher.document(record_id)
-            if record is None:
-                raise RecordNotFoundError(f"no record with id {record_id!r}")
-            total, hits, parsed = searcher.similar(record, limit)
+            records = []
+            for one in dict.fromkeys(wanted):
+                record = searcher.document(one)
+                if record is None:
+                    raise RecordNotFoundError(f"no record with id {one!r}")
+                records.append(record)
+            total, hits, parsed = searcher.similar(records, limit)
             return SearchResults(
-                query=f"similar:{record.id}",
+                query="similar:" + ",".join(record.id for record in records),
                 total=total,
                 hits=hits,
                 page={"number": 1, "size": limit, "pages": page_count(total, limit)},
                 parsed=parsed,
                 took_ms=(time.perf_counter() - started) * 1000,
+                mode="semantic" if searcher.has_vectors() else "lexical",
             )
 
         return self.engine.call(run)
@@ -572,6 +594,46 @@ def _undated_index(searcher, plan: Plan, clock: Clock) -> list[str]:
         return []
     return ["no paper of this index has a submitted day (its sources gave none), so date filters match none; "
             "filter by year instead"]
+
+
+def _mode(searcher, request: SearchRequest, matches, plan: Plan) -> str:
+    """The mode a search runs in: the one asked for, or by default hybrid when
+    the index keeps vectors and the ``semantic`` extra is installed. Without
+    query text there is nothing to rank by meaning: lexical.
+
+    Raises:
+        QueryError: semantic or hybrid asked of an index without vectors, or
+            without the ``semantic`` extra (the message says what to do).
+    """
+    from searchengine import semantic
+
+    if matches.query is None or _only_negative(plan.parsed):
+        return "lexical"
+    if request.mode is None:
+        return "hybrid" if searcher.has_vectors() and semantic.available() else "lexical"
+    if request.mode != "lexical":
+        if not searcher.has_vectors():
+            raise QueryError(f"{request.mode} mode needs record vectors, and this index has none: index it with "
+                             "'searchengine index --vectors' (or search with mode lexical)")
+        if not semantic.available():
+            raise QueryError(f"{request.mode} mode needs the semantic extra: {semantic.INSTALL_HINT}")
+    return request.mode
+
+
+def _by_meaning(searcher, plan: Plan, matches, mode: str, corrected: str | None):
+    """Semantic or hybrid step: the query's vector, and ``matches`` ranked by it
+    (:meth:`searcher.semantic`; :mod:`searchengine.semantic.fusion`)."""
+    from searchengine import querylang
+    from searchengine.semantic.encoder import SemanticUnavailableError, query_vector
+    from searchengine.semantic.fusion import open_query, query_text
+
+    text = querylang.split_filters(corrected)[0] if corrected else plan.parsed.text
+    tree = plan.parsed.tree
+    try:
+        vector = query_vector(query_text(text, tree))
+    except SemanticUnavailableError as exc:
+        raise QueryError(str(exc)) from None
+    return searcher.semantic(matches, vector, mode, open_query(tree))
 
 
 def _only_negative(parsed) -> bool:

@@ -36,7 +36,7 @@ QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td3\t0\nq2\td2\t2\nq3\td2\t1\
 #   q3: relevant d2 at rank 2: DCG = 1/log2(3) = 0.63093, IDCG = 1 → nDCG@10 0.63093;
 #       AP = (1/2)/1 = 0.5; P@10 1/10; R@100 1
 # Means over 3 judged queries: nDCG@10 (1 + 1 + 0.63093)/3 = 0.87698; MAP 2.5/3 = 0.83333.
-EXPECTED = {"ndcg@10": 0.877, "map": 0.8333, "p@10": 0.1, "recall@100": 1.0, "queries": 3}
+EXPECTED = {"ndcg@10": 0.877, "map": 0.8333, "p@10": 0.1, "recall@100": 1.0, "queries": 3, "mode": "lexical"}
 
 
 @pytest.fixture
@@ -85,7 +85,8 @@ def test_cranfield_layout_numbers_queries_by_position_and_maps_codes(tmp_path):
     assert collection.queries == {"1": "slipstream lift", "2": "heat transfer ."}
     assert collection.qrels == {"1": {"1": 3, "2": 0}, "2": {"2": 4, "3": 0}}
     # q1 → [1] (gain 3 of 3): all 1.0; q2 → [2] (gain 4 of 4): all 1.0.
-    assert evaluate(tmp_path) == {"ndcg@10": 1.0, "map": 1.0, "p@10": 0.1, "recall@100": 1.0, "queries": 2}
+    assert evaluate(tmp_path) == {"ndcg@10": 1.0, "map": 1.0, "p@10": 0.1, "recall@100": 1.0, "queries": 2,
+                                  "mode": "lexical"}
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,8 @@ class MemoryWriter:
     names ids whose first write fails, ``existing`` is the index before the run."""
 
     location = "memory"
+    vectors = False
+    encoded = 0
 
     def __init__(self, existing=None, refuse=(), duplicates=0):
         self.docs = dict(existing or {})

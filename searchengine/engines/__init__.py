@@ -197,6 +197,12 @@ class Writer(Protocol):
     location: str
     """Where the index is, for messages (never with credentials)."""
 
+    vectors: bool | None
+    """Whether the index keeps record vectors (``None`` until entered: as the index does now)."""
+
+    encoded: int
+    """Records whose vectors this run encoded (after :meth:`publish`)."""
+
     @property
     def updating(self) -> bool:
         """Whether documents go into an existing index (versions can be looked up)."""
@@ -295,7 +301,8 @@ def needs_build(location: str | os.PathLike) -> bool:
 
 
 def open_writer(location: str | os.PathLike, *, mode: str, lock_timeout: float,
-                jobs: int | None = None, memory_mb: int = 512) -> Writer:
+                jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
+                on_encode=None) -> Writer:
     """A :class:`Writer` for the index at ``location`` (not entered yet).
 
     Args:
@@ -304,6 +311,9 @@ def open_writer(location: str | os.PathLike, *, mode: str, lock_timeout: float,
         lock_timeout: seconds to wait for another writer.
         jobs: indexing processes (embedded) or bulk requests in flight (cluster).
         memory_mb: memory for posting buffers or bulk requests.
+        vectors: keep record vectors for semantic search (``None``: as the
+            index does now; see :mod:`searchengine.semantic`).
+        on_encode: called with ``(encoded, to encode)`` while vectors are encoded.
 
     Raises:
         InputError: the location is malformed (:func:`check_location`).
@@ -313,10 +323,12 @@ def open_writer(location: str | os.PathLike, *, mode: str, lock_timeout: float,
     if is_cluster(location):
         from searchengine.engines.opensearch.writer import ClusterWriter
 
-        return ClusterWriter(location, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb)
+        return ClusterWriter(location, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb,
+                             vectors=vectors, on_encode=on_encode)
     from searchengine.engines.whoosh.writer import WhooshWriter
 
-    return WhooshWriter(location, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb)
+    return WhooshWriter(location, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb,
+                        vectors=vectors, on_encode=on_encode)
 
 
 def open_engine(location: str | os.PathLike, *, lazy: bool = False) -> Engine:

@@ -151,6 +151,10 @@ class OpenSearchSearcher:
         self._counted(relaxed, matches.deadline)
         return relaxed if relaxed.total else None
 
+    def has_vectors(self) -> bool:
+        """Whether the index keeps record vectors (semantic and hybrid modes)."""
+        return False
+
     def describe(self, matches: Matches) -> str:
         """The query as sent, compact Query DSL JSON."""
         return json.dumps(matches.full_query(), ensure_ascii=False, separators=(",", ":"))
@@ -294,11 +298,12 @@ class OpenSearchSearcher:
                 yield record_from_source(raw["_source"])
             after = hits[-1]["sort"]
 
-    def similar(self, record: Record, limit: int) -> tuple[int, list[Hit], str]:
-        """``more_like_this`` over title and abstract, the record itself excluded."""
-        query = {"more_like_this": {"fields": ["title", "abstract"], "like": f"{record.title}\n{record.abstract}",
+    def similar(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
+        """``more_like_this`` over title and abstract, the records themselves excluded."""
+        like = "\n".join(f"{record.title}\n{record.abstract}" for record in records)
+        query = {"more_like_this": {"fields": ["title", "abstract"], "like": like,
                                     "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS}}
-        body = {"query": {"bool": {"must": [query], "must_not": [{"term": {"id": record.id}}]}},
+        body = {"query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
                 "size": limit, "track_total_hits": True,
                 "highlight": {"pre_tags": [_PRE], "post_tags": [_POST], "type": "unified",
                               "fields": {"title": {"number_of_fragments": 0},

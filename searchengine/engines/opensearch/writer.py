@@ -449,8 +449,12 @@ class ClusterWriter:
     """
 
     def __init__(self, location_text: str, *, mode: str, lock_timeout: float,
-                 jobs: int | None = None, memory_mb: int = 512) -> None:
+                 jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
+                 on_encode=None) -> None:
         self.cluster = parse_location(str(location_text))
+        self.vectors = vectors
+        self.on_encode = on_encode
+        self.encoded = 0
         self.location = self.cluster.redacted()
         self.mode = mode
         self.lock_timeout = lock_timeout

@@ -124,6 +124,7 @@ class WhooshSearcher:
         self._last_filter = None  # (filter query, its docnums): see _filtered
         self._kept_stored: dict[int, dict] = {}  # see _stored
         self._written: list[str] | None = None  # see _written_words
+        self._vectors = None  # see vectors
 
     # --- matching --------------------------------------------------------------
 
@@ -245,6 +246,95 @@ class WhooshSearcher:
 
         allowed = set(matches.docnums) if matches.restrict is not None else None
         matches.scores = feedback.rerank(self.searcher, matches.query, matches.scores, allowed)
+
+    # --- meaning -----------------------------------------------------------------
+
+    def has_vectors(self) -> bool:
+        """Whether this generation keeps record vectors (semantic and hybrid modes)."""
+        from searchengine.engines.whoosh.vectors import has_vectors
+
+        return self.cache.folder is not None and has_vectors(self.cache.folder)
+
+    def vectors(self):
+        """The generation's :class:`~searchengine.engines.whoosh.vectors.GenerationVectors`
+        (mapped on first use).
+
+        Raises:
+            IndexDamagedError: the vector files do not fit the generation.
+        """
+        if self._vectors is None:
+            from searchengine.engines.whoosh.vectors import GenerationVectors
+
+            self._vectors = GenerationVectors(self.cache.folder, self.searcher.doc_count_all())
+        return self._vectors
+
+    def semantic(self, matches: Matches, vector, mode: str, open_query: bool) -> Matches:
+        """``matches`` ranked by meaning: ``mode`` ``"semantic"`` (cosine similarity
+        to ``vector``, a unit float32 ``(384,)``) or ``"hybrid"`` (fused with
+        the keyword scores, :func:`searchengine.semantic.fusion.fuse`).
+
+        With ``open_query`` (plain words), the papers nearest to ``vector``
+        within the filters join: the :data:`~searchengine.limits.MAX_DEPTH`
+        nearest replace the keyword matches in semantic mode, the
+        :data:`~searchengine.ranking.HYBRID_NEAREST` nearest are added in
+        hybrid mode. Otherwise the keyword matches are kept and re-ranked.
+        """
+        import numpy as np
+
+        from searchengine.engines.whoosh.combine import ScoredDocs
+        from searchengine.limits import MAX_DEPTH
+        from searchengine.ranking import HYBRID_LEXICAL_WEIGHT, HYBRID_NEAREST
+        from searchengine.semantic.fusion import fuse
+
+        store = self.vectors()
+        docs = np.asarray(matches.docnums, dtype=np.int64)
+        nearest = np.zeros(0, dtype=np.int64)
+        if open_query:
+            pool = (np.asarray(self._filtered(matches.restrict), dtype=np.int64)
+                    if matches.restrict is not None else None)
+            found = store.similarities(vector, pool)
+            wanted = min(MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST, len(found))
+            if wanted:
+                best = np.argpartition(-found, wanted - 1)[:wanted]
+                best = best[found[best] > 0]  # deleted documents' rows are zeros
+                nearest = np.sort(best if pool is None else pool[best])
+        if mode == "semantic":
+            chosen = nearest if open_query else docs
+            return Matches(matches.query, matches.restrict,
+                           ScoredDocs(chosen, store.similarities(vector, chosen).astype(np.float64)),
+                           chosen.tolist(), matches.clock, matches.expansions)
+        chosen = np.union1d(docs, nearest)
+        lexical = np.zeros(len(chosen), dtype=np.float64)
+        known = self._keyword_scores(matches, docs)
+        lexical[np.searchsorted(chosen, docs)] = known
+        fused = fuse(lexical, store.similarities(vector, chosen), HYBRID_LEXICAL_WEIGHT)
+        return Matches(matches.query, matches.restrict, ScoredDocs(chosen, fused), chosen.tolist(), matches.clock,
+                       matches.expansions)
+
+    def _keyword_scores(self, matches: Matches, docs):
+        """BM25F scores of ``docs`` (the matches' ascending docnums, an int
+        array). Without the fast scorer's scores, the
+        :data:`~searchengine.limits.MAX_DEPTH` best are scored and the rest count 0."""
+        import numpy as np
+
+        from searchengine.engines.whoosh.combine import ScoredDocs
+        from searchengine.limits import MAX_DEPTH
+
+        scores = matches.scores
+        if isinstance(scores, ScoredDocs):
+            return scores.scores[np.searchsorted(scores.docs, docs)]
+        if scores is not None:
+            return np.fromiter((scores[d] for d in docs.tolist()), dtype=np.float64, count=len(docs))
+        found = np.zeros(len(docs), dtype=np.float64)
+        if matches.query is None or not len(docs):
+            return found
+        allowed = set(matches.docnums) if matches.restrict is not None else None
+        deadline = matches.clock.deadline if matches.clock is not None else time.monotonic() + 1.0
+        ranked, _ = self._ranked_window(matches, allowed, 0, MAX_DEPTH, deadline)
+        if ranked:
+            where = np.searchsorted(docs, np.fromiter((d for d, _ in ranked), dtype=np.int64, count=len(ranked)))
+            found[where] = [score for _, score in ranked]
+        return found
 
     # --- a page of hits ------------------------------------------------------------
 
@@ -438,28 +528,55 @@ class WhooshSearcher:
         for stored in self.searcher.all_stored_fields():
             yield record_from_stored(stored)
 
-    def similar(self, record: Record, limit: int) -> tuple[int, list[Hit], str]:
-        """Documents about the topic of ``record``, the record itself excluded:
-        ``(total, hits, parsed)``.
+    def similar(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
+        """Documents about the topic of ``records`` (one or several), those
+        records excluded: ``(total, hits, parsed)``.
 
-        More-like-this: the :data:`SIMILAR_TERMS` most informative terms of the
-        record's title and abstract (Bo1 divergence from randomness weights,
-        Amati 2003, as computed by Whoosh's ``classify.Expander``) are searched
+        With vectors (:meth:`has_vectors`): the documents nearest to the
+        records' mean unit vector, by cosine similarity (``parsed`` is
+        ``"vectors: ID ..."``; ``total`` counts the documents more similar
+        than unrelated, cosine above 0, at most
+        :data:`~searchengine.limits.MAX_DEPTH`). Without: more-like-this,
+        the :data:`SIMILAR_TERMS` most informative terms of the records'
+        titles and abstracts (Bo1 divergence from randomness weights,
+        Amati 2003, as computed by Whoosh's ``classify.Expander``) searched
         in title and abstract as a weighted OR query, ranked by BM25F.
         """
         from whoosh import query as wq
 
         from searchengine.engines.whoosh.bm25f import bm25f_term
 
-        text = f"{record.title} {record.abstract}"
+        if self.has_vectors():
+            return self._similar_by_meaning(records, limit)
+        text = " ".join(f"{record.title} {record.abstract}" for record in records)
         terms = self.searcher.key_terms_from_text("abstract", text, numterms=SIMILAR_TERMS)
         if not terms:
             return 0, [], ""
         wanted = wq.Or([bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
                         for term, weight in terms])
-        results = self.searcher.search(wanted, limit=limit, mask=wq.Term("id", record.id))
+        mask = wq.Or([wq.Term("id", record.id) for record in records])
+        results = self.searcher.search(wanted, limit=limit, mask=mask)
         ranked = [(results.docnum(i), results.score(i)) for i in range(results.scored_length())]
         return len(results), self.hits(wanted, ranked, True), str(wanted)
+
+    def _similar_by_meaning(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
+        import numpy as np
+
+        from searchengine.limits import MAX_DEPTH
+
+        store = self.vectors()
+        docnums = [d for d in (self.searcher.document_number(id=record.id) for record in records) if d is not None]
+        centre = np.mean([store.vector(d) for d in docnums], axis=0) if docnums else None
+        norm = float(np.linalg.norm(centre)) if docnums else 0.0
+        if norm == 0:
+            return 0, [], ""
+        found = store.similarities(centre / norm)
+        found[docnums] = 0.0  # the records themselves
+        total = min(int(np.count_nonzero(found > 0)), MAX_DEPTH)
+        wanted = min(limit, total)
+        best = np.argpartition(-found, wanted - 1)[:wanted] if wanted else np.zeros(0, dtype=np.int64)
+        ranked = self._tie_order([(int(d), float(found[d])) for d in best])
+        return total, self.hits(None, ranked, True), "vectors: " + " ".join(record.id for record in records)
 
     def warm_up(self, seconds: float) -> None:
         """Read the spelling word lists and the postings of the most frequent

@@ -32,6 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from searchengine.engines.whoosh import columns, integrity, internals, store
+from searchengine.engines.whoosh import vectors as vector_files
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.processes import exit_with_parent
 from searchengine.records import Record
@@ -277,8 +278,13 @@ class WhooshWriter:
         index_dir: the index folder; created if missing.
         mode: ``"build"``, ``"update"`` or ``"remove"``.
         lock_timeout: seconds to wait for another writer.
-        jobs: indexing processes for the first pass (large inputs only).
+        jobs: indexing processes for the first pass (large inputs only),
+            and threads of the model that encodes vectors.
         memory_mb: memory for posting buffers, all processes together.
+        vectors: keep record vectors for semantic search (:mod:`.vectors`):
+            ``True``, ``False``, or ``None`` for as the current generation
+            does (no vectors for a first build).
+        on_encode: called with ``(encoded, to encode)`` while vectors are encoded.
 
     Raises (on entering):
         IndexNotFoundError: ``"remove"`` and there is no index.
@@ -288,8 +294,12 @@ class WhooshWriter:
     """
 
     def __init__(self, index_dir: str | os.PathLike, *, mode: str, lock_timeout: float,
-                 jobs: int | None = None, memory_mb: int = 512) -> None:
+                 jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
+                 on_encode=None) -> None:
         self.target = Path(index_dir)
+        self.vectors = vectors
+        self.on_encode = on_encode
+        self.encoded = 0  # records whose vectors this run encoded
         self.location = str(self.target)
         self.mode = mode
         self.lock_timeout = lock_timeout
@@ -325,7 +335,18 @@ class WhooshWriter:
         self._stack.enter_context(store.write_lock(target, timeout=self.lock_timeout))
         try:
             store.remove_stale(target)
-            base = store.current_generation(target, writer=True) if self.mode != "build" else None
+            current = store.current_generation(target, writer=True, strict=self.mode != "build")
+            if self.vectors is None:
+                self.vectors = current is not None and vector_files.has_vectors(current)
+            if self.vectors:
+                from searchengine.semantic.encoder import SemanticUnavailableError, encoder
+
+                try:
+                    encoder(self.jobs)  # the model loads, before anything is written
+                except SemanticUnavailableError as exc:
+                    raise SemanticUnavailableError(f"{target}: this index keeps vectors for semantic search, "
+                                                   f"and {exc}; or index with --no-vectors") from None
+            base = current if self.mode != "build" else None
             generation = self._generation = store.new_generation(target)
             if base is not None:
                 # An older index is rebuilt, not updated; a damaged one is
@@ -523,6 +544,12 @@ class WhooshWriter:
         whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
         with ix.reader() as reader:  # the facet and sort columns belong to the generation
             columns.write_columns(generation, reader)  # (reads every kept segment's columns)
+            if self.vectors:
+                self.encoded = vector_files.write_vectors(generation, reader, self.target, threads=self.jobs,
+                                                     progress=self.on_encode)
+            else:
+                for name in (vector_files.VECTORS_FILE, vector_files.SCALES_FILE):
+                    (generation / name).unlink(missing_ok=True)
         store.write_layout(generation)
         integrity.write_checksums(generation)
         documents = ix.doc_count()

@@ -853,16 +853,22 @@ RECORD_LINE_LABELS = (("Abstract page", "url"), ("PDF", "pdf_url"), ("DOI", "doi
 
 
 @main.command()
-@click.argument("record_id")
+@click.argument("record_ids", metavar="RECORD_ID...", nargs=-1, required=True)
 @limit_option
 @index_dir_option
 @json_option
 @format_option
-def similar(record_id: str, limit: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
-    """Print papers on the same topic as RECORD_ID (the record itself excluded)."""
+def similar(record_ids: tuple[str, ...], limit: int, index_dir: Path, as_json: bool,
+            output_format: str | None) -> None:
+    """Print papers on the same topic as RECORD_ID, or as several records
+    together (papers like these), the records themselves excluded.
+
+    With record vectors in the index (index --vectors) the papers nearest in
+    meaning; else the records' most informative words, ranked by BM25F.
+    """
     output_format = _output_format(as_json, output_format)
-    results = _open_or_build(index_dir).similar(record_id, limit=limit)
-    _emit(results, output_format, f"{_count(results.total, 'paper')} similar to {record_id}")
+    results = _open_or_build(index_dir).similar(list(record_ids), limit=limit)
+    _emit(results, output_format, f"{_count(results.total, 'paper')} similar to {', '.join(record_ids)}")
 
 
 @main.command()

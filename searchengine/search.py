@@ -122,6 +122,11 @@ class SearchIndex:
         self.engine = open_engine(self.path, lazy=lazy)
 
     @property
+    def has_vectors(self) -> bool:
+        """Whether the index keeps record vectors, so semantic and hybrid modes can run."""
+        return self.engine.call(lambda searcher: searcher.has_vectors())
+
+    @property
     def doc_count(self) -> int:
         """Number of documents in the index."""
         return self.engine.call(lambda searcher: searcher.doc_count())

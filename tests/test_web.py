@@ -79,8 +79,9 @@ def test_landing_page_has_labelled_search_box_and_document_count(client):
 
 
 def test_the_document_count_has_thousands_separators():
-    class LargeIndex:  # the landing page asks only for the count
+    class LargeIndex:  # the landing page asks only for the count (and whether to offer ranking by meaning)
         doc_count = 74728
+        has_vectors = False
 
     html = create_app(index=LargeIndex()).test_client().get("/").get_data(as_text=True)
     assert "74,728 papers indexed" in html
@@ -212,6 +213,7 @@ def test_pagination_nav_marks_current_page_and_sort_is_selected(client):
 def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_dir):
     class Stub:
         doc_count = 6
+        has_vectors = False
 
         def run(self, request):
             query = request.query
@@ -233,6 +235,7 @@ def test_a_corrected_query_links_to_the_query_as_typed_and_names_unmatched_words
 
     class Stub:
         doc_count = 6
+        has_vectors = False
 
         def run(self, request):
             query = request.query
@@ -439,7 +442,7 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
 
 @pytest.mark.parametrize(("url", "message"), [
     ("/api/search?q=SpMV&offset=15&limit=1",
-     "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, limit, more, "
+     "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, limit, mode, more, "
      "page, past, q, since, sort, until, year, year_from, year_to); pages are chosen with page and limit"),
     ("/api/search?q=SpMV&yaer=2024&lmit=2", "unknown parameters 'lmit', 'yaer' for /api/search"),
     ("/api/export?q=SpMV&format=csv&fromat=ris", "unknown parameter 'fromat' for /api/export"),
@@ -545,14 +548,14 @@ def test_openapi_document_describes_every_api_route(client):
     document = client.get("/api/openapi.json").get_json()
     assert document["openapi"] == "3.1.0"
     assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records", "/api/records/{id}",
-                                      "/api/records/{id}/similar", "/api/openapi.json"}
+                                      "/api/records/{id}/similar", "/api/similar", "/api/openapi.json"}
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
     assert names == ["q", "year", "year_from", "year_to", "author", "first_author", "category", "since", "until",
-                     "past", "sort", "page", "limit", "more", "exact"]
+                     "past", "sort", "page", "limit", "more", "exact", "mode"]
     export = document["paths"]["/api/export"]["get"]
     assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author", "first_author",
                                                         "category", "since", "until", "past", "sort", "exact",
-                                                        "format"]
+                                                        "mode", "format"]
     assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
     assert sorted(export["responses"]["200"]["content"]) == [
         "application/jsonl", "application/x-bibtex", "application/x-research-info-systems", "text/csv"]
@@ -628,6 +631,7 @@ def test_security_headers_on_pages_api_errors_and_static_files(client):
 def test_unexpected_errors_are_logged_and_answered_without_a_trace(web_index_dir, caplog):
     class Broken:
         doc_count = 1
+        has_vectors = False
 
         def run(self, request):
             raise ZeroDivisionError("secret detail")

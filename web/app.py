@@ -11,6 +11,7 @@ Routes::
                                         as `search --all --format F`; an attachment
     GET /api/records/<id>               the stored record, as `show --json` without "source"
     GET /api/records/<id>/similar       SearchResults.to_dict(), as `similar --json`
+    GET /api/similar?id=A&id=B          papers like these: SearchResults.to_dict(), as `similar A B --json`
     GET /api/openapi.json               OpenAPI 3.1 description of the API
 
 Errors are ``{"error": "..."}`` under ``/api/`` and an HTML page elsewhere:
@@ -48,7 +49,8 @@ from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_API_LOOKUP, SORTS
 from searchengine.facets import FACETS
-from web.params import EXPORT_FORMATS, FACET_SIZE, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
+from web.params import (EXPORT_FORMATS, FACET_SIZE, MAX_SIMILAR_IDS, MAX_VALUE_CHARS, SearchParams, plain_text,
+                        read_format, read_limit)
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {**{facet.name: facet.label for facet in FACETS},
@@ -57,6 +59,8 @@ FACET_LABELS = {**{facet.name: facet.label for facet in FACETS},
 BIN_CHARS = {"year": 4, "month": 7, "day": 10}
 # Link texts of the export formats.
 EXPORT_LABELS = {name: form.label for name, form in FORMATS.items()}
+# The ranking choice of the search box, default first.
+MODE_LABELS = {"hybrid": "words and meaning", "semantic": "meaning", "lexical": "words"}
 
 # No script at all; styles and images only from this origin; forms only to it.
 CONTENT_SECURITY_POLICY = (
@@ -230,7 +234,15 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.jinja_env.globals.update(FACETS=FACETS, FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
                                  record_link=record_link, doi_link=doi_link, safe_link=safe_link,
                                  EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
-                                 EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors)
+                                 EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors, MODE_LABELS=MODE_LABELS)
+
+    @app.context_processor
+    def semantic_choice():
+        # The ranking choice is offered when the index can rank by meaning.
+        try:
+            return {"has_vectors": search_index.has_vectors}
+        except SearchEngineError:
+            return {"has_vectors": False}
     # "//" in a path is a 404 like any unknown path, not a redirect to a
     # merged one (which would also change record ids holding "//").
     app.url_map.merge_slashes = False
@@ -370,6 +382,18 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     def api_similar(record_id: str):
         limit = read_limit(request.args)
         return jsonify(search_index.similar(record_id, limit=limit).to_dict())
+
+    @app.get("/api/similar")
+    def api_similar_to_several():
+        wanted = request.args.getlist("id")
+        if not wanted:
+            raise QueryError("give one or more record ids as id=... (repeat id for several)")
+        if "" in wanted:
+            raise QueryError(f"id number {wanted.index('') + 1} is empty")
+        if len(wanted) > MAX_SIMILAR_IDS:
+            raise QueryError(f"{len(wanted)} ids given; papers like at most {MAX_SIMILAR_IDS} are found at once")
+        limit = read_limit(request.args)
+        return jsonify(search_index.similar(wanted, limit=limit).to_dict())
 
     @app.get("/api/records")
     def api_records():

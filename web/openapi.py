@@ -16,11 +16,13 @@ from searchengine.dates import PAST
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
 from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_API_LOOKUP, MAX_DEPTH, MAX_LIMIT, SORTS
+from searchengine.semantic import MODES
 from web.params import (
     EXPANDED_FACET_SIZE,
     EXPORT_FORMATS,
     FACET_SIZE,
     MAX_QUERY_CHARS,
+    MAX_SIMILAR_IDS,
     MAX_VALUE_CHARS,
     MAX_VALUES,
 )
@@ -167,6 +169,9 @@ def openapi_document() -> dict[str, Any]:
     exact = _param("exact", "true (or 1): search the query as typed, never a correction of it; "
                             "false or 0 (the default): a query with a clear correction shows its hits",
                    {"type": "string", "pattern": choice_pattern(("true", "false", "1", "0"))})
+    mode = _param("mode", "lexical (words, BM25F), semantic (meaning: nearest record vectors) or hybrid (both "
+                          "fused); default hybrid when the index keeps vectors, else lexical. semantic and hybrid "
+                          "on an index without vectors are a 400", {"type": "string", "pattern": choice_pattern(MODES)})
     count_header = {"schema": {"type": "integer", "minimum": 0}}
     export_format = {"name": "format", "in": "query", "required": True,
                      "description": "bibtex, csv, jsonl (JSON lines) or ris",
@@ -196,6 +201,7 @@ def openapi_document() -> dict[str, Any]:
                                    f"{EXPANDED_FACET_SIZE} values (else {FACET_SIZE})",
                            {"type": "string", "enum": list(FACET_NAMES)}),
                     exact,
+                    mode,
                 ],
                 "responses": {"200": results, "400": _error(BAD_REQUEST), "503": unavailable},
             }},
@@ -206,7 +212,7 @@ def openapi_document() -> dict[str, Any]:
                                "X-Exported-Hits say whether that cap cut the file. page and limit, "
                                "if given, are ignored. Needs query text or a filter (else 400).",
                 "operationId": "export",
-                "parameters": [*filters, exact, export_format],
+                "parameters": [*filters, exact, mode, export_format],
                 "responses": {
                     "200": {
                         "description": "An attachment (Content-Disposition) in the chosen format, UTF-8",
@@ -265,6 +271,21 @@ def openapi_document() -> dict[str, Any]:
                 "parameters": [record_id, limit],
                 "responses": {"200": results, "400": _error(BAD_REQUEST),
                               "404": _error("No record has this id"), "503": unavailable},
+            }},
+            "/api/similar": {"get": {
+                "summary": "Papers like these: papers on the topic of one or several records (those excluded)",
+                "description": "With record vectors in the index, the papers nearest in meaning to the records' "
+                               "mean vector (mode semantic); else the records' most informative words, ranked "
+                               f"by BM25F (mode lexical). At most {MAX_SIMILAR_IDS} ids (else 400).",
+                "operationId": "similarToSeveral",
+                "parameters": [{
+                    "name": "id", "in": "query", "required": True, "style": "form", "explode": True,
+                    "description": "A record id (repeat for several); an empty one is a 400",
+                    "schema": {"type": "array", "items": {"type": "string", "minLength": 1},
+                               "minItems": 1, "maxItems": MAX_SIMILAR_IDS},
+                }, limit],
+                "responses": {"200": results, "400": _error(BAD_REQUEST),
+                              "404": _error("No record has one of the ids"), "503": unavailable},
             }},
             "/api/openapi.json": {"get": {
                 "summary": "This document", "operationId": "openapi",
@@ -335,6 +356,8 @@ def openapi_document() -> dict[str, Any]:
                             {"type": "string", "format": "date"}, {"type": "integer", "minimum": 0}]}},
                         "undated": {"type": "integer", "minimum": 0}},
                 },
+                "mode": {"type": "string", "enum": list(MODES),
+                         "description": "How the hits were ranked: by words, by meaning or both"},
             }),
         }},
     }

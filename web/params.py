@@ -29,6 +29,8 @@ Parameters (the same for ``/`` and ``/api/search``):
              its "and N more" link
 ``exact``    ``1``/``true``: search the query as typed, never a correction
              of it (``0``/``false``: the default)
+``mode``     ``lexical``, ``semantic`` or ``hybrid``: rank by words, by meaning
+             or both (default: hybrid when the index keeps vectors, else lexical)
 ``format``   ``/api/export`` only: ``bibtex``, ``csv``, ``jsonl`` or ``ris``
 ========== ============================================================
 
@@ -36,7 +38,7 @@ An export (``/api/export``) takes the same parameters but ``page`` and
 ``limit``: it holds every hit, up to :data:`~searchengine.limits.EXPORT_LIMIT`.
 
 Only ``year``, ``author``, ``first_author`` and ``category`` may be given more than once; a
-second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``year_from``, ``year_to``,
+second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``mode``, ``year_from``, ``year_to``,
 ``since``, ``until`` or ``past`` is
 refused with a 400 naming it (which one would count is a guess). An empty
 value counts as not given. Lengths and numbers of values are counted as
@@ -61,11 +63,14 @@ from searchengine.errors import QueryError
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES, facet as facet_spec
 from searchengine.limits import DEFAULT_LIMIT, MAX_LIMIT, SORTS, check_page
+from searchengine.semantic import MODES
 
 # At most this many values per filter parameter, each at most this long.
 MAX_VALUES = 20
 MAX_VALUE_CHARS = 200
 MAX_QUERY_CHARS = 2000
+# Records one "papers like these" request (/api/similar) may start from.
+MAX_SIMILAR_IDS = 20
 # Values the page shows of each facet (searchengine.facets.FACETS, in order).
 FACET_SIZE = 12
 # The date filters' parameters, in URL order.
@@ -206,6 +211,7 @@ class SearchParams:
         limit: hits per page.
         more: the facet listed in full, or ``None``.
         exact: search the query as typed, never a correction of it.
+        mode: one of :data:`searchengine.semantic.MODES`, or ``None`` for the default.
         since, until, past: the date filters as given (``""`` when not).
         from_range: True when ``year_from``/``year_to`` were given (the page
             redirects to the canonical URL with a ``year`` value instead).
@@ -220,6 +226,7 @@ class SearchParams:
     limit: int = DEFAULT_LIMIT
     more: str | None = None
     exact: bool = False
+    mode: str | None = None
     from_range: bool = False
     # Date filters, kept apart from the fields above.
     since: str = ""
@@ -245,6 +252,9 @@ class SearchParams:
         exact = plain_text(_single(args, "exact")).lower()
         if exact not in _FLAGS:
             raise QueryError(f"exact must be 1, 0, true or false, not {exact[:40]!r}")
+        mode = plain_text(_single(args, "mode")).lower() or None
+        if mode is not None and mode not in MODES:
+            raise QueryError(f"mode must be one of {', '.join(MODES)}, not {mode[:40]!r}")
         more = _single(args, "more").strip() or None
         if more is not None and more not in FACET_NAMES:
             raise QueryError(f"more must be one of {', '.join(FACET_NAMES)}, not {more[:40]!r}")
@@ -271,6 +281,7 @@ class SearchParams:
             limit=limit,
             more=more,
             exact=_FLAGS[exact],
+            mode=mode,
             from_range=extra is not None,
             **_date_values(args),
         )
@@ -323,9 +334,9 @@ class SearchParams:
         filters = build_filters(self.years, self.authors, self.categories, False, self.date_filters())
         if export:
             return SearchRequest(self.q, filters, self.sort, limit=EXPORT_LIMIT, with_snippets=False,
-                                 exact=self.exact, export=True)
+                                 exact=self.exact, export=True, mode=self.mode)
         return SearchRequest(self.q, filters, self.sort, self.page, self.limit, FACET_NAMES + ("date",),
-                             EXPANDED_FACET_SIZE if self.more else FACET_SIZE, exact=self.exact)
+                             EXPANDED_FACET_SIZE if self.more else FACET_SIZE, exact=self.exact, mode=self.mode)
 
     def feed_request(self, limit: int):
         """The :class:`~searchengine.request.SearchRequest` of this state's feed:
@@ -364,6 +375,8 @@ class SearchParams:
             pairs.append(("more", self.more))
         if self.exact:
             pairs.append(("exact", "1"))
+        if self.mode:
+            pairs.append(("mode", self.mode))
         return pairs
 
     def url(self, path: str = "/") -> str:

@@ -11,7 +11,8 @@
 #
 # Nodes are numbered from 0: node-i serves HTTP on PORT+i and transport on PORT+100+i.
 # OpenSearch comes from Maven Central (the only place this machine kind can get it):
-# the minimal distribution zip plus module jars, see scripts/opensearch-pom.xml.
+# the minimal distribution zip plus module jars, and the k-NN plugin zip installed with
+# bin/opensearch-plugin, see scripts/opensearch-pom.xml.
 # Everything downloaded or written lives outside the repository:
 #   SEARCHENGINE_OPENSEARCH_HOME  install cache   (default ~/.cache/searchengine/opensearch-2.19.x)
 #   SEARCHENGINE_CLUSTER_DIR      config/data/logs (default ~/.cache/searchengine/dev-cluster)
@@ -23,6 +24,10 @@
 #   SEARCHENGINE_OPENSEARCH_JAVA_OPTS    extra JVM options per node
 #   SEARCHENGINE_OPENSEARCH_VERSION      2.19.N to use, or a list to try in order
 #                                        (default "2.19.6 2.19.5 ... 2.19.0")
+#   SEARCHENGINE_OPENSEARCH_KNN          1 (default): install the k-NN plugin (knn_vector
+#                                        fields, "lucene" engine only: the zip has no native
+#                                        libraries); 0: skip it. An install made without it
+#                                        gets it at the next start or install.
 #   SEARCHENGINE_JAVA_HOME               JDK 11-21 to run it (default: first such JDK found)
 #   SEARCHENGINE_CLUSTER_WAIT            seconds to wait for green (default 180)
 #   SEARCHENGINE_CLUSTER_STOP_TIMEOUT    seconds before TERM becomes KILL (default 30)

@@ -2,8 +2,8 @@
 # Local OpenSearch 2.19.x cluster on loopback, for development, tests and failure drills.
 #
 #   scripts/dev-cluster.sh start [--clean] [NODES]   start NODES nodes (default 3), wait for green
-#   scripts/dev-cluster.sh stop                      stop every node this script started
-#   scripts/dev-cluster.sh status                    per-node state and cluster health
+#   scripts/dev-cluster.sh stop [--all]              stop the nodes of this cluster directory
+#   scripts/dev-cluster.sh status                    per-node state, health, other clusters
 #   scripts/dev-cluster.sh kill NODE_INDEX           kill -9 one node (failure drills)
 #   scripts/dev-cluster.sh restart-node NODE_INDEX   start that node again, wait for green
 #   scripts/dev-cluster.sh reset                     stop, then delete all node data and logs
@@ -11,7 +11,8 @@
 #
 # Nodes are numbered from 0: node-i serves HTTP on PORT+i and transport on PORT+100+i.
 # OpenSearch comes from Maven Central (the only place this machine kind can get it):
-# the minimal distribution zip plus module jars, see scripts/opensearch-pom.xml.
+# the minimal distribution zip plus module jars, and the k-NN plugin zip installed with
+# bin/opensearch-plugin, see scripts/opensearch-pom.xml.
 # Everything downloaded or written lives outside the repository:
 #   SEARCHENGINE_OPENSEARCH_HOME  install cache   (default ~/.cache/searchengine/opensearch-2.19.x)
 #   SEARCHENGINE_CLUSTER_DIR      config/data/logs (default ~/.cache/searchengine/dev-cluster)
@@ -23,11 +24,20 @@
 #   SEARCHENGINE_OPENSEARCH_JAVA_OPTS    extra JVM options per node
 #   SEARCHENGINE_OPENSEARCH_VERSION      2.19.N to use, or a list to try in order
 #                                        (default "2.19.6 2.19.5 ... 2.19.0")
+#   SEARCHENGINE_OPENSEARCH_KNN          1 (default): install the k-NN plugin (knn_vector
+#                                        fields, "lucene" engine only: the zip has no native
+#                                        libraries); 0: skip it. An install made without it
+#                                        gets it at the next start or install.
 #   SEARCHENGINE_JAVA_HOME               JDK 11-21 to run it (default: first such JDK found)
 #   SEARCHENGINE_CLUSTER_WAIT            seconds to wait for green (default 180)
 #   SEARCHENGINE_CLUSTER_STOP_TIMEOUT    seconds before TERM becomes KILL (default 30)
 #   SEARCHENGINE_MAVEN_REPO              Maven local repository (default ~/.m2/repository)
 # Data survives stop/start like a real cluster; `start --clean` or `reset` wipes it.
+# Running clusters are found wherever their directory is, by the config path on each
+# node's command line (DIR/node-N/config, next to DIR/cluster.env): `status` lists the
+# others; `stop` with a directory where nothing runs stops the one cluster that runs
+# elsewhere (the one on SEARCHENGINE_CLUSTER_PORT, if that is set), or lists them and
+# exits 1 when there are several; `stop --all` stops every one of this user's.
 # As root (sandboxes, CI containers) JNA is switched off so OpenSearch's root check passes.
 # Exit status: 0 success; 1 failure; 2 usage; status exits 3 unless every node is running.
 set -euo pipefail
@@ -46,6 +56,7 @@ OS_VERSIONS="${SEARCHENGINE_OPENSEARCH_VERSION:-2.19.6 2.19.5 2.19.4 2.19.3 2.19
 # lang-painless first: analysis-common extends it.
 MODULES=(lang-painless analysis-common mapper-extras reindex rank-eval lang-mustache)
 INSTALLED_MARK=".dev-cluster-installed"
+STOPPED=0  # nodes the last stop_locked stopped
 MAIN_CLASS="org.opensearch.bootstrap.OpenSearch"
 
 # Cluster settings; `start` takes them from the environment, the other commands from
@@ -169,6 +180,63 @@ wait_gone() {
 port_in_use() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
+
+# Directories of this user's dev clusters with a node running, one a line: found by the
+# config path on each OpenSearch JVM's command line (DIR/node-N/config) where DIR holds
+# this script's state file, so whatever SEARCHENGINE_CLUSTER_DIR their `start` had.
+running_cluster_dirs() {
+    local d pid arg conf dir seen=$'\n'
+    for d in /proc/[0-9]*; do
+        [[ -O "$d" && -r "$d/cmdline" ]] || continue
+        pid=${d#/proc/}
+        while IFS= read -r -d '' arg; do
+            if [[ "$arg" == -Dopensearch.path.conf=/*/node-*/config ]]; then
+                conf=${arg#-Dopensearch.path.conf=}
+                dir=${conf%/node-*/config}
+                if [[ "$seen" != *$'\n'"$dir"$'\n'* && -r "$dir/cluster.env" ]] &&
+                    pid_is_node "$pid" "$conf"; then
+                    seen+="$dir"$'\n'
+                    printf '%s\n' "$dir"
+                fi
+                break
+            fi
+        done <"$d/cmdline" 2>/dev/null || true
+    done
+}
+
+# "DIR<tab>HTTP_BASE<tab>one line describing it" for the cluster of directory $1.
+describe_cluster() (
+    local i up=0 last
+    CLUSTER_DIR=$1
+    load_state 2>/dev/null || exit 1
+    for ((i = 0; i < NODES; i++)); do
+        node_pid "$i" >/dev/null && up=$((up + 1))
+    done
+    last=$((HTTP_BASE + NODES - 1))
+    printf '%s\t%s\tcluster %s, %s of %s node(s) running, http 127.0.0.1:%s%s, dir %s\n' \
+        "$CLUSTER_DIR" "$HTTP_BASE" "'$CLUSTER_NAME'" "$up" "$NODES" "$HTTP_BASE" \
+        "$( ((NODES > 1)) && printf -- '-%s' "$last")" "$CLUSTER_DIR"
+)
+
+# Running clusters other than this directory's, described (see describe_cluster); only
+# those on port $1 when it is given.
+other_clusters() {
+    local dir line
+    while IFS= read -r dir; do
+        [[ "$dir" != "$CLUSTER_DIR" ]] || continue
+        line=$(describe_cluster "$dir") || continue
+        if [[ -z "${1:-}" || "$(cut -f2 <<<"$line")" == "$1" ]]; then
+            printf '%s\n' "$line"
+        fi
+    done < <(running_cluster_dirs)
+}
+
+# Stop the cluster of directory $1 under its own lock (a subshell: this one's settings stay).
+stop_cluster_in() (
+    CLUSTER_DIR=$1
+    lock_cluster
+    stop_locked
+)
 
 # --- state file -----------------------------------------------------------------
 
@@ -340,10 +408,13 @@ show_node_logs() {
 # Fail unless the ports of the given nodes are free (checked before launching any,
 # so a clash does not leave half a cluster running).
 check_ports() {
-    local i port
+    local i port line
     for i in "$@"; do
         for port in "$(http_port "$i")" "$(transport_port "$i")"; do
             if port_in_use "$port"; then
+                line=$(other_clusters "$HTTP_BASE" | head -n1)
+                [[ -z "$line" ]] ||
+                    die "port $port (for $(node_name "$i")) is taken by the dev $(cut -f3 <<<"$line"); stop it, or set SEARCHENGINE_CLUSTER_PORT or SEARCHENGINE_CLUSTER_DIR"
                 die "port $port (for $(node_name "$i")) is taken by another process; set SEARCHENGINE_CLUSTER_PORT"
             fi
         done
@@ -545,19 +616,59 @@ stop_locked() {
     for pid in "${all[@]}"; do
         [[ " ${pids[*]} " == *" $pid "* ]] || pids+=("$pid")
     done
+    STOPPED=${#pids[@]}
     if ((${#pids[@]} == 0)); then
         log "no node running (cluster dir $CLUSTER_DIR)"
     else
-        log "stopping ${#pids[@]} node(s): pid ${pids[*]}"
+        log "stopping ${#pids[@]} node(s) of $CLUSTER_DIR: pid ${pids[*]}"
         stop_pids "${pids[@]}"
         log "stopped"
     fi
     rm -f "$CLUSTER_DIR"/node-*/opensearch.pid
 }
 
+# Without --all: this directory's nodes. If none runs here, the one cluster running
+# elsewhere is stopped when this directory is not the one meant (it never held a
+# cluster, or SEARCHENGINE_CLUSTER_PORT names another port); several are listed, exit 1.
 cmd_stop() {
+    local all=0 arg port="${SEARCHENGINE_CLUSTER_PORT:-}" here=0 others=() line dir
+    for arg in "$@"; do
+        case "$arg" in
+            --all) all=1 ;;
+            *) usage ;;
+        esac
+    done
+    STOPPED=0
     lock_cluster
+    [[ -r "$(state_file)" ]] && here=1
     stop_locked
+    if ((all)); then
+        while IFS= read -r line; do
+            dir=$(cut -f1 <<<"$line")
+            log "stopping the cluster in $dir"
+            stop_cluster_in "$dir"
+        done < <(other_clusters)
+        return 0
+    fi
+    ((STOPPED == 0)) || return 0
+    # A port in the environment that this directory's cluster does not use means
+    # the user has another cluster in mind.
+    if ((here)) && [[ -n "$port" && "$port" != "$HTTP_BASE" ]]; then here=0; fi
+    mapfile -t others < <(other_clusters "$port")
+    ((${#others[@]} > 0)) || return 0
+    if ((!here && ${#others[@]} == 1)); then
+        dir=$(cut -f1 <<<"${others[0]}")
+        log "no cluster in $CLUSTER_DIR; stopping the one running elsewhere: $(cut -f3 <<<"${others[0]}")"
+        stop_cluster_in "$dir"
+        return 0
+    fi
+    log "still running elsewhere:"
+    for line in "${others[@]}"; do
+        log "  $(cut -f3 <<<"$line")"
+        log "    stop it with: SEARCHENGINE_CLUSTER_DIR=$(printf '%q' "$(cut -f1 <<<"$line")") $0 stop"
+    done
+    log "or stop them all with: $0 stop --all"
+    ((here)) || exit 1
 }
 
 reset_locked() {
@@ -572,11 +683,23 @@ cmd_reset() {
     reset_locked
 }
 
+# Other running clusters, for status (stdout).
+list_other_clusters() {
+    local others=() line
+    mapfile -t others < <(other_clusters)
+    ((${#others[@]} > 0)) || return 0
+    echo "other dev clusters running (set SEARCHENGINE_CLUSTER_DIR to address one):"
+    for line in "${others[@]}"; do
+        printf '  %s\n' "$(cut -f3 <<<"$line")"
+    done
+}
+
 cmd_status() {
     local i pid up=0 body
     CLUSTER_DIR=$(abs_dir "$CLUSTER_DIR" SEARCHENGINE_CLUSTER_DIR)
     if ! load_state; then
         echo "no dev cluster configured in $CLUSTER_DIR"
+        list_other_clusters
         return 3
     fi
     echo "cluster '$CLUSTER_NAME', $NODES node(s), $(basename "$OPENSEARCH_HOME_DIR"), dir $CLUSTER_DIR"
@@ -595,12 +718,20 @@ cmd_status() {
     elif ((up > 0)); then
         echo "health: no node answers HTTP yet"
     fi
+    list_other_clusters
     ((up == NODES)) || return 3
 }
 
 node_index_arg() {
     if [[ $# -ne 1 ]] || ! is_uint "$1"; then usage; fi
-    load_state || die "no dev cluster configured in $CLUSTER_DIR; run '$0 start'"
+    if ! load_state; then
+        local line
+        log "no dev cluster configured in $CLUSTER_DIR"
+        while IFS= read -r line; do
+            log "  running elsewhere: $(cut -f3 <<<"$line") (SEARCHENGINE_CLUSTER_DIR=$(printf '%q' "$(cut -f1 <<<"$line")"))"
+        done < <(other_clusters)
+        die "set SEARCHENGINE_CLUSTER_DIR to the cluster's directory, or run '$0 start'"
+    fi
     (($1 < NODES)) || die "node index $1 out of range: the cluster has nodes 0..$((NODES - 1))"
 }
 
@@ -641,7 +772,7 @@ main() {
     shift
     case "$cmd" in
         start) cmd_start "$@" ;;
-        stop) [[ $# -eq 0 ]] || usage; cmd_stop ;;
+        stop) cmd_stop "$@" ;;
         status) [[ $# -eq 0 ]] || usage; cmd_status ;;
         kill) cmd_kill "$@" ;;
         restart-node) cmd_restart_node "$@" ;;

@@ -2,7 +2,10 @@
 # Sourced by scripts/dev-cluster.sh (its settings and log/die helpers are in
 # scope); not run on its own.
 #   find_installed    set OPENSEARCH_HOME_DIR to an installed 2.19.N, if any
-#   ensure_installed  download the minimal distribution and the modules, assemble
+#   ensure_installed  download the minimal distribution and the modules, assemble;
+#                     then add the k-NN plugin (ensure_knn_plugin) unless
+#                     SEARCHENGINE_OPENSEARCH_KNN=0, also to an install made before
+#                     the plugin was part of it
 
 find_installed() {
     local v dir
@@ -99,24 +102,112 @@ run_mvn() {
     shift
     local repo=()
     [[ -z "${SEARCHENGINE_MAVEN_REPO:-}" ]] || repo=("-Dmaven.repo.local=$SEARCHENGINE_MAVEN_REPO")
-    # -C: fail on a checksum mismatch instead of Maven's default warning.
+    # -C (MVN_CHECKSUMS): fail on a checksum mismatch instead of Maven's default warning.
     # Maven runs seven times, each short: C1-only JIT and serial GC halve its start-up.
     # sed: Maven 3.8 prints colour resets even in batch mode.
     MAVEN_OPTS="${MAVEN_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}" \
-        mvn -B -q -C -Dstyle.color=never "${repo[@]}" -f "$WORK/pom.xml" "$@" 2>&1 |
+        mvn -B -q "${MVN_CHECKSUMS:--C}" -Dstyle.color=never "${repo[@]}" -f "$WORK/pom.xml" "$@" 2>&1 |
         sed 's/\x1b\[[0-9;]*m//g' >"$logfile"
 }
 
-# Download (once) and assemble OpenSearch into $OS_CACHE/opensearch-<version>.
+# Dies unless $1 has the sha1 that Maven recorded from Central for it ($2: its path in the
+# local repository). Maven checked the download (-C); this checks the file used, in
+# case the local repository copy was damaged later. Prints the sha1.
+check_sha1() {
+    local file=$1 sha_file want got
+    sha_file="${SEARCHENGINE_MAVEN_REPO:-$HOME/.m2/repository}/$2.sha1"
+    got=$(sha1sum "$file" | cut -d' ' -f1)
+    if [[ -r "$sha_file" ]]; then
+        want=$(tr -dc '0-9a-f' <"$sha_file" | cut -c1-40)
+        [[ "$want" == "$got" ]] || die "sha1 of $file is $got, Maven Central says $want"
+        log "  sha1 $got matches Maven Central's"
+    else
+        log "  warning: no $sha_file to compare sha1 $got with; relying on Maven's own check"
+    fi
+    printf '%s' "$got"
+}
+
+# Download (once) and assemble OpenSearch into $OS_CACHE/opensearch-<version>, then
+# make sure it has the k-NN plugin (unless SEARCHENGINE_OPENSEARCH_KNN=0).
 ensure_installed() {
-    local home v version="" work_home zip sha_file want got m mdir jar base
+    local home
     OS_CACHE=$(abs_dir "$OS_CACHE" SEARCHENGINE_OPENSEARCH_HOME)
     exec 7>"$OS_CACHE/.lock"
     flock -w 1800 7 || die "another dev-cluster.sh is installing into $OS_CACHE"
     if home=$(find_installed); then
         OPENSEARCH_HOME_DIR=$home
+    else
+        assemble_distribution
+    fi
+    ensure_knn_plugin
+}
+
+# Version of the installed server (from the install mark).
+installed_version() {
+    sed -n 's/^version=//p' "$OPENSEARCH_HOME_DIR/$INSTALLED_MARK"
+}
+
+# sha1 of k-NN plugin zips, taken when first fetched: Central has no checksum files
+# (nor a pom) for them, so Maven cannot check the download; a zip of a version listed
+# here must match, one of another version is used with a warning.
+declare -A KNN_SHA1=([2.19.6.0]=3f9fcc3784f9a731912e651d4926626695132eaf)
+
+# The k-NN plugin (knn_vector fields, knn queries), installed with the distribution's
+# own bin/opensearch-plugin from the zip Central serves for the same 2.19.N (as
+# 2.19.N.0). The zip has no native libraries, so only the "lucene" engine of
+# knn_vector works; "faiss" and "nmslib" mappings crash the node. Runs under the
+# install lock; nodes already running keep what they started with.
+ensure_knn_plugin() {
+    local version plugin_version zip work got
+    if [[ "${SEARCHENGINE_OPENSEARCH_KNN:-1}" == 0 ]]; then
+        [[ -d "$OPENSEARCH_HOME_DIR/plugins/opensearch-knn" ]] &&
+            log "note: SEARCHENGINE_OPENSEARCH_KNN=0, but $OPENSEARCH_HOME_DIR already has the k-NN plugin"
         return 0
     fi
+    [[ ! -f "$OPENSEARCH_HOME_DIR/plugins/opensearch-knn/plugin-descriptor.properties" ]] || return 0
+    version=$(installed_version)
+    [[ -n "$version" ]] || die "$OPENSEARCH_HOME_DIR/$INSTALLED_MARK names no version; run '$0 reset' and remove $OPENSEARCH_HOME_DIR"
+    plugin_version="$version.0"
+    command -v mvn >/dev/null || die "mvn (Maven) is needed to fetch the k-NN plugin (or set SEARCHENGINE_OPENSEARCH_KNN=0)"
+    [[ -r "$POM" ]] || die "missing $POM"
+    [[ -n "$JAVA_HOME_DIR" ]] || pick_java
+    work=$(mktemp -d "$OS_CACHE/.knn.XXXXXX")
+    # shellcheck disable=SC2064 # expand $work now: it is local
+    trap "rm -rf '$work'" EXIT
+    cp "$POM" "$work/pom.xml"
+    log "fetching the k-NN plugin org.opensearch.plugin:opensearch-knn:$plugin_version:zip from Maven Central"
+    # -c: no checksums to check (see KNN_SHA1); -U: retry a fetch that failed before.
+    if ! MVN_CHECKSUMS=-c WORK=$work run_mvn "$work/mvn-knn.log" -U -P knn -Dopensearch.version="$version" \
+        dependency:copy-dependencies -DoutputDirectory="$work/knn"; then
+        tail -n 20 "$work/mvn-knn.log" >&2
+        die "Maven could not fetch opensearch-knn $plugin_version; set SEARCHENGINE_OPENSEARCH_KNN=0 to run without vector fields"
+    fi
+    zip="$work/knn/opensearch-knn-$plugin_version.zip"
+    [[ -f "$zip" ]] || die "Maven reported success but $zip is missing"
+    got=$(sha1sum "$zip" | cut -d' ' -f1)
+    if [[ -n "${KNN_SHA1[$plugin_version]:-}" ]]; then
+        [[ "$got" == "${KNN_SHA1[$plugin_version]}" ]] ||
+            die "sha1 of $zip is $got, expected ${KNN_SHA1[$plugin_version]}"
+        log "  sha1 $got is the known one"
+    else
+        log "  warning: no known sha1 for opensearch-knn $plugin_version (Central publishes none); it is $got"
+    fi
+    # The tool checks the plugin against this server's version and jars (jar hell) and
+    # moves it into plugins/ only when whole.
+    if ! OPENSEARCH_JAVA_HOME="$JAVA_HOME_DIR" OPENSEARCH_PATH_CONF="$OPENSEARCH_HOME_DIR/config" \
+        "$OPENSEARCH_HOME_DIR/bin/opensearch-plugin" install --batch "file://$zip" \
+        </dev/null >"$work/plugin-install.log" 2>&1 7>&- 8>&-; then
+        tail -n 20 "$work/plugin-install.log" >&2
+        die "bin/opensearch-plugin could not install opensearch-knn $plugin_version; set SEARCHENGINE_OPENSEARCH_KNN=0 to run without it"
+    fi
+    rm -rf "$work"
+    trap - EXIT
+    log "installed the k-NN plugin $plugin_version in $OPENSEARCH_HOME_DIR/plugins/opensearch-knn"
+}
+
+# Fetch the minimal distribution and the modules; assemble them into the install cache.
+assemble_distribution() {
+    local v version="" work_home zip got m mdir jar base
     command -v mvn >/dev/null || die "mvn (Maven) is needed to fetch OpenSearch from Maven Central"
     command -v unzip >/dev/null || die "unzip is needed"
     [[ -r "$POM" ]] || die "missing $POM"
@@ -140,17 +231,7 @@ ensure_installed() {
     zip="$WORK/dist/opensearch-$version.zip"
     [[ -f "$zip" ]] || die "Maven reported success but $zip is missing"
 
-    # Maven checked the download against Central's .sha1 (-C); check the file we unzip
-    # against it again, in case the local repository copy was damaged later.
-    sha_file="${SEARCHENGINE_MAVEN_REPO:-$HOME/.m2/repository}/org/opensearch/distribution/integ-test-zip/opensearch/$version/opensearch-$version.zip.sha1"
-    got=$(sha1sum "$zip" | cut -d' ' -f1)
-    if [[ -r "$sha_file" ]]; then
-        want=$(tr -dc '0-9a-f' <"$sha_file" | cut -c1-40)
-        [[ "$want" == "$got" ]] || die "sha1 of $zip is $got, Maven Central says $want"
-        log "  sha1 $got matches Maven Central's"
-    else
-        log "  warning: no $sha_file to compare sha1 $got with; relying on Maven's own check"
-    fi
+    got=$(check_sha1 "$zip" "org/opensearch/distribution/integ-test-zip/opensearch/$version/opensearch-$version.zip")
     unzip -q "$zip" -d "$WORK/unpacked" || die "cannot unzip $zip"
     work_home="$WORK/unpacked/opensearch-$version"
     [[ -f "$work_home/lib/opensearch-$version.jar" ]] ||

@@ -11,5 +11,6 @@ the CLI with an index folder never pays for it):
   replicas), mappings and documents;
 * :mod:`.writer` -- indexing: bulk loads into a new physical index behind
   the alias ``NAME``, updates and removals through it, a write lock;
-* :mod:`.engine` -- :class:`~.engine.OpenSearchEngine`, the open index.
+* :mod:`.engine` -- :class:`~.engine.OpenSearchEngine`, the open index;
+* :mod:`.knn` -- whether every node has the k-NN plugin (vector fields).
 """

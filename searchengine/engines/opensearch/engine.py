@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from searchengine.engines.opensearch.client import cluster_errors, connect, whole
+from searchengine.engines.opensearch.client import cluster_errors, connect, learn_nodes, sniffing, whole_answer
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
 
 
@@ -56,8 +56,22 @@ class OpenSearchEngine:
             ClusterError: the cluster failed the request.
         """
         with cluster_errors(self._location, "count documents"):
-            answer = self.client.count(index=self.index)
-        return int(whole(self._location, "count documents", answer)["count"])
+            answer = whole_answer(self._location, "count documents", lambda: self.client.count(index=self.index))
+        return int(answer["count"])
+
+    def learn_nodes(self) -> tuple[tuple[str, int], ...]:
+        """The cluster's nodes, ``((host, port), ...)`` sorted, learned from it
+        (one ``GET _nodes/_all/http``) and named in the message if the single
+        address of the location stops answering. Unless
+        ``SEARCHENGINE_CLUSTER_SNIFF=0``, those that answer from here also join
+        the client's pool, so requests go on when the given node goes down (see
+        :func:`.client.learn_nodes`). Servers call it when they warm up.
+
+        Raises:
+            ClusterError: the cluster could not be asked (unreachable, 403, ...).
+        """
+        with cluster_errors(self._location, "list the cluster's nodes"):
+            return learn_nodes(self.client, self._location, add=sniffing())
 
     def call(self, work):
         """Run ``work(searcher)``; the cluster's failures become one-line errors.

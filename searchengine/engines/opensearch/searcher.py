@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from searchengine import querylang
-from searchengine.engines.opensearch.client import cluster_errors, whole
+from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
 from searchengine.engines.opensearch.mapping import record_from_source
 from searchengine.engines.opensearch.querying import filter_clauses, highlight_dsl, to_dsl
+from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.records import Record, arxiv_id
 from searchengine.results import Hit, lead_snippet
@@ -106,18 +107,22 @@ class OpenSearchSearcher:
         return querylang.parse(text, allow_empty=allow_empty, frequencies=frequencies)
 
     def count(self, query: dict) -> int:
-        """Documents matching the Query DSL ``query`` (one count request)."""
+        """Documents matching the Query DSL ``query`` (one count request, sent
+        again once if shards did not answer: see :func:`.client.whole_answer`)."""
         with self._errors("count matches"):
-            answer = self.client.count(index=self.index, body={"query": query},
-                                       preference=routing_preference({"query": query}))
-        return int(whole(self.cluster, "count matches", answer)["count"])
+            answer = whole_answer(self.cluster, "count matches", lambda: self.client.count(
+                index=self.index, body={"query": query}, preference=routing_preference({"query": query})))
+        return int(answer["count"])
 
     def _search(self, action: str, body: dict, **params) -> dict:
-        """The answer of one search of the alias, from every shard (see
-        :func:`whole`; shards that ran out of a ``timeout`` in ``body`` are accepted)."""
+        """The answer of one search of the alias, from every shard, sent again
+        once if shards did not answer (see :func:`.client.whole_answer`; shards
+        that ran out of a ``timeout`` in ``body`` are accepted, the answer then
+        says ``timed_out``)."""
         with self._errors(action):
-            answer = self.client.search(index=self.index, body=body, preference=routing_preference(body), **params)
-        return whole(self.cluster, action, answer, timed="timeout" in body)
+            return whole_answer(self.cluster, action, lambda: self.client.search(
+                index=self.index, body=body, preference=routing_preference(body), **params),
+                timed="timeout" in body)
 
     def request(self, action: str, body: dict) -> dict:
         """The answer to a search request ``body``; ``action`` names it in errors."""
@@ -192,6 +197,9 @@ class OpenSearchSearcher:
                 },
             }
         found = self._search("search", body, search_type=_SEARCH_TYPE)
+        if found.get(CUT_SHARDS):
+            # Shards out of time gave no hits at all: papers may be missing, not just reordered.
+            matches.cut = True
         return found["hits"]["hits"], bool(found.get("timed_out"))
 
     def hits(self, query, window: list[dict], with_snippets: bool = True) -> list[Hit]:
@@ -314,7 +322,15 @@ class OpenSearchSearcher:
         return total, self.hits(query, found["hits"]["hits"]), json.dumps(query, separators=(",", ":"))
 
     def warm_up(self, seconds: float) -> None:
-        """Nothing to load: the cluster keeps its own caches."""
+        """Learn the cluster's nodes (:meth:`.engine.OpenSearchEngine.learn_nodes`),
+        so that a server given one node's address goes on when that node goes
+        down; nothing to load otherwise (the cluster keeps its own caches). A
+        cluster that refuses to list its nodes (a user without the right) is
+        served as it is."""
+        try:
+            self.engine.learn_nodes()
+        except SearchEngineError:
+            pass
 
 
 # A search's timeout is at least this many milliseconds: a shard out of time

@@ -9,9 +9,13 @@ snippets).
 from __future__ import annotations
 
 import threading
+import time
 
 from searchengine.engines.opensearch.client import cluster_errors, connect, learn_nodes, sniffing, whole_answer
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
+
+# Seconds between two looks at whether the index maps record vectors.
+VECTORS_CHECKED_FOR = 30.0
 
 
 class OpenSearchEngine:
@@ -32,6 +36,7 @@ class OpenSearchEngine:
         self.client = connect(self._location)
         self._local = threading.local()  # the searcher of the call running in each thread
         self._layout_checked = False
+        self._vectors: tuple[bool, float] | None = None  # see has_vectors
 
     @property
     def location(self) -> str:
@@ -92,6 +97,17 @@ class OpenSearchEngine:
                 return work(searcher)
         finally:
             self._local.searcher = None
+
+    def has_vectors(self) -> bool:
+        """Whether the index maps the record vector field (read again every
+        :data:`VECTORS_CHECKED_FOR` seconds: a rebuild may add or drop it)."""
+        from searchengine.engines.opensearch.writer import has_vector_field
+
+        now = time.monotonic()
+        known = self._vectors
+        if known is None or now - known[1] > VECTORS_CHECKED_FOR:
+            known = self._vectors = (has_vector_field(self.client, self.index), now)
+        return known[0]
 
     def _check_layout(self) -> None:
         """Refuse an index whose mapping is of another layout than

@@ -334,11 +334,30 @@ def similarity_settings() -> dict:
     return {f"se_{name}": {"type": "BM25", "k1": K1, "b": b} for name, b in FIELD_B.items()}
 
 
-def mappings(alias: str) -> dict:
+#: The record vector field (semantic and hybrid modes): the k-NN plugin's
+#: ``knn_vector`` with Lucene's HNSW graph (the only engine that needs no
+#: native library), cosine similarity.
+VECTOR_FIELD = "vector"
+
+
+def vector_mapping() -> dict:
+    """The mapping of :data:`VECTOR_FIELD` and of ``content_key`` (the SHA-1 of the
+    encoded text, hex: an update re-encodes only a record whose text changed)."""
+    from searchengine.semantic import DIMENSIONS
+
+    return {
+        VECTOR_FIELD: {"type": "knn_vector", "dimension": DIMENSIONS,
+                       "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}},
+        "content_key": {"type": "keyword", "index": False, "doc_values": False},
+    }
+
+
+def mappings(alias: str, *, vectors: bool = False) -> dict:
     """The index mapping (``dynamic: strict``: a field not listed here is refused).
 
     ``alias`` is recorded in ``_meta`` (with :data:`LAYOUT`), marking the
-    physical index as one the writer made for that alias.
+    physical index as one the writer made for that alias. With ``vectors``,
+    the record vector fields (:func:`vector_mapping`) are added.
     """
     def text(field: str, analyzer: str, **extra) -> dict:
         return {"type": "text", "analyzer": analyzer, "similarity": f"se_{field}", **extra}
@@ -377,6 +396,7 @@ def mappings(alias: str) -> dict:
             "journal_ref": kept,
             "comments": kept,
             "license": kept,
+            **(vector_mapping() if vectors else {}),
         },
     }
 
@@ -418,7 +438,7 @@ def replica_settings(replicas: int | None, data_nodes: int) -> dict:
     return {"auto_expand_replicas": False, "number_of_replicas": max(0, min(replicas, data_nodes - 1))}
 
 
-def index_body(alias: str, *, shards: int, building: bool = True) -> dict:
+def index_body(alias: str, *, shards: int, building: bool = True, vectors: bool = False) -> dict:
     """The body of ``PUT /<physical index>``: settings and mappings.
 
     With ``building``, the index starts without replicas or periodic
@@ -432,7 +452,9 @@ def index_body(alias: str, *, shards: int, building: bool = True) -> dict:
     }
     if building:
         settings.update(number_of_replicas=0, auto_expand_replicas=False, refresh_interval="-1")
-    return {"settings": {"index": settings}, "mappings": mappings(alias)}
+    if vectors:
+        settings["knn"] = True
+    return {"settings": {"index": settings}, "mappings": mappings(alias, vectors=vectors)}
 
 
 def finished_settings(replicas: int | None, data_nodes: int) -> dict:

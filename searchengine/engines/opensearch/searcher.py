@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
-from searchengine.engines.opensearch.mapping import record_from_source
+from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source
 from searchengine.engines.opensearch.querying import filter_clauses, highlight_dsl, to_dsl
 from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
@@ -158,7 +158,59 @@ class OpenSearchSearcher:
 
     def has_vectors(self) -> bool:
         """Whether the index keeps record vectors (semantic and hybrid modes)."""
-        return False
+        return self.engine.has_vectors()
+
+    def semantic(self, matches: Matches, vector, mode: str, open_query: bool) -> Matches:
+        """``matches`` ranked by meaning, as the embedded engine ranks them
+        (:meth:`searchengine.engines.whoosh.engine.WhooshSearcher.semantic`):
+        the cluster finds the nearest papers (a ``knn`` query on the Lucene
+        HNSW graph, within the filters) and scores every candidate with a
+        ``script_score`` of the same fusion
+        (:func:`searchengine.semantic.fusion.fuse`): BM25 and cosine
+        similarity, each divided by its largest value among the candidates."""
+        from searchengine.limits import MAX_DEPTH
+        from searchengine.ranking import HYBRID_LEXICAL_WEIGHT, HYBRID_NEAREST
+
+        query_vector = [float(x) for x in vector]
+        cosine = f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)"
+        nearest: list[str] = []
+        if open_query:
+            wanted = MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST
+            knn: dict = {"vector": query_vector, "k": wanted}
+            clauses = filter_clauses(matches.filters)
+            if clauses:
+                knn["filter"] = {"bool": {"filter": clauses}}
+            found = self._search("find the papers nearest in meaning",
+                                 {"query": {"knn": {VECTOR_FIELD: knn}}, "size": wanted, "_source": False})
+            # Lucene's cosine score is (1 + cosine) / 2: a paper unrelated or opposite scores 0.5 or less.
+            nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
+        near = {"ids": {"values": nearest}}
+        if mode == "semantic":
+            base = near if open_query else matches.query
+            ranked = {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}}
+        else:
+            base = {"bool": {"should": [matches.query, {"constant_score": {"filter": near, "boost": 0.0}}],
+                             "minimum_should_match": 1}}
+            top_words = self._top_score(_with_filters(matches.query, filter_clauses(matches.filters)))
+            top_meaning = self._top_score(_with_filters(
+                {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}},
+                filter_clauses(matches.filters)))
+            fused = (f"double words = params.top_words > 0 ? _score / params.top_words : 0.0; "
+                     f"double meaning = params.top_meaning > 0 ? {cosine} / params.top_meaning : 0.0; "
+                     f"return params.weight * words + (1.0 - params.weight) * meaning;")
+            ranked = {"script_score": {"query": base, "script": {"source": fused, "params": {
+                "vector": query_vector, "top_words": top_words, "top_meaning": top_meaning,
+                "weight": HYBRID_LEXICAL_WEIGHT}}}}
+        fused_matches = Matches(matches.tree, ranked, matches.filters, 0, cut=matches.cut)
+        fused_matches.deadline = matches.deadline
+        return self._counted(fused_matches, matches.deadline)
+
+    def _top_score(self, query: dict) -> float:
+        """The best score of ``query`` (0 when nothing matches)."""
+        found = self._search("rank by meaning", {"query": query, "size": 1, "_source": False,
+                                                 "track_total_hits": False}, search_type=_SEARCH_TYPE)
+        best = found["hits"].get("max_score")
+        return float(best) if best else 0.0
 
     def describe(self, matches: Matches) -> str:
         """The query as sent, compact Query DSL JSON."""
@@ -182,6 +234,7 @@ class OpenSearchSearcher:
             "size": limit,
             "sort": _RELEVANCE_SORT if ranked else _SORTS["newest" if sort == "relevance" else sort],
             "track_scores": matches.query is not None,
+            "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
             "track_total_hits": False,
             "timeout": _timeout(deadline),
         }
@@ -307,7 +360,11 @@ class OpenSearchSearcher:
             after = hits[-1]["sort"]
 
     def similar(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
-        """``more_like_this`` over title and abstract, the records themselves excluded."""
+        """Papers on the topic of ``records``, those excluded: with vectors, the
+        nearest to the records' mean vector (a ``knn`` query); else
+        ``more_like_this`` over title and abstract."""
+        if self.has_vectors():
+            return self._similar_by_meaning(records, limit)
         like = "\n".join(f"{record.title}\n{record.abstract}" for record in records)
         query = {"more_like_this": {"fields": ["title", "abstract"], "like": like,
                                     "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS}}
@@ -320,6 +377,35 @@ class OpenSearchSearcher:
         found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)
         total = int(found["hits"]["total"]["value"])
         return total, self.hits(query, found["hits"]["hits"]), json.dumps(query, separators=(",", ":"))
+
+    def _similar_by_meaning(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
+        import numpy as np
+
+        from searchengine.limits import MAX_DEPTH
+
+        ids = [record.id for record in records]
+        with self._errors("read the records' vectors"):
+            answer = self.client.mget(index=self.index, body={"ids": ids}, _source_includes=[VECTOR_FIELD])
+        vectors = [doc["_source"][VECTOR_FIELD] for doc in answer["docs"]
+                   if doc.get("found") and (doc.get("_source") or {}).get(VECTOR_FIELD)]
+        centre = np.mean(np.asarray(vectors, dtype=np.float32), axis=0) if vectors else None
+        norm = float(np.linalg.norm(centre)) if vectors else 0.0
+        if norm == 0:
+            return 0, [], ""
+        knn = {"vector": (centre / norm).tolist(), "k": MAX_DEPTH,
+               "filter": {"bool": {"must_not": [{"ids": {"values": ids}}]}}}
+        query = {"knn": {VECTOR_FIELD: knn}}
+        found = self._search("find similar papers", {"query": query, "size": MAX_DEPTH, "_source": False})
+        nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
+        if not nearest:
+            return 0, [], ""
+        body = {"query": {"script_score": {"query": {"ids": {"values": nearest}}, "script": {
+            "source": f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)",
+            "params": {"vector": knn["vector"]}}}},
+            "size": limit, "sort": _RELEVANCE_SORT, "track_scores": True,
+            "_source": {"excludes": [VECTOR_FIELD, "content_key"]}}
+        page = self._search("find similar papers", body)
+        return len(nearest), self.hits(None, page["hits"]["hits"]), "vectors: " + " ".join(ids)
 
     def warm_up(self, seconds: float) -> None:
         """Learn the cluster's nodes (:meth:`.engine.OpenSearchEngine.learn_nodes`),

@@ -48,6 +48,8 @@ from searchengine.records import Record
 
 #: Documents per bulk request.
 BULK_DOCS = 500
+# Records encoded together when the index keeps vectors (one model run, one lookup of indexed vectors).
+ENCODE_BATCH = 64
 #: Largest bulk request body, in bytes (OpenSearch works best with a few MB).
 BULK_BYTES_MAX = 10 * 2**20
 #: Rounds of re-sending items rejected for a passing reason, after the first attempt.
@@ -295,6 +297,8 @@ class _BulkWriter:
         self.chunk_bytes = max(2**20, min(BULK_BYTES_MAX, memory_mb * 2**20 // (4 * (self.jobs + 1))))
         # Ids of which some copy was written.
         self.written: set[str] = set()
+        # Fields added to a record's source until it is written (its vector).
+        self.extra: dict[str, dict] = {}
 
     def send(self, documents: Iterable, on_failed: Callable) -> None:
         """Write every document; transient rejections are re-sent in rounds."""
@@ -313,7 +317,7 @@ class _BulkWriter:
         def actions() -> Iterator[dict]:
             for document in documents:
                 in_flight[document.record.id] = document
-                yield _index_action(self.index, document.record)
+                yield _index_action(self.index, document.record, self.extra.get(document.record.id))
 
         # A bulk request that fails as a whole (its node died mid-request, and the
         # client's retries on the other nodes failed too) comes back item by item
@@ -340,6 +344,7 @@ class _BulkWriter:
                     continue
                 if ok:
                     self.written.add(document.record.id)
+                    self.extra.pop(document.record.id, None)
                     continue
                 status = info.get("status")
                 if not isinstance(status, int) and not probed:
@@ -368,8 +373,16 @@ class _BulkWriter:
                 + f" ({status}: {reason}) (skipped)")
 
 
-def _index_action(index: str, record: Record) -> dict:
-    return {"_op_type": "index", "_index": index, "_id": record.id, "_source": mapping.document(record)}
+def _index_action(index: str, record: Record, extra: dict | None = None) -> dict:
+    return {"_op_type": "index", "_index": index, "_id": record.id, "_source": {**mapping.document(record),
+                                                                              **(extra or {})}}
+
+
+def has_vector_field(client, index: str) -> bool:
+    """Whether the index (or an alias's indexes) maps :data:`~.mapping.VECTOR_FIELD`."""
+    found = client.indices.get_mapping(index=index)
+    return any(mapping.VECTOR_FIELD in ((body.get("mappings") or {}).get("properties") or {})
+               for body in found.values())
 
 
 def _count(client, location: ClusterLocation, index: str) -> int:
@@ -489,6 +502,16 @@ class ClusterWriter:
             elif existing is None:
                 raise IndexNotFoundError(f"{cluster}: no index here "
                                          f"(run 'searchengine index PATH... --index {cluster}' first)")
+            if self.vectors is None:
+                with cluster_errors(cluster, "read the index mapping"):
+                    self.vectors = bool(existing) and has_vector_field(client, cluster.index)
+            if self.vectors and self.mode != "remove":
+                from searchengine.engines.opensearch.knn import require_knn
+                from searchengine.semantic.encoder import encoder
+
+                with cluster_errors(cluster, "list the nodes' plugins"):
+                    require_knn(client, cluster)
+                encoder(1)  # the model loads, before anything is written
             self._lock = self._stack.enter_context(WriteLock(client, cluster, self.lock_timeout))
             current = _single(client, cluster) if self.mode != "build" else None
             if current is None and self.mode != "remove":
@@ -510,7 +533,8 @@ class ClusterWriter:
         _data_nodes(client, cluster)
         new = physical_name(alias)
         with cluster_errors(cluster, f"create the index {new}", index=new):
-            created = _create_index(client, new, mapping.index_body(alias, shards=mapping.shard_count()))
+            created = _create_index(client, new, mapping.index_body(alias, shards=mapping.shard_count(),
+                                                                    vectors=bool(self.vectors)))
         self._new = self._index = new
         if not created.get("shards_acknowledged", True):
             raise ClusterError(f"{cluster.redacted(new)}: the new index's shards did not start "
@@ -544,8 +568,53 @@ class ClusterWriter:
     def write(self, documents: Iterable, on_failed: Callable) -> None:
         """Index ``documents`` (each with ``record``; a document replaces any
         with its id); a document the cluster finally refuses goes to
-        ``on_failed(document, reason)``."""
+        ``on_failed(document, reason)``. With vectors, each record is
+        encoded on the way, unless the index (or, for a rebuild, the index
+        it replaces) holds it with the same text."""
+        if self.vectors:
+            documents = self._with_vectors(documents)
         self._bulk.send(documents, on_failed)
+
+    def _with_vectors(self, documents: Iterable) -> Iterator:
+        batch: list = []
+        for document in documents:
+            batch.append(document)
+            if len(batch) == ENCODE_BATCH:
+                yield from self._encoded(batch)
+                batch = []
+        yield from self._encoded(batch)
+
+    def _encoded(self, batch: list) -> list:
+        """``batch``, its vectors put in the bulk writer's ``extra``."""
+        from searchengine.semantic.encoder import content_key, encoder, record_text
+
+        if not batch:
+            return batch
+        texts = {d.record.id: record_text(d.record.title, d.record.abstract) for d in batch}
+        keys = {doc_id: content_key(text).hex() for doc_id, text in texts.items()}
+        known = self._known_vectors(list(keys))
+        todo = [doc_id for doc_id, key in keys.items() if known.get(doc_id, (None, None))[0] != key]
+        fresh = dict(zip(todo, encoder(1).encode([texts[doc_id] for doc_id in todo]).tolist())) if todo else {}
+        self.encoded += len(todo)
+        for doc_id, key in keys.items():
+            vector = fresh[doc_id] if doc_id in fresh else known[doc_id][1]
+            self._bulk.extra[doc_id] = {mapping.VECTOR_FIELD: vector, "content_key": key}
+        return batch
+
+    def _known_vectors(self, ids: list[str]) -> dict[str, tuple[str, list]]:
+        """``{id: (content key, vector)}`` of ``ids`` held with a vector by the index
+        written to (an update) or by the indexes a rebuild replaces."""
+        sources = [self._index] if self._new is None else list(self._old)
+        found: dict[str, tuple[str, list]] = {}
+        for index in sources:
+            with cluster_errors(self.cluster, "read indexed vectors", index=index):
+                answer = self._client.mget(index=index, body={"ids": ids}, realtime=True,
+                                           _source_includes=["content_key", mapping.VECTOR_FIELD])
+            for doc in answer["docs"]:
+                source = doc.get("_source") or {}
+                if doc.get("found") and source.get("content_key") and source.get(mapping.VECTOR_FIELD):
+                    found[doc["_id"]] = (source["content_key"], source[mapping.VECTOR_FIELD])
+        return found
 
     def flush(self) -> None:
         """Nothing: :meth:`write` returns once every bulk request is answered."""

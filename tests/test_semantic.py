@@ -125,8 +125,10 @@ def test_papers_like_these_come_from_the_records_vectors(vector_index):
 def test_an_update_encodes_only_new_and_changed_records(vector_dir, tmp_path):
     folder = tmp_path / "index"
     build_index([CORPUS], folder, vectors=True)
+    assert not list(folder.glob(".vectors/*/chunk-*"))  # each vector is kept once: in the generation
     again = update_index([CORPUS], folder)  # vectors kept: the index has them
     assert (again.vectors, again.encoded) == (True, 0)
+    assert build_index([CORPUS], folder).encoded == 0  # a rebuild keeps them too
     changed = write(tmp_path / "one.jsonl", json.dumps({"id": SPMV, "title": "A new title about SpMV",
                                                         "abstract": "Rewritten.", "year": 2026}) + "\n")
     summary = update_index([changed], folder)

@@ -15,10 +15,13 @@ Both files are memory-mapped; the first semantic search of a generation
 turns them into one float32 matrix (4 × the int8 size in memory) that the
 searches of that generation share.
 
-Vectors are kept by content in the index folder's ``.vectors/`` cache
-(:class:`VectorCache`): a record whose title and abstract did not change
-keeps its vector, so an update encodes only new and changed records, and a
-build stopped while encoding (Ctrl-C, a crash) starts again where it stopped.
+Vectors are found by content (the SHA-1 of the encoded text): a record
+whose title and abstract did not change keeps its vector from the generation
+an update copies, so an update encodes only new and changed records. While
+encoding, the vectors made so far go to the index folder's ``.vectors/``
+cache (:class:`VectorCache`), so a build stopped while encoding (Ctrl-C, a
+crash) starts again where it stopped; the cache is emptied once they are in
+a published generation.
 """
 
 from __future__ import annotations
@@ -125,27 +128,23 @@ class VectorCache:
         for row, key in enumerate(keys):
             self._found[key] = (number, row)
 
-    def compact(self, live: set[bytes]) -> None:
-        """Keep only ``live`` keys when the cache holds more than twice as many
-        (records replaced or removed), in one new chunk."""
-        import numpy as np
-
-        if self.shared or len(self._found) <= 2 * max(len(live), 1000):
+    def clear(self) -> None:
+        """Delete every chunk (their vectors are in a published generation now);
+        a linked, shared cache is kept."""
+        if self.shared:
             return
-        kept = [key for key in self._found if key in live]
-        old = [path for path, _, _ in self._chunks]
-        rows = np.stack([self.get(key)[0] for key in kept]) if kept else np.zeros((0, 384), np.int8)
-        scales = np.array([self.get(key)[1] for key in kept], dtype=np.float32)
-        self._found, self._chunks = {}, []
-        self.add(kept, rows, scales)
-        for path in old:
+        for path, _, _ in self._chunks:
             path.unlink(missing_ok=True)
+        self._found, self._chunks = {}, []
 
 
-def write_vectors(generation: Path, reader, index_dir: Path, *, threads: int = 1,
+def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | None = None, threads: int = 1,
                   progress: Callable[[int, int], None] | None = None) -> int:
     """Write ``generation``'s vector files for every live document of ``reader``
-    (its Whoosh reader), encoding the records the cache does not hold.
+    (its Whoosh reader), encoding the records that neither ``base`` (the
+    generation it was copied from) nor the cache holds with the same text.
+    Once they are written, the cache is emptied: the vectors are in the
+    generation, so an index keeps each vector once.
 
     Args:
         threads: CPU threads for the model.
@@ -167,13 +166,14 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, threads: int = 1
 
     cache = VectorCache(index_dir)
     cache.load()
+    kept = _base_vectors(base)
     size = reader.doc_count_all()
     keys: list[bytes | None] = [None] * size
     wanted: dict[bytes, str] = {}
     for docnum, stored in reader.iter_docs():
         text = record_text(stored.get("title", ""), stored.get("abstract", ""))
         key = keys[docnum] = content_key(text)
-        if key not in cache:
+        if key not in cache and key not in kept[0]:
             wanted[key] = text
     todo = list(wanted.items())
     if todo:
@@ -205,13 +205,42 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, threads: int = 1
             save()  # what was encoded is kept, even when stopped
     rows = np.zeros((size, DIMENSIONS), dtype=np.int8)
     scales = np.zeros(size, dtype=np.float32)
+    rows_of, base_rows, base_scales = kept
     for docnum, key in enumerate(keys):
-        if key is not None:
+        if key is None:
+            continue
+        if key in rows_of:
+            rows[docnum], scales[docnum] = base_rows[rows_of[key]], base_scales[rows_of[key]]
+        else:
             rows[docnum], scales[docnum] = cache.get(key)
     _save_array(generation / VECTORS_FILE, rows)
     _save_array(generation / SCALES_FILE, scales)
-    cache.compact({key for key in keys if key is not None})
+    cache.clear()
     return len(todo)
+
+
+def _base_vectors(base: Path | None) -> tuple[dict[bytes, int], object, object]:
+    """``({content key: row}, rows, scales)`` of the vectors ``base`` holds
+    (empty when it has none); the keys come from its stored titles and abstracts."""
+    from searchengine.engines.whoosh import store
+    from searchengine.semantic.encoder import content_key, record_text
+
+    if base is None or not has_vectors(base):
+        return {}, None, None
+    import numpy as np
+
+    found: dict[bytes, int] = {}
+    try:
+        rows, scales = np.load(base / VECTORS_FILE, mmap_mode="r"), np.load(base / SCALES_FILE, mmap_mode="r")
+        ix = store.open_generation(base)
+        with ix.reader() as reader:
+            if reader.doc_count_all() != len(rows) or len(scales) != len(rows):
+                return {}, None, None  # not this generation's: encoded again, never mixed up
+            for docnum, stored in reader.iter_docs():
+                found[content_key(record_text(stored.get("title", ""), stored.get("abstract", "")))] = docnum
+    except Exception:  # noqa: BLE001 - an unreadable old generation only costs encoding again
+        return {}, None, None
+    return found, rows, scales
 
 
 def _save_array(path: Path, array) -> None:

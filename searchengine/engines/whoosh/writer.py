@@ -307,6 +307,7 @@ class WhooshWriter:
         self.memory_mb = memory_mb
         self._stack = ExitStack()
         self._base: Path | None = None
+        self._current: Path | None = None
         self._generation: Path | None = None
         self._ix = None
         self._searcher = None  # the base generation's, for version lookups
@@ -346,6 +347,7 @@ class WhooshWriter:
                 except SemanticUnavailableError as exc:
                     raise SemanticUnavailableError(f"{target}: this index keeps vectors for semantic search, "
                                                    f"and {exc}; or index with --no-vectors") from None
+            self._current = current  # its vectors are kept by a rebuild too
             base = current if self.mode != "build" else None
             generation = self._generation = store.new_generation(target)
             if base is not None:
@@ -545,8 +547,8 @@ class WhooshWriter:
         with ix.reader() as reader:  # the facet and sort columns belong to the generation
             columns.write_columns(generation, reader)  # (reads every kept segment's columns)
             if self.vectors:
-                self.encoded = vector_files.write_vectors(generation, reader, self.target, threads=self.jobs,
-                                                     progress=self.on_encode)
+                self.encoded = vector_files.write_vectors(generation, reader, self.target, base=self._current,
+                                                          threads=self.jobs, progress=self.on_encode)
             else:
                 for name in (vector_files.VECTORS_FILE, vector_files.SCALES_FILE):
                     (generation / name).unlink(missing_ok=True)

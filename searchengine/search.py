@@ -287,6 +287,7 @@ class SearchIndex:
         plan = _plan(searcher, request, clock)
         page, limit = request.page, request.limit
         notes = plan.notes
+        encoding = _encode_early(searcher, request, plan)
         matches = searcher.match(plan.parsed, plan.filters, clock.deadline, notes)
         # Did-you-mean may use half the budget, within what is left of it.
         correction = _suggestion(searcher, plan, matches, clock.share(0.5))
@@ -305,7 +306,7 @@ class SearchIndex:
                 matches, relaxed = found, True
         mode = _mode(searcher, request, matches, plan)
         if mode != "lexical":
-            matches = _by_meaning(searcher, plan, matches, mode, corrected)
+            matches = _by_meaning(searcher, plan, matches, mode, corrected, encoding)
         # Without words to rank by (none, or only excluded ones): newest first.
         ranked = matches.query is not None and not _only_negative(plan.parsed)
         sort = plan.sort or ("relevance" if ranked else "newest")
@@ -625,17 +626,45 @@ def _mode(searcher, request: SearchRequest, matches, plan: Plan) -> str:
     return request.mode
 
 
-def _by_meaning(searcher, plan: Plan, matches, mode: str, corrected: str | None):
-    """Semantic or hybrid step: the query's vector, and ``matches`` ranked by it
+_encoder_threads = None
+
+
+def _encode_early(searcher, request: SearchRequest, plan: Plan):
+    """The query's vector, being encoded in another thread while the words are
+    matched (the model leaves Python's lock while it runs, so the two share
+    the cores), when the search may rank by meaning; else ``None``."""
+    from searchengine import semantic
+
+    global _encoder_threads
+    if request.mode == "lexical" or plan.parsed.tree is None or not semantic.available():
+        return None
+    if not searcher.has_vectors():
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    from searchengine.semantic.encoder import query_vector
+    from searchengine.semantic.fusion import query_text
+
+    if _encoder_threads is None:
+        _encoder_threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="searchengine-encode")
+    return _encoder_threads.submit(query_vector, query_text(plan.parsed.text, plan.parsed.tree))
+
+
+def _by_meaning(searcher, plan: Plan, matches, mode: str, corrected: str | None, encoding=None):
+    """Semantic or hybrid step: the query's vector (``encoding``'s, unless the
+    query was corrected), and ``matches`` ranked by it
     (:meth:`searcher.semantic`; :mod:`searchengine.semantic.fusion`)."""
     from searchengine import querylang
     from searchengine.semantic.encoder import SemanticUnavailableError, query_vector
     from searchengine.semantic.fusion import open_query, query_text
 
-    text = querylang.split_filters(corrected)[0] if corrected else plan.parsed.text
     tree = plan.parsed.tree
     try:
-        vector = query_vector(query_text(text, tree))
+        if encoding is not None and not corrected:
+            vector = encoding.result()
+        else:
+            text = querylang.split_filters(corrected)[0] if corrected else plan.parsed.text
+            vector = query_vector(query_text(text, tree))
     except SemanticUnavailableError as exc:
         raise QueryError(str(exc)) from None
     return searcher.semantic(matches, vector, mode, open_query(tree))

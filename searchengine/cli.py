@@ -622,7 +622,7 @@ limit_option = click.option(
 @click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
               help="Values listed per facet.")
 @click.option("--exact", is_flag=True, help="Search the query as typed, never a correction of it.")
-@click.option("--mode", "-m", type=click.Choice(MODES), default=None,
+@click.option("--mode", "-m", type=click.Choice(MODES, case_sensitive=False), default=None,
               help="Rank by words (lexical), by meaning (semantic) or both (hybrid); semantic and hybrid need "
                    "an index with vectors  [default: hybrid when the index has vectors, else lexical]")
 @click.option("--all", "every_hit", is_flag=True,
@@ -868,7 +868,8 @@ def similar(record_ids: tuple[str, ...], limit: int, index_dir: Path, as_json: b
     """
     output_format = _output_format(as_json, output_format)
     results = _open_or_build(index_dir).similar(list(record_ids), limit=limit)
-    _emit(results, output_format, f"{_count(results.total, 'paper')} similar to {', '.join(record_ids)}")
+    shown = results.query.removeprefix("similar:").replace(",", ", ")
+    _emit(results, output_format, f"{_count(results.total, 'paper')} similar to {shown}")
 
 
 @main.command()
@@ -948,7 +949,7 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
 
 @main.command("eval")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--mode", "-m", type=click.Choice(MODES), default="lexical", show_default=True,
+@click.option("--mode", "-m", type=click.Choice(MODES, case_sensitive=False), default="lexical", show_default=True,
               help="Rank by words, by meaning or both; semantic and hybrid encode the collection's "
                    "records first (needs the semantic extra; vectors are kept for the next run)")
 @json_option

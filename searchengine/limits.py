@@ -66,3 +66,6 @@ def check_sort(sort: str | None) -> None:
     """
     if sort is not None and sort not in SORTS:
         raise QueryError(f"unknown sort {sort!r} (choose from {', '.join(SORTS)})")
+
+#: Records one "papers like these" search may start from (``similar A B ...``).
+MAX_SIMILAR_IDS = 20

@@ -75,6 +75,8 @@ class SearchRequest:
         else:
             check_page(self.page, self.limit)
         check_sort(self.sort)
+        if isinstance(self.mode, str):
+            object.__setattr__(self, "mode", self.mode.strip().lower() or None)
         check_mode(self.mode)
         object.__setattr__(self, "facets", parse_facet_names(self.facets))
         if self.facets and not 1 <= self.facet_size <= MAX_FACET_SIZE:

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchengine import semantic
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, page_count
@@ -307,6 +308,16 @@ class SearchIndex:
         mode = _mode(searcher, request, matches, plan)
         if mode != "lexical":
             matches = _by_meaning(searcher, plan, matches, mode, corrected, encoding)
+            from searchengine.semantic.fusion import open_query
+
+            if mode == "semantic" and open_query(plan.parsed.tree):
+                # The hits are the nearest in meaning, not papers with some of the words.
+                relaxed, unmatched = False, []
+                notes.append(f"ranked by meaning alone: the {matches.total:,} papers nearest to the query"
+                             + (" within the filters" if plan.filters else ""))
+        elif request.mode is None and matches.query is not None and _vectors_unused(searcher):
+            notes.append(f"this index keeps vectors, but the semantic extra is not installed: ranked by words "
+                         f"alone ({semantic.INSTALL_HINT})")
         # Without words to rank by (none, or only excluded ones): newest first.
         ranked = matches.query is not None and not _only_negative(plan.parsed)
         sort = plan.sort or ("relevance" if ranked else "newest")
@@ -445,17 +456,23 @@ class SearchIndex:
 
         Raises:
             RecordNotFoundError: no document has one of the ids (named).
-            QueryError: ``limit`` is out of range, or no id is given.
+            QueryError: ``limit`` is out of range, no id or more than
+                :data:`~searchengine.limits.MAX_SIMILAR_IDS` different ids are given.
         """
+        from searchengine.limits import MAX_SIMILAR_IDS
+
         check_page(1, limit)
         wanted = [record_id] if isinstance(record_id, str) else list(record_id)
         if not wanted or not all(isinstance(i, str) and i.strip() for i in wanted):
             raise QueryError("give one record id or more")
+        wanted = list(dict.fromkeys(i.strip() for i in wanted))
+        if len(wanted) > MAX_SIMILAR_IDS:
+            raise QueryError(f"{len(wanted)} ids given; papers like at most {MAX_SIMILAR_IDS} are found at once")
         started = time.perf_counter()
 
         def run(searcher) -> SearchResults:
             records = []
-            for one in dict.fromkeys(wanted):
+            for one in wanted:
                 record = searcher.document(one)
                 if record is None:
                     raise RecordNotFoundError(f"no record with id {one!r}")
@@ -465,7 +482,8 @@ class SearchIndex:
                 query="similar:" + ",".join(record.id for record in records),
                 total=total,
                 hits=hits,
-                page={"number": 1, "size": limit, "pages": page_count(total, limit)},
+                # One page: similar papers are not paged.
+                page={"number": 1, "size": limit, "pages": 1 if hits else 0},
                 parsed=parsed,
                 took_ms=(time.perf_counter() - started) * 1000,
                 mode="semantic" if searcher.has_vectors() else "lexical",
@@ -627,6 +645,13 @@ def _mode(searcher, request: SearchRequest, matches, plan: Plan) -> str:
 
 
 _encoder_threads = None
+
+
+def _vectors_unused(searcher) -> bool:
+    """Whether the index keeps vectors that this installation cannot use."""
+    from searchengine import semantic
+
+    return not semantic.available() and searcher.has_vectors()
 
 
 def _encode_early(searcher, request: SearchRequest, plan: Plan):

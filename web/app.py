@@ -49,8 +49,7 @@ from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_API_LOOKUP, SORTS
 from searchengine.facets import FACETS
-from web.params import (EXPORT_FORMATS, FACET_SIZE, MAX_SIMILAR_IDS, MAX_VALUE_CHARS, SearchParams, plain_text,
-                        read_format, read_limit)
+from web.params import EXPORT_FORMATS, FACET_SIZE, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {**{facet.name: facet.label for facet in FACETS},
@@ -239,8 +238,10 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     @app.context_processor
     def semantic_choice():
         # The ranking choice is offered when the index can rank by meaning.
+        from searchengine import semantic
+
         try:
-            return {"has_vectors": search_index.has_vectors}
+            return {"has_vectors": search_index.has_vectors and semantic.available()}
         except SearchEngineError:
             return {"has_vectors": False}
     # "//" in a path is a 404 like any unknown path, not a redirect to a
@@ -390,8 +391,6 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             raise QueryError("give one or more record ids as id=... (repeat id for several)")
         if "" in wanted:
             raise QueryError(f"id number {wanted.index('') + 1} is empty")
-        if len(wanted) > MAX_SIMILAR_IDS:
-            raise QueryError(f"{len(wanted)} ids given; papers like at most {MAX_SIMILAR_IDS} are found at once")
         limit = read_limit(request.args)
         return jsonify(search_index.similar(wanted, limit=limit).to_dict())
 

@@ -15,14 +15,13 @@ from searchengine import __version__
 from searchengine.dates import PAST
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
-from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_API_LOOKUP, MAX_DEPTH, MAX_LIMIT, SORTS
+from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_API_LOOKUP, MAX_DEPTH, MAX_LIMIT, MAX_SIMILAR_IDS, SORTS
 from searchengine.semantic import MODES
 from web.params import (
     EXPANDED_FACET_SIZE,
     EXPORT_FORMATS,
     FACET_SIZE,
     MAX_QUERY_CHARS,
-    MAX_SIMILAR_IDS,
     MAX_VALUE_CHARS,
     MAX_VALUES,
 )

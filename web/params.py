@@ -69,8 +69,6 @@ from searchengine.semantic import MODES
 MAX_VALUES = 20
 MAX_VALUE_CHARS = 200
 MAX_QUERY_CHARS = 2000
-# Records one "papers like these" request (/api/similar) may start from.
-MAX_SIMILAR_IDS = 20
 # Values the page shows of each facet (searchengine.facets.FACETS, in order).
 FACET_SIZE = 12
 # The date filters' parameters, in URL order.

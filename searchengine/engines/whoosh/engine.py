@@ -87,6 +87,9 @@ class Matches:
         expansions: the prefix, wildcard and fuzzy expansions made for this
             search (see :func:`~searchengine.engines.whoosh.expansion.expand_wildcards`),
             reused by its OR fallback.
+        meaning: for matches ranked by meaning (:meth:`WhooshSearcher.semantic`),
+            what they were made from: ``(keyword matches, query vector, mode,
+            open query)``, so facets can be counted under other filters the same way.
     """
 
     query: object
@@ -95,6 +98,7 @@ class Matches:
     docnums: list[int]
     clock: object = None
     expansions: dict = field(default_factory=dict)
+    meaning: tuple | None = None
 
     @property
     def cut(self) -> bool:
@@ -300,18 +304,19 @@ class WhooshSearcher:
                 best = np.argpartition(-found, wanted - 1)[:wanted]
                 best = best[found[best] > 0]  # deleted documents' rows are zeros
                 nearest = np.sort(best if pool is None else pool[best])
+        made = (matches, vector, mode, open_query)
         if mode == "semantic":
             chosen = nearest if open_query else docs
             return Matches(matches.query, matches.restrict,
                            ScoredDocs(chosen, similarity[chosen].astype(np.float64)),
-                           chosen.tolist(), matches.clock, matches.expansions)
+                           chosen.tolist(), matches.clock, matches.expansions, made)
         chosen = np.union1d(docs, nearest)
         lexical = np.zeros(len(chosen), dtype=np.float64)
         known = self._keyword_scores(matches, docs)
         lexical[np.searchsorted(chosen, docs)] = known
         fused = fuse(lexical, similarity[chosen], HYBRID_LEXICAL_WEIGHT)
         return Matches(matches.query, matches.restrict, ScoredDocs(chosen, fused), chosen.tolist(), matches.clock,
-                       matches.expansions)
+                       matches.expansions, made)
 
     def _keyword_scores(self, matches: Matches, docs):
         """BM25F scores of ``docs`` (the matches' ascending docnums, an int
@@ -489,6 +494,14 @@ class WhooshSearcher:
             others = filters.for_facet(name)
             if others == filters:
                 docnums = matches.docnums
+            elif matches.meaning is not None:
+                # Ranked by meaning: the same step again, under the other filters.
+                keyword, vector, mode, open_query = matches.meaning
+                restrict = querylang.filter_query(others, self.cache)
+                widened = Matches(keyword.query, restrict, keyword.scores,
+                                  self._matching(keyword.query, keyword.scores, restrict), keyword.clock,
+                                  keyword.expansions)
+                docnums = self.semantic(widened, vector, mode, open_query).docnums
             else:
                 docnums = self._matching(matches.query, matches.scores, querylang.filter_query(others, self.cache))
             counted.update(count_facets(columns, docnums, [name], size=size,

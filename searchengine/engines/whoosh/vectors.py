@@ -37,7 +37,7 @@ VECTORS_FILE = "vectors.npy"
 SCALES_FILE = "vector-scales.npy"
 CACHE_DIR = ".vectors"
 # Texts per encoding step; the cache is written at least every CHUNK_SECONDS.
-ENCODE_STEP = 256
+ENCODE_STEP = 64
 CHUNK_SECONDS = 30.0
 
 

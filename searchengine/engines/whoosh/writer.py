@@ -297,7 +297,7 @@ class WhooshWriter:
                  jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
                  on_encode=None) -> None:
         self.target = Path(index_dir)
-        self.vectors = vectors
+        self.vectors = self._asked = vectors
         self.on_encode = on_encode
         self.encoded = 0  # records whose vectors this run encoded
         self.location = str(self.target)
@@ -340,13 +340,14 @@ class WhooshWriter:
             if self.vectors is None:
                 self.vectors = current is not None and vector_files.has_vectors(current)
             if self.vectors:
-                from searchengine.semantic.encoder import SemanticUnavailableError, encoder
+                from searchengine.semantic.encoder import SemanticUnavailableError, check_model
 
                 try:
-                    encoder(self.jobs)  # the model loads, before anything is written
+                    check_model()  # before anything is written
                 except SemanticUnavailableError as exc:
-                    raise SemanticUnavailableError(f"{target}: this index keeps vectors for semantic search, "
-                                                   f"and {exc}; or index with --no-vectors") from None
+                    kept = "this index keeps vectors for semantic search" if self._asked is None else "--vectors"
+                    raise SemanticUnavailableError(f"{target}: {kept}, and {exc}; or index with --no-vectors") \
+                        from None
             self._current = current  # its vectors are kept by a rebuild too
             base = current if self.mode != "build" else None
             generation = self._generation = store.new_generation(target)

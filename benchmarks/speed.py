@@ -233,50 +233,57 @@ def fts5_top10(connection, query: str) -> list:
     return connection.execute(sql, (fts5_match(_FILTER.sub("", query)), *values)).fetchall()
 
 
-def first_pass(engine: str, path: Path, queries: list[str], warmup: list[str]) -> tuple[list[float], list[float]]:
-    """Wall and CPU milliseconds of each of ``queries``, timed once each in a
-    new process that opened the index at ``path`` (``engine``: ``"searchengine"``,
-    top 10 with snippets through the Python API; ``"fts5"``: :func:`fts5_top10`)
-    and ran the ``warmup`` queries (others) first: the cost of queries that
-    process has not seen before."""
+def first_pass(index: Path, database: Path, queries: list[str], warmup: list[str]) -> dict[str, tuple]:
+    """Wall and CPU milliseconds of each of ``queries``, timed once each by
+    both engines in a new process that opened the searchengine index at
+    ``index`` (top 10 with snippets through the Python API) and the FTS5
+    database at ``database`` (:func:`fts5_top10`), and ran the ``warmup``
+    queries (others) first: the cost of queries that process has not seen
+    before. The engines take turns query by query, so that both meet the
+    same load of a shared machine.
+
+    Returns:
+        ``{"searchengine": (wall, cpu), "fts5": (wall, cpu)}``, lists in the order of ``queries``.
+    """
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as plan:
         json.dump({"queries": queries, "warmup": warmup}, plan)
     try:
-        done = subprocess.run([sys.executable, __file__, "_first", engine, str(path), plan.name],
+        done = subprocess.run([sys.executable, __file__, "_first", str(index), str(database), plan.name],
                               capture_output=True, text=True, cwd=REPO)
     finally:
         Path(plan.name).unlink()
     if done.returncode != 0:
-        raise SystemExit(f"first pass of {engine} failed: {done.stderr.strip()[-2000:]}")
-    timed = json.loads(done.stdout)
-    return timed["wall"], timed["cpu"]
+        raise SystemExit(f"the first pass over the queries failed: {done.stderr.strip()[-2000:]}")
+    return {engine: tuple(timed) for engine, timed in json.loads(done.stdout).items()}
 
 
-def _first_pass_here(engine: str, path: str, plan_path: str) -> None:
-    """The process of :func:`first_pass`: prints ``{"wall": [...], "cpu": [...]}``."""
+def first_passes(index: Path, database: Path, queries: list[str], warmup: list[str],
+                 runs: int = 3) -> list[dict[str, tuple]]:
+    """:func:`first_pass` ``runs`` times, each in a new process."""
+    return [first_pass(index, database, queries, warmup) for _ in range(runs)]
+
+
+def _first_pass_here(index_path: str, database: str, plan_path: str) -> None:
+    """The process of :func:`first_pass`: prints ``{engine: [wall, cpu]}``."""
     sys.path.insert(0, str(REPO))
+    from searchengine import open_index
+
     plan = json.loads(Path(plan_path).read_text(encoding="utf-8"))
-    if engine == "searchengine":
-        from searchengine import open_index
-
-        index = open_index(path)
-
-        def run_query(query: str) -> None:
-            index.search(query, limit=10).to_dict()
-    else:
-        connection = sqlite3.connect(path)
-
-        def run_query(query: str) -> None:
-            fts5_top10(connection, query)
+    index = open_index(index_path)
+    connection = sqlite3.connect(database)
+    engines = {"searchengine": lambda query: index.search(query, limit=10).to_dict(),
+               "fts5": lambda query: fts5_top10(connection, query)}
     for query in plan["warmup"]:
-        run_query(query)
-    wall, cpu = [], []
+        for run_query in engines.values():
+            run_query(query)
+    timed = {engine: ([], []) for engine in engines}
     for query in plan["queries"]:
-        started, started_cpu = time.perf_counter(), time.thread_time()
-        run_query(query)
-        cpu.append((time.thread_time() - started_cpu) * 1000)
-        wall.append((time.perf_counter() - started) * 1000)
-    print(json.dumps({"wall": wall, "cpu": cpu}))
+        for engine, run_query in engines.items():
+            started, started_cpu = time.perf_counter(), time.thread_time()
+            run_query(query)
+            timed[engine][1].append((time.thread_time() - started_cpu) * 1000)
+            timed[engine][0].append((time.perf_counter() - started) * 1000)
+    print(json.dumps(timed))
 
 
 def latencies(run_query, queries: list[str], passes: int = 3) -> tuple[list[float], ...]:
@@ -388,8 +395,8 @@ def bench_size(size: int, work: Path, jobs: int | None, memory_mb: int) -> dict:
 
     typed = typed_queries(source, count=200 + WARMUP)
     queries, warmup = typed[:200], typed[200:]
-    row["se_first"] = first_pass("searchengine", index_dir, queries, warmup)
-    row["fts_first"] = first_pass("fts5", database, queries, warmup)
+    first = first_pass(index_dir, database, queries, warmup)
+    row["se_first"], row["fts_first"] = first["searchengine"], first["fts5"]
     index = open_index(index_dir)
     connection = sqlite3.connect(database)
     row["se_query"] = latencies(lambda q: index.search(q, limit=10).to_dict(), queries)

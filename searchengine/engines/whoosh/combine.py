@@ -53,7 +53,7 @@ def applies(q, leaf) -> bool:
 def dense(postings: int, documents: int) -> bool:
     """Whether ``postings`` postings over a segment of ``documents`` are worth combining here:
     from :data:`LOADED_DENSE_FROM` once numpy is imported, else from :data:`DENSE_FROM`."""
-    if "numpy" in sys.modules:
+    if loaded():
         return postings >= LOADED_DENSE_FROM
     return postings >= DENSE_FROM and postings >= documents * SEGMENT_SHARE
 

@@ -418,7 +418,8 @@ def matching_docnums(query, searcher, cache) -> list[int]:
             docs = set(query.docs(sub))
         else:
             docs = _docs(query, sub, offset, cache)
-        found.extend(sorted(docs) if not offset else sorted(d + offset for d in docs))
+        ordered = sorted(docs)
+        found.extend(map(offset.__add__, ordered) if offset else ordered)
     return found
 
 

@@ -28,6 +28,7 @@ postings are read by :mod:`.blocks`; a query tree is scored by
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_left
 from math import log
@@ -232,6 +233,15 @@ class SegmentNorms:
     def __getitem__(self, doc: int) -> float:
         return self._norms[doc] if self._norms is not None else self._table[self._codes[doc]]
 
+    def array_of(self, docs):
+        """The norms of ``docs`` as a numpy array (the same numbers as :meth:`of`)."""
+        import numpy as np
+
+        at = np.asarray(docs, dtype=np.int64)
+        if self._norms is not None:
+            return np.frombuffer(self._norms, dtype=np.float64)[at]
+        return np.asarray(self._table, dtype=np.float64)[np.frombuffer(self._codes, dtype=np.uint8)[at]]
+
 
 # SegmentNorms: the share of a segment's documents asked for after which all
 # its norms are listed.
@@ -313,23 +323,30 @@ def term_postings(searcher, reader, key: tuple) -> tuple[array, array]:
     return found
 
 
+# A word with at least this many postings in a segment is scored with numpy
+# once numpy is imported (a process that has searched before).
+NUMPY_POSTINGS = 1000
+
+
 def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     """Documents of the segment containing any of ``terms`` ((field, text) pairs) and their BM25F scores."""
     from operator import truediv
 
-    per_field = []
+    fields = []
     for fieldname, text in terms:
         if (fieldname, text) not in reader:
             continue
-        norms = length_norms(searcher, reader, fieldname)
-        ids: list[int] = []
-        tfs: list[float] = []
+        ids = array("i")
+        weights: list[float] = []
         for block_ids, block_weights in posting_blocks(reader, fieldname, text):
             ids.extend(block_ids)
-            tfs.extend(map(truediv, block_weights, norms.of(block_ids)))
-        per_field.append((ids, tfs))
-    if not per_field:
+            weights.extend(block_weights)
+        fields.append((length_norms(searcher, reader, fieldname), ids, weights))
+    if not fields:
         return array("i"), array("d")
+    if "numpy" in sys.modules and sum(len(ids) for _, ids, _ in fields) >= NUMPY_POSTINGS:
+        return _bm25f_arrays(searcher, terms, fields, reader.doc_count_all())
+    per_field = [(ids.tolist(), list(map(truediv, weights, norms.of(ids)))) for norms, ids, weights in fields]
     per_field.sort(key=lambda found: len(found[0]), reverse=True)
     docs, tfs = per_field[0]
     if len(per_field) > 1:
@@ -344,6 +361,36 @@ def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
     scale = idf(searcher, terms) * (K1 + 1)
     # Compact arrays: a cached common term of a large index stays well under a megabyte.
     return array("i", docs), array("d", [scale * tf / (tf + K1) for tf in tfs])
+
+
+def _bm25f_arrays(searcher, terms, fields, size: int) -> tuple[array, array]:
+    """:func:`_bm25f_postings` in numpy, from each field's ``(norms, ids, weights)``
+    in a segment of ``size`` documents: the same operations in the same order
+    (a field's frequency over its norm; the longest field's, then the others'
+    added in order of length; then saturation), so the same numbers."""
+    import numpy as np
+
+    per_field = []
+    for norms, ids, weights in fields:
+        at = np.frombuffer(ids, dtype=np.intc).astype(np.int64) if len(ids) else np.zeros(0, dtype=np.int64)
+        per_field.append((at, np.asarray(weights, dtype=np.float64) / norms.array_of(at)))
+    per_field.sort(key=lambda found: len(found[0]), reverse=True)
+    docs, tfs = per_field[0]
+    if len(per_field) > 1:
+        present = np.zeros(size, dtype=bool)  # the union, ascending: cheaper than np.unique
+        for ids, _ in per_field:
+            present[ids] = True
+        docs = np.flatnonzero(present)
+        combined = np.zeros(len(docs))
+        combined[np.searchsorted(docs, per_field[0][0])] = tfs
+        for ids, more in per_field[1:]:
+            combined[np.searchsorted(docs, ids)] += more  # a field's documents are distinct
+        tfs = combined
+    scale = idf(searcher, terms) * (K1 + 1)
+    found_docs, found_scores = array("i"), array("d")
+    found_docs.frombytes(docs.astype(np.intc).tobytes())
+    found_scores.frombytes((scale * tfs / (tfs + K1)).tobytes())
+    return found_docs, found_scores
 
 
 def field_term_scores(searcher, reader, fieldname: str, btext: bytes, boost: float) -> dict[int, float]:

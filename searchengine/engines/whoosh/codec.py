@@ -182,8 +182,38 @@ class PackedPostingsWriter(W3PostingsWriter):
         return b"".join(self._values), packed.tobytes(), 4
 
 
+# Decoded blocks of postings kept per open postings file (see
+# PackedLeafMatcher._read_data); past this many the file's table starts over.
+BLOCKS_KEPT = 4096
+
+
 class PackedLeafMatcher(W3LeafMatcher):
-    """Whoosh's W3 posting reader for blocks written by :class:`PackedPostingsWriter`."""
+    """Whoosh's W3 posting reader for blocks written by :class:`PackedPostingsWriter`.
+
+    The blocks decoded last (inflated and unpickled: most of reading a
+    block) are kept per open postings file, up to :data:`BLOCKS_KEPT`: a
+    query reads a new word's blocks to score it, then many of the same
+    blocks again for their positions (the proximity bonus, phrases) or for
+    feedback. The files of a published generation never change, so a kept
+    block is the one on disk.
+    """
+
+    def _read_data(self):
+        kept = getattr(self._postfile, "__dict__", None)
+        if kept is None:
+            super()._read_data()
+            return
+        blocks = kept.get("_decoded_blocks")
+        if blocks is None:
+            blocks = kept.setdefault("_decoded_blocks", {})
+        found = blocks.get(self._dataoffset)
+        if found is not None:
+            self._data = found
+            return
+        super()._read_data()
+        if len(blocks) >= BLOCKS_KEPT:
+            blocks.clear()
+        blocks[self._dataoffset] = self._data
 
     @property
     def packs_values(self) -> bool:

@@ -23,12 +23,17 @@ rare words does not pay its import.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 
 # A tree whose words have at least this many postings in a segment, and at
 # least a SEGMENT_SHARE of its documents, is combined here.
 DENSE_FROM = 5000
 SEGMENT_SHARE = 1 / 64
+# Once numpy is imported (a process that has searched before), its fixed cost
+# is a few arrays as long as the segment: cheaper than dictionaries from
+# this many postings on, and the best hits are then ranked in C too.
+LOADED_DENSE_FROM = 500
 
 
 def applies(q, leaf) -> bool:
@@ -46,8 +51,27 @@ def applies(q, leaf) -> bool:
 
 
 def dense(postings: int, documents: int) -> bool:
-    """Whether ``postings`` postings over a segment of ``documents`` are worth combining here."""
+    """Whether ``postings`` postings over a segment of ``documents`` are worth combining here:
+    from :data:`LOADED_DENSE_FROM` once numpy is imported, else from :data:`DENSE_FROM`."""
+    if loaded():
+        return postings >= LOADED_DENSE_FROM
     return postings >= DENSE_FROM and postings >= documents * SEGMENT_SHARE
+
+
+def loaded() -> bool:
+    """Whether numpy is imported already (then using it costs no import)."""
+    return "numpy" in sys.modules
+
+
+def arrays_of(part):
+    """``(docs, scores)`` numpy arrays of a node's scores: a ``{doc: score}``
+    (its documents in the dict's order) or such arrays already."""
+    import numpy as np
+
+    if not isinstance(part, dict):
+        return part
+    return (np.fromiter(part.keys(), dtype=np.int64, count=len(part)),
+            np.fromiter(part.values(), dtype=np.float64, count=len(part)))
 
 
 def leaf_arrays(docs, scores, factor: float):
@@ -210,9 +234,14 @@ class ScoredDocs(Mapping):
 
     def add(self, bonuses: dict[int, float]) -> None:
         """Add ``bonuses`` (``{doc: value}``, documents that are here) to their scores, in place."""
-        for doc, value in bonuses.items():
-            at = self._at(doc)
-            self.scores[at] = self.scores[at] + value
+        import numpy as np
+
+        if not bonuses:
+            return
+        wanted = np.fromiter(bonuses.keys(), dtype=np.int64, count=len(bonuses))
+        # A dict's documents are distinct: one addition each, as score + value.
+        self.scores[np.searchsorted(self.docs, wanted)] += np.fromiter(bonuses.values(), dtype=np.float64,
+                                                                        count=len(bonuses))
 
 
 def joined(parts) -> ScoredDocs:

@@ -132,6 +132,10 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None
     many postings combined by :mod:`.combine` is returned as its ``(docs,
     scores)`` numpy arrays instead."""
     if bm25f.is_word(q):
+        if arrays and combine.loaded():
+            docs, scores = bm25f.word_postings(q, searcher, reader)
+            if combine.dense(len(docs), reader.doc_count_all()):
+                return combine.leaf_arrays(docs, scores, bm25f.word_factor(q, searcher))
         return _word_scores(q, searcher, reader)
     if combine.applies(q, bm25f.is_word):
         leaves: dict[int, tuple[array, array]] = {}
@@ -139,7 +143,10 @@ def _node_scores(q, searcher, reader, within: set[int] | None = None, clock=None
         if combine.dense(sum(len(docs) for docs, _ in leaves.values()), reader.doc_count_all()):
             found = _combined(q, searcher, reader, leaves, clock)
             return found if arrays else combine.as_dict(found)
-    return _scorer(q)(q, searcher, reader, within, clock)
+    scorer = _scorer(q)
+    if scorer is _any_scores or scorer is _best_scores:
+        return scorer(q, searcher, reader, within, clock, arrays)
+    return scorer(q, searcher, reader, within, clock)
 
 
 def _scorer(q):
@@ -163,10 +170,17 @@ def _word_scores(q, searcher, reader) -> dict[int, float]:
     return {doc: score * factor for doc, score in zip(docs, scores)} if factor != 1 else dict(zip(docs, scores))
 
 
-def _best_scores(q, searcher, reader, within, clock) -> dict[int, float]:
-    """``DisjunctionMax``: each document's best score over the ways (:func:`_ways`)."""
+def _best_scores(q, searcher, reader, within, clock, arrays: bool = False):
+    """``DisjunctionMax``: each document's best score over the ways (:func:`_ways`).
+    Ways of many postings are combined with numpy (:func:`_in_arrays`); with
+    ``arrays`` their ``(docs, scores)`` arrays are then returned as they are."""
+    parts = _ways(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock, True), _nonempty)
+    if _in_arrays(parts):
+        found = combine.scaled(combine.best([combine.arrays_of(part) for part in parts], reader.doc_count_all()),
+                               q.boost)
+        return found if arrays else combine.as_dict(found)
     best: dict[int, float] = {}
-    for scores in _ways(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock), bool):
+    for scores in parts:
         for doc, score in scores.items():
             if score > best.get(doc, -1.0):
                 best[doc] = score
@@ -204,15 +218,22 @@ def _all_scores(q, searcher, reader, within, clock) -> dict[int, float]:
     return _boosted(found, q.boost)
 
 
-def _any_scores(q, searcher, reader, within, clock) -> dict[int, float]:
+def _any_scores(q, searcher, reader, within, clock, arrays: bool = False):
     """``Or`` (no ``Not`` under it): each document's scores added, in at
-    least ``minmatch`` of the subqueries when it has one."""
+    least ``minmatch`` of the subqueries when it has one. Subqueries of many
+    postings are combined with numpy (:func:`_in_arrays`); with ``arrays``
+    their ``(docs, scores)`` arrays are then returned as they are."""
     if any(type(s) is wq.Not for s in q.subqueries):
         raise Unsupported
     needed = getattr(q, "minmatch", 0) or 0
+    parts = _or_parts(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock, True))
+    if _in_arrays(parts):
+        found = combine.scaled(combine.union([combine.arrays_of(part) for part in parts], reader.doc_count_all(),
+                                             needed), q.boost)
+        return found if arrays else combine.as_dict(found)
     total: dict[int, float] = {}
     counts: dict[int, int] = {}
-    for scores in _or_parts(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock)):
+    for scores in parts:
         for doc, score in scores.items():
             total[doc] = total.get(doc, 0.0) + score
             if needed > 1:
@@ -220,6 +241,22 @@ def _any_scores(q, searcher, reader, within, clock) -> dict[int, float]:
     if needed > 1:
         total = {doc: score for doc, score in total.items() if counts[doc] >= needed}
     return _boosted(total, q.boost)
+
+
+def _nonempty(part) -> bool:
+    """Whether a subquery's scores (a dict or ``(docs, scores)`` arrays) hold a document."""
+    return bool(part) if isinstance(part, dict) else len(part[0]) > 0
+
+
+def _in_arrays(parts: list) -> bool:
+    """Whether subqueries' scores (dicts, or numpy arrays from :func:`_node_scores`
+    with ``arrays``) are combined with numpy: some are arrays, or together they
+    are :func:`.combine.dense`. The sums and maxima are the dictionaries' own,
+    in the same order (:mod:`.combine`)."""
+    if not combine.loaded():
+        return False
+    sizes = [len(part) if isinstance(part, dict) else -1 for part in parts]
+    return -1 in sizes or combine.dense(sum(sizes), 0)
 
 
 def _required_scores(q, searcher, reader, within, clock) -> dict[int, float]:
@@ -381,7 +418,8 @@ def matching_docnums(query, searcher, cache) -> list[int]:
             docs = set(query.docs(sub))
         else:
             docs = _docs(query, sub, offset, cache)
-        found.extend(sorted(docs) if not offset else sorted(d + offset for d in docs))
+        ordered = sorted(docs)
+        found.extend(map(offset.__add__, ordered) if offset else ordered)
     return found
 
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from itertools import chain
 from pathlib import Path
 
+from searchengine.engines.whoosh.blocks import posting_blocks
 from searchengine.engines.whoosh.columns import (COLUMNS_FILE, NUMBER_COLUMNS, SET_COLUMNS, build_arrays,
                                                  map_columns)
 from searchengine.errors import QueryError
@@ -403,7 +404,9 @@ class SearcherCache:
         reader = sub.reader()
         if (term.fieldname, term.text) not in reader:
             return array("i")
-        docs = array("i", reader.postings(term.fieldname, term.text).all_ids())
+        docs = array("i")
+        for ids, _ in posting_blocks(reader, term.fieldname, term.text):  # a block at a time, not a call a posting
+            docs.extend(ids)
         if len(docs) <= self.term_budget // 4:
             with self._lock:
                 if key not in self._terms:

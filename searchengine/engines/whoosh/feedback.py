@@ -74,16 +74,22 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
             feedback documents are the best of these.
 
     Returns:
-        A new ``{docnum: score}`` over the same documents, or ``scores``
-        itself when feedback does not apply.
+        A new ``{docnum: score}`` over the same documents (a ``ScoredDocs``
+        when ``scores`` is one), or ``scores`` itself when feedback does not apply.
     """
 
     if not applies(query) or not scores:
         return scores
+    from searchengine.engines.whoosh.combine import ScoredDocs
+
     count = question_terms(query)
-    candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
-    # Ties broken by document number, so the result does not depend on dict order.
-    ranked = heapq.nlargest(settings.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
+    arrays = isinstance(scores, ScoredDocs)
+    if arrays:  # a question of common words matches most of the index: rank in C
+        ranked = (scores if allowed is None else scores.restricted(allowed)).top(settings.FEEDBACK_DEPTH)
+    else:
+        candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
+        # Ties broken by document number, so the result does not depend on dict order.
+        ranked = heapq.nlargest(settings.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
     if not clear_lead(ranked):
         return scores
     model = relevance_model(searcher, ranked[:settings.FEEDBACK_DOCS], settings.FEEDBACK_TERMS)
@@ -98,7 +104,13 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
 
     docnums = [doc for doc, _ in ranked]
     weight = settings.FEEDBACK_WEIGHT * count
-    reranked = dict(scores.items())  # a plain dict, also of a ScoredDocs
+    if arrays:
+        reranked = ScoredDocs(scores.docs.copy(), scores.scores.copy())
+        for term, probability in model:
+            fields = [wq.Term("title", term), wq.Term("abstract", term)]
+            reranked.add(bm25f_scores_at(searcher, fields, docnums, weight * probability))
+        return reranked
+    reranked = dict(scores.items())
     for term, probability in model:
         fields = [wq.Term("title", term), wq.Term("abstract", term)]
         for doc, score in bm25f_scores_at(searcher, fields, docnums, weight * probability).items():

@@ -16,6 +16,7 @@ from tests.engines.whoosh_engine.test_ranking import QUERIES
 
 def scores_of(searcher, text, dense: bool, monkeypatch) -> dict:
     monkeypatch.setattr(combine, "DENSE_FROM", 0 if dense else 10**12)
+    monkeypatch.setattr(combine, "LOADED_DENSE_FROM", 0 if dense else 10**12)
     monkeypatch.setattr(combine, "SEGMENT_SHARE", 0.0)
     found = score_documents(parse(text, searcher.schema).query, searcher)
     assert found is not None
@@ -30,16 +31,35 @@ def test_dense_path_gives_the_same_floats(corpus_searcher, text, monkeypatch):
 
 def test_keyword_queries_of_many_postings_come_as_scored_docs(corpus_searcher, monkeypatch):
     monkeypatch.setattr(combine, "DENSE_FROM", 0)
+    monkeypatch.setattr(combine, "LOADED_DENSE_FROM", 0)
     monkeypatch.setattr(combine, "SEGMENT_SHARE", 0.0)
     assert isinstance(score_documents(parse("GPU memory", corpus_searcher.schema).query, corpus_searcher), ScoredDocs)
-    # A phrase is not combined here.
-    assert type(score_documents(parse('"sparse matrix"', corpus_searcher.schema).query, corpus_searcher)) is dict
+    # An Or of other nodes (a quoted phrase in each field) is combined too, once numpy is loaded;
+    # a node that is not an Or, DisjunctionMax or word (a phrase in one field) is not.
+    assert isinstance(score_documents(parse('"sparse matrix"', corpus_searcher.schema).query, corpus_searcher),
+                      ScoredDocs)
+    assert type(score_documents(parse('title:"sparse matrix"', corpus_searcher.schema).query,
+                                corpus_searcher)) is dict
 
 
-def test_dense_needs_enough_postings_for_the_segment():
+def test_dense_needs_enough_postings_for_the_segment(monkeypatch):
+    monkeypatch.setattr(combine, "loaded", lambda: False)  # a new process: numpy not imported yet
     assert not combine.dense(4999, 10_000)
     assert combine.dense(5000, 10_000)
     assert not combine.dense(10_000, 64 * 10_000 + 64)
+
+
+def test_dense_once_numpy_is_loaded_needs_fewer_postings():
+    assert combine.loaded()
+    assert not combine.dense(combine.LOADED_DENSE_FROM - 1, 10**6)
+    assert combine.dense(combine.LOADED_DENSE_FROM, 10**6)
+
+
+@pytest.mark.parametrize("text", ['"sparse matrix" OR GPU', "sparse-matrix GPU kernels on multicore CPUs and GPUs",
+                                  'title:"sparse matrix" OR abstract:"matrix multiplication"'])
+def test_or_of_other_nodes_gives_the_same_floats(corpus_searcher, text, monkeypatch):
+    by_dict = scores_of(corpus_searcher, text, False, monkeypatch)
+    assert scores_of(corpus_searcher, text, True, monkeypatch) == by_dict
 
 
 @pytest.fixture

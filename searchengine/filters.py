@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from searchengine.dates import DateFilter, parse_range
 from searchengine.errors import QueryError
 from searchengine.facets import HISTOGRAM, facet as facet_spec
+from searchengine.querylang.text import transliterated
 
 # Index term prefixes: a primary-category key starts with this mark.
 PRIMARY_MARK = "^"
@@ -86,9 +87,6 @@ _PARTICLES = frozenset({
     "van", "von", "der", "den", "dem", "de", "del", "della", "dei", "degli", "des", "di", "da", "das", "dos",
     "do", "du", "le", "la", "lo", "ten", "ter", "te", "op", "zu", "zum", "zur", "af", "av", "al", "el",
 })
-# Letters that have a second, transliterated spelling (German ü = ue, Danish ø = oe).
-_TRANSLITERATED = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue",
-                                 "ø": "oe", "Ø": "Oe"})
 # Letters that Unicode decomposition leaves whole, by their plain letters.
 _PLAIN_LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ł": "l",
                                 "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ı": "i"})
@@ -245,8 +243,8 @@ def _name_words(text: str) -> list[str]:
 
 def _spellings(text: str) -> list[str]:
     """``text``, and its transliterated spelling when it has an umlaut: ``Müller`` → ``[Müller, Mueller]``."""
-    other = text.translate(_TRANSLITERATED)
-    return [text] if other == text else [text, other]
+    other = transliterated(text)
+    return [text] if other is None else [text, other]
 
 
 def _surname_key(words: list[str]) -> str:

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import (
-    DASHES, name_tokens, spaced_tokens, text_tokens, word_pattern,
+    DASHES, greek_spelling, name_tokens, spaced_tokens, text_tokens, transliterated, word_pattern,
 )
 
 # A query of this many terms or fewer needs all of them in a hit.
@@ -632,7 +633,7 @@ def to_tree(node: Node):
         kind = {AndNotGroup: t.AndNot, AndMaybeGroup: t.AndMaybe, RequireGroup: t.Require}[type(node)]
         return kind(a, b)
     if isinstance(node, FieldsTermNode):
-        return t.Word(node.text)
+        return _spellings(node.text, t.Word)
     if isinstance(node, JoinedWordNode):
         return t.Joined(node.words)
     if isinstance(node, PhraseNode):
@@ -649,5 +650,21 @@ def to_tree(node: Node):
     if isinstance(node, WordNode):
         if node.fieldname is None:  # cannot happen: unfielded words became FieldsTermNode
             return t.Word(node.text)
-        return t.FieldWord(node.fieldname, node.text) if field_word_searches(node.fieldname, node.text) else None
+        if not field_word_searches(node.fieldname, node.text):
+            return None
+        if node.fieldname in TEXT_FIELDS:
+            return _spellings(node.text, lambda text: t.FieldWord(node.fieldname, text))
+        return t.FieldWord(node.fieldname, node.text)
     raise ValueError(f"unexpected syntax node {node!r}")
+
+
+def _spellings(text: str, make):
+    """``make(text)``, or the alternatives ``make(text)`` and ``make`` of the
+    word's other spelling: for a word typed with an umlaut (``Müller``) its
+    transliteration (``Mueller``; folding finds Müller and Muller, the other
+    spelling Mueller), for a Greek letter its name or symbol (``alpha``,
+    ``α``)."""
+    other = greek_spelling(text)
+    if other is None and not text.isascii():
+        other = transliterated(unicodedata.normalize("NFC", text))
+    return make(text) if other is None else t.Alternatives((make(text), make(other)))

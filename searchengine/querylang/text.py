@@ -155,6 +155,38 @@ def analyzed_pattern(text: str):
     return _marked_words() if marked else _plain_words()
 
 
+# Letters with a second, transliterated spelling (German ü = ue, Danish ø = oe).
+_TRANSLITERATED = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue",
+                                 "ø": "oe", "Ø": "Oe"})
+UMLAUTS = "äöüÄÖÜøØ"
+
+
+def transliterated(text: str) -> str | None:
+    """``text`` with its umlauts spelled out (``Müller`` → ``Mueller``, ``Søren`` →
+    ``Soeren``); ``None`` when it has none. ``text`` is in NFC or NFKC form."""
+    other = text.translate(_TRANSLITERATED)
+    return None if other == text else other
+
+
+# Greek letters by name, as papers write them in words or as symbols (TeX's
+# $\alpha$ is read as α): a query word of either form also asks for the other.
+_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
+          "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega")
+_GREEK_SYMBOLS = dict(zip(_GREEK, "αβγδεζηθικλμνξοπρστυφχψω"))
+_GREEK_NAMES = {symbol: name for name, symbol in _GREEK_SYMBOLS.items()} | {"ς": "sigma", "ϵ": "epsilon",
+                                                                            "ϑ": "theta", "ϕ": "phi", "ϖ": "pi"}
+
+
+def greek_spelling(word: str) -> str | None:
+    """The other way of writing a Greek letter: ``alpha`` → ``α``, ``Δ`` →
+    ``delta``; ``None`` for any other word, and for a name in capitals (an
+    acronym: ``CHI``, ``ETA``, ``PI``)."""
+    if len(word) > 1 and word.isascii() and word.isupper():
+        return None
+    lowered = word.lower()
+    return _GREEK_SYMBOLS.get(lowered) or _GREEK_NAMES.get(lowered)
+
+
 def is_cjk_run(text: str) -> bool:
     """Whether ``text`` (not empty) is all Han, Kana or Hangul (:data:`CJK_CHARS`)."""
     return not text.isascii() and all(_is_cjk(ch) for ch in text)

@@ -302,8 +302,15 @@ def analysis_settings() -> dict:
     token_filters["se_stem_overrides"] = {"type": "stemmer_override", "rules": list(_STEM_OVERRIDES)}
     # 10,000 → 10000 ((?U): \\d as the Unicode digits Python's re reads).
     token_filters["se_thousands"] = {"type": "pattern_replace", "pattern": "(?U)" + thousands, "replacement": ""}
-    tail = ["se_thousands", "se_stop", "se_acronyms", "lowercase", "asciifolding", "se_plurals", "se_stem_overrides",
-            "porter_stem"]
+    # A word written with an umlaut is indexed under its transliterated spelling
+    # too (Müller: muller and mueller), as the embedded UmlautFilter does.
+    for letters, spelled in (("äÄ", "ae"), ("öÖøØ", "oe"), ("üÜ", "ue")):
+        token_filters[f"se_umlaut_{spelled}"] = {"type": "pattern_replace", "pattern": f"[{letters}]",
+                                                 "replacement": spelled}
+    token_filters["se_umlauts"] = {"type": "multiplexer", "preserve_original": True,
+                                   "filters": ["se_umlaut_ae,se_umlaut_oe,se_umlaut_ue"]}
+    head = ["se_thousands", "se_stop", "se_acronyms"]
+    tail = ["lowercase", "asciifolding", "se_plurals", "se_stem_overrides", "porter_stem"]
     text = {"type": "custom", "char_filter": ["se_nfkc"], "tokenizer": "se_words"}
     return {
         "char_filter": {"se_nfkc": {"type": "mapping", "mappings": list(nfkc_rules())}},
@@ -315,13 +322,13 @@ def analysis_settings() -> dict:
         "analyzer": {
             "se_text": {**text,
                         "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
-                                   "flatten_graph", *tail]},
+                                   "flatten_graph", *head, "se_umlauts", *tail]},
             "se_text_search": {**text,
                                "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
-                                          *tail]},
+                                          *head, *tail]},
             "se_text_phrase": {**text,
                                "filter": ["se_word_cap", "se_cjk_pairs", "se_units_phrase", "se_camel_phrase",
-                                          "se_compound_parts", *tail]},
+                                          "se_compound_parts", *head, *tail]},
             "se_name": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding"]},
             # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
             "se_spell": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding", "se_thousands"]},

@@ -283,16 +283,21 @@ def _term_scores(q, searcher, reader, within, clock) -> dict[int, float]:
     return bm25f.field_term_scores(searcher, reader, fieldname, field.to_bytes(text), q.boost)
 
 
+def _check_phrase(q, searcher, any_slop: bool = False) -> None:
+    """:class:`Unsupported` unless ``q`` is a phrase of two or more words in
+    order (no slop, unless ``any_slop``) in a scored field with positions."""
+    field = searcher.schema[q.fieldname] if q.fieldname in searcher.schema else None
+    if (field is None or not field.scorable or (q.slop != 1 and not any_slop) or len(q.words) < 2
+            or not field.format.supports("positions") or not all(isinstance(w, str) for w in q.words)):
+        raise Unsupported
+
+
 def _phrase_scores(q, searcher, reader, within, clock) -> dict[int, float]:
     """Documents with ``q``'s words at consecutive positions, scored as Whoosh
     scores a phrase (:func:`.proximity.phrase_postings`), times the boost.
     Only documents in ``within`` (when given) are checked."""
-    fieldname = q.fieldname
-    field = searcher.schema[fieldname] if fieldname in searcher.schema else None
-    if (field is None or not field.scorable or q.slop != 1 or len(q.words) < 2
-            or not field.format.supports("positions") or not all(isinstance(w, str) for w in q.words)):
-        raise Unsupported
-    docs, scores = proximity.phrase_postings(searcher, reader, fieldname, q.words, within, clock)
+    _check_phrase(q, searcher)
+    docs, scores = proximity.phrase_postings(searcher, reader, q.fieldname, q.words, within, clock)
     return {doc: score * q.boost for doc, score in zip(docs, scores)} if q.boost != 1 else dict(zip(docs, scores))
 
 
@@ -306,14 +311,21 @@ def _exact_scores(q, searcher, reader, within, clock) -> dict[int, float]:
     cache = generation_cache(reader).postings
     found = cache.get(key)
     if found is None:
-        scores = _node_scores(q.child, searcher, reader, within, clock)
-        docs, complete = [], True
-        for doc in sorted(scores):
-            if q.out_of_time():  # the documents checked so far are the hits
-                complete = False
-                break
-            if q.holds(searcher.stored_fields(doc)):
-                docs.append(doc)
+        child = q.child
+        if (type(child) is wq.Phrase and child.fieldname == q.fieldname and q.text_store(reader) is not None
+                and (within is None or len(within) >= proximity.FEW_CANDIDATES)):
+            # The text is checked for the words in sequence anyway (stop
+            # words included), and reading it costs less than reading positions:
+            # every document with all the words is a candidate, scored as the
+            # phrase is (the sum of its words' scores).
+            _check_phrase(child, searcher, any_slop=True)
+            scores = proximity.word_conjunction(searcher, reader, child.fieldname, child.words)
+            if child.boost != 1:
+                scores = {doc: score * child.boost for doc, score in scores.items()}
+        else:
+            scores = _node_scores(child, searcher, reader, within, clock)
+        # At the deadline the documents checked so far are the hits.
+        docs, complete = q.matching(searcher, reader, sorted(scores))
         found = (array("i", docs), array("d", (scores[doc] for doc in docs)))
         if within is None and complete:
             cache.put(key, found)

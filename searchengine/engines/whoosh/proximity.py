@@ -143,14 +143,7 @@ def _phrase_matches(searcher, reader, fieldname: str, words: list[str], within: 
         total = {doc: sum(saturated(word_idf, found[doc][0] / norms[doc]) for word_idf, found in zip(idfs, postings))
                  for doc in candidates}
     else:
-        per_word = [term_postings(searcher, reader, ((fieldname, word),)) for word in words]
-        ordered = sorted(per_word, key=lambda found: len(found[0]))
-        total = dict(zip(*ordered[0]))
-        for docs, scores in ordered[1:]:
-            if not total:
-                break
-            other = dict(zip(docs, scores))
-            total = {doc: score + other[doc] for doc, score in total.items() if doc in other}
+        total = word_conjunction(searcher, reader, fieldname, words)
         candidates = sorted(total)
         read = _positions(reader, fieldname, distinct, candidates, clock)
         postings = [read[word] for word in words]
@@ -166,6 +159,21 @@ def _phrase_matches(searcher, reader, fieldname: str, words: list[str], within: 
         if any(all(start + i + 1 in later for i, later in enumerate(following)) for start in first):
             kept.append(doc)
     return (array("i", kept), array("d", (total[doc] for doc in kept))), complete
+
+
+def word_conjunction(searcher, reader, fieldname: str, words: list[str]) -> dict[int, float]:
+    """``{doc: score}`` of the segment's documents with every one of ``words``
+    (stems) in ``fieldname``, wherever they stand: the sum of the words' BM25
+    scores there (a word given twice counts twice), as a phrase of them is scored."""
+    per_word = [term_postings(searcher, reader, ((fieldname, word),)) for word in words]
+    ordered = sorted(per_word, key=lambda found: len(found[0]))
+    total = dict(zip(*ordered[0]))
+    for docs, scores in ordered[1:]:
+        if not total:
+            break
+        other = dict(zip(docs, scores))
+        total = {doc: score + other[doc] for doc, score in total.items() if doc in other}
+    return total
 
 
 def _positions(reader, fieldname: str, words: list[str], docs: list[int], clock: MatchClock | None) -> dict:

@@ -22,6 +22,7 @@ asks it for them).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from whoosh import query as wq
 from whoosh.matching import NullMatcher
@@ -31,6 +32,7 @@ from searchengine.engines.whoosh.analysis import fold
 from searchengine.engines.whoosh.bm25f import scored_list
 from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.engines.whoosh.evaluate import score_documents
+from searchengine.engines.whoosh.textstore import TextStore, segment_text_store
 from searchengine.querylang.text import DASHES, is_cjk_run, word_pattern
 
 _DASH = re.compile(f"[{DASHES}]")
@@ -125,9 +127,10 @@ class ExactText(WrappingQuery):
     accents: ``"objectivity"`` finds the stem ``objectiv`` in papers about
     objectives too, and the check keeps only those that say ``objectivity``.
 
-    Reading stored text costs time per candidate (a second for ``"model"``
-    on 10,000 abstracts), so the check is made once per searcher (counting
-    and ranking reuse it) and stops at the deadline of its
+    The check reads each segment's text store (:mod:`.textstore`; the
+    stored fields of a segment written without one). It costs time per
+    candidate, so it is made once per searcher (counting and ranking reuse
+    it) and stops at the deadline of its
     :class:`~searchengine.engines.whoosh.clock.MatchClock` (set by
     :func:`time_phrases`): the candidates checked by then are the hits.
     """
@@ -169,6 +172,35 @@ class ExactText(WrappingQuery):
             value = "\n".join(value)
         return self._regex.search(fold(value)) is not None
 
+    def text_store(self, reader) -> TextStore | None:
+        """The text store of segment ``reader`` (:mod:`.textstore`) when it
+        keeps this phrase's field; ``None`` for a segment written without it."""
+        found = segment_text_store(reader)
+        return found if found is not None and found.holds(self.fieldname) else None
+
+    def matching(self, searcher, reader, docs: list[int]) -> tuple[list[int], bool]:
+        """``(found, complete)``: those of ``docs`` (ascending segment
+        document numbers) whose text has the words as written; at the clock's
+        deadline the documents checked so far (``complete`` False)."""
+        texts = self.text_store(reader)
+        if texts is not None:
+            return texts.matching(self.fieldname, self._regex.search, docs, fold, self.out_of_time)
+        found = []
+        for doc in docs:
+            if self.out_of_time():
+                return found, False
+            if self.holds(searcher.stored_fields(doc)):
+                found.append(doc)
+        return found, True
+
+    def checker(self, searcher) -> Callable[[int], bool]:
+        """``check(doc)``: whether segment document ``doc`` has the words as written."""
+        texts = self.text_store(searcher.reader())
+        if texts is not None:
+            get, search, name = texts.get, self._regex.search, self.fieldname
+            return lambda doc: search(fold(get(name, doc) or "")) is not None
+        return lambda doc: self.holds(searcher.stored_fields(doc))
+
     def out_of_time(self) -> bool:
         """Whether the clock of this phrase's search has run out (noted on the clock)."""
         if self.clock is not None and self.clock.expired():
@@ -183,6 +215,7 @@ class ExactText(WrappingQuery):
         known = known[1] if known is not None and known[0] is searcher else None
         passed: set[int] = set()
         docs, scores = [], []
+        check = self.checker(searcher) if known is None else None
         while matcher.is_active():
             doc = matcher.id()
             if known is not None:
@@ -190,7 +223,7 @@ class ExactText(WrappingQuery):
             else:
                 if self.out_of_time():
                     break
-                found = self.holds(searcher.stored_fields(doc))
+                found = check(doc)
                 if found:
                     passed.add(doc)
             if found:

@@ -617,6 +617,12 @@ class _DictionaryPerDocReader(W3PerDocReader):
             self._texts = read_text_store(self._storage, self._segment)
         return self._texts
 
+    def close(self):
+        if self._texts:
+            self._texts.close()
+        self._texts = False
+        super().close()
+
     def stored_fields(self, docnum):
         stored = super().stored_fields(docnum)
         texts = self.text_store()

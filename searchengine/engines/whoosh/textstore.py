@@ -182,33 +182,47 @@ class TextStore:
     when the file is damaged: what the engine reports as a damaged index.
     """
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data, length: int | None = None) -> None:
+        """``data``: the file's bytes, or an open Whoosh file (``get(position,
+        length)``, as a compound file's part is) of ``length`` bytes, read a
+        block at a time (the store is not read whole: a search that shows ten
+        hits inflates ten abstracts)."""
         from whoosh.reading import CorruptIndexError
 
-        if len(data) < _trailer.size:
+        self._file = None
+        if isinstance(data, (bytes, bytearray)):
+            whole = bytes(data)
+            self._read = lambda position, size: whole[position:position + size]
+            length = len(whole)
+        else:
+            self._file = data
+            self._read = lambda position, size: bytes(data.get(position, size))
+        if length is None or length < _trailer.size:
             raise CorruptIndexError("a text store shorter than its trailer")
-        magic, documents, header_length, table_start = _trailer.unpack_from(data, len(data) - _trailer.size)
-        header_start = len(data) - _trailer.size - header_length
+        magic, documents, header_length, table_start = _trailer.unpack(self._read(length - _trailer.size,
+                                                                                  _trailer.size))
+        header_start = length - _trailer.size - header_length
         if magic != _MAGIC or not 0 <= table_start <= header_start:
             raise CorruptIndexError("a text store whose trailer does not fit it")
         try:
-            header = json.loads(data[header_start:len(data) - _trailer.size])
+            header = json.loads(self._read(header_start, header_length))
             self.fieldnames = [str(name) for name in header["fields"]]
             counts = [int(count) for count in header["blocks"]]
-            self._dictionaries = [data[int(start):int(start) + int(length)]
-                                  for start, length in header["dictionaries"]]
+            self._dictionaries = [self._read(int(start), int(size)) for start, size in header["dictionaries"]]
         except (ValueError, KeyError, TypeError) as error:
             raise CorruptIndexError(f"a text store's header is damaged ({error})") from None
         self.documents = documents
-        self._data = data
         self._firsts: list[array] = []
         self._offsets: list[array] = []
-        position = table_start
+        table = self._read(table_start, header_start - table_start)
+        position = 0
         for count in counts:
+            if count < 0 or position + 12 * count + 8 > len(table):
+                raise CorruptIndexError("a text store's table does not fit it")
             firsts, offsets = array("I"), array("Q")
-            firsts.frombytes(data[position:position + 4 * count])
+            firsts.frombytes(table[position:position + 4 * count])
             position += 4 * count
-            offsets.frombytes(data[position:position + 8 * (count + 1)])
+            offsets.frombytes(table[position:position + 8 * (count + 1)])
             position += 8 * (count + 1)
             if sys.byteorder != "little":
                 firsts.byteswap()
@@ -218,11 +232,16 @@ class TextStore:
                 raise CorruptIndexError("a text store's table does not fit it")
             self._firsts.append(firsts)
             self._offsets.append(offsets)
-        if (position != header_start or len(counts) != len(self.fieldnames)
+        if (position != len(table) or len(counts) != len(self.fieldnames)
                 or len(self._dictionaries) != len(counts)):
             raise CorruptIndexError("a text store's table does not fit it")
         self._index = {name: number for number, name in enumerate(self.fieldnames)}
         self._kept: list[tuple[int, int, list[str]]] = [(-1, -1, [])] * len(self.fieldnames)
+
+    def close(self) -> None:
+        """Close the file it reads (when given one)."""
+        if self._file is not None:
+            self._file.close()
 
     def holds(self, fieldname: str) -> bool:
         """Whether the file keeps ``fieldname``."""
@@ -239,7 +258,7 @@ class TextStore:
             first = firsts[block]
             end = firsts[block + 1] if block + 1 < len(firsts) else self.documents
             dictionary = self._dictionaries[number]
-            deflated = self._data[offsets[block]:offsets[block + 1]]
+            deflated = self._read(offsets[block], offsets[block + 1] - offsets[block])
             if dictionary:
                 inflate = zlib.decompressobj(zdict=dictionary)
                 text = inflate.decompress(deflated)
@@ -279,23 +298,27 @@ class TextStore:
 
 def read_text_store(storage, segment) -> TextStore | None:
     """The :class:`TextStore` of ``segment`` (in ``storage``, the segment's
-    compound file); ``None`` for a segment written without one.
+    compound file), reading its file until closed; ``None`` for a segment
+    written without one.
 
     Raises as :class:`TextStore` does for a damaged file, and
-    ``CorruptIndexError`` for one of another segment's document count."""
+    ``CorruptIndexError`` for one of another segment's document count or of
+    other fields than :data:`FIELDS`."""
     name = segment.make_filename(EXTENSION)
     if not storage.file_exists(name):
         return None
     handle = storage.open_file(name)
     try:
-        found = TextStore(handle.read())
-    finally:
+        found = TextStore(handle, storage.file_length(name))
+    except BaseException:
         handle.close()
-    if found.documents != segment.doc_count_all():
+        raise
+    if found.documents != segment.doc_count_all() or found.fieldnames != list(FIELDS):
+        found.close()
         from whoosh.reading import CorruptIndexError
 
-        raise CorruptIndexError(f"a text store of {found.documents} documents in a segment "
-                                f"of {segment.doc_count_all()}")
+        raise CorruptIndexError(f"a text store of {found.documents} documents and fields {found.fieldnames} "
+                                f"in a segment of {segment.doc_count_all()}")
     return found
 
 

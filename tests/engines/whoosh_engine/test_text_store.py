@@ -191,3 +191,42 @@ def test_a_cut_text_store_is_damage_and_an_absent_field_reads_as_none(length):
     assert (text.get("abstract", 5), text.get("title", 5)) == (None, "Title 5")
     with pytest.raises(CorruptIndexError):
         textstore.TextStore(sink.data[length:] if length else sink.data[:-3])
+
+
+def test_any_damaged_byte_reads_back_or_raises_what_the_engine_reports_as_damage():
+    import random
+
+    from searchengine.engines.whoosh.store import is_damage
+
+    writer = textstore.TextStoreWriter(["title", "abstract"])
+    for number in range(40):
+        writer.add([f"Title {number}", f"An abstract of paper {number} about sparse solvers. " * 20])
+
+    class Sink:
+        data = b""
+
+        def create_file(self, storage, ext):
+            return self
+
+        def write(self, data):
+            self.data += data
+
+        def close(self):
+            pass
+
+    sink = Sink()
+    writer.write(sink, None)
+    generator = random.Random(5)
+    outcomes = {"read": 0, "damage": 0}
+    for _ in range(300):
+        data = bytearray(sink.data)
+        data[generator.randrange(len(data))] ^= 1 << generator.randrange(8)
+        try:
+            text = textstore.TextStore(bytes(data))
+            for doc in range(text.documents):
+                [text.get(name, doc) for name in text.fieldnames]
+            outcomes["read"] += 1
+        except Exception as error:  # noqa: BLE001 - what is raised is the point
+            assert is_damage(error), repr(error)
+            outcomes["damage"] += 1
+    assert outcomes["damage"] > 200 and outcomes["read"] + outcomes["damage"] == 300

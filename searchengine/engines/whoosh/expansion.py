@@ -314,6 +314,9 @@ def _as_typed(node: wq.Query) -> str:
 # the joined word (``network`` is not ``net work``: ``net`` is the rarer).
 SPLIT_RARITY = 1
 MIN_SPLIT_PART = 3
+# Stop words that join the two words of a compound (``text-to-image``,
+# ``state-of-the-art``): a joined word may hold them between its two words.
+SPLIT_CONNECTORS = ("to", "of", "and", "in", "on", "for", "by", "of-the", "in-the", "on-the", "to-the")
 
 
 _FREQUENCIES_KEPT = 100_000  # terms; the cache starts over past this
@@ -331,6 +334,16 @@ def abstract_frequency(reader):
     return frequency
 
 
+def _abstract_stem(reader):
+    """``stem(word)``: the term the abstracts index for one lower-case word
+    that is not a stop word (``language`` → ``languag``), by the stemmer of
+    the abstract's analyzer (cached there); the word itself without one."""
+    field = reader.schema["abstract"] if "abstract" in reader.schema else None
+    items = getattr(getattr(field, "analyzer", None), "items", ())
+    stems = [item.stem_text for item in items if hasattr(item, "stem_text")]
+    return stems[-1] if stems else (lambda word: word)
+
+
 def split_joined(query: wq.Query, reader) -> wq.Query:
     """Each one-field-term word of a keyword ``query`` (not a long question)
     that is two indexed words written together → the alternatives of a
@@ -339,12 +352,17 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
 
     The split is the one whose rarer part is most frequent in the abstracts,
     among those where both parts are :data:`SPLIT_RARITY` times as frequent
-    as the joined word (in the abstracts); a word with no such split is left alone.
+    as the joined word (in the abstracts); a word with no such split is left
+    alone. A part is looked up as the abstracts index it (``language`` as
+    ``languag``), and stop words of :data:`SPLIT_CONNECTORS` may stand
+    between the two parts (``texttoimage`` → ``text-to-image``).
     """
     # A question ranks by many words, each by its own weight; splitting is
     # for looking up a keyword query.
     if type(query.child if type(query) is Proximity else query) is MinShouldMatch:
         return query
+
+    stem = _abstract_stem(reader)
 
     def split(node: wq.Query) -> wq.Query:
         if is_bm25f_term(node):
@@ -356,12 +374,18 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
             needed = max(1, frequency(text)) * SPLIT_RARITY
             best, best_df = None, 0
             for cut in range(MIN_SPLIT_PART, len(text) - MIN_SPLIT_PART + 1):
-                left, right = text[:cut], text[cut:]
-                df = frequency(left)
-                if df >= needed and df > best_df:  # most cuts end here: the left part is no word
-                    df = min(df, frequency(right))
-                    if df >= needed and df > best_df:
-                        best, best_df = (left, right), df
+                left, rest = text[:cut], text[cut:]
+                df = frequency(stem(left))
+                if df < needed or df <= best_df:  # most cuts end here: the left part is no word
+                    continue
+                # (The joined word is a stem already, and so is its end.)
+                for joints in ((), *((c,) for c in SPLIT_CONNECTORS if rest.startswith(c.replace("-", "")))):
+                    right = rest[len(joints[0].replace("-", "")):] if joints else rest
+                    if len(right) < MIN_SPLIT_PART:
+                        continue
+                    both = min(df, frequency(right))
+                    if both >= needed and both > best_df:
+                        best, best_df = (left, *joints, right), both
             if best is None:
                 return node
             found = word_query("-".join(best), reader.schema)

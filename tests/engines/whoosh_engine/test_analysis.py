@@ -66,6 +66,11 @@ RECORDS = [
     ("ph-objectivity", "Objectivity in peer review", ""),
     ("ph-objective", "Objective functions for ranking", ""),
     ("ph-situ-apart", "Sensor data: situ measurements in the field", ""),
+    # joined words whose parts stem differently or hold a stop word
+    ("t2i-hyphen", "Layout control", "Text-to-image diffusion with layout control."),
+    ("t2i-apart", "Sketches", "An image with text beside it, and text about an image."),
+    ("lm-hyphen", "Agents", "Language-model agents plan."),
+    ("lm-spaced", "Proteins", "A language model for proteins, and a model of language."),
 ]
 
 AUTHORS = {"schr": ["Jan Vl\u010dek"], "tex": ["Petr Vr\\v{c}ak"]}
@@ -78,6 +83,12 @@ CASES = [
     # Two keywords need not be adjacent: fs-apart has both words.
     ("fail slow", ["fs-apart", "fs-hyphen", "fs-joined", "fs-spaced"], False),
     ("failslow", ["fs-hyphen", "fs-joined"], False),
+    # A lower-case joined word is also its indexed words in sequence, found by
+    # their stems (language → languag), even with a stop word between them:
+    # texttoimage is searched as text-to-image is.
+    ("languagemodel", ["lm-hyphen", "lm-spaced"], False),
+    ("texttoimage", ["t2i-hyphen"], True),
+    ("text-to-image", ["t2i-hyphen"], True),
     ("FlashAttention", ["fa-camel", "fa-spaced"], False),
     ("flash attention", ["fa-camel", "fa-spaced"], False),
     ("Bose-Einstein", ["be-ascii", "be-endash", "be-nbhyphen"], False),
@@ -151,6 +162,20 @@ def test_query_finds_exactly_the_expected_records(index, query, expected, ordere
     query = query.replace("author:", "authors:")
     hits = [hit.id for hit in index.search(query, limit=50).hits]
     assert (hits if ordered else sorted(hits)) == expected
+
+
+@pytest.mark.parametrize(("query", "parts"), [("languagemodel", ["languag", "model"]),
+                                               ("texttoimage", ["text", "imag"]), ("diffusion", None)])
+def test_a_joined_word_is_split_by_its_parts_stems_across_a_stop_word(index, query, parts):
+    from whoosh import query as wq
+
+    from searchengine.engines.whoosh.expansion import split_joined
+    from searchengine.engines.whoosh.querying import parse
+
+    searcher = index.engine.current().searcher
+    split = split_joined(parse(query, searcher.schema).query, searcher.reader())
+    phrases = [q for q in split.leaves() if isinstance(q, wq.Phrase)] if not split.is_leaf() else []
+    assert sorted({tuple(q.words) for q in phrases}) == ([tuple(parts)] if parts else [])
 
 
 def test_title_outranks_abstract_for_the_same_word(index):

@@ -317,6 +317,8 @@ MIN_SPLIT_PART = 3
 # Stop words that join the two words of a compound (``text-to-image``,
 # ``state-of-the-art``): a joined word may hold them between its two words.
 SPLIT_CONNECTORS = ("to", "of", "and", "in", "on", "for", "by", "of-the", "in-the", "on-the", "to-the")
+# Each connector as it stands inside a joined word (``ofthe``), beside its compound form.
+_JOINED_CONNECTORS = tuple((connector.replace("-", ""), connector) for connector in SPLIT_CONNECTORS)
 
 
 _FREQUENCIES_KEPT = 100_000  # terms; the cache starts over past this
@@ -379,13 +381,13 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
                 if df < needed or df <= best_df:  # most cuts end here: the left part is no word
                     continue
                 # (The joined word is a stem already, and so is its end.)
-                for joints in ((), *((c,) for c in SPLIT_CONNECTORS if rest.startswith(c.replace("-", "")))):
-                    right = rest[len(joints[0].replace("-", "")):] if joints else rest
+                for inside, joint in (("", None), *(c for c in _JOINED_CONNECTORS if rest.startswith(c[0]))):
+                    right = rest[len(inside):]
                     if len(right) < MIN_SPLIT_PART:
                         continue
                     both = min(df, frequency(right))
                     if both >= needed and both > best_df:
-                        best, best_df = (left, *joints, right), both
+                        best, best_df = (left, right) if joint is None else (left, joint, right), both
             if best is None:
                 return node
             found = word_query("-".join(best), reader.schema)

@@ -111,7 +111,7 @@ def test_other_queries_are_left_to_whoosh(searcher):
 @pytest.mark.parametrize("text", ['"state of the art"', '"the performance of"', '"the state of"'])
 def test_a_phrase_with_stop_words_scores_as_whoosh_scores_it(searcher, text):
     """Its words (stop words aside) in any order are the candidates; the
-    folded text keeps those with the words as written, in sequence."""
+    text store keeps those with the words as written, in sequence."""
     query = parse(text, searcher.schema).query
     ours = score_documents(query, searcher)
     whoosh = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}

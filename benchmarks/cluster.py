@@ -41,6 +41,13 @@ Figures per engine:
   (``_nodes/stats/indices/search``, summed over shards), the part of a
   search that grows with the documents per shard.
 
+With ``--vectors`` every build also encodes each record (``index
+--vectors``; the searches then default to hybrid ranking), and a second
+table says how far each cluster's answers agree with the embedded engine's,
+query by query, in each mode (``lexical``, ``semantic``, ``hybrid``): for
+how many queries the top 10 hold the same papers (in any order), the mean
+number of shared papers, and for how many the first hit is the same.
+
 Every figure is printed beside the embedded engine's, with the ratio
 cluster / embedded (records/s: above 1 means faster; sizes and times: above
 1 means bigger or slower). The load average is printed at the start and the
@@ -138,10 +145,12 @@ def timings(run_query, queries: list[str], passes: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def measure_queries(location: str, queries: list[str], passes: int, shard_ms=None) -> dict:
+def measure_queries(location: str, queries: list[str], passes: int, shard_ms=None,
+                    modes: tuple[str, ...] = ()) -> dict:
     """Search and faceted-search latencies of ``queries`` on the index at ``location``,
     and how many queries found nothing. With ``shard_ms`` (a reading of
-    :func:`shard_search_ms`), also the shards' milliseconds per search of each kind."""
+    :func:`shard_search_ms`), also the shards' milliseconds per search of each kind;
+    with ``modes``, each query's top-10 ids in each of those modes (``"top10"``)."""
     from searchengine.search import open_index
 
     index = open_index(location)
@@ -156,9 +165,33 @@ def measure_queries(location: str, queries: list[str], passes: int, shard_ms=Non
             if shard_ms:
                 row[f"{key}_shard_ms"] = (shard_ms() - before) / searches
         row["documents"] = index.doc_count
+        if modes:
+            row["top10"] = {mode: [[hit.id for hit in index.search(q, limit=10, mode=mode).hits] for q in queries]
+                            for mode in modes}
     finally:
         index.close()
     return row
+
+
+def agreement(rows: dict, modes: tuple[str, ...]) -> None:
+    """How far each cluster's top 10s agree with the embedded engine's, per mode."""
+    names = [name for name in rows if name != "embedded"]
+    print("\n| mode | agreement with the embedded engine | " + " | ".join(names) + " |")
+    print("|---|---|" + "---|" * len(names))
+    for mode in modes:
+        ours = rows["embedded"]["top10"][mode]
+        same, shared, first = [], [], []
+        for name in names:
+            theirs = rows[name]["top10"][mode]
+            pairs = list(zip(ours, theirs))
+            same.append(sum(set(a) == set(b) for a, b in pairs))
+            shared.append(statistics.fmean(len(set(a) & set(b)) for a, b in pairs))
+            first.append(sum(a[:1] == b[:1] for a, b in pairs))
+        count = len(ours)
+        print(f"| {mode} | queries with the same top-10 papers (of {count}) | "
+              + " | ".join(map(str, same)) + " |")
+        print(f"| {mode} | papers shared in the top 10 (mean) | " + " | ".join(f"{v:.2f}" for v in shared) + " |")
+        print(f"| {mode} | queries with the same first hit | " + " | ".join(map(str, first)) + " |")
 
 
 class Clusters:
@@ -264,6 +297,8 @@ def main() -> int:
     parser.add_argument("--bulk-jobs", type=int, default=None, help="searchengine index --jobs on the clusters")
     parser.add_argument("--queries", type=int, default=200, help="keyword queries (at least 200 for p95)")
     parser.add_argument("--passes", type=int, default=3, help="timed passes over the queries")
+    parser.add_argument("--vectors", action="store_true",
+                        help="encode the records too (index --vectors) and compare the top 10s in each mode")
     args = parser.parse_args()
     if not args.start and not (args.cluster1 and args.cluster3):
         parser.error("give --start, or both --cluster1 URL and --cluster3 URL")
@@ -274,16 +309,18 @@ def main() -> int:
     source, records = subset(args.records, args.work)
     queries = make_queries(source, count=args.queries)
     rows: dict[str, dict] = {}
+    modes = ("lexical", "semantic", "hybrid") if args.vectors else ()
+    vectors = ["--vectors"] if args.vectors else []
 
     embedded = args.embedded_index or args.work / f"index-{args.records or 'all'}"
     row: dict = {}
     if args.embedded_index is None:
         shutil.rmtree(embedded, ignore_errors=True)
         print(f"building the embedded index of {records:,} records ...", flush=True)
-        summary = build(source, str(embedded), [])
+        summary = build(source, str(embedded), vectors)
         row = {"rate": summary["documents"] / summary["wall"], "wall": summary["wall"],
                "client_cpu": summary["client_cpu"]}
-    row.update(measure_queries(str(embedded), queries, args.passes))
+    row.update(measure_queries(str(embedded), queries, args.passes, modes=modes))
     row["primary_mb"] = row["total_mb"] = disk_mb(embedded)
     row["per_doc"] = row["primary_mb"] * 1e6 / row["documents"]
     row["layout"] = "folder"
@@ -297,10 +334,11 @@ def main() -> int:
             base = hosts.split(",")[0]  # statistics come from the first node listed
             print(f"building on the {nodes}-node cluster {base} ...", flush=True)
             cpu_before = cluster_cpu_seconds(base)
-            summary = build(source, location, ["--jobs", str(args.bulk_jobs)] if args.bulk_jobs else [])
+            summary = build(source, location, vectors + (["--jobs", str(args.bulk_jobs)] if args.bulk_jobs else []))
             row = {"rate": summary["documents"] / summary["wall"], "wall": summary["wall"],
                    "client_cpu": summary["client_cpu"], "cluster_cpu": cluster_cpu_seconds(base) - cpu_before}
-            row.update(measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base)))
+            row.update(measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base),
+                                       modes=modes))
             documents, primaries, total = cluster_sizes(base, args.name)
             health = http_json(f"{base}/_cluster/health/{args.name}")
             row.update(primary_mb=primaries / 1e6, total_mb=total / 1e6, per_doc=primaries / documents,
@@ -309,6 +347,8 @@ def main() -> int:
             rows[f"cluster-{nodes}"] = row
             progress(f"cluster-{nodes}", row)
     report(rows, records, len(queries), args.passes)
+    if modes:
+        agreement(rows, modes)
     print(f"\nend: load average {load_average()}")
     return 0
 

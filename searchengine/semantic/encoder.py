@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -153,6 +154,93 @@ class Encoder:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.maximum(norms, 1e-12)
+
+
+class EncodingPool:
+    """Encodes many texts on several cores: one forked process per core, each
+    running the model on one thread, which encodes more records per
+    CPU-second than one model running on every core.
+
+    Args:
+        cores: cores to use.
+        processes: whether a batch may go to other processes (started on
+            the first batch of at least :data:`PARALLEL_MIN` texts, or by
+            :meth:`start`); without
+            them, or for smaller batches, this process encodes with the
+            model on ``cores`` threads.
+
+    Use it as a context manager: the processes end with it, and with this
+    process even when it is killed. Forked, not spawned: a spawned process
+    would run the caller's main module again.
+
+    Raises:
+        SemanticUnavailableError: see :class:`Encoder` (on first use).
+    """
+
+    #: Texts of a batch from which it is split over the processes.
+    PARALLEL_MIN = 32
+
+    def __init__(self, cores: int, processes: bool = True) -> None:
+        self.cores = max(1, cores)
+        self.processes = processes and self.cores > 1
+        self._pool = None
+
+    def __enter__(self) -> EncodingPool:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the processes (the texts they were encoding are lost)."""
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+    def start(self) -> None:
+        """Start the processes now (else on the first batch that needs them)."""
+        if self.processes:
+            self._processes()
+
+    def _processes(self):
+        if self._pool is None:
+            import multiprocessing
+
+            check_model()  # a missing extra is said here, not in each process
+            self._pool = multiprocessing.get_context("fork").Pool(self.cores, initializer=_follow_parent,
+                                                                  initargs=(os.getpid(),))
+        return self._pool
+
+    def encode(self, texts: list[str]):
+        """Unit vectors of ``texts``: float32 ``(len(texts), 384)``, as :meth:`Encoder.encode`."""
+        import numpy as np
+
+        if not self.processes or len(texts) < self.PARALLEL_MIN:
+            return encoder(self.cores if not self.processes else 1).encode(texts)
+        size = -(-len(texts) // self.cores)
+        parts = [texts[start:start + size] for start in range(0, len(texts), size)]
+        return np.concatenate(self._processes().map(_encode_part, parts))
+
+    def imap(self, batches):
+        """The unit vectors of each batch of texts in ``batches`` (an iterable
+        of lists), in order, each batch encoded whole by one process."""
+        if not self.processes:
+            model = encoder(self.cores)
+            return (model.encode(batch) for batch in batches)
+        return self._processes().imap(_encode_part, batches)
+
+
+def _follow_parent(parent: int) -> None:
+    """In an encoding process: end when the process ``parent`` ends (a kill -9 included)."""
+    from searchengine.processes import exit_with_parent
+
+    exit_with_parent(parent)
+
+
+def _encode_part(texts: list[str]):
+    """``encoder(1).encode(texts)`` in an encoding process."""
+    return encoder(1).encode(texts)
 
 
 def query_vector(text: str):

@@ -571,22 +571,28 @@ class ClusterWriter:
         ``on_failed(document, reason)``. With vectors, each record is
         encoded on the way, unless the index (or, for a rebuild, the index
         it replaces) holds it with the same text."""
-        if self.vectors:
-            documents = self._with_vectors(documents)
-        self._bulk.send(documents, on_failed)
+        if not self.vectors:
+            self._bulk.send(documents, on_failed)
+            return
+        from searchengine.semantic.encoder import EncodingPool
 
-    def _with_vectors(self, documents: Iterable) -> Iterator:
+        with EncodingPool(os.cpu_count() or 1) as pool:
+            pool.start()  # forked before the bulk writer starts its threads
+            self._bulk.send(self._with_vectors(documents, pool), on_failed)
+
+    def _with_vectors(self, documents: Iterable, pool) -> Iterator:
         batch: list = []
         for document in documents:
             batch.append(document)
             if len(batch) == ENCODE_BATCH:
-                yield from self._encoded(batch)
+                yield from self._encoded(batch, pool)
                 batch = []
-        yield from self._encoded(batch)
+        yield from self._encoded(batch, pool)
 
-    def _encoded(self, batch: list) -> list:
-        """``batch``, its vectors put in the bulk writer's ``extra``."""
-        from searchengine.semantic.encoder import content_key, encoder, record_text
+    def _encoded(self, batch: list, pool) -> list:
+        """``batch``, its vectors (encoded by ``pool``, an
+        :class:`~searchengine.semantic.encoder.EncodingPool`) put in the bulk writer's ``extra``."""
+        from searchengine.semantic.encoder import content_key, record_text
 
         if not batch:
             return batch
@@ -594,7 +600,7 @@ class ClusterWriter:
         keys = {doc_id: content_key(text).hex() for doc_id, text in texts.items()}
         known = self._known_vectors(list(keys))
         todo = [doc_id for doc_id, key in keys.items() if known.get(doc_id, (None, None))[0] != key]
-        fresh = dict(zip(todo, encoder(1).encode([texts[doc_id] for doc_id in todo]).tolist())) if todo else {}
+        fresh = dict(zip(todo, pool.encode([texts[doc_id] for doc_id in todo]).tolist())) if todo else {}
         self.encoded += len(todo)
         for doc_id, key in keys.items():
             vector = fresh[doc_id] if doc_id in fresh else known[doc_id][1]

@@ -165,7 +165,7 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
     import numpy as np
 
     from searchengine.semantic import DIMENSIONS
-    from searchengine.semantic.encoder import content_key, encoder, record_text
+    from searchengine.semantic.encoder import EncodingPool, content_key, record_text
 
     cache = VectorCache(index_dir)
     cache.load()
@@ -193,21 +193,12 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
                 pending.clear()
 
         steps = [todo[start:start + ENCODE_STEP] for start in range(0, len(todo), ENCODE_STEP)]
-        pool = None
-        if threads > 1 and len(todo) >= PARALLEL_ENCODE_MIN:
-            # One single-threaded model per core encodes more records per
-            # CPU-second than one model running on every core. Forked: a
-            # spawned process would run the caller's main module again.
-            import multiprocessing
-
-            pool = multiprocessing.get_context("fork").Pool(min(threads, len(steps)), initializer=exit_with_parent,
-                                                            initargs=(os.getpid(),))
-            encoded = pool.imap(_encode_step, [[text for _, text in step] for step in steps])
-        else:
-            model = encoder(threads)
-            encoded = (quantize(model.encode([text for _, text in step])) for step in steps)
+        # One single-threaded model per core, for enough records to pay for starting them.
+        pool = EncodingPool(threads, processes=len(todo) >= PARALLEL_ENCODE_MIN and len(steps) > 1)
         try:
-            for step, (rows, scales) in zip(steps, encoded):
+            encoded = pool.imap([[text for _, text in step] for step in steps])
+            for step, vectors in zip(steps, encoded):
+                rows, scales = quantize(vectors)
                 pending.append(([key for key, _ in step], rows, scales))
                 done += len(step)
                 if time.monotonic() - written_at >= CHUNK_SECONDS:
@@ -216,9 +207,7 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
                 if progress is not None:
                     progress(done, len(todo))
         finally:
-            if pool is not None:
-                pool.terminate()
-                pool.join()
+            pool.close()
             save()  # what was encoded is kept, even when stopped
     rows = np.zeros((size, DIMENSIONS), dtype=np.int8)
     scales = np.zeros(size, dtype=np.float32)
@@ -234,20 +223,6 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
     _save_array(generation / SCALES_FILE, scales)
     cache.clear()
     return len(todo)
-
-
-def exit_with_parent(parent: int) -> None:
-    """In an encoding process: end when the indexing process ``parent`` ends (a kill -9 included)."""
-    from searchengine.processes import exit_with_parent as follow
-
-    follow(parent)
-
-
-def _encode_step(texts: list[str]):
-    """``quantize(encode(texts))`` in an encoding process (one model thread each)."""
-    from searchengine.semantic.encoder import encoder
-
-    return quantize(encoder(1).encode(texts))
 
 
 def _base_vectors(base: Path | None) -> tuple[dict[bytes, int], object, object]:

@@ -63,6 +63,28 @@ def test_the_model_gives_unit_vectors_that_place_related_texts_nearer():
 
 
 @needs_model
+def test_an_encoding_pool_gives_each_text_the_vector_one_process_gives_it():
+    from searchengine.semantic.encoder import EncodingPool, encoder
+
+    texts = [f"sparse matrix kernel number {n} on {'GPUs' if n % 2 else 'CPUs'}" for n in range(40)]
+    alone = encoder().encode(texts)
+    with EncodingPool(2) as pool:
+        split = pool.encode(texts)  # 40 texts: two processes, 20 each
+        assert pool._pool is not None
+        batches = list(pool.imap([texts[:3], texts[3:40]]))
+    assert pool._pool is None  # the processes ended with the pool
+    assert split.shape == (40, semantic.DIMENSIONS)
+    # The same texts in the same order, whatever process encoded them (padding moves the last bits).
+    assert np.allclose(split, alone, atol=1e-5)
+    assert [len(batch) for batch in batches] == [3, 37]
+    assert np.allclose(np.concatenate(batches), alone, atol=1e-5)
+    with EncodingPool(2) as pool:
+        few = pool.encode(texts[:5])  # under PARALLEL_MIN: encoded here, no process started
+        assert pool._pool is None
+    assert np.allclose(few, alone[:5], atol=1e-5)
+
+
+@needs_model
 def test_semantic_mode_finds_a_paper_that_shares_no_word_with_the_query(vector_index):
     query = "speeding up sparse linear algebra kernels on graphics cards"
     lexical = vector_index.search(query, mode="lexical", limit=5)

@@ -56,6 +56,15 @@ FTS5 and by plain Whoosh 2.7.4 with its defaults. Indexes are kept in
   abstracts of its first records), top 10 with snippets, in this
   process: the largest wall time, and whether the time budget cut them
   (``timed_out``). Target: never past the 2 s budget.
+* ``growth``: the records multiplied by 2 and by 4 (``--growth``; each
+  copy after the first has new ids, ``ID~k``, and the words of its title
+  and abstract shuffled, seed 42), built by this product and by FTS5 as in
+  the ``build`` row, and the same 200 distinct queries (those of the
+  ``query`` row, drawn from the records at 1×) timed once each as there,
+  in one new process per size (``--query-runs`` of them at 1×, one at the
+  other sizes). Rows: the distinct-query p50 at each size against the p50
+  at 1× (FTS5's growth beside it), and the build's peak RSS likewise.
+  Targets: at 4× the records, p50 ≤ 2.5× and peak RSS ≤ 1.5× those at 1×.
 * ``memory``: ``searchengine index FILE --memory-mb 64`` on N and 4N
   synthetic records (``--memory-records N``, default 10,000: 150-word
   abstracts of words drawn from a Zipf-distributed vocabulary of 100,000,
@@ -95,7 +104,7 @@ import speed  # noqa: E402
 import web_load  # noqa: E402
 from speed import LISTING, REPO, disk_mb, measured, pct, uptime  # noqa: E402
 
-ROWS = ("cold-facets", "cold-plain", "query", "build", "size", "web", "serve", "pasted", "memory")
+ROWS = ("cold-facets", "cold-plain", "query", "build", "size", "web", "serve", "pasted", "growth", "memory")
 COLD_QUERY = "SpMV GPU"
 COLD_RUNS = 9
 WHOOSH = "Whoosh==2.7.4"
@@ -200,15 +209,20 @@ class Work:
     """The work folder: the records of one size and the indexes built from them (reused while
     the records file is unchanged; each index's ``.built.json`` says from what and how fast)."""
 
-    def __init__(self, folder: Path, size: int) -> None:
+    def __init__(self, folder: Path, size: int, times: int = 1) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
-        self.name = f"{size or 'all'}"
+        self.name = f"{size or 'all'}" + (f"x{times}" if times > 1 else "")
         self.records_path = folder / f"records-{self.name}.jsonl"
         if not self.records_path.exists():
-            say(f"writing {self.records_path} ...")
             partial = self.records_path.with_suffix(".partial")
-            facets.convert(LISTING, partial, size)
+            if times > 1:
+                base = Work(folder, size).records_path
+                say(f"writing {self.records_path} ({times} × {base.name}) ...")
+                multiplied(base, times, partial)
+            else:
+                say(f"writing {self.records_path} ...")
+                facets.convert(LISTING, partial, size)
             partial.replace(self.records_path)
         with open(self.records_path, encoding="utf-8") as lines:
             self.records = sum(1 for _ in lines)
@@ -266,7 +280,29 @@ class Work:
         return python
 
 
-# --- synthetic records for the memory row ---------------------------------------------------
+# --- synthetic records for the growth and memory rows ---------------------------------------
+
+
+def multiplied(source: Path, times: int, path: Path, seed: int = 42) -> None:
+    """Write the Record JSON lines of ``source`` ``times`` over to ``path``: as
+    they are, then each copy ``k`` (1 to ``times - 1``) with the id ``ID~k`` and
+    the words of its title and abstract shuffled, so the copies are new papers
+    with the same words (the postings grow as with more papers of the field)."""
+    rng = random.Random(seed)
+    with open(source, encoding="utf-8") as lines:
+        records = [json.loads(line) for line in lines]
+    with open(path, "w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record) + "\n")
+        for copy in range(1, times):
+            for record in records:
+                changed = dict(record, id=f"{record['id']}~{copy}")
+                for field in ("title", "abstract"):
+                    words = (record.get(field) or "").split()
+                    rng.shuffle(words)
+                    changed[field] = " ".join(words)
+                out.write(json.dumps(changed) + "\n")
+
 
 VOCABULARY = 100_000
 ABSTRACT_WORDS = 150
@@ -412,6 +448,45 @@ def pasted_row(work: Work, index_dir: Path) -> Row:
                f"≤ {DEFAULT_TIME_BUDGET:g} s budget", slowest / 1000 <= DEFAULT_TIME_BUDGET)
 
 
+GROWTH = (2, 4)
+
+
+def growth_rows(work: Work, size: int, runs: int, built_here: bool) -> list[Row]:
+    """The growth rows (see the module's docstring): query p50 and build peak RSS at 2× and 4× the
+    records. Every size is built in this run (at 1× by the ``build`` row when ``built_here``)."""
+    typed = speed.typed_queries(work.records_path, count=200 + speed.WARMUP)
+    queries, warmup = typed[:200], typed[200:]
+    figures = {}
+    for times in (1, *GROWTH):
+        here = work if times == 1 else Work(work.folder, size, times)
+        index_dir, ours = here.product(rebuild=not built_here or times > 1)
+        database, fts = here.fts5(rebuild=not built_here or times > 1)
+        say(f"growth: {here.records:,} records, {len(queries)} distinct queries once each "
+            f"({runs if times == 1 else 1} process(es)) ...")
+        passes = speed.first_passes(index_dir, database, queries, warmup, runs if times == 1 else 1)
+        figures[times] = {
+            "records": here.records, "ours_peak": ours["peak_mb"], "fts_peak": fts["peak_mb"],
+            "ours_p50": statistics.median(pct(run["searchengine"][0], 0.5) for run in passes),
+            "fts_p50": statistics.median(pct(run["fts5"][0], 0.5) for run in passes)}
+        if times > 1:  # the indexes of the larger sizes are big and rebuilt each run
+            shutil.rmtree(index_dir, ignore_errors=True)
+            database.unlink(missing_ok=True)
+    base, rows = figures[1], []
+    for times in GROWTH:
+        at = figures[times]
+        query = compared(f"distinct-query p50 (top 10 with snippets) at {times}× the records ({at['records']:,})",
+                         at["ours_p50"], base["ours_p50"], "ms", f"at 1×, {base['records']:,}",
+                         2.5 if times == 4 else None, digits=2)
+        query.ratio += f" (FTS5: {at['fts_p50']:.2f} / {base['fts_p50']:.2f} ms, {at['fts_p50'] / base['fts_p50']:.2f}×)"
+        peak = compared(f"build peak RSS (process tree) at {times}× the records", at["ours_peak"], base["ours_peak"],
+                        "MB", "at 1×", 1.5 if times == 4 else None, digits=0)
+        peak.ratio += f" (FTS5: {at['fts_peak']:.0f} / {base['fts_peak']:.0f} MB)"
+        if times == 4:
+            query.target, peak.target = "4× records → ≤ 2.5× p50", "4× records → ≤ 1.5× peak"
+        rows += [query, peak]
+    return rows
+
+
 def memory_row(folder: Path, count: int) -> Row:
     peaks = []
     for records in (count, 4 * count):
@@ -460,7 +535,7 @@ def main() -> None:
     if chosen - {"memory"}:
         work = Work(args.work, args.size)
         index_dir, ours = work.product(rebuild)
-    if chosen & {"query", "build", "size"}:
+    if chosen & {"query", "build", "size", "growth"}:
         database, fts = work.fts5(rebuild)
     if chosen & {"build", "size"}:
         whoosh_dir, whoosh = work.whoosh(rebuild)
@@ -476,6 +551,8 @@ def main() -> None:
         rows += server_rows(index_dir, chosen)
     if "pasted" in chosen:
         rows.append(pasted_row(work, index_dir))
+    if "growth" in chosen:
+        rows += growth_rows(work, args.size, args.query_runs, built_here=rebuild)
     if "memory" in chosen:
         rows.append(memory_row(args.work, args.memory_records))
     records = f"{work.records:,} records of {LISTING.name} (--size {args.size})" if work else "synthetic records"

@@ -71,3 +71,22 @@ def test_an_index_is_reused_while_its_records_are_unchanged(tmp_path):
     (tmp_path / "records-5.jsonl").write_text("{}\n" * 6, encoding="utf-8")
     assert work.built("test", command, target, rebuild=False)["reused"] is False
     assert builds.read_text() == "xxx"
+
+
+def test_multiplied_records_are_new_papers_with_the_same_words(tmp_path):
+    source = tmp_path / "records.jsonl"
+    records = [{"id": "2501.00001", "title": "sparse matrix vector kernels", "abstract": "we multiply a sparse "
+                "matrix by a vector on GPUs", "year": 2025},
+               {"id": "2501.00002", "title": "graph neural networks", "abstract": "", "year": 2025}]
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    table.multiplied(source, 3, tmp_path / "x3.jsonl")
+    out = [json.loads(line) for line in (tmp_path / "x3.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in out] == ["2501.00001", "2501.00002", "2501.00001~1", "2501.00002~1",
+                                      "2501.00001~2", "2501.00002~2"]
+    assert out[:2] == records  # the first copy as it was
+    for copy in out[2:]:
+        original = records[0] if copy["id"].startswith("2501.00001") else records[1]
+        assert copy["year"] == original["year"]
+        for field in ("title", "abstract"):
+            assert sorted(copy[field].split()) == sorted(original[field].split())
+    assert out[2]["abstract"] != records[0]["abstract"]  # shuffled (seed 42)

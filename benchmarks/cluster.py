@@ -46,7 +46,8 @@ With ``--vectors`` every build also encodes each record (``index
 table says how far each cluster's answers agree with the embedded engine's,
 query by query, in each mode (``lexical``, ``semantic``, ``hybrid``): for
 how many queries the top 10 hold the same papers (in any order), the mean
-number of shared papers, and for how many the first hit is the same.
+share of papers in common (of the longer of the two lists: a query may find
+fewer than 10), and for how many the first hit is the same.
 
 Every figure is printed beside the embedded engine's, with the ratio
 cluster / embedded (records/s: above 1 means faster; sizes and times: above
@@ -185,12 +186,13 @@ def agreement(rows: dict, modes: tuple[str, ...]) -> None:
             theirs = rows[name]["top10"][mode]
             pairs = list(zip(ours, theirs))
             same.append(sum(set(a) == set(b) for a, b in pairs))
-            shared.append(statistics.fmean(len(set(a) & set(b)) for a, b in pairs))
+            shared.append(statistics.fmean(len(set(a) & set(b)) / max(len(a), len(b), 1) for a, b in pairs))
             first.append(sum(a[:1] == b[:1] for a, b in pairs))
         count = len(ours)
         print(f"| {mode} | queries with the same top-10 papers (of {count}) | "
               + " | ".join(map(str, same)) + " |")
-        print(f"| {mode} | papers shared in the top 10 (mean) | " + " | ".join(f"{v:.2f}" for v in shared) + " |")
+        print(f"| {mode} | share of the top 10 in common (mean; of the longer list) | "
+              + " | ".join(f"{v:.1%}" for v in shared) + " |")
         print(f"| {mode} | queries with the same first hit | " + " | ".join(map(str, first)) + " |")
 
 

@@ -91,3 +91,7 @@ PROXIMITY_DEPTH = 100
 # papers gave the same nDCG@10 on all three.
 HYBRID_LEXICAL_WEIGHT = 0.5
 HYBRID_NEAREST = 100
+
+# "Similar papers" without vectors: the SIMILAR_TERMS most informative terms
+# of the records' titles and abstracts, searched as a weighted OR.
+SIMILAR_TERMS = 20

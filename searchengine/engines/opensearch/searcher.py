@@ -33,8 +33,6 @@ _PRE, _POST = "\ue000", "\ue001"
 FRAGMENTS = 2
 FRAGMENT_CHARS = 180
 SEPARATOR = " … "
-# Terms taken from a record for "similar papers".
-SIMILAR_TERMS = 20
 _SEARCH_TYPE = "dfs_query_then_fetch"
 
 
@@ -363,6 +361,8 @@ class OpenSearchSearcher:
         """Papers on the topic of ``records``, those excluded: with vectors, the
         nearest to the records' mean vector (a ``knn`` query); else
         ``more_like_this`` over title and abstract."""
+        from searchengine.ranking import SIMILAR_TERMS
+
         if self.has_vectors():
             return self._similar_by_meaning(records, limit)
         like = "\n".join(f"{record.title}\n{record.abstract}" for record in records)

@@ -34,8 +34,6 @@ TIE_STORED_LIMIT = 300
 # The stored fields of this many documents are kept per generation (about
 # 2 KB each), then the kept ones start over.
 STORED_KEPT = 1000
-# Key terms taken from a record for "similar papers".
-SIMILAR_TERMS = 20
 
 
 def record_from_stored(stored: dict) -> Record:
@@ -552,7 +550,7 @@ class WhooshSearcher:
         ``"vectors: ID ..."``; ``total`` counts the documents more similar
         than unrelated, cosine above 0, at most
         :data:`~searchengine.limits.MAX_DEPTH`). Without: more-like-this,
-        the :data:`SIMILAR_TERMS` most informative terms of the records'
+        the :data:`~searchengine.ranking.SIMILAR_TERMS` most informative terms of the records'
         titles and abstracts (Bo1 divergence from randomness weights,
         Amati 2003, as computed by Whoosh's ``classify.Expander``) searched
         in title and abstract as a weighted OR query, ranked by BM25F.
@@ -560,6 +558,7 @@ class WhooshSearcher:
         from whoosh import query as wq
 
         from searchengine.engines.whoosh.bm25f import bm25f_term
+        from searchengine.ranking import SIMILAR_TERMS
 
         if self.has_vectors():
             return self._similar_by_meaning(records, limit)

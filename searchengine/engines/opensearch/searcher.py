@@ -366,11 +366,8 @@ class OpenSearchSearcher:
         if self.has_vectors():
             return self._similar_by_meaning(records, limit)
         like = "\n".join(f"{record.title}\n{record.abstract}" for record in records)
-        # Any one of the chosen terms makes a paper similar, as on the embedded
-        # engine (the default wants 30 % of them: 5 papers of the bundled corpus, not 16).
         query = {"more_like_this": {"fields": ["title", "abstract"], "like": like,
-                                    "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS,
-                                    "minimum_should_match": "1"}}
+                                    "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS}}
         body = {"query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
                 "size": limit, "track_total_hits": True,
                 "highlight": {"pre_tags": [_PRE], "post_tags": [_POST], "type": "unified",

@@ -56,9 +56,9 @@ FTS5 and by plain Whoosh 2.7.4 with its defaults. Indexes are kept in
   abstracts of its first records), top 10 with snippets, in this
   process: the largest wall time, and whether the time budget cut them
   (``timed_out``). Target: never past the 2 s budget.
-* ``growth``: the records multiplied by 2 and by 4 (``--growth``; each
-  copy after the first has new ids, ``ID~k``, and the words of its title
-  and abstract shuffled, seed 42), built by this product and by FTS5 as in
+* ``growth``: the records multiplied by 2 and by 4 (each copy after the
+  first has new ids, ``ID~k``, and the words of its title and abstract
+  shuffled, seed 42), built by this product and by FTS5 as in
   the ``build`` row, and the same 200 distinct queries (those of the
   ``query`` row, drawn from the records at 1×) timed once each as there,
   in one new process per size (``--query-runs`` of them at 1×, one at the

@@ -207,8 +207,10 @@ class EncodingPool:
         if self._pool is None:
             import multiprocessing
 
+            from searchengine.processes import exit_with_parent
+
             check_model()  # a missing extra is said here, not in each process
-            self._pool = multiprocessing.get_context("fork").Pool(self.cores, initializer=_follow_parent,
+            self._pool = multiprocessing.get_context("fork").Pool(self.cores, initializer=exit_with_parent,
                                                                   initargs=(os.getpid(),))
         return self._pool
 
@@ -229,13 +231,6 @@ class EncodingPool:
             model = encoder(self.cores)
             return (model.encode(batch) for batch in batches)
         return self._processes().imap(_encode_part, batches)
-
-
-def _follow_parent(parent: int) -> None:
-    """In an encoding process: end when the process ``parent`` ends (a kill -9 included)."""
-    from searchengine.processes import exit_with_parent
-
-    exit_with_parent(parent)
 
 
 def _encode_part(texts: list[str]):

@@ -5,10 +5,12 @@ per posting; taking each block's arrays whole (document numbers, weights,
 and when asked the encoded positions) is several times faster. That reaches
 below Whoosh's public API (:mod:`searchengine.engines.whoosh.internals`), so
 a matcher of another shape (a term of a few postings kept in its term entry)
-is read the public way. Deleted documents are left out.
+is read the public way. Deleted documents are left out. A common term's
+document numbers and weights are also kept whole in the segment's term
+arrays (:mod:`.termarrays`), faster still when no positions are wanted.
 
-* :func:`posting_blocks`: every posting, block by block (scoring a word:
-  :mod:`.bm25f`).
+* :func:`posting_blocks`: every posting, whole or block by block (scoring
+  a word: :mod:`.bm25f`).
 * :func:`postings_at`: the postings of given documents only, passing over
   the blocks that hold none of them unread (re-ranking a few documents,
   positions for phrases and the proximity bonus: :mod:`.proximity`);
@@ -17,6 +19,7 @@ is read the public way. Deleted documents are left out.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 
 from searchengine.engines.whoosh import internals
@@ -30,15 +33,39 @@ def leaf_matcher(reader, fieldname: str, text):
     return matcher, deleted, internals.reads_blocks(matcher)
 
 
+def term_arrays(reader, fieldname: str, text):
+    """A common term's :class:`~.termarrays.TermPostings` in a segment
+    (deleted documents included), from its term arrays; ``None`` when the
+    segment keeps none for it."""
+    arrays = getattr(internals.terms_reader(reader), "term_arrays", None)
+    found = arrays() if arrays is not None else None
+    if found is None:
+        return None
+    if isinstance(text, str):
+        text = reader.schema[fieldname].to_bytes(text)
+    return found.postings(fieldname, text)
+
+
 def posting_blocks(reader, fieldname: str, text):
     """A term's postings in a segment, as ``(document numbers, weights)`` pairs of sequences.
 
     The weight is the term's frequency times the field's boost, as
-    ``items_as("weight")`` gives it; deleted documents are left out. Whoosh
-    reads postings in blocks of up to 128: taking each block's arrays whole
-    is several times faster than a call per posting. That reaches below
-    Whoosh's public API, so a matcher of another shape is read the public way.
+    ``items_as("weight")`` gives it; deleted documents are left out. A
+    common term comes whole from the segment's term arrays, when it has
+    them. Otherwise Whoosh reads postings in blocks of up to 128: taking
+    each block's arrays whole is several times faster than a call per
+    posting. That reaches below Whoosh's public API, so a matcher of another
+    shape is read the public way.
     """
+    whole = term_arrays(reader, fieldname, text)
+    if whole is not None:
+        ids, weights = whole.ids, whole.weights
+        deleted = reader.deleted_docs_set if reader.has_deletions() else None
+        if deleted:
+            kept = [i for i, doc in enumerate(ids) if doc not in deleted]
+            ids, weights = array("i", [ids[i] for i in kept]), [weights[i] for i in kept]
+        yield ids, weights
+        return
     matcher, deleted, blockwise = leaf_matcher(reader, fieldname, text)
     if not blockwise:
         if deleted is not None:
@@ -84,8 +111,19 @@ def postings_at(reader, fieldname: str, text: str, docs: list[int], positions: b
 
     if (fieldname, text) not in reader:
         return {}
-    matcher, _, blockwise = leaf_matcher(reader, fieldname, text)  # docs are live documents already
     found = {}
+    whole = term_arrays(reader, fieldname, text)
+    if whole is not None and (whole.has_positions or not positions):
+        ids, weights = whole.ids, whole.weights
+        at, size = 0, len(ids)
+        for doc in docs:
+            at = bisect_left(ids, doc, at)
+            if at == size:
+                break
+            if ids[at] == doc:
+                found[doc] = (weights[at], whole.positions(at) if positions else None)
+        return found
+    matcher, _, blockwise = leaf_matcher(reader, fieldname, text)  # docs are live documents already
     if blockwise:
         decode = matcher.format.decode_positions
         at = 0

@@ -48,7 +48,7 @@ from array import array
 from itertools import accumulate
 
 from whoosh.codec.whoosh3 import (W3Codec, W3FieldWriter, W3LeafMatcher, W3PerDocReader, W3PerDocWriter,
-                                  W3PostingsWriter, W3TermInfo)
+                                  W3PostingsWriter, W3TermInfo, W3TermsReader)
 from whoosh.filedb.filetables import OrderedHashReader, _lengths, _pointer
 from whoosh.formats import Positions
 from whoosh.reading import CorruptIndexError
@@ -141,6 +141,15 @@ class DictionaryCodec(CompactCodec):
     read as before.
     """
 
+    def field_writer(self, storage, segment):
+        return _ArraysFieldWriter(self, storage, segment)
+
+    def terms_reader(self, storage, segment):
+        terms = super().terms_reader(storage, segment)
+        terms.__class__ = _ArraysTermsReader  # Whoosh makes the reader itself; the arrays open when first asked
+        terms._arrays_source = (storage, segment)
+        return terms
+
     def per_document_writer(self, storage, segment):
         return _DictionaryPerDocWriter(self, storage, segment)
 
@@ -156,6 +165,65 @@ class DictionaryCodec(CompactCodec):
             return super().postings_reader(dbfile, terminfo, format_, term=term, scorer=scorer)
         offset, length = terminfo.extent()
         return PackedLeafMatcher(dbfile, offset, length, format_, term=term, scorer=scorer)
+
+
+class _ArraysFieldWriter(CompactFieldWriter):
+    """:class:`CompactFieldWriter` also writing the segment's term arrays
+    (:mod:`.termarrays`): every term's postings go through :meth:`add`,
+    whether from new documents or merged segments."""
+
+    def __init__(self, codec, storage, segment) -> None:
+        from searchengine.engines.whoosh.termarrays import EXTENSION, TermArraysWriter
+
+        super().__init__(codec, storage, segment)
+        self._arrays = TermArraysWriter(self._create_file(EXTENSION))
+        self._ids: list[int] = []
+        self._weights: list[float] = []
+        self._values: list[bytes] = []
+
+    def start_field(self, fieldname, fieldobj):
+        super().start_field(fieldname, fieldobj)
+        self._arrays.start_field(fieldname, fieldobj.format)
+
+    def start_term(self, btext: bytes) -> None:
+        super().start_term(btext)
+        self._ids, self._weights, self._values = [], [], []
+
+    def add(self, docnum, weight, vbytes, length):
+        self._ids.append(docnum)
+        self._weights.append(weight)
+        self._values.append(vbytes)
+        super().add(docnum, weight, vbytes, length)
+
+    def finish_term(self):
+        super().finish_term()
+        self._arrays.add_term(self._btext, self._ids, self._weights, self._values)
+
+    def close(self):
+        super().close()
+        self._arrays.close()
+
+
+class _ArraysTermsReader(W3TermsReader):
+    """Whoosh's W3 terms reader that also reads the segment's term arrays
+    (:mod:`.termarrays`) when first asked."""
+
+    _arrays = False  # not read yet
+    _arrays_source: tuple = ()
+
+    def term_arrays(self):
+        """The segment's :class:`~.termarrays.TermArrays`, or ``None`` (a segment written before them)."""
+        if self._arrays is False:
+            from searchengine.engines.whoosh.termarrays import read_term_arrays
+
+            self._arrays = read_term_arrays(*self._arrays_source)
+        return self._arrays
+
+    def close(self):
+        if self._arrays:
+            self._arrays.close()
+        self._arrays = False
+        super().close()
 
 
 class PackedPostingsWriter(W3PostingsWriter):

@@ -46,6 +46,11 @@ def segment_storage(reader):
     return reader._storage
 
 
+def terms_reader(reader):
+    """The terms reader of a Whoosh ``SegmentReader`` (its codec's: term infos, postings)."""
+    return reader._terms
+
+
 def reads_blocks(matcher) -> bool:
     """Whether ``matcher``'s blocks of postings can be read whole (:func:`read_block`)."""
     return all(hasattr(matcher, name) for name in BLOCK_NAMES)
@@ -252,7 +257,7 @@ def missing() -> list[str]:
         need(reader.postings("text", "posting"), ("_exclude", "_ids", "child"), "whoosh.matching.FilterMatcher")
         leaf = unfiltered(reader.postings("text", "posting"))[0]
         need(leaf, BLOCK_NAMES + ("_weights", "_values"), "whoosh.codec.whoosh3.W3LeafMatcher")
-        need(reader, ("_perdoc", "_storage"), "whoosh.reading.SegmentReader")
+        need(reader, ("_perdoc", "_storage", "_terms", "deleted_docs_set"), "whoosh.reading.SegmentReader")
         column = reader._perdoc._cached_reader("_text_len", whoosh3.LENGTHS_COLUMN)
         need(column, ("_count", "_dbfile", "_basepos", "_fixedlen"), "whoosh.columns.FixedBytesColumn.Reader")
     from whoosh import query

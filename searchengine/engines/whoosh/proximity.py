@@ -29,7 +29,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
 from searchengine.engines.whoosh import internals
-from searchengine.engines.whoosh.blocks import leaf_matcher, postings_at, segment_docs
+from searchengine.engines.whoosh.blocks import leaf_matcher, postings_at, segment_docs, term_arrays
 from searchengine.engines.whoosh.bm25f import idf, indexed, length_norms, saturated, term_postings
 from searchengine.engines.whoosh.cache import generation_cache
 from searchengine.engines.whoosh.clock import MatchClock
@@ -252,10 +252,15 @@ def cached_positions(reader, fieldname: str, text: str, docs: list[int], clock: 
     next query with that word) fall mostly in blocks read before, and
     decoding a block costs far more than a lookup: only the blocks holding a
     document no block read before covers are read, and each is kept whole.
-    A read the ``clock`` cut short keeps what it read.
+    A read the ``clock`` cut short keeps what it read. A common word's
+    positions come from the segment's term arrays instead (:mod:`.termarrays`),
+    which keep them whole.
     """
     if (fieldname, text) not in reader:
         return {}
+    whole = term_arrays(reader, fieldname, text)
+    if whole is not None and whole.has_positions:  # a common word's positions, kept whole (termarrays.py)
+        return postings_at(reader, fieldname, text, docs, positions=True)
     matcher, _, blockwise = leaf_matcher(reader, fieldname, text)
     if not blockwise:  # a few postings kept in the term's entry
         return postings_at(reader, fieldname, text, docs, positions=True, clock=clock)

@@ -193,6 +193,9 @@ def test_cached_positions_read_each_block_once_and_match_a_direct_read(many_post
     from searchengine.engines.whoosh.cache import generation_cache
 
     reader = many_postings
+    # The block path (terms too short for the segment's term arrays, older segments).
+    monkeypatch.setattr(proximity, "term_arrays", lambda *args: None)
+    monkeypatch.setattr("searchengine.engines.whoosh.blocks.term_arrays", lambda *args: None)
     blocks = []
     real = proximity.internals.read_block
     monkeypatch.setattr(proximity.internals, "read_block", lambda *a: blocks.append(1) or real(*a))

@@ -1,0 +1,218 @@
+"""Each segment keeps its common terms' postings whole as arrays (.tfa):
+they read back exactly as the blocks do (documents, weights, positions),
+searches answer the same with and without them, through updates, removals,
+merges and older segments without the file, and damage is reported."""
+
+import random
+
+import pytest
+
+from searchengine import build_index, open_index, remove_documents, update_index
+from searchengine.engines.whoosh import blocks, store, termarrays
+from searchengine.engines.whoosh.store import is_damage
+
+from conftest import write
+from synthetic import listing_lines, listing_record
+
+QUERIES = ["language models", '"language models"', "sparse matrix GPU", "title:attention", "robot -video",
+           '"neural network" training', "reinforcement learning agents", "quantum circuits qubit"]
+
+
+def _build(tmp_path, count=600, name="index"):
+    index_dir = tmp_path / name
+    build_index([write(tmp_path / f"{name}.jsonl", "".join(listing_lines(count)))], index_dir, jobs=1)
+    return index_dir
+
+
+def _answers(index_dir) -> dict:
+    index = open_index(index_dir)
+    try:
+        return {q: [(hit.id, hit.score, hit.snippet) for hit in index.search(q, limit=20).hits] for q in QUERIES}
+    finally:
+        index.close()
+
+
+def _leaves(index_dir):
+    from whoosh import index as whoosh_index
+
+    return whoosh_index.open_dir(str(store.current_generation(index_dir))).reader()
+
+
+def _from_blocks(segment, fieldname, btext):
+    """``(ids, weights, positions)`` of a term as Whoosh's own matcher reads them."""
+    matcher = segment.postings(fieldname, btext)
+    ids, weights, positions = [], [], []
+    while matcher.is_active():
+        ids.append(matcher.id())
+        weights.append(matcher.weight())
+        positions.append(set(matcher.value_as("positions")) if matcher.supports("positions") else None)
+        matcher.next()
+    return ids, weights, positions
+
+
+def test_common_terms_read_back_as_their_blocks_give_them(tmp_path):
+    index_dir = _build(tmp_path)
+    with _leaves(index_dir) as reader:
+        ((segment, _),) = reader.leaf_readers()
+        arrays = blocks.internals.terms_reader(segment).term_arrays()
+        checked = 0
+        for fieldname in ("title", "abstract", "authors", "categories"):
+            for btext in segment.lexicon(fieldname):
+                kept = arrays.postings(fieldname, btext)
+                frequency = segment.doc_frequency(fieldname, btext)
+                assert (kept is not None) == (frequency >= termarrays.MIN_POSTINGS), (fieldname, btext)
+                if kept is None:
+                    continue
+                ids, weights, positions = _from_blocks(segment, fieldname, btext)
+                assert list(kept.ids) == ids and [float(w) for w in kept.weights] == weights
+                if segment.schema[fieldname].format.supports("positions"):
+                    assert [kept.positions(i) for i in range(len(ids))] == positions
+                checked += 1
+        assert checked >= 40  # the synthetic text repeats its words: many common terms
+        assert arrays.postings("abstract", b"no-such-term") is None
+
+
+def test_searches_answer_the_same_from_the_arrays_as_from_the_blocks(tmp_path, monkeypatch):
+    index_dir = _build(tmp_path)
+    with_arrays = _answers(index_dir)
+    assert all(with_arrays[q] for q in QUERIES)
+    with monkeypatch.context() as patched:
+        patched.setattr(blocks, "term_arrays", lambda *args: None)
+        patched.setattr("searchengine.engines.whoosh.proximity.term_arrays", lambda *args: None)
+        assert _answers(index_dir) == with_arrays
+
+
+def test_updates_removals_and_merges_keep_the_arrays_in_line(tmp_path, monkeypatch):
+    index_dir = _build(tmp_path, 400)
+    changed = [dict(listing_record(n), summary="Language models on a robot, sparse matrix kernels.")
+               for n in range(0, 60)]
+    import json
+
+    update_index([write(tmp_path / "b.jsonl", "".join(json.dumps(r) + "\n" for r in changed))], index_dir, jobs=1)
+    remove_documents([listing_record(n)["id"] for n in range(100, 130)], index_dir)
+    answers = _answers(index_dir)
+    index = open_index(index_dir)
+    assert index.search("robot", limit=1).total >= 60
+    assert index.search(f"id:{listing_record(100)['id']}").total == 0
+    index.close()
+    with monkeypatch.context() as patched:
+        patched.setattr(blocks, "term_arrays", lambda *args: None)
+        patched.setattr("searchengine.engines.whoosh.proximity.term_arrays", lambda *args: None)
+        assert _answers(index_dir) == answers
+
+
+def test_a_segment_written_without_the_file_reads_from_its_blocks(tmp_path, monkeypatch):
+    from searchengine.engines.whoosh import codec
+
+    with monkeypatch.context() as patched:  # a segment as written before there were term arrays
+        patched.setattr(codec.DictionaryCodec, "field_writer",
+                        lambda self, storage, segment: codec.CompactFieldWriter(self, storage, segment))
+        old = _build(tmp_path, 300, "old")
+    new = _build(tmp_path, 300, "new")
+    for index_dir, kept in ((old, False), (new, True)):
+        with _leaves(index_dir) as reader:
+            ((segment, _),) = reader.leaf_readers()
+            name = segment.segment().make_filename(termarrays.EXTENSION)
+            assert blocks.internals.segment_storage(segment).file_exists(name) is kept
+            assert (blocks.term_arrays(segment, "abstract", "model") is not None) is kept
+    assert _answers(old) == _answers(new)
+
+
+def test_a_damaged_file_is_reported_as_a_damaged_index(tmp_path):
+    from whoosh.filedb.compound import CompoundStorage
+    from whoosh.filedb.filestore import FileStorage
+
+    from searchengine.engines.whoosh import integrity
+    from searchengine.errors import IndexDamagedError
+
+    index_dir = _build(tmp_path, 300)
+    generation = store.current_generation(index_dir)
+    with _leaves(index_dir) as reader:
+        name = reader.segment().make_filename(termarrays.EXTENSION)
+    (compound,) = generation.glob("*.seg")
+    files = CompoundStorage(FileStorage(str(generation)).open_file(compound.name), use_mmap=False)
+    offset, length = files.range(name)
+    files.close()
+    with open(compound, "r+b") as handle:
+        handle.seek(offset + length - 16)
+        handle.write(b"x" * 16)  # the trailer
+    integrity.write_checksums(generation)  # damage the checksums cannot see
+    with pytest.raises(IndexDamagedError, match="rebuild"):
+        open_index(index_dir).search("language models")
+
+
+class _Sink:
+    def __init__(self):
+        self.data = b""
+
+    def write(self, data):
+        self.data += data
+
+    def close(self):
+        pass
+
+    def get(self, position, size):
+        return self.data[position:position + size]
+
+
+def _written(terms) -> bytes:
+    from searchengine.engines.whoosh.codec import CompactPositions
+
+    format_ = CompactPositions()
+    sink = _Sink()
+    writer = termarrays.TermArraysWriter(sink)
+    writer.start_field("abstract", format_)
+    for btext, ids, weights, positions in terms:
+        writer.add_term(btext, ids, weights, [format_.encode(p) for p in positions])
+    writer.close()
+    return sink.data
+
+
+def test_gaps_of_255_and_more_and_any_weights_read_back():
+    ids = list(range(0, 3 * termarrays.MIN_POSTINGS, 3))
+    positions = [[n % 7, 300 + n, 300 + n + 255, 70_000 + n] if n % 5 == 0 else [n % 250] for n in range(len(ids))]
+    weights = [float(len(p)) * 1.5 for p in positions]
+    data = _written([(b"alpha", ids, weights, positions),
+                     (b"beta", ids, [1.0] * len(ids), [[0]] * len(ids)),
+                     (b"rare", ids[:5], [1.0] * 5, [[1]] * 5)])
+    sink = _Sink()
+    sink.data = data
+    arrays = termarrays.TermArrays(sink, len(data), 10_000)
+    alpha = arrays.postings("abstract", b"alpha")
+    assert list(alpha.ids) == ids and list(alpha.weights) == weights
+    assert [alpha.positions(i) for i in range(len(ids))] == [set(p) for p in positions]
+    beta = arrays.postings("abstract", b"beta")
+    assert list(beta.weights) == [1] * len(ids) and beta.positions(3) == {0}
+    assert arrays.postings("abstract", b"rare") is None and arrays.postings("title", b"alpha") is None
+
+
+def test_protocol_2_positions_of_older_segments_are_taken_as_well():
+    from whoosh.formats import Positions
+
+    old = Positions()
+    assert termarrays.position_gaps(old.encode([3, 9, 400]), old.decode_positions) == bytes([3, 6, 255, 135, 1, 0])
+    assert termarrays.positions_from_gaps(bytes([3, 6, 255, 135, 1, 0])) == {3, 9, 400}
+
+
+def test_any_damaged_byte_reads_back_or_raises_what_the_engine_reports_as_damage():
+    ids = list(range(0, 2 * termarrays.MIN_POSTINGS, 2))
+    data = _written([(b"alpha", ids, [2.0] * len(ids), [[1, 5]] * len(ids)),
+                     (b"gamma", ids, [1.0] * len(ids), [[n % 300] for n in range(len(ids))])])
+    generator = random.Random(7)
+    outcomes = {"read": 0, "damage": 0}
+    for _ in range(300):
+        damaged = bytearray(data)
+        damaged[generator.randrange(len(damaged))] ^= 1 << generator.randrange(8)
+        sink = _Sink()
+        sink.data = bytes(damaged)
+        try:
+            arrays = termarrays.TermArrays(sink, len(damaged), 1_000)
+            for term in (b"alpha", b"gamma"):
+                found = arrays.postings("abstract", term)
+                if found is not None:
+                    [found.positions(i) for i in range(len(found))]
+            outcomes["read"] += 1
+        except Exception as error:  # noqa: BLE001 - what is raised is the point
+            assert is_damage(error), repr(error)
+            outcomes["damage"] += 1
+    assert outcomes["damage"] > 100 and outcomes["read"] > 0

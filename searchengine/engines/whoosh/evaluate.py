@@ -427,12 +427,25 @@ def matching_docnums(query, searcher, cache) -> list[int]:
     found: list[int] = []
     for sub, offset in parts:
         if sub.reader().has_deletions():
-            docs = set(query.docs(sub))
+            ordered = sorted(query.docs(sub))
         else:
-            docs = _docs(query, sub, offset, cache)
-        ordered = sorted(docs)
+            ordered = _ascending_docs(query, sub, offset, cache)
+            if ordered is None:
+                ordered = sorted(_docs(query, sub, offset, cache))
         found.extend(map(offset.__add__, ordered) if offset else ordered)
     return found
+
+
+def _ascending_docs(q, sub, offset: int, cache):
+    """The documents of one segment (without deletions) matching a term or a
+    year or day range, ascending as read, with no set to build and sort (a
+    category filter holds a third of the index); ``None`` for other queries."""
+    kind = type(q)
+    if kind is wq.Term:
+        return cache.term_docs(sub, offset, q)
+    if kind is wq.NumericRange and q.fieldname in RANGE_COLUMNS:
+        return _range_ascending(q, sub, offset, cache.columns())
+    return None
 
 
 def _docs(q, sub, offset: int, cache) -> set[int]:
@@ -465,10 +478,15 @@ def _docs(q, sub, offset: int, cache) -> set[int]:
 
 
 def _range_docs(q, sub, offset: int, columns) -> set[int]:
+    """:func:`_range_ascending` as a set."""
+    return set(_range_ascending(q, sub, offset, columns))
+
+
+def _range_ascending(q, sub, offset: int, columns) -> list[int]:
     """The documents of one segment whose year or day (the columns' value,
-    0 when unknown) lies in the ``NumericRange`` ``q``: a pass over one
-    array instead of Whoosh's walk over the field's range terms and
-    their postings (0.1 s for a year range on 10,000 documents)."""
+    0 when unknown) lies in the ``NumericRange`` ``q``, ascending: a pass
+    over one array instead of Whoosh's walk over the field's range terms
+    and their postings (0.1 s for a year range on 10,000 documents)."""
     size = sub.reader().doc_count_all()
     low = 1 if q.start is None else max(1, q.start + (1 if q.startexcl else 0))  # 0: unknown
     high = None if q.end is None else q.end - (1 if q.endexcl else 0)
@@ -479,8 +497,8 @@ def _range_docs(q, sub, offset: int, columns) -> set[int]:
         inside = values >= low
         if high is not None:
             inside &= values <= high
-        return set(np.flatnonzero(inside).tolist())
+        return np.flatnonzero(inside).tolist()
     values = columns.arrays[q.fieldname][offset:offset + size]
     if high is None:
-        return {docnum for docnum, value in enumerate(values) if value >= low}
-    return {docnum for docnum, value in enumerate(values) if low <= value <= high}
+        return [docnum for docnum, value in enumerate(values) if value >= low]
+    return [docnum for docnum, value in enumerate(values) if low <= value <= high]

@@ -152,15 +152,23 @@ def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[
         probabilities renormalised to sum 1; empty when the documents have
         no terms.
     """
+    from searchengine.engines.whoosh.analysis import index_positions
+
     field = searcher.schema["abstract"]
+    boost = field.format.field_boost
     total = sum(score for _, score in top)
     model: Counter = Counter()
     for docnum, score in top:
         stored = searcher.stored_fields(docnum)
         text = f"{stored.get('title') or ''}\n{stored.get('abstract') or ''}"
         freqs: Counter = Counter()
-        for btext, _length, weight, _value in field.index(text):
-            freqs[field.from_bytes(btext)] += weight
+        found = index_positions(field.analyzer, text)  # the field's terms, without encoding their positions
+        if found is not None:
+            for term, positions in found.items():
+                freqs[term] += float(len(positions)) * boost
+        else:
+            for btext, _length, weight, _value in field.index(text):
+                freqs[field.from_bytes(btext)] += weight
         length = sum(freqs.values())
         if not length:
             continue

@@ -24,6 +24,7 @@ Reading positions stops at the search's deadline (:class:`~.clock.MatchClock`).
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
@@ -145,6 +146,9 @@ def _phrase_matches(searcher, reader, fieldname: str, words: list[str], within: 
     else:
         total = word_conjunction(searcher, reader, fieldname, words)
         candidates = sorted(total)
+        kept = _phrase_docs_at_once(reader, fieldname, words, candidates)
+        if kept is not None:
+            return (array("i", kept), array("d", (total[doc] for doc in kept))), True
         read = _positions(reader, fieldname, distinct, candidates, clock)
         postings = [read[word] for word in words]
     kept = []
@@ -159,6 +163,40 @@ def _phrase_matches(searcher, reader, fieldname: str, words: list[str], within: 
         if any(all(start + i + 1 in later for i, later in enumerate(following)) for start in first):
             kept.append(doc)
     return (array("i", kept), array("d", (total[doc] for doc in kept))), complete
+
+
+# Candidates from which a phrase of common words is checked over whole
+# position tables (numpy) rather than document by document.
+TABLE_CANDIDATES = 256
+
+
+def _phrase_docs_at_once(reader, fieldname: str, words: list[str], candidates: list[int]) -> list[int] | None:
+    """Those of ``candidates`` (ascending) with ``words`` at consecutive
+    positions, found over the words' whole position tables (a document and
+    position made one key per word, shifted by the word's place in the
+    phrase; the keys all words share are the phrase's starts); ``None`` when
+    a word's positions are not kept whole (:mod:`.termarrays`), numpy is not
+    loaded or the candidates are few."""
+    np = sys.modules.get("numpy")
+    if np is None or len(candidates) < TABLE_CANDIDATES:
+        return None
+    tables = []
+    for word in dict.fromkeys(words):
+        whole = term_arrays(reader, fieldname, word)
+        if whole is None or not whole.has_positions:
+            return None
+        tables.append((word, whole.position_table(np)))
+    by_word = dict(tables)
+    shared = None
+    for place, word in enumerate(words):
+        docs, positions = by_word[word]
+        keys = (docs << 32) + positions + (len(words) - place)  # distinct: a posting's positions are
+        shared = keys if shared is None else np.intersect1d(shared, keys, assume_unique=True)
+    if len(shared) == 0:
+        return []
+    starts = shared >> 32  # ascending (np.intersect1d sorts), a document once per start
+    found = starts[np.concatenate(([True], starts[1:] != starts[:-1]))]
+    return np.intersect1d(found, np.asarray(candidates, dtype=np.int64), assume_unique=True).tolist()
 
 
 def word_conjunction(searcher, reader, fieldname: str, words: list[str]) -> dict[int, float]:

@@ -124,6 +124,8 @@ def position_gaps(encoded: bytes, decode) -> bytes | None:
 
 def positions_from_gaps(gaps: bytes) -> set[int]:
     """The positions of a posting from its gap bytes (:func:`position_gaps`)."""
+    if len(gaps) == 1:  # most postings: one position (an escape takes 4 bytes)
+        return {gaps[0]}
     if _ESCAPE not in gaps:
         return set(accumulate(gaps))
     found, at, before = set(), 0, 0
@@ -230,10 +232,11 @@ class TermPostings:
     (numbers, as Whoosh's blocks give them) and, for a field with
     positions, each posting's positions (:meth:`positions`)."""
 
-    __slots__ = ("ids", "weights", "_gaps", "_offsets")
+    __slots__ = ("ids", "weights", "_gaps", "_offsets", "_table")
 
     def __init__(self, ids: array, weights, gaps: bytes | None, offsets: array | None) -> None:
         self.ids, self.weights, self._gaps, self._offsets = ids, weights, gaps, offsets
+        self._table = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -247,6 +250,36 @@ class TermPostings:
         """The positions of the ``number``-th posting (its index in ``ids``)."""
         offsets = self._offsets
         return positions_from_gaps(self._gaps[offsets[number]:offsets[number + 1]])
+
+    def position_table(self, np) -> tuple:
+        """``(documents, positions)``: every position of the term as two
+        numpy ``int64`` arrays of the same length, by document then position
+        (``np``: the numpy module); kept once made. Only for a field with positions."""
+        if self._table is not None:
+            return self._table
+        gaps = self._gaps
+        raw = np.frombuffer(gaps, dtype=np.uint8)
+        values = raw.astype(np.int64)
+        counts = np.diff(np.frombuffer(self._offsets, dtype=np.int64))
+        escapes, at = [], gaps.find(_ESCAPE)
+        while at >= 0:  # an escape's 3 bytes may hold 255 too: found in order, skipping them
+            escapes.append(at)
+            at = gaps.find(_ESCAPE, at + 4)
+        if escapes:
+            marks = np.array(escapes, dtype=np.int64)
+            values[marks] = values[marks + 1] | values[marks + 2] << 8 | values[marks + 3] << 16
+            keep = np.ones(len(values), dtype=bool)
+            keep[marks + 1] = keep[marks + 2] = keep[marks + 3] = False
+            values = values[keep]
+            counts = counts.copy()
+            np.subtract.at(counts, np.searchsorted(np.frombuffer(self._offsets, dtype=np.int64), marks,
+                                                   side="right") - 1, 3)
+        totals = np.cumsum(values)
+        starts = np.cumsum(counts) - counts
+        before = np.where(starts > 0, totals[np.maximum(starts - 1, 0)], 0)
+        self._table = (np.repeat(np.frombuffer(self.ids, dtype=np.intc).astype(np.int64), counts),
+                       totals - np.repeat(before, counts))
+        return self._table
 
 
 class TermArrays:
@@ -378,11 +411,13 @@ class TermArrays:
         if size_code in ("B", "I"):
             sizes = _from_little(size_code, zlib.decompress(data[at:at + lists.size_sizes[number]]))
             position_gaps = zlib.decompress(data[at + lists.size_sizes[number]:])
+            offsets = array("q")  # (an array's items index faster than numpy's)
             if numpy is not None:
-                offsets = numpy.zeros(len(sizes) + 1, dtype=numpy.int64)
-                numpy.cumsum(numpy.asarray(sizes, dtype=numpy.int64), out=offsets[1:])
+                ends = numpy.zeros(len(sizes) + 1, dtype=numpy.int64)
+                numpy.cumsum(numpy.asarray(sizes, dtype=numpy.int64), out=ends[1:])
+                offsets.frombytes(ends.tobytes())
             else:
-                offsets = array("q", accumulate(sizes, initial=0))
+                offsets.extend(accumulate(sizes, initial=0))
             if len(sizes) != count or offsets[-1] != len(position_gaps):
                 raise damaged("has positions that do not add up")
         elif size_code != "-":

@@ -216,3 +216,29 @@ def test_any_damaged_byte_reads_back_or_raises_what_the_engine_reports_as_damage
             assert is_damage(error), repr(error)
             outcomes["damage"] += 1
     assert outcomes["damage"] > 100 and outcomes["read"] > 0
+
+
+def test_phrases_of_common_words_checked_over_whole_tables_find_what_a_check_per_document_finds(tmp_path,
+                                                                                                 monkeypatch):
+    import numpy  # noqa: F401 - the tables are checked with numpy once it is loaded
+    from whoosh import searching
+
+    from searchengine.engines.whoosh import proximity
+
+    index_dir = _build(tmp_path)
+    with _leaves(index_dir) as reader:
+        ((segment, _),) = reader.leaf_readers()
+        searcher = searching.Searcher(reader)
+        common = sorted((t.decode() for t in segment.lexicon("abstract")),
+                        key=lambda t: -segment.doc_frequency("abstract", t))[:10]
+        assert segment.doc_frequency("abstract", common[-1]) >= termarrays.MIN_POSTINGS
+        phrases = [[a, b] for a in common for b in common] + [common[:3], [common[0]] * 3]
+        monkeypatch.setattr(proximity, "TABLE_CANDIDATES", 0)
+        at_once, found_any = {}, 0
+        for words in phrases:
+            at_once[tuple(words)] = proximity._phrase_matches(searcher, segment, "abstract", words, None)
+            found_any += len(at_once[tuple(words)][0][0]) > 0
+        monkeypatch.setattr(proximity, "_phrase_docs_at_once", lambda *args: None)
+        for words in phrases:
+            assert proximity._phrase_matches(searcher, segment, "abstract", words, None) == at_once[tuple(words)]
+        assert found_any >= 5

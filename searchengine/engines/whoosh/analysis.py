@@ -297,7 +297,8 @@ def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
     come, but each distinct word of the tokenizer is analysed once: its
     terms (with their positions relative to the word's) and the number of
     positions it takes are kept, for the :data:`EXPANSION_CACHE_SIZE` words
-    seen last, and reused. Whoosh's way runs every token through a chain of
+    seen last, and reused; the words new to the cache go through the
+    filters together (:func:`_expand_all`). Whoosh's way runs every token through a chain of
     generators, half of an indexing worker's time. This holds because every
     filter after :class:`TechTokenizer` is ``token_local``: what it makes of
     a token depends on the token's text alone, and it moves later tokens by
@@ -319,16 +320,15 @@ def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
     positions: dict[str, list[int]] = {}
     at = 0
     normal = normalize(value)[0]
-    for word in tokenizer._tokenizer(normal).findall(normal):
-        expansion = cache.get(word)
-        if expansion is None:
-            expansion = _expand(filters, word)
-            if expansion is None:
-                return None
-            if len(cache) >= EXPANSION_CACHE_SIZE:
-                cache.clear()
-            cache[word] = expansion
-        terms, width = expansion
+    words = tokenizer._tokenizer(normal).findall(normal)
+    new = [word for word in dict.fromkeys(words) if word not in cache]
+    if new:
+        expanded = _expand_all(filters, new)
+        if expanded is None:
+            return None
+        cache.update(expanded)
+    for word in words:
+        terms, width = cache[word]
         for text, offset in terms:
             found = positions.get(text)
             if found is None:
@@ -336,7 +336,51 @@ def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
             else:
                 found.append(at + offset)
         at += width
+    if len(cache) > EXPANSION_CACHE_SIZE:
+        cache.clear()
     return positions
+
+
+def _expand_all(filters: tuple, words: list[str]) -> dict | None:
+    """``{word: (terms, width)}`` of distinct ``words`` as :func:`_expand`
+    gives them, the words run through ``filters`` as one stream (a filter
+    chain's generators cost more to set up than a word to analyse), each
+    followed by a marker word whose position tells the width; ``None`` when
+    a word's analysis cannot be told. Words whose analysis gives the marker
+    itself are analysed one by one."""
+    token = Token(positions=True, chars=False, removestops=True, mode="index", boosts=True)
+
+    def stream() -> Iterator[Token]:
+        for number, word in enumerate(words):
+            for pos, text in ((2 * number, word), (2 * number + 1, _NEXT_WORD)):
+                token.text, token.pos, token.boost = text, pos, 1.0
+                token.stopped = token.joined = False
+                token.charmap = None
+                yield token
+
+    tokens: Iterator[Token] = stream()
+    for item in filters:
+        tokens = item(tokens)
+    found: dict = {}
+    terms: list[tuple[str, int]] = []
+    start = 0  # where the current word's terms start
+    for t in tokens:
+        if t.stopped:
+            continue
+        if t.boost != 1.0:
+            return None
+        if t.text != _NEXT_WORD:
+            terms.append((t.text, t.pos - start))
+            continue
+        if len(found) == len(words):  # more markers than words: a word gave one
+            break
+        found[words[len(found)]] = (tuple(terms), t.pos - start)
+        terms, start = [], t.pos + 1
+    else:
+        if len(found) == len(words) and not terms:
+            return found
+    one_by_one = {word: _expand(filters, word) for word in words}
+    return None if None in one_by_one.values() else one_by_one
 
 
 def _expand(filters: tuple, word: str) -> tuple[tuple[tuple[str, int], ...], int] | None:

@@ -44,6 +44,7 @@ import sys
 import zlib
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from itertools import accumulate
 from operator import sub
 
@@ -232,22 +233,28 @@ class TermPostings:
     (numbers, as Whoosh's blocks give them) and, for a field with
     positions, each posting's positions (:meth:`positions`)."""
 
-    __slots__ = ("ids", "weights", "_gaps", "_offsets", "_table")
+    __slots__ = ("ids", "weights", "_packed", "_gaps", "_offsets", "_table")
 
-    def __init__(self, ids: array, weights, gaps: bytes | None, offsets: array | None) -> None:
-        self.ids, self.weights, self._gaps, self._offsets = ids, weights, gaps, offsets
-        self._table = None
+    def __init__(self, ids: array, weights, packed: Callable[[], tuple[bytes, array]] | None) -> None:
+        """``packed``: reads and decodes the positions (:meth:`TermArrays.postings`), or ``None``."""
+        self.ids, self.weights, self._packed = ids, weights, packed
+        self._gaps = self._offsets = self._table = None
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @property
     def has_positions(self) -> bool:
-        """Whether the positions are kept."""
-        return self._gaps is not None
+        """Whether the positions are kept (read when first asked for: scoring needs none)."""
+        return self._packed is not None
+
+    def _unpack(self) -> None:
+        self._gaps, self._offsets = self._packed()
 
     def positions(self, number: int) -> set[int]:
         """The positions of the ``number``-th posting (its index in ``ids``)."""
+        if self._offsets is None:
+            self._unpack()
         offsets = self._offsets
         return positions_from_gaps(self._gaps[offsets[number]:offsets[number + 1]])
 
@@ -257,6 +264,8 @@ class TermPostings:
         (``np``: the numpy module); kept once made. Only for a field with positions."""
         if self._table is not None:
             return self._table
+        if self._offsets is None:
+            self._unpack()
         gaps = self._gaps
         raw = np.frombuffer(gaps, dtype=np.uint8)
         values = raw.astype(np.int64)
@@ -389,8 +398,11 @@ class TermArrays:
         start, end = lists.starts[number], lists.starts[number + 1]
         count = lists.counts[number]
         weight_code, size_code = lists.codes[2 * number:2 * number + 2]
-        data = self._read(start, end - start)
         at = lists.id_sizes[number]
+        weights_end = at + lists.weight_sizes[number]
+        if weights_end > end - start:
+            raise damaged("does not fit the file")
+        data = self._read(start, weights_end)  # the positions are read when asked for
         gaps = zlib.decompress(data[:at])
         if len(gaps) != 4 * count:
             raise damaged("of the wrong length")
@@ -403,14 +415,21 @@ class TermArrays:
         if weight_code == "1":
             weights = array("B", bytes([1]) * count)
         elif weight_code in ("B", "H", "d"):
-            weights = _from_little(weight_code, zlib.decompress(data[at:at + lists.weight_sizes[number]]))
+            weights = _from_little(weight_code, zlib.decompress(data[at:]))
         else:
             raise damaged("of an unknown weight type")
-        at += lists.weight_sizes[number]
-        position_gaps = offsets = None
-        if size_code in ("B", "I"):
-            sizes = _from_little(size_code, zlib.decompress(data[at:at + lists.size_sizes[number]]))
-            position_gaps = zlib.decompress(data[at + lists.size_sizes[number]:])
+        if len(weights) != count or (count and (ids[0] < 0 or ids[-1] >= self.documents)):
+            raise damaged("does not fit its segment")
+        if size_code == "-":
+            return TermPostings(ids, weights, None)
+        if size_code not in ("B", "I"):
+            raise damaged("of an unknown position type")
+        sizes_start, sizes_size = start + weights_end, lists.size_sizes[number]
+
+        def positions() -> tuple[bytes, array]:
+            packed = self._read(sizes_start, end - sizes_start)
+            sizes = _from_little(size_code, zlib.decompress(packed[:sizes_size]))
+            gaps = zlib.decompress(packed[sizes_size:])
             offsets = array("q")  # (an array's items index faster than numpy's)
             if numpy is not None:
                 ends = numpy.zeros(len(sizes) + 1, dtype=numpy.int64)
@@ -418,13 +437,11 @@ class TermArrays:
                 offsets.frombytes(ends.tobytes())
             else:
                 offsets.extend(accumulate(sizes, initial=0))
-            if len(sizes) != count or offsets[-1] != len(position_gaps):
+            if len(sizes) != count or offsets[-1] != len(gaps):
                 raise damaged("has positions that do not add up")
-        elif size_code != "-":
-            raise damaged("of an unknown position type")
-        if len(weights) != count or (count and (ids[0] < 0 or ids[-1] >= self.documents)):
-            raise damaged("does not fit its segment")
-        return TermPostings(ids, weights, position_gaps, offsets)
+            return gaps, offsets
+
+        return TermPostings(ids, weights, positions)
 
 
 def read_term_arrays(storage, segment) -> TermArrays | None:

@@ -151,12 +151,14 @@ class TermArraysWriter:
         """``handle``: the new file (a Whoosh ``StructFile`` open for writing)."""
         self._file = handle
         self._position = 0
-        self._fields: list[tuple[str, list]] = []
+        self._fields: list[list] = []  # [name, terms, where its lists end]
         self._decode = None
 
     def start_field(self, fieldname: str, format_) -> None:
         """Terms added from now on are of ``fieldname``, of Whoosh format ``format_``."""
-        self._fields.append((fieldname, []))
+        if self._fields:
+            self._fields[-1][2] = self._position
+        self._fields.append([fieldname, [], 0])
         self._decode = format_.decode_positions if format_.supports("positions") else None
 
     def add_term(self, btext: bytes, ids: list[int], weights: list[float], values: list[bytes]) -> None:
@@ -188,13 +190,15 @@ class TermArraysWriter:
     def close(self) -> None:
         """Write the tables, header and trailer; close the file."""
         header = []
-        for fieldname, terms in self._fields:
+        if self._fields:
+            self._fields[-1][2] = self._position
+        for fieldname, terms, end in self._fields:
             if not terms:
                 continue
             header.append([fieldname, len(terms), self._position])
             columns = list(zip(*terms))
             starts = array("Q", columns[1])
-            starts.append(self._position)  # the end of the last term's lists
+            starts.append(end)  # the end of the last term's lists
             table = b"".join([
                 b"".join(columns[0]),
                 _little(array("I", map(len, columns[0]))),

@@ -3,7 +3,7 @@
 Searching trusts a file whose stamp is unchanged since it was last verified
 (:mod:`.integrity`); a check trusts nothing. It hashes every file the
 generation's ``CHECKSUMS`` lists, then opens the generation and reads every
-stored document and the facet columns, so that damage the checksums cannot
+stored document, the facet columns and each segment's term arrays, so that damage the checksums cannot
 see (a file damaged before its checksum was taken) shows too.
 """
 
@@ -78,9 +78,24 @@ def check_folder(index_dir: Path) -> IndexCheck:
     return report
 
 
+def _read_term_arrays(reader) -> int:
+    """Read every segment's term arrays whole (:mod:`.termarrays`); returns the terms read.
+
+    Raises what a damaged file raises (``CorruptIndexError``, ``zlib.error``)."""
+    from searchengine.engines.whoosh import internals
+
+    read = 0
+    for segment, _ in reader.leaf_readers():
+        opener = getattr(internals.terms_reader(segment), "term_arrays", None)
+        arrays = opener() if opener is not None else None
+        if arrays is not None:
+            read += arrays.verify(segment.doc_frequency)
+    return read
+
+
 def _read_everything(generation: Path) -> int:
-    """Open ``generation``, read every stored document and the facet columns;
-    returns the document count.
+    """Open ``generation``, read every stored document, the facet columns and
+    the term arrays; returns the document count.
 
     Raises:
         IndexDamagedError: something cannot be read, or the counts disagree.
@@ -96,6 +111,7 @@ def _read_everything(generation: Path) -> int:
         with ix.reader() as reader:
             documents = reader.doc_count()
             stored = sum(1 for _ in reader.all_stored_fields())
+            _read_term_arrays(reader)
             try:
                 arrays = columns.map_columns(generation / columns.COLUMNS_FILE, reader)
             except (ValueError, KeyError, TypeError) as exc:  # the column file's own checks

@@ -393,6 +393,27 @@ class TermArrays:
             self._kept_postings -= len(dropped)
         return found
 
+    def verify(self, frequency: Callable[[str, bytes], int]) -> int:
+        """Read every list whole, positions too, and compare each term's
+        posting count with ``frequency(fieldname, term bytes)`` (the
+        segment's term table); returns the number of terms read (``searchengine check``).
+
+        Raises ``CorruptIndexError`` or ``zlib.error`` for a damaged file."""
+        from whoosh.reading import CorruptIndexError
+
+        read = 0
+        for fieldname in self._places:
+            lookup, lists = self._table(fieldname)
+            for btext, number in lookup.items():
+                found = self._decode(fieldname, lists, number)
+                if found.has_positions:
+                    found._unpack()
+                if len(found) != frequency(fieldname, btext):
+                    raise CorruptIndexError(f"a term arrays list of field {fieldname!r} holds {len(found):,} "
+                                            f"postings where the term table has {frequency(fieldname, btext):,}")
+                read += 1
+        return read
+
     def _decode(self, fieldname: str, lists: _FieldTable, number: int) -> TermPostings:
         from whoosh.reading import CorruptIndexError
 

@@ -245,3 +245,31 @@ def test_phrases_of_common_words_checked_over_whole_tables_find_what_a_check_per
         for words in phrases:
             assert proximity._phrase_matches(searcher, segment, "abstract", words, None) == at_once[tuple(words)]
         assert found_any >= 5
+
+
+def test_a_check_reads_every_list_and_names_a_damaged_one(tmp_path):
+    from whoosh.filedb.compound import CompoundStorage
+    from whoosh.filedb.filestore import FileStorage
+
+    from searchengine.engines import check_index
+    from searchengine.engines.whoosh import checking, integrity
+
+    index_dir = _build(tmp_path, 300)
+    with _leaves(index_dir) as reader:
+        read = checking._read_term_arrays(reader)
+        common = sum(1 for name in reader.indexed_field_names() for t in reader.lexicon(name)
+                     if reader.doc_frequency(name, t) >= termarrays.MIN_POSTINGS)
+        name = reader.segment().make_filename(termarrays.EXTENSION)
+    assert read == common > 10
+    assert check_index(index_dir).problem is None
+    generation = store.current_generation(index_dir)
+    (compound,) = generation.glob("*.seg")
+    files = CompoundStorage(FileStorage(str(generation)).open_file(compound.name), use_mmap=False)
+    offset, _ = files.range(name)
+    files.close()
+    with open(compound, "r+b") as handle:
+        handle.seek(offset + 40)
+        handle.write(b"\x00" * 64)  # inside the first lists: no search need read them
+    integrity.write_checksums(generation)  # damage the checksums cannot see
+    found = check_index(index_dir)
+    assert found.problem is not None and "cannot be read" in found.problem, found.problem

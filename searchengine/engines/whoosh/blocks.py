@@ -43,7 +43,7 @@ def term_arrays(reader, fieldname: str, text):
         return None
     if isinstance(text, str):
         text = reader.schema[fieldname].to_bytes(text)
-    return found.postings(fieldname, text)
+    return found.postings(fieldname, text, reader.doc_frequency)
 
 
 def posting_blocks(reader, fieldname: str, text):

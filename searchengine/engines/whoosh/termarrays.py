@@ -264,8 +264,9 @@ class TermPostings:
 
     def position_table(self, np) -> tuple:
         """``(documents, positions)``: every position of the term as two
-        numpy ``int64`` arrays of the same length, by document then position
-        (``np``: the numpy module); kept once made. Only for a field with positions."""
+        numpy ``int64`` arrays of the same length, by document then position,
+        each pair once (``np``: the numpy module); kept once made. Only for a
+        field with positions."""
         if self._table is not None:
             return self._table
         if self._offsets is None:
@@ -290,8 +291,15 @@ class TermPostings:
         totals = np.cumsum(values)
         starts = np.cumsum(counts) - counts
         before = np.where(starts > 0, totals[np.maximum(starts - 1, 0)], 0)
-        self._table = (np.repeat(np.frombuffer(self.ids, dtype=np.intc).astype(np.int64), counts),
-                       totals - np.repeat(before, counts))
+        docs = np.repeat(np.frombuffer(self.ids, dtype=np.intc).astype(np.int64), counts)
+        positions = totals - np.repeat(before, counts)
+        # A posting may hold a position twice (a compound whose joined form
+        # stems to one of its parts: Point-E): kept once, as a set keeps it.
+        repeated = np.flatnonzero(values[1:] == 0) + 1  # a gap of 0 (a posting's first is never compared)
+        if len(repeated):
+            repeated = repeated[docs[repeated] == docs[repeated - 1]]
+            docs, positions = np.delete(docs, repeated), np.delete(positions, repeated)
+        self._table = (docs, positions)
         return self._table
 
 
@@ -369,10 +377,15 @@ class TermArrays:
         self._tables[fieldname] = found
         return found
 
-    def postings(self, fieldname: str, btext: bytes) -> TermPostings | None:
+    def postings(self, fieldname: str, btext: bytes,
+                 frequency: Callable[[str, bytes], int] | None = None) -> TermPostings | None:
         """A term's :class:`TermPostings`; ``None`` when the file does not
         keep the term (fewer than :data:`MIN_POSTINGS` postings, or a field
-        it does not keep). The last read are kept (:data:`KEPT_POSTINGS`)."""
+        it does not keep). The last read are kept (:data:`KEPT_POSTINGS`).
+
+        ``frequency(fieldname, term bytes)``, when given, is the term's
+        posting count in the segment's term table: a list of another count
+        (a damaged key naming another term) raises ``CorruptIndexError``."""
         key = (fieldname, btext)
         kept = self._kept.get(key)
         if kept is not None:
@@ -386,6 +399,8 @@ class TermArrays:
         if number is None:
             return None
         found = self._decode(fieldname, lists, number)
+        if frequency is not None and len(found) != frequency(fieldname, btext):
+            raise self._miscounted(fieldname, len(found), frequency(fieldname, btext))
         self._kept[key] = found
         self._kept_postings += len(found)
         while self._kept_postings > KEPT_POSTINGS and len(self._kept) > 1:
@@ -399,8 +414,6 @@ class TermArrays:
         segment's term table); returns the number of terms read (``searchengine check``).
 
         Raises ``CorruptIndexError`` or ``zlib.error`` for a damaged file."""
-        from whoosh.reading import CorruptIndexError
-
         read = 0
         for fieldname in self._places:
             lookup, lists = self._table(fieldname)
@@ -409,10 +422,16 @@ class TermArrays:
                 if found.has_positions:
                     found._unpack()
                 if len(found) != frequency(fieldname, btext):
-                    raise CorruptIndexError(f"a term arrays list of field {fieldname!r} holds {len(found):,} "
-                                            f"postings where the term table has {frequency(fieldname, btext):,}")
+                    raise self._miscounted(fieldname, len(found), frequency(fieldname, btext))
                 read += 1
         return read
+
+    @staticmethod
+    def _miscounted(fieldname: str, held: int, expected: int):
+        from whoosh.reading import CorruptIndexError
+
+        return CorruptIndexError(f"a term arrays list of field {fieldname!r} holds {held:,} postings "
+                                 f"where the term table has {expected:,}")
 
     def _decode(self, fieldname: str, lists: _FieldTable, number: int) -> TermPostings:
         from whoosh.reading import CorruptIndexError
@@ -427,6 +446,11 @@ class TermArrays:
         weights_end = at + lists.weight_sizes[number]
         if weights_end > end - start:
             raise damaged("does not fit the file")
+        # Each type code says which parts there are: a code damaged into another shows here.
+        if (weight_code == "1") != (lists.weight_sizes[number] == 0):
+            raise damaged("has weights that do not fit their type")
+        if (size_code == "-") != (lists.size_sizes[number] == 0 and weights_end == end - start):
+            raise damaged("has positions that do not fit their type")
         data = self._read(start, weights_end)  # the positions are read when asked for
         gaps = zlib.decompress(data[:at])
         if len(gaps) != 4 * count:

@@ -273,3 +273,68 @@ def test_a_check_reads_every_list_and_names_a_damaged_one(tmp_path):
     integrity.write_checksums(generation)  # damage the checksums cannot see
     found = check_index(index_dir)
     assert found.problem is not None and "cannot be read" in found.problem, found.problem
+
+
+def _point_e_records():
+    def record(number, title, summary):
+        return {"id": f"2402.{number:05d}", "title": title, "authors": ["Ann Smith"], "categories": ["cs.CV"],
+                "abs": f"https://arxiv.org/abs/2402.{number:05d}", "pdf": f"https://arxiv.org/pdf/2402.{number:05d}",
+                "comment": None, "summary": summary}
+
+    records = [record(n, f"Shapes study {n}", f"A point cloud and a model of it, number w{n}.") for n in range(1, 301)]
+    records += [record(n, f"Exact study {n}", f"The point model analysis, number w{n}.") for n in range(301, 311)]
+    return records + [record(311, "Generating shapes", "We use Point-E as a model of shapes.")]
+
+
+def test_a_position_held_twice_in_a_posting_does_not_make_a_phrase(tmp_path, monkeypatch):
+    """``Point-E`` gives ``point`` twice at one position (the word, and its
+    joined form ``pointe`` stemmed back): the whole-table phrase check keeps
+    it once, as the per-document check's sets do."""
+    import json
+
+    import numpy as np
+
+    from searchengine.engines.whoosh import proximity
+
+    source = write(tmp_path / "p.jsonl", "".join(json.dumps(r) + "\n" for r in _point_e_records()))
+    build_index([source], tmp_path / "index", jobs=1)
+    expected = [f"2402.{n:05d}" for n in range(301, 311)]
+    for candidates in (proximity.TABLE_CANDIDATES, 0):
+        monkeypatch.setattr(proximity, "TABLE_CANDIDATES", candidates)
+        index = open_index(tmp_path / "index")
+        assert sorted(hit.id for hit in index.search("abstract:point-model", limit=20).hits) == expected
+        index.close()
+    with _leaves(tmp_path / "index") as reader:
+        ((segment, _),) = reader.leaf_readers()
+        point = blocks.term_arrays(segment, "abstract", "point")
+        docs, positions = point.position_table(np)
+        pairs = list(zip(docs.tolist(), positions.tolist()))
+        assert pairs == [(doc, position) for i, doc in enumerate(point.ids) for position in sorted(point.positions(i))]
+
+
+def test_a_key_or_type_code_damaged_into_another_is_damage_not_another_answer():
+    from whoosh.reading import CorruptIndexError
+
+    ids = list(range(0, 2 * termarrays.MIN_POSTINGS, 2))
+    data = _written([(b"alpha", ids, [2.0] * len(ids), [[1, 5]] * len(ids)),
+                     (b"gamma", ids, [1.0] * len(ids), [[3]] * len(ids))])
+    frequency = {b"alpha": len(ids), b"gamma": len(ids), b"alphz": 7}.__getitem__
+
+    def arrays(damaged: bytes):
+        sink = _Sink()
+        sink.data = damaged
+        return termarrays.TermArrays(sink, len(damaged), 1_000)
+
+    assert len(arrays(data).postings("abstract", b"alpha", lambda f, t: frequency(t))) == len(ids)
+    renamed = data.replace(b"alphagamma", b"alphzgamma")  # the keys are stored joined
+    assert renamed != data
+    with pytest.raises(CorruptIndexError, match="term table has 7"):
+        arrays(renamed).postings("abstract", b"alphz", lambda f, t: frequency(t))
+    codes = data.rindex(b'{"fields"') - 4  # alpha's two codes, then gamma's: "BB1B"
+    assert data[codes:codes + 4] == b"BB1B"
+    for damaged_codes in (b"1B1B", b"B-1B", b"BBBB"):
+        damaged = data[:codes] + damaged_codes + data[codes + 4:]
+        with pytest.raises(CorruptIndexError):
+            found = arrays(damaged)
+            found.postings("abstract", b"alpha")
+            found.postings("abstract", b"gamma")

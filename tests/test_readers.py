@@ -200,6 +200,26 @@ def test_format_is_detected_by_content_not_extension(tmp_path):
     assert f"{other}:0: not a recognised input format (skipped)" in [str(p) for p in problems]
 
 
+def test_a_first_record_longer_than_the_sniff_is_read_whole_to_name_the_format(tmp_path):
+    import gzip
+    import json
+
+    long_summary = "sparse " * 3000  # 21,000 characters: the listing's keys come after it
+    first = {"id": "2401.00001", "title": "Long one", "summary": long_summary, "authors": ["A B"],
+             "abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"}
+    second = dict(first, id="2401.00002", title="Short one", summary="A short abstract.",
+                  abs="https://arxiv.org/abs/2401.00002")
+    text = json.dumps(first) + "\n" + json.dumps(second) + "\n"
+    plain = write(tmp_path / "listing.jsonl", text)
+    packed = tmp_path / "listing.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    for path in (plain, packed):
+        assert detect_format(path) == "arxiv-listing"
+        records, problems = read([path])
+        assert [(r.title, len(r.abstract)) for r in records] == [("Long one", 20999), ("Short one", 17)]
+        assert problems == []
+
+
 def test_broken_gzip_empty_file_and_fifo_are_reported_not_fatal(tmp_path):
     import gzip
     import os

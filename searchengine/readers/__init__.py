@@ -209,6 +209,10 @@ def _lines(path: Path, stream, problems: list[Problem]) -> Iterator[tuple[int, s
 def _head(path: Path) -> str:
     with _open_binary(path) as stream:
         head = stream.read(_SNIFF_BYTES)
+        if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{" and b"\n" not in head:
+            # A JSON line longer than the sniff (a record with a very long
+            # abstract): its keys may all come after it, so read the whole line.
+            head += stream.readline(MAX_LINE_BYTES)
         cut = getattr(getattr(stream, "raw", None), "cut", "")
     if cut and not head:
         # A file that stops inside its first block is cut off (a download

@@ -319,7 +319,8 @@ def _fuzz(app, ids: list[str], examples: int, failures: dict, counts: dict) -> N
         status_code_conformance,
     )
 
-    schema = schemathesis.openapi.from_wsgi("/api/openapi.json", app)
+    received = _Received(app)
+    schema = schemathesis.openapi.from_wsgi("/api/openapi.json", received)
     schema.validate()  # the document itself is valid OpenAPI 3.1
     checks = [not_a_server_error, status_code_conformance, content_type_conformance,
               response_headers_conformance, response_schema_conformance]
@@ -337,7 +338,8 @@ def _fuzz(app, ids: list[str], examples: int, failures: dict, counts: dict) -> N
             mode_checks = checks + ([negative_data_rejection] if mode.is_negative else [])
             run = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
                            phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))(
-                given(case=st.one_of(strategies))(_checker(operation.label, mode, mode_checks, failures, counts)))
+                given(case=st.one_of(strategies))(_checker(operation.label, mode, mode_checks, failures, counts,
+                                                           received)))
             try:
                 run()
             except Exception as exc:
@@ -381,7 +383,26 @@ def _valid_on_the_wire(operation, url: str) -> bool:
     return True
 
 
-def _checker(label: str, mode, checks: list, failures: dict, counts: dict):
+class _Received:
+    """The app, remembering the query string of the last request it received.
+
+    Schemathesis reports a request's URL as it would send it, but hands the
+    test client an object parameter (``q`` as ``{"a": [], "b": [""]}``) as
+    one value, which the client writes as its text: the app then receives
+    one ``q``, where the reported URL repeats ``q``.
+    """
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self.query = ""
+
+    def __call__(self, environ, start_response):
+        # WSGI gives the query string as Latin-1 text of the bytes sent.
+        self.query = environ.get("QUERY_STRING", "").encode("latin-1").decode("utf-8", "replace")
+        return self.app(environ, start_response)
+
+
+def _checker(label: str, mode, checks: list, failures: dict, counts: dict, received: _Received):
     """The test body for one operation and mode: call, count, validate, collect failures."""
 
     def check(case):
@@ -394,7 +415,7 @@ def _checker(label: str, mode, checks: list, failures: dict, counts: dict):
         except BaseException as exc:  # schemathesis raises a group of failures
             found = [f for f in getattr(exc, "exceptions", None) or [exc]
                      if not (getattr(f, "title", "") == "Schema-violating request accepted"
-                             and _valid_on_the_wire(case.operation, response.request.url))]
+                             and _valid_on_the_wire(case.operation, "http://localhost/?" + received.query))]
             problem = "; ".join(sorted({getattr(f, "title", type(f).__name__) for f in found})) or None
         if problem is None and mode.is_positive and response.status_code == 400 \
                 and not _documented_400(case, response):
@@ -402,7 +423,8 @@ def _checker(label: str, mode, checks: list, failures: dict, counts: dict):
         if problem:
             counts["violations"] += 1
             failures.setdefault((label, mode.value, problem),
-                                f"path id {case.path_parameters!r}, query {case.query!r}")
+                                f"path id {case.path_parameters!r}, query {case.query!r}, "
+                                f"received {received.query!r}, answered {response.status_code}")
 
     return check
 

@@ -348,23 +348,10 @@ def _expand_all(filters: tuple, words: list[str]) -> dict | None:
     followed by a marker word whose position tells the width; ``None`` when
     a word's analysis cannot be told. Words whose analysis gives the marker
     itself are analysed one by one."""
-    token = Token(positions=True, chars=False, removestops=True, mode="index", boosts=True)
-
-    def stream() -> Iterator[Token]:
-        for number, word in enumerate(words):
-            for pos, text in ((2 * number, word), (2 * number + 1, _NEXT_WORD)):
-                token.text, token.pos, token.boost = text, pos, 1.0
-                token.stopped = token.joined = False
-                token.charmap = None
-                yield token
-
-    tokens: Iterator[Token] = stream()
-    for item in filters:
-        tokens = item(tokens)
     found: dict = {}
     terms: list[tuple[str, int]] = []
     start = 0  # where the current word's terms start
-    for t in tokens:
+    for t in _marked(filters, words):
         if t.stopped:
             continue
         if t.boost != 1.0:
@@ -383,14 +370,14 @@ def _expand_all(filters: tuple, words: list[str]) -> dict | None:
     return None if None in one_by_one.values() else one_by_one
 
 
-def _expand(filters: tuple, word: str) -> tuple[tuple[tuple[str, int], ...], int] | None:
-    """``(terms, width)``: ``word``'s ``(term, position)`` pairs through ``filters``
-    (positions from 0) and the number of positions it takes; ``None`` when
-    that cannot be told (the next word did not come out as written)."""
+def _marked(filters: tuple, words: list[str]) -> Iterator[Token]:
+    """The tokens ``filters`` make of ``words``, each word followed by the
+    marker :data:`_NEXT_WORD` (positions 0, 1, 2 ...); one token object is
+    reused, so each is read before the next is asked for."""
     token = Token(positions=True, chars=False, removestops=True, mode="index", boosts=True)
 
     def stream() -> Iterator[Token]:
-        for pos, text in enumerate((word, _NEXT_WORD)):
+        for pos, text in enumerate(text for word in words for text in (word, _NEXT_WORD)):
             token.text, token.pos, token.boost = text, pos, 1.0
             token.stopped = token.joined = False
             token.charmap = None
@@ -399,7 +386,14 @@ def _expand(filters: tuple, word: str) -> tuple[tuple[tuple[str, int], ...], int
     tokens: Iterator[Token] = stream()
     for item in filters:
         tokens = item(tokens)
-    out = [(t.text, t.pos, t.boost) for t in tokens if not t.stopped]
+    return tokens
+
+
+def _expand(filters: tuple, word: str) -> tuple[tuple[tuple[str, int], ...], int] | None:
+    """``(terms, width)``: ``word``'s ``(term, position)`` pairs through ``filters``
+    (positions from 0) and the number of positions it takes; ``None`` when
+    that cannot be told (the next word did not come out as written)."""
+    out = [(t.text, t.pos, t.boost) for t in _marked(filters, [word]) if not t.stopped]
     if not out or out[-1][0] != _NEXT_WORD or any(boost != 1.0 for _, _, boost in out):
         return None
     *terms, (_, width, _) = out

@@ -35,8 +35,9 @@ class IndexOutdatedError(IndexDamagedError):
 
 
 class IndexUnreadableError(SearchEngineError):
-    """The index's files cannot be read by this process (permission denied):
-    not damage, and no rebuild helps; the message names the file."""
+    """The index's files cannot be read by this process (permission denied,
+    or a package the engine needs is not installed): not damage, and no
+    rebuild helps; the message names the file or the package."""
 
 
 class IndexBusyError(SearchEngineError):

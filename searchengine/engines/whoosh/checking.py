@@ -107,7 +107,7 @@ def _read_everything(generation: Path) -> int:
         try:
             ix = store.open_generation(generation, mapped=True)
         except Exception as exc:  # Whoosh raises many kinds on damage
-            raise IndexDamagedError(store.cannot_open(generation, exc)) from exc
+            raise store.open_failure(generation, exc) from exc
         with ix.reader() as reader:
             documents = reader.doc_count()
             stored = sum(1 for _ in reader.all_stored_fields())

@@ -783,7 +783,7 @@ class WhooshEngine:
             ix = store.open_generation(generation, mapped=True)
             searcher = ix.searcher(weighting=weighting())
         except Exception as exc:  # whoosh raises many kinds on damage
-            raise IndexDamagedError(store.cannot_open(generation, exc)) from exc
+            raise store.open_failure(generation, exc) from exc
         return WhooshSearcher(searcher, SearcherCache(searcher, folder=generation)), stamps
 
     def _drop(self) -> None:

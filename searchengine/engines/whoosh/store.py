@@ -23,6 +23,7 @@ import fcntl
 import functools
 import os
 import re
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -281,6 +282,26 @@ def cannot_open(generation: Path, exc: BaseException) -> str:
     """The message for a generation that Whoosh could not open (``exc``)."""
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return integrity.damaged(generation.parent, f"{generation.name} cannot be opened ({detail})")
+
+
+#: Packages the embedded engine imports to read an index: missing, no rebuild helps.
+DEPENDENCIES = ("whoosh", "nltk", "numpy")
+
+
+def open_failure(generation: Path, exc: BaseException):
+    """The error to raise for a generation that could not be opened (``exc``):
+    :class:`~searchengine.errors.IndexUnreadableError` when a package the
+    engine needs cannot be imported in this Python (the index is not at
+    fault), else :class:`~searchengine.errors.IndexDamagedError`."""
+    from searchengine.errors import IndexDamagedError, IndexUnreadableError
+
+    missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+    if missing and missing.split(".")[0] in DEPENDENCIES:
+        return IndexUnreadableError(
+            f"{generation.parent}: cannot be read: the package {missing.split('.')[0]!r} is not installed "
+            f"in this Python ({sys.executable}); install searchengine with its dependencies "
+            f"(pip install searchengine, or pip install . in a clone)")
+    return IndexDamagedError(cannot_open(generation, exc))
 
 
 def damage_errors() -> tuple[type[BaseException], ...]:

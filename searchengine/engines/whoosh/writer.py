@@ -359,7 +359,7 @@ class WhooshWriter:
                 try:
                     self._ix = store.open_generation(generation)
                 except Exception as exc:  # Whoosh raises many kinds on damage
-                    raise IndexDamagedError(store.cannot_open(base, exc)) from exc
+                    raise store.open_failure(base, exc) from exc
                 self._base = base
             else:
                 from searchengine.engines.whoosh.schema import build_schema

@@ -167,3 +167,20 @@ def test_a_file_this_user_cannot_read_is_not_called_damage(index_dir, monkeypatc
     answer = client.get("/api/search?q=gpu")
     assert (answer.status_code, answer.get_json(), answer.headers["Retry-After"]) == (
         503, {"error": "the index is not available right now"}, "30")
+
+
+def test_a_missing_package_is_named_not_called_damage(index_dir, monkeypatch):
+    import sys
+
+    from searchengine import IndexUnreadableError
+
+    monkeypatch.setitem(sys.modules, "whoosh.filedb.filestore", None)  # as if Whoosh were not installed
+    with pytest.raises(IndexUnreadableError) as caught:
+        open_index(index_dir)
+    assert str(caught.value) == (
+        f"{index_dir}: cannot be read: the package 'whoosh' is not installed in this Python ({sys.executable}); "
+        "install searchengine with its dependencies (pip install searchengine, or pip install . in a clone)")
+    result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])
+    assert (result.exit_code, result.stderr) == (1, f"Error: {caught.value}\n")
+    result = CliRunner().invoke(main, ["check", "--index-dir", str(index_dir)])
+    assert result.exit_code == 1 and "is not installed" in result.stderr and "damaged" not in result.stderr

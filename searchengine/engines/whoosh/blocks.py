@@ -37,13 +37,29 @@ def term_arrays(reader, fieldname: str, text):
     """A common term's :class:`~.termarrays.TermPostings` in a segment
     (deleted documents included), from its term arrays; ``None`` when the
     segment keeps none for it."""
-    arrays = getattr(internals.terms_reader(reader), "term_arrays", None)
-    found = arrays() if arrays is not None else None
+    from searchengine.engines.whoosh.termarrays import segment_term_arrays
+
+    found = segment_term_arrays(reader)
     if found is None:
         return None
     if isinstance(text, str):
         text = reader.schema[fieldname].to_bytes(text)
     return found.postings(fieldname, text, reader.doc_frequency)
+
+
+def arrays_at(whole, docs: list[int], positions: bool = False) -> dict:
+    """:func:`postings_at` from a term's :class:`~.termarrays.TermPostings`
+    (``whole``; with positions kept when they are asked for)."""
+    ids, weights = whole.ids, whole.weights
+    found = {}
+    at, size = 0, len(ids)
+    for doc in docs:
+        at = bisect_left(ids, doc, at)
+        if at == size:
+            break
+        if ids[at] == doc:
+            found[doc] = (weights[at], whole.positions(at) if positions else None)
+    return found
 
 
 def posting_blocks(reader, fieldname: str, text):
@@ -111,18 +127,10 @@ def postings_at(reader, fieldname: str, text: str, docs: list[int], positions: b
 
     if (fieldname, text) not in reader:
         return {}
-    found = {}
     whole = term_arrays(reader, fieldname, text)
     if whole is not None and (whole.has_positions or not positions):
-        ids, weights = whole.ids, whole.weights
-        at, size = 0, len(ids)
-        for doc in docs:
-            at = bisect_left(ids, doc, at)
-            if at == size:
-                break
-            if ids[at] == doc:
-                found[doc] = (weights[at], whole.positions(at) if positions else None)
-        return found
+        return arrays_at(whole, docs, positions)
+    found = {}
     matcher, _, blockwise = leaf_matcher(reader, fieldname, text)  # docs are live documents already
     if blockwise:
         decode = matcher.format.decode_positions

@@ -82,12 +82,11 @@ def _read_term_arrays(reader) -> int:
     """Read every segment's term arrays whole (:mod:`.termarrays`); returns the terms read.
 
     Raises what a damaged file raises (``CorruptIndexError``, ``zlib.error``)."""
-    from searchengine.engines.whoosh import internals
+    from searchengine.engines.whoosh.termarrays import segment_term_arrays
 
     read = 0
     for segment, _ in reader.leaf_readers():
-        opener = getattr(internals.terms_reader(segment), "term_arrays", None)
-        arrays = opener() if opener is not None else None
+        arrays = segment_term_arrays(segment)
         if arrays is not None:
             read += arrays.verify(segment.doc_frequency)
     return read

@@ -450,13 +450,12 @@ def _ascending_docs(q, sub, offset: int, cache):
 
 def _docs(q, sub, offset: int, cache) -> set[int]:
     """The documents of one segment (``sub``, its first document ``offset``) matching ``q``."""
+    ordered = _ascending_docs(q, sub, offset, cache)
+    if ordered is not None:
+        return set(ordered)
     kind = type(q)
-    if kind is wq.Term:
-        return set(cache.term_docs(sub, offset, q))
     if kind.__name__ == "DocumentSet":
         return set(q.docnums_in(sub.reader()))
-    if kind is wq.NumericRange and q.fieldname in RANGE_COLUMNS:
-        return _range_docs(q, sub, offset, cache.columns())
     if kind is wq.And or kind is wq.Require:
         subqueries = list(q.subqueries) if kind is wq.And else [q.a, q.b]
         positive = [s for s in subqueries if type(s) is not wq.Not]
@@ -475,11 +474,6 @@ def _docs(q, sub, offset: int, cache) -> set[int]:
     elif kind is wq.AndMaybe:
         return _docs(q.a, sub, offset, cache)
     return set(q.docs(sub))
-
-
-def _range_docs(q, sub, offset: int, columns) -> set[int]:
-    """:func:`_range_ascending` as a set."""
-    return set(_range_ascending(q, sub, offset, columns))
 
 
 def _range_ascending(q, sub, offset: int, columns) -> list[int]:

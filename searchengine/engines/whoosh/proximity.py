@@ -30,7 +30,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
 from searchengine.engines.whoosh import internals
-from searchengine.engines.whoosh.blocks import leaf_matcher, postings_at, segment_docs, term_arrays
+from searchengine.engines.whoosh.blocks import arrays_at, leaf_matcher, postings_at, segment_docs, term_arrays
 from searchengine.engines.whoosh.bm25f import idf, indexed, length_norms, saturated, term_postings
 from searchengine.engines.whoosh.cache import generation_cache
 from searchengine.engines.whoosh.clock import MatchClock
@@ -180,13 +180,12 @@ def _phrase_docs_at_once(reader, fieldname: str, words: list[str], candidates: l
     np = sys.modules.get("numpy")
     if np is None or len(candidates) < TABLE_CANDIDATES:
         return None
-    tables = []
+    by_word = {}
     for word in dict.fromkeys(words):
         whole = term_arrays(reader, fieldname, word)
         if whole is None or not whole.has_positions:
             return None
-        tables.append((word, whole.position_table(np)))
-    by_word = dict(tables)
+        by_word[word] = whole.position_table(np)
     shared = None
     for place, word in enumerate(words):
         docs, positions = by_word[word]
@@ -298,7 +297,7 @@ def cached_positions(reader, fieldname: str, text: str, docs: list[int], clock: 
         return {}
     whole = term_arrays(reader, fieldname, text)
     if whole is not None and whole.has_positions:  # a common word's positions, kept whole (termarrays.py)
-        return postings_at(reader, fieldname, text, docs, positions=True)
+        return arrays_at(whole, docs, positions=True)
     matcher, _, blockwise = leaf_matcher(reader, fieldname, text)
     if not blockwise:  # a few postings kept in the term's entry
         return postings_at(reader, fieldname, text, docs, positions=True, clock=clock)

@@ -48,6 +48,8 @@ from collections.abc import Callable
 from itertools import accumulate
 from operator import sub
 
+from searchengine.engines.whoosh.littleendian import from_bytes, to_bytes
+
 EXTENSION = ".tfa"
 #: Terms of fewer postings than this are read from their blocks: a block or
 #: two costs little, and most terms are that short.
@@ -60,21 +62,6 @@ _MAGIC = b"TFA1"
 _trailer = struct.Struct("<4sIQ")
 
 
-def _little(values: array) -> bytes:
-    if sys.byteorder != "little":
-        values = array(values.typecode, values)
-        values.byteswap()
-    return values.tobytes()
-
-
-def _from_little(typecode: str, data: bytes) -> array:
-    values = array(typecode)
-    values.frombytes(data)
-    if sys.byteorder != "little":
-        values.byteswap()
-    return values
-
-
 def encode_weights(weights: list[float]) -> tuple[str, bytes]:
     """``(type code, bytes)`` of a posting list's weights (see the module)."""
     if all(weight == 1 for weight in weights):
@@ -84,8 +71,8 @@ def encode_weights(weights: list[float]) -> tuple[str, bytes]:
         if top < 256:
             return "B", bytes(int(weight) for weight in weights)
         if top < 65536:
-            return "H", _little(array("H", map(int, weights)))
-    return "d", _little(array("d", weights))
+            return "H", to_bytes(array("H", map(int, weights)))
+    return "d", to_bytes(array("d", weights))
 
 
 _ESCAPE = 255  # a gap of 255 or more: this byte, then the gap in 3 bytes
@@ -168,7 +155,7 @@ class TermArraysWriter:
             return
         gaps = array("i", ids[:1])
         gaps.extend(map(sub, ids[1:], ids))
-        packed_ids = zlib.compress(_little(gaps), _LEVEL)
+        packed_ids = zlib.compress(to_bytes(gaps), _LEVEL)
         weight_code, packed_weights = encode_weights(weights)
         if packed_weights:
             packed_weights = zlib.compress(packed_weights, _LEVEL)
@@ -179,7 +166,7 @@ class TermArraysWriter:
             if None not in found:
                 sizes = list(map(len, found))
                 sizes_code = "B" if max(sizes) < 256 else "I"
-                packed_sizes = zlib.compress(bytes(sizes) if sizes_code == "B" else _little(array("I", sizes)),
+                packed_sizes = zlib.compress(bytes(sizes) if sizes_code == "B" else to_bytes(array("I", sizes)),
                                              _LEVEL)
                 packed_positions = zlib.compress(b"".join(found), _LEVEL)
         self._file.write(packed_ids + packed_weights + packed_sizes + packed_positions)
@@ -201,12 +188,12 @@ class TermArraysWriter:
             starts.append(end)  # the end of the last term's lists
             table = b"".join([
                 b"".join(columns[0]),
-                _little(array("I", map(len, columns[0]))),
-                _little(starts),
-                _little(array("I", columns[2])),
-                _little(array("I", columns[3])),
-                _little(array("I", columns[4])),
-                _little(array("I", columns[5])),
+                to_bytes(array("I", map(len, columns[0]))),
+                to_bytes(starts),
+                to_bytes(array("I", columns[2])),
+                to_bytes(array("I", columns[3])),
+                to_bytes(array("I", columns[4])),
+                to_bytes(array("I", columns[5])),
                 "".join(columns[6]).encode("ascii"),
             ])
             self._file.write(table)
@@ -363,7 +350,7 @@ class TermArrays:
         for typecode, size in (("I", count), ("Q", count + 1), ("I", count), ("I", count), ("I", count),
                                ("I", count)):
             width = array(typecode).itemsize * size
-            columns.append(_from_little(typecode, data[at:at + width]))
+            columns.append(from_bytes(typecode, data[at:at + width]))
             at += width
         lengths, starts, id_sizes, weight_sizes, size_sizes, counts = columns
         codes = data[at:].decode("ascii", "replace")
@@ -460,11 +447,11 @@ class TermArrays:
         if numpy is not None:
             ids.frombytes(numpy.cumsum(numpy.frombuffer(gaps, dtype="<i4"), dtype=numpy.int32).tobytes())
         else:
-            ids.extend(accumulate(_from_little("i", gaps)))
+            ids.extend(accumulate(from_bytes("i", gaps)))
         if weight_code == "1":
             weights = array("B", bytes([1]) * count)
         elif weight_code in ("B", "H", "d"):
-            weights = _from_little(weight_code, zlib.decompress(data[at:]))
+            weights = from_bytes(weight_code, zlib.decompress(data[at:]))
         else:
             raise damaged("of an unknown weight type")
         if len(weights) != count or (count and (ids[0] < 0 or ids[-1] >= self.documents)):
@@ -477,7 +464,7 @@ class TermArrays:
 
         def positions() -> tuple[bytes, array]:
             packed = self._read(sizes_start, end - sizes_start)
-            sizes = _from_little(size_code, zlib.decompress(packed[:sizes_size]))
+            sizes = from_bytes(size_code, zlib.decompress(packed[:sizes_size]))
             gaps = zlib.decompress(packed[sizes_size:])
             offsets = array("q")  # (an array's items index faster than numpy's)
             if numpy is not None:
@@ -491,6 +478,15 @@ class TermArrays:
             return gaps, offsets
 
         return TermPostings(ids, weights, positions)
+
+
+def segment_term_arrays(reader) -> TermArrays | None:
+    """The :class:`TermArrays` of a Whoosh ``SegmentReader`` (opened once,
+    kept by its terms reader); ``None`` for a segment without them."""
+    from searchengine.engines.whoosh import internals
+
+    opener = getattr(internals.terms_reader(reader), "term_arrays", None)
+    return opener() if opener is not None else None
 
 
 def read_term_arrays(storage, segment) -> TermArrays | None:

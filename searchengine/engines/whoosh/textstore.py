@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import json
 import struct
-import sys
 import zlib
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
+
+from searchengine.engines.whoosh.littleendian import from_bytes, to_bytes
 
 EXTENSION = ".txs"
 #: The fields kept here rather than in the stored record.
@@ -64,13 +65,6 @@ def _clean(value: str | None) -> str:
     if value is None:
         return _ABSENT
     return value.replace("\x00", " ") if "\x00" in value else (" " if value == _ABSENT else value)
-
-
-def _little(values: array) -> bytes:
-    if sys.byteorder != "little":
-        values = array(values.typecode, values)
-        values.byteswap()
-    return values.tobytes()
 
 
 class _FieldBlocks:
@@ -162,7 +156,7 @@ class TextStoreWriter:
                 dictionaries.append([position, len(field.dictionary)])
                 position += len(field.dictionary)
             for field, starts in zip(self._fields, offsets):
-                handle.write(_little(field.firsts) + _little(starts))
+                handle.write(to_bytes(field.firsts) + to_bytes(starts))
             header = json.dumps({"fields": self.fieldnames, "blocks": [len(f.blocks) for f in self._fields],
                                  "dictionaries": dictionaries}).encode("utf-8")
             handle.write(header)
@@ -219,14 +213,10 @@ class TextStore:
         for count in counts:
             if count < 0 or position + 12 * count + 8 > len(table):
                 raise CorruptIndexError("a text store's table does not fit it")
-            firsts, offsets = array("I"), array("Q")
-            firsts.frombytes(table[position:position + 4 * count])
+            firsts = from_bytes("I", table[position:position + 4 * count])
             position += 4 * count
-            offsets.frombytes(table[position:position + 8 * (count + 1)])
+            offsets = from_bytes("Q", table[position:position + 8 * (count + 1)])
             position += 8 * (count + 1)
-            if sys.byteorder != "little":
-                firsts.byteswap()
-                offsets.byteswap()
             if (len(firsts) != count or len(offsets) != count + 1 or (count and firsts[0] != 0)
                     or offsets[-1] > table_start):
                 raise CorruptIndexError("a text store's table does not fit it")

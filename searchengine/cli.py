@@ -952,8 +952,11 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
 @click.option("--mode", "-m", type=click.Choice(MODES, case_sensitive=False), default="lexical", show_default=True,
               help="Rank by words, by meaning or both; semantic and hybrid encode the collection's "
                    "records first (needs the semantic extra; vectors are kept for the next run)")
+@click.option("--index", "index", metavar="URL", default=None,
+              help="Build the collection into this cluster index (http(s)://HOST:PORT/NAME, replacing what it "
+                   "holds) and measure the cluster engine; default: a temporary folder")
 @json_option
-def eval_(path: Path, mode: str, as_json: bool) -> None:
+def eval_(path: Path, mode: str, index: str | None, as_json: bool) -> None:
     """Measure ranking quality on the test collection in folder PATH.
 
     PATH holds Cranfield's classic files (cran.all.1400, cran.qry, cranqrel)
@@ -963,7 +966,7 @@ def eval_(path: Path, mode: str, as_json: bool) -> None:
     """
     from searchengine.evaluation import evaluate
 
-    result = evaluate(path, mode=mode)
+    result = evaluate(path, mode=mode, index=index)
     if as_json:
         click.echo(json.dumps(result))
         return

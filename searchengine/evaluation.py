@@ -267,8 +267,13 @@ def score_run(collection: Collection, run: dict[str, dict[str, float]]) -> dict[
     return result
 
 
-def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical") -> dict[str, float | int | str]:
+def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical",
+             index: str | None = None) -> dict[str, float | int | str]:
     """Index the test collection at ``path`` in a temporary directory and measure the product.
+
+    With ``index``, a cluster location (``http(s)://HOST:PORT/NAME``), the
+    collection is built into that index instead (replacing what it held),
+    so the cluster engine is measured the same way.
 
     ``mode`` ``semantic`` or ``hybrid`` indexes with vectors; they are kept
     by content in :func:`vector_cache` (shared by every collection), so a
@@ -278,7 +283,8 @@ def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical")
     output), with ``mode``.
 
     Raises:
-        InputError: ``path`` is not a readable test collection.
+        InputError: ``path`` is not a readable test collection, or ``index``
+            is not a cluster location.
         QueryError: ``mode`` is not a mode.
         SearchEngineError: ``pytrec_eval`` or, for a semantic mode, the
             ``semantic`` extra is not installed (the message says how).
@@ -286,6 +292,11 @@ def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical")
     from searchengine.indexer import build_index
     from searchengine.search import open_index
 
+    from searchengine.engines import is_cluster
+
+    if index is not None and not is_cluster(index):
+        raise InputError(f"--index {index}: evaluation builds into a cluster index only "
+                         "(http(s)://HOST:PORT/NAME); without it a temporary folder is used")
     collection = load_collection(path)
     if not collection.judged_queries:
         raise InputError(f"{path}: no query has a relevant document")
@@ -301,18 +312,18 @@ def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical")
     with tempfile.TemporaryDirectory(prefix="searchengine-eval-") as tmp:
         records = Path(tmp) / "records.jsonl"
         write_records(collection, records)
-        index_dir = Path(tmp) / "index"
-        if vectors:
+        index_dir = index if index is not None else Path(tmp) / "index"
+        if vectors and index is None:
             from searchengine.engines.whoosh.vectors import CACHE_DIR
 
             index_dir.mkdir()
             (index_dir / CACHE_DIR).symlink_to(vector_cache(), target_is_directory=True)
         build_index([records], index_dir, vectors=vectors)
-        index = open_index(index_dir)
+        searched = open_index(index_dir)
         try:
-            run = run_queries(index, collection, depth, mode)
+            run = run_queries(searched, collection, depth, mode)
         finally:
-            index.close()
+            searched.close()
     return {**score_run(collection, run), "mode": mode}
 
 

@@ -301,6 +301,29 @@ def children(node: Node) -> tuple[Node, ...]:
     return ()
 
 
+def map_leaves(node: Node, change) -> Node:
+    """``node`` with each leaf replaced by ``change(leaf)`` (a node); the tree
+    is rebuilt only where a leaf changed."""
+    if isinstance(node, LEAVES):
+        return change(node)
+    if isinstance(node, (And, Or, Alternatives)):
+        kids = tuple(map_leaves(child, change) for child in node.children)
+        return node if kids == node.children else type(node)(kids)
+    if isinstance(node, MinMatch):
+        kids = tuple(map_leaves(child, change) for child in node.children)
+        return node if kids == node.children else MinMatch(kids, node.minimum)
+    if isinstance(node, Not):
+        child = map_leaves(node.child, change)
+        return node if child == node.child else Not(child)
+    if isinstance(node, Proximity):
+        child = map_leaves(node.child, change)
+        return node if child == node.child else Proximity(child, node.words)
+    if isinstance(node, (AndNot, AndMaybe, Require)):
+        a, b = map_leaves(node.a, change), map_leaves(node.b, change)
+        return node if (a, b) == (node.a, node.b) else type(node)(a, b)
+    return node
+
+
 def leaves(node: Node):
     """Every leaf of ``node``, depth first, left to right."""
     stack = [node]

@@ -99,12 +99,6 @@ def dates_index(request, tmp_path_factory):
     index.close()
 
 
-def differs(engine_index, engine: str, reason: str) -> None:
-    """End the running test as an expected failure on ``engine``, naming the documented difference."""
-    if engine_index.engine.name == engine:
-        pytest.xfail(f"{engine}: {reason} (docs/opensearch-analysis.md)")
-
-
 @pytest.fixture(scope="session", params=ENGINES)
 def spelling_index(request, tmp_path_factory):
     """A SearchIndex, on each engine, of ``SPELLING_RECORDS``

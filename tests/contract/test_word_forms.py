@@ -16,7 +16,6 @@ import pytest
 
 from searchengine import build_index, open_index
 
-from .conftest import differs
 
 ENGINES = ["whoosh", "opensearch"]
 CLUSTER_VARIABLE = "SEARCHENGINE_TEST_CLUSTER"
@@ -167,14 +166,8 @@ CASES = [
 ]
 
 
-# Cases that need a quoted phrase matched as written, not by its stems.
-AS_WRITTEN = {'"mueller matrices"'}
-
-
 @pytest.mark.parametrize(("query", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_word_forms_meet(forms_index, query, expected):
-    if query in AS_WRITTEN:
-        differs(forms_index, "opensearch", "a quoted phrase is matched by its stems, not as written")
     assert sorted(hit.id for hit in forms_index.search(query, limit=50).hits) == expected
 
 
@@ -184,12 +177,10 @@ def test_offsets_point_into_the_text_as_written(forms_index):
     assert [hit.title[a:b] for a, b in hit.title_matches] == ["\ufb01nite"]
     assert [hit.snippet[a:b] for a, b in hit.snippet_matches] == ["E\ufb03cient", "\ufb01nite"]
     # A compound's part in a word whose NFKC form is longer (ﬁne-tuning: 10
-    # characters as written, 11 in NFKC): Lucene's word delimiter gives the
-    # parts the whole word's offsets when the two lengths differ (docs/opensearch-analysis.md).
+    # characters as written, 11 in NFKC): the part alone is marked.
     tuned = forms_index.search("tuning").hits[0]
     assert tuned.id == "lig-compound"
-    assert [(a, b, tuned.title[a:b]) for a, b in tuned.title_matches] == {
-        "whoosh": [(22, 28, "tuning")], "opensearch": [(18, 28, "\ufb01ne-tuning")]}[forms_index.engine.name]
+    assert [(a, b, tuned.title[a:b]) for a, b in tuned.title_matches] == [(22, 28, "tuning")]
     # Records are read in NFC (records.clean_text): the decomposed accent is shown composed.
     by_id = {h.id: h for h in forms_index.search("cafe\u0301").hits}
     assert [by_id["nfd"].title[a:b] for a, b in by_id["nfd"].title_matches] == ["Caf\u00e9"]

@@ -91,14 +91,16 @@ class ClusterLexicon:
 
     def _count(self, words: list[str]) -> None:
         """Frequencies of ``words`` not yet known, in one request (three filters each)."""
+        from searchengine.engines.opensearch.querying import field_word
+
         wanted = [word for word in words if word not in self._frequencies]
         if not wanted:
             return
         filters = {}
         for number, word in enumerate(wanted):
             filters[f"{number}w"] = {"bool": {"should": [{"term": {field: word}} for field in SPELL_FIELDS]}}
-            filters[f"{number}t"] = {"match": {"title": word}}
-            filters[f"{number}a"] = {"match": {"abstract": word}}
+            filters[f"{number}t"] = field_word("title", word) or {"match_none": {}}
+            filters[f"{number}a"] = field_word("abstract", word) or {"match_none": {}}
         body = {"size": 0, "query": {"match_all": {}},
                 "aggs": {"words": {"filters": {"filters": filters}}}}
         buckets = self.searcher.request("count word frequencies", body)["aggregations"]["words"]["buckets"]

@@ -7,9 +7,14 @@ The fields mirror the embedded engine's schema
 field                mapped as                                  used for
 ===================  =========================================  ==================================
 id                   keyword                                    identity, ``id:``, sort ties
-title, abstract      text: ``se_text`` (index), ``se_text_      ranking (BM25 per field), snippets
-                     search`` (queries), ``se_text_phrase``;
-                     ``.spell``: ``se_spell``                   did-you-mean
+title, abstract      text, not searched; ``.spell``:            display, snippets; did-you-mean
+                     ``se_spell``
+title_terms,         text: ``se_terms`` (the product's terms,   words, prefixes, fuzzy words,
+abstract_terms       :func:`.terms.term_text`), not in           proximity (BM25 per field)
+                     ``_source``
+title_words,         text: ``se_terms`` (written words,         quoted phrases
+abstract_words       :func:`.terms.word_text`), not in
+                     ``_source``
 authors              text: ``se_name``; ``authors.raw`` keyword  ``authors:`` words; author facet
 year                 integer (absent when unknown)              filter, sort, facet
 categories           keyword, primary first                     category facet
@@ -28,46 +33,18 @@ newest_key,          long (:func:`searchengine.dates.sort_keys`,  ``--sort newes
 oldest_key           absent when there is no day nor year)
 ===================  =========================================  ==================================
 
-The text analyzers are built from OpenSearch's own tokenizer and token
-filters to index what the embedded analyzer
-(:mod:`searchengine.engines.whoosh.analysis`) indexes:
+Titles and abstracts are analysed by the product itself, with the embedded
+engine's analyzer (:mod:`.terms`): each document carries its terms (and its
+words as written) as term texts, which the ``se_terms`` analyzer only cuts
+apart, so both engines index the same terms at the same positions. The
+``title`` and ``abstract`` fields themselves are kept for display and for
+did-you-mean's words (``.spell``), not searched.
 
-0. a ``mapping`` char filter puts the text in NFKC form (:func:`nfkc_rules`:
-   ``ﬁnite`` → ``finite``, ``ＧＰＵ`` → ``GPU``), offsets kept;
-1. ``pattern`` tokenizer with the embedded tokenizer's own pattern (Java's
-   Unicode character classes; CJK characters one by one, see 2): ``C++``, ``C#``, ``802.11ax``, ``fail-slow``
-   and ``CB-SpMV`` stay whole, punctuation around them goes;
-2. CJK runs become overlapping character pairs in sequence: the tokenizer
-   takes CJK characters one at a time, and a ``shingle`` filter under a
-   ``condition`` joins neighbours (``语言模型`` → ``语言``, ``言模``, ``模型``);
-3. a number glued to a word is split (``16GB`` → ``16gb``, ``16``, ``gb``:
-   ``word_delimiter_graph`` with ``split_on_numerics`` under a ``condition``);
-   camel-case words whose every part has three letters or more are split
-   (``FlashAttention``; not ``SpMV``): ``word_delimiter_graph`` under a
-   ``condition`` (a Painless predicate with the embedded rule);
-4. compounds split at dashes (``word_delimiter_graph``); both splits keep
-   the parts in sequence and the joined word (``catenate_all``) at the first
-   part's position: ``fail-slow`` → ``failslow``, ``fail``, ``slow``;
-5. thousands separators are dropped (``pattern_replace``: ``10,000`` →
-   ``10000``); stop words (the product's list) are dropped, except when written as an
-   acronym in capitals (``US``, ``IT``): a case-sensitive ``stop`` list;
-6. acronyms in capitals are marked so that they are not stemmed
-   (``keyword_marker``), then ``lowercase`` and ``asciifolding``;
-7. Latin, Greek and ``-s`` singulars and plurals are rewritten as the embedded
-   stemmer does (``pattern_replace`` under a ``condition`` that skips the
-   acronyms: ``matrix`` → ``matrices``, ``radii`` → ``radius`` → ``radiuse``,
-   :data:`searchengine.querylang.text.PLURAL_REWRITES`), then ``porter_stem``
-   (except for ``use``/``used``/``using``…, which Porter would stem to the
-   acronym ``us``: ``stemmer_override``).
-
-Words are cut at :data:`MAX_WORD` characters first (``truncate``): Lucene
-refuses a term over 32,766 bytes, and with it the whole document.
-
-The index-time analyzer flattens the word-delimiter graph (``flatten_graph``,
-as OpenSearch requires for indexing); the search analyzer keeps the graph, so
-a query for ``fail-slow`` asks for ``failslow`` or the phrase ``fail slow``;
-the phrase analyzer leaves out joined words (the embedded ``"phrase"`` mode).
-What remains different is listed in docs/opensearch-analysis.md ("What remains different").
+``se_spell`` and ``se_name`` are OpenSearch's own chain: the embedded
+tokenizer's pattern after a ``mapping`` char filter that puts the text in
+NFKC form (:func:`nfkc_rules`), then ``lowercase`` and ``asciifolding``.
+Words are cut at :data:`MAX_WORD` characters (``truncate``): Lucene refuses a
+term over 32,766 bytes, and with it the whole document.
 """
 
 from __future__ import annotations
@@ -77,7 +54,9 @@ import os
 import unicodedata
 
 from searchengine import dates, filters
-from searchengine.ranking import FIELD_B, K1
+from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TEXT_TERMS, WORDS,
+                                                   term_text, word_text)
+from searchengine.ranking import FIELD_B, K1, TITLE_BOOST
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -90,7 +69,9 @@ META_KEY = "searchengine"
 #: Version of the layout below; an index of another layout must be rebuilt.
 #: 4: the date fields (submitted, updated, versions, newest_key, oldest_key)
 #: and the links and identifiers (doi, doi_keys, pdf_url, journal_ref, comments, license).
-LAYOUT = 4
+#: 5: titles and abstracts searched by the product's own terms (title_terms, abstract_terms,
+#: title_words, abstract_words).
+LAYOUT = 5
 
 
 #: Longest word indexed, in characters: longer ones are cut to this (Lucene
@@ -107,27 +88,6 @@ SORT_TITLE_CHARS = 1000
 # as the embedded tokenizer (NLTK with the ``regex`` module) reads them.
 _PATTERN_FLAGS = "UNICODE_CHARACTER_CLASS"
 
-# Painless predicate of the embedded camel-case rule
-# ``(?:[A-Z]?[a-z]{2,})(?:[A-Z][a-z]{2,})+``, written as a loop so that it
-# runs where Painless regexes are switched off.
-_CAMEL_SCRIPT = """
-CharSequence t = token.getTerm();
-int n = t.length(); int i = 0; int parts = 0;
-while (i < n) {
-  char c = t.charAt(i);
-  if (c >= (char) 'A' && c <= (char) 'Z') { i++; } else if (parts > 0) { return false; }
-  int start = i;
-  while (i < n && t.charAt(i) >= (char) 'a' && t.charAt(i) <= (char) 'z') { i++; }
-  if (i - start < 2) { return false; }
-  parts++;
-}
-return parts > 1;
-""".strip()
-
-# Porter stems "use", "used", "using" and "useful" to "us", which would meet
-# the acronym US (kept unstemmed, as in the embedded analysis): these words
-# keep the embedded stem instead.
-_STEM_OVERRIDES = ("use, used, uses, using, useful, usefulness => use",)
 
 def _rules():
     """The product's analysis rules (token pattern, stop words, CJK ranges, plural rewrites).
@@ -137,60 +97,7 @@ def _rules():
     """
     from searchengine.querylang import text
 
-    return text.TOKEN_PATTERN, text.STOP_WORDS, text.CJK_CHARS, text.PLURAL_REWRITES, text.THOUSANDS
-
-
-# Painless predicate of the embedded number-and-unit rule
-# ``\d+(?:,\d{3})*[^\W\d_]+`` (16GB, 10,000GPUs): digits, then letters only.
-_NUMBER_UNIT_SCRIPT = """
-CharSequence t = token.getTerm();
-int n = t.length(); int i = 0;
-while (i < n && (Character.isDigit(t.charAt(i)) || (i > 0 && t.charAt(i) == (char) ','))) { i++; }
-if (i == 0 || i == n || !Character.isDigit(t.charAt(i - 1))) { return false; }
-while (i < n && Character.isLetter(t.charAt(i))) { i++; }
-return i == n;
-""".strip()
-
-
-def cjk_ranges(cjk_chars: str) -> list[tuple[int, int]]:
-    """The code point ranges of a character-class body such as ``"\u3040-\u30ff..."``."""
-    import re
-
-    return [(ord(low), ord(high)) for low, high in re.findall(r"(.)-(.)", cjk_chars, re.DOTALL)]
-
-
-def token_pattern(pattern: str, cjk_chars: str) -> str:
-    """The tokenizer pattern: the embedded one, except that CJK characters come one
-    at a time (the ``se_cjk_pairs`` filter joins neighbours into pairs).
-
-    Raises:
-        RuntimeError: the embedded pattern no longer starts with its CJK-run alternative.
-    """
-    run = f"[{cjk_chars}]+|"
-    if not pattern.startswith(run):
-        raise RuntimeError("the embedded token pattern changed: update the OpenSearch tokenizer")
-    return f"[{cjk_chars}]|" + pattern[len(run):]
-
-
-def _cjk_script(cjk_chars: str) -> str:
-    """Painless predicate: the token is one CJK character."""
-    tests = " || ".join(f"(c >= {low} && c <= {high})" for low, high in cjk_ranges(cjk_chars))
-    return ("CharSequence t = token.getTerm(); if (t.length() != 1) { return false; } "
-            f"char c = t.charAt(0); return {tests};")
-
-
-def stop_list(stop_words) -> list[str]:
-    """The case-sensitive stop list that drops ``the`` and ``The`` but keeps ``US``.
-
-    Each word lower-case and capitalised; single letters in capitals too
-    (the embedded filter keeps only acronyms of two letters or more).
-    """
-    words = set()
-    for word in stop_words:
-        words.update((word, word.capitalize()))
-        if len(word) == 1:
-            words.add(word.upper())
-    return sorted(words)
+    return text.TOKEN_PATTERN, text.CJK_CHARS, text.THOUSANDS
 
 
 def _rule_text(text: str) -> str:
@@ -239,96 +146,33 @@ def nfkc_rules() -> tuple[str, ...]:
     return tuple(f"{_rule_text(key)}=>{_rule_text(value)}" for key, value in rules.items())
 
 
-def _word_delimiter(*, case_split: bool, joined: bool) -> dict:
-    return {
-        "type": "word_delimiter_graph",
-        "generate_word_parts": True,
-        "generate_number_parts": True,
-        "catenate_all": joined,
-        "preserve_original": False,
-        "split_on_case_change": case_split,
-        "split_on_numerics": False,
-        "stem_english_possessive": False,
-        # The tokenizer lets only these through inside a token: "++" and "#"
-        # end an identifier (C++, C#), "." joins digits (802.11ax), ","
-        # separates thousands (10,000).
-        "type_table": ["+ => ALPHA", "# => ALPHA", ". => DIGIT", ", => DIGIT"],
-    }
-
-
 def analysis_settings() -> dict:
-    """The ``index.analysis`` settings: analyzers ``se_text`` (indexing title and
-    abstract), ``se_text_search`` (their queries), ``se_text_phrase`` (quoted
-    phrases: no joined words), ``se_name`` (author names: folded, not stemmed)
+    """The ``index.analysis`` settings: analyzers ``se_terms`` (the product's
+    term texts, :mod:`.terms`, cut apart: title and abstract terms and written
+    words, and their queries), ``se_name`` (author names: folded, not stemmed)
     and ``se_spell`` (the words did-you-mean chooses from: folded, whole)."""
-    pattern, stop_words, cjk_chars, plural_rewrites, thousands = _rules()
+    pattern, cjk_chars, thousands = _rules()
     token_filters = {
         "se_word_cap": {"type": "truncate", "length": MAX_WORD},
-        # Neighbouring CJK characters as overlapping pairs in sequence; a lone one stays.
-        "se_cjk_shingles": {"type": "shingle", "min_shingle_size": 2, "max_shingle_size": 2,
-                            "output_unigrams": False, "output_unigrams_if_no_shingles": True,
-                            "token_separator": ""},
-        "se_cjk_pairs": {"type": "condition", "filter": ["se_cjk_shingles"],
-                         "script": {"source": _cjk_script(cjk_chars)}},
-        "se_camel_parts": _word_delimiter(case_split=True, joined=True),
-        "se_unit_parts": {**_word_delimiter(case_split=False, joined=True), "split_on_numerics": True},
-        "se_units": {"type": "condition", "filter": ["se_unit_parts"],
-                     "script": {"source": _NUMBER_UNIT_SCRIPT}},
-        "se_unit_parts_only": {**_word_delimiter(case_split=False, joined=False), "split_on_numerics": True},
-        "se_units_phrase": {"type": "condition", "filter": ["se_unit_parts_only"],
-                            "script": {"source": _NUMBER_UNIT_SCRIPT}},
-        "se_camel": {"type": "condition", "filter": ["se_camel_parts"],
-                     "script": {"source": _CAMEL_SCRIPT}},
-        "se_compounds": _word_delimiter(case_split=False, joined=True),
-        "se_camel_parts_only": _word_delimiter(case_split=True, joined=False),
-        "se_camel_phrase": {"type": "condition", "filter": ["se_camel_parts_only"],
-                            "script": {"source": _CAMEL_SCRIPT}},
-        "se_compound_parts": _word_delimiter(case_split=False, joined=False),
-        "se_stop": {"type": "stop", "stopwords": stop_list(stop_words), "ignore_case": False},
-        # Not stemmed, as in the embedded stemmer: all capitals (and no lower-case
-        # letter), an acronym; or a word with a digit or other non-letter
-        # (100ms, 1990s, covid19s), unless it is an acronym's plural (A100s → a100).
-        "se_acronyms": {"type": "keyword_marker",
-                        "keywords_pattern": "[^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*"
-                                            "|(?![^\\p{Ll}]*\\p{Lu}[^\\p{Ll}]*s$).*\\P{L}.*"},
+        # 10,000 → 10000 ((?U): \\d as the Unicode digits Python's re reads).
+        "se_thousands": {"type": "pattern_replace", "pattern": "(?U)" + thousands, "replacement": ""},
+        # The terms of one slot, all at the slot's position.
+        "se_same_position": {"type": "pattern_capture", "preserve_original": False,
+                             "patterns": [f"([^{SAME_POSITION}]+)"]},
+        # A slot without a term: dropped, its position left empty.
+        "se_no_term": {"type": "stop", "stopwords": [NO_TERM], "ignore_case": False},
     }
-    for number, (ending, replacement) in enumerate(plural_rewrites, 1):
-        token_filters[f"se_plural_{number}"] = {"type": "pattern_replace", "pattern": ending,
-                                                "replacement": replacement}
-    # The rewrites skip acronyms (marked keywords), which the embedded stemmer leaves whole.
-    token_filters["se_plurals"] = {"type": "condition",
-                                   "filter": [f"se_plural_{n}" for n in range(1, len(plural_rewrites) + 1)],
-                                   "script": {"source": "!token.isKeyword()"}}
-    token_filters["se_stem_overrides"] = {"type": "stemmer_override", "rules": list(_STEM_OVERRIDES)}
-    # 10,000 → 10000 ((?U): \\d as the Unicode digits Python's re reads).
-    token_filters["se_thousands"] = {"type": "pattern_replace", "pattern": "(?U)" + thousands, "replacement": ""}
-    # A word written with an umlaut is indexed under its transliterated spelling
-    # too (Müller: muller and mueller), as the embedded UmlautFilter does.
-    for letters, spelled in (("äÄ", "ae"), ("öÖøØ", "oe"), ("üÜ", "ue")):
-        token_filters[f"se_umlaut_{spelled}"] = {"type": "pattern_replace", "pattern": f"[{letters}]",
-                                                 "replacement": spelled}
-    token_filters["se_umlauts"] = {"type": "multiplexer", "preserve_original": True,
-                                   "filters": ["se_umlaut_ae,se_umlaut_oe,se_umlaut_ue"]}
-    head = ["se_thousands", "se_stop", "se_acronyms"]
-    tail = ["lowercase", "asciifolding", "se_plurals", "se_stem_overrides", "porter_stem"]
     text = {"type": "custom", "char_filter": ["se_nfkc"], "tokenizer": "se_words"}
     return {
         "char_filter": {"se_nfkc": {"type": "mapping", "mappings": list(nfkc_rules())}},
         "tokenizer": {
-            "se_words": {"type": "pattern", "pattern": token_pattern(pattern, cjk_chars), "group": 0,
-                         "flags": _PATTERN_FLAGS},
+            "se_words": {"type": "pattern", "pattern": pattern, "group": 0, "flags": _PATTERN_FLAGS},
+            "se_slots": {"type": "pattern", "pattern": " "},
         },
         "filter": token_filters,
         "analyzer": {
-            "se_text": {**text,
-                        "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
-                                   "flatten_graph", *head, "se_umlauts", *tail]},
-            "se_text_search": {**text,
-                               "filter": ["se_word_cap", "se_cjk_pairs", "se_units", "se_camel", "se_compounds",
-                                          *head, *tail]},
-            "se_text_phrase": {**text,
-                               "filter": ["se_word_cap", "se_cjk_pairs", "se_units_phrase", "se_camel_phrase",
-                                          "se_compound_parts", *head, *tail]},
+            "se_terms": {"type": "custom", "tokenizer": "se_slots",
+                         "filter": ["se_same_position", "se_no_term", "se_word_cap"]},
             "se_name": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding"]},
             # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
             "se_spell": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding", "se_thousands"]},
@@ -375,11 +219,20 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
     kept = {"type": "keyword", "index": False, "doc_values": False}
     return {
         "dynamic": "strict",
+        # The term texts are made again from the title and abstract when needed.
+        "_source": {"excludes": [TEXT_TERMS, *(name + suffix for name in TEXT_FIELDS for suffix in (TERMS, WORDS))]},
         "_meta": {META_KEY: {"alias": alias, "layout": LAYOUT}},
         "properties": {
             "id": {"type": "keyword"},  # at most 512 bytes, as every document id
-            "title": text("title", "se_text", search_analyzer="se_text_search", fields=spell),
-            "abstract": text("abstract", "se_text", search_analyzer="se_text_search", fields=spell),
+            "title": {"type": "text", "index": False, "fields": spell},
+            "abstract": {"type": "text", "index": False, "fields": spell},
+            **{name + TERMS: text(name, "se_terms") for name in TEXT_FIELDS},
+            # An unfielded word's score and the proximity bonus: the title
+            # twice and the abstract, three values (a phrase never spans two).
+            TEXT_TERMS: text("abstract", "se_terms"),
+            # Only which words stand where: phrases are matched, not scored, by them.
+            **{name + WORDS: {"type": "text", "analyzer": "se_terms", "norms": False,
+                              "similarity": "boolean"} for name in TEXT_FIELDS},
             "authors": text("authors", "se_name", fields={"raw": keyword}),
             "year": {"type": "integer"},
             "categories": keyword,
@@ -489,6 +342,7 @@ def document(record: Record) -> dict:
         "category_keys": filters.category_keys(record.categories),
         "sort_title": title_sort_key(record.title),
         "url": record.url,
+        **text_fields(record),
         "source": record.source,
     }
     # The first non-blank category, as the embedded engine's facet counts take it.
@@ -508,6 +362,17 @@ def document(record: Record) -> dict:
         if getattr(record, name):
             source[name] = getattr(record, name)
     return source
+
+
+def text_fields(record: Record) -> dict:
+    """The term texts of ``record``'s title and abstract (:mod:`.terms`)."""
+    fields = {}
+    for name in TEXT_FIELDS:
+        value = getattr(record, name)
+        fields[name + TERMS] = term_text(value)
+        fields[name + WORDS] = word_text(value)
+    fields[TEXT_TERMS] = [fields["title" + TERMS]] * int(TITLE_BOOST) + [fields["abstract" + TERMS]]
+    return fields
 
 
 def _date_source(record: Record) -> dict:

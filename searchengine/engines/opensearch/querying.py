@@ -2,23 +2,28 @@
 
 :func:`to_dsl` translates the engine-free tree of
 :mod:`searchengine.querylang.tree` the way the embedded engine's
-:func:`searchengine.engines.whoosh.querying.to_whoosh` does, with the
-cluster's own queries:
+:func:`searchengine.engines.whoosh.querying.to_whoosh` does. Titles and
+abstracts are searched by the product's own terms (:mod:`.terms`): each word
+is analysed here, as the embedded engine analyses it, and the cluster is asked
+for exactly those terms in ``title_terms`` and ``abstract_terms``:
 
-* ``Word`` → the word in title (boost 2), abstract and author names at once,
-  ``multi_match`` of type ``cross_fields`` (term statistics blended across
-  the fields: OpenSearch's closest to BM25F); a compound → ``dis_max`` of
-  its joined form and its parts in sequence; ``Joined`` → the joined word
-  the same way; ``FieldWord`` → a ``match`` in that field (``id``: a term);
-* ``Phrase`` → ``match_phrase`` with the phrase analyzer (no joined words),
-  in one field or any default field;
-* ``Prefix`` → ``prefix`` over the indexed terms, rewritten to the
-  :data:`MAX_EXPANSIONS` most frequent (``top_terms_64``), as the embedded
-  engine caps prefixes;
-* ``Fuzzy`` → ``match`` with ``fuzziness`` (each analysed term within that
-  many edits, a swap of neighbours counting one, no shared prefix needed)
-  and ``max_expansions`` :data:`MAX_EXPANSIONS`, in one field or any
-  default field (the title weighted as in ``Word``);
+* ``Word`` → its term over title and abstract at once (``text_terms``:
+  both in one field, the title's terms counted twice, so a word is scored
+  once, as BM25F scores it), or the word in the author names; a compound →
+  ``dis_max`` of its joined term (weighing the idf of its parts over its
+  own, :func:`joined_weights`) and its parts in sequence; ``Joined`` → the
+  joined term the same way; ``FieldWord`` → the same in that field
+  (``id``: a term);
+* ``Phrase`` → ``match_phrase`` of the stems in ``title_terms`` /
+  ``abstract_terms`` (scored; stop words' gaps allowed), kept where the
+  words as written stand together in ``title_words`` / ``abstract_words``
+  (the embedded engine checks the words as written too), in one field or
+  any default field;
+* ``Prefix`` → ``prefix`` over the indexed terms, rewritten to 64 of them
+  (``top_terms_64``), as the embedded engine caps prefixes;
+* ``Fuzzy`` → in a title or abstract, the terms the embedded engine would
+  choose (:func:`fuzzy_expansion`), each with its blended weight; in author
+  names, each analysed term within that many edits;
 * ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
   ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
   ``filter``;
@@ -26,14 +31,20 @@ cluster's own queries:
   the words), the ways after the first (as typed) weighing
   :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`;
 * ``Proximity`` → the query as ``must``, and for each pair of neighbouring
-  words a ``match_phrase`` with slop :data:`~searchengine.ranking.PROXIMITY_SLOP` in the title
-  (weight ``TITLE_BOOST * PROXIMITY_WEIGHT``) and the abstract
-  (``PROXIMITY_WEIGHT``) as ``should``: the embedded engine's proximity
-  bonus, with Lucene's phrase scoring (the sloppy phrase frequency under
-  BM25, the words' idf added up);
+  terms a ``match_phrase`` on ``text_terms`` with slop
+  :data:`~searchengine.ranking.PROXIMITY_SLOP` weighing
+  :data:`~searchengine.ranking.PROXIMITY_WEIGHT` as ``should``: the
+  embedded bonus's pseudo-term (the pair's frequency, the title's counted
+  twice, the two words' idf added up);
 * the filters (:class:`searchengine.filters.Filters`) → ``filter`` clauses on
   the ``year``, ``author_keys`` and ``category_keys`` fields, which hold the
   same keys as the embedded index.
+
+:func:`to_dsl` takes what the cluster told about the query's words
+(``known``): fuzzy words' expansions and joined words' weights, asked for in
+one request each (:func:`fuzzy_words`, :func:`joined_words`).
+:func:`marked_terms` gives the terms a query looks for, by field, which
+snippets mark.
 """
 
 from __future__ import annotations
@@ -41,93 +52,215 @@ from __future__ import annotations
 from itertools import pairwise
 
 from searchengine.dates import intersection
+from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TEXT_TERMS, WORDS,
+                                                   phrase_words, query_tokens)
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import compound_parts, text_tokens
+from searchengine.querylang.syntax import MIN_FUZZY
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
 
 #: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.
 MAX_EXPANSIONS = t.MAX_EXPANSIONS
-#: The fields an unfielded word is searched in, with their weights.
-DEFAULT_FIELDS = (f"title^{TITLE_BOOST:g}", "abstract", "authors")
-_TEXT_FIELDS = {"title", "abstract", "authors"}
+#: A compound of more parts than this is searched as its joined form only (as embedded).
+MAX_COMPOUND_PARTS = 6
+_TERM_FIELDS = {"title": f"title{TERMS}^{TITLE_BOOST:g}", "abstract": f"abstract{TERMS}"}
+_ANALYZED = "se_terms"
 
 
-def to_dsl(node: t.Node | None) -> dict | None:
-    """The Query DSL for ``node``; ``None`` for no tree (every document)."""
+def to_dsl(node: t.Node | None, known: dict | None = None) -> dict | None:
+    """The Query DSL for ``node``; ``None`` for no tree (every document) or a
+    leaf that asks for no term (a phrase of stop words).
+
+    ``known`` holds what the cluster told about the query's words:
+    ``{(field, word, edits): [(term, boost)]}`` for each fuzzy word's
+    expansions (:func:`fuzzy_expansion`; without them a fuzzy word matches by
+    its stem only), and ``{("joined", term): weight}`` for joined terms
+    (:func:`joined_weights`; without them a joined term weighs its number of parts).
+    """
+    near = known = known or {}
     if node is None:
         return None
     if isinstance(node, t.Word):
-        return _word(node.text)
+        return _word(node.text, known)
     if isinstance(node, t.Joined):
-        return _words(node.text)
+        return _joined(node.words, known)
     if isinstance(node, t.FieldWord):
-        return _field_word(node.field, node.text)
+        return field_word(node.field, node.text, known)
     if isinstance(node, t.Phrase):
         if node.field is not None:
             return _phrase(node.field, node.text)
-        return _any([_phrase(name, node.text) for name in ("title", "abstract", "authors")])
+        return _any([_phrase(name, node.text) for name in t.DEFAULT_FIELDS])
     if isinstance(node, t.Prefix):
-        fields = [node.field] if node.field is not None else ["title", "abstract", "authors"]
-        return _any([{"prefix": {name: {"value": node.text.lower(), "rewrite": f"top_terms_{MAX_EXPANSIONS}",
-                                        "case_insensitive": True}}} for name in fields])
+        fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
+        return _any([_prefix(name, node.text) for name in fields])
     if isinstance(node, t.Fuzzy):
-        fields = [node.field] if node.field is not None else ["title", "abstract", "authors"]
-        return _any([_fuzzy(name, node.text, node.distance) for name in fields])
+        fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
+        return _any([_fuzzy(name, node.text, node.distance, near) for name in fields])
     if isinstance(node, t.And):
-        must = [to_dsl(child) for child in node.children if not isinstance(child, t.Not)]
-        must_not = [to_dsl(child.child) for child in node.children if isinstance(child, t.Not)]
+        must = [to_dsl(child, near) for child in node.children if not isinstance(child, t.Not)]
+        must_not = [to_dsl(child.child, near) for child in node.children if isinstance(child, t.Not)]
         return _bool(must=must, must_not=must_not)
     if isinstance(node, t.Or):
-        return _any([to_dsl(child) for child in node.children])
+        return _any([to_dsl(child, near) for child in node.children])
     if isinstance(node, t.Alternatives):
-        ways = [to_dsl(child) for child in node.children]
-        if len(ways) == 1:
-            return ways[0]
+        ways = [way for way in (to_dsl(child, near) for child in node.children) if way is not None]
+        if len(ways) <= 1:
+            return ways[0] if ways else None
         return {"dis_max": {"queries": [ways[0], *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}}
                                                    for way in ways[1:])]}}
     if isinstance(node, t.Proximity):
-        together = [{"match_phrase": {field: {"query": text, "analyzer": "se_text_phrase", "slop": PROXIMITY_SLOP,
-                                              "boost": PROXIMITY_WEIGHT * (TITLE_BOOST if field == "title" else 1)}}}
-                    for text in _neighbours(node.words) for field in ("title", "abstract")]
-        return _bool(must=[to_dsl(node.child)], should=together) if together else to_dsl(node.child)
+        child = to_dsl(node.child, near)
+        # The title counts twice in text_terms, as in the embedded bonus's BM25F.
+        together = [{"match_phrase": {TEXT_TERMS: {
+            "query": _slots(pair), "analyzer": _ANALYZED, "slop": PROXIMITY_SLOP, "boost": PROXIMITY_WEIGHT}}}
+            for pair in _pairs(node.words)]
+        return _bool(must=[child], should=together) if together and child is not None else child
     if isinstance(node, t.MinMatch):
-        return _bool(should=[to_dsl(child) for child in node.children], minimum=node.minimum)
+        return _bool(should=[to_dsl(child, near) for child in node.children], minimum=node.minimum)
     if isinstance(node, t.Not):
-        return _bool(must_not=[to_dsl(node.child)])
-    if isinstance(node, t.AndNot):
-        return _bool(must=[to_dsl(node.a)], must_not=[to_dsl(node.b)])
-    if isinstance(node, t.AndMaybe):
-        return _bool(must=[to_dsl(node.a)], should=[to_dsl(node.b)], minimum=0)
-    if isinstance(node, t.Require):
-        return _bool(must=[to_dsl(node.a)], filter=[to_dsl(node.b)])
+        child = to_dsl(node.child, near)
+        return _bool(must_not=[child]) if child is not None else None
+    if isinstance(node, (t.AndNot, t.AndMaybe, t.Require)):
+        a, b = to_dsl(node.a, near), to_dsl(node.b, near)
+        if a is None or b is None:
+            return b if a is None else a
+        if isinstance(node, t.AndNot):
+            return _bool(must=[a], must_not=[b])
+        if isinstance(node, t.AndMaybe):
+            return _bool(must=[a], should=[b], minimum=0)
+        return _bool(must=[a], filter=[b])
     raise TypeError(f"not a query tree node: {node!r}")
 
 
-def highlight_dsl(node: t.Node | None) -> dict | None:
-    """The query whose words the highlighter marks: each positive leaf as plain
-    per-field queries (the highlighter cannot read the blended terms of
-    ``cross_fields``); excluded words are never marked."""
-    leaves = []
+def split_joined(tree: t.Node | None, frequencies) -> t.Node | None:
+    """``tree`` with each word that is two indexed words written together
+    (``flashattention``) searched as a compound of them (``flash-attention``:
+    the joined word, or the two in sequence), as the embedded engine splits
+    it (:func:`searchengine.querylang.text.best_split`, by the abstracts'
+    document frequencies). A long question (a ``MinMatch``) is left alone.
+
+    ``frequencies(terms)`` gives ``{term: abstracts holding it}`` for a list
+    of analysed terms (one request for every word of the query).
+    """
+    from searchengine.engines.opensearch.terms import stem
+    from searchengine.querylang.text import best_split, may_split, split_candidates
+
+    if tree is None or isinstance(tree.child if isinstance(tree, t.Proximity) else tree, t.MinMatch):
+        return tree
+    words = {}
+    for leaf in t.leaves(tree):
+        if isinstance(leaf, t.Word):
+            tokens = query_tokens(leaf.text)
+            if len(tokens) == 1 and not tokens[0][2] and may_split(tokens[0][0]):
+                words[leaf.text] = tokens[0][0]
+    if not words:
+        return tree
+    known = frequencies(sorted({c for term in words.values() for c in split_candidates(term, stem)}))
+    splits = {}
+    for text, term in words.items():
+        best = best_split(term, lambda found: known.get(found, 0), stem)
+        if best is not None:
+            splits[text] = "-".join(best)
+    if not splits:
+        return tree
+    return t.map_leaves(tree, lambda leaf: t.Word(splits[leaf.text])
+                        if isinstance(leaf, t.Word) and leaf.text in splits else leaf)
+
+
+def joined_words(tree: t.Node | None) -> list[tuple[str, tuple[str, ...]]]:
+    """``(joined term, its words' terms)`` of each compound and joined word of
+    ``tree`` (``FlashAttention`` → ``("flashattention", ("flash", "attention"))``),
+    whose weights :func:`to_dsl` wants in its ``known`` (:func:`joined_weights`)."""
+    found = []
+    for leaf in t.leaves(tree) if tree is not None else ():
+        if isinstance(leaf, (t.Word, t.FieldWord)) and (not isinstance(leaf, t.FieldWord) or leaf.field in TEXT_FIELDS):
+            tokens = query_tokens(leaf.text)
+            joined = [term for term, _, is_joined in tokens if is_joined]
+            parts = tuple(term for term, _, is_joined in tokens if not is_joined)
+            if joined and 1 < len(parts) <= MAX_COMPOUND_PARTS:
+                found.append((joined[0], parts))
+        elif isinstance(leaf, t.Joined):
+            tokens = query_tokens("".join(leaf.words))
+            joined = [term for term, _, is_joined in tokens if is_joined] or [term for term, _, _ in tokens]
+            parts = tuple(term for word in leaf.words for term, _, _ in query_tokens(word, "phrase")[:1])
+            if len(joined) == 1 and parts:
+                found.append((joined[0], parts))
+    return list(dict.fromkeys(found))
+
+
+def joined_weights(joined: list[tuple[str, tuple[str, ...]]], frequencies, total: int) -> dict:
+    """``{("joined", term): weight}``: a joined term's score weighs the idf of
+    its words added up over its own idf, as the embedded engine's joined
+    terms do (a word no paper holds counts as found once).
+    ``frequencies(terms)`` gives ``{term: papers holding it}``."""
+    from math import log
+
+    def idf(n: int) -> float:
+        return log(1 + (total - n + 0.5) / (n + 0.5))
+
+    known = frequencies(sorted({term for whole, parts in joined for term in (whole, *parts)}))
+    weights = {}
+    for whole, parts in joined:
+        own = known.get(whole, 0)
+        if own:
+            weights[("joined", whole)] = sum(idf(max(1, known.get(part, 0))) for part in parts) / idf(own)
+    return weights
+
+
+def frequencies_body(terms: list[str], field: str = "abstract" + TERMS) -> dict:
+    """The search body counting the papers whose ``field`` holds each analysed
+    term (a ``filters`` aggregation): the abstracts by default."""
+    return {"size": 0, "track_total_hits": False, "aggs": {"terms": {"filters": {"filters": {
+        str(number): {"term": {field: term}} for number, term in enumerate(terms)}}}}}
+
+
+def marked_terms(query: dict | None) -> dict[str, frozenset[str] | tuple]:
+    """The terms ``query`` (a Query DSL made by :func:`to_dsl`) asks for in
+    the title and the abstract, which snippets mark: ``{"title": terms,
+    "abstract": terms, "prefixes": (field, prefix) pairs}``. Excluded words are
+    never marked; a phrase marks its words' terms."""
+    found: dict[str, set[str]] = {name: set() for name in TEXT_FIELDS}
+    prefixes: set[tuple[str, str]] = set()
 
     def walk(item) -> None:
-        if isinstance(item, t.Not):
+        if isinstance(item, list):
+            for child in item:
+                walk(child)
             return
-        if isinstance(item, t.AndNot):
-            walk(item.a)
+        if not isinstance(item, dict):
             return
-        if isinstance(item, (t.Word, t.Joined)):
-            leaves.append({"multi_match": {"query": item.text, "fields": ["title", "abstract", "authors"],
-                                           "type": "most_fields"}})
-            return
-        if isinstance(item, (t.FieldWord, t.Phrase, t.Prefix, t.Fuzzy)):
-            leaves.append(to_dsl(item))
-            return
-        for child in t.children(item):
-            walk(child)
+        for key, value in item.items():
+            if key == "must_not":
+                continue
+            if key in ("match", "match_phrase", "term", "terms", "prefix", "fuzzy") and isinstance(value, dict):
+                for fieldname, spec in value.items():
+                    texts = spec if isinstance(spec, list) else [
+                        spec.get("query", spec.get("value")) if isinstance(spec, dict) else spec]
+                    for text in texts:
+                        _mark(key, fieldname, str(text), found, prefixes)
+            elif key == "multi_match":
+                for fieldname in value["fields"]:
+                    _mark("match", fieldname.split("^")[0], value["query"], found, prefixes)
+            else:
+                walk(value)
 
-    walk(node)
-    return _any(leaves) if leaves else None
+    walk(query)
+    return {**{name: frozenset(terms) for name, terms in found.items()}, "prefixes": tuple(sorted(prefixes))}
+
+
+def _mark(kind: str, fieldname: str, text: str, found: dict, prefixes: set) -> None:
+    if fieldname == TEXT_TERMS:
+        for name in TEXT_FIELDS:
+            found[name].add(text)
+        return
+    for name in TEXT_FIELDS:
+        if fieldname == name + TERMS:
+            if kind == "prefix":
+                prefixes.add((name, text))
+            else:
+                found[name].update(term for term in text.replace(SAME_POSITION, " ").split() if term != NO_TERM)
+        elif fieldname == name + WORDS and kind != "fuzzy":
+            found[name].update(term for term, _, _ in query_tokens(text, "phrase"))
 
 
 def filter_clauses(filters: Filters) -> list[dict]:
@@ -160,43 +293,94 @@ def filter_clauses(filters: Filters) -> list[dict]:
     return clauses
 
 
-def _neighbours(words: tuple[str, ...]) -> list[str]:
-    """Each pair of neighbouring words that are not stop words, with the stop
-    words between them (``graph of neural networks`` → ``graph of neural``,
-    ``neural networks``)."""
-    kept = [i for i, word in enumerate(words) if text_tokens(word)]
-    return [" ".join(words[i:j + 1]) for i, j in pairwise(kept)]
+def _slots(tokens: list[tuple[str, int]]) -> str:
+    """Terms at their positions as a term text (:mod:`.terms`): ``[("state", 0), ("art", 3)]`` → ``state ␂ ␂ art``."""
+    slots: list[list[str]] = []
+    first = tokens[0][1]
+    for term, position in tokens:
+        at = position - first
+        while len(slots) <= at:
+            slots.append([])
+        slots[at].append(term)
+    return " ".join(SAME_POSITION.join(slot) if slot else NO_TERM for slot in slots)
 
 
-def _word(text: str) -> dict:
-    """One word; a compound (``k-means``, ``FlashAttention``) as its joined
-    form, or else (weighing :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`) its parts standing in
-    sequence in the title or the abstract, scored as the words.
-
-    The joined form weighs as many times its own score as the compound has
-    parts: the embedded engine gives it the idf of the parts added up, which
-    the Query DSL cannot express; a joined term is about as rare as each
-    part standing in sequence, so this is close."""
-    parts = compound_parts(text)
-    if len(parts) < 2:
-        return _words(text)
-    spaced = " ".join(parts)
-    in_sequence = _any([{"match_phrase": {field: {"query": spaced, "analyzer": "se_text_phrase"}}}
-                        for field in ("title", "abstract")])
-    return {"dis_max": {"queries": [
-        {"bool": {"must": [_words("".join(parts).lower())], "boost": float(len(parts))}},
-        {"bool": {"must": [_words(spaced)], "filter": [in_sequence], "boost": ALTERNATIVE_WEIGHT}},
-    ]}}
+def _pairs(words: tuple[str, ...]) -> list[list[tuple[str, int]]]:
+    """Each pair of neighbouring terms of ``words`` (phrase mode, stop words
+    keeping their gaps), as the embedded proximity bonus counts them."""
+    tokens = [(term, position) for term, position, _ in query_tokens(" ".join(words), "phrase")]
+    return [[a, b] for a, b in pairwise(tokens)]
 
 
-def _words(text: str) -> dict:
-    return {"multi_match": {"query": text, "fields": list(DEFAULT_FIELDS), "type": "cross_fields",
-                            "operator": "and"}}
+def _blend(term: str, fields=("title", "abstract")) -> dict:
+    """One analysed term in the title and the abstract, scored once over both
+    (``text_terms``, where the title counts twice), or in one field."""
+    if len(fields) > 1:
+        return {"term": {TEXT_TERMS: term}}
+    name, _, boost = _TERM_FIELDS[fields[0]].partition("^")
+    return {"term": {name: {"value": term, **({"boost": float(boost)} if boost else {})}}}
 
 
-def _field_word(field: str, text: str) -> dict:
-    if field in _TEXT_FIELDS:
-        return {"match": {field: {"query": text, "operator": "and"}}}
+def _in_sequence(parts: list[str], fields) -> dict:
+    """The ``parts`` next to each other, in order, in one of ``fields``."""
+    return _any([{"match_phrase": {name + TERMS: {"query": " ".join(parts), "analyzer": _ANALYZED}}}
+                 for name in fields])
+
+
+def _analysed(text: str, fields=("title", "abstract"), known: dict | None = None) -> dict | None:
+    """A word in the title and abstract as the embedded engine searches it: its
+    term, or for a compound its joined term (weighing its number of parts) or
+    its parts in sequence (weighing :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`);
+    ``None`` when it analyzes to nothing (a stop word)."""
+    tokens = query_tokens(text)
+    joined = [term for term, _, is_joined in tokens if is_joined]
+    parts = [term for term, _, is_joined in tokens if not is_joined]
+    if not parts:
+        return None
+    if not joined:
+        if len(parts) == 1:
+            return _blend(parts[0], fields)
+        return _bool(must=[_blend(part, fields) for part in parts], filter=[_in_sequence(parts, fields)])
+    if len(parts) > MAX_COMPOUND_PARTS:
+        return _blend(joined[0], fields)
+    weight = (known or {}).get(("joined", joined[0]), float(len(parts)))
+    whole = {"bool": {"must": [_blend(joined[0], fields)], "boost": weight}}
+    if len(parts) == 1:  # the other parts are stop words (t-SNE)
+        apart = _blend(parts[0], fields)
+    else:
+        apart = _bool(must=[_blend(part, fields) for part in parts], filter=[_in_sequence(parts, fields)])
+    return {"dis_max": {"queries": [whole, {"bool": {"must": [apart], "boost": ALTERNATIVE_WEIGHT}}]}}
+
+
+def _word(text: str, known: dict) -> dict | None:
+    """An unfielded word: in the title and abstract (:func:`_analysed`) or the author names."""
+    return _any([_analysed(text, known=known), _authors(text)])
+
+
+def _authors(text: str) -> dict:
+    return {"match": {"authors": {"query": text, "operator": "and"}}}
+
+
+def _joined(words: tuple[str, ...], known: dict) -> dict | None:
+    """Neighbouring words joined (``failslow``): the one term the joined text
+    analyzes to in the title and abstract (its joined form, for a compound),
+    weighing as many words; ``None`` when it analyzes to several."""
+    tokens = query_tokens("".join(words))
+    joined = [term for term, _, is_joined in tokens if is_joined]
+    terms = joined or [term for term, _, _ in tokens]
+    if len(terms) != 1:
+        return None
+    weight = known.get(("joined", terms[0]), float(max(1, len(words))))
+    return {"bool": {"must": [_blend(terms[0])], "boost": weight}}
+
+
+def field_word(field: str, text: str, known: dict | None = None) -> dict | None:
+    """A word in one field (``title:gpu``, ``year:2024``, ``doi:…``); ``None``
+    when it analyzes to nothing there."""
+    if field in TEXT_FIELDS:
+        return _analysed(text, (field,), known)
+    if field == "authors":
+        return _authors(text)
     if field == "year":
         return {"term": {"year": text}} if text.isdigit() else {"match_none": {}}
     if field == "doi":  # held lower-cased: DOIs are case-insensitive
@@ -204,34 +388,134 @@ def _field_word(field: str, text: str) -> dict:
     return {"term": {field: text}}
 
 
-def _fuzzy(field: str, text: str, distance: int) -> dict:
+def _prefix(field: str, text: str) -> dict:
+    from searchengine.engines.whoosh.analysis import fold
+
+    name = field + TERMS if field in TEXT_FIELDS else field
+    return {"prefix": {name: {"value": fold(text), "rewrite": f"top_terms_{MAX_EXPANSIONS}"}}}
+
+
+def fuzzy_words(tree: t.Node | None) -> list[tuple[str, str, int]]:
+    """``(field, word, edits)`` of each written word of the tree's fuzzy words
+    in a title or abstract long enough to be fuzzy, whose expansions
+    :func:`to_dsl` wants in its ``near`` (:func:`fuzzy_expansion`)."""
+    wanted = []
+    for leaf in t.leaves(tree) if tree is not None else ():
+        if isinstance(leaf, t.Fuzzy) and (leaf.field is None or leaf.field in TEXT_FIELDS):
+            for field in [leaf.field] if leaf.field else TEXT_FIELDS:
+                wanted.extend((field, word, leaf.distance) for word in phrase_words(leaf.text)
+                              if len(word) >= MIN_FUZZY)
+    return list(dict.fromkeys(wanted))
+
+
+def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]], written: list[tuple[str, int]],
+                    total: int) -> list[tuple[str, float]]:
+    """The terms a fuzzy ``word`` (as written) is searched by in one field,
+    each with its boost, as the embedded engine chooses and weighs them
+    (:func:`searchengine.engines.whoosh.expansion.fuzzy_weights`): the terms
+    within ``edits`` of the word's stem (``stems``: ``(term, documents)``)
+    and the terms of the words as written within ``edits`` of the word
+    (``written``: ``(word, documents)``), each at its fewest edits; the
+    closest :data:`MAX_EXPANSIONS` first, then the most frequent. A term's
+    boost gives it the idf of the most frequent of them (of ``total``
+    documents), times ``1 - edits / len(word)`` (at least 0.1)."""
+    from math import log
+
+    from rapidfuzz.distance import OSA
+
+    tokens = query_tokens(word)
+    stem = tokens[0][0] if tokens else word
+    closest: dict[str, int] = {}
+    frequency: dict[str, int] = {}
+    for term, documents in stems:
+        distance = int(OSA.distance(stem, term))
+        if distance <= edits and distance < closest.get(term, edits + 1):
+            closest[term] = distance
+        frequency[term] = max(frequency.get(term, 0), documents)
+    for found, documents in [(word, 0), *written]:
+        distance = int(OSA.distance(word, found))
+        if distance > edits:
+            continue
+        for term, _, joined in query_tokens(found):
+            if not joined and distance < closest.get(term, edits + 1):
+                closest[term] = distance
+                frequency.setdefault(term, documents)
+    held = sorted((term for term in closest if frequency.get(term)),
+                  key=lambda term: (closest[term], -frequency[term], term))[:MAX_EXPANSIONS]
+
+    def idf(n: int) -> float:
+        return log(1 + (total - n + 0.5) / (n + 0.5))
+
+    blended = idf(max((frequency[term] for term in held), default=1))
+    return [(term, blended / idf(max(1, frequency[term])) * max(0.1, 1 - closest[term] / max(1, len(word))))
+            for term in held]
+
+
+def _fuzzy(field: str, text: str, distance: int, near: dict) -> dict | None:
+    """A fuzzy word in one field. In the title or abstract, as the embedded
+    engine's written-word fuzzy matching: each of its words as written (a
+    part too short to be fuzzy: its terms) matches its expansions
+    (``near``, :func:`fuzzy_expansion`), or its stem without them. In
+    another field each analysed term within ``distance`` edits."""
+    if field in TEXT_FIELDS:
+        tokens = query_tokens(text)
+        if not tokens:
+            return None
+        name = field + TERMS
+        each = []
+        for word in dict.fromkeys(phrase_words(text)):
+            if len(word) < MIN_FUZZY:
+                each.append(_analysed(word, (field,)))
+                continue
+            terms = near.get((field, word, distance))
+            if terms is None:  # no expansions asked for: the stem as typed
+                terms = [(tokens[0][0], 1.0)]
+            boost = TITLE_BOOST if field == "title" else 1.0
+            each.append(_any([{"term": {name: {"value": term, "boost": weight * boost}}} for term, weight in terms])
+                        or {"match_none": {}})
+        return _bool(must=each) if len(each) > 1 else (each[0] if each else None)
     query = {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
              "max_expansions": MAX_EXPANSIONS, "fuzzy_transpositions": True}
-    if field == "title":
-        query["boost"] = TITLE_BOOST
     return {"match": {field: query}}
 
 
-def _phrase(field: str, text: str) -> dict:
-    if field not in _TEXT_FIELDS:
-        return _field_word(field, text)
-    analyzer = "se_text_phrase" if field != "authors" else "se_name"
-    return {"match_phrase": {field: {"query": text, "analyzer": analyzer}}}
+def _phrase(field: str, text: str) -> dict | None:
+    """A quoted phrase: its words as written next to each other; ``None``
+    when it has no term to search (stop words only)."""
+    if field == "authors":
+        return {"match_phrase": {"authors": {"query": text}}}
+    if field not in TEXT_FIELDS:
+        return field_word(field, text)
+    words = phrase_words(text)
+    tokens = [(term, position) for term, position, _ in query_tokens(text, "phrase")]
+    if not words or not tokens:
+        return None
+    # Scored as the stems in sequence (stop words' gaps allowed), kept where
+    # the words as written stand together: the embedded engine's phrase.
+    gap = max((b[1] - a[1] for a, b in pairwise(tokens)), default=1)
+    stems = {"match_phrase": {field + TERMS: {"query": " ".join(term for term, _ in tokens), "analyzer": _ANALYZED,
+                                              "slop": gap - 1 if len(tokens) > 1 else 0,
+                                              **({"boost": TITLE_BOOST} if field == "title" else {})}}}
+    written = {"match_phrase": {field + WORDS: {"query": " ".join(words), "analyzer": _ANALYZED}}}
+    return _bool(must=[stems], filter=[written])
 
 
-def _any(queries: list[dict | None]) -> dict:
+def _any(queries: list[dict | None]) -> dict | None:
     present = [q for q in queries if q is not None]
-    if len(present) == 1:
-        return present[0]
+    if len(present) <= 1:
+        return present[0] if present else None
     return _bool(should=present, minimum=1)
 
 
-def _bool(*, must=(), should=(), must_not=(), filter=(), minimum: int | None = None) -> dict:
+def _bool(*, must=(), should=(), must_not=(), filter=(), minimum: int | None = None) -> dict | None:
+    """A ``bool`` query of the clauses given (``None`` ones left out); ``None`` when none is left."""
     body: dict = {}
     for name, clauses in (("must", must), ("should", should), ("must_not", must_not), ("filter", filter)):
         present = [q for q in clauses if q is not None]
         if present:
             body[name] = present
+    if not body:
+        return None
     if minimum is not None and "should" in body:
         body["minimum_should_match"] = minimum
     return {"bool": body}

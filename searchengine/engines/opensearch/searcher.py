@@ -2,7 +2,7 @@
 
 Each step is one request to the alias: a count for matching (so relaxing
 and did-you-mean cost no hits), one search for a page of hits with its
-highlights (``dfs_query_then_fetch``: term statistics over every shard, so
+snippets (``dfs_query_then_fetch``: term statistics over every shard, so
 a small corpus spread over three shards ranks as on one), one search of
 aggregations for the facets (each facet in a ``filter`` aggregation with
 every filter but its own), ``more_like_this`` for similar papers.
@@ -17,22 +17,17 @@ from dataclasses import dataclass, field
 
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
-from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source
-from searchengine.engines.opensearch.querying import filter_clauses, highlight_dsl, to_dsl
+from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source, text_fields
+from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, filter_clauses, frequencies_body,
+                                                      fuzzy_expansion, fuzzy_words, joined_weights, joined_words,
+                                                      marked_terms, split_joined, to_dsl)
+from searchengine.engines.opensearch.terms import TERMS, TEXT_TERMS
+from searchengine.engines.opensearch.terms import TEXT_FIELDS, snippet_parts
 from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.records import Record, arxiv_id
 from searchengine.results import Hit, lead_snippet
 
-# Highlight marks: private-use characters, not found in paper text. (Control
-# characters would be simpler, but the highlighter trims a fragment's end
-# like whitespace and loses a closing mark there.)
-_PRE, _POST = "\ue000", "\ue001"
-# Abstract fragments shown, their size in characters, and what joins them
-# (as the embedded engine's snippets).
-FRAGMENTS = 2
-FRAGMENT_CHARS = 180
-SEPARATOR = " … "
 _SEARCH_TYPE = "dfs_query_then_fetch"
 
 
@@ -139,9 +134,68 @@ class OpenSearchSearcher:
 
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """How many documents match ``parsed`` within ``filters``, counted within ``deadline``."""
-        matches = Matches(parsed.tree, to_dsl(parsed.tree), filters, 0)
+        tree = split_joined(parsed.tree, self._abstract_frequencies)
+        matches = Matches(tree, to_dsl(tree, self._known(tree)), filters, 0)
         matches.deadline = deadline
         return self._counted(matches, deadline)
+
+    def _abstract_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """``{term: abstracts holding it}`` for analysed ``terms`` (one request)."""
+        return self._frequencies(terms, "abstract" + TERMS)
+
+    def _frequencies(self, terms: list[str], field: str = TEXT_TERMS) -> dict[str, int]:
+        """``{term: papers whose field holds it}`` for analysed ``terms`` (one request)."""
+        found = self._search("count words", frequencies_body(terms, field))["aggregations"]["terms"]["buckets"]
+        return {term: int(found[str(number)]["doc_count"]) for number, term in enumerate(terms)}
+
+    def _known(self, tree) -> dict:
+        """What :func:`.querying.to_dsl` wants to know of ``tree``'s words:
+        fuzzy words' expansions and joined words' weights (a request for each kind present)."""
+        known = self._fuzzy_expansions(tree)
+        joined = joined_words(tree)
+        if joined:
+            known.update(joined_weights(joined, self._frequencies, self.doc_count()))
+        return known
+
+    def _fuzzy_expansions(self, tree) -> dict:
+        """``{(field, word, edits): [(term, boost)]}`` for the fuzzy words of
+        ``tree`` (:func:`.querying.fuzzy_words`), chosen as the embedded
+        engine chooses them (:func:`.querying.fuzzy_expansion`) from the
+        ``term`` suggester's answers over the field's terms (the word's stem)
+        and its words as written (the word): one request for them all."""
+        from searchengine.engines.opensearch.terms import query_tokens
+
+        wanted = fuzzy_words(tree)
+        if not wanted:
+            return {}
+        options = {"prefix_length": 0, "min_word_length": 1, "suggest_mode": "always", "size": 4 * MAX_EXPANSIONS,
+                   "shard_size": 8 * MAX_EXPANSIONS, "string_distance": "damerau_levenshtein"}
+        suggest, own = {}, {}
+        for number, (name, word, edits) in enumerate(wanted):
+            tokens = query_tokens(word)
+            stem = tokens[0][0] if tokens else word
+            for kind, source, text in (("t", name + TERMS, stem), ("w", name + ".spell", word)):
+                suggest[f"{number}{kind}"] = {"text": text, "term": {"field": source, "max_edits": edits, **options}}
+            # The suggester never offers the word itself: its stem is counted apart.
+            own[str(number)] = {"term": {name + TERMS: stem}}
+        found = self._search("find fuzzy words", {"size": 0, "track_total_hits": False, "suggest": suggest,
+                                                  "aggs": {"own": {"filters": {"filters": own}}}})
+        counted = found["aggregations"]["own"]["buckets"]
+        suggested = found.get("suggest", {})
+
+        def options_of(key: str) -> list[tuple[str, int]]:
+            return [(option["text"], int(option.get("freq", 0)))
+                    for entry in suggested.get(key, []) for option in entry.get("options", [])]
+
+        total = self.doc_count()
+        expansions = {}
+        for number, key in enumerate(wanted):
+            tokens = query_tokens(key[1])
+            stems = options_of(f"{number}t")
+            if tokens:
+                stems.append((tokens[0][0], int(counted[str(number)]["doc_count"])))
+            expansions[key] = fuzzy_expansion(key[1], key[2], stems, options_of(f"{number}w"), total)
+        return expansions
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """Any one of the query's words, within the same filters, when that
@@ -149,7 +203,9 @@ class OpenSearchSearcher:
         alternatives = querylang.relaxed(parsed)
         if alternatives is None:
             return None
-        relaxed = Matches(alternatives, to_dsl(alternatives), matches.filters, 0, cut=matches.cut)
+        alternatives = split_joined(alternatives, self._abstract_frequencies)
+        relaxed = Matches(alternatives, to_dsl(alternatives, self._known(alternatives)),
+                          matches.filters, 0, cut=matches.cut)
         relaxed.deadline = matches.deadline
         self._counted(relaxed, matches.deadline)
         return relaxed if relaxed.total else None
@@ -223,7 +279,7 @@ class OpenSearchSearcher:
 
     def window(self, matches: Matches, sort: str, start: int, limit: int,
                deadline: float) -> tuple[list[dict], bool]:
-        """The raw hits ``start .. start+limit`` in ``sort`` order, highlighted, and
+        """The raw hits ``start .. start+limit`` in ``sort`` order, and
         whether the cluster's time limit cut the search short."""
         ranked = sort == "relevance" and matches.query is not None
         body = {
@@ -236,17 +292,6 @@ class OpenSearchSearcher:
             "track_total_hits": False,
             "timeout": _timeout(deadline),
         }
-        marked = highlight_dsl(matches.tree) if matches.query is not None else None
-        if marked is not None:  # none for a query that only excludes: the abstract's start is shown
-            body["highlight"] = {
-                "pre_tags": [_PRE], "post_tags": [_POST], "type": "unified", "require_field_match": False,
-                # Only the words searched for are marked, not the filters' keys.
-                "highlight_query": marked,
-                "fields": {
-                    "title": {"number_of_fragments": 0},
-                    "abstract": {"fragment_size": FRAGMENT_CHARS, "number_of_fragments": FRAGMENTS},
-                },
-            }
         found = self._search("search", body, search_type=_SEARCH_TYPE)
         if found.get(CUT_SHARDS):
             # Shards out of time gave no hits at all: papers may be missing, not just reordered.
@@ -254,7 +299,11 @@ class OpenSearchSearcher:
         return found["hits"]["hits"], bool(found.get("timed_out"))
 
     def hits(self, query, window: list[dict], with_snippets: bool = True) -> list[Hit]:
-        """:class:`~searchengine.results.Hit` s of raw hits, snippets from their highlights."""
+        """:class:`~searchengine.results.Hit` s of raw hits, with the snippets
+        the embedded engine makes of them: the terms ``query`` asks for
+        (:func:`.querying.marked_terms`) marked in the title and abstract as
+        the product's analyzer reads them (:func:`.terms.snippet_parts`)."""
+        marked = marked_terms(query) if with_snippets and query is not None else None
         hits = []
         for raw in window:
             record = record_from_source(raw["_source"])
@@ -262,13 +311,11 @@ class OpenSearchSearcher:
             if not with_snippets:
                 hits.append(Hit.from_record(record, score))
                 continue
-            marked = raw.get("highlight") or {}
-            title = _offsets(marked["title"][0])[1] if marked.get("title") else []
-            if marked.get("abstract"):
-                text, matches = _joined(marked["abstract"])
-            else:
-                text, matches = lead_snippet(record.abstract), []
-            hits.append(Hit.from_record(record, score, text, matches, title))
+            if marked is None:
+                hits.append(Hit.from_record(record, score, lead_snippet(record.abstract), [], []))
+                continue
+            snippet, title = snippet_parts(record, marked)
+            hits.append(Hit.from_record(record, score, snippet.text, snippet.matches, title))
         return hits
 
     def facets(self, matches: Matches, filters, names, size: int) -> dict:
@@ -365,18 +412,16 @@ class OpenSearchSearcher:
 
         if self.has_vectors():
             return self._similar_by_meaning(records, limit)
-        like = "\n".join(f"{record.title}\n{record.abstract}" for record in records)
-        query = {"more_like_this": {"fields": ["title", "abstract"], "like": like,
+        # The records' own terms, as artificial documents (their term texts are not in _source).
+        like = [{"doc": text_fields(record)} for record in records]
+        query = {"more_like_this": {"fields": [name + TERMS for name in TEXT_FIELDS], "like": like,
                                     "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS}}
         body = {"query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
-                "size": limit, "track_total_hits": True,
-                "highlight": {"pre_tags": [_PRE], "post_tags": [_POST], "type": "unified",
-                              "fields": {"title": {"number_of_fragments": 0},
-                                         "abstract": {"fragment_size": FRAGMENT_CHARS,
-                                                      "number_of_fragments": FRAGMENTS}}}}
+                "size": limit, "track_total_hits": True}
         found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)
         total = int(found["hits"]["total"]["value"])
-        return total, self.hits(query, found["hits"]["hits"]), json.dumps(query, separators=(",", ":"))
+        shown = {"more_like_this": {**query["more_like_this"], "like": [r.id for r in records]}}
+        return total, self.hits(None, found["hits"]["hits"]), json.dumps(shown, separators=(",", ":"))
 
     def _similar_by_meaning(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
         import numpy as np
@@ -428,34 +473,3 @@ def _timeout(deadline: float) -> str:
     """The time left before ``deadline`` (``time.monotonic()``) as a search
     ``timeout``, at least :data:`MIN_TIMEOUT_MS`."""
     return f"{max(int((deadline - time.monotonic()) * 1000), MIN_TIMEOUT_MS)}ms"
-
-
-def _offsets(marked: str) -> tuple[str, list[tuple[int, int]]]:
-    """Text without the highlight marks, and the ``[start, end)`` offsets they enclosed."""
-    out: list[str] = []
-    matches = []
-    length = 0
-    start = None
-    for ch in marked:
-        if ch == _PRE:
-            start = length
-        elif ch == _POST:
-            if start is not None and length > start:
-                matches.append((start, length))
-            start = None
-        else:
-            out.append(ch)
-            length += 1
-    return "".join(out), matches
-
-
-def _joined(fragments: list[str]) -> tuple[str, list[tuple[int, int]]]:
-    """Abstract fragments joined by :data:`SEPARATOR`, with their match offsets."""
-    text, matches = "", []
-    for number, fragment in enumerate(fragments):
-        if number:
-            text += SEPARATOR
-        plain, found = _offsets(fragment)
-        matches.extend((start + len(text), end + len(text)) for start, end in found)
-        text += plain
-    return text, matches

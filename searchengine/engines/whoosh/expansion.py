@@ -34,6 +34,7 @@ from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity, WrittenFuzzy
 from searchengine.engines.whoosh.querying import reweighed, word_query
 from searchengine.querylang import tree as t
+from searchengine.querylang.text import best_split, may_split
 from searchengine.ranking import PROXIMITY_FIELDS
 
 # A prefix or fuzzy term matches at most this many index terms.
@@ -308,19 +309,6 @@ def _as_typed(node: wq.Query) -> str:
     return f"{node.text}*" if isinstance(node, wq.Prefix) else str(node.text)
 
 
-# A joined word typed in lower case (``flashattention``) is also searched as
-# two words (``flash attention``) when each of the two has MIN_SPLIT_PART
-# letters or more and is in at least SPLIT_RARITY times as many abstracts as
-# the joined word (``network`` is not ``net work``: ``net`` is the rarer).
-SPLIT_RARITY = 1
-MIN_SPLIT_PART = 3
-# Stop words that join the two words of a compound (``text-to-image``,
-# ``state-of-the-art``): a joined word may hold them between its two words.
-SPLIT_CONNECTORS = ("to", "of", "and", "in", "on", "for", "by", "of-the", "in-the", "on-the", "to-the")
-# Each connector as it stands inside a joined word (``ofthe``), beside its compound form.
-_JOINED_CONNECTORS = tuple((connector.replace("-", ""), connector) for connector in SPLIT_CONNECTORS)
-
-
 _FREQUENCIES_KEPT = 100_000  # terms; the cache starts over past this
 
 
@@ -352,12 +340,9 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
     compound typed joined (the joined word, then the two words in sequence),
     as ``FlashAttention`` gets them.
 
-    The split is the one whose rarer part is most frequent in the abstracts,
-    among those where both parts are :data:`SPLIT_RARITY` times as frequent
-    as the joined word (in the abstracts); a word with no such split is left
-    alone. A part is looked up as the abstracts index it (``language`` as
-    ``languag``), and stop words of :data:`SPLIT_CONNECTORS` may stand
-    between the two parts (``texttoimage`` → ``text-to-image``).
+    The split is :func:`searchengine.querylang.text.best_split`'s, by the
+    abstracts' document frequencies; a word with no such split is left
+    alone.
     """
     # A question ranks by many words, each by its own weight; splitting is
     # for looking up a keyword query.
@@ -370,24 +355,9 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
         if is_bm25f_term(node):
             texts = {sub.text for sub in node.subqueries if sub.fieldname in PROXIMITY_FIELDS}
             text = texts.pop() if len(texts) == 1 else None
-            if text is None or not text.isalpha() or len(text) < 2 * MIN_SPLIT_PART:
+            if text is None or not may_split(text):
                 return node
-            frequency = abstract_frequency(reader)
-            needed = max(1, frequency(text)) * SPLIT_RARITY
-            best, best_df = None, 0
-            for cut in range(MIN_SPLIT_PART, len(text) - MIN_SPLIT_PART + 1):
-                left, rest = text[:cut], text[cut:]
-                df = frequency(stem(left))
-                if df < needed or df <= best_df:  # most cuts end here: the left part is no word
-                    continue
-                # (The joined word is a stem already, and so is its end.)
-                for inside, joint in (("", None), *(c for c in _JOINED_CONNECTORS if rest.startswith(c[0]))):
-                    right = rest[len(inside):]
-                    if len(right) < MIN_SPLIT_PART:
-                        continue
-                    both = min(df, frequency(right))
-                    if both >= needed and both > best_df:
-                        best, best_df = (left, right) if joint is None else (left, joint, right), both
+            best = best_split(text, abstract_frequency(reader), stem)
             if best is None:
                 return node
             found = word_query("-".join(best), reader.schema)

@@ -235,6 +235,12 @@ class ExactText(WrappingQuery):
         return scored_list(docs, scores) if docs else NullMatcher()
 
 
+def written_words(text: str) -> list[str]:
+    """The words of ``text`` as written, folded for case and accents, a
+    hyphenated word as its parts: what a quoted phrase is matched with."""
+    return [fold(part) for match in word_pattern(text).finditer(text) for part in _DASH.split(match.group()) if part]
+
+
 def exact_pattern(text: str) -> str | None:
     """A regular expression for the words of ``text`` in sequence, as written.
 
@@ -242,7 +248,7 @@ def exact_pattern(text: str) -> str | None:
     parts) and folded; anything that is not a letter or digit may separate
     them. ``None`` when ``text`` has no word.
     """
-    words = [fold(part) for match in word_pattern(text).finditer(text) for part in _DASH.split(match.group()) if part]
+    words = written_words(text)
     if not words:
         return None
     first = re.escape(words[0])

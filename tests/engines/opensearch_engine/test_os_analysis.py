@@ -1,9 +1,8 @@
-"""The OpenSearch analyzers against the embedded one, on a real cluster (``_analyze``).
+"""The terms the cluster indexes against the embedded analyzer's, on a real cluster (``_analyze``).
 
-Each case is the embedded analyzer's tokens (term, position) next to what
-``se_text`` indexes. Where they agree the test says so; where they differ
-the difference is one of those listed in docs/opensearch-analysis.md,
-and the test pins it, so that a change on either side shows up here.
+The cluster indexes the product's own analysis (:mod:`searchengine.engines.opensearch.terms`):
+each case is the embedded analyzer's tokens (term, position), and the
+cluster's ``se_terms`` analyzer must give exactly those from the term text.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from searchengine.engines.opensearch import mapping
+from searchengine.engines.opensearch.terms import term_text, word_text
 from searchengine.engines.whoosh.analysis import name_analyzer, text_analyzer
 
 pytestmark = pytest.mark.cluster
@@ -18,14 +18,14 @@ pytestmark = pytest.mark.cluster
 
 @pytest.fixture(scope="module")
 def analyzed(cluster_client, cluster_url):
-    """``analyze(text, analyzer="se_text")`` → [(term, position)] on an index made with the product's settings."""
+    """``analyze(text, analyzer="se_terms")`` → [(term, position)] on an index made with the product's settings."""
     import uuid
 
     name = f"test-analysis-{uuid.uuid4().hex[:8]}"
     body = mapping.index_body(name, shards=1)
     cluster_client.indices.create(index=name, body=body)
 
-    def analyze(text: str, analyzer: str = "se_text") -> list[tuple[str, int]]:
+    def analyze(text: str, analyzer: str = "se_terms") -> list[tuple[str, int]]:
         result = cluster_client.indices.analyze(index=name, body={"analyzer": analyzer, "text": text})
         return [(token["token"], token["position"]) for token in result["tokens"]]
 
@@ -35,6 +35,11 @@ def analyzed(cluster_client, cluster_url):
 
 def embedded(text: str, mode: str = "index") -> list[tuple[str, int]]:
     return [(token.text, token.pos) for token in text_analyzer()(text, positions=True, mode=mode)]
+
+
+def indexed(analyzed, text: str) -> list[tuple[str, int]]:
+    """The cluster's terms of ``text``'s term text, in the embedded order (by position, joined word first)."""
+    return sorted(analyzed(term_text(text)), key=lambda item: item[1])
 
 
 # The examples of the documentation, with the tokens both engines index.
@@ -96,59 +101,43 @@ SAME = {
         ("ather", 4), ("aether", 4)],
 }
 
-# Documented differences: (embedded, OpenSearch).
-DIFFERENT = {
-    # Full Porter (step 4 cuts -er, -ence, -ion, -ic, -ive, ...).
-    "FlashAttention": ([("flashattention", 0), ("flash", 0), ("attention", 1)],
-                       [("flashattent", 0), ("flash", 0), ("attent", 1)]),
-    "Schrödinger": ([("schrodinger", 0), ("schroedinger", 0)], [("schroding", 0), ("schroeding", 0)]),
-    "university universe": ([("universiti", 0), ("univers", 1)], [("univers", 0), ("univers", 1)]),
-    # CJK characters on both sides of a space or punctuation: OpenSearch pairs them too.
-    "中文，英文": ([("中文", 0), ("英文", 1)], [("中文", 0), ("文英", 1), ("英文", 2)]),
-    # asciifolding spells out ligatures and ß; the embedded folding keeps æ and maps ß to s.
-    "Straße æther": ([("strase", 0), ("æther", 1)], [("strass", 0), ("aether", 1)]),
-    # NLTK's irregular forms.
-    "dying skies": ([("die", 0), ("sky", 1)], [("dy", 0), ("ski", 1)]),
+# Where OpenSearch's own analyzers could not follow the embedded one (Porter's
+# step 4, NLTK's irregular forms, CJK pairs across punctuation, folding):
+# the cluster now indexes the embedded terms here too.
+FORMERLY_DIFFERENT = {
+    "FlashAttention": [("flashattention", 0), ("flash", 0), ("attention", 1)],
+    "Schrödinger": [("schrodinger", 0), ("schroedinger", 0)],
+    "university universe": [("universiti", 0), ("univers", 1)],
+    "中文，英文": [("中文", 0), ("英文", 1)],
+    "Straße æther": [("strase", 0), ("æther", 1)],
+    "dying skies": [("die", 0), ("sky", 1)],
 }
 
 
-@pytest.mark.parametrize("text", sorted(SAME))
-def test_same_tokens_as_the_embedded_analyzer(analyzed, text):
-    assert embedded(text) == SAME[text]
-    assert analyzed(text) == SAME[text]
+@pytest.mark.parametrize("text", sorted(SAME) + sorted(FORMERLY_DIFFERENT))
+def test_same_terms_at_the_same_positions(analyzed, text):
+    expected = SAME.get(text) or FORMERLY_DIFFERENT[text]
+    assert embedded(text) == expected
+    assert sorted(indexed(analyzed, text)) == sorted(expected)
 
 
-@pytest.mark.parametrize("text", sorted(DIFFERENT))
-def test_documented_differences(analyzed, text):
-    whoosh, opensearch = DIFFERENT[text]
-    assert embedded(text) == whoosh
-    assert analyzed(text) == opensearch
+def test_every_text_of_the_bundled_corpus_gives_the_embedded_terms(analyzed):
+    from searchengine.readers import read_records
+
+    texts = [text for record in read_records(["corpus"], []) for text in (record.title, record.abstract)]
+    assert len(texts) == 48
+    for text in texts:
+        assert sorted(analyzed(term_text(text))) == sorted(embedded(text)), text[:60]
 
 
-def test_the_brief_examples(analyzed):
-    """The tokens shown in the documentation for the words the analysis is judged by."""
-    shown = {text: [term for term, _ in analyzed(text)] for text in
-             ("GPUs", "fail-slow", "CB-SpMV:A", "FlashAttention", "Schrödinger", "matrices", "k-means")}
-    assert shown == {
-        "GPUs": ["gpu"],
-        "fail-slow": ["failslow", "fail", "slow"],
-        "CB-SpMV:A": ["cbspmv", "cb", "spmv"],
-        "FlashAttention": ["flashattent", "flash", "attent"],
-        "Schrödinger": ["schroding", "schroeding"],
-        "matrices": ["matric"],
-        "k-means": ["kmean", "k", "mean"],
-    }
+def test_written_words_keep_stop_words_and_cut_compounds_and_cjk_runs(analyzed):
+    assert analyzed(word_text("The state-of-the-art GPUs, 语言")) == [
+        ("the", 0), ("state", 1), ("of", 2), ("the", 3), ("art", 4), ("gpus", 5), ("语", 6), ("言", 7)]
 
 
-def test_phrase_analyzer_leaves_out_joined_words(analyzed):
-    text = "fail-slow FlashAttention"
-    assert [t for t, _ in analyzed(text, "se_text_phrase")] == ["fail", "slow", "flash", "attent"]
-    assert [t for t, _ in embedded(text, "phrase")] == ["fail", "slow", "flash", "attention"]
-
-
-def test_query_analyzer_keeps_the_graph(analyzed):
-    # Same terms as indexing; positions follow the graph (a joined word spans its parts).
-    assert sorted(t for t, _ in analyzed("fail-slow", "se_text_search")) == ["fail", "failslow", "slow"]
+def test_a_text_without_terms_is_an_empty_term_text(analyzed):
+    assert term_text("the of a") == ""
+    assert analyzed(term_text("of the GPU")) == [("gpu", 2)]
 
 
 def test_author_names_folded_not_stemmed(analyzed):

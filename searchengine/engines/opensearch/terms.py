@@ -1,0 +1,158 @@
+"""The product's own analysis, as text the cluster indexes token for token.
+
+The cluster does not analyse titles and abstracts itself: the product's
+analyzer (:func:`searchengine.engines.whoosh.analysis.text_analyzer`, the one
+the embedded engine indexes with) turns each into its terms and positions,
+and the document carries them as a *term text* that the cluster's ``se_terms``
+analyzer only cuts apart (see :mod:`.mapping`):
+
+* one slot per position, slots separated by a space;
+* the terms of one position joined by :data:`SAME_POSITION` (``failslow``
+  and ``fail``), which a ``pattern_capture`` filter emits at one position;
+* a position without a term (a stop word's) as :data:`NO_TERM`, which a
+  ``stop`` filter drops, leaving the gap.
+
+So both engines hold the same terms at the same positions: the same stems,
+irregular forms, joined and split compounds, umlaut spellings and CJK pairs.
+Two fields are made this way for each text field:
+
+* ``<field>_terms``: the analyzed terms, for words, prefixes, fuzzy words and
+  proximity (:func:`term_text`);
+* ``<field>_words``: every word as written, folded, parts of a hyphenated
+  word apart, stop words included, for quoted phrases, which the embedded
+  engine matches as written (:func:`word_text`, :func:`written_words`).
+
+Queries are analysed here too (:func:`query_tokens`, :func:`phrase_tokens`),
+so a query asks for exactly the terms the embedded engine asks for.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+#: Joins the terms that share a position in a term text.
+SAME_POSITION = "\u0001"
+#: Stands for a position without a term (a stop word's).
+NO_TERM = "\u0002"
+#: The text fields indexed as term texts, and their two sub-fields' suffixes.
+TEXT_FIELDS = ("title", "abstract")
+TERMS, WORDS = "_terms", "_words"
+#: Title and abstract terms in one field, the title's counted TITLE_BOOST times:
+#: a word is scored once over both (as BM25F does), not once per field.
+TEXT_TERMS = "text_terms"
+
+
+@functools.cache
+def _analyzer():
+    from searchengine.engines.whoosh.analysis import text_analyzer
+
+    return text_analyzer()
+
+
+def term_text(text: str) -> str:
+    """The term text of ``text``: its terms as the embedded engine indexes them
+    (``"index"`` mode: stems, joined compounds and their parts, umlaut
+    spellings), one slot per position. ``""`` for a text without terms.
+
+    >>> term_text("the fail-slow GPUs")
+    '\\x02 failslow\\x01fail slow gpu'
+    """
+    from searchengine.engines.whoosh.analysis import index_positions
+
+    analyzer = _analyzer()
+    positions = index_positions(analyzer, text)
+    if positions is None:  # not a chain index_positions reads: the token stream
+        positions = {}
+        for token in analyzer(text, positions=True, mode="index", removestops=True):
+            positions.setdefault(token.text, []).append(token.pos)
+    return _slots(positions)
+
+
+def _slots(positions: dict[str, list[int]]) -> str:
+    if not positions:
+        return ""
+    slots: list[list[str]] = [[] for _ in range(1 + max(max(at) for at in positions.values()))]
+    for term, at in positions.items():
+        for position in at:
+            slots[position].append(term)
+    return " ".join(SAME_POSITION.join(slot) if slot else NO_TERM for slot in slots)
+
+
+def written_words(text: str) -> list[str]:
+    """The words of ``text`` as written, folded, a hyphenated word as its parts:
+    the embedded engine's :func:`~searchengine.engines.whoosh.queries.written_words`,
+    which its quoted phrases are matched with."""
+    from searchengine.engines.whoosh.queries import written_words as words
+
+    return words(text)
+
+
+def word_text(text: str) -> str:
+    """The ``<field>_words`` text of ``text``: its :func:`phrase_words`, one per position."""
+    return " ".join(phrase_words(text))
+
+
+def phrase_words(text: str) -> list[str]:
+    """:func:`written_words`, a CJK run as its characters (the embedded engine
+    finds a phrase of CJK characters anywhere in a run), a word that cannot
+    stand in a slot left out."""
+    from searchengine.querylang.text import is_cjk_run
+
+    words = []
+    for word in written_words(text):
+        if _BREAKS.search(word):
+            continue
+        words.extend(word if is_cjk_run(word) else (word,))
+    return words
+
+
+# Characters a slot cannot hold (never in paper text once folded).
+_BREAKS = re.compile(f"[ {SAME_POSITION}{NO_TERM}]")
+
+
+def stem(word: str) -> str:
+    """The term the product's stemmer makes of one lower-case word (``language`` → ``languag``)."""
+    stems = [item.stem_text for item in getattr(_analyzer(), "items", ()) if hasattr(item, "stem_text")]
+    return stems[-1](word) if stems else word
+
+
+def query_tokens(text: str, mode: str = "query") -> list[tuple[str, int, bool]]:
+    """``(term, position, joined)`` of each term the product's analyzer makes
+    of a query word (stop words left out), as the embedded engine searches
+    it: in ``"query"`` mode a compound gives its joined form first
+    (``joined`` true) and then its parts; in ``"phrase"`` mode the parts only."""
+    tokens = _analyzer()(text, positions=True, mode=mode, removestops=True)
+    # The analyzer reuses one token object: copy what is needed as it goes.
+    return [(token.text, token.pos, bool(getattr(token, "joined", False))) for token in tokens]
+
+
+@functools.cache
+def _snippet_analysis():
+    from searchengine.engines.whoosh.snippets import WordAnalysis
+
+    return WordAnalysis(_analyzer())
+
+
+def snippet_parts(record, marked: dict):
+    """The abstract's snippet and the title's match offsets of ``record`` (a
+    :class:`~searchengine.records.Record`), made as the embedded engine makes
+    them: ``(Snippet, [(start, end), ...])``. ``marked`` is what
+    :func:`.querying.marked_terms` gives: the terms of each field, and prefixes
+    whose terms in this record are marked too."""
+    from searchengine.engines.whoosh import snippets
+
+    analysis = _snippet_analysis()
+    terms = {name: set(marked.get(name, ())) for name in TEXT_FIELDS}
+    for name, prefix in marked.get("prefixes", ()):
+        text = getattr(record, name)
+        terms[name].update(term for term in _terms_of(text) if term.startswith(prefix))
+    snippet = snippets.abstract_snippet(record.abstract, frozenset(terms["abstract"]), analysis)
+    title = snippets.title_matches(record.title, frozenset(terms["title"]), analysis)
+    return snippet, list(title)
+
+
+def _terms_of(text: str) -> list[str]:
+    from searchengine.engines.whoosh.analysis import index_positions
+
+    return list(index_positions(_analyzer(), text) or ())

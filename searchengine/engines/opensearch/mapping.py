@@ -54,9 +54,9 @@ import os
 import unicodedata
 
 from searchengine import dates, filters
-from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TEXT_TERMS, WORDS,
-                                                   term_text, word_text)
-from searchengine.ranking import FIELD_B, K1, TITLE_BOOST
+from searchengine.engines.opensearch.scoring import similarity_settings
+from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, term_text,
+                                                   word_text)
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -180,11 +180,6 @@ def analysis_settings() -> dict:
     }
 
 
-def similarity_settings() -> dict:
-    """``index.similarity``: one BM25 per text field, K1 and B as the embedded ranking's."""
-    return {f"se_{name}": {"type": "BM25", "k1": K1, "b": b} for name, b in FIELD_B.items()}
-
-
 #: The record vector field (semantic and hybrid modes): the k-NN plugin's
 #: ``knn_vector`` with Lucene's HNSW graph (the only engine that needs no
 #: native library), cosine similarity.
@@ -220,16 +215,13 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
     return {
         "dynamic": "strict",
         # The term texts are made again from the title and abstract when needed.
-        "_source": {"excludes": [TEXT_TERMS, *(name + suffix for name in TEXT_FIELDS for suffix in (TERMS, WORDS))]},
+        "_source": {"excludes": [name + suffix for name in TEXT_FIELDS for suffix in (TERMS, WORDS)]},
         "_meta": {META_KEY: {"alias": alias, "layout": LAYOUT}},
         "properties": {
             "id": {"type": "keyword"},  # at most 512 bytes, as every document id
             "title": {"type": "text", "index": False, "fields": spell},
             "abstract": {"type": "text", "index": False, "fields": spell},
             **{name + TERMS: text(name, "se_terms") for name in TEXT_FIELDS},
-            # An unfielded word's score and the proximity bonus: the title
-            # twice and the abstract, three values (a phrase never spans two).
-            TEXT_TERMS: text("abstract", "se_terms"),
             # Only which words stand where: phrases are matched, not scored, by them.
             **{name + WORDS: {"type": "text", "analyzer": "se_terms", "norms": False,
                               "similarity": "boolean"} for name in TEXT_FIELDS},
@@ -371,7 +363,6 @@ def text_fields(record: Record) -> dict:
         value = getattr(record, name)
         fields[name + TERMS] = term_text(value)
         fields[name + WORDS] = word_text(value)
-    fields[TEXT_TERMS] = [fields["title" + TERMS]] * int(TITLE_BOOST) + [fields["abstract" + TERMS]]
     return fields
 
 

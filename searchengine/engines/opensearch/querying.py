@@ -7,18 +7,16 @@ abstracts are searched by the product's own terms (:mod:`.terms`): each word
 is analysed here, as the embedded engine analyses it, and the cluster is asked
 for exactly those terms in ``title_terms`` and ``abstract_terms``:
 
-* ``Word`` → its term over title and abstract at once (``text_terms``:
-  both in one field, the title's terms counted twice, so a word is scored
-  once, as BM25F scores it), or the word in the author names; a compound →
-  ``dis_max`` of its joined term (weighing the idf of its parts over its
-  own, :func:`joined_weights`) and its parts in sequence; ``Joined`` → the
-  joined term the same way; ``FieldWord`` → the same in that field
-  (``id``: a term);
-* ``Phrase`` → ``match_phrase`` of the stems in ``title_terms`` /
-  ``abstract_terms`` (scored; stop words' gaps allowed), kept where the
-  words as written stand together in ``title_words`` / ``abstract_words``
-  (the embedded engine checks the words as written too), in one field or
-  any default field;
+* ``Word`` → its term in title (weight 2) and abstract and the word in the
+  author names, one BM25F term (:func:`.scoring.saturated`); a compound →
+  ``dis_max`` of its joined term (with its parts' idf added up) and its
+  parts in sequence; ``Joined`` → the joined term the same way;
+  ``FieldWord`` → the same in that field (``id``: a term);
+* ``Phrase`` → its stems' BM25 scores in the field, for the papers where
+  the stems stand in sequence in ``title_terms`` / ``abstract_terms`` (stop
+  words' gaps allowed) and the words as written together in
+  ``title_words`` / ``abstract_words`` (the embedded engine checks the words
+  as written too), in one field or any default field;
 * ``Prefix`` → ``prefix`` over the indexed terms, rewritten to 64 of them
   (``top_terms_64``), as the embedded engine caps prefixes;
 * ``Fuzzy`` → in a title or abstract, the terms the embedded engine would
@@ -31,18 +29,17 @@ for exactly those terms in ``title_terms`` and ``abstract_terms``:
   the words), the ways after the first (as typed) weighing
   :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`;
 * ``Proximity`` → the query as ``must``, and for each pair of neighbouring
-  terms a ``match_phrase`` on ``text_terms`` with slop
-  :data:`~searchengine.ranking.PROXIMITY_SLOP` weighing
-  :data:`~searchengine.ranking.PROXIMITY_WEIGHT` as ``should``: the
-  embedded bonus's pseudo-term (the pair's frequency, the title's counted
-  twice, the two words' idf added up);
+  terms a BM25F pseudo-term as ``should``: the pair's ``match_phrase`` (slop
+  :data:`~searchengine.ranking.PROXIMITY_SLOP`) in title and abstract, with
+  the two words' idf added up, weighing
+  :data:`~searchengine.ranking.PROXIMITY_WEIGHT`, as the embedded bonus;
 * the filters (:class:`searchengine.filters.Filters`) → ``filter`` clauses on
   the ``year``, ``author_keys`` and ``category_keys`` fields, which hold the
   same keys as the embedded index.
 
-:func:`to_dsl` takes what the cluster told about the query's words
-(``known``): fuzzy words' expansions and joined words' weights, asked for in
-one request each (:func:`fuzzy_words`, :func:`joined_words`).
+Scores are the embedded engine's BM25F (:mod:`.scoring`): :func:`to_dsl`
+takes the document frequencies of the query's terms and the fuzzy words'
+expansions (:func:`fuzzy_words`) in a :class:`~.scoring.Statistics`.
 :func:`marked_terms` gives the terms a query looks for, by field, which
 snippets mark.
 """
@@ -52,8 +49,9 @@ from __future__ import annotations
 from itertools import pairwise
 
 from searchengine.dates import intersection
-from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TEXT_TERMS, WORDS,
-                                                   phrase_words, query_tokens)
+from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, idf, saturated
+from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, phrase_words,
+                                                   query_tokens)
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.syntax import MIN_FUZZY
@@ -67,61 +65,58 @@ _TERM_FIELDS = {"title": f"title{TERMS}^{TITLE_BOOST:g}", "abstract": f"abstract
 _ANALYZED = "se_terms"
 
 
-def to_dsl(node: t.Node | None, known: dict | None = None) -> dict | None:
+def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
     """The Query DSL for ``node``; ``None`` for no tree (every document) or a
     leaf that asks for no term (a phrase of stop words).
 
-    ``known`` holds what the cluster told about the query's words:
-    ``{(field, word, edits): [(term, boost)]}`` for each fuzzy word's
-    expansions (:func:`fuzzy_expansion`; without them a fuzzy word matches by
-    its stem only), and ``{("joined", term): weight}`` for joined terms
-    (:func:`joined_weights`; without them a joined term weighs its number of parts).
+    ``stats`` (:class:`.scoring.Statistics`) gives the document frequencies
+    of the query's terms, for each word's idf, and the fuzzy words'
+    expansions; the frequencies it lacks are recorded in it as missing (the
+    searcher counts them and translates again). Without it the query
+    matches the same documents, with scores of no use.
     """
-    near = known = known or {}
+    stats = stats if stats is not None else Statistics()
     if node is None:
         return None
     if isinstance(node, t.Word):
-        return _word(node.text, known)
+        return _word(node.text, stats)
     if isinstance(node, t.Joined):
-        return _joined(node.words, known)
+        return _joined(node.words, stats)
     if isinstance(node, t.FieldWord):
-        return field_word(node.field, node.text, known)
+        return field_word(node.field, node.text, stats)
     if isinstance(node, t.Phrase):
         if node.field is not None:
-            return _phrase(node.field, node.text)
-        return _any([_phrase(name, node.text) for name in t.DEFAULT_FIELDS])
+            return _phrase(node.field, node.text, stats)
+        return _any([_phrase(name, node.text, stats) for name in t.DEFAULT_FIELDS])
     if isinstance(node, t.Prefix):
         fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
         return _any([_prefix(name, node.text) for name in fields])
     if isinstance(node, t.Fuzzy):
         fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
-        return _any([_fuzzy(name, node.text, node.distance, near) for name in fields])
+        return _any([_fuzzy(name, node.text, node.distance, stats) for name in fields])
     if isinstance(node, t.And):
-        must = [to_dsl(child, near) for child in node.children if not isinstance(child, t.Not)]
-        must_not = [to_dsl(child.child, near) for child in node.children if isinstance(child, t.Not)]
+        must = [to_dsl(child, stats) for child in node.children if not isinstance(child, t.Not)]
+        must_not = [to_dsl(child.child, stats) for child in node.children if isinstance(child, t.Not)]
         return _bool(must=must, must_not=must_not)
     if isinstance(node, t.Or):
-        return _any([to_dsl(child, near) for child in node.children])
+        return _any([to_dsl(child, stats) for child in node.children])
     if isinstance(node, t.Alternatives):
-        ways = [way for way in (to_dsl(child, near) for child in node.children) if way is not None]
+        ways = [way for way in (to_dsl(child, stats) for child in node.children) if way is not None]
         if len(ways) <= 1:
             return ways[0] if ways else None
         return {"dis_max": {"queries": [ways[0], *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}}
                                                    for way in ways[1:])]}}
     if isinstance(node, t.Proximity):
-        child = to_dsl(node.child, near)
-        # The title counts twice in text_terms, as in the embedded bonus's BM25F.
-        together = [{"match_phrase": {TEXT_TERMS: {
-            "query": _slots(pair), "analyzer": _ANALYZED, "slop": PROXIMITY_SLOP, "boost": PROXIMITY_WEIGHT}}}
-            for pair in _pairs(node.words)]
+        child = to_dsl(node.child, stats)
+        together = [_together(pair, stats) for pair in _pairs(node.words)]
         return _bool(must=[child], should=together) if together and child is not None else child
     if isinstance(node, t.MinMatch):
-        return _bool(should=[to_dsl(child, near) for child in node.children], minimum=node.minimum)
+        return _bool(should=[to_dsl(child, stats) for child in node.children], minimum=node.minimum)
     if isinstance(node, t.Not):
-        child = to_dsl(node.child, near)
+        child = to_dsl(node.child, stats)
         return _bool(must_not=[child]) if child is not None else None
     if isinstance(node, (t.AndNot, t.AndMaybe, t.Require)):
-        a, b = to_dsl(node.a, near), to_dsl(node.b, near)
+        a, b = to_dsl(node.a, stats), to_dsl(node.b, stats)
         if a is None or b is None:
             return b if a is None else a
         if isinstance(node, t.AndNot):
@@ -167,46 +162,6 @@ def split_joined(tree: t.Node | None, frequencies) -> t.Node | None:
                         if isinstance(leaf, t.Word) and leaf.text in splits else leaf)
 
 
-def joined_words(tree: t.Node | None) -> list[tuple[str, tuple[str, ...]]]:
-    """``(joined term, its words' terms)`` of each compound and joined word of
-    ``tree`` (``FlashAttention`` → ``("flashattention", ("flash", "attention"))``),
-    whose weights :func:`to_dsl` wants in its ``known`` (:func:`joined_weights`)."""
-    found = []
-    for leaf in t.leaves(tree) if tree is not None else ():
-        if isinstance(leaf, (t.Word, t.FieldWord)) and (not isinstance(leaf, t.FieldWord) or leaf.field in TEXT_FIELDS):
-            tokens = query_tokens(leaf.text)
-            joined = [term for term, _, is_joined in tokens if is_joined]
-            parts = tuple(term for term, _, is_joined in tokens if not is_joined)
-            if joined and 1 < len(parts) <= MAX_COMPOUND_PARTS:
-                found.append((joined[0], parts))
-        elif isinstance(leaf, t.Joined):
-            tokens = query_tokens("".join(leaf.words))
-            joined = [term for term, _, is_joined in tokens if is_joined] or [term for term, _, _ in tokens]
-            parts = tuple(term for word in leaf.words for term, _, _ in query_tokens(word, "phrase")[:1])
-            if len(joined) == 1 and parts:
-                found.append((joined[0], parts))
-    return list(dict.fromkeys(found))
-
-
-def joined_weights(joined: list[tuple[str, tuple[str, ...]]], frequencies, total: int) -> dict:
-    """``{("joined", term): weight}``: a joined term's score weighs the idf of
-    its words added up over its own idf, as the embedded engine's joined
-    terms do (a word no paper holds counts as found once).
-    ``frequencies(terms)`` gives ``{term: papers holding it}``."""
-    from math import log
-
-    def idf(n: int) -> float:
-        return log(1 + (total - n + 0.5) / (n + 0.5))
-
-    known = frequencies(sorted({term for whole, parts in joined for term in (whole, *parts)}))
-    weights = {}
-    for whole, parts in joined:
-        own = known.get(whole, 0)
-        if own:
-            weights[("joined", whole)] = sum(idf(max(1, known.get(part, 0))) for part in parts) / idf(own)
-    return weights
-
-
 def frequencies_body(terms: list[str], field: str = "abstract" + TERMS) -> dict:
     """The search body counting the papers whose ``field`` holds each analysed
     term (a ``filters`` aggregation): the abstracts by default."""
@@ -249,10 +204,6 @@ def marked_terms(query: dict | None) -> dict[str, frozenset[str] | tuple]:
 
 
 def _mark(kind: str, fieldname: str, text: str, found: dict, prefixes: set) -> None:
-    if fieldname == TEXT_TERMS:
-        for name in TEXT_FIELDS:
-            found[name].add(text)
-        return
     for name in TEXT_FIELDS:
         if fieldname == name + TERMS:
             if kind == "prefix":
@@ -312,13 +263,31 @@ def _pairs(words: tuple[str, ...]) -> list[list[tuple[str, int]]]:
     return [[a, b] for a, b in pairwise(tokens)]
 
 
-def _blend(term: str, fields=("title", "abstract")) -> dict:
-    """One analysed term in the title and the abstract, scored once over both
-    (``text_terms``, where the title counts twice), or in one field."""
-    if len(fields) > 1:
-        return {"term": {TEXT_TERMS: term}}
-    name, _, boost = _TERM_FIELDS[fields[0]].partition("^")
-    return {"term": {name: {"value": term, **({"boost": float(boost)} if boost else {})}}}
+def _key(field: str, term: str) -> tuple[tuple, dict]:
+    """The frequency key of a term in a title or abstract, and the query counting it."""
+    return (field, term), {"term": {field + TERMS: term}}
+
+
+def _author_key(text: str) -> tuple[tuple, dict]:
+    """The frequency key of a word in the author names, and the query counting it."""
+    return ("authors", text), _authors(text)
+
+
+def _term_clause(field: str, term: str) -> dict:
+    """One term in one field, weighing the field's weight (the title's :data:`TITLE_BOOST`)."""
+    return {"term": {field + TERMS: {"value": term, "boost": TITLE_BOOST if field == "title" else 1.0}}}
+
+
+def _blend(term: str, fields, stats: Statistics, author: str | None = None) -> dict:
+    """One analysed term over ``fields`` (and the word ``author`` in the
+    author names), scored once by BM25F with the idf of its largest document
+    frequency over them (:mod:`.scoring`)."""
+    clauses = [_term_clause(field, term) for field in fields]
+    counted = [_key(field, term) for field in fields]
+    if author is not None:
+        clauses.append(_authors(author))
+        counted.append(_author_key(author))
+    return saturated(clauses, stats.idf(*counted))
 
 
 def _in_sequence(parts: list[str], fields) -> dict:
@@ -327,60 +296,93 @@ def _in_sequence(parts: list[str], fields) -> dict:
                  for name in fields])
 
 
-def _analysed(text: str, fields=("title", "abstract"), known: dict | None = None) -> dict | None:
-    """A word in the title and abstract as the embedded engine searches it: its
-    term, or for a compound its joined term (weighing its number of parts) or
-    its parts in sequence (weighing :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`);
-    ``None`` when it analyzes to nothing (a stop word)."""
+def _analysed(text: str, fields=("title", "abstract"), stats: Statistics | None = None,
+              author: bool = False) -> dict | None:
+    """A word over ``fields`` as the embedded engine searches it: its term
+    by BM25F (with the author names when ``author``), or for a compound its
+    joined term (weighing its parts' idf added up) or its parts in sequence
+    (weighing :data:`~searchengine.ranking.ALTERNATIVE_WEIGHT`); ``None``
+    when it analyzes to nothing (a stop word)."""
+    stats = stats if stats is not None else Statistics()
     tokens = query_tokens(text)
     joined = [term for term, _, is_joined in tokens if is_joined]
     parts = [term for term, _, is_joined in tokens if not is_joined]
     if not parts:
-        return None
-    if not joined:
-        if len(parts) == 1:
-            return _blend(parts[0], fields)
-        return _bool(must=[_blend(part, fields) for part in parts], filter=[_in_sequence(parts, fields)])
+        return _scored_authors(text, stats) if author else None
+    if not joined and len(parts) == 1:
+        return _blend(parts[0], fields, stats, text if author else None)
+    names = _scored_authors(text, stats) if author else None
+    if not joined:  # a CJK run: its pairs in sequence
+        words = _bool(must=[_blend(part, fields, stats) for part in parts], filter=[_in_sequence(parts, fields)])
+        return _any([words, names])
     if len(parts) > MAX_COMPOUND_PARTS:
-        return _blend(joined[0], fields)
-    weight = (known or {}).get(("joined", joined[0]), float(len(parts)))
-    whole = {"bool": {"must": [_blend(joined[0], fields)], "boost": weight}}
+        return _any([_blend(joined[0], fields, stats), names])
+    weight = sum(stats.idf(*(_key(field, part) for field in fields)) for part in parts)
+    whole = saturated([_term_clause(field, joined[0]) for field in fields], weight)
     if len(parts) == 1:  # the other parts are stop words (t-SNE)
-        apart = _blend(parts[0], fields)
+        apart = _blend(parts[0], fields, stats)
     else:
-        apart = _bool(must=[_blend(part, fields) for part in parts], filter=[_in_sequence(parts, fields)])
+        apart = _bool(must=[_blend(part, fields, stats) for part in parts], filter=[_in_sequence(parts, fields)])
+    apart = _any([apart, names])
     return {"dis_max": {"queries": [whole, {"bool": {"must": [apart], "boost": ALTERNATIVE_WEIGHT}}]}}
 
 
-def _word(text: str, known: dict) -> dict | None:
-    """An unfielded word: in the title and abstract (:func:`_analysed`) or the author names."""
-    return _any([_analysed(text, known=known), _authors(text)])
+def _word(text: str, stats: Statistics) -> dict | None:
+    """An unfielded word: over title, abstract and author names (:func:`_analysed`)."""
+    return _analysed(text, TEXT_FIELDS, stats, author=True)
 
 
 def _authors(text: str) -> dict:
     return {"match": {"authors": {"query": text, "operator": "and"}}}
 
 
-def _joined(words: tuple[str, ...], known: dict) -> dict | None:
+def _scored_authors(text: str, stats: Statistics) -> dict:
+    """The word in the author names, scored by BM25 there."""
+    return saturated([_authors(text)], stats.idf(_author_key(text)))
+
+
+def _joined(words: tuple[str, ...], stats: Statistics) -> dict | None:
     """Neighbouring words joined (``failslow``): the one term the joined text
-    analyzes to in the title and abstract (its joined form, for a compound),
-    weighing as many words; ``None`` when it analyzes to several."""
-    tokens = query_tokens("".join(words))
+    analyzes to in the title and abstract (its joined form, for a compound)
+    and the joined text in the author names, scored by BM25F with the idf of
+    the words added up; ``None`` when it analyzes to several terms."""
+    text = "".join(words)
+    tokens = query_tokens(text)
     joined = [term for term, _, is_joined in tokens if is_joined]
     terms = joined or [term for term, _, _ in tokens]
     if len(terms) != 1:
         return None
-    weight = known.get(("joined", terms[0]), float(max(1, len(words))))
-    return {"bool": {"must": [_blend(terms[0])], "boost": weight}}
+    weight = 0.0
+    for word in words:
+        found = [term for term, _, _ in query_tokens(word, "phrase")]
+        if found:
+            weight += stats.idf(*(_key(field, found[0]) for field in TEXT_FIELDS), _author_key(word))
+    clauses = [_term_clause(field, terms[0]) for field in TEXT_FIELDS] + [_authors(text)]
+    return saturated(clauses, weight or stats.idf(*(_key(field, terms[0]) for field in TEXT_FIELDS)))
 
 
-def field_word(field: str, text: str, known: dict | None = None) -> dict | None:
+def _together(pair: list[tuple[str, int]], stats: Statistics) -> dict:
+    """The proximity bonus of one pair of neighbouring terms: their sloppy
+    frequency in title and abstract as one BM25F pseudo-term with the two
+    words' idf added up, weighing :data:`~searchengine.ranking.PROXIMITY_WEIGHT`.
+    (A phrase's frequency reaches the field's similarity once per word: hence
+    the halved boosts.)"""
+    query = _slots(pair)
+    clauses = [{"match_phrase": {field + TERMS: {
+        "query": query, "analyzer": _ANALYZED, "slop": PROXIMITY_SLOP,
+        "boost": (TITLE_BOOST if field == "title" else 1.0) / len(pair)}}} for field in TEXT_FIELDS]
+    weight = sum(stats.idf(*(_key(field, term) for field in TEXT_FIELDS)) for term, _ in pair)
+    return saturated(clauses, PROXIMITY_WEIGHT * weight)
+
+
+def field_word(field: str, text: str, stats: Statistics | None = None) -> dict | None:
     """A word in one field (``title:gpu``, ``year:2024``, ``doi:…``); ``None``
     when it analyzes to nothing there."""
+    stats = stats if stats is not None else Statistics()
     if field in TEXT_FIELDS:
-        return _analysed(text, (field,), known)
+        return _analysed(text, (field,), stats)
     if field == "authors":
-        return _authors(text)
+        return _scored_authors(text, stats)
     if field == "year":
         return {"term": {"year": text}} if text.isdigit() else {"match_none": {}}
     if field == "doi":  # held lower-cased: DOIs are case-insensitive
@@ -389,16 +391,21 @@ def field_word(field: str, text: str, known: dict | None = None) -> dict | None:
 
 
 def _prefix(field: str, text: str) -> dict:
+    """The terms of ``field`` starting with the folded ``text``, 64 at most
+    (``top_terms_64``), each scored by BM25 with its own idf and added up, as
+    the embedded engine scores a prefix's terms (:data:`.scoring.WHOLE_SCORE`)."""
     from searchengine.engines.whoosh.analysis import fold
 
     name = field + TERMS if field in TEXT_FIELDS else field
-    return {"prefix": {name: {"value": fold(text), "rewrite": f"top_terms_{MAX_EXPANSIONS}"}}}
+    weight = TITLE_BOOST if field == "title" else 1.0
+    return {"prefix": {name: {"value": fold(text), "rewrite": f"top_terms_{MAX_EXPANSIONS}",
+                              "boost": WHOLE_SCORE + weight}}}
 
 
 def fuzzy_words(tree: t.Node | None) -> list[tuple[str, str, int]]:
     """``(field, word, edits)`` of each written word of the tree's fuzzy words
     in a title or abstract long enough to be fuzzy, whose expansions
-    :func:`to_dsl` wants in its ``near`` (:func:`fuzzy_expansion`)."""
+    :func:`to_dsl` wants in its statistics (:func:`fuzzy_expansion`)."""
     wanted = []
     for leaf in t.leaves(tree) if tree is not None else ():
         if isinstance(leaf, t.Fuzzy) and (leaf.field is None or leaf.field in TEXT_FIELDS):
@@ -411,16 +418,15 @@ def fuzzy_words(tree: t.Node | None) -> list[tuple[str, str, int]]:
 def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]], written: list[tuple[str, int]],
                     total: int) -> list[tuple[str, float]]:
     """The terms a fuzzy ``word`` (as written) is searched by in one field,
-    each with its boost, as the embedded engine chooses and weighs them
+    each with its weight, as the embedded engine chooses and weighs them
     (:func:`searchengine.engines.whoosh.expansion.fuzzy_weights`): the terms
     within ``edits`` of the word's stem (``stems``: ``(term, documents)``)
     and the terms of the words as written within ``edits`` of the word
     (``written``: ``(word, documents)``), each at its fewest edits; the
     closest :data:`MAX_EXPANSIONS` first, then the most frequent. A term's
-    boost gives it the idf of the most frequent of them (of ``total``
-    documents), times ``1 - edits / len(word)`` (at least 0.1)."""
-    from math import log
-
+    weight is the idf of the most frequent of them (of ``total`` documents),
+    times ``1 - edits / len(word)`` (at least 0.1): its score is that weight
+    times its saturated normalised frequency."""
     from rapidfuzz.distance import OSA
 
     tokens = query_tokens(word)
@@ -443,61 +449,60 @@ def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]], written
     held = sorted((term for term in closest if frequency.get(term)),
                   key=lambda term: (closest[term], -frequency[term], term))[:MAX_EXPANSIONS]
 
-    def idf(n: int) -> float:
-        return log(1 + (total - n + 0.5) / (n + 0.5))
-
-    blended = idf(max((frequency[term] for term in held), default=1))
-    return [(term, blended / idf(max(1, frequency[term])) * max(0.1, 1 - closest[term] / max(1, len(word))))
-            for term in held]
+    blended = idf(max((frequency[term] for term in held), default=1), total)
+    return [(term, blended * max(0.1, 1 - closest[term] / max(1, len(word)))) for term in held]
 
 
-def _fuzzy(field: str, text: str, distance: int, near: dict) -> dict | None:
+def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | None:
     """A fuzzy word in one field. In the title or abstract, as the embedded
     engine's written-word fuzzy matching: each of its words as written (a
     part too short to be fuzzy: its terms) matches its expansions
-    (``near``, :func:`fuzzy_expansion`), or its stem without them. In
-    another field each analysed term within ``distance`` edits."""
+    (``stats.expansions``, :func:`fuzzy_expansion`), each term scored by BM25
+    with its blended weight, or its stem without them. In another field each
+    analysed term within ``distance`` edits."""
     if field in TEXT_FIELDS:
         tokens = query_tokens(text)
         if not tokens:
             return None
-        name = field + TERMS
         each = []
         for word in dict.fromkeys(phrase_words(text)):
             if len(word) < MIN_FUZZY:
-                each.append(_analysed(word, (field,)))
+                each.append(_analysed(word, (field,), stats))
                 continue
-            terms = near.get((field, word, distance))
+            terms = stats.expansions.get((field, word, distance))
             if terms is None:  # no expansions asked for: the stem as typed
-                terms = [(tokens[0][0], 1.0)]
-            boost = TITLE_BOOST if field == "title" else 1.0
-            each.append(_any([{"term": {name: {"value": term, "boost": weight * boost}}} for term, weight in terms])
+                terms = [(tokens[0][0], stats.idf(_key(field, tokens[0][0])))]
+            each.append(_any([saturated([_term_clause(field, term)], weight) for term, weight in terms])
                         or {"match_none": {}})
         return _bool(must=each) if len(each) > 1 else (each[0] if each else None)
-    query = {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
-             "max_expansions": MAX_EXPANSIONS, "fuzzy_transpositions": True}
-    return {"match": {field: query}}
+    query = {"match": {field: {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
+                               "max_expansions": MAX_EXPANSIONS, "fuzzy_transpositions": True}}}
+    return saturated([query], stats.idf((("fuzzy", field, text, distance), query)))
 
 
-def _phrase(field: str, text: str) -> dict | None:
-    """A quoted phrase: its words as written next to each other; ``None``
-    when it has no term to search (stop words only)."""
+def _phrase(field: str, text: str, stats: Statistics) -> dict | None:
+    """A quoted phrase: in a title or abstract, the papers where its words as
+    written stand together, scored by the sum of its stems' BM25 scores in
+    the field (as the embedded engine scores a phrase); ``None`` when it has
+    no term to search (stop words only)."""
     if field == "authors":
-        return {"match_phrase": {"authors": {"query": text}}}
+        query = {"match_phrase": {"authors": {"query": text}}}
+        return saturated([query], stats.idf((("phrase", "authors", text), query)))
     if field not in TEXT_FIELDS:
-        return field_word(field, text)
+        return field_word(field, text, stats)
     words = phrase_words(text)
     tokens = [(term, position) for term, position, _ in query_tokens(text, "phrase")]
     if not words or not tokens:
         return None
-    # Scored as the stems in sequence (stop words' gaps allowed), kept where
-    # the words as written stand together: the embedded engine's phrase.
+    # Candidates: the stems in sequence (stop words' gaps allowed); kept where
+    # the words as written stand together.
     gap = max((b[1] - a[1] for a, b in pairwise(tokens)), default=1)
     stems = {"match_phrase": {field + TERMS: {"query": " ".join(term for term, _ in tokens), "analyzer": _ANALYZED,
-                                              "slop": gap - 1 if len(tokens) > 1 else 0,
-                                              **({"boost": TITLE_BOOST} if field == "title" else {})}}}
+                                              "slop": gap - 1 if len(tokens) > 1 else 0}}}
     written = {"match_phrase": {field + WORDS: {"query": " ".join(words), "analyzer": _ANALYZED}}}
-    return _bool(must=[stems], filter=[written])
+    scored = [saturated([_term_clause(field, term)], stats.idf(_key(field, term)))
+              for term in dict.fromkeys(term for term, _ in tokens)]
+    return _bool(must=scored, filter=[stems, written])
 
 
 def _any(queries: list[dict | None]) -> dict | None:

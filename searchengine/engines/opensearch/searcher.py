@@ -19,9 +19,10 @@ from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source, text_fields
 from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, filter_clauses, frequencies_body,
-                                                      fuzzy_expansion, fuzzy_words, joined_weights, joined_words,
-                                                      marked_terms, split_joined, to_dsl)
-from searchengine.engines.opensearch.terms import TERMS, TEXT_TERMS
+                                                      fuzzy_expansion, fuzzy_words, marked_terms, split_joined,
+                                                      to_dsl)
+from searchengine.engines.opensearch.scoring import Statistics
+from searchengine.engines.opensearch.terms import TERMS
 from searchengine.engines.opensearch.terms import TEXT_FIELDS, snippet_parts
 from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
@@ -135,7 +136,7 @@ class OpenSearchSearcher:
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """How many documents match ``parsed`` within ``filters``, counted within ``deadline``."""
         tree = split_joined(parsed.tree, self._abstract_frequencies)
-        matches = Matches(tree, to_dsl(tree, self._known(tree)), filters, 0)
+        matches = Matches(tree, self._translated(tree), filters, 0)
         matches.deadline = deadline
         return self._counted(matches, deadline)
 
@@ -143,19 +144,29 @@ class OpenSearchSearcher:
         """``{term: abstracts holding it}`` for analysed ``terms`` (one request)."""
         return self._frequencies(terms, "abstract" + TERMS)
 
-    def _frequencies(self, terms: list[str], field: str = TEXT_TERMS) -> dict[str, int]:
+    def _frequencies(self, terms: list[str], field: str) -> dict[str, int]:
         """``{term: papers whose field holds it}`` for analysed ``terms`` (one request)."""
         found = self._search("count words", frequencies_body(terms, field))["aggregations"]["terms"]["buckets"]
         return {term: int(found[str(number)]["doc_count"]) for number, term in enumerate(terms)}
 
-    def _known(self, tree) -> dict:
-        """What :func:`.querying.to_dsl` wants to know of ``tree``'s words:
-        fuzzy words' expansions and joined words' weights (a request for each kind present)."""
-        known = self._fuzzy_expansions(tree)
-        joined = joined_words(tree)
-        if joined:
-            known.update(joined_weights(joined, self._frequencies, self.doc_count()))
-        return known
+    def _translated(self, tree) -> dict | None:
+        """``tree`` as Query DSL scored as on the embedded engine: the fuzzy
+        words' expansions (one request when there are some) and the document
+        frequencies of its terms (one request) are asked for first."""
+        if tree is None:
+            return None
+        stats = Statistics(expansions=self._fuzzy_expansions(tree))
+        to_dsl(tree, stats)
+        if stats.missing:
+            keys = list(stats.missing)
+            # The documents (every one: the query matches all) and each term's, in one request.
+            body = {"size": 0, "track_total_hits": True, "aggs": {"counted": {"filters": {"filters": {
+                str(number): stats.missing[key] for number, key in enumerate(keys)}}}}}
+            found = self._search("count words", body)
+            counted = found["aggregations"]["counted"]["buckets"]
+            stats.total = int(found["hits"]["total"]["value"])
+            stats.frequencies.update({key: int(counted[str(number)]["doc_count"]) for number, key in enumerate(keys)})
+        return to_dsl(tree, stats)
 
     def _fuzzy_expansions(self, tree) -> dict:
         """``{(field, word, edits): [(term, boost)]}`` for the fuzzy words of
@@ -178,7 +189,7 @@ class OpenSearchSearcher:
                 suggest[f"{number}{kind}"] = {"text": text, "term": {"field": source, "max_edits": edits, **options}}
             # The suggester never offers the word itself: its stem is counted apart.
             own[str(number)] = {"term": {name + TERMS: stem}}
-        found = self._search("find fuzzy words", {"size": 0, "track_total_hits": False, "suggest": suggest,
+        found = self._search("find fuzzy words", {"size": 0, "track_total_hits": True, "suggest": suggest,
                                                   "aggs": {"own": {"filters": {"filters": own}}}})
         counted = found["aggregations"]["own"]["buckets"]
         suggested = found.get("suggest", {})
@@ -187,7 +198,7 @@ class OpenSearchSearcher:
             return [(option["text"], int(option.get("freq", 0)))
                     for entry in suggested.get(key, []) for option in entry.get("options", [])]
 
-        total = self.doc_count()
+        total = int(found["hits"]["total"]["value"])
         expansions = {}
         for number, key in enumerate(wanted):
             tokens = query_tokens(key[1])
@@ -204,8 +215,7 @@ class OpenSearchSearcher:
         if alternatives is None:
             return None
         alternatives = split_joined(alternatives, self._abstract_frequencies)
-        relaxed = Matches(alternatives, to_dsl(alternatives, self._known(alternatives)),
-                          matches.filters, 0, cut=matches.cut)
+        relaxed = Matches(alternatives, self._translated(alternatives), matches.filters, 0, cut=matches.cut)
         relaxed.deadline = matches.deadline
         self._counted(relaxed, matches.deadline)
         return relaxed if relaxed.total else None

@@ -38,9 +38,6 @@ NO_TERM = "\u0002"
 #: The text fields indexed as term texts, and their two sub-fields' suffixes.
 TEXT_FIELDS = ("title", "abstract")
 TERMS, WORDS = "_terms", "_words"
-#: Title and abstract terms in one field, the title's counted TITLE_BOOST times:
-#: a word is scored once over both (as BM25F does), not once per field.
-TEXT_TERMS = "text_terms"
 
 
 @functools.cache

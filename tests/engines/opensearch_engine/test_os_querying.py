@@ -14,41 +14,74 @@ import pytest
 from searchengine import querylang
 from searchengine.engines.opensearch.querying import (fuzzy_expansion, fuzzy_words, marked_terms, split_joined,
                                                       to_dsl)
+from searchengine.engines.opensearch.scoring import Statistics
 from searchengine.engines.opensearch.terms import NO_TERM, SAME_POSITION, term_text, word_text
 from searchengine.querylang import tree as t
 
 
-def dsl(text: str, near: dict | None = None) -> dict | None:
-    return to_dsl(querylang.parse(text).tree, near)
+def dsl(text: str, stats: Statistics | None = None) -> dict | None:
+    return to_dsl(querylang.parse(text).tree, stats)
 
 
-def test_a_word_asks_for_its_stem_in_title_and_abstract_and_for_the_name():
-    assert dsl("GPUs") == {"bool": {"should": [
-        {"term": {"text_terms": "gpu"}},
-        {"match": {"authors": {"query": "GPUs", "operator": "and"}}}], "minimum_should_match": 1}}
+def idf(n: int, total: int = 1000) -> float:
+    return log(1 + (total - n + 0.5) / (n + 0.5))
 
 
-def test_a_fielded_word_asks_for_its_stem_in_that_field_only():
-    assert dsl("title:matrices") == {"term": {"title_terms": {"value": "matric", "boost": 2.0}}}
-    assert dsl("abstract:FlashAttention") == {"dis_max": {"queries": [
-        {"bool": {"must": [{"term": {"abstract_terms": {"value": "flashattention"}}}], "boost": 2.0}},
-        {"bool": {"must": [{"bool": {
-            "must": [{"term": {"abstract_terms": {"value": "flash"}}}, {"term": {"abstract_terms": {"value": "attention"}}}],
-            "filter": [{"match_phrase": {"abstract_terms": {"query": "flash attention", "analyzer": "se_terms"}}}]}}],
-            "boost": pytest.approx(0.9, abs=0.1)}}]}}
+SATURATE = "params.idf * _score * 3.0 / (_score + 2.0)"
+
+
+def test_a_word_is_one_bm25f_term_over_title_abstract_and_names_with_its_largest_frequency():
+    stats = Statistics(1000, {("title", "gpu"): 10, ("abstract", "gpu"): 40, ("authors", "GPUs"): 0})
+    assert dsl("GPUs", stats) == {"script_score": {
+        "query": {"bool": {"should": [
+            {"term": {"title_terms": {"value": "gpu", "boost": 2.0}}},
+            {"term": {"abstract_terms": {"value": "gpu", "boost": 1.0}}},
+            {"match": {"authors": {"query": "GPUs", "operator": "and"}}}]}},
+        "script": {"source": SATURATE, "params": {"idf": pytest.approx(idf(40))}}}}
+    assert stats.missing == {}
+
+
+def test_frequencies_not_yet_known_are_recorded_with_the_query_counting_them():
+    stats = Statistics(1000)
+    dsl("title:matrices", stats)
+    assert stats.missing == {("title", "matric"): {"term": {"title_terms": "matric"}}}
+
+
+def test_a_compound_weighs_its_parts_idf_added_up_or_its_parts_in_sequence():
+    stats = Statistics(1000, {("abstract", "flash"): 9, ("abstract", "attention"): 99})
+    found = dsl("abstract:FlashAttention", stats)
+    whole, apart = found["dis_max"]["queries"]
+    assert whole["script_score"]["query"] == {"term": {"abstract_terms": {"value": "flashattention", "boost": 1.0}}}
+    assert whole["script_score"]["script"]["params"]["idf"] == pytest.approx(idf(9) + idf(99))
+    assert apart["bool"]["boost"] == 0.9
+    assert apart["bool"]["must"][0]["bool"]["filter"] == [
+        {"match_phrase": {"abstract_terms": {"query": "flash attention", "analyzer": "se_terms"}}}]
 
 
 def test_a_quoted_phrase_is_scored_by_its_stems_and_kept_where_the_words_stand_as_written():
-    found = dsl('abstract:"large language models"')
-    assert found == {"bool": {
-        "must": [{"match_phrase": {"abstract_terms": {"query": "larg languag model", "analyzer": "se_terms", "slop": 0}}}],
-        "filter": [{"match_phrase": {"abstract_words": {"query": "large language models", "analyzer": "se_terms"}}}]}}
+    found = dsl('abstract:"large language models"', Statistics(1000))
+    assert [q["script_score"]["query"]["term"]["abstract_terms"]["value"] for q in found["bool"]["must"]] == [
+        "larg", "languag", "model"]
+    assert found["bool"]["filter"] == [
+        {"match_phrase": {"abstract_terms": {"query": "larg languag model", "analyzer": "se_terms", "slop": 0}}},
+        {"match_phrase": {"abstract_words": {"query": "large language models", "analyzer": "se_terms"}}}]
     # Stop words keep their gaps: the stems may stand that far apart.
-    art = dsl('title:"state of the art"')["bool"]["must"][0]["match_phrase"]["title_terms"]
-    assert (art["query"], art["slop"], art["boost"]) == ("state art", 2, 2.0)
+    art = dsl('title:"state of the art"')["bool"]["filter"][0]["match_phrase"]["title_terms"]
+    assert (art["query"], art["slop"]) == ("state art", 2)
     # A phrase of stop words asks for nothing in a title (author names keep every word).
     assert to_dsl(t.Phrase("of the", "title")) is None
-    assert dsl('"of the"') == {"match_phrase": {"authors": {"query": "of the"}}}
+    assert dsl('"of the"')["script_score"]["query"] == {"match_phrase": {"authors": {"query": "of the"}}}
+
+
+def test_the_proximity_bonus_is_a_pseudo_term_of_each_pair_with_the_idf_of_both_words():
+    stats = Statistics(1000, {("title", "spars"): 5, ("abstract", "spars"): 50, ("abstract", "matric"): 20})
+    found = dsl("sparse matrices", stats)
+    (bonus,) = found["bool"]["should"]
+    assert bonus["script_score"]["query"]["bool"]["should"] == [
+        {"match_phrase": {"title_terms": {"query": "spars matric", "analyzer": "se_terms", "slop": 0, "boost": 1.0}}},
+        {"match_phrase": {"abstract_terms": {"query": "spars matric", "analyzer": "se_terms", "slop": 0,
+                                             "boost": 0.5}}}]
+    assert bonus["script_score"]["script"]["params"]["idf"] == pytest.approx(2.0 * (idf(50) + idf(20)))
 
 
 def test_term_texts_put_each_term_at_its_position():
@@ -84,22 +117,19 @@ def test_fuzzy_expansions_are_the_closest_then_the_most_frequent_with_blended_we
     found = fuzzy_expansion("transformr", 1, stems, written, 10_000)
     # One edit each (transforms as written stems to transform); the most frequent first.
     assert [term for term, _ in found] == ["transform", "transformer", "transforma"]
-
-    def idf(n):
-        return log(1 + (10_000 - n + 0.5) / (n + 0.5))
-
-    blended = idf(900)
-    assert found[0][1] == pytest.approx(blended / idf(900) * (1 - 1 / 10))
-    assert found[2][1] == pytest.approx(blended / idf(2) * (1 - 1 / 10))
+    # Each weighs the idf of the most frequent, times 1 - edits / length.
+    assert [weight for _, weight in found] == pytest.approx([idf(900, 10_000) * 0.9] * 3)
 
 
 def test_fuzzy_words_name_each_field_and_word_and_the_dsl_uses_their_expansions():
     tree = querylang.parse("transformr~1 attention").tree
     assert fuzzy_words(tree) == [("title", "transformr", 1), ("abstract", "transformr", 1)]
-    near = {("title", "transformr", 1): [("transform", 1.0)], ("abstract", "transformr", 1): [("transform", 0.5)]}
-    text = str(to_dsl(tree, near))
-    assert "'title_terms': {'value': 'transform', 'boost': 2.0}" in text
-    assert "'abstract_terms': {'value': 'transform', 'boost': 0.5}" in text
+    stats = Statistics(1000, expansions={("title", "transformr", 1): [("transform", 1.5)],
+                                         ("abstract", "transformr", 1): [("transform", 0.5)]})
+    text = str(to_dsl(tree, stats))
+    assert ("{'term': {'title_terms': {'value': 'transform', 'boost': 2.0}}}, 'script': {'source': "
+            f"'{SATURATE}', 'params': {{'idf': 1.5}}") in text
+    assert "{'term': {'abstract_terms': {'value': 'transform', 'boost': 1.0}}}" in text
 
 
 def test_marked_terms_are_the_stems_asked_for_never_the_excluded_ones():

@@ -1,0 +1,99 @@
+"""BM25F on the cluster: the embedded engine's scores, computed by OpenSearch.
+
+BM25F (:mod:`searchengine.engines.whoosh.bm25f`) adds a word's
+length-normalised frequencies over the fields and saturates the sum once::
+
+    tf    = sum over fields f of  w_f * tf_f / (1 - B_f + B_f * len_f / avglen_f)
+    score = idf * tf * (K1 + 1) / (tf + K1)
+
+Lucene's similarities score one field at a time, so the work is split:
+
+* each text field's similarity is a ``scripted`` one that gives the
+  field's length-normalised frequency, ``boost * tf_f / (1 - B_f + B_f *
+  len_f / avglen_f)`` (:func:`similarity_settings`; the query's boost is the
+  field weight ``w_f``; the average length is the field's tokens over the
+  documents that have it);
+* a query word is a ``bool`` of its term in each field (their normalised
+  frequencies add up), inside a ``script_score`` that saturates the sum and
+  multiplies by the word's idf (:func:`saturated`), given as a parameter.
+
+The idf is BM25's ``ln(1 + (N - n + 0.5) / (n + 0.5))`` with ``n`` the
+largest document frequency over the fields, as on the embedded engine; the
+document frequencies of a query's terms are counted in one request before
+the search (:class:`Statistics`). A phrase's frequency reaches a scripted
+similarity once per word of the phrase, so a phrase's boost is divided by
+its number of words.
+"""
+
+from __future__ import annotations
+
+from math import log
+
+from searchengine.ranking import FIELD_B, K1
+
+# Saturation of the summed normalised frequencies, times the idf.
+_SATURATE = f"params.idf * _score * {K1 + 1!r} / (_score + {K1!r})"
+
+
+#: A boost at or above this asks a field's similarity for the whole per-field
+#: BM25 score of each term (its own idf, saturated), weighing the boost less
+#: this: a prefix's terms, each scored as on the embedded engine.
+WHOLE_SCORE = 1000.0
+
+
+def similarity_settings() -> dict:
+    """``index.similarity``: one scripted similarity per text field (``se_title``,
+    ``se_abstract``, ``se_authors``) giving its length-normalised frequency,
+    or with a boost of :data:`WHOLE_SCORE` or more each term's BM25 score."""
+    settings = {}
+    for name, b in FIELD_B.items():
+        source = (f"double avg = field.sumTotalTermFreq / Math.max(1.0, (double) field.docCount); "
+                  f"double norm = {1 - b!r} + {b!r} * doc.length / Math.max(avg, 1.0); "
+                  f"if (query.boost < {WHOLE_SCORE!r}) {{ return query.boost * doc.freq / norm; }} "
+                  f"double tf = (query.boost - {WHOLE_SCORE!r}) * doc.freq / norm; "
+                  f"double n = term.docFreq; "
+                  f"double idf = Math.log(1 + (field.docCount - n + 0.5) / (n + 0.5)); "
+                  f"return idf * tf * {K1 + 1!r} / (tf + {K1!r});")
+        settings[f"se_{name}"] = {"type": "scripted", "script": {"source": source}}
+    return settings
+
+
+def idf(frequency: int, total: int) -> float:
+    """BM25's idf of a term in ``frequency`` of ``total`` documents (never negative)."""
+    return log(1 + (total - frequency + 0.5) / (frequency + 0.5))
+
+
+def saturated(clauses: list[dict], weight: float) -> dict:
+    """The clauses' normalised frequencies added up and saturated, times
+    ``weight`` (a word's idf, or a weighted sum of idfs): one BM25F term."""
+    query = clauses[0] if len(clauses) == 1 else {"bool": {"should": clauses}}
+    return {"script_score": {"query": query, "script": {"source": _SATURATE, "params": {"idf": weight}}}}
+
+
+class Statistics:
+    """Document frequencies of a query's terms, for the idf of each word.
+
+    ``frequencies`` maps a key (``(field, term)``, or any hashable naming a
+    query) to the documents it matches; a key not yet known counts 0 and is
+    recorded in :attr:`missing` with the query that counts it, so the
+    searcher can count them all in one request and translate again.
+    """
+
+    def __init__(self, total: int = 0, frequencies: dict | None = None, expansions: dict | None = None) -> None:
+        self.total = total
+        self.frequencies = dict(frequencies or {})
+        #: Fuzzy words' expansions (see :func:`.querying.fuzzy_expansion`).
+        self.expansions = expansions or {}
+        self.missing: dict = {}
+
+    def frequency(self, key, query: dict) -> int:
+        """Documents matching ``query`` (0 and recorded as missing when not yet counted)."""
+        if key in self.frequencies:
+            return self.frequencies[key]
+        self.missing[key] = query
+        return 0
+
+    def idf(self, *counted: tuple) -> float:
+        """The idf of the largest of the frequencies of ``counted`` (``(key, query)`` pairs)."""
+        largest = max((self.frequency(key, query) for key, query in counted), default=0)
+        return idf(max(1, largest), max(self.total, 1))

@@ -9,6 +9,7 @@ from searchengine import build_index, open_index
 from searchengine import ranking as settings
 from searchengine.engines.whoosh import bm25f, feedback
 from searchengine.engines.whoosh.querying import parse
+from searchengine.search import FEEDBACK_SKIPPED
 
 
 # Words the analyzer keeps as they are (no stem change, no stop word).
@@ -124,7 +125,7 @@ def test_scores_at_some_documents_equal_whoosh_scores(corpus_searcher, word):
 def test_feedback_is_skipped_when_half_the_time_budget_is_spent(small_index):
     results = small_index.search(LONG_QUERY, limit=10, time_budget=1e-9)
     assert [hit.id for hit in results.hits] == ["a", "c", "b"]  # the order without feedback
-    assert results.notes == [feedback.SKIPPED_NOTE]
+    assert results.notes == [FEEDBACK_SKIPPED]
     assert small_index.search(LONG_QUERY, limit=10).notes == []
 
 

@@ -111,7 +111,8 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
         together = [_together(pair, stats) for pair in _pairs(node.words)]
         return _bool(must=[child], should=together) if together and child is not None else child
     if isinstance(node, t.MinMatch):
-        return _bool(should=[to_dsl(child, stats) for child in node.children], minimum=node.minimum)
+        return _bool(should=[_weighed(to_dsl(child, stats), stats.weights.get(child)) for child in node.children],
+                     minimum=node.minimum)
     if isinstance(node, t.Not):
         child = to_dsl(node.child, stats)
         return _bool(must_not=[child]) if child is not None else None
@@ -125,6 +126,44 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
             return _bool(must=[a], should=[b], minimum=0)
         return _bool(must=[a], filter=[b])
     raise TypeError(f"not a query tree node: {node!r}")
+
+
+def repeated_weights(tree: t.Node | None, words: list[str]) -> dict:
+    """A long question's words weighed by how often the question uses them,
+    as on the embedded engine (:func:`searchengine.engines.whoosh.querying.weigh_repeated`):
+    Okapi BM25's query term frequency ``(K3 + 1) * qtf / (K3 + qtf)``
+    (:data:`~searchengine.ranking.QUERY_K3`), ``qtf`` counting the ``words``
+    (as typed) that analyze to the word's term, shared by the words with that
+    term. ``{word node: weight}`` for the words of the question (a
+    ``MinMatch``) used more than once; ``{}`` for other queries."""
+    from collections import Counter
+
+    from searchengine.ranking import QUERY_K3
+
+    target = tree.child if isinstance(tree, t.Proximity) else tree
+    if not QUERY_K3 or not isinstance(target, t.MinMatch):
+        return {}
+    counts = Counter(term for word in words for term, _, _ in query_tokens(word, "phrase"))
+    if not counts or max(counts.values()) == 1:
+        return {}
+
+    def term_of(node) -> str | None:
+        if not isinstance(node, t.Word):
+            return None
+        tokens = query_tokens(node.text)
+        return tokens[0][0] if len(tokens) == 1 and not tokens[0][2] else None
+
+    forms = Counter(term_of(child) for child in target.children)
+    weights = {}
+    for child in target.children:
+        qtf = counts.get(term_of(child), 1)
+        if qtf > 1:
+            weights[child] = (QUERY_K3 + 1) * qtf / (QUERY_K3 + qtf) / forms[term_of(child)]
+    return weights
+
+
+def _weighed(query: dict | None, weight: float | None) -> dict | None:
+    return query if query is None or weight is None else {"bool": {"must": [query], "boost": weight}}
 
 
 def split_joined(tree: t.Node | None, frequencies) -> t.Node | None:
@@ -359,6 +398,13 @@ def _joined(words: tuple[str, ...], stats: Statistics) -> dict | None:
             weight += stats.idf(*(_key(field, found[0]) for field in TEXT_FIELDS), _author_key(word))
     clauses = [_term_clause(field, terms[0]) for field in TEXT_FIELDS] + [_authors(text)]
     return saturated(clauses, weight or stats.idf(*(_key(field, terms[0]) for field in TEXT_FIELDS)))
+
+
+def expansion_term(term: str, weight: float, stats: Statistics) -> dict:
+    """A feedback term (analysed) in title and abstract, one BM25F term
+    weighing ``weight`` times its idf (:mod:`searchengine.feedback`)."""
+    return saturated([_term_clause(field, term) for field in TEXT_FIELDS],
+                     weight * stats.idf(*(_key(field, term) for field in TEXT_FIELDS)))
 
 
 def _together(pair: list[tuple[str, int]], stats: Statistics) -> dict:

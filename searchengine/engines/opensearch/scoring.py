@@ -84,6 +84,8 @@ class Statistics:
         self.frequencies = dict(frequencies or {})
         #: Fuzzy words' expansions (see :func:`.querying.fuzzy_expansion`).
         self.expansions = expansions or {}
+        #: A long question's repeated words' weights (see :func:`.querying.repeated_weights`).
+        self.weights: dict = {}
         self.missing: dict = {}
 
     def frequency(self, key, query: dict) -> int:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source, text_fields
-from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, filter_clauses, frequencies_body,
-                                                      fuzzy_expansion, fuzzy_words, marked_terms, split_joined,
-                                                      to_dsl)
+from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, expansion_term, filter_clauses,
+                                                      frequencies_body, fuzzy_expansion, fuzzy_words, marked_terms,
+                                                      repeated_weights, split_joined, to_dsl)
 from searchengine.engines.opensearch.scoring import Statistics
 from searchengine.engines.opensearch.terms import TERMS
 from searchengine.engines.opensearch.terms import TEXT_FIELDS, snippet_parts
@@ -65,6 +65,8 @@ class Matches:
     approximate: bool = False  # the cluster reports a cut ranking with the page of hits (window)
     deadline: float = field(default=0.0, repr=False)
     notes: list[str] = field(default_factory=list)
+    #: After feedback: ``(id, score)`` of the best hits re-ranked, best first.
+    reranked: list[tuple[str, float]] | None = None
 
     def full_query(self) -> dict:
         """The query with the filters as ``filter`` clauses."""
@@ -136,7 +138,7 @@ class OpenSearchSearcher:
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """How many documents match ``parsed`` within ``filters``, counted within ``deadline``."""
         tree = split_joined(parsed.tree, self._abstract_frequencies)
-        matches = Matches(tree, self._translated(tree), filters, 0)
+        matches = Matches(tree, self._translated(tree, parsed.words), filters, 0)
         matches.deadline = deadline
         return self._counted(matches, deadline)
 
@@ -149,23 +151,16 @@ class OpenSearchSearcher:
         found = self._search("count words", frequencies_body(terms, field))["aggregations"]["terms"]["buckets"]
         return {term: int(found[str(number)]["doc_count"]) for number, term in enumerate(terms)}
 
-    def _translated(self, tree) -> dict | None:
+    def _translated(self, tree, words: list[str] = ()) -> dict | None:
         """``tree`` as Query DSL scored as on the embedded engine: the fuzzy
         words' expansions (one request when there are some) and the document
         frequencies of its terms (one request) are asked for first."""
         if tree is None:
             return None
         stats = Statistics(expansions=self._fuzzy_expansions(tree))
+        stats.weights = repeated_weights(tree, list(words))
         to_dsl(tree, stats)
-        if stats.missing:
-            keys = list(stats.missing)
-            # The documents (every one: the query matches all) and each term's, in one request.
-            body = {"size": 0, "track_total_hits": True, "aggs": {"counted": {"filters": {"filters": {
-                str(number): stats.missing[key] for number, key in enumerate(keys)}}}}}
-            found = self._search("count words", body)
-            counted = found["aggregations"]["counted"]["buckets"]
-            stats.total = int(found["hits"]["total"]["value"])
-            stats.frequencies.update({key: int(counted[str(number)]["doc_count"]) for number, key in enumerate(keys)})
+        self._count(stats)
         return to_dsl(tree, stats)
 
     def _fuzzy_expansions(self, tree) -> dict:
@@ -281,17 +276,78 @@ class OpenSearchSearcher:
         return json.dumps(matches.full_query(), ensure_ascii=False, separators=(",", ":"))
 
     def feedback_applies(self, matches: Matches) -> bool:
-        """Pseudo-relevance feedback is the embedded engine's alone for now."""
-        return False
+        """Whether pseudo-relevance feedback re-ranks this query: a long
+        question (a ``MinMatch`` of at least ``FEEDBACK_MIN_TERMS`` words), as
+        on the embedded engine."""
+        from searchengine.ranking import FEEDBACK_MIN_TERMS, FEEDBACK_WEIGHT
 
-    def rerank(self, matches: Matches) -> None:  # pragma: no cover - never applies
-        """No feedback here (see :meth:`feedback_applies`)."""
+        return (matches.query is not None and FEEDBACK_WEIGHT > 0
+                and _question_terms(matches.tree) >= FEEDBACK_MIN_TERMS)
+
+    def rerank(self, matches: Matches) -> None:
+        """Re-rank the best hits of ``matches`` by feedback from them, as the
+        embedded engine does (:mod:`searchengine.feedback`): the
+        ``FEEDBACK_DEPTH`` best hits are read, the relevance model of the
+        ``FEEDBACK_DOCS`` best is made by the product's analyzer, and each of
+        its terms' BM25F scores, weighted, is added to the first scores of
+        those hits (three requests). The order of :meth:`window` then follows
+        :attr:`Matches.reranked` for those hits."""
+        from searchengine import feedback
+        from searchengine.engines.opensearch.terms import text_analyzer
+        from searchengine.ranking import FEEDBACK_DEPTH, FEEDBACK_DOCS, FEEDBACK_TERMS, FEEDBACK_WEIGHT
+
+        body = {"query": matches.full_query(), "size": FEEDBACK_DEPTH, "sort": _RELEVANCE_SORT,
+                "track_scores": True, "track_total_hits": False,
+                "_source": {"includes": ["title", "abstract", "year", "id"]},
+                "timeout": _timeout(matches.deadline)}
+        top = self._search("find the best hits", body, search_type=_SEARCH_TYPE)["hits"]["hits"]
+        ranked = [(hit["_id"], float(hit.get("_score") or 0.0)) for hit in top]
+        if not feedback.clear_lead(ranked):
+            return
+        analyzer = text_analyzer()
+        documents = [(feedback.term_frequencies(analyzer, hit["_source"].get("title") or "",
+                                                hit["_source"].get("abstract") or ""), score)
+                     for hit, (_, score) in zip(top[:FEEDBACK_DOCS], ranked)]
+        model = feedback.relevance_model(documents, FEEDBACK_TERMS)
+        if not model:
+            return
+        weight = FEEDBACK_WEIGHT * _question_terms(matches.tree)
+        stats = Statistics()
+        expansion = [expansion_term(term, weight * probability, stats) for term, probability in model]
+        self._count(stats)
+        expansion = [expansion_term(term, weight * probability, stats) for term, probability in model]
+        ids = [doc for doc, _ in ranked]
+        found = self._search("re-rank the best hits", {
+            "query": {"bool": {"filter": [{"ids": {"values": ids}}], "should": expansion}},
+            "size": len(ids), "_source": False, "track_total_hits": False}, search_type=_SEARCH_TYPE)
+        extra = {hit["_id"]: float(hit.get("_score") or 0.0) for hit in found["hits"]["hits"]}
+        years = {hit["_id"]: hit["_source"].get("year") for hit in top}
+        rescored = [(doc, score + extra.get(doc, 0.0)) for doc, score in ranked]
+        # Ties as the relevance order breaks them: newest year, then the larger id.
+        rescored.sort(key=lambda item: (item[1], years.get(item[0]) or -1, item[0]), reverse=True)
+        matches.reranked = rescored
+
+    def _count(self, stats: Statistics) -> None:
+        """Count the documents and the frequencies ``stats`` lacks (one request)."""
+        if not stats.missing:
+            return
+        keys = list(stats.missing)
+        # The documents (every one: the query matches all) and each term's, in one request.
+        body = {"size": 0, "track_total_hits": True, "aggs": {"counted": {"filters": {"filters": {
+            str(number): stats.missing[key] for number, key in enumerate(keys)}}}}}
+        found = self._search("count words", body)
+        counted = found["aggregations"]["counted"]["buckets"]
+        stats.total = int(found["hits"]["total"]["value"])
+        stats.frequencies.update({key: int(counted[str(number)]["doc_count"]) for number, key in enumerate(keys)})
+        stats.missing = {}
 
     def window(self, matches: Matches, sort: str, start: int, limit: int,
                deadline: float) -> tuple[list[dict], bool]:
         """The raw hits ``start .. start+limit`` in ``sort`` order, and
         whether the cluster's time limit cut the search short."""
         ranked = sort == "relevance" and matches.query is not None
+        if ranked and matches.reranked and start < len(matches.reranked):
+            return self._reranked_window(matches, start, limit, deadline)
         body = {
             "query": matches.full_query(),
             "from": start,
@@ -307,6 +363,25 @@ class OpenSearchSearcher:
             # Shards out of time gave no hits at all: papers may be missing, not just reordered.
             matches.cut = True
         return found["hits"]["hits"], bool(found.get("timed_out"))
+
+    def _reranked_window(self, matches: Matches, start: int, limit: int,
+                         deadline: float) -> tuple[list[dict], bool]:
+        """A page that starts among the hits feedback re-ranked: those in their
+        new order, then (past them) the others in the first order, which they
+        all stay above (they only gained)."""
+        page = matches.reranked[start:start + limit]
+        found = self._search("read the best hits", {
+            "query": {"ids": {"values": [doc for doc, _ in page]}}, "size": len(page), "track_total_hits": False,
+            "_source": {"excludes": [VECTOR_FIELD, "content_key"]}})
+        by_id = {hit["_id"]: hit for hit in found["hits"]["hits"]}
+        window = [{**by_id[doc], "_score": score} for doc, score in page if doc in by_id]
+        timed_out = False
+        if start + limit > len(matches.reranked):
+            rest, timed_out = self.window(Matches(matches.tree, matches.query, matches.filters, matches.total),
+                                          "relevance", len(matches.reranked),
+                                          start + limit - len(matches.reranked), deadline)
+            window.extend(rest)
+        return window, timed_out
 
     def hits(self, query, window: list[dict], with_snippets: bool = True) -> list[Hit]:
         """:class:`~searchengine.results.Hit` s of raw hits, with the snippets
@@ -472,6 +547,15 @@ class OpenSearchSearcher:
             self.engine.learn_nodes()
         except SearchEngineError:
             pass
+
+
+def _question_terms(tree) -> int:
+    """Number of words of a long question (a ``MinMatch`` at the top of
+    ``tree`` or under its ``Proximity``); 0 for any other query."""
+    from searchengine.querylang import tree as t
+
+    node = tree.child if isinstance(tree, t.Proximity) else tree
+    return len(node.children) if isinstance(node, t.MinMatch) else 0
 
 
 # A search's timeout is at least this many milliseconds: a shard out of time

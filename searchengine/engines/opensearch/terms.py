@@ -41,10 +41,13 @@ TERMS, WORDS = "_terms", "_words"
 
 
 @functools.cache
-def _analyzer():
-    from searchengine.engines.whoosh.analysis import text_analyzer
+def text_analyzer():
+    """The product's analyzer of titles and abstracts (the embedded engine's, built once)."""
+    from searchengine.engines.whoosh.analysis import text_analyzer as analyzer
 
-    return text_analyzer()
+    return analyzer()
+
+
 
 
 def term_text(text: str) -> str:
@@ -57,7 +60,7 @@ def term_text(text: str) -> str:
     """
     from searchengine.engines.whoosh.analysis import index_positions
 
-    analyzer = _analyzer()
+    analyzer = text_analyzer()
     positions = index_positions(analyzer, text)
     if positions is None:  # not a chain index_positions reads: the token stream
         positions = {}
@@ -110,7 +113,7 @@ _BREAKS = re.compile(f"[ {SAME_POSITION}{NO_TERM}]")
 
 def stem(word: str) -> str:
     """The term the product's stemmer makes of one lower-case word (``language`` → ``languag``)."""
-    stems = [item.stem_text for item in getattr(_analyzer(), "items", ()) if hasattr(item, "stem_text")]
+    stems = [item.stem_text for item in getattr(text_analyzer(), "items", ()) if hasattr(item, "stem_text")]
     return stems[-1](word) if stems else word
 
 
@@ -119,7 +122,7 @@ def query_tokens(text: str, mode: str = "query") -> list[tuple[str, int, bool]]:
     of a query word (stop words left out), as the embedded engine searches
     it: in ``"query"`` mode a compound gives its joined form first
     (``joined`` true) and then its parts; in ``"phrase"`` mode the parts only."""
-    tokens = _analyzer()(text, positions=True, mode=mode, removestops=True)
+    tokens = text_analyzer()(text, positions=True, mode=mode, removestops=True)
     # The analyzer reuses one token object: copy what is needed as it goes.
     return [(token.text, token.pos, bool(getattr(token, "joined", False))) for token in tokens]
 
@@ -128,7 +131,7 @@ def query_tokens(text: str, mode: str = "query") -> list[tuple[str, int, bool]]:
 def _snippet_analysis():
     from searchengine.engines.whoosh.snippets import WordAnalysis
 
-    return WordAnalysis(_analyzer())
+    return WordAnalysis(text_analyzer())
 
 
 def snippet_parts(record, marked: dict):
@@ -152,4 +155,4 @@ def snippet_parts(record, marked: dict):
 def _terms_of(text: str) -> list[str]:
     from searchengine.engines.whoosh.analysis import index_positions
 
-    return list(index_positions(_analyzer(), text) or ())
+    return list(index_positions(text_analyzer(), text) or ())

@@ -1,23 +1,14 @@
-"""Pseudo-relevance feedback for long, question-like queries (RM3).
+"""Pseudo-relevance feedback for long, question-like queries (RM3), on the embedded engine.
 
-A question in prose names its topic with a few of its words; the best hits
-of a first ranking use many more words of that topic. For a query of at
-least :data:`~searchengine.ranking.FEEDBACK_MIN_TERMS` terms, feedback
-builds a relevance model from the query's
-:data:`~searchengine.ranking.FEEDBACK_DOCS` best hits (RM3: Lavrenko and
-Croft, "Relevance-based language models", SIGIR 2001; Abdul-Jaleel et al.,
-"UMass at TREC 2004"), the way Anserini's RM3 does with BM25 scores::
-
-    P(w|R) = sum over feedback documents d of  P(d) * tf(w, d) / |d|
-    P(d)   = score(d) / sum of the feedback documents' scores
-
-``tf`` and ``|d|`` count the analyzed terms of the title and abstract (stop
-words are already gone). The :data:`~searchengine.ranking.FEEDBACK_TERMS`
-terms of highest ``P(w|R)`` are kept, their probabilities renormalised to
-sum 1, and each term's BM25F score, weighted by ``FEEDBACK_WEIGHT * n *
-P(w|R)`` (``n`` the number of query terms), is added to the first score of
-the :data:`~searchengine.ranking.FEEDBACK_DEPTH` best hits.
-With ``FEEDBACK_WEIGHT = 1`` the expansion terms together weigh as much as
+For a query of at least :data:`~searchengine.ranking.FEEDBACK_MIN_TERMS`
+terms, the relevance model of its
+:data:`~searchengine.ranking.FEEDBACK_DOCS` best hits
+(:func:`searchengine.feedback.relevance_model`) keeps its
+:data:`~searchengine.ranking.FEEDBACK_TERMS` most probable terms, and each
+term's BM25F score, weighted by ``FEEDBACK_WEIGHT * n * P(w|R)`` (``n`` the
+number of query terms), is added to the first score of the
+:data:`~searchengine.ranking.FEEDBACK_DEPTH` best hits. With
+``FEEDBACK_WEIGHT = 1`` the expansion terms together would weigh as much as
 the query's own terms: RM3's interpolation with ``lambda = 0.5``.
 
 Feedback is selective: it re-ranks only when the first ranking is sure of
@@ -34,9 +25,10 @@ feedback and says so in a note.
 from __future__ import annotations
 
 import heapq
-from collections import Counter
 
+from searchengine import feedback as shared
 from searchengine import ranking as settings
+from searchengine.feedback import term_frequencies
 
 
 def question_terms(query) -> int:
@@ -50,7 +42,7 @@ def question_terms(query) -> int:
     return len(query.subqueries) if type(query) is MinShouldMatch else 0
 
 
-SKIPPED_NOTE = "half the time budget was spent before feedback from the best hits; ranked without it"
+clear_lead = shared.clear_lead
 
 
 def applies(query) -> bool:
@@ -118,63 +110,21 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     return reranked
 
 
-def clear_lead(ranked: list[tuple[int, float]]) -> bool:
-    """Whether a first ranking is sure enough of its best hit for feedback.
-
-    Args:
-        ranked: ``(docnum, score)`` best first.
-
-    Returns:
-        ``True`` when the best score is at least
-        :data:`~searchengine.ranking.FEEDBACK_MIN_LEAD` times
-        the score of the last feedback document (the ``FEEDBACK_DOCS``-th
-        hit, or the last when there are fewer); ``False`` for flat scores
-        and for fewer than two hits.
-    """
-
-    if len(ranked) < 2:
-        return False
-    last = ranked[min(settings.FEEDBACK_DOCS, len(ranked)) - 1][1]
-    return last <= 0 or ranked[0][1] >= settings.FEEDBACK_MIN_LEAD * last
-
-
 def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[tuple[str, float]]:
-    """The ``count`` most probable terms of the relevance model of ``top``.
+    """The ``count`` most probable terms of the relevance model of ``top``
+    (:func:`searchengine.feedback.relevance_model`).
 
     Args:
         searcher: a Whoosh searcher (titles and abstracts are read from its
             stored fields and analyzed with the abstract field's analyzer).
         top: ``(docnum, score)`` of the feedback documents.
         count: number of terms kept.
-
-    Returns:
-        ``[(term, P(w|R))]``, most probable first (ties by term), the
-        probabilities renormalised to sum 1; empty when the documents have
-        no terms.
     """
-    from searchengine.engines.whoosh.analysis import index_positions
-
     field = searcher.schema["abstract"]
     boost = field.format.field_boost
-    total = sum(score for _, score in top)
-    model: Counter = Counter()
+    documents = []
     for docnum, score in top:
         stored = searcher.stored_fields(docnum)
-        text = f"{stored.get('title') or ''}\n{stored.get('abstract') or ''}"
-        freqs: Counter = Counter()
-        found = index_positions(field.analyzer, text)  # the field's terms, without encoding their positions
-        if found is not None:
-            for term, positions in found.items():
-                freqs[term] += float(len(positions)) * boost
-        else:
-            for btext, _length, weight, _value in field.index(text):
-                freqs[field.from_bytes(btext)] += weight
-        length = sum(freqs.values())
-        if not length:
-            continue
-        share = score / total if total > 0 else 1.0 / len(top)
-        for term, freq in freqs.items():
-            model[term] += share * freq / length
-    best = sorted(model.items(), key=lambda item: (-item[1], item[0]))[:count]
-    norm = sum(p for _, p in best)
-    return [(term, p / norm) for term, p in best] if norm > 0 else []
+        documents.append((term_frequencies(field.analyzer, stored.get("title") or "", stored.get("abstract") or "",
+                                           boost), score))
+    return shared.relevance_model(documents, count)

@@ -8,6 +8,7 @@ where a set is large).
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -288,3 +289,21 @@ def test_the_api_exports_through_every_engine(engine_index):
     expected = [h.id for h in engine_index.search("gpu", author=["Depei Qian"], sort="oldest", limit=20).hits]
     assert len(expected) > 1
     assert [line[6:] for line in body.split("\r\n") if line.startswith("ID  - ")] == expected
+
+
+LONG_QUESTION = ("what planner decides which tensors to checkpoint when training large models on a gpu "
+                 "with little memory")
+
+
+def test_a_long_question_is_re_ranked_by_feedback_the_same_way(engine_index):
+    from searchengine.filters import Filters
+
+    def applies(searcher):
+        parsed = searcher.parse(LONG_QUESTION)
+        return searcher.feedback_applies(searcher.match(parsed, Filters(), time.monotonic() + 60, []))
+
+    assert engine_index.engine.call(applies) is True
+    found = engine_index.search(LONG_QUESTION, limit=5)
+    assert found.total == 18
+    assert [hit.id for hit in found.hits] == [MIMOSE, "t-e15a2fb3f66a", "t-9c1bd2ca5e7c", "t-85ff818227a4",
+                                              "t-54d6136e0d28"]

@@ -136,3 +136,13 @@ def test_marked_terms_are_the_stems_asked_for_never_the_excluded_ones():
     marked = marked_terms(dsl('GPUs "sparse matrices" -CPU spm*'))
     assert marked["title"] == marked["abstract"] == frozenset({"gpu", "spars", "matric"})
     assert marked["prefixes"] == (("abstract", "spm"), ("title", "spm"))
+
+
+def test_a_long_questions_repeated_words_weigh_more_as_on_the_embedded_engine():
+    from searchengine.engines.opensearch.querying import repeated_weights
+
+    parsed = querylang.parse("how do sparse solvers and sparse kernels share sparse matrix formats on gpus today")
+    weights = repeated_weights(parsed.tree, parsed.words)
+    # sparse three times: (K3 + 1) * 3 / (K3 + 3) with K3 = 8.
+    assert weights == {t.Word("sparse"): pytest.approx(27 / 11)}
+    assert repeated_weights(querylang.parse("sparse sparse").tree, ["sparse", "sparse"]) == {}

@@ -55,8 +55,8 @@ import unicodedata
 
 from searchengine import dates, filters
 from searchengine.engines.opensearch.scoring import similarity_settings
-from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, term_text,
-                                                   word_text)
+from searchengine.engines.opensearch.terms import (LENGTH, NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TOKENS, WORDS,
+                                                   lengths, term_text, word_text)
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -215,13 +215,16 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
     return {
         "dynamic": "strict",
         # The term texts are made again from the title and abstract when needed.
-        "_source": {"excludes": [name + suffix for name in TEXT_FIELDS for suffix in (TERMS, WORDS)]},
+        "_source": {"excludes": [name + suffix for name in TEXT_FIELDS for suffix in (TERMS, WORDS, TOKENS, LENGTH)]},
         "_meta": {META_KEY: {"alias": alias, "layout": LAYOUT}},
         "properties": {
             "id": {"type": "keyword"},  # at most 512 bytes, as every document id
             "title": {"type": "text", "index": False, "fields": spell},
             "abstract": {"type": "text", "index": False, "fields": spell},
             **{name + TERMS: text(name, "se_terms") for name in TEXT_FIELDS},
+            # The lengths BM25F normalises by (terms.lengths): the count, and as kept in one byte.
+            **{name + suffix: {"type": "integer", "index": False} for name in TEXT_FIELDS
+               for suffix in (TOKENS, LENGTH)},
             # Only which words stand where: phrases are matched, not scored, by them.
             **{name + WORDS: {"type": "text", "analyzer": "se_terms", "norms": False,
                               "similarity": "boolean"} for name in TEXT_FIELDS},
@@ -363,6 +366,7 @@ def text_fields(record: Record) -> dict:
         value = getattr(record, name)
         fields[name + TERMS] = term_text(value)
         fields[name + WORDS] = word_text(value)
+        fields[name + TOKENS], fields[name + LENGTH] = lengths(value)
     return fields
 
 

@@ -49,9 +49,9 @@ from __future__ import annotations
 from itertools import pairwise
 
 from searchengine.dates import intersection
-from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, idf, saturated
-from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, phrase_words,
-                                                   query_tokens)
+from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, idf, normalised, saturated
+from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, name_text,
+                                                   phrase_words, query_tokens)
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.syntax import MIN_FUZZY
@@ -97,9 +97,10 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
     if isinstance(node, t.And):
         must = [to_dsl(child, stats) for child in node.children if not isinstance(child, t.Not)]
         must_not = [to_dsl(child.child, stats) for child in node.children if isinstance(child, t.Not)]
-        return _bool(must=must, must_not=must_not)
+        return _bool(must=[q for _, q in _distinct(list(enumerate(must)))],
+                     must_not=[q for _, q in _distinct(list(enumerate(must_not)))])
     if isinstance(node, t.Or):
-        return _any([to_dsl(child, stats) for child in node.children])
+        return _any([q for _, q in _distinct([(child, to_dsl(child, stats)) for child in node.children])])
     if isinstance(node, t.Alternatives):
         ways = [way for way in (to_dsl(child, stats) for child in node.children) if way is not None]
         if len(ways) <= 1:
@@ -111,7 +112,8 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
         together = [_together(pair, stats) for pair in _pairs(node.words)]
         return _bool(must=[child], should=together) if together and child is not None else child
     if isinstance(node, t.MinMatch):
-        return _bool(should=[_weighed(to_dsl(child, stats), stats.weights.get(child)) for child in node.children],
+        kept = _distinct([(child, to_dsl(child, stats)) for child in node.children])
+        return _bool(should=[_weighed(query, stats.weights.get(child)) for child, query in kept],
                      minimum=node.minimum)
     if isinstance(node, t.Not):
         child = to_dsl(node.child, stats)
@@ -153,13 +155,35 @@ def repeated_weights(tree: t.Node | None, words: list[str]) -> dict:
         tokens = query_tokens(node.text)
         return tokens[0][0] if len(tokens) == 1 and not tokens[0][2] else None
 
-    forms = Counter(term_of(child) for child in target.children)
+    # Children that ask for the same term in every field are one (the
+    # translation keeps one of them); forms of a term that differ in the
+    # author names only (documents, document) share its weight.
+    distinct = {(term_of(child), name_text(child.text) if isinstance(child, t.Word) else child)
+                for child in target.children}
+    forms = Counter(term for term, _ in distinct)
     weights = {}
     for child in target.children:
         qtf = counts.get(term_of(child), 1)
         if qtf > 1:
             weights[child] = (QUERY_K3 + 1) * qtf / (QUERY_K3 + qtf) / forms[term_of(child)]
     return weights
+
+
+def _distinct(translated: list[tuple]) -> list[tuple]:
+    """``(node, query)`` pairs without the ``None`` queries and without the
+    repeats of an equal query (the first kept), as Whoosh's ``normalize()``
+    drops repeated subqueries on the embedded engine."""
+    import json
+
+    seen, kept = set(), []
+    for node, query in translated:
+        if query is None:
+            continue
+        key = json.dumps(query, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            kept.append((node, query))
+    return kept
 
 
 def _weighed(query: dict | None, weight: float | None) -> dict | None:
@@ -309,19 +333,21 @@ def _key(field: str, term: str) -> tuple[tuple, dict]:
 
 def _author_key(text: str) -> tuple[tuple, dict]:
     """The frequency key of a word in the author names, and the query counting it."""
-    return ("authors", text), _authors(text)
+    return ("authors", name_text(text)), _authors(text)
 
 
-def _term_clause(field: str, term: str) -> dict:
-    """One term in one field, weighing the field's weight (the title's :data:`TITLE_BOOST`)."""
-    return {"term": {field + TERMS: {"value": term, "boost": TITLE_BOOST if field == "title" else 1.0}}}
+def _term_clause(field: str, term: str, stats: Statistics) -> dict:
+    """One term in one field, its frequency normalised by the document's
+    length and weighing the field's weight (the title's :data:`TITLE_BOOST`)."""
+    boost = TITLE_BOOST if field == "title" else 1.0
+    return normalised({"term": {field + TERMS: {"value": term, "boost": boost}}}, field, stats.average(field))
 
 
 def _blend(term: str, fields, stats: Statistics, author: str | None = None) -> dict:
     """One analysed term over ``fields`` (and the word ``author`` in the
     author names), scored once by BM25F with the idf of its largest document
     frequency over them (:mod:`.scoring`)."""
-    clauses = [_term_clause(field, term) for field in fields]
+    clauses = [_term_clause(field, term, stats) for field in fields]
     counted = [_key(field, term) for field in fields]
     if author is not None:
         clauses.append(_authors(author))
@@ -357,7 +383,7 @@ def _analysed(text: str, fields=("title", "abstract"), stats: Statistics | None 
     if len(parts) > MAX_COMPOUND_PARTS:
         return _any([_blend(joined[0], fields, stats), names])
     weight = sum(stats.idf(*(_key(field, part) for field in fields)) for part in parts)
-    whole = saturated([_term_clause(field, joined[0]) for field in fields], weight)
+    whole = saturated([_term_clause(field, joined[0], stats) for field in fields], weight)
     if len(parts) == 1:  # the other parts are stop words (t-SNE)
         apart = _blend(parts[0], fields, stats)
     else:
@@ -372,7 +398,9 @@ def _word(text: str, stats: Statistics) -> dict | None:
 
 
 def _authors(text: str) -> dict:
-    return {"match": {"authors": {"query": text, "operator": "and"}}}
+    """The word in the author names, as the name analyzer reads it (so two
+    spellings that differ in case ask for the same names)."""
+    return {"match": {"authors": {"query": name_text(text), "operator": "and"}}}
 
 
 def _scored_authors(text: str, stats: Statistics) -> dict:
@@ -396,14 +424,14 @@ def _joined(words: tuple[str, ...], stats: Statistics) -> dict | None:
         found = [term for term, _, _ in query_tokens(word, "phrase")]
         if found:
             weight += stats.idf(*(_key(field, found[0]) for field in TEXT_FIELDS), _author_key(word))
-    clauses = [_term_clause(field, terms[0]) for field in TEXT_FIELDS] + [_authors(text)]
+    clauses = [_term_clause(field, terms[0], stats) for field in TEXT_FIELDS] + [_authors(text)]
     return saturated(clauses, weight or stats.idf(*(_key(field, terms[0]) for field in TEXT_FIELDS)))
 
 
 def expansion_term(term: str, weight: float, stats: Statistics) -> dict:
     """A feedback term (analysed) in title and abstract, one BM25F term
     weighing ``weight`` times its idf (:mod:`searchengine.feedback`)."""
-    return saturated([_term_clause(field, term) for field in TEXT_FIELDS],
+    return saturated([_term_clause(field, term, stats) for field in TEXT_FIELDS],
                      weight * stats.idf(*(_key(field, term) for field in TEXT_FIELDS)))
 
 
@@ -414,9 +442,10 @@ def _together(pair: list[tuple[str, int]], stats: Statistics) -> dict:
     (A phrase's frequency reaches the field's similarity once per word: hence
     the halved boosts.)"""
     query = _slots(pair)
-    clauses = [{"match_phrase": {field + TERMS: {
+    clauses = [normalised({"match_phrase": {field + TERMS: {
         "query": query, "analyzer": _ANALYZED, "slop": PROXIMITY_SLOP,
-        "boost": (TITLE_BOOST if field == "title" else 1.0) / len(pair)}}} for field in TEXT_FIELDS]
+        "boost": (TITLE_BOOST if field == "title" else 1.0) / len(pair)}}}, field, stats.average(field))
+        for field in TEXT_FIELDS]
     weight = sum(stats.idf(*(_key(field, term) for field in TEXT_FIELDS)) for term, _ in pair)
     return saturated(clauses, PROXIMITY_WEIGHT * weight)
 
@@ -518,7 +547,7 @@ def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | No
             terms = stats.expansions.get((field, word, distance))
             if terms is None:  # no expansions asked for: the stem as typed
                 terms = [(tokens[0][0], stats.idf(_key(field, tokens[0][0])))]
-            each.append(_any([saturated([_term_clause(field, term)], weight) for term, weight in terms])
+            each.append(_any([saturated([_term_clause(field, term, stats)], weight) for term, weight in terms])
                         or {"match_none": {}})
         return _bool(must=each) if len(each) > 1 else (each[0] if each else None)
     query = {"match": {field: {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
@@ -546,7 +575,7 @@ def _phrase(field: str, text: str, stats: Statistics) -> dict | None:
     stems = {"match_phrase": {field + TERMS: {"query": " ".join(term for term, _ in tokens), "analyzer": _ANALYZED,
                                               "slop": gap - 1 if len(tokens) > 1 else 0}}}
     written = {"match_phrase": {field + WORDS: {"query": " ".join(words), "analyzer": _ANALYZED}}}
-    scored = [saturated([_term_clause(field, term)], stats.idf(_key(field, term)))
+    scored = [saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term)))
               for term in dict.fromkeys(term for term, _ in tokens)]
     return _bool(must=scored, filter=[stems, written])
 

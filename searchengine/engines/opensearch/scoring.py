@@ -43,19 +43,40 @@ WHOLE_SCORE = 1000.0
 
 def similarity_settings() -> dict:
     """``index.similarity``: one scripted similarity per text field (``se_title``,
-    ``se_abstract``, ``se_authors``) giving its length-normalised frequency,
-    or with a boost of :data:`WHOLE_SCORE` or more each term's BM25 score."""
+    ``se_abstract``, ``se_authors``). In the title and abstract it gives a
+    term's frequency times the query's boost, which :func:`normalised`
+    divides by the document's length norm; in the author names (which keep no
+    length of their own) the length-normalised frequency itself, by Lucene's
+    length. With a boost of :data:`WHOLE_SCORE` or more each term's whole
+    BM25 score, normalised by Lucene's length (a prefix's terms)."""
     settings = {}
     for name, b in FIELD_B.items():
-        source = (f"double avg = field.sumTotalTermFreq / Math.max(1.0, (double) field.docCount); "
-                  f"double norm = {1 - b!r} + {b!r} * doc.length / Math.max(avg, 1.0); "
-                  f"if (query.boost < {WHOLE_SCORE!r}) {{ return query.boost * doc.freq / norm; }} "
-                  f"double tf = (query.boost - {WHOLE_SCORE!r}) * doc.freq / norm; "
+        norm = f"({1 - b!r} + {b!r} * doc.length / Math.max(field.sumTotalTermFreq / Math.max(1.0, (double) field.docCount), 1.0))"
+        plain = "query.boost * doc.freq" if name in _OWN_LENGTHS else f"query.boost * doc.freq / {norm}"
+        source = (f"if (query.boost < {WHOLE_SCORE!r}) {{ return {plain}; }} "
+                  f"double tf = (query.boost - {WHOLE_SCORE!r}) * doc.freq / {norm}; "
                   f"double n = term.docFreq; "
                   f"double idf = Math.log(1 + (field.docCount - n + 0.5) / (n + 0.5)); "
                   f"return idf * tf * {K1 + 1!r} / (tf + {K1!r});")
-        settings[f"se_{name}"] = {"type": "scripted", "script": {"source": source}}
+        # Every term counts in a field's length, those sharing a position too
+        # (a compound's joined form and its parts), as in the embedded engine.
+        settings[f"se_{name}"] = {"type": "scripted", "discount_overlaps": False, "script": {"source": source}}
     return settings
+
+
+# Fields whose documents keep their length (terms.LENGTH): normalised by normalised().
+_OWN_LENGTHS = ("title", "abstract")
+
+
+def normalised(query: dict, field: str, average: float) -> dict:
+    """``query`` (in the title or abstract) scoring its frequency divided by
+    the document's BM25F length norm ``1 - B + B * length / average``, the
+    length as the embedded engine keeps it (the ``<field>_length`` doc
+    value; 0 for a paper without that field)."""
+    b = FIELD_B[field]
+    source = (f"double length = doc['{field}_length'].size() == 0 ? 0 : doc['{field}_length'].value; "
+              f"return _score / ({1 - b!r} + {b!r} * length / params.average);")
+    return {"script_score": {"query": query, "script": {"source": source, "params": {"average": max(average, 1.0)}}}}
 
 
 def idf(frequency: int, total: int) -> float:
@@ -86,6 +107,8 @@ class Statistics:
         self.expansions = expansions or {}
         #: A long question's repeated words' weights (see :func:`.querying.repeated_weights`).
         self.weights: dict = {}
+        #: The average length of each text field (its terms over every document).
+        self.averages: dict[str, float] = {}
         self.missing: dict = {}
 
     def frequency(self, key, query: dict) -> int:
@@ -94,6 +117,12 @@ class Statistics:
             return self.frequencies[key]
         self.missing[key] = query
         return 0
+
+    def average(self, field: str) -> float:
+        """The average length of ``field`` (recorded as missing when not yet known)."""
+        if field not in self.averages:
+            self.missing[("average", field)] = None
+        return self.averages.get(field, 1.0)
 
     def idf(self, *counted: tuple) -> float:
         """The idf of the largest of the frequencies of ``counted`` (``(key, query)`` pairs)."""

@@ -22,8 +22,7 @@ from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, expansion_
                                                       frequencies_body, fuzzy_expansion, fuzzy_words, marked_terms,
                                                       repeated_weights, split_joined, to_dsl)
 from searchengine.engines.opensearch.scoring import Statistics
-from searchengine.engines.opensearch.terms import TERMS
-from searchengine.engines.opensearch.terms import TEXT_FIELDS, snippet_parts
+from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts
 from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.records import Record, arxiv_id
@@ -328,17 +327,24 @@ class OpenSearchSearcher:
         matches.reranked = rescored
 
     def _count(self, stats: Statistics) -> None:
-        """Count the documents and the frequencies ``stats`` lacks (one request)."""
+        """Count what ``stats`` lacks, in one request: the documents, each
+        missing term's documents, and the text fields' average lengths (their
+        term counts over every document, as the embedded engine averages)."""
         if not stats.missing:
             return
-        keys = list(stats.missing)
-        # The documents (every one: the query matches all) and each term's, in one request.
-        body = {"size": 0, "track_total_hits": True, "aggs": {"counted": {"filters": {"filters": {
-            str(number): stats.missing[key] for number, key in enumerate(keys)}}}}}
-        found = self._search("count words", body)
-        counted = found["aggregations"]["counted"]["buckets"]
+        keys = [key for key in stats.missing if not (isinstance(key, tuple) and key[0] == "average")]
+        aggs = {f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS}
+        if keys:
+            aggs["counted"] = {"filters": {"filters": {str(number): stats.missing[key]
+                                                       for number, key in enumerate(keys)}}}
+        found = self._search("count words", {"size": 0, "track_total_hits": True, "aggs": aggs})
         stats.total = int(found["hits"]["total"]["value"])
-        stats.frequencies.update({key: int(counted[str(number)]["doc_count"]) for number, key in enumerate(keys)})
+        answers = found["aggregations"]
+        for name in TEXT_FIELDS:
+            stats.averages[name] = float(answers[f"tokens {name}"]["value"] or 0.0) / max(stats.total, 1)
+        if keys:
+            counted = answers["counted"]["buckets"]
+            stats.frequencies.update({key: int(counted[str(n)]["doc_count"]) for n, key in enumerate(keys)})
         stats.missing = {}
 
     def window(self, matches: Matches, sort: str, start: int, limit: int,

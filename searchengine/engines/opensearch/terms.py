@@ -38,6 +38,8 @@ NO_TERM = "\u0002"
 #: The text fields indexed as term texts, and their two sub-fields' suffixes.
 TEXT_FIELDS = ("title", "abstract")
 TERMS, WORDS = "_terms", "_words"
+#: Suffixes of a text field's length fields: its term count, and that count as the embedded engine keeps it.
+TOKENS, LENGTH = "_tokens", "_length"
 
 
 @functools.cache
@@ -48,6 +50,23 @@ def text_analyzer():
     return analyzer()
 
 
+
+
+def lengths(text: str) -> tuple[int, int]:
+    """``(tokens, length)`` of ``text`` as the embedded engine counts a field's
+    length: its terms (those sharing a position each count), and that count
+    as Whoosh keeps it in one byte (the length BM25F normalises by; the
+    average is of the counts)."""
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    from searchengine.engines.whoosh.analysis import index_positions
+
+    positions = index_positions(text_analyzer(), text)
+    if positions is None:
+        tokens = sum(1 for _ in text_analyzer()(text, mode="index", removestops=True))
+    else:
+        tokens = sum(len(at) for at in positions.values())
+    return tokens, byte_to_length(length_to_byte(tokens)) if tokens else 0
 
 
 def term_text(text: str) -> str:
@@ -109,6 +128,21 @@ def phrase_words(text: str) -> list[str]:
 
 # Characters a slot cannot hold (never in paper text once folded).
 _BREAKS = re.compile(f"[ {SAME_POSITION}{NO_TERM}]")
+
+
+@functools.cache
+def _name_analyzer():
+    from searchengine.engines.whoosh.analysis import name_analyzer
+
+    return name_analyzer()
+
+
+def name_text(text: str) -> str:
+    """``text`` as the product's name analyzer reads author names (words
+    folded for case and accents, not stemmed), one space between words:
+    ``Antimicrobial`` → ``antimicrobial``. ``text`` itself when it has no word."""
+    words = [token.text for token in _name_analyzer()(text)]
+    return " ".join(words) if words else text
 
 
 def stem(word: str) -> str:

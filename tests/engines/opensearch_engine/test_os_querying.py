@@ -19,8 +19,20 @@ from searchengine.engines.opensearch.terms import NO_TERM, SAME_POSITION, term_t
 from searchengine.querylang import tree as t
 
 
+def plain(query):
+    """``query`` without the length-norm wrappers of :func:`.scoring.normalised` (checked apart)."""
+    if isinstance(query, list):
+        return [plain(item) for item in query]
+    if not isinstance(query, dict):
+        return query
+    inner = query.get("script_score")
+    if inner and inner["script"]["source"].startswith("double length"):
+        return plain(inner["query"])
+    return {key: plain(value) for key, value in query.items()}
+
+
 def dsl(text: str, stats: Statistics | None = None) -> dict | None:
-    return to_dsl(querylang.parse(text).tree, stats)
+    return plain(to_dsl(querylang.parse(text).tree, stats))
 
 
 def idf(n: int, total: int = 1000) -> float:
@@ -31,12 +43,13 @@ SATURATE = "params.idf * _score * 3.0 / (_score + 2.0)"
 
 
 def test_a_word_is_one_bm25f_term_over_title_abstract_and_names_with_its_largest_frequency():
-    stats = Statistics(1000, {("title", "gpu"): 10, ("abstract", "gpu"): 40, ("authors", "GPUs"): 0})
+    stats = Statistics(1000, {("title", "gpu"): 10, ("abstract", "gpu"): 40, ("authors", "gpus"): 0})
+    stats.averages = {"title": 10.0, "abstract": 150.0}
     assert dsl("GPUs", stats) == {"script_score": {
         "query": {"bool": {"should": [
             {"term": {"title_terms": {"value": "gpu", "boost": 2.0}}},
             {"term": {"abstract_terms": {"value": "gpu", "boost": 1.0}}},
-            {"match": {"authors": {"query": "GPUs", "operator": "and"}}}]}},
+            {"match": {"authors": {"query": "gpus", "operator": "and"}}}]}},
         "script": {"source": SATURATE, "params": {"idf": pytest.approx(idf(40))}}}}
     assert stats.missing == {}
 
@@ -44,7 +57,18 @@ def test_a_word_is_one_bm25f_term_over_title_abstract_and_names_with_its_largest
 def test_frequencies_not_yet_known_are_recorded_with_the_query_counting_them():
     stats = Statistics(1000)
     dsl("title:matrices", stats)
-    assert stats.missing == {("title", "matric"): {"term": {"title_terms": "matric"}}}
+    assert stats.missing == {("title", "matric"): {"term": {"title_terms": "matric"}}, ("average", "title"): None}
+
+
+def test_a_field_term_is_divided_by_the_length_norm_the_embedded_engine_keeps():
+    stats = Statistics(1000, {("title", "matric"): 5})
+    stats.averages = {"title": 10.5, "abstract": 150.0}
+    (clause,) = [to_dsl(querylang.parse("title:matrices").tree, stats)["script_score"]["query"]]
+    script = clause["script_score"]["script"]
+    assert clause["script_score"]["query"] == {"term": {"title_terms": {"value": "matric", "boost": 2.0}}}
+    assert script["params"] == {"average": 10.5}
+    assert script["source"] == ("double length = doc['title_length'].size() == 0 ? 0 : doc['title_length'].value; "
+                                "return _score / (0.7 + 0.3 * length / params.average);")
 
 
 def test_a_compound_weighs_its_parts_idf_added_up_or_its_parts_in_sequence():
@@ -126,7 +150,7 @@ def test_fuzzy_words_name_each_field_and_word_and_the_dsl_uses_their_expansions(
     assert fuzzy_words(tree) == [("title", "transformr", 1), ("abstract", "transformr", 1)]
     stats = Statistics(1000, expansions={("title", "transformr", 1): [("transform", 1.5)],
                                          ("abstract", "transformr", 1): [("transform", 0.5)]})
-    text = str(to_dsl(tree, stats))
+    text = str(plain(to_dsl(tree, stats)))
     assert ("{'term': {'title_terms': {'value': 'transform', 'boost': 2.0}}}, 'script': {'source': "
             f"'{SATURATE}', 'params': {{'idf': 1.5}}") in text
     assert "{'term': {'abstract_terms': {'value': 'transform', 'boost': 1.0}}}" in text
@@ -146,3 +170,16 @@ def test_a_long_questions_repeated_words_weigh_more_as_on_the_embedded_engine():
     # sparse three times: (K3 + 1) * 3 / (K3 + 3) with K3 = 8.
     assert weights == {t.Word("sparse"): pytest.approx(27 / 11)}
     assert repeated_weights(querylang.parse("sparse sparse").tree, ["sparse", "sparse"]) == {}
+
+
+def test_spellings_that_ask_for_the_same_terms_are_one_clause_as_on_the_embedded_engine():
+    # "Antimicrobial" and "antimicrobial" ask for the same terms: one clause
+    # (so one match towards the share of words a hit needs), weighing both.
+    parsed = querylang.parse("Antimicrobial agents are less effective due to the pressure of antimicrobial usage")
+    from searchengine.engines.opensearch.querying import repeated_weights
+
+    stats = Statistics(1000)
+    stats.weights = repeated_weights(parsed.tree, parsed.words)
+    should = to_dsl(parsed.tree, stats)["bool"]["should"]
+    assert len(should) == 7
+    assert should[0]["bool"]["boost"] == pytest.approx(9 * 2 / 10)

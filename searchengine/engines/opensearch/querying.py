@@ -97,8 +97,13 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
     if isinstance(node, t.And):
         must = [to_dsl(child, stats) for child in node.children if not isinstance(child, t.Not)]
         must_not = [to_dsl(child.child, stats) for child in node.children if isinstance(child, t.Not)]
-        return _bool(must=[q for _, q in _distinct(list(enumerate(must)))],
-                     must_not=[q for _, q in _distinct(list(enumerate(must_not)))])
+        must = [q for _, q in _distinct(list(enumerate(must)))]
+        must_not = [q for _, q in _distinct(list(enumerate(must_not)))]
+        if not must:
+            return _bool(must_not=must_not)
+        # Each excluded word adds 1 to a hit's score, as Whoosh scores a Not inside an And.
+        return _bool(must=must + [{"constant_score": {"filter": {"bool": {"must_not": [q]}}, "boost": 1.0}}
+                                  for q in must_not])
     if isinstance(node, t.Or):
         return _any([q for _, q in _distinct([(child, to_dsl(child, stats)) for child in node.children])])
     if isinstance(node, t.Alternatives):

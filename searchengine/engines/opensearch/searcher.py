@@ -506,7 +506,10 @@ class OpenSearchSearcher:
         # The records' own terms, as artificial documents (their term texts are not in _source).
         like = [{"doc": text_fields(record)} for record in records]
         query = {"more_like_this": {"fields": [name + TERMS for name in TEXT_FIELDS], "like": like,
-                                    "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS}}
+                                    "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS,
+                                    # Each chosen term weighs its tf-idf in the records (the field
+                                    # similarities give bare frequencies).
+                                    "boost_terms": 1}}
         body = {"query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
                 "size": limit, "track_total_hits": True}
         found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)

@@ -5,8 +5,9 @@ indexes the same records (the bundled corpus) and returns a
 :class:`searchengine.SearchIndex`. The OpenSearch engine runs on the cluster
 named by ``SEARCHENGINE_TEST_CLUSTER`` (``scripts/dev-cluster.sh start``);
 without one it is skipped with one reason, and under ``CI=true`` a missing
-cluster fails. A behaviour an engine documents as different is marked with
-:func:`differs`: reported as an expected failure naming the difference, never skipped.
+cluster fails. Both engines index the same terms and score them alike, so
+every case expects the same answer of both (``test_parity_contract.py``
+compares them on real records).
 """
 
 from __future__ import annotations

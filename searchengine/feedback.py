@@ -66,18 +66,3 @@ def relevance_model(documents: list[tuple[dict[str, float], float]], count: int)
     best = sorted(model.items(), key=lambda item: (-item[1], item[0]))[:count]
     norm = sum(p for _, p in best)
     return [(term, p / norm) for term, p in best] if norm > 0 else []
-
-
-def term_frequencies(analyzer, title: str, abstract: str, boost: float = 1.0) -> dict[str, float]:
-    """``{term: frequency * boost}`` of a document's title and abstract as
-    ``analyzer`` (the product's text analyzer) indexes them."""
-    from searchengine.engines.whoosh.analysis import index_positions
-
-    text = f"{title or ''}\n{abstract or ''}"
-    found = index_positions(analyzer, text)  # the terms, without encoding their positions
-    if found is not None:
-        return {term: float(len(positions)) * boost for term, positions in found.items()}
-    freqs: Counter = Counter()
-    for token in analyzer(text, mode="index", removestops=True):
-        freqs[token.text] += boost
-    return dict(freqs)

@@ -292,7 +292,7 @@ class OpenSearchSearcher:
         those hits (three requests). The order of :meth:`window` then follows
         :attr:`Matches.reranked` for those hits."""
         from searchengine import feedback
-        from searchengine.engines.opensearch.terms import text_analyzer
+        from searchengine.engines.opensearch.terms import term_counts
         from searchengine.ranking import FEEDBACK_DEPTH, FEEDBACK_DOCS, FEEDBACK_TERMS, FEEDBACK_WEIGHT
 
         body = {"query": matches.full_query(), "size": FEEDBACK_DEPTH, "sort": _RELEVANCE_SORT,
@@ -303,9 +303,7 @@ class OpenSearchSearcher:
         ranked = [(hit["_id"], float(hit.get("_score") or 0.0)) for hit in top]
         if not feedback.clear_lead(ranked):
             return
-        analyzer = text_analyzer()
-        documents = [(feedback.term_frequencies(analyzer, hit["_source"].get("title") or "",
-                                                hit["_source"].get("abstract") or ""), score)
+        documents = [(term_counts(hit["_source"].get("title") or "", hit["_source"].get("abstract") or ""), score)
                      for hit, (_, score) in zip(top[:FEEDBACK_DOCS], ranked)]
         model = feedback.relevance_model(documents, FEEDBACK_TERMS)
         if not model:

@@ -186,6 +186,21 @@ def snippet_parts(record, marked: dict):
     return snippet, list(title)
 
 
+def term_counts(title: str, abstract: str) -> dict[str, float]:
+    """``{term: occurrences}`` of a paper's title and abstract as the product
+    indexes them (the feedback documents' frequencies, :mod:`searchengine.feedback`)."""
+    from searchengine.engines.whoosh.analysis import index_positions
+
+    text = f"{title or ''}\n{abstract or ''}"
+    found = index_positions(text_analyzer(), text)
+    if found is not None:
+        return {term: float(len(at)) for term, at in found.items()}
+    counts: dict[str, float] = {}
+    for token in text_analyzer()(text, mode="index", removestops=True):
+        counts[token.text] = counts.get(token.text, 0.0) + 1.0
+    return counts
+
+
 def _terms_of(text: str) -> list[str]:
     from searchengine.engines.whoosh.analysis import index_positions
 

@@ -28,7 +28,6 @@ import heapq
 
 from searchengine import feedback as shared
 from searchengine import ranking as settings
-from searchengine.feedback import term_frequencies
 
 
 def question_terms(query) -> int:
@@ -120,11 +119,23 @@ def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[
         top: ``(docnum, score)`` of the feedback documents.
         count: number of terms kept.
     """
+    from collections import Counter
+
+    from searchengine.engines.whoosh.analysis import index_positions
+
     field = searcher.schema["abstract"]
     boost = field.format.field_boost
     documents = []
     for docnum, score in top:
         stored = searcher.stored_fields(docnum)
-        documents.append((term_frequencies(field.analyzer, stored.get("title") or "", stored.get("abstract") or "",
-                                           boost), score))
+        text = f"{stored.get('title') or ''}\n{stored.get('abstract') or ''}"
+        freqs: Counter = Counter()
+        found = index_positions(field.analyzer, text)  # the field's terms, without encoding their positions
+        if found is not None:
+            for term, positions in found.items():
+                freqs[term] += float(len(positions)) * boost
+        else:
+            for btext, _length, weight, _value in field.index(text):
+                freqs[field.from_bytes(btext)] += weight
+        documents.append((dict(freqs), score))
     return shared.relevance_model(documents, count)

@@ -49,7 +49,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 from searchengine.dates import intersection
-from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, idf, normalised, saturated
+from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, normalised, saturated
 from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, name_text,
                                                    phrase_words, query_tokens)
 from searchengine.filters import PRIMARY_MARK, Filters
@@ -95,17 +95,12 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
         fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
         return _any([_fuzzy(name, node.text, node.distance, stats) for name in fields])
     if isinstance(node, t.And):
-        must = [to_dsl(child, stats) for child in node.children if not isinstance(child, t.Not)]
-        must_not = [to_dsl(child.child, stats) for child in node.children if isinstance(child, t.Not)]
-        must = [q for _, q in _distinct(list(enumerate(must)))]
-        must_not = [q for _, q in _distinct(list(enumerate(must_not)))]
-        if not must:
-            return _bool(must_not=must_not)
-        # Each excluded word adds 1 to a hit's score, as Whoosh scores a Not inside an And.
-        return _bool(must=must + [{"constant_score": {"filter": {"bool": {"must_not": [q]}}, "boost": 1.0}}
-                                  for q in must_not])
+        return _bool(must=[q for _, q in _distinct([(child, to_dsl(child, stats)) for child in node.children])])
     if isinstance(node, t.Or):
-        return _any([q for _, q in _distinct([(child, to_dsl(child, stats)) for child in node.children])])
+        # Whoosh's normalize() merges a word's BM25F term into an enclosing OR:
+        # there each field's term scores on its own.
+        ways = [(child, _per_field(child, stats) if isinstance(child, t.Word) else None) for child in node.children]
+        return _any([q for _, q in _distinct([(child, way or to_dsl(child, stats)) for child, way in ways])])
     if isinstance(node, t.Alternatives):
         ways = [way for way in (to_dsl(child, stats) for child in node.children) if way is not None]
         if len(ways) <= 1:
@@ -121,8 +116,9 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
         return _bool(should=[_weighed(query, stats.weights.get(child)) for child, query in kept],
                      minimum=node.minimum)
     if isinstance(node, t.Not):
+        # A paper without the excluded words scores 1 for it, as Whoosh scores a Not.
         child = to_dsl(node.child, stats)
-        return _bool(must_not=[child]) if child is not None else None
+        return {"constant_score": {"filter": _bool(must_not=[child]), "boost": 1.0}} if child is not None else None
     if isinstance(node, (t.AndNot, t.AndMaybe, t.Require)):
         a, b = to_dsl(node.a, stats), to_dsl(node.b, stats)
         if a is None or b is None:
@@ -440,6 +436,18 @@ def expansion_term(term: str, weight: float, stats: Statistics) -> dict:
                      weight * stats.idf(*(_key(field, term) for field in TEXT_FIELDS)))
 
 
+def _per_field(word: t.Word, stats: Statistics) -> dict | None:
+    """A word that is one term in every field as the embedded engine scores it
+    inside an OR: each field's term by its own BM25 (its field's idf), added
+    up; ``None`` for a compound or a stop word (scored as anywhere else)."""
+    tokens = query_tokens(word.text)
+    if len(tokens) != 1 or tokens[0][2]:
+        return None
+    term = tokens[0][0]
+    return _any([*(saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term))) for field in TEXT_FIELDS),
+                 _scored_authors(word.text, stats)])
+
+
 def _together(pair: list[tuple[str, int]], stats: Statistics) -> dict:
     """The proximity bonus of one pair of neighbouring terms: their sloppy
     frequency in title and abstract as one BM25F pseudo-term with the two
@@ -464,10 +472,13 @@ def field_word(field: str, text: str, stats: Statistics | None = None) -> dict |
     if field == "authors":
         return _scored_authors(text, stats)
     if field == "year":
-        return {"term": {"year": text}} if text.isdigit() else {"match_none": {}}
-    if field == "doi":  # held lower-cased: DOIs are case-insensitive
-        return {"term": {"doi_keys": text.lower()}}
-    return {"term": {field: text}}
+        found = {"term": {"year": text}} if text.isdigit() else {"match_none": {}}
+    elif field == "doi":  # held lower-cased: DOIs are case-insensitive
+        found = {"term": {"doi_keys": text.lower()}}
+    else:
+        found = {"term": {field: text}}
+    # A field that is not ranked scores 1, as Whoosh scores an unscorable field's term.
+    return {"constant_score": {"filter": found, "boost": 1.0}}
 
 
 def _prefix(field: str, text: str) -> dict:
@@ -495,18 +506,15 @@ def fuzzy_words(tree: t.Node | None) -> list[tuple[str, str, int]]:
     return list(dict.fromkeys(wanted))
 
 
-def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]], written: list[tuple[str, int]],
-                    total: int) -> list[tuple[str, float]]:
+def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]],
+                    written: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """The terms a fuzzy ``word`` (as written) is searched by in one field,
-    each with its weight, as the embedded engine chooses and weighs them
-    (:func:`searchengine.engines.whoosh.expansion.fuzzy_weights`): the terms
-    within ``edits`` of the word's stem (``stems``: ``(term, documents)``)
-    and the terms of the words as written within ``edits`` of the word
-    (``written``: ``(word, documents)``), each at its fewest edits; the
-    closest :data:`MAX_EXPANSIONS` first, then the most frequent. A term's
-    weight is the idf of the most frequent of them (of ``total`` documents),
-    times ``1 - edits / len(word)`` (at least 0.1): its score is that weight
-    times its saturated normalised frequency."""
+    each with its fewest edits, as the embedded engine chooses them: the
+    terms within ``edits`` of the word's stem (``stems``: ``(term,
+    documents)``) and the terms of the words as written within ``edits`` of
+    the word (``written``: ``(word, documents)``); the closest
+    :data:`MAX_EXPANSIONS` first, then the most frequent. :func:`to_dsl`
+    weighs them (:func:`_fuzzy`)."""
     from rapidfuzz.distance import OSA
 
     tokens = query_tokens(word)
@@ -528,9 +536,7 @@ def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]], written
                 frequency.setdefault(term, documents)
     held = sorted((term for term in closest if frequency.get(term)),
                   key=lambda term: (closest[term], -frequency[term], term))[:MAX_EXPANSIONS]
-
-    blended = idf(max((frequency[term] for term in held), default=1), total)
-    return [(term, blended * max(0.1, 1 - closest[term] / max(1, len(word)))) for term in held]
+    return [(term, closest[term]) for term in held]
 
 
 def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | None:
@@ -551,8 +557,13 @@ def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | No
                 continue
             terms = stats.expansions.get((field, word, distance))
             if terms is None:  # no expansions asked for: the stem as typed
-                terms = [(tokens[0][0], stats.idf(_key(field, tokens[0][0])))]
-            each.append(_any([saturated([_term_clause(field, term, stats)], weight) for term, weight in terms])
+                terms = [(tokens[0][0], 0)]
+            # Each term weighs the idf of the most frequent of them, times
+            # 1 - edits / length (at least 0.1), as the embedded engine weighs
+            # them (Lucene's blended frequencies and fuzzy boost).
+            blended = min((stats.idf(_key(field, term)) for term, _ in terms), default=0.0)
+            each.append(_any([saturated([_term_clause(field, term, stats)],
+                                        blended * max(0.1, 1 - edits / max(1, len(word)))) for term, edits in terms])
                         or {"match_none": {}})
         return _bool(must=each) if len(each) > 1 else (each[0] if each else None)
     query = {"match": {field: {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,

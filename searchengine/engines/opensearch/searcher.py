@@ -21,7 +21,7 @@ from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_so
 from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, expansion_term, filter_clauses,
                                                       frequencies_body, fuzzy_expansion, fuzzy_words, marked_terms,
                                                       repeated_weights, split_joined, to_dsl)
-from searchengine.engines.opensearch.scoring import Statistics
+from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics
 from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts
 from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
@@ -173,8 +173,10 @@ class OpenSearchSearcher:
         wanted = fuzzy_words(tree)
         if not wanted:
             return {}
+        # Frequent words too (the suggester's default skips a word in more than 1 % of the papers).
         options = {"prefix_length": 0, "min_word_length": 1, "suggest_mode": "always", "size": 4 * MAX_EXPANSIONS,
-                   "shard_size": 8 * MAX_EXPANSIONS, "string_distance": "damerau_levenshtein"}
+                   "shard_size": 8 * MAX_EXPANSIONS, "string_distance": "damerau_levenshtein",
+                   "max_term_freq": 2147483647}
         suggest, own = {}, {}
         for number, (name, word, edits) in enumerate(wanted):
             tokens = query_tokens(word)
@@ -183,7 +185,7 @@ class OpenSearchSearcher:
                 suggest[f"{number}{kind}"] = {"text": text, "term": {"field": source, "max_edits": edits, **options}}
             # The suggester never offers the word itself: its stem is counted apart.
             own[str(number)] = {"term": {name + TERMS: stem}}
-        found = self._search("find fuzzy words", {"size": 0, "track_total_hits": True, "suggest": suggest,
+        found = self._search("find fuzzy words", {"size": 0, "track_total_hits": False, "suggest": suggest,
                                                   "aggs": {"own": {"filters": {"filters": own}}}})
         counted = found["aggregations"]["own"]["buckets"]
         suggested = found.get("suggest", {})
@@ -192,14 +194,13 @@ class OpenSearchSearcher:
             return [(option["text"], int(option.get("freq", 0)))
                     for entry in suggested.get(key, []) for option in entry.get("options", [])]
 
-        total = int(found["hits"]["total"]["value"])
         expansions = {}
         for number, key in enumerate(wanted):
             tokens = query_tokens(key[1])
             stems = options_of(f"{number}t")
             if tokens:
                 stems.append((tokens[0][0], int(counted[str(number)]["doc_count"])))
-            expansions[key] = fuzzy_expansion(key[1], key[2], stems, options_of(f"{number}w"), total)
+            expansions[key] = fuzzy_expansion(key[1], key[2], stems, options_of(f"{number}w"))
         return expansions
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
@@ -502,12 +503,14 @@ class OpenSearchSearcher:
         if self.has_vectors():
             return self._similar_by_meaning(records, limit)
         # The records' own terms, as artificial documents (their term texts are not in _source).
-        like = [{"doc": text_fields(record)} for record in records]
-        query = {"more_like_this": {"fields": [name + TERMS for name in TEXT_FIELDS], "like": like,
+        fields = [name + TERMS for name in TEXT_FIELDS]
+        like = [{"doc": {name: value for name, value in text_fields(record).items() if name in fields}}
+                for record in records]
+        query = {"more_like_this": {"fields": fields, "like": like,
                                     "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS,
-                                    # Each chosen term weighs its tf-idf in the records (the field
-                                    # similarities give bare frequencies).
-                                    "boost_terms": 1}}
+                                    # Each chosen term scored by BM25 (the field similarities give bare
+                                    # frequencies otherwise).
+                                    "boost": WHOLE_SCORE + 1.0}}
         body = {"query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
                 "size": limit, "track_total_hits": True}
         found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)

@@ -135,24 +135,32 @@ def test_a_long_question_is_not_split():
     assert split_joined(tree, lambda terms: dict.fromkeys(terms, 100)) is tree
 
 
-def test_fuzzy_expansions_are_the_closest_then_the_most_frequent_with_blended_weights():
-    stems = [("transform", 900), ("transformr", 0), ("transforma", 2)]
+def test_fuzzy_expansions_are_the_closest_then_the_most_frequent():
+    stems = [("transform", 900), ("transformr", 0), ("transforma", 2), ("transit", 50)]
     written = [("transformer", 700), ("transforms", 50)]
-    found = fuzzy_expansion("transformr", 1, stems, written, 10_000)
+    found = fuzzy_expansion("transformr", 1, stems, written)
     # One edit each (transforms as written stems to transform); the most frequent first.
-    assert [term for term, _ in found] == ["transform", "transformer", "transforma"]
-    # Each weighs the idf of the most frequent, times 1 - edits / length.
-    assert [weight for _, weight in found] == pytest.approx([idf(900, 10_000) * 0.9] * 3)
+    assert found == [("transform", 1), ("transformer", 1), ("transforma", 1)]
+
+
+def test_fuzzy_terms_weigh_the_idf_of_the_most_frequent_times_the_share_of_the_word_kept():
+    stats = Statistics(10_000, {("abstract", "transform"): 900, ("abstract", "transformer"): 700},
+                       expansions={("abstract", "transformr", 1): [("transform", 1), ("transformer", 1)]})
+    stats.averages = {"title": 10.0, "abstract": 150.0}
+    found = to_dsl(querylang.parse("abstract:transformr~1").tree, stats)
+    weights = [q["script_score"]["script"]["params"]["idf"] for q in found["bool"]["should"]]
+    assert weights == pytest.approx([idf(900, 10_000) * 0.9] * 2)
 
 
 def test_fuzzy_words_name_each_field_and_word_and_the_dsl_uses_their_expansions():
     tree = querylang.parse("transformr~1 attention").tree
     assert fuzzy_words(tree) == [("title", "transformr", 1), ("abstract", "transformr", 1)]
-    stats = Statistics(1000, expansions={("title", "transformr", 1): [("transform", 1.5)],
-                                         ("abstract", "transformr", 1): [("transform", 0.5)]})
+    stats = Statistics(1000, {("title", "transform"): 9, ("abstract", "transform"): 99},
+                       expansions={("title", "transformr", 1): [("transform", 1)],
+                                   ("abstract", "transformr", 1): [("transform", 1)]})
     text = str(plain(to_dsl(tree, stats)))
     assert ("{'term': {'title_terms': {'value': 'transform', 'boost': 2.0}}}, 'script': {'source': "
-            f"'{SATURATE}', 'params': {{'idf': 1.5}}") in text
+            f"'{SATURATE}', 'params': {{'idf': {idf(9) * 0.9!r}}}") in text
     assert "{'term': {'abstract_terms': {'value': 'transform', 'boost': 1.0}}}" in text
 
 

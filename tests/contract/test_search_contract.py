@@ -307,3 +307,14 @@ def test_a_long_question_is_re_ranked_by_feedback_the_same_way(engine_index):
     assert found.total == 18
     assert [hit.id for hit in found.hits] == [MIMOSE, "t-e15a2fb3f66a", "t-9c1bd2ca5e7c", "t-85ff818227a4",
                                               "t-54d6136e0d28"]
+
+
+def test_a_relaxed_query_scores_each_word_as_a_whole(engine_index):
+    # No paper has both words: the OR fallback, each word one BM25F term over
+    # its fields (not each field on its own, as in a typed OR).
+    found = engine_index.search("checkpointing SpMV", limit=3)
+    assert found.relaxed is True and found.total == 2
+    assert [(hit.id, round(hit.score, 4)) for hit in found.hits] == [(CB_SPMV, 6.9463), (MIMOSE, 6.7423)]
+    typed = engine_index.search("checkpointing OR SpMV", limit=3)
+    assert typed.relaxed is False
+    assert [(hit.id, round(hit.score, 4)) for hit in typed.hits] == [(CB_SPMV, 11.6297), (MIMOSE, 10.598)]

@@ -99,7 +99,8 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
     if isinstance(node, t.Or):
         # Whoosh's normalize() merges a word's BM25F term into an enclosing OR:
         # there each field's term scores on its own.
-        ways = [(child, _per_field(child, stats) if isinstance(child, t.Word) else None) for child in node.children]
+        ways = [(child, _per_field(child, stats) if isinstance(child, t.Word) and stats.typed_or else None)
+                for child in node.children]
         return _any([q for _, q in _distinct([(child, way or to_dsl(child, stats)) for child, way in ways])])
     if isinstance(node, t.Alternatives):
         ways = [way for way in (to_dsl(child, stats) for child in node.children) if way is not None]

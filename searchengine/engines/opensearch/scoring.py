@@ -109,6 +109,9 @@ class Statistics:
         self.weights: dict = {}
         #: The average length of each text field (its terms over every document).
         self.averages: dict[str, float] = {}
+        #: Whether an OR is the query's own (a word's fields then score apart, as
+        #: Whoosh's normalize() merges them); the OR fallback of relaxing is not.
+        self.typed_or = True
         self.missing: dict = {}
 
     def frequency(self, key, query: dict) -> int:

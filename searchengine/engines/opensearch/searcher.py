@@ -150,14 +150,16 @@ class OpenSearchSearcher:
         found = self._search("count words", frequencies_body(terms, field))["aggregations"]["terms"]["buckets"]
         return {term: int(found[str(number)]["doc_count"]) for number, term in enumerate(terms)}
 
-    def _translated(self, tree, words: list[str] = ()) -> dict | None:
+    def _translated(self, tree, words: list[str] = (), typed: bool = True) -> dict | None:
         """``tree`` as Query DSL scored as on the embedded engine: the fuzzy
         words' expansions (one request when there are some) and the document
-        frequencies of its terms (one request) are asked for first."""
+        frequencies of its terms (one request) are asked for first. ``typed``
+        false: an OR fallback of relaxing, whose words keep their BM25F terms."""
         if tree is None:
             return None
         stats = Statistics(expansions=self._fuzzy_expansions(tree))
         stats.weights = repeated_weights(tree, list(words))
+        stats.typed_or = typed
         to_dsl(tree, stats)
         self._count(stats)
         return to_dsl(tree, stats)
@@ -210,7 +212,8 @@ class OpenSearchSearcher:
         if alternatives is None:
             return None
         alternatives = split_joined(alternatives, self._abstract_frequencies)
-        relaxed = Matches(alternatives, self._translated(alternatives), matches.filters, 0, cut=matches.cut)
+        relaxed = Matches(alternatives, self._translated(alternatives, typed=False), matches.filters, 0,
+                          cut=matches.cut)
         relaxed.deadline = matches.deadline
         self._counted(relaxed, matches.deadline)
         return relaxed if relaxed.total else None

@@ -56,7 +56,7 @@ import unicodedata
 from searchengine import dates, filters
 from searchengine.engines.opensearch.scoring import similarity_settings
 from searchengine.engines.opensearch.terms import (LENGTH, NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TOKENS, WORDS,
-                                                   lengths, term_text, word_text)
+                                                   indexed, word_text)
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -222,7 +222,7 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
             "title": {"type": "text", "index": False, "fields": spell},
             "abstract": {"type": "text", "index": False, "fields": spell},
             **{name + TERMS: text(name, "se_terms") for name in TEXT_FIELDS},
-            # The lengths BM25F normalises by (terms.lengths): the count, and as kept in one byte.
+            # The lengths BM25F normalises by (terms.indexed): the count, and as kept in one byte.
             **{name + suffix: {"type": "integer", "index": False} for name in TEXT_FIELDS
                for suffix in (TOKENS, LENGTH)},
             # Only which words stand where: phrases are matched, not scored, by them.
@@ -364,9 +364,8 @@ def text_fields(record: Record) -> dict:
     fields = {}
     for name in TEXT_FIELDS:
         value = getattr(record, name)
-        fields[name + TERMS] = term_text(value)
+        fields[name + TERMS], fields[name + TOKENS], fields[name + LENGTH] = indexed(value)
         fields[name + WORDS] = word_text(value)
-        fields[name + TOKENS], fields[name + LENGTH] = lengths(value)
     return fields
 
 

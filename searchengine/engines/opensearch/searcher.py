@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
-from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source, text_fields
+from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source
 from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, expansion_term, filter_clauses,
                                                       frequencies_body, fuzzy_expansion, fuzzy_words, marked_terms,
                                                       repeated_weights, split_joined, to_dsl)
 from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics
-from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts
+from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts, term_text
 from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.records import Record, arxiv_id
@@ -507,7 +507,7 @@ class OpenSearchSearcher:
             return self._similar_by_meaning(records, limit)
         # The records' own terms, as artificial documents (their term texts are not in _source).
         fields = [name + TERMS for name in TEXT_FIELDS]
-        like = [{"doc": {name: value for name, value in text_fields(record).items() if name in fields}}
+        like = [{"doc": {name + TERMS: term_text(getattr(record, name)) for name in TEXT_FIELDS}}
                 for record in records]
         query = {"more_like_this": {"fields": fields, "like": like,
                                     "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS,

@@ -52,21 +52,30 @@ def text_analyzer():
 
 
 
-def lengths(text: str) -> tuple[int, int]:
-    """``(tokens, length)`` of ``text`` as the embedded engine counts a field's
+def _positions(text: str) -> dict[str, list[int]]:
+    """``{term: positions}`` of ``text`` as the product's analyzer indexes it."""
+    from searchengine.engines.whoosh.analysis import index_positions
+
+    analyzer = text_analyzer()
+    positions = index_positions(analyzer, text)
+    if positions is None:  # not a chain index_positions reads: the token stream
+        positions = {}
+        for token in analyzer(text, positions=True, mode="index", removestops=True):
+            positions.setdefault(token.text, []).append(token.pos)
+    return positions
+
+
+def indexed(text: str) -> tuple[str, int, int]:
+    """``(term text, tokens, length)`` of ``text``, analysed once: its
+    :func:`term_text`, and its length as the embedded engine counts a field's
     length: its terms (those sharing a position each count), and that count
     as Whoosh keeps it in one byte (the length BM25F normalises by; the
     average is of the counts)."""
     from whoosh.util.numeric import byte_to_length, length_to_byte
 
-    from searchengine.engines.whoosh.analysis import index_positions
-
-    positions = index_positions(text_analyzer(), text)
-    if positions is None:
-        tokens = sum(1 for _ in text_analyzer()(text, mode="index", removestops=True))
-    else:
-        tokens = sum(len(at) for at in positions.values())
-    return tokens, byte_to_length(length_to_byte(tokens)) if tokens else 0
+    positions = _positions(text)
+    tokens = sum(len(at) for at in positions.values())
+    return _slots(positions), tokens, byte_to_length(length_to_byte(tokens)) if tokens else 0
 
 
 def term_text(text: str) -> str:
@@ -77,15 +86,7 @@ def term_text(text: str) -> str:
     >>> term_text("the fail-slow GPUs")
     '\\x02 failslow\\x01fail slow gpu'
     """
-    from searchengine.engines.whoosh.analysis import index_positions
-
-    analyzer = text_analyzer()
-    positions = index_positions(analyzer, text)
-    if positions is None:  # not a chain index_positions reads: the token stream
-        positions = {}
-        for token in analyzer(text, positions=True, mode="index", removestops=True):
-            positions.setdefault(token.text, []).append(token.pos)
-    return _slots(positions)
+    return _slots(_positions(text))
 
 
 def _slots(positions: dict[str, list[int]]) -> str:
@@ -180,7 +181,7 @@ def snippet_parts(record, marked: dict):
     terms = {name: set(marked.get(name, ())) for name in TEXT_FIELDS}
     for name, prefix in marked.get("prefixes", ()):
         text = getattr(record, name)
-        terms[name].update(term for term in _terms_of(text) if term.startswith(prefix))
+        terms[name].update(term for term in _positions(text) if term.startswith(prefix))
     snippet = snippets.abstract_snippet(record.abstract, frozenset(terms["abstract"]), analysis)
     title = snippets.title_matches(record.title, frozenset(terms["title"]), analysis)
     return snippet, list(title)
@@ -189,19 +190,4 @@ def snippet_parts(record, marked: dict):
 def term_counts(title: str, abstract: str) -> dict[str, float]:
     """``{term: occurrences}`` of a paper's title and abstract as the product
     indexes them (the feedback documents' frequencies, :mod:`searchengine.feedback`)."""
-    from searchengine.engines.whoosh.analysis import index_positions
-
-    text = f"{title or ''}\n{abstract or ''}"
-    found = index_positions(text_analyzer(), text)
-    if found is not None:
-        return {term: float(len(at)) for term, at in found.items()}
-    counts: dict[str, float] = {}
-    for token in text_analyzer()(text, mode="index", removestops=True):
-        counts[token.text] = counts.get(token.text, 0.0) + 1.0
-    return counts
-
-
-def _terms_of(text: str) -> list[str]:
-    from searchengine.engines.whoosh.analysis import index_positions
-
-    return list(index_positions(text_analyzer(), text) or ())
+    return {term: float(len(at)) for term, at in _positions(f"{title or ''}\n{abstract or ''}").items()}

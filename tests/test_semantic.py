@@ -274,3 +274,29 @@ def test_without_the_extra_an_index_with_vectors_searches_by_words(vector_index,
     assert vector_index.search("brain").mode == "lexical"
     with pytest.raises(QueryError, match=r"needs the semantic extra: pip install '.\[semantic\]'"):
         vector_index.search("brain", mode="semantic")
+
+
+@needs_model
+def test_a_first_hybrid_search_in_a_new_process_reads_long_posting_lists(tmp_path):
+    # The query is encoded in another thread, which imports numpy while the
+    # words' posting lists (kept whole from 128 postings) are decoded: they
+    # once met numpy half imported and the search failed.
+    import subprocess
+    import sys
+
+    from searchengine.engines.whoosh.termarrays import MIN_POSTINGS
+
+    topics = ["sparse matrix kernels", "protein folding", "galaxy surveys", "graph partitioning"]
+    lines = [json.dumps({"id": f"r{number}", "title": f"Graph methods for {topics[number % 4]}",
+                         "abstract": f"We study graph algorithms for {topics[number % 4]}, case {number}."})
+             for number in range(MIN_POSTINGS + 72)]
+    source = write(tmp_path / "records.jsonl", "\n".join(lines) + "\n")
+    build_index([source], tmp_path / "index", vectors=True)
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-m", "searchengine", "search", "graph algorithms protein folding",
+                               "--index-dir", str(tmp_path / "index"), "--json", "--limit", "2"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert (answer["mode"], answer["total"]) == ("hybrid", 200)
+        assert [hit["id"] for hit in answer["hits"]][0] in {f"r{n}" for n in range(1, 200, 4)}

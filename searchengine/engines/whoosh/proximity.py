@@ -24,7 +24,6 @@ Reading positions stops at the search's deadline (:class:`~.clock.MatchClock`).
 
 from __future__ import annotations
 
-import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
@@ -34,6 +33,7 @@ from searchengine.engines.whoosh.blocks import arrays_at, leaf_matcher, postings
 from searchengine.engines.whoosh.bm25f import idf, indexed, length_norms, saturated, term_postings
 from searchengine.engines.whoosh.cache import generation_cache
 from searchengine.engines.whoosh.clock import MatchClock
+from searchengine.engines.whoosh.littleendian import loaded_numpy
 from searchengine.ranking import PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
 
 # A phrase inside a conjunction with fewer candidate documents than this
@@ -177,7 +177,7 @@ def _phrase_docs_at_once(reader, fieldname: str, words: list[str], candidates: l
     phrase; the keys all words share are the phrase's starts); ``None`` when
     a word's positions are not kept whole (:mod:`.termarrays`), numpy is not
     loaded or the candidates are few."""
-    np = sys.modules.get("numpy")
+    np = loaded_numpy()
     if np is None or len(candidates) < TABLE_CANDIDATES:
         return None
     by_word = {}

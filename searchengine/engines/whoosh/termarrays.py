@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import struct
-import sys
 import zlib
 from array import array
 from collections import OrderedDict
@@ -48,7 +47,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from operator import sub
 
-from searchengine.engines.whoosh.littleendian import from_bytes, to_bytes
+from searchengine.engines.whoosh.littleendian import from_bytes, loaded_numpy, to_bytes
 
 EXTENSION = ".tfa"
 #: Terms of fewer postings than this are read from their blocks: a block or
@@ -442,7 +441,7 @@ class TermArrays:
         gaps = zlib.decompress(data[:at])
         if len(gaps) != 4 * count:
             raise damaged("of the wrong length")
-        numpy = sys.modules.get("numpy")  # (imported by a process that has searched before)
+        numpy = loaded_numpy()
         ids = array("i")
         if numpy is not None:
             ids.frombytes(numpy.cumsum(numpy.frombuffer(gaps, dtype="<i4"), dtype=numpy.int32).tobytes())

@@ -1,6 +1,6 @@
 """Semantic search's costs on arXiv records: encoding, vectors on disk, distinct queries, an update.
 
-    python benchmarks/semantic.py [--records N] [--queries Q] [--work DIR] [--jobs J]
+    python benchmarks/semantic.py [--records N] [--queries Q] [--work DIR] [--jobs J] [--reuse]
 
 Takes the first N records (default 5,000) of
 ``../shared/data/arxiv/arxiv_listing_sample.jsonl.gz`` and, in one run:
@@ -16,8 +16,8 @@ Takes the first N records (default 5,000) of
   that ran 20 others first, top 10 with snippets through the Python API, in
   lexical and in hybrid mode (the peer: the same index, the same process):
   p50 and p95 milliseconds of each and their ratio;
-* an update of 1,000 new records (ids changed, text shuffled) into the
-  index with vectors: wall time including their encoding.
+* an update of 1,000 new records (ids changed, text shuffled) into a copy
+  of the index with vectors: wall time including their encoding.
 
 ``uptime`` is printed at both ends: the machine may be shared.
 """
@@ -95,6 +95,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--work", type=Path, default=Path("/tmp/searchengine-semantic-bench"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--reuse", action="store_true", help="keep the indexes a previous run built in --work")
     args = parser.parse_args()
     from searchengine import open_index
     from searchengine.indexer import update_index
@@ -103,17 +104,20 @@ def main() -> None:
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     source, items = records(args.records, work)
-    for name in ("plain", "vectors"):
-        subprocess.run(["rm", "-rf", str(work / name)], check=True)
-    plain = build(source, work / "plain", "--no-vectors", "--jobs", str(args.jobs))
-    cpu_before = cpu_of_children()
-    with_vectors = build(source, work / "vectors", "--vectors", "--jobs", str(args.jobs))
-    cpu = cpu_of_children() - cpu_before
-    encoding = max(with_vectors - plain, 1e-9)
-    per_second = len(items) / encoding
-    print(f"build without vectors {plain:.1f} s, with vectors {with_vectors:.1f} s ({cpu:.0f} CPU-s): "
-          f"encoding {per_second:.1f} records/s on {args.jobs} threads; the {SAMPLE_SIZE:,}-record sample "
-          f"would take {SAMPLE_SIZE / per_second / 60:.1f} min")
+    if args.reuse and (work / "plain").is_dir() and (work / "vectors").is_dir():
+        print("indexes of a previous run reused: builds not timed")
+    else:
+        for name in ("plain", "vectors"):
+            subprocess.run(["rm", "-rf", str(work / name)], check=True)
+        plain = build(source, work / "plain", "--no-vectors", "--jobs", str(args.jobs))
+        cpu_before = cpu_of_children()
+        with_vectors = build(source, work / "vectors", "--vectors", "--jobs", str(args.jobs))
+        cpu = cpu_of_children() - cpu_before
+        encoding = max(with_vectors - plain, 1e-9)
+        per_second = len(items) / encoding
+        print(f"build without vectors {plain:.1f} s, with vectors {with_vectors:.1f} s ({cpu:.0f} CPU-s): "
+              f"encoding {per_second:.1f} records/s on {args.jobs} threads; the {SAMPLE_SIZE:,}-record sample "
+              f"would take {SAMPLE_SIZE / per_second / 60:.1f} min")
     generation = next(p for p in (work / "vectors").glob("gen-*") if (p / "vectors.npy").exists())
     size = sum((generation / name).stat().st_size for name in ("vectors.npy", "vector-scales.npy"))
     print(f"vectors on disk {size / 1e6:.2f} MB, {size / len(items):.0f} bytes a record; "
@@ -142,8 +146,11 @@ def main() -> None:
             words = item["summary"].split()
             rng.shuffle(words)
             out.write(json.dumps({**item, "id": f"bench-{number}", "summary": " ".join(words)}) + "\n")
+    copy = work / "updated"
+    subprocess.run(["rm", "-rf", str(copy)], check=True)
+    subprocess.run(["cp", "-r", str(work / "vectors"), str(copy)], check=True)
     started = time.perf_counter()
-    summary = update_index([new], work / "vectors", jobs=args.jobs)
+    summary = update_index([new], copy, jobs=args.jobs)
     print(f"update of {summary.added:,} new records: {time.perf_counter() - started:.1f} s, "
           f"{summary.encoded:,} encoded")
     print(uptime())

@@ -308,10 +308,14 @@ class WhooshSearcher:
             return Matches(matches.query, matches.restrict,
                            ScoredDocs(chosen, similarity[chosen].astype(np.float64)),
                            chosen.tolist(), matches.clock, matches.expansions, made)
-        chosen = np.union1d(docs, nearest)
-        lexical = np.zeros(len(chosen), dtype=np.float64)
-        known = self._keyword_scores(matches, docs)
-        lexical[np.searchsorted(chosen, docs)] = known
+        # The nearest that are no keyword match, put in place (numpy's union1d
+        # hashes every match: 12 ms for 60,000 of them).
+        at = np.searchsorted(docs, nearest)
+        extra = np.ones(len(nearest), dtype=bool)
+        inside = at < len(docs)
+        extra[inside] = docs[at[inside]] != nearest[inside]
+        chosen = np.insert(docs, at[extra], nearest[extra])
+        lexical = np.insert(self._keyword_scores(matches, docs), at[extra], 0.0)
         fused = fuse(lexical, similarity[chosen], HYBRID_LEXICAL_WEIGHT)
         return Matches(matches.query, matches.restrict, ScoredDocs(chosen, fused), chosen.tolist(), matches.clock,
                        matches.expansions, made)

@@ -285,7 +285,7 @@ def test_the_column_file_holds_the_fuzzy_vocabulary_and_a_search_uses_it(index_d
     try:
         reader = index.engine.current().searcher.reader()
         stored = FacetColumns.load(column_file(index_dir), reader)
-        assert stored.vocabulary("title") == ["alpha", "dens", "gpu", "graph", "kernel", "matric", "network",
+        assert stored.vocabulary("title") == ["alpha", "dens", "gpu", "graph", "kernel", "matrix", "network",
                                               "solver", "spars", "tensor", "zeta"]
         for fieldname in DEFAULT_FIELDS:
             assert stored.vocabulary(fieldname) == [reader.schema[fieldname].from_bytes(term)

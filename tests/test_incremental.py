@@ -227,7 +227,7 @@ def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(oai, tmp_path):
     (tmp_path / "index" / "gen-x" / "_MAIN_1.toc").write_bytes(b"garbage")
     (tmp_path / "index" / "CURRENT").write_text("gen-x\n")
     runner = CliRunner()
-    (tmp_path / "index" / "gen-x" / "LAYOUT").write_text("3\n")
+    (tmp_path / "index" / "gen-x" / "LAYOUT").write_text(f"{store.LAYOUT}\n")
     integrity.write_checksums(tmp_path / "index" / "gen-x")  # damage the checksums cannot see
     for args in (["index", "--update", str(oai)], ["remove", "0704.0001"]):
         result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])

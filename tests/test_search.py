@@ -89,7 +89,9 @@ def test_damaged_index_is_reported(tmp_path):
     (tmp_path / "CURRENT").write_text("gen-x\n")
     with pytest.raises(IndexDamagedError, match="another version.*rebuild"):
         open_index(tmp_path)
-    (tmp_path / "gen-x" / "LAYOUT").write_text("3\n")
+    from searchengine.engines.whoosh.store import LAYOUT
+
+    (tmp_path / "gen-x" / "LAYOUT").write_text(f"{LAYOUT}\n")
     with pytest.raises(IndexDamagedError, match="gen-x/CHECKSUMS is missing; rebuild"):
         open_index(tmp_path)
 

@@ -255,10 +255,14 @@ def spaced_tokens(text: str) -> list[str]:
 # lists are word stems, not open rules, where an open rule would collide
 # (-i: multi, mini; -ium: zirconium/zirconia; -on: neuron; -as: ideas).
 PLURAL_REWRITES = (
-    # matrix/matrices, vertex/vertices, index/indexes/indices
-    (r"(?<=\w{3})(?:ix|ex)(?:es)?$", "ices"),
-    # analysis/analyses (Porter: analys)
-    (r"(?<=\w{2})sis$", "ses"),
+    # matrix/matrices, vertex/vertices, index/indices: the Latin plurals of a
+    # list, made singular (Porter takes -ixes/-exes itself). Singulars turned
+    # into -ices met Porter's -icate/-ical stems: index/indicate,
+    # complex/complication, vertex/vertical.
+    (r"^(matr|append|hel|cerv|rad)ices$", "$1ix"),
+    (r"^(vert|ind|cort|vort|simpl|cod|ap)ices$", "$1ex"),
+    # analysis/analyses (Porter: analys); not basis, whose bases is base's
+    (r"(?<=\w{3})sis$", "ses"),
     # formulae/formulas
     (r"(?<=\w{3})ae$", "as"),
     # axis/axes (both Porters agree on ax, not on axes)

@@ -71,7 +71,8 @@ META_KEY = "searchengine"
 #: and the links and identifiers (doi, doi_keys, pdf_url, journal_ref, comments, license).
 #: 5: titles and abstracts searched by the product's own terms (title_terms, abstract_terms,
 #: title_words, abstract_words).
-LAYOUT = 5
+#: 6: the terms of layout 4 of the embedded index (Latin plurals in -ices made singular).
+LAYOUT = 6
 
 
 #: Longest word indexed, in characters: longer ones are cut to this (Lucene

@@ -18,7 +18,7 @@ The chain reads like Whoosh's own pipelines::
 * :class:`InflectionStemFilter` stems with Porter's algorithm minus its
   root-cutting step 4 (NLTK's implementation), after rewriting the word
   endings Porter parts (:data:`~searchengine.querylang.text.PLURAL_REWRITES`):
-  ``GPUs`` → ``gpu``, ``matrices``/``matrix`` → ``matric``,
+  ``GPUs`` → ``gpu``, ``matrices``/``matrix`` → ``matrix``,
   ``radii``/``radius`` → ``radius``, ``criteria``/``criterion`` →
   ``criteria``; ``university`` and ``universe``, ``organic`` and
   ``organization`` stay apart. Upper-case acronyms are not stemmed (``AWS``

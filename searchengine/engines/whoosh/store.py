@@ -46,7 +46,9 @@ LAYOUT_FILE = "LAYOUT"
 #: Without a LAYOUT file: written before layouts were recorded.
 #: 2: submitted days and dates, links and DOIs, NFKC folding and word forms.
 #: 3: a checksum of every file (:mod:`.integrity`).
-LAYOUT = 3
+#: 4: Latin plurals in -ices made singular (index, indices, indexing: index)
+#: instead of singulars made plural (index, indicate: indic); basis apart from base.
+LAYOUT = 4
 
 
 def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = False) -> Path | None:

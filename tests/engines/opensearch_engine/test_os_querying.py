@@ -57,15 +57,15 @@ def test_a_word_is_one_bm25f_term_over_title_abstract_and_names_with_its_largest
 def test_frequencies_not_yet_known_are_recorded_with_the_query_counting_them():
     stats = Statistics(1000)
     dsl("title:matrices", stats)
-    assert stats.missing == {("title", "matric"): {"term": {"title_terms": "matric"}}, ("average", "title"): None}
+    assert stats.missing == {("title", "matrix"): {"term": {"title_terms": "matrix"}}, ("average", "title"): None}
 
 
 def test_a_field_term_is_divided_by_the_length_norm_the_embedded_engine_keeps():
-    stats = Statistics(1000, {("title", "matric"): 5})
+    stats = Statistics(1000, {("title", "matrix"): 5})
     stats.averages = {"title": 10.5, "abstract": 150.0}
     (clause,) = [to_dsl(querylang.parse("title:matrices").tree, stats)["script_score"]["query"]]
     script = clause["script_score"]["script"]
-    assert clause["script_score"]["query"] == {"term": {"title_terms": {"value": "matric", "boost": 2.0}}}
+    assert clause["script_score"]["query"] == {"term": {"title_terms": {"value": "matrix", "boost": 2.0}}}
     assert script["params"] == {"average": 10.5}
     assert script["source"] == ("double length = doc['title_length'].size() == 0 ? 0 : doc['title_length'].value; "
                                 "return _score / (0.7 + 0.3 * length / params.average);")
@@ -98,12 +98,12 @@ def test_a_quoted_phrase_is_scored_by_its_stems_and_kept_where_the_words_stand_a
 
 
 def test_the_proximity_bonus_is_a_pseudo_term_of_each_pair_with_the_idf_of_both_words():
-    stats = Statistics(1000, {("title", "spars"): 5, ("abstract", "spars"): 50, ("abstract", "matric"): 20})
+    stats = Statistics(1000, {("title", "spars"): 5, ("abstract", "spars"): 50, ("abstract", "matrix"): 20})
     found = dsl("sparse matrices", stats)
     (bonus,) = found["bool"]["should"]
     assert bonus["script_score"]["query"]["bool"]["should"] == [
-        {"match_phrase": {"title_terms": {"query": "spars matric", "analyzer": "se_terms", "slop": 0, "boost": 1.0}}},
-        {"match_phrase": {"abstract_terms": {"query": "spars matric", "analyzer": "se_terms", "slop": 0,
+        {"match_phrase": {"title_terms": {"query": "spars matrix", "analyzer": "se_terms", "slop": 0, "boost": 1.0}}},
+        {"match_phrase": {"abstract_terms": {"query": "spars matrix", "analyzer": "se_terms", "slop": 0,
                                              "boost": 0.5}}}]
     assert bonus["script_score"]["script"]["params"]["idf"] == pytest.approx(2.0 * (idf(50) + idf(20)))
 
@@ -166,7 +166,7 @@ def test_fuzzy_words_name_each_field_and_word_and_the_dsl_uses_their_expansions(
 
 def test_marked_terms_are_the_stems_asked_for_never_the_excluded_ones():
     marked = marked_terms(dsl('GPUs "sparse matrices" -CPU spm*'))
-    assert marked["title"] == marked["abstract"] == frozenset({"gpu", "spars", "matric"})
+    assert marked["title"] == marked["abstract"] == frozenset({"gpu", "spars", "matrix"})
     assert marked["prefixes"] == (("abstract", "spm"), ("title", "spm"))
 
 

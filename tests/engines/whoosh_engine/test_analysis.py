@@ -273,7 +273,7 @@ def test_analyzer_loads_the_nltk_stemmer_without_the_rest_of_nltk():
         "print(hasattr(nltk, 'word_tokenize'), PorterStemmer().stem('running'))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines() == ["['gpu', 'run', 'matric']", "[False, False, False, False]", "True run"]
+    assert result.stdout.splitlines() == ["['gpu', 'run', 'matrix']", "[False, False, False, False]", "True run"]
 
 
 def test_tokens_are_the_same_with_or_without_character_offsets():
@@ -365,3 +365,24 @@ def test_a_phrase_pattern_finds_its_words_as_written_and_whole(text, found):
 
     assert (re.search(exact_pattern("language models"), fold(text)) is not None) is found
 
+
+
+def test_latin_plurals_meet_their_singulars_and_nothing_else():
+    from searchengine.engines.whoosh.analysis import InflectionStemmer
+
+    stem = InflectionStemmer().stem
+    groups = [
+        ["index", "indexes", "indices", "indexed", "indexing"],
+        ["matrix", "matrices", "matrixes"],
+        ["vertex", "vertices"],
+        ["complex", "complexes"],
+        ["apex", "apices"],
+        ["analysis", "analyses"],
+        ["device", "devices"],
+    ]
+    stems = [{stem(word) for word in group} for group in groups]
+    assert stems == [{"index"}, {"matrix"}, {"vertex"}, {"complex"}, {"apex"}, {"analys"}, {"devic"}]
+    # Singulars once rewritten as -ices plurals met Porter's -icate and -ical stems.
+    for word, other in [("index", "indicate"), ("index", "indication"), ("complex", "complications"),
+                        ("vertex", "vertical"), ("basis", "based"), ("basis", "bases")]:
+        assert stem(word) != stem(other), (word, other)

@@ -150,7 +150,7 @@ def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_inde
         warm.warm_up()
         reader = warm.engine.current().searcher.reader()
         top = [text for _, text in reader.most_frequent_terms("abstract", number=3)]
-        cached = {term for key in generation_cache(reader).postings.entries if isinstance(key[0], tuple) for term in key}
+        cached = {term for key in generation_cache(reader).postings.entries if key and isinstance(key[0], tuple) for term in key}
         assert {("abstract", text.decode()) for text in top} <= cached
         for text in ["model", "large language models", "GPU memory"]:
             expected = [(h.id, h.score) for h in cold.search(text, limit=20).hits]

@@ -16,7 +16,8 @@ so a second run encodes nothing) and every judged query is searched as
 * ``hybrid min-max`` / ``z-score`` / ``raw cosine``: other ways to put the
   two scores on one scale (min-max over the candidates, w 0.5; standard
   scores over the candidates, w 0.4; the cosine itself beside BM25F divided
-  by its best, w 0.3).
+  by its best, w 0.3; the cosine above 0.1, as a typical unrelated paper's,
+  divided by the best's, w 0.5).
 
 It prints nDCG@10 per collection and variant, and each variant's change
 against the same mode's product. With ``--gates``, it also prints what a
@@ -70,6 +71,18 @@ def _raw_cosine(lexical, similarities, weight):
     return weight * (lexical / top if top > 0 else lexical) + (1 - weight) * np.clip(similarities, 0.0, None)
 
 
+def _cosine_floor(lexical, similarities, weight, floor=0.1):
+    import numpy as np
+
+    lexical = np.asarray(lexical, dtype=np.float64)
+    similarities = np.asarray(similarities, dtype=np.float64)
+    top = lexical.max() if len(lexical) else 0.0
+    best = similarities.max() if len(similarities) else 0.0
+    meaning = (np.clip((similarities - floor) / (best - floor), 0.0, None) if best > floor
+               else np.zeros_like(similarities))
+    return weight * (lexical / top if top > 0 else lexical) + (1 - weight) * meaning
+
+
 # name: (mode, ranking settings, fusion function or None for the product's)
 VARIANTS = {
     "lexical": ("lexical", {}, None),
@@ -84,6 +97,7 @@ VARIANTS = {
     "hybrid min-max": ("hybrid", {}, _min_max),
     "hybrid z-score": ("hybrid", {"HYBRID_LEXICAL_WEIGHT": 0.4}, _z_score),
     "hybrid raw cosine": ("hybrid", {"HYBRID_LEXICAL_WEIGHT": 0.3}, _raw_cosine),
+    "hybrid cosine floor 0.1": ("hybrid", {}, _cosine_floor),
 }
 
 

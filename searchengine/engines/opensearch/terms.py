@@ -50,19 +50,11 @@ def text_analyzer():
     return analyzer()
 
 
-
-
 def _positions(text: str) -> dict[str, list[int]]:
     """``{term: positions}`` of ``text`` as the product's analyzer indexes it."""
-    from searchengine.engines.whoosh.analysis import index_positions
+    from searchengine.engines.whoosh.analysis import term_positions
 
-    analyzer = text_analyzer()
-    positions = index_positions(analyzer, text)
-    if positions is None:  # not a chain index_positions reads: the token stream
-        positions = {}
-        for token in analyzer(text, positions=True, mode="index", removestops=True):
-            positions.setdefault(token.text, []).append(token.pos)
-    return positions
+    return term_positions(text_analyzer(), text)
 
 
 def indexed(text: str) -> tuple[str, int, int]:

@@ -341,6 +341,17 @@ def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
     return positions
 
 
+def term_positions(analyzer, value: str) -> dict[str, list[int]]:
+    """``{term: positions}`` of ``value`` as ``analyzer`` indexes it:
+    :func:`index_positions`, or the token stream for a chain it cannot read."""
+    found = index_positions(analyzer, value)
+    if found is None:
+        found = {}
+        for token in analyzer(value, positions=True, mode="index", removestops=True):
+            found.setdefault(token.text, []).append(token.pos)
+    return found
+
+
 def _expand_all(filters: tuple, words: list[str]) -> dict | None:
     """``{word: (terms, width)}`` of distinct ``words`` as :func:`_expand`
     gives them, the words run through ``filters`` as one stream (a filter

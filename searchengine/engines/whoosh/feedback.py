@@ -119,9 +119,7 @@ def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[
         top: ``(docnum, score)`` of the feedback documents.
         count: number of terms kept.
     """
-    from collections import Counter
-
-    from searchengine.engines.whoosh.analysis import index_positions
+    from searchengine.engines.whoosh.analysis import term_positions
 
     field = searcher.schema["abstract"]
     boost = field.format.field_boost
@@ -129,13 +127,7 @@ def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[
     for docnum, score in top:
         stored = searcher.stored_fields(docnum)
         text = f"{stored.get('title') or ''}\n{stored.get('abstract') or ''}"
-        freqs: Counter = Counter()
-        found = index_positions(field.analyzer, text)  # the field's terms, without encoding their positions
-        if found is not None:
-            for term, positions in found.items():
-                freqs[term] += float(len(positions)) * boost
-        else:
-            for btext, _length, weight, _value in field.index(text):
-                freqs[field.from_bytes(btext)] += weight
-        documents.append((dict(freqs), score))
+        # The field's terms, without encoding their positions.
+        found = term_positions(field.analyzer, text)
+        documents.append(({term: float(len(at)) * boost for term, at in found.items()}, score))
     return shared.relevance_model(documents, count)

@@ -17,7 +17,8 @@ edit away is :data:`RARE_FACTOR` times as common (or, when the query finds
 fewer than :data:`FEW_HITS` hits, when it occurs once and a neighbour is
 ten times as common), and that word is kept only when the papers holding
 the typed word hold it too, :data:`TOGETHER_LIFT` times as often as chance
-would. A typo that made it into a few abstracts sits beside the word it
+would, or when the typed word is no English word and that one is
+(``tranformer``, in one abstract, for ``transformer``). A typo that made it into a few abstracts sits beside the word it
 misspells (``transfomer``, ``transformer``); a rare word seldom sits beside
 its look-alike (``boson``, ``boost``). A word the index does not hold is
 always checked.
@@ -33,6 +34,14 @@ matrix``, though ``space`` is the more common word and ``space matrix``
 finds more documents than ``sparse matrix``. It is :attr:`Correction.sure`
 (may be searched instead of the query as typed) only when every word it
 changes is one the index does not hold, one edit from its correction.
+
+Two kinds of word are never replaced. A word that an author's name holds
+(``lexicon.name_frequency``: ``Vedaldi``, ``Mondal``) is taken as typed;
+only when the query finds no paper at all may a correction of it be
+suggested (``markov chian``: one author is named Chian). A real English word that the index lacks (``neutrino``,
+``phonon``: :func:`searchengine.realwords.is_real`) is never searched
+instead of; a real word close to it may be suggested (``photon``), a word
+that only the index holds is not (``neurino``).
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+
+from searchengine import realwords
 
 # Below this many hits, words found once are checked too, not only unknown ones.
 FEW_HITS = 3
@@ -211,12 +222,15 @@ def _together(lexicon, count_hits, word: str, option: str) -> bool:
 @dataclass(frozen=True)
 class Change:
     """One word of a :class:`Correction`: as typed (folded), as corrected,
-    whether the index holds the typed word (:func:`held`), and the edits between them."""
+    whether the index holds the typed word (:func:`held`), the edits between
+    them, and whether the typed word is a real English word the index lacks
+    (:func:`searchengine.realwords.is_real`)."""
 
     typed: str
     corrected: str
     held: bool
     distance: int
+    real: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,8 +244,8 @@ class Correction:
     def sure(self) -> bool:
         """Whether the evidence allows searching the correction instead of the
         query as typed: every word it changes is one the index does not hold,
-        one edit from its correction."""
-        return all(not change.held and change.distance <= 1 for change in self.changes)
+        no real word (:mod:`searchengine.realwords`), one edit from its correction."""
+        return all(not change.held and not change.real and change.distance <= 1 for change in self.changes)
 
 
 def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None = None,
@@ -248,7 +262,8 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
     Args:
         lexicon: the index's words: ``doc_count()``, ``normalise(word)`` (the
             word as the lexicon holds it, ``None`` for a stop word),
-            ``frequency(word)`` (documents holding it), ``frequencies(words)``
+            ``frequency(word)`` (documents holding it), ``name_frequency(word)``
+            (documents whose author names hold it), ``frequencies(words)``
             (``{word: frequency}``) and ``near(word, maxdist)`` (indexed
             words that may be within ``maxdist`` edits, see :func:`within`).
         text: the query as parsed (after repairs), e.g. ``sparce matrix``.
@@ -276,20 +291,34 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         normal = lexicon.normalise(word)
         if normal is None:
             continue
+        # A word of an author's name (Vedaldi, Fidler) is a name: checked only
+        # when the query finds nothing as typed (markov chian), and then only suggested.
+        named = lexicon.name_frequency(normal) > 0
+        if named and total:
+            continue
         frequency = held(lexicon, normal, count_hits)
+        real = named
         if frequency == 0:
             options = _candidates(lexicon, normal)
+            real = bool(options) and realwords.is_real(normal, options)
+            if real:
+                # A real word no paper holds (neutrino): at most a real word suggested, never searched instead.
+                options = [option for option in options if realwords.zipf(option)]
         elif frequency <= rare or (total < FEW_HITS and frequency <= 1):
             # A rare but real word: only a much more common word one edit
             # away, seen beside it in its papers, may be what was meant.
+            # A word no English text uses (tranformer) needs no such company
+            # when the word it misses is a real one.
             factor = 10 if total < FEW_HITS and frequency <= 1 else RARE_FACTOR
-            options = [o for o in _candidates(lexicon, normal, 1)
-                       if lexicon.frequency(o) >= factor * frequency and _together(lexicon, count_hits, normal, o)]
+            options = [o for o in _candidates(lexicon, normal, 1) if lexicon.frequency(o) >= factor * frequency]
+            misspelt = bool(options) and not realwords.zipf(normal)
+            options = [o for o in options if (misspelt and realwords.zipf(o))
+                       or _together(lexicon, count_hits, normal, o)]
         else:
             continue
         if options:
             spans.append((match.start(1), match.end(1), options))
-            typed.append((normal, frequency > 0))
+            typed.append((normal, frequency > 0, real))
         if len(spans) == MAX_WORDS:
             break
     if not spans:
@@ -306,7 +335,7 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         if phrase_share is not None:
             phrases = _neighbour_phrases(lexicon, candidate, replaced)
             context = hits * sum(_share(phrase_share, phrase, candidate) for phrase in phrases)
-        distances = [edit_distance(normal, word) for (normal, _), word in zip(typed, choice)]
+        distances = [edit_distance(normal, word) for (normal, _, _), word in zip(typed, choice)]
         # A short word has many close words, and two edits reach far: next to
         # other words, such a correction must be seen next to them somewhere.
         if phrase_share is not None and phrases and not context and any(
@@ -316,8 +345,8 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         weight = EDIT_COST ** sum(distances)
         key = (context * weight, hits * weight)
         if key > best_key:
-            changes = tuple(Change(normal, word, is_held, distance)
-                            for (normal, is_held), word, distance in zip(typed, choice, distances))
+            changes = tuple(Change(normal, word, is_held, distance, is_real)
+                            for (normal, is_held, is_real), word, distance in zip(typed, choice, distances))
             best, best_key = Correction(candidate, changes), key
     return best
 

@@ -245,7 +245,8 @@ class Papers:
     its first part. A word's frequency is the number of papers holding its
     stem, if one holds it as written."""
 
-    def __init__(self, *groups: tuple[int, str]) -> None:
+    def __init__(self, *groups: tuple[int, str], names: dict[str, int] | None = None) -> None:
+        self.names = names or {}  # author-name word -> papers whose author names hold it
         self.papers = [text.split() for count, text in groups for _ in range(count)]
         self.written = {word for paper in self.papers for word in paper}
         self.stems = [{self.stem(part) for word in paper for part in word.split("-")} for paper in self.papers]
@@ -266,6 +267,9 @@ class Papers:
 
     def frequencies(self, words: list[str]) -> dict[str, int]:
         return {word: self.frequency(word) for word in words}
+
+    def name_frequency(self, word: str) -> int:
+        return self.names.get(word, 0)
 
     def near(self, word: str, maxdist: int) -> set[str]:
         return self.written
@@ -305,6 +309,46 @@ def test_a_typo_the_index_does_not_hold_is_corrected_for_sure_one_edit_away():
     # Two edits away: offered, not sure.
     assert papers.correct("tarnsfomer") == Correction("transformer", (Change("tarnsfomer", "transformer", False, 2),))
     assert not papers.correct("tarnsfomer").sure
+
+
+def test_a_word_of_an_author_name_is_never_corrected():
+    # "fidler" is one edit from "filler" and finds nothing in titles or
+    # abstracts; the author names hold it, so it is a name, not a typo.
+    from searchengine.spelling import correct
+
+    papers = Papers((150, "filler words"), (5, "graph cuts"), names={"fidler": 29})
+    assert correct(papers, "fidler", 29, papers.hits) is None  # its 29 papers are found by author
+    # A query that finds nothing as typed may be a typo of a name's word: suggested, never sure.
+    papers = Papers((150, "markov chain"), (5, "graph cuts"), names={"chian": 1})
+    assert papers.correct("markov chian").text == "markov chain" and not papers.correct("markov chian").sure
+    assert Papers((150, "filler words"), (5, "graph cuts")).correct("fidler").text == "filler"
+
+
+@pytest.mark.parametrize(("word", "suggestion"), [("neutrino", None), ("phonon", "photon"), ("axion", "axiom")])
+def test_a_real_word_the_index_lacks_is_at_most_suggested_never_searched_instead(word, suggestion):
+    # "neurino" (one edit from neutrino) is no English word: not even suggested.
+    papers = Papers((1, "neurino segmentation"), (80, "photon counting"), (60, "axiom systems"))
+    found = papers.correct(word)
+    assert (found and found.text) == suggestion
+    assert found is None or not found.sure
+
+
+def test_a_typo_the_web_writes_too_is_still_corrected_for_sure():
+    # "langauge" is in the English word list (web text holds the typo) but
+    # 3.5 Zipf units rarer than "language", one edit away.
+    from searchengine import realwords
+
+    assert realwords.zipf("langauge") > 0 and not realwords.is_real("langauge", ["language"])
+    assert realwords.is_real("pion", ["pin"]) and not realwords.is_real("tranformer")
+    papers = Papers((150, "language models"), (5, "graph cuts"))
+    assert papers.correct("langauge").sure
+
+
+def test_a_rare_typo_the_index_holds_and_english_does_not_is_suggested_without_company():
+    # One abstract writes "tranformer", without "transformer" beside it.
+    papers = Papers((1, "tranformer speech"), (150, "transformer attention"), (300, "graph cuts"))
+    found = papers.correct("tranformer")
+    assert found.text == "transformer" and not found.sure
 
 
 @pytest.mark.parametrize("word", ["braid", "boson"])

@@ -336,7 +336,8 @@ def best_split(term: str, frequency, stem) -> tuple[str, ...] | None:
     ``frequency(term)`` is the number of abstracts holding an analysed term,
     ``stem(word)`` the term the abstracts index for a lower-case word. The
     split is the one whose rarer part is most frequent, among those where
-    both parts are :data:`SPLIT_RARITY` times as frequent as ``term``. The
+    both parts are :data:`SPLIT_RARITY` times as frequent as ``term``; a
+    stop word is never one of the two parts (``andrea`` is not ``and rea``). The
     left part is looked up stemmed (``language`` as ``languag``); the right
     part is the end of a stem, so a stem already.
     """
@@ -344,12 +345,14 @@ def best_split(term: str, frequency, stem) -> tuple[str, ...] | None:
     best, best_df = None, 0
     for cut in range(MIN_SPLIT_PART, len(term) - MIN_SPLIT_PART + 1):
         left, rest = term[:cut], term[cut:]
+        if left in STOP_WORDS:  # "andrea" is no "and" + "rea": a stop word is never a part
+            continue
         df = frequency(stem(left))
         if df < needed or df <= best_df:  # most cuts end here: the left part is no word
             continue
         for inside, joint in (("", None), *(c for c in _JOINED_CONNECTORS if rest.startswith(c[0]))):
             right = rest[len(inside):]
-            if len(right) < MIN_SPLIT_PART:
+            if len(right) < MIN_SPLIT_PART or right in STOP_WORDS:
                 continue
             both = min(df, frequency(right))
             if both >= needed and both > best_df:

@@ -49,6 +49,7 @@ class ClusterLexicon:
     def __init__(self, searcher) -> None:
         self.searcher = searcher
         self._frequencies: dict[str, int] = {}
+        self._names: dict[str, int] = {}
 
     def doc_count(self) -> int:
         """Number of documents."""
@@ -66,6 +67,16 @@ class ClusterLexicon:
         if word not in self._frequencies:
             self._count([word])
         return self._frequencies[word]
+
+    def name_frequency(self, word: str) -> int:
+        """Documents whose author names hold ``word``; 0 for none (one count,
+        kept for the search). A word a name holds is never corrected."""
+        from searchengine.engines.opensearch.querying import field_word
+
+        if word not in self._names:
+            query = field_word("authors", word)
+            self._names[word] = self.searcher.count(query) if query is not None else 0
+        return self._names[word]
 
     def frequencies(self, words: list[str]) -> dict[str, int]:
         """``{word: frequency}`` of words as typed (see :meth:`frequency`; a

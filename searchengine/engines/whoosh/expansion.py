@@ -37,6 +37,9 @@ from searchengine.querylang import tree as t
 from searchengine.querylang.text import best_split, may_split
 from searchengine.ranking import PROXIMITY_FIELDS
 
+# The field of author names: a word it holds is never split.
+NAME_FIELD = "authors"
+
 # A prefix or fuzzy term matches at most this many index terms.
 MAX_EXPANSIONS = t.MAX_EXPANSIONS
 
@@ -342,7 +345,8 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
 
     The split is :func:`searchengine.querylang.text.best_split`'s, by the
     abstracts' document frequencies; a word with no such split is left
-    alone.
+    alone, and so is a word that an author's name holds (a surname typed
+    alone: ``Vedaldi`` is not ``veda ldi``).
     """
     # A question ranks by many words, each by its own weight; splitting is
     # for looking up a keyword query.
@@ -356,6 +360,10 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
             texts = {sub.text for sub in node.subqueries if sub.fieldname in PROXIMITY_FIELDS}
             text = texts.pop() if len(texts) == 1 else None
             if text is None or not may_split(text):
+                return node
+            # A word some author's name holds is a name, not two words (Vedaldi, Ritter).
+            if any(sub.fieldname == NAME_FIELD and reader.doc_frequency(NAME_FIELD, sub.text)
+                   for sub in node.subqueries):
                 return node
             best = best_split(text, abstract_frequency(reader), stem)
             if best is None:

@@ -15,6 +15,8 @@ from searchengine.engines.whoosh.cache import generation_cache, remembered
 
 # The fields whose words the spelling vocabulary holds, stemmed: word frequencies.
 STEMMED_FIELDS = ("title", "abstract")
+# The field of author names: its words are names, never corrected.
+NAME_FIELD = "authors"
 # Word lists of this many first-letter prefixes are kept per open index
 # (unless warm() loaded them all).
 VOCABULARY_PREFIXES = 256
@@ -64,6 +66,15 @@ class Lexicon:
                 if stem is not None:
                     frequency = max(frequency, reader.doc_frequency(field, stem))
         return frequency
+
+    def name_frequency(self, word: str) -> int:
+        """Documents whose author names hold ``word`` (folded, as the author
+        field indexes it); 0 for none. A word a name holds is never corrected."""
+        reader = self.reader
+        if NAME_FIELD not in reader.schema:
+            return 0
+        terms = list(reader.schema[NAME_FIELD].process_text(word, mode="query"))
+        return max((reader.doc_frequency(NAME_FIELD, term) for term in terms), default=0)
 
     def frequencies(self, words: list[str]) -> dict[str, int]:
         """``{word: frequency}`` of words as typed (case and accents folded

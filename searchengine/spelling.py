@@ -300,7 +300,7 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         real = named
         if frequency == 0:
             options = _candidates(lexicon, normal)
-            real = bool(options) and realwords.is_real(normal, options)
+            real = named or (bool(options) and realwords.is_real(normal, options))
             if real:
                 # A real word no paper holds (neutrino): at most a real word suggested, never searched instead.
                 options = [option for option in options if realwords.zipf(option)]

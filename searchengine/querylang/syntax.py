@@ -37,6 +37,12 @@ from searchengine.querylang.text import (
 
 # A query of this many terms or fewer needs all of them in a hit.
 ALL_TERMS_UP_TO = 3
+# A query of plain words typed as keywords (up to this many words, at most
+# KEYWORD_STOP_WORDS of them stop words) needs all of them too, as arXiv
+# search and NASA ADS answer "compilation agent benchmark driven"; a question
+# (words joined by stop words: "what is the buzz of an aileron") needs a share.
+KEYWORDS_UP_TO = 6
+KEYWORD_STOP_WORDS = 0
 # A longer query needs this share of its terms in a hit (rounded up), and at
 # least LONG_QUERY_MIN of them.
 MIN_SHOULD_MATCH = 0.05
@@ -207,7 +213,16 @@ class GroupNode(Node):
 
 
 class TermsGroup(GroupNode):
-    """A top-level or parenthesised group: :func:`required_terms` of its children."""
+    """A top-level or parenthesised group: :func:`required_terms` of its
+    children, or all of them for a keyword query (``keywords``: see
+    :data:`KEYWORDS_UP_TO`)."""
+
+    keywords = False
+
+    def empty_copy(self) -> GroupNode:
+        copy = type(self)()
+        copy.keywords = self.keywords
+        return copy
 
 
 class AndGroup(GroupNode):
@@ -386,6 +401,7 @@ def do_keywords(group: GroupNode, top: bool = True) -> GroupNode:
     split compounds; make a keyword query of 2 to :data:`ALL_TERMS_UP_TO`
     words without hyphens the alternatives of every way to join neighbours."""
     out = group.empty_copy()
+    stops = 0
     for node in group:
         if isinstance(node, GroupNode):
             out.append(do_keywords(node, top=False))
@@ -395,9 +411,14 @@ def do_keywords(group: GroupNode, top: bool = True) -> GroupNode:
             continue
         # Punctuation between words separates them (heat/transfer, "why?").
         for match in word_pattern(node.text).finditer(node.text):
-            if text_tokens(match.group()):  # else a stop word
+            if text_tokens(match.group()):
                 out.append(WordNode(match.group()))
+            else:
+                stops += 1
     words = [node for node in out if not isinstance(node, Whitespace)]
+    if (top and isinstance(out, TermsGroup) and ALL_TERMS_UP_TO < len(words) <= KEYWORDS_UP_TO
+            and stops <= KEYWORD_STOP_WORDS and all(type(n) is WordNode for n in words)):
+        out.keywords = True
     if top and len(words) > ALL_TERMS_UP_TO:
         # A long query ranks by many words: a hyphenated word counts as its parts.
         out = _split_compounds(out)
@@ -607,7 +628,7 @@ def to_tree(node: Node):
     for nothing to search (a stop word in a field, an empty phrase)."""
     if isinstance(node, TermsGroup):
         subs = tuple(c for c in map(to_tree, node.nodes) if c is not None)
-        needed = required_terms(len(subs))
+        needed = len(subs) if node.keywords else required_terms(len(subs))
         return t.And(subs) if needed >= len(subs) else t.MinMatch(subs, needed)
     if isinstance(node, AndGroup):
         return t.And(tuple(c for c in map(to_tree, node.nodes) if c is not None))

@@ -1,13 +1,17 @@
-"""The speed table's arithmetic and bookkeeping (``benchmarks/table.py``), on fixed numbers: no builds."""
+"""The speed table's arithmetic and bookkeeping (``benchmarks/table.py``), on fixed numbers, and the everyday
+queries' drawing and judging (``benchmarks/everyday.py``) on a tiny sample: no builds."""
 
 from __future__ import annotations
 
 import json
+import random
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
+import everyday  # noqa: E402
 import table  # noqa: E402
 
 
@@ -90,3 +94,119 @@ def test_multiplied_records_are_new_papers_with_the_same_words(tmp_path):
         for field in ("title", "abstract"):
             assert sorted(copy[field].split()) == sorted(original[field].split())
     assert out[2]["abstract"] != records[0]["abstract"]  # shuffled (seed 42)
+
+
+# --- benchmarks/everyday.py: drawing and judging on a tiny sample ---------------------------------------------
+
+TOPIC = "Sparse matrix vector kernels"
+TINY = [
+    (f"{TOPIC} on GPUs", "We multiply a sparse matrix by a vector.", ["Andrea Vedaldi", "Wei Li"]),
+    (f"Fast {TOPIC}", "Kernels for sparse matrix vector products.", ["Andrea Vedaldi", "Wei Li", "J.-P. Müller"]),
+    ("Lithium batteries", "Li ion cells and a Schmidt trigger.", ["Anna Schmidt"]),
+    (f"Tuned {TOPIC}", "Autotuning sparse kernels.", ["Anna Schmidt", "John Smith Jr."]),
+    (f"{TOPIC} in mixed precision", "Half precision matrix vector kernels.", ["Kiri Tane"]),
+    (f"Distributed {TOPIC}", "Sparse matrix vector kernels across nodes.", ["Kiri Tane"]),
+]
+
+
+def tiny_sample() -> everyday.Sample:
+    return everyday.Sample.of(SimpleNamespace(title=t, abstract=a, authors=n) for t, a, n in TINY)
+
+
+def hit(authors, title="A paper", abstract="", paper="2501.00001"):
+    return SimpleNamespace(id=paper, title=title, abstract=abstract, authors=authors)
+
+
+def results(hits=(), corrected=None, suggestion=None, relaxed=False):
+    return SimpleNamespace(hits=list(hits), corrected=corrected, suggestion=suggestion, relaxed=relaxed)
+
+
+def test_names_are_compared_folded_by_surname_and_first_name_or_initial():
+    assert everyday.fold("Vlček") == "vlcek"
+    assert [everyday.surname(n) for n in ("Yann LeCun", "John Smith Jr.", "Juan Navarro III", "Plato")] == \
+        ["LeCun", "Smith", "Navarro", "Plato"]
+    assert everyday.is_initial("Y.") and everyday.is_initial("J.-P.") and not everyday.is_initial("Jean-Pierre")
+    assert everyday.same_person("Yann LeCun", "Y. LeCun") and everyday.same_person("Yann LeCun", "Yann Lecun")
+    assert everyday.same_person("Jean-Pierre Müller", "J.-P. Muller")
+    assert not everyday.same_person("Yann LeCun", "Yves LeCun")
+    assert not everyday.same_person("Yann LeCun", "LeCun Yann")
+
+
+def test_lists_are_drawn_from_the_sample_as_documented():
+    sample = tiny_sample()
+    rng = random.Random(1)
+    absent = sorted(item["query"] for item in everyday.draw_absent_surnames(sample, rng, 10))
+    assert absent == ["Müller", "Smith", "Tane", "Vedaldi"]  # Schmidt is in an abstract, Li is too short
+    every = sorted(item["query"] for item in everyday.draw_surnames(sample, rng, 10))
+    assert every == ["Müller", "Schmidt", "Smith", "Tane", "Vedaldi"]
+    # Two papers each: Vedaldi (never mentioned), Li (mentioned by a paper no Li wrote),
+    # Schmidt (mentioned only in a paper by Schmidt), Kiri Tane (never mentioned).
+    assert everyday.draw_full_names(sample, rng, 10) == [{"query": "Wei Li", "papers": 2, "mentioned": 1}]
+    topics = everyday.draw_topics(sample, random.Random(2), 3, share=1.0, least=5)
+    assert topics and all(len(topic["query"].split()) == 4 for topic in topics)
+    assert all(topic["query"] in "sparse matrix vector kernels" and topic["papers"] == 5 for topic in topics)
+    assert all(len(sample.holders(topic["terms"])) >= 5 for topic in topics)
+    assert everyday.draw_topics(sample, random.Random(2), 3, share=1.0, least=6) == []
+    words = everyday.draw_absent_words(sample, ["neutrino", "kernel", "vedaldi", "batteries"])
+    assert words == [{"query": "neutrino"}]
+    assert everyday.draw_surnames(sample, random.Random(3), 3) == everyday.draw_surnames(sample, random.Random(3), 3)
+
+
+def test_answers_are_judged_as_documented():
+    surname, full, topic = everyday.judge_surname, everyday.judge_full_name, everyday.judge_topic
+    assert surname(None, {"query": "Muller"}, results([hit(["Ann Lee", "J.-P. Müller"])])) is None
+    assert surname(None, {"query": "Muller"}, results([hit(["Muller Ann"])])).startswith("first hit")
+    assert surname(None, {"query": "Muller"}, results([hit(["Jo Muller"])], corrected="mullet")) == \
+        "corrected to 'mullet'"
+    assert surname(None, {"query": "Muller"}, results(suggestion="mullet")) == "no hits (suggested 'mullet')"
+    assert full(None, {"query": "Jean-Pierre Müller"}, results([hit(["J.-P. Muller"])])) is None
+    assert full(None, {"query": "Wei Li"}, results([hit(["Wei Chen", "Xin Li"])])).startswith("first hit")
+    item = {"query": "sparse matrix vector kernels", "terms": ["spars", "matrix", "vector", "kernel"]}
+    holding = hit([], title="Sparse matrices", abstract="Vector kernels.")
+    assert set(item["terms"]) <= everyday.terms(everyday._analyzer(), "sparse matrices, vector kernels")
+    assert topic(None, item, results([holding] * 5)) is None
+    assert topic(None, item, results([holding] * 4)) == "4 hits"
+    lacking = hit([], title="Sparse matrices", abstract="Kernels.", paper="2501.00009")
+    assert topic(None, item, results([holding, lacking] * 3)) == "hit 2 (2501.00009) lacks vector"
+    assert everyday.judge_absent_word(None, {"query": "pion"}, results(suggestion="pin")) is None
+    assert everyday.judge_absent_word(None, {"query": "pion"}, results(corrected="pin")) == "replaced by 'pin'"
+
+
+def test_typos_are_judged_as_the_corrections_benchmark_does():
+    class Index:
+        def __init__(self, suggestion, held):
+            self.suggestion, self.held = suggestion, held
+
+        def search(self, query, exact=False, **options):
+            if exact:
+                return SimpleNamespace(total=self.held, relaxed=False)
+            return results(suggestion=self.suggestion)
+
+    item = {"query": "tranformer", "meant": "transformer"}
+    assert everyday.judge_typo(Index("transformer", 1), item, None) is None
+    assert everyday.judge_typo(Index("transformed", 1), item, None) == "wrong: transformed"
+    assert everyday.judge_typo(Index(None, 1), item, None) == "missed"
+    left_out = everyday.judge_typo(Index(None, 0), item, None)
+    assert isinstance(left_out, everyday.LeftOut) and left_out == "nothing to find"
+    assert everyday.rate_row("6 typos", 3, 4, None, 1) == ["6 typos (1 left out)", "4", "3", "75.0%", "", ""]
+    assert everyday.rate_row("5 absent", 4, 4, 1.0)[-2:] == ["100%", "met"]
+    assert everyday.rate_row("1 names", 97, 100, 0.98)[-2:] == ["≥ 98%", "NOT met"]
+
+
+def test_drawn_lists_are_saved_and_read_back_with_their_seed(tmp_path):
+    source = tmp_path / "listing.jsonl"
+    source.write_text("".join(json.dumps({"id": f"2501.0000{i}", "abs": "", "title": t, "summary": a,
+                                          "authors": n}) + "\n" for i, (t, a, n) in enumerate(TINY)),
+                      encoding="utf-8")
+    folder = tmp_path / "lists"
+    lists = everyday.load_lists(folder, 7, source)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{spec.key}.json" for spec in everyday.LISTS)
+    assert sorted(item["query"] for item in lists["absent-surnames"]) == ["Müller", "Smith", "Tane", "Vedaldi"]
+    assert lists["typos"][0] == {"query": "tranformer", "meant": "transformer"}
+    # Saved with the same seed: read, the source not opened again.
+    assert everyday.load_lists(folder, 7, tmp_path / "gone.jsonl") == lists
+    saved = json.loads((folder / "random-surnames.json").read_text(encoding="utf-8"))
+    assert (saved["seed"], saved["papers"]) == (7, len(TINY))
+    again = everyday.load_lists(folder, 8, source)
+    assert json.loads((folder / "random-surnames.json").read_text(encoding="utf-8"))["seed"] == 8
+    assert sorted(map(str, again["random-surnames"])) == sorted(map(str, lists["random-surnames"]))

@@ -153,6 +153,10 @@ class SearchResults:
         mode: how the hits were ranked: ``lexical`` (words, BM25F),
             ``semantic`` (meaning: cosine similarity of record vectors) or
             ``hybrid`` (both fused; :mod:`searchengine.semantic.fusion`).
+        author: when the query was also read as an author's name
+            (:mod:`searchengine.names`), whose papers are listed first:
+            ``{"query", "filter", "papers", "names": [{"name", "papers"}]}``
+            (``filter``: the author filter to keep only theirs); else ``None``.
     """
 
     query: str
@@ -171,6 +175,7 @@ class SearchResults:
     took_ms: float = 0.0
     date_histogram: dict[str, Any] | None = None
     mode: str = "lexical"
+    author: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form shared by ``--json`` and ``/api/search``."""
@@ -191,4 +196,5 @@ class SearchResults:
             "took_ms": round(self.took_ms, 2),
             "date_histogram": self.date_histogram,
             "mode": self.mode,
+            "author": self.author,
         }

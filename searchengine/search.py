@@ -321,12 +321,19 @@ class SearchIndex:
         # Without words to rank by (none, or only excluded ones): newest first.
         ranked = matches.query is not None and not _only_negative(plan.parsed)
         sort = plan.sort or ("relevance" if ranked else "newest")
+        author = None
+        if mode == "lexical" and ranked and not corrected:
+            author = _author_reading(searcher, plan, clock)
+        total = matches.total if author is None else author.papers + matches.total - author.overlap
         start = (page - 1) * limit
         hits: list[Hit] = []
         timed_out = False
-        if start < matches.total:
+        if start < total:
             # Ranking gets a quarter of the budget even when the rest used it up.
-            window, timed_out = searcher.window(matches, sort, start, limit, clock.at_least(0.25))
+            if author is None:
+                window, timed_out = searcher.window(matches, sort, start, limit, clock.at_least(0.25))
+            else:
+                window, timed_out = _author_first(searcher, author, matches, start, limit, clock.at_least(0.25))
             hits = searcher.hits(matches.query, window, request.with_snippets)
         if timed_out:
             notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
@@ -341,9 +348,11 @@ class SearchIndex:
             notes.extend(_undated_index(searcher, plan, clock))
         counted = _facets(searcher, matches, plan, request.facet_size)
         histogram = searcher.date_histogram(matches).to_dict() if HISTOGRAM in request.facets else None
+        if author is not None:
+            notes.insert(0, author.note())
         return SearchResults(
             query=plan.searched,
-            total=matches.total,
+            total=total,
             hits=hits,
             facets={name: [v.to_dict() for v in c.values] for name, c in counted.items()},
             facets_remaining={name: c.remaining for name, c in counted.items()},
@@ -358,6 +367,7 @@ class SearchIndex:
             took_ms=clock.elapsed() * 1000,
             date_histogram=histogram,
             mode=mode,
+            author=None if author is None else author.to_dict(),
         )
 
     def warm_up(self, seconds: float = 10.0) -> None:
@@ -586,6 +596,43 @@ def _category_typed(searcher, text: str, chosen, clock: Clock):
     everything = searcher.parse("", allow_empty=True)
     alone = Filters(categories=category.categories)
     return category if searcher.match(everything, alone, clock.deadline, []).total else None
+
+
+def _author_reading(searcher, plan: Plan, clock: Clock):
+    """Name step: the :class:`~searchengine.names.AuthorReading` of a query that
+    names an author whose papers are within the filters, with ``overlap``
+    (how many of them the words match too) set; else ``None``."""
+    from searchengine import names
+    from searchengine.filters import Filters
+
+    found = names.reading(searcher, plan.parsed.text, plan.parsed, plan.filters, plan.sort, plan.lexicon,
+                          clock.deadline)
+    if found is not None:
+        both = plan.filters + Filters(authors=(found.filter,))
+        found.overlap = searcher.match(plan.parsed, both, clock.deadline, []).total
+    return found
+
+
+def _author_first(searcher, author, matches, start: int, limit: int, deadline: float):
+    """The window of hits ``start .. start+limit`` of the author's papers
+    (newest first) followed by the other ``matches`` (by relevance), each
+    paper once: ``(window, timed_out)`` as :meth:`searcher.window` gives.
+
+    The author's papers are read whole only when the page reaches past them
+    (then fewer than ``start + limit``, a page's depth)."""
+    papers = author.papers
+    window, timed_out = [], False
+    if start < papers:
+        window, timed_out = searcher.window(author.matches, "newest", start, min(limit, papers - start), deadline)
+    wanted = start + limit - papers
+    if wanted <= 0:
+        return window, timed_out
+    theirs = {searcher.window_key(item) for item in searcher.window(author.matches, "newest", 0, papers,
+                                                                    deadline)[0]}
+    # The first `wanted` of the other matches, skipping the author's papers among them.
+    rest, cut = searcher.window(matches, "relevance", 0, wanted + min(author.overlap, papers), deadline)
+    others = [item for item in rest if searcher.window_key(item) not in theirs]
+    return window + others[max(0, start - papers):wanted], timed_out or cut
 
 
 def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:

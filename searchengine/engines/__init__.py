@@ -75,6 +75,11 @@ class Searcher(Protocol):
     def rerank(self, matches: Matches) -> None:
         """Re-rank ``matches`` by feedback from its best hits, in place."""
 
+    def window_key(self, item: Any) -> Any:
+        """The document one :meth:`window` item stands for (equal for the same
+        document in two windows of one generation)."""
+        ...
+
     def window(self, matches: Matches, sort: str, start: int, limit: int,
                deadline: float) -> tuple[list[Any], bool]:
         """Hits ``start .. start+limit`` in ``sort`` order (engine handles with

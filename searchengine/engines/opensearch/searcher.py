@@ -349,6 +349,11 @@ class OpenSearchSearcher:
             stats.frequencies.update({key: int(counted[str(n)]["doc_count"]) for n, key in enumerate(keys)})
         stats.missing = {}
 
+    @staticmethod
+    def window_key(item: dict) -> str:
+        """The document of one :meth:`window` item (its id), to tell two windows' hits apart."""
+        return item["_id"]
+
     def window(self, matches: Matches, sort: str, start: int, limit: int,
                deadline: float) -> tuple[list[dict], bool]:
         """The raw hits ``start .. start+limit`` in ``sort`` order, and

@@ -347,6 +347,11 @@ class WhooshSearcher:
 
     # --- a page of hits ------------------------------------------------------------
 
+    @staticmethod
+    def window_key(item: tuple[int, float]) -> int:
+        """The document of one :meth:`window` item (its number), to tell two windows' hits apart."""
+        return item[0]
+
     def window(self, matches: Matches, sort: str, start: int, limit: int,
                deadline: float) -> tuple[list[tuple[int, float]], bool]:
         """``(docnum, score)`` of hits ``start .. start+limit`` in ``sort`` order,

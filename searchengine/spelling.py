@@ -39,9 +39,12 @@ Two kinds of word are never replaced. A word that an author's name holds
 (``lexicon.name_frequency``: ``Vedaldi``, ``Mondal``) is taken as typed;
 only when the query finds no paper at all may a correction of it be
 suggested (``markov chian``: one author is named Chian). A real English word that the index lacks (``neutrino``,
-``phonon``: :func:`searchengine.realwords.is_real`) is never searched
-instead of; a real word close to it may be suggested (``photon``), a word
-that only the index holds is not (``neurino``).
+``phonon``: :func:`searchengine.realwords.is_real`) is searched
+instead of only when the query's other words vouch for the correction
+(``memroy bandwith``: papers write "memory bandwidth"; web text writes
+``bandwith`` often enough for the word list to hold it). Alone, it is at
+most suggested, and only as a real word (``photon``), never as a word that
+only the index holds (``neurino``).
 """
 
 from __future__ import annotations
@@ -223,14 +226,15 @@ def _together(lexicon, count_hits, word: str, option: str) -> bool:
 class Change:
     """One word of a :class:`Correction`: as typed (folded), as corrected,
     whether the index holds the typed word (:func:`held`), the edits between
-    them, and whether the typed word is a real English word the index lacks
-    (:func:`searchengine.realwords.is_real`)."""
+    them, whether the typed word is a real English word the index lacks
+    (:func:`searchengine.realwords.is_real`) and whether an author's name holds it."""
 
     typed: str
     corrected: str
     held: bool
     distance: int
     real: bool = False
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,13 +243,19 @@ class Correction:
 
     text: str
     changes: tuple[Change, ...]
+    #: Whether the corrected words stand next to the query's other words in some paper.
+    seen: bool = False
 
     @property
     def sure(self) -> bool:
         """Whether the evidence allows searching the correction instead of the
         query as typed: every word it changes is one the index does not hold,
-        no real word (:mod:`searchengine.realwords`), one edit from its correction."""
-        return all(not change.held and not change.real and change.distance <= 1 for change in self.changes)
+        no word of an author's name, one edit from its correction; a real
+        word (:mod:`searchengine.realwords`) only when the correction is
+        :attr:`seen` beside the other words (``memroy bandwith``: papers write
+        "memory bandwidth"; ``neutrino`` alone has no such evidence)."""
+        return all(not change.held and not change.named and (not change.real or self.seen)
+                   and change.distance <= 1 for change in self.changes)
 
 
 def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None = None,
@@ -297,11 +307,11 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         if named and total:
             continue
         frequency = held(lexicon, normal, count_hits)
-        real = named
+        real = False
         if frequency == 0:
             options = _candidates(lexicon, normal)
-            real = named or (bool(options) and realwords.is_real(normal, options))
-            if real:
+            real = bool(options) and realwords.is_real(normal, options)
+            if real or named:
                 # A real word no paper holds (neutrino): at most a real word suggested, never searched instead.
                 options = [option for option in options if realwords.zipf(option)]
         elif frequency <= rare or (total < FEW_HITS and frequency <= 1):
@@ -318,7 +328,7 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
             continue
         if options:
             spans.append((match.start(1), match.end(1), options))
-            typed.append((normal, frequency > 0, real))
+            typed.append((normal, frequency > 0, real, named))
         if len(spans) == MAX_WORDS:
             break
     if not spans:
@@ -335,7 +345,7 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         if phrase_share is not None:
             phrases = _neighbour_phrases(lexicon, candidate, replaced)
             context = hits * sum(_share(phrase_share, phrase, candidate) for phrase in phrases)
-        distances = [edit_distance(normal, word) for (normal, _, _), word in zip(typed, choice)]
+        distances = [edit_distance(normal, word) for (normal, *_), word in zip(typed, choice)]
         # A short word has many close words, and two edits reach far: next to
         # other words, such a correction must be seen next to them somewhere.
         if phrase_share is not None and phrases and not context and any(
@@ -345,9 +355,10 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         weight = EDIT_COST ** sum(distances)
         key = (context * weight, hits * weight)
         if key > best_key:
-            changes = tuple(Change(normal, word, is_held, distance, is_real)
-                            for (normal, is_held, is_real), word, distance in zip(typed, choice, distances))
-            best, best_key = Correction(candidate, changes), key
+            changes = tuple(Change(normal, word, is_held, distance, is_real, is_named)
+                            for (normal, is_held, is_real, is_named), word, distance
+                            in zip(typed, choice, distances))
+            best, best_key = Correction(candidate, changes, context > 0), key
     return best
 
 

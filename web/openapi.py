@@ -358,6 +358,19 @@ def openapi_document() -> dict[str, Any]:
                 },
                 "mode": {"type": "string", "enum": list(MODES),
                          "description": "How the hits were ranked: by words, by meaning or both"},
+                "author": {
+                    "type": ["object", "null"],
+                    "description": "The query read as an author's name, whose papers are listed first "
+                                   "(null: not read as a name); filter is the author filter for theirs only",
+                    "properties": {
+                        "query": {"type": "string"}, "filter": {"type": "string"},
+                        "papers": {"type": "integer", "minimum": 1},
+                        "names": {"type": "array", "items": _object({
+                            "name": {"type": "string"}, "papers": {"type": "integer", "minimum": 1}})},
+                    },
+                    "required": ["query", "filter", "papers", "names"],
+                    "additionalProperties": False,
+                },
             }),
         }},
     }

@@ -16,7 +16,7 @@ import click
 from searchengine import limits
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
-from searchengine.limits import MAX_DEPTH, MAX_LIMIT, MAX_LOOKUP, SORTS
+from searchengine.limits import LISTING_SORTS, MAX_DEPTH, MAX_LIMIT, MAX_LOOKUP, SORTS
 from searchengine.semantic import MODES
 from searchengine.results import shown_authors
 
@@ -612,7 +612,8 @@ limit_option = click.option(
               help="Only papers submitted in the last 7, 30 or 365 days, today (UTC) included.")
 @click.option("--sort", "-s", type=click.Choice(SORTS), default=None,
               help="Order of hits [default: relevance; newest without a query]; newest and oldest go by "
-                   "submitted date.")
+                   "submitted date. Alone, newest, oldest or title lists every paper (--sort newest: the "
+                   "latest papers).")
 @limit_option
 @click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(min=1),
               help=f"Page number, from 1 (page × limit at most {MAX_DEPTH}).")
@@ -646,8 +647,11 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     A query of up to three words needs every word, in the title, abstract or
     author names; a longer one needs some of them (see the README's "How
     matching works"). QUERY may be left out when a filter is given: then
-    every paper passing the filters is listed, newest first. Builds the index
-    from corpus/ first when there is none.
+    every paper passing the filters is listed, newest first. With neither,
+    --sort newest, oldest or title lists every paper of the index in that
+    order (`search --sort newest`: the latest papers); with nothing at all
+    the command says what to give. Builds the index from corpus/ first when
+    there is none.
     """
     query = " ".join(words) if words else None
     author = author + first_author
@@ -659,9 +663,12 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     days = tuple(d for d in (since, until, past) if d is not None)
-    if query is None and not (year or author or category or days):
+    # A bare `search` is most likely a slip: it gets a usage message, not the whole index.
+    lists_all = query is None and not (year or author or category or days)
+    if lists_all and sort not in LISTING_SORTS:
         raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
-                               "--until, --past) or both")
+                               "--until, --past) or both; or --sort newest, oldest or title alone to list every "
+                               "paper")
     output_format = _output_format(as_json, output_format)
     from searchengine.filters import Filters
     from searchengine.request import SearchRequest
@@ -685,6 +692,8 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     shown = _count(results.total, "hit")
     asked = f" for {(results.corrected or results.query)!r}" if results.query else ""
     heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
+    if lists_all:
+        heading = f"{_count(results.total, 'paper')}, {LISTING_SORTS[sort]}"
     # Hits listed by a filter alone (no query text, or a category code typed as one) have no score.
     _emit(results, output_format, heading, scored=any(hit.score for hit in results.hits))
 
@@ -723,7 +732,7 @@ def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_
     if exact:
         pairs.append(("exact", "1"))
     _write(atom_feed(rows(results.hits), title=feed_title(pairs),
-                     self_url=f"{root}/feed.atom?{urlencode(pairs)}",
+                     self_url=f"{root}/feed.atom" + (f"?{urlencode(pairs)}" if pairs else ""),
                      page_url=f"{root}/?{urlencode(pairs + [('sort', sort or 'newest')])}",
                      record_url=lambda record_id: f"{root}/records/{id_path(record_id)}"))
 

@@ -40,12 +40,13 @@ def _moment(day: str | None) -> str | None:
 
 def feed_title(pairs: list[tuple[str, str]]) -> str:
     """The title of a search's feed from its query-string ``pairs``
-    (``[("q", "gpu"), ("year", "2024-")]`` → ``searchengine: gpu (year 2024-)``)."""
+    (``[("q", "gpu"), ("year", "2024-")]`` → ``searchengine: gpu (year 2024-)``;
+    no query and no filter → ``searchengine: latest papers``, every paper newest first)."""
     words = " ".join(value for name, value in pairs if name == "q")
     narrowed = ", ".join(f"{name.replace('_', ' ')} {value}" for name, value in pairs if name not in ("q", "exact"))
     if words and narrowed:
         return f"searchengine: {words} ({narrowed})"
-    return f"searchengine: {words or narrowed}"
+    return f"searchengine: {words or narrowed or 'latest papers'}"
 
 
 def entry_updated(row: dict[str, Any]) -> str:

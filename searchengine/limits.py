@@ -29,6 +29,14 @@ MAX_API_LOOKUP = 100
 #: Sort orders of a search; ``relevance`` is the default with query text,
 #: ``newest`` without.
 SORTS = ("relevance", "newest", "oldest", "title")
+#: Sort orders that list every paper of the index when a search has neither
+#: query text nor a filter (``search --sort newest``: the latest papers),
+#: each with the words a heading says its order in. Relevance is not one:
+#: without words there is nothing to rank by.
+LISTING_SORTS = {"newest": "newest first", "oldest": "oldest first", "title": "by title"}
+#: Said when a search has no query text, no filter and no listing sort.
+EMPTY_QUERY = ("the query is empty: give query text or a filter, or sort by newest, oldest or title "
+               "to list every paper")
 #: Seconds a search may run before it is stopped with the hits found so far.
 DEFAULT_TIME_BUDGET = 2.0
 

@@ -25,8 +25,10 @@ class SearchRequest:
 
     Attributes:
         query: the query text as typed (``""``: every paper passing the
-            filters, newest first); filters written in it (``year:2024``)
-            are taken out when it is parsed.
+            filters, newest first; without filters, every paper of the
+            index when ``sort`` is one of
+            :data:`~searchengine.limits.LISTING_SORTS`); filters written in
+            it (``year:2024``) are taken out when it is parsed.
         filters: the filters given beside the query text
             (:class:`~searchengine.filters.Filters`, dates included).
         sort: ``relevance``, ``newest``, ``oldest``, ``title``, or ``None``

@@ -27,7 +27,7 @@ from typing import Any
 from searchengine import semantic
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE
-from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, page_count
+from searchengine.limits import DEFAULT_TIME_BUDGET, EMPTY_QUERY, LISTING_SORTS, check_page, page_count
 from searchengine.records import Record, doi, link_fields
 from searchengine.request import SearchRequest
 from searchengine.results import Hit, SearchResults, date_fields
@@ -165,7 +165,11 @@ class SearchIndex:
             query: query text (see docs/searching.md, "The query language", including the
                 ``year:``/``author:``/``category:`` filters). May be empty
                 when a filter is given: then every document passing the
-                filters is a hit.
+                filters is a hit; or when ``sort`` is ``newest``, ``oldest``
+                or ``title`` (:data:`~searchengine.limits.LISTING_SORTS`):
+                then, without filters, every document of the index is a hit
+                in that order (``search("", sort="newest")``: the latest
+                papers). Empty with neither is a :class:`QueryError`.
             limit: hits per page, 1..:data:`~searchengine.limits.MAX_LIMIT`.
             page: 1-based page number; ``page × limit`` at most
                 :data:`~searchengine.limits.MAX_DEPTH`; a page past the end
@@ -216,7 +220,8 @@ class SearchIndex:
                 is installed, else lexical. The results' ``mode`` says which ran.
 
         Raises:
-            QueryError: the query or an option cannot be understood, or a
+            QueryError: the query or an option cannot be understood, the
+                query is empty without a filter or a listing sort, or a
                 semantic mode is asked of an index without vectors.
             IndexDamagedError: the index cannot be read.
         """
@@ -571,8 +576,13 @@ def _plan(searcher, request: SearchRequest, clock: Clock) -> Plan:
                      "for the words)")
         searched = " ".join(part for part in (f"category:{text}", searched.replace(text, "", 1).strip()) if part)
         chosen, text = chosen + category, ""
+    # Without query text, filters choose the papers; with none, a listing
+    # sort asks for every paper (the latest papers, say).
+    lists_all = request.sort in LISTING_SORTS
+    if not text.strip() and not chosen and not lists_all:
+        raise QueryError(EMPTY_QUERY)
     lexicon = searcher.lexicon()
-    parsed = searcher.parse(text, allow_empty=bool(chosen),
+    parsed = searcher.parse(text, allow_empty=bool(chosen) or lists_all,
                             frequencies=lexicon.frequencies if lexicon is not None else None)
     return Plan(searched, parsed, chosen, request.sort, request.facets, notes + parsed.notes, lexicon)
 

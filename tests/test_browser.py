@@ -92,6 +92,41 @@ def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
     assert browser.find_elements(By.CSS_SELECTOR, ".chips") == []
 
 
+def test_the_latest_papers_from_the_start_page_link_and_from_an_empty_box_sorted_newest(server, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select
+
+    newest = ["2502.00006", "2501.00004", "2402.00003", "2401.00002", "2301.00001", "hep-th/9901001"]
+
+    def listed() -> list[str]:
+        links = browser.find_elements(By.CSS_SELECTOR, "ol.hits h2.title a")
+        return [link.get_attribute("href").split("/records/", 1)[1].split("?", 1)[0] for link in links]
+
+    browser.get(server + "/")
+    browser.find_element(By.CSS_SELECTOR, "section.intro p.latest a").click()
+    heading = _wait(browser, EC.presence_of_element_located((By.ID, "results-heading"))).text
+    assert heading.startswith("6 papers, newest first (")
+    assert browser.current_url == server + "/?sort=newest" and browser.title == "Latest papers · searchengine"
+    assert listed() == newest
+    assert Select(browser.find_element(By.ID, "sort")).first_selected_option.text == "newest"
+    # a facet narrows the listing; its chip leads back to the whole of it
+    browser.find_element(By.CSS_SELECTOR, 'a[data-facet="year"][data-value="2024"]').click()
+    _wait(browser, EC.url_contains("year=2024"))
+    assert browser.find_element(By.ID, "results-heading").text.startswith("2 hits")
+    assert listed() == ["2402.00003", "2401.00002"]
+    browser.find_element(By.CSS_SELECTOR, ".chips .chip a").click()
+    _wait(browser, lambda driver: "year=" not in driver.current_url)
+    assert browser.current_url == server + "/?sort=newest" and listed() == newest
+
+    # the search box left empty, sorted by newest, lists them too
+    browser.get(server + "/")
+    Select(browser.find_element(By.ID, "sort")).select_by_visible_text("newest")
+    browser.find_element(By.CSS_SELECTOR, "form[role=search] button[type=submit]").click()
+    _wait(browser, EC.presence_of_element_located((By.ID, "results-heading")))
+    assert browser.current_url == server + "/?q=&sort=newest" and listed() == newest
+
+
 def test_on_a_phone_the_hits_come_before_the_filters(server, browser):
     from selenium.webdriver.common.by import By
 

@@ -103,7 +103,8 @@ def test_stats_json_reports_24_documents(runner, workdir):
         (["index", "no-such-path"], 1, "Error: no-such-path: no such file or directory\n"),
         (["stats", "--index-dir", "nowhere"], 1, ("Error: nowhere: no index here (given by --index-dir); build one "
                                                   "with 'searchengine index PATHS --index-dir nowhere'\n")),
-        (["search", "   "], 1, "Error: the query is empty\n"),
+        (["search", "   "], 1, ("Error: the query is empty: give query text or a filter, or sort by newest, "
+                                 "oldest or title to list every paper\n")),
         (["search", "interpretability~5"], 1, ("Error: 'interpretability~5': the edit distance of a fuzzy word "
                                                "must be 0, 1 or 2 (write e.g. interpretability~2)\n")),
         (["search", '"sparse matrix"~3'], 1, ("Error: '\"sparse matrix\"~3': proximity search is not supported; "

@@ -201,6 +201,22 @@ def test_sort_by_title(index):
     assert expected[:2] == ["f12", "f04"]
 
 
+def test_a_listing_sort_alone_lists_every_record_with_facets(index):
+    records = fixture_records()  # f07 too, which no category filter reaches
+    known = [r for r in records if r["year"] is not None]
+    newest = ([r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]), reverse=True)]
+              + sorted((r["id"] for r in records if r["year"] is None), reverse=True))
+    results = index.search("", sort="newest", limit=100, facets="year,author,category", facet_size=1000)
+    assert [h.id for h in results.hits] == newest
+    assert results.total == index.doc_count == len(records) == 15
+    assert results.facets == brute_facets(records)
+    assert results.facets["year"][0] == {"value": 2026, "count": 2, "selected": False}
+    assert results.facets["year"][-1] == {"value": None, "count": 4, "selected": False}  # f03, f07, f12, f15
+    assert newest[:3] == ["f10", "f09", "f06"] and newest[-4:] == ["f15", "f12", "f07", "f03"]
+    titles = [h.id for h in index.search("", sort="title", limit=100).hits]
+    assert titles == [r["id"] for r in sorted(records, key=lambda r: (r["title"].casefold(), r["id"]))]
+
+
 def test_browsing_sorts_newest_first_by_default(index):
     assert [h.id for h in index.search("", year="2024-").hits] == ["f10", "f09", "f06", "f04", "f14", "f11", "f02"]
 
@@ -274,6 +290,51 @@ def test_cli_prints_facets_under_the_results(cli):
         "  cs.NE                               1",
         "  q-bio.NC                            1",
     ]
+
+
+def test_cli_sort_newest_alone_lists_the_latest_papers(cli):
+    result = cli("--sort", "newest", "--facets", "year", "--limit", "2")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("15 papers, newest first (")
+    assert lines[2:] == [
+        "  1. Sparse matrix formats on accelerators",
+        "     2026 · cs.DC · Longbin Zeng",
+        "     id f10",
+        "     An abstract about sparse matrix formats on accelerators.",
+        "",
+        "  2. Neural decoding of spikes",
+        "     2026 · q-bio.NC · Depei Qian, Longbin Zeng",  # the primary category
+        "     id f09",
+        "     An abstract about neural decoding of spikes.",
+        "",
+        "Page 1 of 8",
+        "",
+        "Year:",
+        "  2026                                2",
+        "  2025                                2",
+        "  2024                                3",
+        "  2023                                2",
+        "  2022                                1",
+        "  2021                                1",
+        "  unknown                             4",
+    ]
+    oldest = cli("--sort", "oldest", "--limit", "1", "--page", "15", "--json")
+    assert oldest.exit_code == 0, oldest.output
+    data = json.loads(oldest.stdout)
+    assert data["total"] == 15 and [h["id"] for h in data["hits"]] == ["f15"]
+    assert data["page"] == {"number": 15, "size": 1, "pages": 15}
+    by_title = cli("--sort", "title", "--limit", "1")
+    assert by_title.stdout.startswith("15 papers, by title (")
+
+
+@pytest.mark.parametrize("args", [[], ["--sort", "relevance"], ["--facets", "year"]])
+def test_cli_without_query_filter_or_listing_sort_asks_for_one(cli, args):
+    result = cli(*args)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.endswith(
+        "Error: give a QUERY, a filter (--year, --author, --first-author, --category, --since, --until, --past) "
+        "or both; or --sort newest, oldest or title alone to list every paper\n")
 
 
 def test_cli_reports_remaining_and_unknown_values(cli):

@@ -42,6 +42,7 @@ def test_feed_titles_say_what_was_searched():
     assert feed_title([("q", "gpu"), ("year", "2024-"), ("author", "^Qian")]) == \
         "searchengine: gpu (year 2024-, author ^Qian)"
     assert feed_title([("category", "cs.DC")]) == "searchengine: category cs.DC"
+    assert feed_title([]) == "searchengine: latest papers"
 
 
 def test_the_document_is_atom_that_a_reader_parses_and_control_characters_are_dropped():
@@ -91,8 +92,30 @@ def test_the_web_feed_lists_a_search_newest_first_and_every_link_answers(client)
     assert 'class="feed">Follow this search' in html
 
 
+def test_a_feed_without_query_or_filter_is_the_latest_papers(client, index_dir):
+    response = client.get("/feed.atom?sort=oldest&page=2")  # a feed is newest first, from its first entry
+    assert response.status_code == 200
+    feed = feedparser.parse(response.get_data())
+    assert not feed.bozo, feed.bozo_exception
+    assert (feed.feed.id, feed.feed.title) == ("http://localhost/feed.atom", "searchengine: latest papers")
+    latest = client.get("/api/search?sort=newest").get_json()
+    assert latest["total"] == 6
+    assert [entry.id for entry in feed.entries] == [f"http://localhost/records/{hit['id']}" for hit in latest["hits"]]
+    assert [entry.id.rsplit("/", 1)[1] for entry in feed.entries][:2] == ["2502.00006", "2501.00004"]
+    page = next(link.href for link in feed.feed.links if link.rel == "alternate")
+    assert page == "http://localhost/?sort=newest"
+    # the latest papers' page offers this feed
+    html = client.get("/?sort=newest").get_data(as_text=True)
+    assert re.findall(r'<link rel="alternate" type="application/atom\+xml"[^>]*href="([^"]*)"', html) == [
+        "/feed.atom"]
+    # and the command line prints the same document
+    cli = CliRunner().invoke(main, ["search", "--sort", "newest", "--format", "atom", "--base-url",
+                                    "http://localhost", "--index-dir", str(index_dir)])
+    assert cli.exit_code == 0, cli.output
+    assert cli.stdout == response.get_data(as_text=True)
+
+
 @pytest.mark.parametrize(("url", "message"), [
-    ("/feed.atom", "a feed needs query text or a filter"),
     ("/feed.atom?q=SpMV&limit=101", "limit must be between 1 and 100, not 101"),
     ("/feed.atom?q=SpMV&year=20x", "20x"),
 ])

@@ -185,6 +185,92 @@ def test_browse_by_filter_without_query(client):
     assert [hit["id"] for hit in data["hits"]] == ["2501.00004", "2502.00006"]
 
 
+# The six records newest first: year descending (hep-th/9901001 takes 1999 from its id), then id descending.
+NEWEST = ["2502.00006", "2501.00004", "2402.00003", "2401.00002", "2301.00001", "hep-th/9901001"]
+
+
+def heading(html: str) -> str:
+    """The results heading as read: tags dropped, spaces collapsed."""
+    found = re.search(r'<h1 id="results-heading"[^>]*>(.*?)</h1>', html, re.S).group(1)
+    return " ".join(unescape(re.sub(r"<[^>]+>", "", found)).split())
+
+
+def test_the_start_page_and_every_footer_link_to_the_latest_papers(client):
+    start = client.get("/").get_data(as_text=True)
+    assert '<p class="latest"><a href="/?sort=newest">Latest papers</a>: every paper, newest first.</p>' in start
+    hits = client.get("/?q=SpMV").get_data(as_text=True)
+    assert '<a href="/?sort=newest" class="latest">Latest papers</a>' in hits
+
+
+def test_the_latest_papers_page_lists_every_paper_newest_first_with_facets(client):
+    html = client.get("/?sort=newest").get_data(as_text=True)
+    assert "<title>Latest papers · searchengine</title>" in html
+    assert re.fullmatch(r"6 papers, newest first \(\d+ ms\)", heading(html))
+    # each record link carries the listing, so its page links back to it
+    assert re.findall(r'<h2 class="title"><a href="/records/([^"?]+)\?sort=newest">', html) == NEWEST
+    assert facet_counts(html, "year") == {"1999": 1, "2023": 1, "2024": 2, "2025": 2}
+    assert facet_counts(html, "category") == {"cs.DC": 2, "cs.PF": 1, "cs.MS": 1, "cs.LG": 1, "cs.CL": 1,
+                                              "cs.SE": 1, "hep-th": 1}
+    assert facet_counts(html, "author")["Ada Lovelace"] == 2 and facet_counts(html, "author")["Grace Hopper"] == 2
+    # a facet value narrows the listing, keeping its order; its chip leads back to the whole listing
+    assert facet_links(html, "year")["2024"] == "/?year=2024&sort=newest"
+    assert chips(html) == {}
+    narrowed = client.get("/?year=2024&sort=newest").get_data(as_text=True)
+    assert chips(narrowed) == {"Year: 2024": "/?sort=newest"}
+    assert '<option value="newest" selected>newest</option>' in html
+    assert '<link rel="alternate" type="application/atom+xml" title="This search as a feed" href="/feed.atom">' in html
+    assert '<a href="/api/export?sort=newest&amp;format=csv" data-format="csv" download>' in html
+    assert '<a href="/api/search?sort=newest">These results as JSON</a>' in html
+
+
+def test_the_latest_papers_are_paged(client):
+    second = client.get("/?sort=newest&limit=2&page=2").get_data(as_text=True)
+    assert re.findall(r'<h2 class="title"><a href="/records/([^"?]+)', second) == NEWEST[2:4]
+    assert '<ol class="hits" start="3">' in second
+    assert '<a href="/?sort=newest&amp;limit=2&amp;page=3" rel="next">Next</a>' in second
+    assert '<a href="/?sort=newest&amp;limit=2" rel="prev">Previous</a>' in second
+
+
+@pytest.mark.parametrize(("url", "title", "heading_text", "ids"), [
+    ("/?sort=oldest", "All papers", "6 papers, oldest first", NEWEST[::-1]),
+    # Graph, Language, <script> (from its first letter), Sparse, SpMV, Tiled
+    ("/?q=&sort=title", "All papers", "6 papers, by title",
+     ["2501.00004", "2502.00006", "2402.00003", "2301.00001", "hep-th/9901001", "2401.00002"]),
+])
+def test_the_other_listing_sorts_list_every_paper_too(client, url, title, heading_text, ids):
+    html = client.get(url).get_data(as_text=True)
+    assert f"<title>{title} · searchengine</title>" in html
+    assert heading(html).startswith(heading_text + " (")
+    assert re.findall(r'<h2 class="title"><a href="/records/([^"?]+)', html) == ids
+
+
+@pytest.mark.parametrize("url", ["/", "/?q=", "/?sort=relevance", "/?q=+&sort=relevance"])
+def test_without_query_filter_or_listing_sort_the_start_page_is_shown(client, url):
+    html = client.get(url).get_data(as_text=True)
+    assert "6 papers indexed" in html and 'id="results-heading"' not in html
+
+
+def test_a_record_opened_from_the_latest_papers_links_back_to_them(client):
+    page = client.get("/records/2501.00004?sort=newest").get_data(as_text=True)
+    assert '<a href="/?sort=newest" rel="up">← Back to results</a>' in page
+
+
+def test_the_api_lists_the_latest_papers_with_facets(client):
+    data = client.get("/api/search?sort=newest&limit=3").get_json()
+    assert data["query"] == "" and data["total"] == 6
+    assert [hit["id"] for hit in data["hits"]] == NEWEST[:3]
+    assert [hit["score"] for hit in data["hits"]] == [0.0, 0.0, 0.0]
+    assert data["page"] == {"number": 1, "size": 3, "pages": 2}
+    assert data["facets"]["year"] == [{"value": 2025, "count": 2, "selected": False},
+                                      {"value": 2024, "count": 2, "selected": False},
+                                      {"value": 2023, "count": 1, "selected": False},
+                                      {"value": 1999, "count": 1, "selected": False}]
+    assert client.get("/api/search?sort=oldest&limit=3&page=2").get_json()["hits"][0]["id"] == NEWEST[2]
+    export = client.get("/api/export?sort=newest&format=jsonl")
+    assert export.status_code == 200 and export.headers["X-Total-Hits"] == "6"
+    assert [json.loads(line)["id"] for line in export.get_data(as_text=True).splitlines()] == NEWEST
+
+
 def test_year_range_fields_redirect_to_the_canonical_url(client):
     response = client.get("/?q=SpMV+GPU&year_from=2023&year_to=2024&sort=newest")
     assert response.status_code == 303
@@ -562,7 +648,9 @@ def test_openapi_document_describes_every_api_route(client):
 
 
 @pytest.mark.parametrize(("url", "status", "message"), [
-    ("/api/search", 400, "the query is empty"),
+    ("/api/search", 400, "the query is empty: give query text or a filter, or sort by newest, oldest or title "
+                         "to list every paper"),
+    ("/api/search?sort=relevance", 400, "the query is empty: give query text or a filter"),
     ("/api/search?q=gpu&limit=0", 400, "limit must be between 1 and 100, not 0"),
     ("/api/search?q=gpu&limit=101", 400, "limit must be between 1 and 100, not 101"),
     ("/api/search?q=gpu&limit=ten", 400, "limit must be a whole number, not 'ten'"),

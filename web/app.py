@@ -2,7 +2,8 @@
 
 Routes::
 
-    GET /                               search page (HTML), parameters in web.params
+    GET /                               search page (HTML), parameters in web.params;
+                                        /?sort=newest lists the latest papers
     GET /records/<id>                   record page (HTML)
     GET /records/<id>/bibtex            the record as BibTeX (text/plain)
     GET /records/<id>/ris               the record as RIS (text/plain)
@@ -47,7 +48,7 @@ from searchengine.records import arxiv_id, doi
 from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.export import FORMATS
-from searchengine.limits import EXPORT_LIMIT, MAX_API_LOOKUP, SORTS
+from searchengine.limits import EXPORT_LIMIT, LISTING_SORTS, MAX_API_LOOKUP, SORTS
 from searchengine.facets import FACETS
 from web.params import (EXPORT_FORMATS, FACET_SIZE, MAX_VALUE_CHARS, SearchParams, plain_text, read_format, read_ids,
                         read_limit)
@@ -234,7 +235,8 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.jinja_env.globals.update(FACETS=FACETS, FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
                                  record_link=record_link, doi_link=doi_link, safe_link=safe_link,
                                  EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
-                                 EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors, MODE_LABELS=MODE_LABELS)
+                                 EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors, MODE_LABELS=MODE_LABELS,
+                                 LISTING_SORTS=LISTING_SORTS)
 
     @app.context_processor
     def semantic_choice():
@@ -341,10 +343,9 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             raise QueryError("the request's Host header is not a host name and port: the feed's links "
                              "could not be absolute")
         # The feed is newest first from its first entry: page, sort and more play no part.
+        # Without query text or a filter it is the feed of the latest papers.
         params = SearchParams.from_args(MultiDict(
             [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "sort", "more")]))
-        if params.is_empty:
-            raise QueryError("a feed needs query text or a filter (the same parameters as the search page)")
         # The search page's 10 a page is few for a feed; a limit given is kept (at most 100).
         limit = params.limit if request.args.get("limit") else FEED_SIZE
         results = search_index.run(params.feed_request(limit))

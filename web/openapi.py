@@ -134,8 +134,9 @@ def openapi_document() -> dict[str, Any]:
     }
     spans = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}}
     filters = [
-        _param("q", f"Query text; empty to browse by filters alone; at most {MAX_QUERY_CHARS} "
-                    "characters", {"type": "string", "maxLength": MAX_QUERY_CHARS}),
+        _param("q", f"Query text; empty to browse by filters alone, or without filters to list every paper "
+                    f"(with sort newest, oldest or title); at most {MAX_QUERY_CHARS} characters",
+               {"type": "string", "maxLength": MAX_QUERY_CHARS}),
         _param("year", "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); "
                        "a reversed range is a 400",
                {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": YEAR_PATTERN}, repeat=True),
@@ -164,7 +165,8 @@ def openapi_document() -> dict[str, Any]:
                {"type": "string", "pattern": choice_pattern(PAST)}),
         _param("sort", "Order of hits (default: relevance, or newest without query text); newest and oldest "
                        "by submitted day, papers with only a year after the dated ones of their year, "
-                       "undated papers last", {"type": "string", "pattern": choice_pattern(SORTS)}),
+                       "undated papers last. newest, oldest or title without query text or a filter lists "
+                       "every paper", {"type": "string", "pattern": choice_pattern(SORTS)}),
     ]
     exact = _param("exact", "true (or 1): search the query as typed, never a correction of it; "
                             "false or 0 (the default): a query with a clear correction shows its hits",
@@ -189,8 +191,10 @@ def openapi_document() -> dict[str, Any]:
         "paths": {
             "/api/search": {"get": {
                 "summary": "Search, filter, sort and page; facet counts over all hits",
-                "description": "Needs query text or at least one filter (else 400: the query is empty). "
-                               f"page x limit may not exceed {MAX_DEPTH} (else 400).",
+                "description": "Needs query text, at least one filter, or sort newest, oldest or title: "
+                               "without query text or a filter those list every paper in their order "
+                               "(sort=newest: the latest papers); with none of them it is a 400 (the query "
+                               f"is empty). page x limit may not exceed {MAX_DEPTH} (else 400).",
                 "operationId": "search",
                 "parameters": [
                     *filters,
@@ -210,7 +214,8 @@ def openapi_document() -> dict[str, Any]:
                 "description": "The hits of the query and filters in the sort's order, as /api/search "
                                f"pages them, up to the first {EXPORT_LIMIT}; X-Total-Hits and "
                                "X-Exported-Hits say whether that cap cut the file. page and limit, "
-                               "if given, are ignored. Needs query text or a filter (else 400).",
+                               "if given, are ignored. Needs query text, a filter, or sort newest, oldest or "
+                               "title (every paper in that order; else 400).",
                 "operationId": "export",
                 "parameters": [*filters, exact, mode, export_format],
                 "responses": {

@@ -7,7 +7,9 @@ bookmarked, shared and reloaded, and everything works without JavaScript.
 Parameters (the same for ``/`` and ``/api/search``):
 
 ========== ============================================================
-``q``        query text (empty: browse by filters alone)
+``q``        query text (empty: browse by filters alone; with no filter either,
+             ``sort=newest``, ``oldest`` or ``title`` lists every paper:
+             ``/?sort=newest`` is the latest papers)
 ``year``     ``2023``, ``2023-2025``, ``2023-``, ``-2020``; repeatable (OR)
 ``year_from``/``year_to``  a range from two form fields, same as ``year=A-B``
 ``author``   an author name; repeatable (OR); ``^Qian`` for a first author
@@ -62,7 +64,7 @@ from urllib.parse import urlencode
 from searchengine.errors import QueryError
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES, facet as facet_spec
-from searchengine.limits import DEFAULT_LIMIT, MAX_LIMIT, SORTS, check_page
+from searchengine.limits import DEFAULT_LIMIT, LISTING_SORTS, MAX_LIMIT, SORTS, check_page
 from searchengine.semantic import MODES
 
 # At most this many values per filter parameter, each at most this long.
@@ -326,9 +328,16 @@ class SearchParams:
         return found
 
     @property
+    def lists_all(self) -> bool:
+        """True when the state lists every paper of the index: no query, no
+        filter, and a sort that lists (``/?sort=newest``: the latest papers)."""
+        return not self.q and not self.has_filters and self.sort in LISTING_SORTS
+
+    @property
     def is_empty(self) -> bool:
-        """True when there is nothing to search for (no query, no filter)."""
-        return not self.q and not self.has_filters
+        """True when there is nothing to search for or list (no query, no
+        filter, no sort that lists every paper): the start page."""
+        return not self.q and not self.has_filters and not self.lists_all
 
     def request(self, *, export: bool = False):
         """The :class:`~searchengine.request.SearchRequest` of this state: its

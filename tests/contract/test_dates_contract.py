@@ -38,6 +38,30 @@ def test_newest_and_oldest_go_by_day_year_only_papers_after_their_years_dated_on
     assert ids(dates_index.search("", date="2019..")) == ["d4", "d3", "d2", "d1", "d6", "d9"]
 
 
+def test_a_listing_sort_alone_lists_every_paper_in_its_order(dates_index):
+    newest = dates_index.search("", sort="newest", facets="year,date")
+    assert ids(newest) == ["d4", "d3", "d2", "d1", "d5", "d6", "d7", "d9", "d8"]
+    assert newest.total == dates_index.doc_count == 9
+    assert newest.query == "" and not newest.relaxed and newest.notes == []
+    assert all(hit.score == 0 and hit.snippet_matches == [] for hit in newest.hits)  # nothing ranked, nothing marked
+    assert [(v["value"], v["count"]) for v in newest.facets["year"]] == [(2025, 5), (2024, 2), (2019, 1), (None, 1)]
+    # d5 and d7 (a year only) and d8 (nothing) have no day.
+    assert newest.date_histogram["undated"] == 3 and sum(n for _, n in newest.date_histogram["rows"]) == 6
+    assert ids(dates_index.search("", sort="oldest")) == ["d9", "d6", "d7", "d1", "d2", "d3", "d4", "d5", "d8"]
+    # eight, five, four, nine, one, seven, six, three, two
+    assert ids(dates_index.search("", sort="title")) == ["d8", "d5", "d4", "d9", "d1", "d7", "d6", "d3", "d2"]
+    # Paged like any search: the third page of four holds the last paper.
+    last = dates_index.search("", sort="newest", limit=4, page=3)
+    assert ids(last) == ["d8"] and last.page == {"number": 3, "size": 4, "pages": 3}
+
+
+@pytest.mark.parametrize("sort", [None, "relevance"])
+def test_an_empty_search_without_a_filter_or_a_listing_sort_is_refused(dates_index, sort):
+    with pytest.raises(QueryError, match="^the query is empty: give query text or a filter, or sort by newest, "
+                                         "oldest or title to list every paper$"):
+        dates_index.search("  ", sort=sort)
+
+
 @pytest.mark.parametrize("options, expected", [
     ({"since": "2025-03-31", "until": "2025-03"}, {"d2", "d3"}),     # both ends inclusive
     ({"since": "2025-03-15"}, {"d2", "d3", "d4"}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 
 import pytest
 
@@ -89,6 +90,28 @@ def test_sort_orders_and_their_ties(engine_index):
         "t-06a445664b21"]  # year descending, then id descending
     titles = [h.title for h in engine_index.search("", author=["Longbin Zeng"], sort="title", limit=20).hits]
     assert titles == sorted(titles, key=str.casefold)
+
+
+def test_the_latest_papers_are_every_paper_newest_first_with_facets(engine_index):
+    records = _records().values()
+    latest = engine_index.search("", sort="newest", limit=100, facets="year,author,category", facet_size=100)
+    # The corpus gives years only: year descending, then id descending.
+    assert [h.id for h in latest.hits] == [r.id for r in sorted(records, key=lambda r: (r.year, r.id), reverse=True)]
+    assert latest.total == engine_index.doc_count == 24
+    assert [(v["value"], v["count"]) for v in latest.facets["year"]] == [
+        (2026, 7), (2025, 6), (2024, 4), (2023, 5), (2022, 2)]
+    assert not any(v["selected"] for values in latest.facets.values() for v in values)
+    authors = Counter(name for r in records for name in set(r.authors))
+    assert [(v["value"], v["count"]) for v in latest.facets["author"]] == [("Depei Qian", 18), ("Longbin Zeng", 6)]
+    assert dict((v["value"], v["count"]) for v in latest.facets["author"]) == authors
+    categories = Counter(code for r in records for code in r.categories)
+    assert [(v["value"], v["count"]) for v in latest.facets["category"]] == sorted(
+        categories.items(), key=lambda kv: (-kv[1], kv[0]))
+    assert latest.facets["category"][0] == {"value": "cs.DC", "count": 12, "selected": False}
+    first = engine_index.search("", sort="newest", limit=3)
+    assert [h.id for h in first.hits] == [h.id for h in latest.hits[:3]] and first.page["pages"] == 8
+    # An export of the same listing holds every paper in the same order.
+    assert [h.id for h in engine_index.export("", sort="newest").hits] == [h.id for h in latest.hits]
 
 
 def test_pages_neither_overlap_nor_skip(engine_index):

@@ -75,7 +75,8 @@ OUTSIDE_STATIC = {"web/app.py": "def create_app", "pyproject.toml": "[build-syst
 # Schema cannot express. Any other 400 to a schema-valid request means the
 # document and the app disagree.
 DOCUMENTED_400 = [
-    re.compile(r"^the query is empty$"),
+    re.compile(r"^the query is empty(: give query text or a filter, or sort by newest, oldest or title "
+               r"to list every paper)?$"),
     re.compile(r"^(semantic|hybrid) mode needs record vectors, and this index has none"),
     # The author pattern admits any character past ASCII (JSON Schema's \w is ASCII-only, and no
     # class both Python and ECMA-262 read names every Unicode letter); a value without one is refused.

@@ -192,7 +192,7 @@ def _weighed(query: dict | None, weight: float | None) -> dict | None:
     return query if query is None or weight is None else {"bool": {"must": [query], "boost": weight}}
 
 
-def split_joined(tree: t.Node | None, frequencies) -> t.Node | None:
+def split_joined(tree: t.Node | None, frequencies, named=None) -> t.Node | None:
     """``tree`` with each word that is two indexed words written together
     (``flashattention``) searched as a compound of them (``flash-attention``:
     the joined word, or the two in sequence), as the embedded engine splits
@@ -200,7 +200,9 @@ def split_joined(tree: t.Node | None, frequencies) -> t.Node | None:
     document frequencies). A long question (a ``MinMatch``) is left alone.
 
     ``frequencies(terms)`` gives ``{term: abstracts holding it}`` for a list
-    of analysed terms (one request for every word of the query).
+    of analysed terms (one request for every word of the query);
+    ``named(word)``, when given, whether an author's name holds the word as
+    typed: such a word (a surname: ``Vedaldi``) is never split.
     """
     from searchengine.engines.opensearch.terms import stem
     from searchengine.querylang.text import best_split, may_split, split_candidates
@@ -213,6 +215,8 @@ def split_joined(tree: t.Node | None, frequencies) -> t.Node | None:
             tokens = query_tokens(leaf.text)
             if len(tokens) == 1 and not tokens[0][2] and may_split(tokens[0][0]):
                 words[leaf.text] = tokens[0][0]
+    if named is not None:
+        words = {text: term for text, term in words.items() if not named(text)}
     if not words:
         return tree
     known = frequencies(sorted({c for term in words.values() for c in split_candidates(term, stem)}))

@@ -136,7 +136,7 @@ class OpenSearchSearcher:
 
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """How many documents match ``parsed`` within ``filters``, counted within ``deadline``."""
-        tree = split_joined(parsed.tree, self._abstract_frequencies)
+        tree = split_joined(parsed.tree, self._abstract_frequencies, self._named)
         matches = Matches(tree, self._translated(tree, parsed.words), filters, 0)
         matches.deadline = deadline
         return self._counted(matches, deadline)
@@ -211,7 +211,7 @@ class OpenSearchSearcher:
         alternatives = querylang.relaxed(parsed)
         if alternatives is None:
             return None
-        alternatives = split_joined(alternatives, self._abstract_frequencies)
+        alternatives = split_joined(alternatives, self._abstract_frequencies, self._named)
         relaxed = Matches(alternatives, self._translated(alternatives, typed=False), matches.filters, 0,
                           cut=matches.cut)
         relaxed.deadline = matches.deadline
@@ -348,6 +348,13 @@ class OpenSearchSearcher:
             counted = answers["counted"]["buckets"]
             stats.frequencies.update({key: int(counted[str(n)]["doc_count"]) for n, key in enumerate(keys)})
         stats.missing = {}
+
+    def _named(self, word: str) -> bool:
+        """Whether an author's name holds ``word`` (one count request)."""
+        from searchengine.engines.opensearch.querying import field_word
+
+        query = field_word("authors", word)
+        return query is not None and self.count(query) > 0
 
     @staticmethod
     def window_key(item: dict) -> str:

@@ -1,12 +1,14 @@
-"""The queries people type: a surname, a full name, a few keywords, a real
-word the index lacks, a typo (docs/matching.md, "How a query is read")."""
+"""The contract on the queries people type: a surname, a full name, a few
+keywords, a real word the index lacks, a typo (docs/matching.md, "How a
+query is read"), the same on every engine."""
 
 import json
 
 import pytest
 
-from searchengine import build_index, open_index
 from searchengine import querylang
+
+from .conftest import BUILDERS, ENGINES
 
 FILLER = "a study of methods and results for readers"
 
@@ -58,14 +60,14 @@ def _records() -> list[dict]:
     return records
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("everyday")
-    source = folder / "records.jsonl"
+@pytest.fixture(scope="module", params=ENGINES)
+def index(request, tmp_path_factory):
+    """The records above, indexed on each engine."""
+    source = tmp_path_factory.mktemp("everyday") / "records.jsonl"
     source.write_text("\n".join(json.dumps(record) for record in _records()) + "\n", encoding="utf-8")
-    build_index([source], folder / "index")
-    opened = open_index(folder / "index")
+    opened, drop = BUILDERS[request.param](tmp_path_factory, source)
     yield opened
+    drop()
     opened.close()
 
 

@@ -54,7 +54,7 @@ from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS
                                                    phrase_words, query_tokens)
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.syntax import MIN_FUZZY
+from searchengine.querylang.text import MIN_FUZZY
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
 
 #: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.

@@ -51,7 +51,7 @@ from searchengine.engines.whoosh.queries import (DocumentSet, ExactText, MinShou
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.syntax import MIN_FUZZY
+from searchengine.querylang.text import MIN_FUZZY
 from searchengine.querylang.text import word_pattern
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_FIELDS, QUERY_K3
 from searchengine.records import arxiv_doi_id, doi_key

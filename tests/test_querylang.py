@@ -235,6 +235,39 @@ def test_fuzzy_words_field_groups_and_exclusions_alone():
     assert querylang.only_negative(parse("-gpu -memory").tree) and not querylang.only_negative(parse("gpu -memory").tree)
 
 
+@pytest.mark.parametrize(("text", "tree", "typed"), [
+    ("gpt4~1", Word("gpt4"), "gpt4~1"),
+    ("x86~1", Word("x86"), "x86~1"),
+    ("h100~2", Word("h100"), "h100~2"),
+    ("gpt-4~", Word("gpt-4"), "gpt-4~"),  # a compound with a number: an identifier too
+    ("title:(h100~2 gpu)", And((FieldWord("title", "h100"), FieldWord("title", "gpu"))), "h100~2"),
+])
+def test_a_fuzzy_word_with_a_digit_is_searched_as_typed_with_a_note(text, tree, typed):
+    parsed = parse(text)
+    assert parsed.tree == tree
+    assert parsed.notes == [f"'{typed}': a word with a digit is never fuzzy; searched as typed"]
+    # A word of it without a digit stays fuzzy; the engines search the other as typed.
+    assert parse("memroy.v2~1").tree == Fuzzy("memroy.v2", 1) and parse("memroy.v2~1").notes == []
+    assert parse("gpt4~0").notes == []  # no edit asked for
+
+
+def test_what_a_fuzzy_word_may_be_and_expand_to():
+    from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, may_expand_to, whole_term
+
+    for word in ("transformer", "gan", "graph-based", "jean-pierre", "transformer++", "αβγ", "memori"):
+        assert may_be_fuzzy(word), word
+    for word in ("2", "l", "π", "ab", "2023", "gpt4", "x86", "h100", "transformer2", "3dtransformer", "x²",
+                 "a-b", ""):
+        assert not may_be_fuzzy(word), word
+    assert may_expand_to("l", 0) and may_expand_to("gpt4", 0)  # the word itself
+    assert not may_expand_to("l", 1) and not may_expand_to("2", 2) and may_expand_to("transform", 2)
+    assert whole_term([("transformer2", True), ("transformer", False), ("2", False)]) == "transformer2"
+    assert whole_term([("transform", False)]) == "transform"
+    assert whole_term([]) is None and whole_term([("state", False), ("art", False)]) is None
+    assert [fuzzy_edits(word, 2) for word in ("gpu", "graph", "neural", "transformer")] == [1, 1, 2, 2]
+    assert fuzzy_edits("graph", 1) == 1 and fuzzy_edits("transformer", 1) == 1
+
+
 def test_operators():
     assert parse("gpu -memory").tree == And((Word("gpu"), Not(Word("memory"))))
     assert parse("gpu NOT memory").tree == parse("gpu -memory").tree
@@ -286,6 +319,8 @@ def test_parsed_query_carries_text_words_and_notes():
     ("year:", "'year:' has no value (write e.g. year:2023)"),
     ("gpu date:", "'date:' has no value (write e.g. date:2025-03..2025-06)"),
     ("title:(x~ gpu)", "'title:(x~': a fuzzy word needs at least 3 letters"),
+    ("2023~1", "'2023~1': numbers, years and identifiers are never fuzzy (search 2023 without the ~)"),
+    ("2101.00001~", "'2101.00001~': numbers, years and identifiers are never fuzzy (search 2101.00001 without"),
 ])
 def test_errors_need_no_engine(text, message):
     with pytest.raises(QueryError, match=re.escape(message)):

@@ -43,10 +43,9 @@ from searchengine.errors import QueryError
 from searchengine.querylang import syntax
 from searchengine.querylang import tree as t
 from searchengine.querylang.syntax import (
-    ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_FUZZY, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
+    ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
 )
-from searchengine.querylang.text import word_pattern
-from searchengine.querylang.text import DASHES
+from searchengine.querylang.text import DASHES, MIN_FUZZY, may_be_fuzzy, word_pattern
 from searchengine.records import arxiv_id, doi, doi_key
 from searchengine.tex import query_tex_to_text
 
@@ -288,7 +287,8 @@ def _check_wildcards(part: str) -> None:
 def _check_fuzzy(part: str, strict: bool) -> None:
     """Refuse a ``~`` in a keyword query that is not a fuzzy word ``word~``,
     ``word~0``, ``word~1`` or ``word~2`` of at least :data:`MIN_FUZZY` letters
-    (in longer, pasted text ``Lean~4`` is TeX's tie: text, as it always was).
+    (in longer, pasted text ``Lean~4`` is TeX's tie: text, as it always was);
+    a number made fuzzy (``2023~1``) says that numbers never are.
 
     Raises:
         QueryError: naming the token and how to write it.
@@ -314,11 +314,32 @@ def _check_fuzzy(part: str, strict: bool) -> None:
         stem = word.split("~", 1)[0]
         if "*" in stem or "?" in stem:
             reason = f"a word is either a prefix ({stem.rstrip('*?')}*) or fuzzy ({stem.rstrip('*?')}~1), not both"
+        elif stem and stem[0].isnumeric():
+            reason = f"numbers, years and identifiers are never fuzzy (search {stem} without the ~)"
         elif not stem or not stem[0].isalpha():
             reason = "a fuzzy word starts with a letter, and the ~ follows it (write e.g. memory~1)"
         else:
             reason = f"a fuzzy word is written {stem}~, {stem}~1 or {stem}~2, with nothing after the number"
         raise QueryError(f"'{token}': {reason}")
+
+
+def _plain_identifiers(part: str, notes: list[str]) -> str:
+    """Drop the ``~N`` of each fuzzy word with a digit that has no word that
+    may be fuzzy (:func:`~searchengine.querylang.text.may_be_fuzzy`):
+    ``gpt4~1``, ``x86~1``, ``h100~2`` are searched as typed, never as the
+    other numbers one edit turns them into; a note says so."""
+    if "~" not in part:
+        return part
+
+    def replace(match: re.Match) -> str:
+        text = match.group("text")
+        if match.group("distance") == "0" or not any(ch.isnumeric() for ch in text):
+            return match.group()
+        if any(may_be_fuzzy(word) for word in word_pattern(text).findall(text)):
+            return match.group()  # its words with a digit are searched as typed (the engines' part)
+        notes.append(f"'{match.group()}': a word with a digit is never fuzzy; searched as typed")
+        return text
+    return syntax.FUZZY.sub(replace, part)
 
 
 def _check_proximity(phrase: str, after: str) -> str:
@@ -420,7 +441,7 @@ def prepare(text: str, notes: list[str]) -> str:
         _check_wildcards(part)
         _check_fuzzy(part, strict)
         part = _plain_prefixes(part, prefixes, notes)
-        out.append(_rewrite_operators(part))
+        out.append(_plain_identifiers(_rewrite_operators(part), notes))  # once +gpt4~1 is gpt4~1
     return _drop_dangling_operators(" ".join(p for p in out if p.strip()))
 
 

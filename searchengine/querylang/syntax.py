@@ -49,8 +49,6 @@ MIN_SHOULD_MATCH = 0.05
 LONG_QUERY_MIN = 2
 # Letters required before a wildcard ``*``.
 MIN_PREFIX = 2
-# Letters required in a fuzzy word (``x~`` would match most short words).
-MIN_FUZZY = 3
 # Parentheses nested deeper than this are refused (the old parser ran out of
 # stack somewhere past 320, depending on its caller; nobody nests this deep).
 MAX_NESTING = 300

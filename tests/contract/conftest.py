@@ -115,3 +115,21 @@ def spelling_index(request, tmp_path_factory):
     yield index
     drop()
     index.close()
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def fuzzy_index(request, tmp_path_factory):
+    """A SearchIndex, on each engine, of ``FUZZY_RECORDS``
+    (``tests/contract/test_fuzzy_contract.py``): a word beside its plural,
+    a typo of it and compounds with a number or a letter, papers holding
+    only that number or letter, identifiers and short author names."""
+    import json
+
+    from .test_fuzzy_contract import FUZZY_RECORDS
+
+    source = tmp_path_factory.mktemp("fuzzy") / "fuzzy.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in FUZZY_RECORDS), encoding="utf-8")
+    index, drop = BUILDERS[request.param](tmp_path_factory, source)
+    yield index
+    drop()
+    index.close()

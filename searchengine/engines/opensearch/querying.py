@@ -19,9 +19,11 @@ for exactly those terms in ``title_terms`` and ``abstract_terms``:
   as written too), in one field or any default field;
 * ``Prefix`` → ``prefix`` over the indexed terms, rewritten to 64 of them
   (``top_terms_64``), as the embedded engine caps prefixes;
-* ``Fuzzy`` → in a title or abstract, the terms the embedded engine would
-  choose (:func:`fuzzy_expansion`), each with its blended weight; in author
-  names, each analysed term within that many edits;
+* ``Fuzzy`` → the terms the embedded engine would choose, each with its
+  blended weight: in a title or abstract by the word's stem and its words
+  as written (:func:`fuzzy_expansion`), in author names by each name term
+  (:func:`name_fuzzy_expansion`); a word that may not be fuzzy
+  (:func:`~searchengine.querylang.text.may_be_fuzzy`) as typed;
 * ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
   ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
   ``filter``;
@@ -50,11 +52,11 @@ from itertools import pairwise
 
 from searchengine.dates import intersection
 from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, normalised, saturated
-from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, name_text,
-                                                   phrase_words, query_tokens)
+from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, name_terms,
+                                                   name_text, phrase_words, query_tokens)
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.syntax import MIN_FUZZY
+from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, may_expand_to, whole_term
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
 
 #: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.
@@ -499,16 +501,29 @@ def _prefix(field: str, text: str) -> dict:
 
 
 def fuzzy_words(tree: t.Node | None) -> list[tuple[str, str, int]]:
-    """``(field, word, edits)`` of each written word of the tree's fuzzy words
-    in a title or abstract long enough to be fuzzy, whose expansions
-    :func:`to_dsl` wants in its statistics (:func:`fuzzy_expansion`)."""
+    """``(field, word, edits)`` of each word of the tree's fuzzy words that
+    may be fuzzy (:func:`~searchengine.querylang.text.may_be_fuzzy`), with
+    the edits it is allowed (:func:`~searchengine.querylang.text.fuzzy_edits`):
+    in a title or abstract each word as written, in the author names each
+    name term; their expansions are what :func:`to_dsl` wants in its
+    statistics (:func:`fuzzy_expansion`, :func:`name_fuzzy_expansion`)."""
     wanted = []
     for leaf in t.leaves(tree) if tree is not None else ():
-        if isinstance(leaf, t.Fuzzy) and (leaf.field is None or leaf.field in TEXT_FIELDS):
-            for field in [leaf.field] if leaf.field else TEXT_FIELDS:
-                wanted.extend((field, word, leaf.distance) for word in phrase_words(leaf.text)
-                              if len(word) >= MIN_FUZZY)
+        if not isinstance(leaf, t.Fuzzy):
+            continue
+        for field in [leaf.field] if leaf.field else t.DEFAULT_FIELDS:
+            words = _fuzzy_words_of(field, leaf.text)
+            wanted.extend((field, word, fuzzy_edits(word, leaf.distance)) for word in words if may_be_fuzzy(word))
     return list(dict.fromkeys(wanted))
+
+
+def _fuzzy_words_of(field: str, text: str) -> list[str]:
+    """The words a fuzzy ``text`` is matched by in ``field``, each once: in a
+    title or abstract its words as written, in the author names its name
+    terms; none in another field (its terms are fuzzy as one ``match``)."""
+    if field in TEXT_FIELDS:
+        return list(dict.fromkeys(phrase_words(text)))
+    return list(dict.fromkeys(name_terms(text))) if field == "authors" else []
 
 
 def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]],
@@ -516,8 +531,11 @@ def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]],
     """The terms a fuzzy ``word`` (as written) is searched by in one field,
     each with its fewest edits, as the embedded engine chooses them: the
     terms within ``edits`` of the word's stem (``stems``: ``(term,
-    documents)``) and the terms of the words as written within ``edits`` of
-    the word (``written``: ``(word, documents)``); the closest
+    documents)``) and the whole terms
+    (:func:`~searchengine.querylang.text.whole_term`) of the words as
+    written within ``edits`` of the word (``written``: ``(word,
+    documents)``), each only if the word may expand to it
+    (:func:`~searchengine.querylang.text.may_expand_to`); the closest
     :data:`MAX_EXPANSIONS` first, then the most frequent. :func:`to_dsl`
     weighs them (:func:`_fuzzy`)."""
     from rapidfuzz.distance import OSA
@@ -528,52 +546,84 @@ def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]],
     frequency: dict[str, int] = {}
     for term, documents in stems:
         distance = int(OSA.distance(stem, term))
-        if distance <= edits and distance < closest.get(term, edits + 1):
+        if distance <= edits and may_expand_to(term, distance) and distance < closest.get(term, edits + 1):
             closest[term] = distance
         frequency[term] = max(frequency.get(term, 0), documents)
     for found, documents in [(word, 0), *written]:
         distance = int(OSA.distance(word, found))
         if distance > edits:
             continue
-        for term, _, joined in query_tokens(found):
-            if not joined and distance < closest.get(term, edits + 1):
-                closest[term] = distance
-                frequency.setdefault(term, documents)
+        term = whole_term([(term, joined) for term, _, joined in query_tokens(found)])
+        if term is not None and may_expand_to(term, distance) and distance < closest.get(term, edits + 1):
+            closest[term] = distance
+            frequency.setdefault(term, documents)
+    return _closest(closest, frequency)
+
+
+def name_fuzzy_expansion(term: str, edits: int, names: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The name terms a fuzzy name ``term`` is searched by in the author
+    names, each with its edits, as the embedded engine chooses them: the
+    terms of ``names`` (``(term, papers)``) within ``edits`` of ``term``
+    that it may expand to (:func:`~searchengine.querylang.text.may_expand_to`:
+    never an initial); the closest :data:`MAX_EXPANSIONS` first, then the
+    most frequent."""
+    from rapidfuzz.distance import OSA
+
+    closest: dict[str, int] = {}
+    frequency: dict[str, int] = {}
+    for found, documents in names:
+        distance = int(OSA.distance(term, found))
+        if distance <= edits and may_expand_to(found, distance):
+            closest[found] = distance
+            frequency[found] = max(frequency.get(found, 0), documents)
+    return _closest(closest, frequency)
+
+
+def _closest(closest: dict[str, int], frequency: dict[str, int]) -> list[tuple[str, int]]:
+    """``(term, edits)`` of the terms of ``closest`` some paper holds: at most
+    :data:`MAX_EXPANSIONS`, the fewest edits first, then the most frequent."""
     held = sorted((term for term in closest if frequency.get(term)),
                   key=lambda term: (closest[term], -frequency[term], term))[:MAX_EXPANSIONS]
     return [(term, closest[term]) for term in held]
 
 
 def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | None:
-    """A fuzzy word in one field. In the title or abstract, as the embedded
-    engine's written-word fuzzy matching: each of its words as written (a
-    part too short to be fuzzy: its terms) matches its expansions
-    (``stats.expansions``, :func:`fuzzy_expansion`), each term scored by BM25
-    with its blended weight, or its stem without them. In another field each
-    analysed term within ``distance`` edits."""
-    if field in TEXT_FIELDS:
-        tokens = query_tokens(text)
-        if not tokens:
-            return None
-        each = []
-        for word in dict.fromkeys(phrase_words(text)):
-            if len(word) < MIN_FUZZY:
-                each.append(_analysed(word, (field,), stats))
-                continue
-            terms = stats.expansions.get((field, word, distance))
-            if terms is None:  # no expansions asked for: the stem as typed
-                terms = [(tokens[0][0], 0)]
-            # Each term weighs the idf of the most frequent of them, times
-            # 1 - edits / length (at least 0.1), as the embedded engine weighs
-            # them (Lucene's blended frequencies and fuzzy boost).
+    """A fuzzy word in one field, as the embedded engine's fuzzy matching:
+    each of its words as written (title, abstract) or name terms (author
+    names) matches its expansions (``stats.expansions``,
+    :func:`fuzzy_expansion`, :func:`name_fuzzy_expansion`), each term
+    scored by BM25 with its blended weight, or the word as typed without
+    them; a word that may not be fuzzy
+    (:func:`~searchengine.querylang.text.may_be_fuzzy`: too short, a digit)
+    as typed. In another field each analysed term within ``distance`` edits."""
+    text_field = field in TEXT_FIELDS
+    if text_field and not query_tokens(text):
+        return None
+    if not text_field and field != "authors":
+        query = {"match": {field: {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
+                                   "max_expansions": MAX_EXPANSIONS, "fuzzy_transpositions": True}}}
+        return saturated([query], stats.idf((("fuzzy", field, text, distance), query)))
+    each = []
+    for word in _fuzzy_words_of(field, text):
+        if not may_be_fuzzy(word):
+            each.append(_analysed(word, (field,), stats) if text_field else _scored_authors(word, stats))
+            continue
+        terms = stats.expansions.get((field, word, fuzzy_edits(word, distance)))
+        if terms is None:  # no expansions asked for: the word as typed (its stem)
+            tokens = query_tokens(word) if text_field else ()
+            terms = [(tokens[0][0] if tokens else word, 0)]
+        # Each term weighs the idf of the most frequent of them, times
+        # 1 - edits / length (at least 0.1), as the embedded engine weighs
+        # them (Lucene's blended frequencies and fuzzy boost).
+        if text_field:
             blended = min((stats.idf(_key(field, term)) for term, _ in terms), default=0.0)
-            each.append(_any([saturated([_term_clause(field, term, stats)],
-                                        blended * max(0.1, 1 - edits / max(1, len(word)))) for term, edits in terms])
-                        or {"match_none": {}})
-        return _bool(must=each) if len(each) > 1 else (each[0] if each else None)
-    query = {"match": {field: {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
-                               "max_expansions": MAX_EXPANSIONS, "fuzzy_transpositions": True}}}
-    return saturated([query], stats.idf((("fuzzy", field, text, distance), query)))
+            clauses = [(_term_clause(field, term, stats), edits) for term, edits in terms]
+        else:
+            blended = min((stats.idf(_author_key(term)) for term, _ in terms), default=0.0)
+            clauses = [({"term": {"authors": term}}, edits) for term, edits in terms]
+        each.append(_any([saturated([clause], blended * max(0.1, 1 - edits / max(1, len(word))))
+                          for clause, edits in clauses]) or {"match_none": {}})
+    return _bool(must=each) if len(each) > 1 else (each[0] if each else None)
 
 
 def _phrase(field: str, text: str, stats: Statistics) -> dict | None:

@@ -20,7 +20,7 @@ from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, w
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source
 from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, expansion_term, filter_clauses,
                                                       frequencies_body, fuzzy_expansion, fuzzy_words, marked_terms,
-                                                      repeated_weights, split_joined, to_dsl)
+                                                      name_fuzzy_expansion, repeated_weights, split_joined, to_dsl)
 from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics
 from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts, term_text
 from searchengine.errors import SearchEngineError
@@ -165,11 +165,13 @@ class OpenSearchSearcher:
         return to_dsl(tree, stats)
 
     def _fuzzy_expansions(self, tree) -> dict:
-        """``{(field, word, edits): [(term, boost)]}`` for the fuzzy words of
+        """``{(field, word, edits): [(term, edits)]}`` for the fuzzy words of
         ``tree`` (:func:`.querying.fuzzy_words`), chosen as the embedded
-        engine chooses them (:func:`.querying.fuzzy_expansion`) from the
-        ``term`` suggester's answers over the field's terms (the word's stem)
-        and its words as written (the word): one request for them all."""
+        engine chooses them from the ``term`` suggester's answers: in a title
+        or abstract over the field's terms (the word's stem) and its words as
+        written (the word) (:func:`.querying.fuzzy_expansion`), in the author
+        names over their terms (:func:`.querying.name_fuzzy_expansion`): one
+        request for them all."""
         from searchengine.engines.opensearch.terms import query_tokens
 
         wanted = fuzzy_words(tree)
@@ -181,6 +183,10 @@ class OpenSearchSearcher:
                    "max_term_freq": 2147483647}
         suggest, own = {}, {}
         for number, (name, word, edits) in enumerate(wanted):
+            if name not in TEXT_FIELDS:  # the author names: a name term, not stemmed
+                suggest[f"{number}t"] = {"text": word, "term": {"field": name, "max_edits": edits, **options}}
+                own[str(number)] = {"term": {name: word}}
+                continue
             tokens = query_tokens(word)
             stem = tokens[0][0] if tokens else word
             for kind, source, text in (("t", name + TERMS, stem), ("w", name + ".spell", word)):
@@ -198,10 +204,14 @@ class OpenSearchSearcher:
 
         expansions = {}
         for number, key in enumerate(wanted):
+            own_count = int(counted[str(number)]["doc_count"])
+            if key[0] not in TEXT_FIELDS:
+                expansions[key] = name_fuzzy_expansion(key[1], key[2], [*options_of(f"{number}t"), (key[1], own_count)])
+                continue
             tokens = query_tokens(key[1])
             stems = options_of(f"{number}t")
             if tokens:
-                stems.append((tokens[0][0], int(counted[str(number)]["doc_count"])))
+                stems.append((tokens[0][0], own_count))
             expansions[key] = fuzzy_expansion(key[1], key[2], stems, options_of(f"{number}w"))
         return expansions
 

@@ -134,8 +134,13 @@ def name_text(text: str) -> str:
     """``text`` as the product's name analyzer reads author names (words
     folded for case and accents, not stemmed), one space between words:
     ``Antimicrobial`` → ``antimicrobial``. ``text`` itself when it has no word."""
-    words = [token.text for token in _name_analyzer()(text)]
-    return " ".join(words) if words else text
+    return " ".join(name_terms(text)) or text
+
+
+def name_terms(text: str) -> list[str]:
+    """The terms the product's name analyzer makes of ``text``, in order
+    (``Jean-Pierre O'Brien`` → ``jean-pierre``, ``o``, ``brien``)."""
+    return [token.text for token in _name_analyzer()(text)]
 
 
 def stem(word: str) -> str:

@@ -13,7 +13,11 @@
   document frequency, the largest among them, and weigh less the more edits
   they are away (:func:`fuzzy_weights`), as Lucene's blended rewrite of a
   fuzzy query: a rare misspelling in the index does not outrank the word
-  meant.
+  meant. A term other than the word itself is an expansion only when it may
+  be fuzzy (:func:`searchengine.querylang.text.may_expand_to`: a word of
+  three letters or more without a digit), and a word as written counts by
+  its whole term, never by a compound's parts
+  (:func:`searchengine.querylang.text.whole_term`).
 * A joined word (``flashattention``) that is two indexed words → also the
   two words (:func:`split_joined`), chosen by their frequencies in the
   abstracts.
@@ -34,7 +38,7 @@ from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity, WrittenFuzzy
 from searchengine.engines.whoosh.querying import reweighed, word_query
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import best_split, may_split
+from searchengine.querylang.text import best_split, may_expand_to, may_split, whole_term
 from searchengine.ranking import PROXIMITY_FIELDS
 
 # The field of author names: a word it holds is never split.
@@ -116,7 +120,9 @@ def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int, clock: MatchClo
                 stored=None) -> list[str] | None:
     """The indexed terms of ``fieldname`` within ``maxdist`` edits of ``text``
     (the optimal string alignment distance: Damerau–Levenshtein with a swap
-    of neighbours counting one, as Lucene's fuzzy query): at most
+    of neighbours counting one, as Lucene's fuzzy query) that it may expand
+    to (:func:`~searchengine.querylang.text.may_expand_to`: ``text`` itself,
+    and words of three letters or more without a digit): at most
     :data:`MAX_EXPANSIONS`, the closest first (in term order), and among
     equally close terms that do not all fit, the most frequent.
 
@@ -136,7 +142,8 @@ def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int, clock: MatchClo
     by_distance: dict[int, list[str]] = {}
     for term, distance, _ in process.extract(text, vocabulary.terms, scorer=OSA.distance, processor=None,
                                              score_cutoff=maxdist, limit=None):
-        by_distance.setdefault(int(distance), []).append(term)
+        if may_expand_to(term, distance):
+            by_distance.setdefault(int(distance), []).append(term)
     found: list[str] = []
     for distance in sorted(by_distance):
         terms = sorted(by_distance[distance])
@@ -155,6 +162,13 @@ def written_fuzzy_terms(reader, fieldname: str, word: str, maxdist: int, words: 
     the fewest edits of a word that stems to it: at most
     :data:`MAX_EXPANSIONS`, the closest first, then the most frequent.
 
+    A word as written counts by its whole term
+    (:func:`~searchengine.querylang.text.whole_term`: a compound's joined
+    form, never its parts), and only when ``word`` may expand to that term
+    (:func:`~searchengine.querylang.text.may_expand_to`): ``transformer``
+    is two edits from ``transformer-2``, whose term ``transformer2`` has a
+    digit, and never reaches the ``2``.
+
     The distances are computed by ``rapidfuzz`` over every word (about 50 ms
     for the 255,509 words of the 74,728-record sample).
     """
@@ -171,9 +185,11 @@ def written_fuzzy_terms(reader, fieldname: str, word: str, maxdist: int, words: 
     field = reader.schema[fieldname]
     closest: dict[str, int] = {}
     for written, distance in near:
-        for token in field.tokenize(written, mode="query", removestops=True):
-            if not getattr(token, "joined", False) and distance < closest.get(token.text, maxdist + 1):
-                closest[token.text] = int(distance)
+        # Whoosh reuses one token object: copy what is needed as it goes.
+        term = whole_term([(token.text, getattr(token, "joined", False))
+                           for token in field.tokenize(written, mode="query", removestops=True)])
+        if term is not None and may_expand_to(term, distance) and distance < closest.get(term, maxdist + 1):
+            closest[term] = int(distance)
     frequency = {term: reader.doc_frequency(fieldname, term) for term in closest}
     held = sorted((term for term in closest if frequency[term]), key=lambda term: (closest[term], -frequency[term],
                                                                                  term))

@@ -51,8 +51,7 @@ from searchengine.engines.whoosh.queries import (DocumentSet, ExactText, MinShou
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.syntax import MIN_FUZZY
-from searchengine.querylang.text import word_pattern
+from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, word_pattern
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_FIELDS, QUERY_K3
 from searchengine.records import arxiv_doi_id, doi_key
 
@@ -240,7 +239,10 @@ class _Translator:
         """A fuzzy word in one field → for a title or abstract field, a
         :class:`~.queries.WrittenFuzzy` of each word of it as written (folded);
         for another, a ``FuzzyTerm`` of each term the field's analyzer makes
-        of it (all of them, for a compound); ``None`` when it analyzes to nothing."""
+        of it (all of them, for a compound); ``None`` when it analyzes to nothing.
+        A word or term that may not be fuzzy
+        (:func:`~searchengine.querylang.text.may_be_fuzzy`: ``cs``, ``v2``) is
+        searched as typed."""
         from searchengine.engines.whoosh.schema import SpelledTEXT
 
         field = self.schema[fieldname]
@@ -251,14 +253,14 @@ class _Translator:
             written = [word for word in word_pattern(folded).findall(folded)
                        if list(field.tokenize(word, mode="query", removestops=True))]
             if written:
-                # A part too short to be fuzzy (cs.DC, x.y): as typed, as x~ alone is refused.
-                fuzzy = [WrittenFuzzy(fieldname, word, maxdist=distance, prefixlength=0)
-                         if len(word) >= MIN_FUZZY else
-                         wq.Or([wq.Term(fieldname, token.text)
-                                for token in field.tokenize(word, mode="query", removestops=True)])
+                # A part too short to be fuzzy (cs.DC, x.y) or with a digit: as typed, as x~ alone is refused.
+                fuzzy = [WrittenFuzzy(fieldname, word, maxdist=fuzzy_edits(word, distance), prefixlength=0)
+                         if may_be_fuzzy(word) else self.term_query(fieldname, word)
                          for word in dict.fromkeys(written)]
                 return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)
-        fuzzy = [wq.FuzzyTerm(fieldname, term, maxdist=distance, prefixlength=0) for term in dict.fromkeys(terms)]
+        fuzzy = [wq.FuzzyTerm(fieldname, term, maxdist=fuzzy_edits(term, distance), prefixlength=0)
+                 if may_be_fuzzy(term)
+                 else wq.Term(fieldname, term) for term in dict.fromkeys(terms)]
         if not fuzzy:
             return None
         return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)

@@ -12,8 +12,8 @@ from math import log
 import pytest
 
 from searchengine import querylang
-from searchengine.engines.opensearch.querying import (fuzzy_expansion, fuzzy_words, marked_terms, split_joined,
-                                                      to_dsl)
+from searchengine.engines.opensearch.querying import (fuzzy_expansion, fuzzy_words, marked_terms,
+                                                      name_fuzzy_expansion, split_joined, to_dsl)
 from searchengine.engines.opensearch.scoring import Statistics
 from searchengine.engines.opensearch.terms import NO_TERM, SAME_POSITION, term_text, word_text
 from searchengine.querylang import tree as t
@@ -152,9 +152,46 @@ def test_fuzzy_terms_weigh_the_idf_of_the_most_frequent_times_the_share_of_the_w
     assert weights == pytest.approx([idf(900, 10_000) * 0.9] * 2)
 
 
+def test_a_fuzzy_word_expands_to_whole_words_never_to_a_compounds_number_or_letter():
+    stems = [("transformer", 600), ("transform", 900), ("2", 20_000), ("l", 3000), ("transformat", 400)]
+    written = [("transformer-2", 3), ("l-transformer", 1), ("transformers", 700), ("2", 20_000), ("l", 3000)]
+    found = fuzzy_expansion("transformer", 2, stems, written)
+    # transformer-2 counts as transformer2 (a digit: never an expansion),
+    # l-transformer as ltransformer; their parts never count.
+    assert found == [("transformer", 0), ("transform", 2), ("transformat", 2), ("ltransformer", 2)]
+    # The word itself is searched even when too short to be an expansion.
+    assert fuzzy_expansion("gan", 1, [("gan", 50), ("ga", 9), ("gap", 90)], [("ga", 9)]) == [("gan", 0), ("gap", 1)]
+
+
+def test_a_fuzzy_author_name_expands_to_names_of_three_letters_or_more():
+    names = [("lee", 2), ("lei", 9), ("le", 30), ("li", 90), ("leo", 0)]
+    assert name_fuzzy_expansion("lee", 1, names) == [("lee", 0), ("lei", 1)]
+    stats = Statistics(1000, {("authors", "lee"): 2, ("authors", "lei"): 9},
+                       expansions={("authors", "lee", 1): [("lee", 0), ("lei", 1)]})
+    found = to_dsl(querylang.parse("lee~2").tree, stats)  # three letters: one edit
+    authors = [clause for clause in found["bool"]["should"] if "'authors'" in str(clause)]
+    assert authors == [{"bool": {"should": [
+        {"script_score": {"query": {"term": {"authors": "lee"}},
+                          "script": {"source": SATURATE, "params": {"idf": idf(9)}}}},
+        {"script_score": {"query": {"term": {"authors": "lei"}},
+                          "script": {"source": SATURATE, "params": {"idf": idf(9) * (1 - 1 / 3)}}}}],
+        "minimum_should_match": 1}}]
+
+
+def test_a_fuzzy_word_of_five_letters_or_fewer_asks_for_one_edit():
+    assert fuzzy_words(querylang.parse("graph~2").tree) == [
+        ("title", "graph", 1), ("abstract", "graph", 1), ("authors", "graph", 1)]
+    assert fuzzy_words(querylang.parse("neural~").tree) == [
+        ("title", "neural", 2), ("abstract", "neural", 2), ("authors", "neural", 2)]
+    # A part too short or with a digit is searched as typed, never expanded.
+    assert fuzzy_words(querylang.parse("memroy.v2~1").tree) == [
+        ("title", "memroy", 1), ("abstract", "memroy", 1), ("authors", "memroy", 1)]
+
+
 def test_fuzzy_words_name_each_field_and_word_and_the_dsl_uses_their_expansions():
     tree = querylang.parse("transformr~1 attention").tree
-    assert fuzzy_words(tree) == [("title", "transformr", 1), ("abstract", "transformr", 1)]
+    assert fuzzy_words(tree) == [("title", "transformr", 1), ("abstract", "transformr", 1),
+                                 ("authors", "transformr", 1)]
     stats = Statistics(1000, {("title", "transform"): 9, ("abstract", "transform"): 99},
                        expansions={("title", "transformr", 1): [("transform", 1)],
                                    ("abstract", "transformr", 1): [("transform", 1)]})

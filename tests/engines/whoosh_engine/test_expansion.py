@@ -89,6 +89,20 @@ def test_a_fuzzy_word_as_written_expands_to_the_stems_of_the_words_near_it(corpu
     assert expanded == wq.Term("abstract", "optimiz", boost=1 - 1 / 11)  # (an OR of one, normalised)
 
 
+def test_a_fuzzy_word_never_expands_to_the_number_or_letter_of_a_compound(corpus_searcher):
+    """``gpu-2`` and ``gpu-x`` are two edits from ``gpus`` as written: they
+    count by their whole terms (``gpu2``, a digit: no expansion; ``gpux``,
+    in no abstract), never by the ``2`` and ``x`` the corpus's abstracts hold."""
+    reader = corpus_searcher.reader()
+    assert reader.doc_frequency("abstract", "2") and reader.doc_frequency("abstract", "x")
+    words = ["2", "gpu", "gpu-2", "gpu-x", "gpus", "x"]
+    assert expansion.written_fuzzy_terms(reader, "abstract", "gpus", 2, words) == [("gpu", 0)]
+    # Nor do the index's terms, compared with the stem: "2" and "x" are two edits from "gpu".
+    assert "2" not in expansion.fuzzy_terms(reader, "abstract", "gpu", 2)
+    assert "x" not in expansion.fuzzy_terms(reader, "abstract", "gpu", 2)
+    assert "gpu" in expansion.fuzzy_terms(reader, "abstract", "gpu", 2)
+
+
 def test_the_expansions_of_a_fuzzy_word_share_the_largest_document_frequency(corpus_searcher):
     from math import log
 

@@ -298,5 +298,5 @@ def test_a_first_hybrid_search_in_a_new_process_reads_long_posting_lists(tmp_pat
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
-        assert (answer["mode"], answer["total"]) == ("hybrid", 200)
+        assert (answer["mode"], answer["total"]) == ("hybrid", 100)  # the four words are a keyword query: every one needed
         assert [hit["id"] for hit in answer["hits"]][0] in {f"r{n}" for n in range(1, 200, 4)}

@@ -399,7 +399,7 @@ def do_keywords(group: GroupNode, top: bool = True) -> GroupNode:
     split compounds; make a keyword query of 2 to :data:`ALL_TERMS_UP_TO`
     words without hyphens the alternatives of every way to join neighbours."""
     out = group.empty_copy()
-    stops = 0
+    stops, pasted = 0, False
     for node in group:
         if isinstance(node, GroupNode):
             out.append(do_keywords(node, top=False))
@@ -408,14 +408,17 @@ def do_keywords(group: GroupNode, top: bool = True) -> GroupNode:
             out.append(node)
             continue
         # Punctuation between words separates them (heat/transfer, "why?").
-        for match in word_pattern(node.text).finditer(node.text):
+        found = list(word_pattern(node.text).finditer(node.text))
+        if len(found) > 1:
+            pasted = True  # a link or punctuated text: pasted, not typed as keywords
+        for match in found:
             if text_tokens(match.group()):
                 out.append(WordNode(match.group()))
             else:
                 stops += 1
     words = [node for node in out if not isinstance(node, Whitespace)]
     if (top and isinstance(out, TermsGroup) and ALL_TERMS_UP_TO < len(words) <= KEYWORDS_UP_TO
-            and stops <= KEYWORD_STOP_WORDS and all(type(n) is WordNode for n in words)):
+            and stops <= KEYWORD_STOP_WORDS and not pasted and all(type(n) is WordNode for n in words)):
         out.keywords = True
     if top and len(words) > ALL_TERMS_UP_TO:
         # A long query ranks by many words: a hyphenated word counts as its parts.

@@ -16,7 +16,7 @@ gives what a name matches):
 * the words, read as an author filter (``First Last``, ``Last, First``,
   ``Last, F.``, a surname alone, accents folded), match papers within the
   search's filters;
-* a single word (a surname alone) also has to be more a name than a word:
+* a single word (a surname alone) has two letters or more, and has to be more a name than a word:
   the titles and abstracts holding it are at most :data:`NAME_SHARE` times
   the papers of authors of that surname (``Hinton`` is read as a name,
   ``deep`` is not, though a few authors are called Deep).
@@ -93,6 +93,8 @@ def reading(searcher, text: str, parsed, filters, sort: str | None, lexicon, dea
         return None
     words = fold_name(text)
     if not 1 <= len(words) <= MAX_NAME_WORDS or not parsed.words or _OPERATORS.intersection(text.split()):
+        return None
+    if len(words) == 1 and len(words[0]) < 2:  # a letter alone (`e`) names too many people to mean one
         return None
     try:
         wanted = parse_author(text)

@@ -361,7 +361,7 @@ class SearchIndex:
             hits=hits,
             facets={name: [v.to_dict() for v in c.values] for name, c in counted.items()},
             facets_remaining={name: c.remaining for name, c in counted.items()},
-            page={"number": page, "size": limit, "pages": page_count(matches.total, limit)},
+            page={"number": page, "size": limit, "pages": page_count(total, limit)},
             relaxed=relaxed,
             unmatched=unmatched,
             suggestion=suggestion,

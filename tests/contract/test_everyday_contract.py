@@ -39,6 +39,7 @@ def _records() -> list[dict]:
     add("Rigid registration", "Registration of scans. " + FILLER, ["Wei Zhangsun"], 2022)
     add("Soft registration", "Registration of shapes. " + FILLER, ["Li Zhangsun"], 2021)
     add("Residual networks", "Deep residual learning. " + FILLER, ["Amar Deep"], 2020)
+    add("Machine learning for PDEs", "Solving equations. " + FILLER, ["Weinan E"], 2021)
     for number in range(12):
         add(f"Deep learning survey {number}", "Deep networks. " + FILLER, ["Kim Lee"], 2020)
     # Sanja Fidler; "filler" is common in abstracts.
@@ -90,7 +91,10 @@ def test_a_full_name_lists_the_authors_papers_before_papers_that_mention_it(inde
     # His two papers (one gives only the initial), newest first, then the three that mention him.
     assert _titles(found)[:2] == ["Temporal differences for vision", "Joint embedding predictive architectures"]
     assert [title.startswith("Yann LeCun on chatbots") for title in _titles(found)] == [False, False, True, True, True]
-    assert found.total == 5 and found.author["papers"] == 2
+    assert found.total == 5 and found.author["papers"] == 2 and found.page["pages"] == 1
+    # Listed by date, not scored: the author's papers carry score 0, the rest their scores in order.
+    scores = [hit.score for hit in found.hits]
+    assert scores[:2] == [0.0, 0.0] and scores[2] > 0 and scores[2:] == sorted(scores[2:], reverse=True)
     assert found.to_dict()["author"]["names"] == [{"name": "Y. LeCun", "papers": 1},
                                                   {"name": "Yann LeCun", "papers": 1}]
     assert _titles(index.search("LeCun, Y."))[:2] == _titles(found)[:2]
@@ -109,6 +113,8 @@ def test_a_word_more_common_in_text_than_as_a_surname_is_not_read_as_a_name(inde
     found = index.search("deep")
     assert found.author is None and found.total == 13
     assert found.hits[0].title != "Residual networks" or found.hits[0].score > 0
+    # A letter alone names too many people (Weinan E) to be read as one.
+    assert index.search("E").author is None and index.search("é,").author is None
     # Under an author filter, or sorted otherwise, no name is read either.
     assert index.search("Vedaldi", sort="newest").author is None
     assert index.search("Vedaldi", author="Lai").author is None

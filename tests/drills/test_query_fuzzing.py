@@ -290,7 +290,10 @@ def check_results(results, query: str, options: dict, doc_count: int) -> None:
     assert len(set(ids)) == len(ids), "a document listed twice on one page"
     sort = options.get("sort") or "relevance"
     if sort == "relevance":
-        scores = [hit.score for hit in hits]
+        # A query read as an author's name lists their papers first, newest first (score 0).
+        listed = max(0, min(limit, results.author["papers"] - start)) if results.author else 0
+        assert all(hit.score == 0.0 for hit in hits[:listed]), hits[:listed]
+        scores = [hit.score for hit in hits[listed:]]
         assert scores == sorted(scores, reverse=True), scores
     elif sort in ("newest", "oldest"):
         years = [hit.year for hit in hits]

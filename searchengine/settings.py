@@ -17,8 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Who reads a setting: the package itself, ``scripts/dev-cluster.sh``, or the tests.
-PRODUCT, SCRIPT, TEST = "product", "script", "test"
+#: Who reads a setting: the package itself, ``scripts/dev-cluster.sh``, the site's build, or the tests.
+PRODUCT, SCRIPT, DOCS, TEST = "product", "script", "docs", "test"
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Setting:
         default: the value used when it is unset, in words (``""``: none).
         meaning: what it changes, one sentence.
         used_by: the commands or modules that read it.
-        scope: :data:`PRODUCT`, :data:`SCRIPT` or :data:`TEST`.
+        scope: :data:`PRODUCT`, :data:`SCRIPT`, :data:`DOCS` or :data:`TEST`.
     """
 
     variable: str
@@ -105,6 +105,10 @@ SETTINGS: tuple[Setting, ...] = (
             "scripts/dev-cluster.sh", SCRIPT),
     Setting("SEARCHENGINE_MAVEN_REPO", "path", "~/.m2/repository", "Maven local repository for the downloads.",
             "scripts/dev-cluster.sh", SCRIPT),
+    # The documentation site's build.
+    Setting("SEARCHENGINE_DOCS_URL", "URL", "http://localhost/searchengine/docs/",
+            "The address the site is served at (mkdocs site_url): its path makes the 404 page's links absolute.",
+            "mkdocs build (mkdocs.yml)", DOCS),
     # The tests (read in tests/, not by the package).
     Setting("CI", "flag (any non-empty value; some checks: true)", "",
             "Fail instead of skipping tests whose browser, cluster or shared data is missing.", "tests", TEST),
@@ -206,7 +210,7 @@ def cluster_sniff() -> bool:
     return (_read("SEARCHENGINE_CLUSTER_SNIFF") or "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-SCOPES = {PRODUCT: "the package", SCRIPT: "scripts/dev-cluster.sh", TEST: "test setting"}
+SCOPES = {PRODUCT: "the package", SCRIPT: "scripts/dev-cluster.sh", DOCS: "the docs build", TEST: "test setting"}
 
 
 def _cell(value: str) -> str:

@@ -58,7 +58,8 @@ def test_every_variable_read_is_in_the_table():
                                r"""|environ\[["']([A-Z][A-Z0-9_]*)["']\]""", text):
             read.setdefault(next(filter(None, name)), path)
     for path, text in {**_sources("searchengine", "web", "tests", "benchmarks"),
-                       **_sources("scripts", ".ci", suffixes=(".sh", ""))}.items():
+                       **_sources("scripts", ".ci", suffixes=(".sh", "")),
+                       REPO / "mkdocs.yml": (REPO / "mkdocs.yml").read_text(encoding="utf-8")}.items():
         for name in re.findall(r"\bSEARCHENGINE_[A-Z0-9_]+", text):
             read.setdefault(name, path)
     unlisted = {name: str(path.relative_to(REPO)) for name, path in read.items()
@@ -92,6 +93,8 @@ def test_settings_defaults_are_the_codes():
     assert options == {"SEARCHENGINE_INDEX": DEFAULT_INDEX_DIR, "SEARCHENGINE_BASE_URL": default["SEARCHENGINE_BASE_URL"]}
     assert float(default["SEARCHENGINE_CLUSTER_TIMEOUT"]) == client.DEFAULT_TIMEOUT
     assert int(default["SEARCHENGINE_OPENSEARCH_SHARDS"]) == mapping.DEFAULT_SHARDS
+    site_url = re.search(r"^site_url: !ENV \[(\w+), \"(.*)\"\]$", (REPO / "mkdocs.yml").read_text(), re.M)
+    assert site_url and site_url.groups() == ("SEARCHENGINE_DOCS_URL", default["SEARCHENGINE_DOCS_URL"])
     assert default["SEARCHENGINE_OPENSEARCH_REPLICAS"].startswith(f"up to {mapping.DEFAULT_REPLICAS},")
 
 

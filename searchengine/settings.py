@@ -42,6 +42,8 @@ class Setting:
     scope: str = PRODUCT
 
 
+# One setting a few lines: the table is read as a table.
+# fmt: off
 SETTINGS: tuple[Setting, ...] = (
     # The package (searchengine/, web/).
     Setting("SEARCHENGINE_INDEX", "index location", "index",
@@ -147,6 +149,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("WEB_LOAD_RECORDS", "whole number", "1000", "Records of the web-under-reindex drill's first set.",
             "tests/drills/test_web_under_reindex.py", TEST),
 )
+# fmt: on
 
 BY_VARIABLE: dict[str, Setting] = {setting.variable: setting for setting in SETTINGS}
 

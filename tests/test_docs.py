@@ -9,10 +9,14 @@ stays short.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
 
 from searchengine import limits, settings
 
@@ -73,7 +77,7 @@ def test_the_package_reads_the_environment_only_through_settings():
     for path, text in _sources("searchengine", "web").items():
         if path.name == "settings.py":
             continue
-        assert not re.search(r"environ\.get\(|environ\[|getenv\(", text), f"{path}: read it through searchengine.settings"
+        assert not re.search(r"environ\.get\(|environ\[|getenv\(", text), f"{path}: read it through settings"
 
 
 def test_settings_defaults_are_the_codes():
@@ -90,7 +94,8 @@ def test_settings_defaults_are_the_codes():
 
     options = {param.envvar: param.default for param in [*search.params, *probe.__click_params__]
                if getattr(param, "envvar", None)}
-    assert options == {"SEARCHENGINE_INDEX": DEFAULT_INDEX_DIR, "SEARCHENGINE_BASE_URL": default["SEARCHENGINE_BASE_URL"]}
+    assert options == {"SEARCHENGINE_INDEX": DEFAULT_INDEX_DIR,
+                       "SEARCHENGINE_BASE_URL": default["SEARCHENGINE_BASE_URL"]}
     assert float(default["SEARCHENGINE_CLUSTER_TIMEOUT"]) == client.DEFAULT_TIMEOUT
     assert int(default["SEARCHENGINE_OPENSEARCH_SHARDS"]) == mapping.DEFAULT_SHARDS
     site_url = re.search(r"^site_url: !ENV \[(\w+), \"(.*)\"\]$", (REPO / "mkdocs.yml").read_text(), re.M)
@@ -107,8 +112,9 @@ def test_literal_defaults_in_tests_are_the_tables():
 
 
 def test_settings_accessors_read_as_before(monkeypatch):
-    for name in ("SEARCHENGINE_INDEX", "SEARCHENGINE_DEBUG", "SEARCHENGINE_CLUSTER_SNIFF", "SEARCHENGINE_CLUSTER_TIMEOUT",
-                 "SEARCHENGINE_ALLOW_NETWORK_FS", "SEARCHENGINE_VECTOR_CACHE", "XDG_CACHE_HOME"):
+    for name in ("SEARCHENGINE_INDEX", "SEARCHENGINE_DEBUG", "SEARCHENGINE_CLUSTER_SNIFF",
+                 "SEARCHENGINE_CLUSTER_TIMEOUT", "SEARCHENGINE_ALLOW_NETWORK_FS", "SEARCHENGINE_VECTOR_CACHE",
+                 "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
     assert (settings.index_location(), settings.debug(), settings.cluster_sniff()) == (None, False, True)
     assert settings.cluster_timeout(30.0) == 30.0 and not settings.allow_network_fs()

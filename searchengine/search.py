@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from searchengine import semantic
+from searchengine import semantic, settings
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE
 from searchengine.limits import DEFAULT_TIME_BUDGET, EMPTY_QUERY, LISTING_SORTS, check_page, page_count
@@ -850,7 +850,7 @@ def open_index(path: str | os.PathLike | None = None, *, build_from=None, on_bui
     """
     from searchengine.engines import needs_build
 
-    location = path or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR
+    location = path or settings.index_location() or DEFAULT_INDEX_DIR
     if build_from is not None and needs_build(location):
         from searchengine.indexer import build_index
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from searchengine.engines.whoosh.analysis import WordSpans
+    from searchengine.analysis.tokens import WordSpans
 
 # Fragment size and context around a match, in characters.
 FRAGMENT_CHARS = 180
@@ -53,7 +53,7 @@ Token = tuple[str, int, int]
 
 
 class WordAnalysis:
-    """The snippet side of a Whoosh text analyzer: its tokenizer runs over the
+    """The snippet side of a text analyzer: its tokenizer runs over the
     text in one pass, the rest of its chain once per distinct word, and only
     for the words a snippet needs.
 
@@ -68,7 +68,7 @@ class WordAnalysis:
 
     Stemming is most of the rest in a new process (60 µs a word, 50 ms for a
     page of abstracts). A stem keeps the first character of its folded word
-    (:class:`~searchengine.engines.whoosh.analysis.InflectionStemFilter`),
+    (:class:`~searchengine.analysis.stemming.InflectionStemFilter`),
     so given the query's terms, a word none of whose tokens starts with a
     term's first character cannot match: its tokens keep their text as
     tokenized, which is no term either, and it is not stemmed. Where the
@@ -79,27 +79,29 @@ class WordAnalysis:
     near the matched ones only (:func:`_context_fragments`).
 
     Args:
-        analyzer: a Whoosh ``CompositeAnalyzer`` whose first item is the
-            :class:`~searchengine.engines.whoosh.analysis.TechTokenizer`,
-            followed by filters that each look at one token at a time and
-            keep it within its word.
+        analyzer: an analyzer whose ``items`` are a
+            :class:`~searchengine.analysis.tokens.TechTokenizer` followed by
+            filters that each look at one token at a time and keep it within
+            its word (:func:`searchengine.analysis.analyzer.text_analyzer`,
+            or the embedded engine's Whoosh chain of the same steps).
     """
 
     def __init__(self, analyzer, size: int = 100_000) -> None:
-        from whoosh.analysis import Token as WhooshToken
-
-        from searchengine.engines.whoosh.analysis import (AcronymStopFilter, CompoundFilter, InflectionStemFilter,
-                                                          fold)
+        from searchengine.analysis.compounds import CompoundFilter
+        from searchengine.analysis.folding import fold
+        from searchengine.analysis.stemming import InflectionStemFilter
+        from searchengine.analysis.stopwords import AcronymStopFilter
+        from searchengine.analysis.tokens import Token as StreamToken
 
         self.tokenizer, filters = analyzer.items[0], list(analyzer.items[1:])
         self.stemmer = filters.pop() if filters and isinstance(filters[-1], InflectionStemFilter) else None
         self.filters = filters
         # Where a token may start within a word is known of these filters only.
-        self.prescan = all(type(step) in (CompoundFilter, AcronymStopFilter) for step in filters)
+        self.prescan = all(isinstance(step, (CompoundFilter, AcronymStopFilter)) for step in filters)
         self.size = size
         # Imported once here, not per word: this module loads before them.
         self._fold = fold
-        self._token = functools.partial(WhooshToken, positions=True, chars=True, removestops=False, mode="query")
+        self._token = functools.partial(StreamToken, positions=True, chars=True, removestops=False, mode="query")
         # word -> (its tokens before stemming, whether each is a stop word, their folded first letters)
         self._words: dict[str, tuple[list[Token], list[bool], set[str]]] = {}
         # word -> its tokens as the whole analyzer gives them
@@ -188,7 +190,7 @@ def _start_pattern(firsts: frozenset[str]) -> re.Pattern:
     """Where in a text (in NFKC form) a token whose folded text starts with
     one of ``firsts`` may start: a superset, found in one C-level pass.
 
-    A word's tokens (:class:`~searchengine.engines.whoosh.analysis.CompoundFilter`)
+    A word's tokens (:class:`~searchengine.analysis.compounds.CompoundFilter`)
     start where it starts, after a dash (``multi-GPU``) or a digit
     (``16GB``), at a capital (``FlashAttention``), or anywhere in a CJK run;
     none starts at a lower-case letter or digit that follows an ASCII letter.
@@ -398,17 +400,6 @@ def _snippet(text: str, fragments: list[_Fragment]) -> Snippet:
         length += end - position
     snippet.text = "".join(parts)
     return snippet
-
-
-def query_terms(query) -> dict[str, frozenset[str]]:
-    """The indexed term texts a query looks for, by field (``{"abstract": {"gpu", ...}}``)."""
-    found: dict[str, set[str]] = {}
-    if query is not None:
-        for fieldname, text in query.iter_all_terms(phrases=True):
-            if isinstance(text, bytes):
-                text = text.decode("utf-8", "replace")
-            found.setdefault(fieldname, set()).add(text)
-    return {fieldname: frozenset(texts) for fieldname, texts in found.items()}
 
 
 def lead(text: str) -> Snippet:

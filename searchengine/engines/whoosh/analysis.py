@@ -19,6 +19,8 @@ from whoosh.analysis import CharsetFilter, Filter, LowercaseFilter, Token, Token
 from searchengine.analysis import compounds, folding, stemming, stopwords, tokens
 from searchengine.analysis.accents import ACCENT_MAP
 
+# Existing indexes' pickled schemas name the classes below by this module's path: they stay here.
+
 
 class TechTokenizer(tokens.TechTokenizer, Tokenizer):
     """:class:`searchengine.analysis.tokens.TechTokenizer` as a Whoosh tokenizer (yields Whoosh tokens)."""

@@ -15,7 +15,7 @@ Words of the sample are counted two ways:
 * a *word* of a text is a run of letters of it folded: NFKD with the
   combining marks dropped, then casefolded (``Vlček`` -> ``vlcek``);
 * a *term* of a text is what the product's analyzer for titles and
-  abstracts indexes (``searchengine.engines.whoosh.analysis.text_analyzer``
+  abstracts indexes (``searchengine.analysis.analyzer.text_analyzer``
   through ``term_positions``: stemmed, plurals singular, compounds split).
   A paper *holds* a word when every term of the word alone is a term of
   the paper's title and abstract (authors apart).
@@ -42,7 +42,7 @@ surnames are the same when their folded forms are. The lists:
    name has the same first letter. Target 90%.
 4. ``four-word topics`` (80): a paper is drawn at random and four words of
    its title are drawn among those that are letters only, at least 4 of
-   them, not stop words (``searchengine.querylang.text.STOP_WORDS``), one
+   them, not stop words (``searchengine.analysis.stopwords.STOP_WORDS``), one
    term each, the terms distinct and held by at most 5% of the papers;
    kept when at least 5 papers hold all four (else another paper is drawn).
    The query is the four words lower-cased, in title order. Pass: there
@@ -168,14 +168,14 @@ def same_person(typed: str, author: str) -> bool:
 @functools.cache
 def _analyzer():
     """The product's analyzer of titles and abstracts (one, for its cache of analysed words)."""
-    from searchengine.engines.whoosh.analysis import text_analyzer
+    from searchengine.analysis.analyzer import text_analyzer
 
     return text_analyzer()
 
 
 def terms(analyzer, text: str) -> set[str]:
     """The terms the product indexes for ``text`` (title and abstract analysis)."""
-    from searchengine.engines.whoosh.analysis import term_positions
+    from searchengine.analysis.analyzer import term_positions
 
     return set(term_positions(analyzer, text))
 
@@ -337,7 +337,7 @@ def typo_list() -> list[dict]:
 
 
 def _stop_words() -> frozenset:
-    from searchengine.querylang.text import STOP_WORDS
+    from searchengine.analysis.stopwords import STOP_WORDS
 
     return STOP_WORDS
 

@@ -157,7 +157,7 @@ def main() -> None:
     parser.add_argument("--collections", default="cranfield,cisi,scifact,known")
     parser.add_argument("--gates", action="store_true", help="also score rules for when feedback applies")
     args = parser.parse_args()
-    from searchengine.engines.whoosh.vectors import CACHE_DIR
+    from searchengine.semantic import CACHE_DIR
     from searchengine.evaluation import load_collection, vector_cache, write_records
     from searchengine.indexer import build_index
     from searchengine.search import open_index

@@ -70,7 +70,7 @@ PATHOLOGICAL = {
 
 def time_tokenizer(source: Path) -> None:
     """Print the tokenizer's cost per abstract and on the pathological inputs."""
-    from searchengine.engines.whoosh.analysis import TechTokenizer
+    from searchengine.analysis.tokens import TechTokenizer
     from searchengine.readers import read_records
 
     tokenizer = TechTokenizer()

@@ -40,7 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from searchengine.querylang.text import STOP_WORDS  # noqa: E402
+from searchengine.analysis.stopwords import STOP_WORDS  # noqa: E402
 from searchengine.evaluation import DEPTH, evaluate, load_collection, score_run  # noqa: E402
 
 DEFAULT_COLLECTIONS = [REPO.parent / "shared" / "data" / "cranfield", REPO.parent / "shared" / "data" / "cisi"]

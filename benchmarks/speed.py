@@ -191,7 +191,7 @@ def typed_queries(source: Path, count: int = 200, seed: int = 42) -> list[str]:
     ``year:`` or its first ``cat:``egory as a filter; or a whole title pasted
     (its first 12 words). Content words are those that are not stop words
     (the product's list), so every query has a searchable word."""
-    from searchengine.querylang.text import STOP_WORDS
+    from searchengine.analysis.stopwords import STOP_WORDS
 
     records = [json.loads(line) for line in source.open(encoding="utf-8")]
     rng = random.Random(seed)

@@ -52,7 +52,7 @@ def two_word_queries(source: Path, count: int, seed: int = SEED) -> list[str]:
     with gzip.open(source, "rt", encoding="utf-8") as lines:
         titles = [json.loads(line)["title"] for line in lines]
     sys.path.insert(0, str(REPO))
-    from searchengine.querylang.text import STOP_WORDS as ANALYZER_STOP_WORDS
+    from searchengine.analysis.stopwords import STOP_WORDS as ANALYZER_STOP_WORDS
 
     stop_words = STOP_WORDS | ANALYZER_STOP_WORDS
     rng = random.Random(seed)

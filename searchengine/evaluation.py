@@ -315,7 +315,7 @@ def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical",
         write_records(collection, records)
         index_dir = index if index is not None else Path(tmp) / "index"
         if vectors and index is None:
-            from searchengine.engines.whoosh.vectors import CACHE_DIR
+            from searchengine.semantic import CACHE_DIR
 
             index_dir.mkdir()
             (index_dir / CACHE_DIR).symlink_to(vector_cache(), target_is_directory=True)

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from searchengine.dates import DateFilter, parse_range
 from searchengine.errors import QueryError
 from searchengine.facets import HISTOGRAM, facet as facet_spec
-from searchengine.querylang.text import transliterated
+from searchengine.analysis.folding import transliterated
 
 # Index term prefixes: a primary-category key starts with this mark.
 PRIMARY_MARK = "^"

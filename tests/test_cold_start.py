@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 import regex
 
-from searchengine.engines.whoosh import snippets
-from searchengine.engines.whoosh.analysis import fold, text_analyzer
-from searchengine.querylang import text
+from searchengine.analysis import snippets
+from searchengine.analysis import tokens as text
+from searchengine.analysis.folding import fold
+from searchengine.engines.whoosh.analysis import text_analyzer
 
 from conftest import corpus_records
 

@@ -391,10 +391,11 @@ SAMPLE_TEXTS = ["GPUs", "the", "IT", "it", "fail-slow", "In-To", "HEr", "C++", "
 
 
 def test_text_tokens_follow_the_analyzer():
-    """querylang.text keeps as many tokens as the index's analyzers (before
-    stemming): for the samples, and for every 37th code point alone and in words."""
+    """text_tokens and name_tokens keep as many tokens as the index's analyzers
+    (before stemming): for the samples, and for every 37th code point alone and in words."""
+    from searchengine.analysis.compounds import text_tokens
+    from searchengine.analysis.tokens import name_tokens
     from searchengine.engines.whoosh.analysis import name_analyzer, text_analyzer
-    from searchengine.querylang.text import name_tokens, text_tokens
 
     text, names = text_analyzer(), name_analyzer()
     points = [chr(c) for c in range(0x20, 0x30000, 37) if not 0xD800 <= c <= 0xDFFF]

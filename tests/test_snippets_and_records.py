@@ -106,7 +106,7 @@ SNIPPET_TEXTS = ["FlashAttention on GPUs: C++ and C# in 大规模语言模型的
 
 def test_word_analysis_gives_the_analyzers_tokens_and_offsets():
     from searchengine.engines.whoosh.schema import build_schema
-    from searchengine.engines.whoosh.snippets import WordAnalysis
+    from searchengine.analysis.snippets import WordAnalysis
 
     analyzer = build_schema()["abstract"].analyzer
     replay = WordAnalysis(analyzer, size=8)  # small: forgetting words must not change anything
@@ -124,7 +124,7 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
     from whoosh import highlight
 
     from searchengine.engines.whoosh.schema import build_schema
-    from searchengine.engines.whoosh.snippets import (CONTEXT_CHARS, FRAGMENT_CHARS, FRAGMENTS, WordAnalysis,
+    from searchengine.analysis.snippets import (CONTEXT_CHARS, FRAGMENT_CHARS, FRAGMENTS, WordAnalysis,
                                                       _best, _context_fragments)
 
     analyzer = build_schema()["abstract"].analyzer
@@ -151,7 +151,7 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
 
 def test_a_match_far_into_a_long_text_is_marked_up_to_the_limit():
     from searchengine.engines.whoosh.schema import build_schema
-    from searchengine.engines.whoosh.snippets import CHAR_LIMIT, WordAnalysis, abstract_snippet, title_matches
+    from searchengine.analysis.snippets import CHAR_LIMIT, WordAnalysis, abstract_snippet, title_matches
 
     replay = WordAnalysis(build_schema()["abstract"].analyzer)
     filler = "lorem " * 10_000  # 60,000 characters
@@ -167,7 +167,7 @@ def test_a_match_far_into_a_long_text_is_marked_up_to_the_limit():
 
 
 def test_a_match_running_past_its_fragment_ends_the_fragment():
-    from searchengine.engines.whoosh.snippets import _Fragment, _snippet
+    from searchengine.analysis.snippets import _Fragment, _snippet
 
     text = "alpha Retrieval-Augmented beta gamma"
     # The joined compound spans 6..25 but the first fragment ends at 15.

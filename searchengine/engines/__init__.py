@@ -3,8 +3,8 @@
 This package is the only code that reads an index location and chooses an
 engine for it (:func:`check_location`, :func:`open_engine`,
 :func:`open_writer`, :func:`needs_build`): a folder is the embedded engine
-(:mod:`searchengine.engines.whoosh`, the only package that imports Whoosh or
-NLTK); an ``http(s)://host:port/NAME`` URL is an index on an OpenSearch
+(:mod:`searchengine.engines.whoosh`, the only package that imports
+Whoosh); an ``http(s)://host:port/NAME`` URL is an index on an OpenSearch
 cluster (:mod:`searchengine.engines.opensearch`, the only package that
 imports ``opensearchpy``). The CLI, the web front end and the Python API
 hand a location over unread.
@@ -23,9 +23,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+# Part of this package's face (``from searchengine.engines import IndexCheck``); defined below the engines.
+from searchengine.engines.checks import IndexCheck, PartCheck  # noqa: F401
 
 T = TypeVar("T")
 
@@ -133,41 +135,6 @@ class Engine(Protocol):
 
     def close(self) -> None:
         """Release what the engine holds."""
-
-
-@dataclass
-class PartCheck:
-    """One part of an index as :func:`check_index` found it: a file of the
-    embedded index (``size`` in bytes) or a shard copy on a cluster (``size``:
-    its documents). ``problem`` is ``None`` for a sound part."""
-
-    name: str
-    size: int | None
-    problem: str | None = None
-
-
-@dataclass
-class IndexCheck:
-    """What :func:`check_index` found.
-
-    ``version`` names what was checked (a generation folder, or the
-    cluster's physical index); ``problem`` is ``None`` when the index is
-    sound, else one line naming the first damaged part and how to rebuild.
-    """
-
-    location: str
-    engine: str
-    version: str | None
-    documents: int | None
-    parts: list[PartCheck] = field(default_factory=list)
-    problem: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape: ``{"location", "engine", "version", "documents",
-        "sound", "problem", "parts": [{"name", "size", "problem"}]}``."""
-        return {"location": self.location, "engine": self.engine, "version": self.version,
-                "documents": self.documents, "sound": self.problem is None, "problem": self.problem,
-                "parts": [vars(part) for part in self.parts]}
 
 
 def check_index(location: str | os.PathLike) -> IndexCheck:

@@ -39,13 +39,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from searchengine import filters as _filters
+from searchengine.analysis.tokens import DASHES, word_pattern
 from searchengine.errors import QueryError
 from searchengine.querylang import syntax
 from searchengine.querylang import tree as t
 from searchengine.querylang.syntax import (
     ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
 )
-from searchengine.querylang.text import DASHES, MIN_FUZZY, may_be_fuzzy, word_pattern
+from searchengine.querylang.text import MIN_FUZZY, may_be_fuzzy
 from searchengine.records import arxiv_id, doi, doi_key
 from searchengine.tex import query_tex_to_text
 

@@ -30,10 +30,11 @@ import math
 import re
 import unicodedata
 
+from searchengine.analysis.compounds import text_tokens
+from searchengine.analysis.folding import transliterated
+from searchengine.analysis.tokens import DASHES, name_tokens, spaced_tokens, word_pattern
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import (
-    DASHES, greek_spelling, name_tokens, spaced_tokens, text_tokens, transliterated, word_pattern,
-)
+from searchengine.querylang.text import greek_spelling
 
 # A query of this many terms or fewer needs all of them in a hit.
 ALL_TERMS_UP_TO = 3

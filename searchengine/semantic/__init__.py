@@ -45,6 +45,10 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 #: ``hybrid`` (both, fused: :mod:`.fusion`).
 MODES = ("lexical", "semantic", "hybrid")
 
+#: The folder, inside an index folder, where the vectors of its texts are
+#: cached for rebuilds (or a link to a cache shared by several indexes).
+CACHE_DIR = ".vectors"
+
 INSTALL_HINT = "pip install '.[semantic]' in the searchengine folder (or 'searchengine[semantic]')"
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import unicodedata
 
 from searchengine import querylang
-from searchengine.querylang.text import STOP_WORDS
+from searchengine.analysis.stopwords import STOP_WORDS
 
 #: The fields the term suggester reads (multi-fields of title and abstract).
 SPELL_FIELDS = ("title.spell", "abstract.spell")

@@ -92,12 +92,12 @@ _PATTERN_FLAGS = "UNICODE_CHARACTER_CLASS"
 def _rules():
     """The product's analysis rules (token pattern, stop words, CJK ranges, plural rewrites).
 
-    They are the query language's (:mod:`searchengine.querylang.text`), which the
+    They are the product's analysis (:mod:`searchengine.analysis.tokens`), which the
     embedded analyzer is built from too, so both engines cut and drop the same words.
     """
-    from searchengine.querylang import text
+    from searchengine.analysis import tokens
 
-    return text.TOKEN_PATTERN, text.CJK_CHARS, text.THOUSANDS
+    return tokens.TOKEN_PATTERN, tokens.CJK_CHARS, tokens.THOUSANDS
 
 
 def _rule_text(text: str) -> str:
@@ -116,7 +116,7 @@ def _rule_text(text: str) -> str:
 @functools.lru_cache(maxsize=1)
 def nfkc_rules() -> tuple[str, ...]:
     """``mapping`` char filter rules that put text in Unicode's NFKC form, as the
-    embedded tokenizer does (:func:`searchengine.engines.whoosh.analysis.normalize`).
+    embedded tokenizer does (:func:`searchengine.analysis.folding.normalize`).
 
     One rule per character that NFKC changes (``ﬁ`` → ``fi``, ``Ａ`` → ``A``,
     ``𝐱`` → ``x``: 4,866 with Python 3.11's Unicode 14), and one per

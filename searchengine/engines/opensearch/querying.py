@@ -198,7 +198,7 @@ def split_joined(tree: t.Node | None, frequencies, named=None) -> t.Node | None:
     """``tree`` with each word that is two indexed words written together
     (``flashattention``) searched as a compound of them (``flash-attention``:
     the joined word, or the two in sequence), as the embedded engine splits
-    it (:func:`searchengine.querylang.text.best_split`, by the abstracts'
+    it (:func:`searchengine.analysis.splitting.best_split`, by the abstracts'
     document frequencies). A long question (a ``MinMatch``) is left alone.
 
     ``frequencies(terms)`` gives ``{term: abstracts holding it}`` for a list
@@ -207,7 +207,7 @@ def split_joined(tree: t.Node | None, frequencies, named=None) -> t.Node | None:
     typed: such a word (a surname: ``Vedaldi``) is never split.
     """
     from searchengine.engines.opensearch.terms import stem
-    from searchengine.querylang.text import best_split, may_split, split_candidates
+    from searchengine.analysis.splitting import best_split, may_split, split_candidates
 
     if tree is None or isinstance(tree.child if isinstance(tree, t.Proximity) else tree, t.MinMatch):
         return tree
@@ -492,7 +492,7 @@ def _prefix(field: str, text: str) -> dict:
     """The terms of ``field`` starting with the folded ``text``, 64 at most
     (``top_terms_64``), each scored by BM25 with its own idf and added up, as
     the embedded engine scores a prefix's terms (:data:`.scoring.WHOLE_SCORE`)."""
-    from searchengine.engines.whoosh.analysis import fold
+    from searchengine.analysis.folding import fold
 
     name = field + TERMS if field in TEXT_FIELDS else field
     weight = TITLE_BOOST if field == "title" else 1.0

@@ -1,7 +1,7 @@
 """The product's own analysis, as text the cluster indexes token for token.
 
 The cluster does not analyse titles and abstracts itself: the product's
-analyzer (:func:`searchengine.engines.whoosh.analysis.text_analyzer`, the one
+analyzer (:func:`searchengine.analysis.analyzer.text_analyzer`, whose steps
 the embedded engine indexes with) turns each into its terms and positions,
 and the document carries them as a *term text* that the cluster's ``se_terms``
 analyzer only cuts apart (see :mod:`.mapping`):
@@ -20,7 +20,8 @@ Two fields are made this way for each text field:
   proximity (:func:`term_text`);
 * ``<field>_words``: every word as written, folded, parts of a hyphenated
   word apart, stop words included, for quoted phrases, which the embedded
-  engine matches as written (:func:`word_text`, :func:`written_words`).
+  engine matches as written (:func:`word_text`,
+  :func:`~searchengine.analysis.tokens.written_words`).
 
 Queries are analysed here too (:func:`query_tokens`, :func:`phrase_tokens`),
 so a query asks for exactly the terms the embedded engine asks for.
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 
 #: Joins the terms that share a position in a term text.
 SAME_POSITION = "\u0001"
@@ -42,19 +44,30 @@ TERMS, WORDS = "_terms", "_words"
 TOKENS, LENGTH = "_tokens", "_length"
 
 
+#: The field lengths one byte stands for, as the embedded engine (Whoosh) keeps
+#: a field's length: ``round((1.033 ** code - 1) * 27)`` for codes 0 to 255.
+_BYTE_LENGTHS = tuple(round((1.033 ** code - 1) * 27) for code in range(256))
+
+
 @functools.cache
 def text_analyzer():
-    """The product's analyzer of titles and abstracts (the embedded engine's, built once)."""
-    from searchengine.engines.whoosh.analysis import text_analyzer as analyzer
+    """The product's analyzer of titles and abstracts (the embedded engine's steps, built once)."""
+    from searchengine.analysis.analyzer import text_analyzer as analyzer
 
     return analyzer()
 
 
 def _positions(text: str) -> dict[str, list[int]]:
     """``{term: positions}`` of ``text`` as the product's analyzer indexes it."""
-    from searchengine.engines.whoosh.analysis import term_positions
+    from searchengine.analysis.analyzer import term_positions
 
     return term_positions(text_analyzer(), text)
+
+
+def kept_length(tokens: int) -> int:
+    """``tokens`` (0 or more) as the embedded engine keeps a field's length in
+    one byte: the largest of :data:`_BYTE_LENGTHS` that is not under it (106,374 at most)."""
+    return _BYTE_LENGTHS[min(bisect_left(_BYTE_LENGTHS, tokens), 255)]
 
 
 def indexed(text: str) -> tuple[str, int, int]:
@@ -63,11 +76,9 @@ def indexed(text: str) -> tuple[str, int, int]:
     length: its terms (those sharing a position each count), and that count
     as Whoosh keeps it in one byte (the length BM25F normalises by; the
     average is of the counts)."""
-    from whoosh.util.numeric import byte_to_length, length_to_byte
-
     positions = _positions(text)
     tokens = sum(len(at) for at in positions.values())
-    return _slots(positions), tokens, byte_to_length(length_to_byte(tokens)) if tokens else 0
+    return _slots(positions), tokens, kept_length(tokens) if tokens else 0
 
 
 def term_text(text: str) -> str:
@@ -91,25 +102,17 @@ def _slots(positions: dict[str, list[int]]) -> str:
     return " ".join(SAME_POSITION.join(slot) if slot else NO_TERM for slot in slots)
 
 
-def written_words(text: str) -> list[str]:
-    """The words of ``text`` as written, folded, a hyphenated word as its parts:
-    the embedded engine's :func:`~searchengine.engines.whoosh.queries.written_words`,
-    which its quoted phrases are matched with."""
-    from searchengine.engines.whoosh.queries import written_words as words
-
-    return words(text)
-
-
 def word_text(text: str) -> str:
     """The ``<field>_words`` text of ``text``: its :func:`phrase_words`, one per position."""
     return " ".join(phrase_words(text))
 
 
 def phrase_words(text: str) -> list[str]:
-    """:func:`written_words`, a CJK run as its characters (the embedded engine
+    """:func:`~searchengine.analysis.tokens.written_words` (the words a quoted
+    phrase is matched with), a CJK run as its characters (the embedded engine
     finds a phrase of CJK characters anywhere in a run), a word that cannot
     stand in a slot left out."""
-    from searchengine.querylang.text import is_cjk_run
+    from searchengine.analysis.tokens import is_cjk_run, written_words
 
     words = []
     for word in written_words(text):
@@ -123,13 +126,6 @@ def phrase_words(text: str) -> list[str]:
 _BREAKS = re.compile(f"[ {SAME_POSITION}{NO_TERM}]")
 
 
-@functools.cache
-def _name_analyzer():
-    from searchengine.engines.whoosh.analysis import name_analyzer
-
-    return name_analyzer()
-
-
 def name_text(text: str) -> str:
     """``text`` as the product's name analyzer reads author names (words
     folded for case and accents, not stemmed), one space between words:
@@ -140,7 +136,9 @@ def name_text(text: str) -> str:
 def name_terms(text: str) -> list[str]:
     """The terms the product's name analyzer makes of ``text``, in order
     (``Jean-Pierre O'Brien`` → ``jean-pierre``, ``o``, ``brien``)."""
-    return [token.text for token in _name_analyzer()(text)]
+    from searchengine.analysis.analyzer import name_terms as terms
+
+    return terms(text)
 
 
 def stem(word: str) -> str:
@@ -161,7 +159,7 @@ def query_tokens(text: str, mode: str = "query") -> list[tuple[str, int, bool]]:
 
 @functools.cache
 def _snippet_analysis():
-    from searchengine.engines.whoosh.snippets import WordAnalysis
+    from searchengine.analysis.snippets import WordAnalysis
 
     return WordAnalysis(text_analyzer())
 
@@ -172,7 +170,7 @@ def snippet_parts(record, marked: dict):
     them: ``(Snippet, [(start, end), ...])``. ``marked`` is what
     :func:`.querying.marked_terms` gives: the terms of each field, and prefixes
     whose terms in this record are marked too."""
-    from searchengine.engines.whoosh import snippets
+    from searchengine.analysis import snippets
 
     analysis = _snippet_analysis()
     terms = {name: set(marked.get(name, ())) for name in TEXT_FIELDS}

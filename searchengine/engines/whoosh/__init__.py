@@ -1,6 +1,6 @@
-"""The embedded engine: Whoosh index folders with NLTK analysis, searched in this process.
+"""The embedded engine: Whoosh index folders, searched in this process.
 
-The only package that imports Whoosh (and, in :mod:`.analysis`, NLTK):
+The only package that imports Whoosh:
 
 * :mod:`.engine` -- :class:`~.engine.WhooshEngine` and its searcher: matching,
   ranking a page, snippets, facets, records;
@@ -16,8 +16,8 @@ The only package that imports Whoosh (and, in :mod:`.analysis`, NLTK):
 * :mod:`.cache` -- what an open generation keeps on its readers;
 * :mod:`.columns` -- facet and sort columns, packed and written;
   :mod:`.facetcolumns` -- read, sorted and counted, and the searcher's cache;
-* :mod:`.snippets` -- highlighting; :mod:`.lexicon` -- did-you-mean words;
-* :mod:`.analysis` -- the analyzer (tokenizer | filters, NLTK parts);
+* :mod:`.snippets` -- the terms a query's snippets mark; :mod:`.lexicon` -- did-you-mean words;
+* :mod:`.analysis` -- the product's analysis (:mod:`searchengine.analysis`) as Whoosh filters;
   :mod:`.schema` -- fields and documents; :mod:`.codec` -- the on-disk encodings;
 * :mod:`.writer` -- indexing (parallel writers, versions and repeats);
   :mod:`.postings` -- the writers' posting buffer;

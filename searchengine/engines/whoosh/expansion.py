@@ -38,7 +38,8 @@ from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity, WrittenFuzzy
 from searchengine.engines.whoosh.querying import reweighed, word_query
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import best_split, may_expand_to, may_split, whole_term
+from searchengine.analysis.splitting import best_split, may_split
+from searchengine.querylang.text import may_expand_to, whole_term
 from searchengine.ranking import PROXIMITY_FIELDS
 
 # The field of author names: a word it holds is never split.
@@ -359,7 +360,7 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
     compound typed joined (the joined word, then the two words in sequence),
     as ``FlashAttention`` gets them.
 
-    The split is :func:`searchengine.querylang.text.best_split`'s, by the
+    The split is :func:`searchengine.analysis.splitting.best_split`'s, by the
     abstracts' document frequencies; a word with no such split is left
     alone, and so is a word that an author's name holds (a surname typed
     alone: ``Vedaldi`` is not ``veda ldi``).

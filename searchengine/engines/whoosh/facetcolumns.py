@@ -343,10 +343,10 @@ class SearcherCache:
 
     def snippet_analyzer(self):
         """The abstract field's analyzer for highlighting
-        (:class:`searchengine.engines.whoosh.snippets.WordAnalysis`)."""
+        (:class:`searchengine.analysis.snippets.WordAnalysis`)."""
         with self._lock:
             if self._snippet_analyzer is None:
-                from searchengine.engines.whoosh.snippets import WordAnalysis
+                from searchengine.analysis.snippets import WordAnalysis
 
                 self._snippet_analyzer = WordAnalysis(self.searcher.schema["abstract"].analyzer)
             return self._snippet_analyzer

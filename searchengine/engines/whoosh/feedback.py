@@ -119,7 +119,7 @@ def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[
         top: ``(docnum, score)`` of the feedback documents.
         count: number of terms kept.
     """
-    from searchengine.engines.whoosh.analysis import term_positions
+    from searchengine.analysis.analyzer import term_positions
 
     field = searcher.schema["abstract"]
     boost = field.format.field_boost

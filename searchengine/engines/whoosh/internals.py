@@ -1,15 +1,15 @@
 """Every private name of Whoosh and NLTK the embedded engine uses, in one place.
 
 The engine reaches below the public APIs where that is many times faster
-(posting blocks read whole, field lengths read as one column, Porter's
-steps without its root-cutting step 4, the tokenizer's match timer left
-off) or where Whoosh offers no public hook (a writer's temporary storage and
+(posting blocks read whole, field lengths read as one column) or where Whoosh offers no public hook (a writer's temporary storage and
 posting stream), or where it has a bug (terms of one posting are never
 inlined in their term info: :mod:`searchengine.engines.whoosh.codec`). The
-two import shortcuts that rely on the packages' layout live here too:
-Whoosh's English morphology loaded on first use (:func:`defer_morphology`)
-and NLTK's stemmer imported without NLTK's package initialisers
-(:func:`nltk_module`). Those names are not promised to stay: :func:`missing`
+import shortcut that relies on Whoosh's layout lives here too: its English
+morphology loaded on first use (:func:`defer_morphology`). The private
+names of NLTK's stemmer the analysis uses (Porter's steps without its
+root-cutting step 4, NLTK's stemmer imported without its package
+initialisers: :mod:`searchengine.analysis.stemming`) are checked here with
+Whoosh's. Those names are not promised to stay: :func:`missing`
 lists the ones an installed version lacks
 (``tests/engines/whoosh_engine/test_internals.py`` fails with that list), and
 pyproject.toml bounds both packages to the releases tested.
@@ -18,7 +18,6 @@ pyproject.toml bounds both packages to the releases tested.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 import types
 from itertools import accumulate
@@ -157,80 +156,6 @@ def defer_morphology() -> None:
     sys.modules[MORPH_EN] = stand_in
 
 
-# --- NLTK: imports --------------------------------------------------------------------------
-
-# The NLTK packages the stemmer module lives in (see nltk_module).
-_NLTK_PACKAGES = ("nltk", "nltk.stem")
-# NLTK modules that the stemmer module imports but uses only in its demo:
-# nltk.redos imports the ``regex`` engine (30 ms); loaded on first use.
-_NLTK_DEFERRED = ("nltk.redos",)
-
-
-class _DeferredModule(types.ModuleType):
-    """A stand-in for an NLTK module, which imports it (:func:`nltk_module`) on first attribute use."""
-
-    def __getattr__(self, name: str):
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        return getattr(nltk_module(self.__name__), name)
-
-
-def nltk_module(name: str) -> types.ModuleType:
-    """Import the NLTK module ``name`` (``"nltk.stem.porter"``) without NLTK's
-    package initialisers, unless NLTK is already imported.
-
-    ``import nltk`` runs ``nltk/__init__.py``, which imports nearly all of
-    NLTK and, through its collocation measures, SciPy: 0.14 s, or 0.6 s with
-    SciPy installed, against 0.04 s for the tokenizer and stemmer modules
-    alone. Stand-in package modules are placed in ``sys.modules`` while
-    ``name`` is imported, then removed, so a later ``import nltk`` by other
-    code runs the real initialiser and reuses the modules loaded here. The
-    modules of :data:`_NLTK_DEFERRED` get stand-ins too, which import them
-    when first used. If anything about NLTK's layout differs, the ordinary
-    import is used.
-    """
-    if name in sys.modules or "nltk" in sys.modules:
-        return importlib.import_module(name)
-    placed = []
-    try:
-        for package in _NLTK_PACKAGES:
-            spec = importlib.util.find_spec(package)
-            if spec is None or not spec.submodule_search_locations:
-                raise ImportError(package)
-            stand_in = types.ModuleType(package)
-            stand_in.__spec__ = spec
-            stand_in.__path__ = list(spec.submodule_search_locations)
-            sys.modules[package] = stand_in
-            placed.append(package)
-        for module in _NLTK_DEFERRED:
-            if module != name and module not in sys.modules:
-                sys.modules[module] = _DeferredModule(module)
-                placed.append(module)
-        return importlib.import_module(name)
-    except ImportError:
-        return _import_normally(name, placed)
-    finally:
-        for module in placed:  # a deferred module imported meanwhile stays
-            if module in _NLTK_PACKAGES or isinstance(sys.modules.get(module), _DeferredModule):
-                sys.modules.pop(module, None)
-
-
-def _import_normally(name: str, placed: list[str]) -> types.ModuleType:
-    for module in [m for m in sys.modules if m == "nltk" or m.startswith("nltk.")]:
-        del sys.modules[module]
-    placed.clear()
-    return importlib.import_module(name)
-
-
-# --- NLTK: stemming -------------------------------------------------------------------------
-
-def porter_steps(porter, word: str) -> str:
-    """NLTK Porter's steps 1a to 5b on ``word``, without step 4 (root cutting)."""
-    word = porter._step1c(porter._step1b(porter._step1a(word)))
-    word = porter._step3(porter._step2(word))
-    return porter._step5b(porter._step5a(word))
-
-
 # --- the check ------------------------------------------------------------------------------
 
 def missing() -> list[str]:
@@ -279,6 +204,8 @@ def missing() -> list[str]:
         table = reader._terms._tindex
         need(table, ("tables", "endofdata", "hashfn", "dbfile"), "whoosh.filedb.filetables.OrderedHashReader")
     need(whoosh3.W3PostingsWriter(None, 128), ("_inlinelimit",), "whoosh.codec.whoosh3.W3PostingsWriter")
+    from searchengine.analysis.stemming import nltk_module
+
     porter = nltk_module("nltk.stem.porter").PorterStemmer()
     need(porter, ("_step1a", "_step1b", "_step1c", "_step2", "_step3", "_step5a", "_step5b", "pool"),
          "nltk.stem.porter.PorterStemmer")

@@ -42,7 +42,8 @@ class Lexicon:
     @staticmethod
     def normalise(word: str) -> str | None:
         """``word`` as the spelling fields hold it (case and accents folded), or ``None`` for a stop word."""
-        from searchengine.engines.whoosh.analysis import STOP_WORDS, fold
+        from searchengine.analysis.folding import fold
+        from searchengine.analysis.stopwords import STOP_WORDS
 
         folded = fold(word)
         return None if folded in STOP_WORDS else folded

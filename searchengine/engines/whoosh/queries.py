@@ -28,15 +28,12 @@ from whoosh import query as wq
 from whoosh.matching import NullMatcher
 from whoosh.query.wrappers import WrappingQuery
 
-from searchengine.engines.whoosh.analysis import fold
+from searchengine.analysis.folding import fold
+from searchengine.analysis.tokens import is_cjk_run, written_words
 from searchengine.engines.whoosh.bm25f import scored_list
 from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.engines.whoosh.evaluate import score_documents
 from searchengine.engines.whoosh.textstore import TextStore, segment_text_store
-from searchengine.querylang.text import DASHES, is_cjk_run, word_pattern
-
-_DASH = re.compile(f"[{DASHES}]")
-
 
 class MinShouldMatch(wq.Or):
     """Documents matching at least ``minmatch`` of the subqueries, scored by their sum.
@@ -233,12 +230,6 @@ class ExactText(WrappingQuery):
         if known is None:
             self._checked[id(searcher)] = (searcher, passed)
         return scored_list(docs, scores) if docs else NullMatcher()
-
-
-def written_words(text: str) -> list[str]:
-    """The words of ``text`` as written, folded for case and accents, a
-    hyphenated word as its parts: what a quoted phrase is matched with."""
-    return [fold(part) for match in word_pattern(text).finditer(text) for part in _DASH.split(match.group()) if part]
 
 
 def exact_pattern(text: str) -> str | None:

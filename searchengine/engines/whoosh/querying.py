@@ -43,15 +43,16 @@ from itertools import pairwise
 from whoosh import query as wq
 
 from searchengine import querylang
+from searchengine.analysis.folding import fold
+from searchengine.analysis.tokens import word_pattern
 from searchengine.dates import intersection
-from searchengine.engines.whoosh.analysis import fold
 from searchengine.engines.whoosh.bm25f import bm25f_term, is_bm25f_term, joined_term
 from searchengine.engines.whoosh.queries import (DocumentSet, ExactText, MinShouldMatch, Proximity, WrittenFuzzy,
                                                  exact_pattern)
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, word_pattern
+from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_FIELDS, QUERY_K3
 from searchengine.records import arxiv_doi_id, doi_key
 

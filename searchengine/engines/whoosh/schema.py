@@ -50,11 +50,13 @@ from whoosh.fields import COLUMN, ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 from whoosh.formats import Positions
 
 from searchengine import dates, filters
+from searchengine.analysis.analyzer import index_positions
+from searchengine.analysis.folding import fold
+from searchengine.analysis.tokens import word_pattern
 from searchengine.records import doi_key
 from searchengine.engines.whoosh import columns as facets
 from searchengine.engines.whoosh.codec import compact_positions
-from searchengine.engines.whoosh.analysis import fold, index_positions, name_analyzer, text_analyzer
-from searchengine.querylang.text import word_pattern
+from searchengine.engines.whoosh.analysis import name_analyzer, text_analyzer
 from searchengine.ranking import TITLE_BOOST
 
 # Fields a query searches when it names none.
@@ -84,7 +86,7 @@ class SpelledTEXT(TEXT):
     def index(self, value, **kwargs):
         """``(term bytes, frequency, weight, encoded positions)`` per distinct
         term, as Whoosh's ``Positions`` format gives them, from
-        :func:`~searchengine.engines.whoosh.analysis.index_positions` (each
+        :func:`~searchengine.analysis.analyzer.index_positions` (each
         distinct word analysed once) where it applies."""
         found = None
         if isinstance(value, str) and not kwargs and isinstance(self.format, Positions):

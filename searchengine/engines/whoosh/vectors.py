@@ -33,9 +33,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from searchengine.semantic import CACHE_DIR
+
 VECTORS_FILE = "vectors.npy"
 SCALES_FILE = "vector-scales.npy"
-CACHE_DIR = ".vectors"
 # Texts per encoding step; the cache is written at least every CHUNK_SECONDS.
 ENCODE_STEP = 64
 # Records to encode from which one process per core is started.

@@ -308,7 +308,7 @@ def _token_stream_terms(field, text):
 @pytest.mark.parametrize("cache_size", [100_000, 3])
 def test_indexing_analyses_each_word_once_and_gives_the_token_streams_terms(monkeypatch, cache_size):
     from conftest import corpus_records
-    from searchengine.engines.whoosh import analysis
+    from searchengine.analysis import analyzer as analysis
     from searchengine.engines.whoosh.schema import build_schema
 
     monkeypatch.setattr(analysis, "EXPANSION_CACHE_SIZE", cache_size)  # 3: the cache is emptied again and again
@@ -329,7 +329,7 @@ def test_indexing_analyses_each_word_once_and_gives_the_token_streams_terms(monk
 def test_indexing_uses_the_token_stream_for_a_filter_that_is_not_token_local():
     from whoosh.analysis import Filter
 
-    from searchengine.engines.whoosh import analysis
+    from searchengine.analysis import analyzer as analysis
     from searchengine.engines.whoosh.schema import build_schema
 
     class Sentences(Filter):  # moves every token after a full stop: not a function of the token alone
@@ -348,8 +348,8 @@ def test_indexing_uses_the_token_stream_for_a_filter_that_is_not_token_local():
 def test_fold_drops_the_thousands_separators_the_shared_pattern_names(text):
     import re
 
-    from searchengine.engines.whoosh.analysis import fold
-    from searchengine.querylang.text import THOUSANDS
+    from searchengine.analysis.folding import fold
+    from searchengine.analysis.tokens import THOUSANDS
 
     assert fold(text) == re.sub(THOUSANDS, "", text.lower())
 
@@ -360,7 +360,7 @@ def test_fold_drops_the_thousands_separators_the_shared_pattern_names(text):
 def test_a_phrase_pattern_finds_its_words_as_written_and_whole(text, found):
     import re
 
-    from searchengine.engines.whoosh.analysis import fold
+    from searchengine.analysis.folding import fold
     from searchengine.engines.whoosh.queries import exact_pattern
 
     assert (re.search(exact_pattern("language models"), fold(text)) is not None) is found
@@ -368,7 +368,7 @@ def test_a_phrase_pattern_finds_its_words_as_written_and_whole(text, found):
 
 
 def test_latin_plurals_meet_their_singulars_and_nothing_else():
-    from searchengine.engines.whoosh.analysis import InflectionStemmer
+    from searchengine.analysis.stemming import InflectionStemmer
 
     stem = InflectionStemmer().stem
     groups = [
@@ -386,3 +386,58 @@ def test_latin_plurals_meet_their_singulars_and_nothing_else():
     for word, other in [("index", "indicate"), ("index", "indication"), ("complex", "complications"),
                         ("vertex", "vertical"), ("basis", "based"), ("basis", "bases")]:
         assert stem(word) != stem(other), (word, other)
+
+
+def test_the_engine_free_analyzer_gives_the_whoosh_chains_tokens_and_terms():
+    from searchengine.analysis.analyzer import name_terms, term_positions
+    from searchengine.analysis.analyzer import text_analyzer as free_analyzer
+    from searchengine.engines.whoosh.analysis import name_analyzer
+
+    free, chain = free_analyzer(), text_analyzer()
+    for text in (TRICKY, "Fail-slow GPUs: the IT of 16GB GPUs", "", "ﬁnite ＧＰＵ 大规模语言模型 Müller"):
+        assert term_positions(free, text) == term_positions(chain, text)
+        for mode in ("index", "query", "phrase"):
+            def tokens(analyzer):
+                return [(t.text, t.pos, t.startchar, t.endchar, t.stopped, t.joined)
+                        for t in analyzer(text, positions=True, chars=True, mode=mode, removestops=False)]
+            assert tokens(free) == tokens(chain)
+    names = "Jean-Pierre O'Brien, Vlček Müller, ＧＰＵ Søren"
+    assert name_terms(names) == [t.text for t in name_analyzer()(names)]
+
+
+def test_the_accent_table_and_the_kept_lengths_are_whooshs():
+    from whoosh.support.charset import accent_map
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    from searchengine.analysis.accents import ACCENT_MAP
+    from searchengine.engines.opensearch.terms import kept_length
+
+    assert list(ACCENT_MAP.items()) == list(accent_map.items())
+    for tokens in [*range(3000), 52061, 106373, 106374, 106375, 10 ** 6]:
+        assert kept_length(tokens) == byte_to_length(length_to_byte(tokens))
+
+
+def test_an_index_schema_names_the_analyzer_classes_where_existing_indexes_find_them():
+    import pickle
+
+    from searchengine.engines.whoosh.schema import build_schema
+
+    data = pickle.dumps(build_schema(), 2)
+    for name in ("TechTokenizer", "CompoundFilter", "AcronymStopFilter", "UmlautFilter", "InflectionStemFilter"):
+        assert b"searchengine.engines.whoosh.analysis\n" + name.encode() + b"\n" in data
+    loaded = pickle.loads(data)
+    assert loaded["title"].analyzer == text_analyzer()
+    assert loaded["authors"].analyzer == build_schema()["authors"].analyzer
+
+
+def test_the_engine_free_modules_import_no_engine():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3] / "searchengine"
+    for path in [*(root / "analysis").glob("*.py"), *(root / "engines" / "opensearch").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert not name.startswith(("whoosh", "searchengine.engines.whoosh")), (path, name)

@@ -181,7 +181,7 @@ def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_
     from searchengine.export import rows
     from searchengine.feeds import FEED_SIZE, atom_feed, feed_title
     from searchengine.request import SearchRequest
-    from web.app import id_path  # the web page's record URLs, which the feed links to
+    from searchengine.web.helpers import id_path  # the web page's record URLs, which the feed links to
 
     try:
         parts = urlsplit(base_url)

@@ -27,7 +27,7 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
     from this process. A rebuilt index is picked up without a restart. Builds the
     index from corpus/ first when there is none.
     """
-    from web.serve import serve as run_server
+    from searchengine.web.serve import serve as run_server
 
     index = open_or_build(index_dir)
     run_server(index, index_dir, host=host, port=port, threads=threads,

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document served at ``/api/openapi.json``.
 
-Written by hand from the routes in :mod:`web.app` and the shapes of
+Written by hand from the routes in :mod:`searchengine.web.api` and the shapes of
 ``SearchResults.to_dict()`` and ``SearchIndex.document()``; ``tests/test_web.py``
 checks that every API route is described.
 """
@@ -17,7 +17,7 @@ from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
 from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_API_LOOKUP, MAX_DEPTH, MAX_LIMIT, MAX_SIMILAR_IDS, SORTS
 from searchengine.semantic import MODES
-from web.params import (
+from searchengine.web.params import (
     EXPANDED_FACET_SIZE,
     EXPORT_FORMATS,
     FACET_SIZE,
@@ -51,7 +51,7 @@ def _object(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 
 # Patterns of the filter values the search API reads (searchengine.filters).
-# Control characters count as spaces (web.params), so they may pad a value,
+# Control characters count as spaces (searchengine.web.params), so they may pad a value,
 # and a value of spaces alone counts as not given.
 _SPACE = r"[\s\x00-\x1f\x7f-\x9f]*"
 _YEAR = r"\d{4}"

@@ -176,12 +176,10 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
 def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_dir: Path, base_url: str) -> None:
     """``search --format atom``: the web page's feed of the same search (newest
     first unless --sort is given; 50 entries unless --limit is), linking to ``base_url``."""
-    from urllib.parse import urlencode, urlsplit
+    from urllib.parse import urlsplit
 
-    from searchengine.export import rows
-    from searchengine.feeds import FEED_SIZE, atom_feed, feed_title
+    from searchengine.feeds import FEED_SIZE, search_feed
     from searchengine.request import SearchRequest
-    from searchengine.web.helpers import id_path  # the web page's record URLs, which the feed links to
 
     try:
         parts = urlsplit(base_url)
@@ -197,7 +195,6 @@ def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_
         raise click.UsageError("--format atom is the search's feed, newest first; it has no --page")
     if ctx.get_parameter_source("limit") in (click.core.ParameterSource.DEFAULT, None):
         limit = FEED_SIZE  # as the web page's feed
-    root = base_url.rstrip("/")
     request = SearchRequest(query or "", filters, sort or "newest", page, limit, with_snippets=False, exact=exact)
     results = open_or_build(index_dir).run(request)
     pairs = [("q", query)] if query else []
@@ -206,10 +203,7 @@ def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_
     pairs += [(d.text.split(" ", 1)[0], d.text.split(" ", 1)[1]) for d in filters.dates]
     if exact:
         pairs.append(("exact", "1"))
-    write_output(atom_feed(rows(results.hits), title=feed_title(pairs),
-                     self_url=f"{root}/feed.atom" + (f"?{urlencode(pairs)}" if pairs else ""),
-                     page_url=f"{root}/?{urlencode(pairs + [('sort', sort or 'newest')])}",
-                     record_url=lambda record_id: f"{root}/records/{id_path(record_id)}"))
+    write_output(search_feed(results.hits, pairs, base_url=base_url, sort=sort or "newest"))
 
 
 def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_format: str, mode: str | None) -> None:

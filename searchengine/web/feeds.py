@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, Response, request, url_for
+from flask import Blueprint, Response, request
 from werkzeug.datastructures import MultiDict
 
 from searchengine.errors import QueryError
-from searchengine.web.helpers import current_index, record_url
+from searchengine.web.helpers import current_index
 from searchengine.web.params import SearchParams
 
 blueprint = Blueprint("feeds", __name__)
@@ -22,10 +22,7 @@ _HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-
 
 @blueprint.get("/feed.atom")
 def search_feed():
-    from urllib.parse import parse_qsl, urlencode, urlsplit
-
-    from searchengine.export import rows
-    from searchengine.feeds import FEED_SIZE, MEDIA_TYPE, atom_feed, feed_title
+    from searchengine.feeds import FEED_SIZE, MEDIA_TYPE, search_feed
 
     if not _HOST.fullmatch(request.host):
         raise QueryError("the request's Host header is not a host name and port: the feed's links "
@@ -37,11 +34,5 @@ def search_feed():
     # The search page's 10 a page is few for a feed; a limit given is kept (at most 100).
     limit = params.limit if request.args.get("limit") else FEED_SIZE
     results = current_index().run(params.feed_request(limit))
-    root = request.host_url.rstrip("/")
-    self_url = params.feed_url(url_for("feeds.search_feed"))
-    pairs = parse_qsl(urlsplit(self_url).query)
-    body = atom_feed(rows(results.hits), title=feed_title(pairs),
-                     self_url=root + self_url,
-                     page_url=f"{root}{url_for('pages.search_page')}?{urlencode(pairs + [('sort', 'newest')])}",
-                     record_url=lambda record_id: root + record_url("record_page", record_id))
+    body = search_feed(results.hits, params.feed_items(), base_url=request.host_url.rstrip("/") + request.script_root)
     return Response(body, content_type=MEDIA_TYPE)

@@ -8,6 +8,7 @@ from flask import current_app, request
 from markupsafe import Markup, escape
 from werkzeug.routing import PathConverter
 
+from searchengine.feeds import id_path
 from searchengine.records import doi
 from searchengine.search import SearchIndex
 from searchengine.web.params import SearchParams
@@ -54,24 +55,6 @@ def marked(text: str, matches) -> Markup:
 RECORD_ROUTES = {"record_page": "/records/{}", "record_bibtex": "/records/{}/bibtex",
                  "record_ris": "/records/{}/ris",
                  "api_record": "/api/records/{}", "api_similar": "/api/records/{}/similar"}
-# Left unencoded in record ids, as Werkzeug's path converter does.
-_PATH_SAFE = "!$&'()*+,;=:@"
-
-
-def id_path(record_id: str) -> str:
-    """``record_id`` percent-encoded for a record URL's path.
-
-    An id whose "/"-separated parts are all ordinary keeps its slashes
-    (``hep-th/9901001``). One with an empty, ``.`` or ``..`` part (``a/../b``)
-    has its slashes encoded as ``%2F`` too: a browser would otherwise resolve
-    the dots and request another path; the server decodes ``%2F`` back to
-    ``/`` before routing. Ids that are exactly ``.`` or ``..`` cannot be a
-    path part at all (browsers resolve ``%2E`` too).
-    """
-    ordinary = all(part not in ("", ".", "..") for part in record_id.split("/"))
-    return quote(record_id, safe=_PATH_SAFE + ("/" if ordinary else ""))
-
-
 class RecordIdConverter(PathConverter):
     """A record id in a URL path: like ``path``, but it may also start with "/"."""
 

@@ -372,10 +372,14 @@ class SearchParams:
         filters = build_filters(self.years, self.authors, self.categories, False, self.date_filters())
         return SearchRequest(self.q, filters, "newest", 1, limit, with_snippets=False, exact=self.exact)
 
+    def feed_items(self) -> list[tuple[str, str]]:
+        """The query-string pairs of this state's feed: its query and filters, without sort and page."""
+        return replace(self, page=1, limit=DEFAULT_LIMIT, sort=None, more=None, from_range=False).items()
+
     def feed_url(self, path: str = "/feed.atom") -> str:
         """The feed of this state's search: its query and filters, without sort and page."""
-        whole = replace(self, page=1, limit=DEFAULT_LIMIT, sort=None, more=None, from_range=False)
-        return whole.url(path)
+        query = urlencode(self.feed_items())
+        return f"{path}?{query}" if query else path
 
     def items(self) -> list[tuple[str, str]]:
         """The canonical query-string pairs; defaults are left out."""

@@ -732,7 +732,7 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
 
 def test_json_answers_give_payloads_back_exactly_and_never_as_html(payload_index_dir, records, payload_list):
     from searchengine.web import create_app
-    from searchengine.web.helpers import id_path
+    from searchengine.feeds import id_path
 
     client = create_app(index_dir=payload_index_dir).test_client()
     for record in map(as_stored, records):
@@ -771,7 +771,7 @@ SECURITY_HEADERS = {
 
 
 def test_every_kind_of_answer_carries_the_security_headers(servers, records):
-    from searchengine.web.helpers import id_path
+    from searchengine.feeds import id_path
 
     record = f"/records/{id_path(records[0]['id'])}"
     kinds = {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,9 +13,8 @@ from searchengine.cli import main
 from searchengine.cli.common import (counted, index_dir_option, json_option, open_or_build, output_format_of,
                                      print_json, write_output)
 from searchengine.cli.render import EXPORT_FORMATS, OUTPUT_FORMATS, SEARCH_FORMATS, echo_record, emit
-from searchengine.facets import FACET_NAMES
-from searchengine.limits import LISTING_SORTS, MAX_DEPTH, MAX_LIMIT, MAX_LOOKUP, SORTS
-from searchengine.semantic import MODES
+from searchengine.limits import LISTING_SORTS, MAX_LOOKUP
+from searchengine.parameters import Parameter, cli_parameters, parameter
 
 def _filter_values(parser_name: str):
     """A click callback parsing each value of a repeatable filter option with
@@ -57,50 +58,49 @@ def _parse_facets(ctx, param, value):
         raise click.BadParameter(str(exc)) from None
 
 
+def parameter_option(declared: Parameter) -> Callable[[Callable], Callable]:
+    """The click option of a search parameter, as its :class:`~searchengine.parameters.CliForm` declares it."""
+    form = declared.cli
+    settings: dict[str, Any] = {"help": form.help}
+    if declared.multiple:
+        settings["multiple"] = True
+    if form.flag:
+        settings["is_flag"] = True
+    if form.default is not None:
+        settings["default"] = form.default
+    if form.show_default:
+        settings["show_default"] = True
+    if form.int_range is not None:
+        settings["type"] = click.IntRange(*form.int_range)
+    if form.choices is not None:
+        settings["type"] = click.Choice(form.choices, case_sensitive=form.case_sensitive)
+    if form.metavar is not None:
+        settings["metavar"] = form.metavar
+    if form.parse == "facets":
+        settings["callback"] = _parse_facets
+    elif form.parse is not None:
+        module, name = form.parse.split(".")
+        settings["callback"] = _filter_values(name) if module == "filters" else _date_value(name)
+    return click.option(*form.flags, form.dest or declared.name, **settings)
+
+
+def search_options(command: Callable) -> Callable:
+    """Every search parameter's option (:func:`searchengine.parameters.cli_parameters`), in ``--help`` order."""
+    for declared in reversed(cli_parameters()):
+        command = parameter_option(declared)(command)
+    return command
+
 
 format_option = click.option(
     "--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=None,
     help="Output format (default: table; --json is short for --format json).",
 )
-limit_option = click.option(
-    "--limit", "-n", default=10, show_default=True, type=click.IntRange(1, MAX_LIMIT),
-    help=f"Hits per page (at most {MAX_LIMIT}).",
-)
+limit_option = parameter_option(parameter("limit"))
 
 
 @main.command()
 @click.argument("words", nargs=-1, metavar="[QUERY]...")
-@click.option("--year", "-y", multiple=True, callback=_filter_values("parse_year"),
-              help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).")
-@click.option("--author", "-a", multiple=True, callback=_filter_values("parse_author"),
-              help="Only papers by this author: 'Depei Qian', 'Qian, D.', 'Qian' or Qian_D (repeat to OR).")
-@click.option("--first-author", multiple=True, callback=_filter_values("parse_first_author"), metavar="NAME",
-              help="Only papers with this first author (same forms as --author; ORs with --author).")
-@click.option("--category", "-c", multiple=True, callback=_filter_values("parse_category"),
-              help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).")
-@click.option("--primary-only", is_flag=True, help="Match and count only each paper's primary category.")
-@click.option("--since", callback=_date_value("parse_since"), metavar="DATE",
-              help="Only papers submitted on or after DATE: 2025-03-14, 2025-03 (from the 1st) or 2025.")
-@click.option("--until", callback=_date_value("parse_until"), metavar="DATE",
-              help="Only papers submitted on or before DATE: 2025-06-30, 2025-06 (to the 30th) or 2025.")
-@click.option("--past", callback=_date_value("parse_past"), metavar="week|month|year",
-              help="Only papers submitted in the last 7, 30 or 365 days, today (UTC) included.")
-@click.option("--sort", "-s", type=click.Choice(SORTS), default=None,
-              help="Order of hits [default: relevance; newest without a query]; newest and oldest go by "
-                   "submitted date. Alone, newest, oldest or title lists every paper (--sort newest: the "
-                   "latest papers).")
-@limit_option
-@click.option("--page", "-p", default=1, show_default=True, type=click.IntRange(min=1),
-              help=f"Page number, from 1 (page × limit at most {MAX_DEPTH}).")
-@click.option("--facets", "facet_names", default="", callback=_parse_facets, metavar="NAMES",
-              help=f"Count these facets over all hits: {','.join(FACET_NAMES)}; date adds a histogram of "
-                   "submitted dates.")
-@click.option("--facet-size", default=10, show_default=True, type=click.IntRange(1, 1000),
-              help="Values listed per facet.")
-@click.option("--exact", is_flag=True, help="Search the query as typed, never a correction of it.")
-@click.option("--mode", "-m", type=click.Choice(MODES, case_sensitive=False), default=None,
-              help="Rank by words (lexical), by meaning (semantic) or both (hybrid); semantic and hybrid need "
-                   "an index with vectors  [default: hybrid when the index has vectors, else lexical]")
+@search_options
 @click.option("--all", "every_hit", is_flag=True,
               help=f"Export every hit, up to {limits.EXPORT_LIMIT:,}, instead of one page "
                    f"(with --format {', '.join(EXPORT_FORMATS)}).")
@@ -111,11 +111,8 @@ limit_option = click.option(
 @click.option("--format", "output_format", type=click.Choice(SEARCH_FORMATS), default=None,
               help="Output format (default: table; --json is short for --format json; atom: the search's "
                    "feed, newest first, as the web page's /feed.atom).")
-def search(words: tuple[str, ...], year, author, first_author, category, primary_only: bool, since, until,
-           past, sort, limit: int,
-           page: int, facet_names, facet_size: int, exact: bool, mode: str | None, every_hit: bool, base_url: str,
-           index_dir: Path,
-           as_json: bool, output_format: str | None) -> None:
+def search(words: tuple[str, ...], every_hit: bool, base_url: str, index_dir: Path, as_json: bool,
+           output_format: str | None, **options: Any) -> None:
     """Search the index for QUERY and print ranked hits.
 
     QUERY may be quoted or not: `search gpu memory` is `search "gpu memory"`.
@@ -128,41 +125,42 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     the command says what to give. Builds the index from corpus/ first when
     there is none.
     """
+    asked = {declared.name: options[declared.cli.dest or declared.name] for declared in cli_parameters()}
     query = " ".join(words) if words else None
-    author = author + first_author
     from searchengine import dates
     from searchengine.errors import QueryError
 
     try:
-        dates.check_order(since, until)
+        dates.check_order(asked["since"], asked["until"])
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
-    days = tuple(d for d in (since, until, past) if d is not None)
     # A bare `search` is most likely a slip: it gets a usage message, not the whole index.
-    lists_all = query is None and not (year or author or category or days)
+    filtered = any(asked[name] for name in ("year", "author", "first_author", "category", "since", "until", "past"))
+    lists_all = query is None and not filtered
+    sort = asked["sort"]
     if lists_all and sort not in LISTING_SORTS:
         raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
                                "--until, --past) or both; or --sort newest, oldest or title alone to list every "
                                "paper")
     output_format = output_format_of(as_json, output_format)
-    from searchengine.filters import Filters
     from searchengine.request import SearchRequest
 
-    filters = Filters(years=year, authors=author, categories=category, primary_only=primary_only, dates=days)
     if every_hit:
-        _export_all(query, filters, sort, exact, index_dir, output_format, mode)
+        _export_all(query, asked, index_dir, output_format)
         return
     if output_format == "atom":
-        _print_feed(query, filters, sort, page, limit, exact, index_dir, base_url)
+        _print_feed(query, asked, index_dir, base_url)
         return
-    request = SearchRequest(query or "", filters, sort, page, limit, facet_names, facet_size, exact=exact, mode=mode)
+    request = SearchRequest.make(query or "", **asked)
     results = open_or_build(index_dir).run(request)
-    named = (("year", year), ("author", [a for a in author if not a.first]),
-             ("first author", [a for a in author if a.first]), ("category", category))
+    filters = request.filters
+    author = filters.authors
+    named = (("year", filters.years), ("author", [a for a in author if not a.first]),
+             ("first author", [a for a in author if a.first]), ("category", filters.categories))
     described = [f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}"
                  for label, values in named if values]
-    described += [d.text for d in days]  # "since 2025-03"
-    if primary_only and category:
+    described += [d.text for d in filters.dates]  # "since 2025-03"
+    if filters.primary_only and filters.categories:
         described.append("primary category only")
     shown = counted(results.total, "hit")
     asked = f" for {(results.corrected or results.query)!r}" if results.query else ""
@@ -173,7 +171,7 @@ def search(words: tuple[str, ...], year, author, first_author, category, primary
     emit(results, output_format, heading, scored=any(hit.score for hit in results.hits))
 
 
-def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_dir: Path, base_url: str) -> None:
+def _print_feed(query: str | None, asked: dict[str, Any], index_dir: Path, base_url: str) -> None:
     """``search --format atom``: the web page's feed of the same search (newest
     first unless --sort is given; 50 entries unless --limit is), linking to ``base_url``."""
     from urllib.parse import urlsplit
@@ -193,10 +191,15 @@ def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_
     ctx = click.get_current_context()
     if ctx.get_parameter_source("page") not in (click.core.ParameterSource.DEFAULT, None):
         raise click.UsageError("--format atom is the search's feed, newest first; it has no --page")
+    limit = asked["limit"]
     if ctx.get_parameter_source("limit") in (click.core.ParameterSource.DEFAULT, None):
         limit = FEED_SIZE  # as the web page's feed
-    request = SearchRequest(query or "", filters, sort or "newest", page, limit, with_snippets=False, exact=exact)
+    # Newest first unless sorted otherwise, ranked by words (no mode), no facets.
+    feed = {name: value for name, value in asked.items() if name not in ("mode", "facets", "facet_size")}
+    request = SearchRequest.make(query or "", **{**feed, "sort": asked["sort"] or "newest", "limit": limit},
+                                 with_snippets=False)
     results = open_or_build(index_dir).run(request)
+    filters, exact, sort = request.filters, asked["exact"], asked["sort"]
     pairs = [("q", query)] if query else []
     pairs += [("year", v.text) for v in filters.years] + [("author", v.text) for v in filters.authors]
     pairs += [("category", v.text) for v in filters.categories]
@@ -206,7 +209,7 @@ def _print_feed(query, filters, sort, page: int, limit: int, exact: bool, index_
     write_output(search_feed(results.hits, pairs, base_url=base_url, sort=sort or "newest"))
 
 
-def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_format: str, mode: str | None) -> None:
+def _export_all(query: str | None, asked: dict[str, Any], index_dir: Path, output_format: str) -> None:
     """``search --all``: every hit up to the export cap; says on stderr when the cap cut the set."""
     ctx = click.get_current_context()
     if output_format not in EXPORT_FORMATS:
@@ -219,8 +222,8 @@ def _export_all(query, filters, sort, exact: bool, index_dir: Path, output_forma
     from searchengine import export
     from searchengine.request import SearchRequest
 
-    request = SearchRequest(query or "", filters, sort, limit=limits.EXPORT_LIMIT, with_snippets=False,
-                            exact=exact, export=True, mode=mode)
+    request = SearchRequest.make_export(query or "", cap=limits.EXPORT_LIMIT,
+                                        **{name: value for name, value in asked.items() if parameter(name).export})
     results = open_or_build(index_dir).run(request)
     if results.corrected:
         click.echo(f"Note: exported the hits of {results.corrected!r}, a correction of {results.query!r} "

@@ -17,7 +17,8 @@ from searchengine.errors import QueryError
 from searchengine.facets import FACETS
 from searchengine.records import arxiv_id
 from searchengine.web.helpers import current_index, safe_link
-from searchengine.web.params import FACET_SIZE, MAX_VALUE_CHARS, SearchParams
+from searchengine.parameters import FACET_SIZE, MAX_VALUE_CHARS
+from searchengine.web.params import SearchParams
 
 blueprint = Blueprint("pages", __name__)
 

@@ -4,7 +4,9 @@ Every state of the search page is a URL: the query, the filters, the sort
 order and the page are query-string parameters, so any view can be
 bookmarked, shared and reloaded, and everything works without JavaScript.
 
-Parameters (the same for ``/`` and ``/api/search``):
+The parameters are declared in :mod:`searchengine.parameters` (with their
+OpenAPI descriptions); :meth:`SearchParams.from_args` reads each as its
+declaration says. Parameters (the same for ``/`` and ``/api/search``):
 
 ========== ============================================================
 ``q``        query text (empty: browse by filters alone; with no filter either,

@@ -1,6 +1,6 @@
 """MkDocs hooks: the JSON API reference, generated from the OpenAPI document the server serves.
 
-``web.openapi.openapi_document()`` builds the document that ``/api/openapi.json``
+``searchengine.web.openapi.openapi_document()`` builds the document that ``/api/openapi.json``
 answers with. At build time this hook
 
 * writes it into the site as ``openapi.json`` (the same bytes a running server
@@ -63,7 +63,7 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 
 def _document() -> dict:
-    from web.openapi import openapi_document
+    from searchengine.web.openapi import openapi_document
 
     return openapi_document()
 

@@ -6,7 +6,7 @@ its record page as ``id`` and ``alternate`` link, the paper's own page as a
 ``related`` link, its authors, categories, abstract (``summary``) and days
 (``published``: first version; ``updated``: last update). The web page
 serves it at ``/feed.atom``; ``searchengine search --format atom`` prints
-the same document.
+the same document, made by :func:`search_feed`.
 
 XML 1.0 cannot hold most control characters, which a record's text may
 carry: they are dropped from the feed's text.
@@ -15,15 +15,34 @@ carry: they are dropped from the feed's text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import quote, urlencode
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 #: The feed's media type, as RFC 4287 registers it.
 MEDIA_TYPE = "application/atom+xml; charset=utf-8"
 #: Entries a feed holds unless asked otherwise (at most :data:`~searchengine.limits.MAX_LIMIT`).
 FEED_SIZE = 50
+
+# Left unencoded in record ids, as Werkzeug's path converter does.
+_PATH_SAFE = "!$&'()*+,;=:@"
+
+
+def id_path(record_id: str) -> str:
+    """``record_id`` percent-encoded for a record URL's path.
+
+    An id whose "/"-separated parts are all ordinary keeps its slashes
+    (``hep-th/9901001``). One with an empty, ``.`` or ``..`` part (``a/../b``)
+    has its slashes encoded as ``%2F`` too: a browser would otherwise resolve
+    the dots and request another path; the server decodes ``%2F`` back to
+    ``/`` before routing. Ids that are exactly ``.`` or ``..`` cannot be a
+    path part at all (browsers resolve ``%2E`` too).
+    """
+    ordinary = all(part not in ("", ".", "..") for part in record_id.split("/"))
+    return quote(record_id, safe=_PATH_SAFE + ("/" if ordinary else ""))
+
 
 # Characters XML 1.0 does not allow (its "Char" production).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -126,3 +145,30 @@ def atom_feed(rows: Iterable[dict[str, Any]], *, title: str, self_url: str, page
     updated.text = when
     ET.indent(feed)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode") + "\n"
+
+
+def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_url: str,
+                sort: str = "newest") -> str:
+    """The Atom document of a search's ``hits`` (:class:`~searchengine.results.Hit` s,
+    newest first as searched), linking to the web page served at ``base_url``.
+
+    The web page's ``/feed.atom`` and ``search --format atom`` both make
+    their feed here, so the two are the same document for the same search.
+
+    Args:
+        hits: the hits, in feed order.
+        pairs: the search's canonical query-string pairs (query text, filters,
+            ``exact``, ...; no page, sort or limit): the feed's title and the
+            query of its own URL and of the search page it links to.
+        base_url: the web page's address, scheme, host, port and path
+            (``http://127.0.0.1:8000``, ``https://host/search``); a trailing
+            ``/`` is ignored.
+        sort: the sort of the search page the feed's ``alternate`` link opens.
+    """
+    from searchengine.export import rows
+
+    root = base_url.rstrip("/")
+    query = f"?{urlencode(pairs)}" if pairs else ""
+    return atom_feed(rows(hits), title=feed_title(list(pairs)), self_url=f"{root}/feed.atom{query}",
+                     page_url=f"{root}/?{urlencode([*pairs, ('sort', sort)])}",
+                     record_url=lambda record_id: f"{root}/records/{id_path(record_id)}")

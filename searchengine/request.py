@@ -11,12 +11,14 @@ valid: its page, sort, facets and filters were checked when it was made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from searchengine import limits
 from searchengine.errors import QueryError
 from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
 from searchengine.filters import Filters, _as_tuple, build_filters
 from searchengine.limits import DEFAULT_LIMIT, check_page, check_sort
+from searchengine.parameters import request_options
 
 
 @dataclass(frozen=True)
@@ -86,40 +88,47 @@ class SearchRequest:
         object.__setattr__(self, "query", self.query or "")
 
     @classmethod
-    def make(cls, query: str = "", *, limit: int = DEFAULT_LIMIT, page: int = 1, year=(), author=(),
-             first_author=(), category=(), primary_only: bool = False, since=(), until=(), past=None, date=(),
-             sort: str | None = None, facets=(), facet_size: int = DEFAULT_FACET_SIZE,
-             time_budget: float | None = None, with_snippets: bool = True, exact: bool = False,
-             mode: str | None = None) -> SearchRequest:
+    def make(cls, query: str = "", **options: Any) -> SearchRequest:
         """A request from the keyword arguments of
-        :meth:`searchengine.search.SearchIndex.search` (see there): filter
-        values as text (or already parsed), facets as ``"year,author"`` or a list.
+        :meth:`searchengine.search.SearchIndex.search` (see there; the
+        parameters are declared in :data:`searchengine.parameters.PARAMETERS`):
+        filter values as text (or already parsed), facets as ``"year,author"``
+        or a list; a parameter not given is at its default.
 
         Raises:
             QueryError: naming the value that cannot be used.
+            TypeError: an option is not a search parameter.
         """
-        days = date_filters(since, until, date, past)
-        authors = _with_first_authors(author, first_author)
-        return cls(query or "", build_filters(year, authors, category, primary_only, days), sort, page, limit,
-                   facets, facet_size, time_budget, with_snippets, exact, mode=mode)
+        given = request_options(options)
+        return cls(query or "", _filters(given), given["sort"], given["page"], given["limit"], given["facets"],
+                   given["facet_size"], given["time_budget"], given["with_snippets"], given["exact"],
+                   mode=given["mode"])
 
     @classmethod
-    def make_export(cls, query: str = "", *, cap: int | None = None, year=(), author=(), first_author=(),
-                    category=(), primary_only: bool = False, since=(), until=(), past=None, date=(),
-                    sort: str | None = None, time_budget: float | None = None, exact: bool = False,
-                    mode: str | None = None) -> SearchRequest:
+    def make_export(cls, query: str = "", *, cap: int | None = None, **options: Any) -> SearchRequest:
         """An export request from the keyword arguments of
         :meth:`searchengine.search.SearchIndex.export` (``cap``: default
         :data:`~searchengine.limits.EXPORT_LIMIT`, read when called).
 
         Raises:
             QueryError: naming the value that cannot be used.
+            TypeError: an option is not a parameter an export takes.
         """
         cap = limits.EXPORT_LIMIT if cap is None else cap
-        days = date_filters(since, until, date, past)
-        authors = _with_first_authors(author, first_author)
-        return cls(query or "", build_filters(year, authors, category, primary_only, days), sort, 1, cap,
-                   (), DEFAULT_FACET_SIZE, time_budget, False, exact, export=True, mode=mode)
+        given = request_options(options, export=True)
+        return cls(query or "", _filters(given), given["sort"], 1, cap, (), DEFAULT_FACET_SIZE,
+                   given["time_budget"], False, given["exact"], export=True, mode=given["mode"])
+
+
+def _filters(given: dict[str, Any]) -> Filters:
+    """The :class:`Filters` of a request's options (by parameter name, all present).
+
+    Raises:
+        QueryError: a value cannot be understood, naming it.
+    """
+    days = date_filters(given["since"], given["until"], given["date"], given["past"])
+    authors = _with_first_authors(given["author"], given["first_author"])
+    return build_filters(given["year"], authors, given["category"], given["primary_only"], days)
 
 
 def check_mode(mode) -> None:
@@ -158,7 +167,8 @@ def date_filters(since=(), until=(), date=(), past=None) -> tuple:
     from searchengine import dates
 
     def parsed(values, parser):
-        return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in _as_tuple(values) if v)
+        values = (values,) if isinstance(values, dates.DateFilter) else _as_tuple(values)
+        return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in values if v)
 
     starts, ends = parsed(since, dates.parse_since), parsed(until, dates.parse_until)
     for start in starts:

@@ -26,7 +26,7 @@ from typing import Any
 
 from searchengine import semantic, settings
 from searchengine.errors import QueryError, RecordNotFoundError
-from searchengine.facets import DEFAULT_FACET_SIZE, HISTOGRAM, MAX_FACET_SIZE
+from searchengine.facets import HISTOGRAM, MAX_FACET_SIZE
 from searchengine.limits import DEFAULT_TIME_BUDGET, EMPTY_QUERY, LISTING_SORTS, check_page, page_count
 from searchengine.records import Record, doi, link_fields
 from searchengine.request import SearchRequest
@@ -132,30 +132,12 @@ class SearchIndex:
         """Number of documents in the index."""
         return self.engine.call(lambda searcher: searcher.doc_count())
 
-    def search(
-        self,
-        query: str = "",
-        *,
-        limit: int = 10,
-        page: int = 1,
-        year=(),
-        author=(),
-        category=(),
-        primary_only: bool = False,
-        since=(),
-        until=(),
-        date=(),
-        sort: str | None = None,
-        first_author=(),
-        past: str | None = None,
-        facets=(),
-        facet_size: int = DEFAULT_FACET_SIZE,
-        time_budget: float | None = None,
-        with_snippets: bool = True,
-        exact: bool = False,
-        mode: str | None = None,
-    ) -> SearchResults:
+    def search(self, query: str = "", **options: Any) -> SearchResults:
         """Run a ranked, filtered, faceted query.
+
+        The options, by keyword, are the search parameters declared in
+        :data:`searchengine.parameters.PARAMETERS`, each at its default when
+        not given (below).
 
         When no document has every word of the query, the words are searched
         with OR instead and the results say ``relaxed``. A long question is
@@ -223,32 +205,12 @@ class SearchIndex:
             QueryError: the query or an option cannot be understood, the
                 query is empty without a filter or a listing sort, or a
                 semantic mode is asked of an index without vectors.
+            TypeError: an option is not a search parameter.
             IndexDamagedError: the index cannot be read.
         """
-        return self.run(SearchRequest.make(
-            query, limit=limit, page=page, year=year, author=author, first_author=first_author, category=category,
-            primary_only=primary_only, since=since, until=until, past=past, date=date, sort=sort, facets=facets,
-            facet_size=facet_size, time_budget=time_budget, with_snippets=with_snippets, exact=exact, mode=mode))
+        return self.run(SearchRequest.make(query, **options))
 
-    def export(
-        self,
-        query: str = "",
-        *,
-        year=(),
-        author=(),
-        category=(),
-        primary_only: bool = False,
-        since=(),
-        until=(),
-        date=(),
-        sort: str | None = None,
-        first_author=(),
-        past: str | None = None,
-        cap: int | None = None,
-        time_budget: float | None = None,
-        exact: bool = False,
-        mode: str | None = None,
-    ) -> SearchResults:
+    def export(self, query: str = "", *, cap: int | None = None, **options: Any) -> SearchResults:
         """Every hit of a search, in the search's order, up to ``cap``: a result set to export.
 
         The same pipeline as :meth:`search` (query, filters, relaxing,
@@ -273,10 +235,7 @@ class SearchIndex:
             QueryError: the query, a filter or ``cap`` (1 or more) cannot be used.
             IndexDamagedError: the index cannot be read.
         """
-        return self.run(SearchRequest.make_export(
-            query, cap=cap, year=year, author=author, first_author=first_author, category=category,
-            primary_only=primary_only, since=since, until=until, past=past, date=date, sort=sort,
-            time_budget=time_budget, exact=exact, mode=mode))
+        return self.run(SearchRequest.make_export(query, cap=cap, **options))
 
     def run(self, request: SearchRequest) -> SearchResults:
         """Run a :class:`~searchengine.request.SearchRequest` (as :meth:`search`

@@ -45,7 +45,7 @@ class Setting:
 # One setting a few lines: the table is read as a table.
 # fmt: off
 SETTINGS: tuple[Setting, ...] = (
-    # The package (searchengine/, web/).
+    # The package (searchengine/).
     Setting("SEARCHENGINE_INDEX", "index location", "index",
             "The index folder or OpenSearch index URL used when none is given; an empty value counts as unset.",
             "every command's --index option, open_index(), the web app (create_app)"),

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from searchengine import build_index
 from searchengine.cli import main
-from web import create_app
+from searchengine.web import create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "authors.jsonl"
 

@@ -552,7 +552,7 @@ def test_the_index_progress_bar_shows_percentage_eta_records_and_the_commit(tmp_
     import re
     import time
 
-    from searchengine.cli import IndexProgress
+    from searchengine.cli.progress import IndexProgress
     from searchengine.readers import read_records
 
     path = write(tmp_path / "many.jsonl", "".join(json.dumps({"title": f"Paper {n}", "abstract": "w " * 200})
@@ -582,7 +582,7 @@ def test_the_index_progress_bar_shows_percentage_eta_records_and_the_commit(tmp_
 def test_without_a_known_size_the_progress_bar_counts_records(tmp_path):
     import io
 
-    from searchengine.cli import IndexProgress
+    from searchengine.cli.progress import IndexProgress
 
     stream = io.StringIO()
     bar = IndexProgress(None, stream)

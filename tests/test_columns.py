@@ -243,7 +243,7 @@ def test_a_command_line_search_loads_only_what_a_lookup_needs(index_dir):
 
 
 def test_serve_listens_only_once_the_index_is_ready(index_dir, monkeypatch):
-    from web import serve as serving
+    from searchengine.web import serve as serving
 
     index = open_index(index_dir)
     release = threading.Event()

@@ -334,7 +334,7 @@ def test_show_and_exports_carry_the_dates(dated_dir):
 
 @pytest.fixture(scope="module")
 def client(dated_dir):
-    from web import create_app
+    from searchengine.web import create_app
 
     return create_app(index_dir=dated_dir).test_client()
 

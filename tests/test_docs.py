@@ -81,7 +81,8 @@ def test_the_package_reads_the_environment_only_through_settings():
 
 
 def test_settings_defaults_are_the_codes():
-    from searchengine.cli import index_dir_option, search
+    from searchengine.cli.common import index_dir_option
+    from searchengine.cli.searching import search
     from searchengine.engines.opensearch import client, mapping
     from searchengine.search import DEFAULT_INDEX_DIR
 
@@ -157,7 +158,7 @@ def test_extras_listed_are_pyprojects():
 
 def test_limits_named_in_the_docs_are_the_codes():
     from searchengine.engines.opensearch import client, mapping
-    from web.params import MAX_QUERY_CHARS
+    from searchengine.web.params import MAX_QUERY_CHARS
 
     api, facets, exports = page("api.md"), page("facets.md"), page("exports.md")
     assert numbers(api, r"at most (\d+) hits per page") == [limits.MAX_LIMIT]

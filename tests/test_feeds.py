@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from searchengine import build_index
 from searchengine.cli import main
 from searchengine.feeds import atom_feed, entry_updated, feed_title
-from web import create_app
+from searchengine.web import create_app
 
 RECORDS = Path(__file__).parent / "data" / "web_records.jsonl"
 

@@ -243,7 +243,7 @@ def test_eval_in_each_mode(tmp_path):
 
 @needs_model
 def test_the_web_page_offers_the_ranking_choice_and_the_api_answers_by_mode(vector_dir):
-    from web.app import create_app
+    from searchengine.web import create_app
 
     client = create_app(vector_dir).test_client()
     page = client.get("/?q=brain").get_data(as_text=True)

@@ -23,8 +23,8 @@ from searchengine import build_index, open_index
 from searchengine.cli import main
 from searchengine.engines.whoosh.querying import parse
 from searchengine.search import SearchResults
-from web import create_app
-from web.app import marked
+from searchengine.web import create_app
+from searchengine.web.helpers import marked
 
 DATA = Path(__file__).parent / "data"
 RECORDS = DATA / "web_records.jsonl"
@@ -542,7 +542,7 @@ def test_api_refuses_parameters_it_does_not_take(client, url, message):
 
 
 def test_api_takes_the_parameters_its_openapi_document_lists(client):
-    from web.openapi import openapi_document, query_parameters
+    from searchengine.web.openapi import openapi_document, query_parameters
 
     for path, operations in openapi_document()["paths"].items():
         listed = {p["name"] for p in operations["get"].get("parameters", ()) if p["in"] == "query"}
@@ -887,7 +887,7 @@ def test_concurrent_searches_on_one_shared_index_agree_with_serial_ones(corpus_i
 
 
 def test_the_web_package_never_imports_whoosh():
-    package = Path(__file__).resolve().parent.parent / "web"
+    package = Path(__file__).resolve().parent.parent / "searchengine" / "web"
     for source in package.glob("*.py"):
         assert not re.search(r"^\s*(from|import)\s+whoosh", source.read_text(encoding="utf-8"), re.M), source
 
@@ -895,7 +895,7 @@ def test_the_web_package_never_imports_whoosh():
 def test_facet_toggles_add_remove_or_narrow_and_go_back_to_page_one():
     from werkzeug.datastructures import MultiDict
 
-    from web.params import SearchParams
+    from searchengine.web.params import SearchParams
 
     params = SearchParams.from_args(MultiDict([("q", " SpMV  GPU "), ("year", "2020-2024"), ("author", "Qian, D."),
                                                ("page", "3"), ("sort", "newest")]))
@@ -1168,8 +1168,8 @@ def test_a_category_no_paper_has_is_named_on_the_page_and_in_json(client):
 def test_connection_shares_make_a_process_with_more_connections_accept_later(monkeypatch):
     from types import SimpleNamespace
 
-    from web import serve
-    from web.serve import ConnectionShares
+    from searchengine.web import serve
+    from searchengine.web.serve import ConnectionShares
 
     waits = []
     monkeypatch.setattr(serve.time, "sleep", waits.append)

@@ -1,12 +1,6 @@
-"""The web front end: faceted search pages and a JSON API over the search API.
+"""The web app's old import path, ``from web import create_app``: the app is :mod:`searchengine.web`."""
 
-    from web import create_app
-    app = create_app(index_dir="index")
-
-The app is a thin view over :mod:`searchengine.search`, like the CLI: it never
-imports Whoosh, and ``/api/search`` answers with exactly ``SearchResults.to_dict()``.
-"""
-
-from web.app import create_app
+# Kept because earlier docs named this import (and web:create_app for WSGI servers).
+from searchengine.web import create_app
 
 __all__ = ["create_app"]

@@ -303,7 +303,7 @@ def test_an_export_holds_every_hit_in_the_order_pages_show(engine_index, sort):
 
 
 def test_the_api_exports_through_every_engine(engine_index):
-    from web import create_app
+    from searchengine.web import create_app
 
     client = create_app(index=engine_index).test_client()
     response = client.get("/api/export?q=gpu&author=Depei+Qian&sort=oldest&format=ris")

@@ -24,7 +24,7 @@ browser, and paths outside the app.
 3. **Paths.** Traversal and odd paths are sent raw (a socket, since HTTP clients
    resolve ``..``) to ``searchengine serve`` with its default processes and
    with one (``--workers 1``), and through Flask's test client: never a file
-   from outside ``web/static``, never a 5xx, always 404.
+   from outside ``searchengine/web/static``, never a 5xx, always 404.
 
 Environment:
     DRILL_API_EXAMPLES  generated requests per API operation and mode (positive,
@@ -66,9 +66,9 @@ SHARED_AUTHOR = "\"'><img src=x onerror=alert(77)> Mallory"
 SHARED_AUTHOR_RECORDS = 12
 LIMIT = 5
 
-# Text of files outside web/static that a traversal could reach (paths from the repository root).
-OUTSIDE_STATIC = {"web/app.py": "def create_app", "pyproject.toml": "[build-system]",
-                  "web/templates/base.html": "{% block title %}", "/etc/passwd": "root:x:0:0"}
+# Text of files outside searchengine/web/static that a traversal could reach (paths from the repository root).
+OUTSIDE_STATIC = {"searchengine/web/app.py": "def create_app", "pyproject.toml": "[build-system]",
+                  "searchengine/web/templates/base.html": "{% block title %}", "/etc/passwd": "root:x:0:0"}
 
 # 400 answers the OpenAPI document states for schema-valid requests: rules
 # about the query text or about several parameters together, which JSON
@@ -432,7 +432,7 @@ def _checker(label: str, mode, checks: list, failures: dict, counts: dict, recei
 
 def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(arxiv_index_dir, arxiv_subset, payload_index_dir,
                                                           records, figures):
-    from web import create_app
+    from searchengine.web import create_app
 
     real_ids = [json.loads(line)["id"] for line in arxiv_subset.read_text(encoding="utf-8").splitlines()[:300]]
     failures: dict = {}
@@ -731,8 +731,8 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
 
 
 def test_json_answers_give_payloads_back_exactly_and_never_as_html(payload_index_dir, records, payload_list):
-    from web import create_app
-    from web.app import id_path
+    from searchengine.web import create_app
+    from searchengine.feeds import id_path
 
     client = create_app(index_dir=payload_index_dir).test_client()
     for record in map(as_stored, records):
@@ -771,7 +771,7 @@ SECURITY_HEADERS = {
 
 
 def test_every_kind_of_answer_carries_the_security_headers(servers, records):
-    from web.app import id_path
+    from searchengine.feeds import id_path
 
     record = f"/records/{id_path(records[0]['id'])}"
     kinds = {
@@ -797,7 +797,7 @@ def test_every_kind_of_answer_carries_the_security_headers(servers, records):
 
 # --- 3. paths outside the app ----------------------------------------------------------
 
-STATIC = REPO / "web" / "static"
+STATIC = REPO / "searchengine" / "web" / "static"
 # Request targets sent as raw bytes: traversal in every spelling, absolute and
 # doubled paths, NUL, backslashes, overlong UTF-8, very long paths.
 PATHS = [
@@ -837,7 +837,7 @@ def raw_get(base: str, target: bytes) -> tuple[int, dict, bytes]:
 
 
 def test_paths_outside_the_app_are_404_and_never_a_file(servers, payload_index_dir, figures):
-    from web import create_app
+    from searchengine.web import create_app
 
     stylesheet = (STATIC / "style.css").read_bytes()
     for path, marker in OUTSIDE_STATIC.items():  # each marker would be seen in its file
@@ -855,7 +855,7 @@ def test_paths_outside_the_app_are_404_and_never_a_file(servers, payload_index_d
             if any(marker.encode() in body for marker in OUTSIDE_STATIC.values()):
                 outside.append((server, target[:80], status))
             if target in (b"/static/style.css", b"/static/./style.css"):
-                # the drill sees a file served: the stylesheet, inside web/static
+                # the drill sees a file served: the stylesheet, inside searchengine/web/static
                 assert (status, body) == (200, stylesheet), (server, target)
                 continue
             if status != 404:

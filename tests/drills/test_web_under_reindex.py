@@ -81,7 +81,7 @@ def answer_key(route: str, params: dict, index) -> tuple:
         return ("documents", index.doc_count)
     from werkzeug.datastructures import MultiDict
 
-    from web.params import SearchParams
+    from searchengine.web.params import SearchParams
 
     wanted = SearchParams.from_args(MultiDict(params))  # as the server reads the query string
     found = index.run(wanted.request())

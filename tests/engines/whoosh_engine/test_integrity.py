@@ -161,7 +161,7 @@ def test_a_file_this_user_cannot_read_is_not_called_damage(index_dir, monkeypatc
     result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])
     assert (result.exit_code, result.stderr) == (1, f"Error: {caught.value}\n")
     from searchengine.search import SearchIndex
-    from web.app import create_app
+    from searchengine.web import create_app
 
     client = create_app(index=SearchIndex(index_dir, lazy=True)).test_client()
     answer = client.get("/api/search?q=gpu")

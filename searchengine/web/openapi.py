@@ -1,30 +1,22 @@
 """The OpenAPI 3.1 document served at ``/api/openapi.json``.
 
-Written by hand from the routes in :mod:`web.app` and the shapes of
+Written by hand from the routes in :mod:`searchengine.web.api` and the shapes of
 ``SearchResults.to_dict()`` and ``SearchIndex.document()``; ``tests/test_web.py``
 checks that every API route is described.
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
 from searchengine import __version__
-from searchengine.dates import PAST
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
-from searchengine.limits import DEFAULT_LIMIT, EXPORT_LIMIT, MAX_API_LOOKUP, MAX_DEPTH, MAX_LIMIT, MAX_SIMILAR_IDS, SORTS
+from searchengine.limits import EXPORT_LIMIT, MAX_API_LOOKUP, MAX_DEPTH, MAX_SIMILAR_IDS
+from searchengine.parameters import MAX_VALUES, REPEATABLE, Parameter, web_parameters
 from searchengine.semantic import MODES
-from web.params import (
-    EXPANDED_FACET_SIZE,
-    EXPORT_FORMATS,
-    FACET_SIZE,
-    MAX_QUERY_CHARS,
-    MAX_VALUE_CHARS,
-    MAX_VALUES,
-)
+from searchengine.web.params import EXPORT_FORMATS
 
 # The media type of each export format, without its charset.
 EXPORT_MEDIA_TYPES = {name: form.media_type.split(";")[0] for name, form in FORMATS.items()}
@@ -39,6 +31,12 @@ def _param(name: str, description: str, schema: dict, *, repeat: bool = False) -
             **({"style": "form", "explode": True} if repeat else {})}
 
 
+def _query_parameter(declared: Parameter) -> dict[str, Any]:
+    """A search parameter as its :class:`~searchengine.parameters.WebForm` declares it."""
+    return _param(declared.web.name, declared.web.description, declared.web.openapi_schema(),
+                  repeat=declared.multiple)
+
+
 def _error(description: str) -> dict[str, Any]:
     return {"description": description,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -50,30 +48,6 @@ def _object(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
             "additionalProperties": False, **extra}
 
 
-# Patterns of the filter values the search API reads (searchengine.filters).
-# Control characters count as spaces (web.params), so they may pad a value,
-# and a value of spaces alone counts as not given.
-_SPACE = r"[\s\x00-\x1f\x7f-\x9f]*"
-_YEAR = r"\d{4}"
-YEAR_PATTERN = (rf"^{_SPACE}(|{_YEAR}|{_YEAR}{_SPACE}[-–]{_SPACE}{_YEAR}|{_YEAR}{_SPACE}[-–]|[-–]{_SPACE}{_YEAR}"
-                rf"|(>=|>|<=|<|=){_SPACE}{_YEAR}){_SPACE}$")
-# since/until (searchengine.dates): a day, a month or a year (0001-9999); a
-# day its month lacks (2025-02-30) is refused, as the parameters say.
-_DATE_YEAR = r"(000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})"
-DATE_PATTERN = rf"^{_SPACE}(|{_DATE_YEAR}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?){_SPACE}$"
-CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?{_SPACE}$"
-# An author name needs a letter or digit in its surname: anywhere, or before
-# the comma of "Last, First".
-# A letter or digit as both Python and JSON Schema (ECMA-262, whose \w is ASCII) read it.
-AUTHOR_PATTERN = rf"^[^,]*[0-9A-Za-z\u00c0-\uffff]|^{_SPACE}$"
-
-
-def choice_pattern(words) -> str:
-    """A pattern for one of ``words`` in any letter case, padded by spaces or
-    control characters, or for no value: what the API reads for ``sort``,
-    ``past`` and ``exact`` (JSON Schema patterns take no case flag)."""
-    spelled = ("".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in w) for w in words)
-    return rf"^{_SPACE}(|{'|'.join(spelled)}){_SPACE}$"
 BAD_REQUEST = ("A parameter or the query cannot be understood, or a parameter that takes one value is "
                "given twice; the message names it")
 
@@ -119,8 +93,7 @@ def openapi_document() -> dict[str, Any]:
         "comments": {**text, "description": "The authors' comments, e.g. '12 pages, 4 figures', or empty"},
         "license": {**text, "description": "License (usually its URL) as the source gives it, or empty"},
     }
-    limit = _param("limit", f"Hits per page, at most {MAX_LIMIT}",
-                   {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT})
+    similar = [_query_parameter(declared) for declared in web_parameters("similar")]  # limit
     results = {"description": "Ranked hits",
                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchResults"}}}}
     unavailable = _error("The index is not available")
@@ -133,47 +106,6 @@ def openapi_document() -> dict[str, Any]:
                      "items": _object({"version": {"type": "integer"}, "date": {"type": "string", "format": "date"}})},
     }
     spans = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}}
-    filters = [
-        _param("q", f"Query text; empty to browse by filters alone, or without filters to list every paper "
-                    f"(with sort newest, oldest or title); at most {MAX_QUERY_CHARS} characters",
-               {"type": "string", "maxLength": MAX_QUERY_CHARS}),
-        _param("year", "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); "
-                       "a reversed range is a 400",
-               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": YEAR_PATTERN}, repeat=True),
-        _param("year_from", "First year of a range (same as year=A-)",
-               {"type": "integer", "minimum": 1000, "maximum": 9999}),
-        _param("year_to", "Last year of a range (same as year=-B)",
-               {"type": "integer", "minimum": 1000, "maximum": 9999}),
-        _param("author", "Author name (First Last, Last, First or arXiv's Last_F), any case and accents; "
-                         "an initial matches every first name with it, a full first name also records "
-                         "giving only its initial; ^Name for a first author (several: OR)",
-               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
-        _param("first_author", "First author's name, same forms as author (same as author=^Name; "
-                               "several, and with author: OR)",
-               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": AUTHOR_PATTERN}, repeat=True),
-        _param("category", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
-               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": CATEGORY_PATTERN},
-               repeat=True),
-        _param("since", "Submitted on or after this UTC day: 2025-03-14, 2025-03 (from its 1st) or 2025; "
-                        "a day its month lacks (2025-02-30) is a 400",
-               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
-        _param("until", "Submitted on or before this UTC day: 2025-06-30, 2025-06 (to its last day) or 2025; "
-                        "a day its month lacks (2025-02-30), or an until that ends before the since starts, "
-                        "is a 400",
-               {"type": "string", "maxLength": MAX_VALUE_CHARS, "pattern": DATE_PATTERN}),
-        _param("past", "Submitted in the last 7, 30 or 365 days, counted back from today (UTC)",
-               {"type": "string", "pattern": choice_pattern(PAST)}),
-        _param("sort", "Order of hits (default: relevance, or newest without query text); newest and oldest "
-                       "by submitted day, papers with only a year after the dated ones of their year, "
-                       "undated papers last. newest, oldest or title without query text or a filter lists "
-                       "every paper", {"type": "string", "pattern": choice_pattern(SORTS)}),
-    ]
-    exact = _param("exact", "true (or 1): search the query as typed, never a correction of it; "
-                            "false or 0 (the default): a query with a clear correction shows its hits",
-                   {"type": "string", "pattern": choice_pattern(("true", "false", "1", "0"))})
-    mode = _param("mode", "lexical (words, BM25F), semantic (meaning: nearest record vectors) or hybrid (both "
-                          "fused); default hybrid when the index keeps vectors, else lexical. semantic and hybrid "
-                          "on an index without vectors are a 400", {"type": "string", "pattern": choice_pattern(MODES)})
     count_header = {"schema": {"type": "integer", "minimum": 0}}
     export_format = {"name": "format", "in": "query", "required": True,
                      "description": "bibtex, csv, jsonl (JSON lines) or ris",
@@ -184,8 +116,9 @@ def openapi_document() -> dict[str, Any]:
             "title": "searchengine",
             "version": __version__,
             "description": "Ranked, faceted full-text search over titles and abstracts of scientific papers. "
-                           "Errors are JSON objects {\"error\": message}. Only id, year, author, first_author and "
-                           "category may be repeated; any other parameter given twice is a 400, and so is a parameter an "
+                           "Errors are JSON objects {\"error\": message}. Only id, "
+                           f"{', '.join(REPEATABLE[:-1])} and {REPEATABLE[-1]} may be repeated; any other "
+                           "parameter given twice is a 400, and so is a parameter an "
                            "operation does not list (hits are paged with page and limit).",
         },
         "paths": {
@@ -196,17 +129,7 @@ def openapi_document() -> dict[str, Any]:
                                "(sort=newest: the latest papers); with none of them it is a 400 (the query "
                                f"is empty). page x limit may not exceed {MAX_DEPTH} (else 400).",
                 "operationId": "search",
-                "parameters": [
-                    *filters,
-                    _param("page", f"1-based page; page x limit may not exceed {MAX_DEPTH}",
-                           {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1}),
-                    limit,
-                    _param("more", f"A facet the page lists in full: facets are counted up to "
-                                   f"{EXPANDED_FACET_SIZE} values (else {FACET_SIZE})",
-                           {"type": "string", "enum": list(FACET_NAMES)}),
-                    exact,
-                    mode,
-                ],
+                "parameters": [_query_parameter(declared) for declared in web_parameters("search")],
                 "responses": {"200": results, "400": _error(BAD_REQUEST), "503": unavailable},
             }},
             "/api/export": {"get": {
@@ -217,7 +140,7 @@ def openapi_document() -> dict[str, Any]:
                                "if given, are ignored. Needs query text, a filter, or sort newest, oldest or "
                                "title (every paper in that order; else 400).",
                 "operationId": "export",
-                "parameters": [*filters, exact, mode, export_format],
+                "parameters": [*(_query_parameter(declared) for declared in web_parameters("export")), export_format],
                 "responses": {
                     "200": {
                         "description": "An attachment (Content-Disposition) in the chosen format, UTF-8",
@@ -273,7 +196,7 @@ def openapi_document() -> dict[str, Any]:
             "/api/records/{id}/similar": {"get": {
                 "summary": "Papers on the same topic as a record (the record itself excluded)",
                 "operationId": "similar",
-                "parameters": [record_id, limit],
+                "parameters": [record_id, *similar],
                 "responses": {"200": results, "400": _error(BAD_REQUEST),
                               "404": _error("No record has this id"), "503": unavailable},
             }},
@@ -288,7 +211,7 @@ def openapi_document() -> dict[str, Any]:
                     "description": "A record id (repeat for several); an empty one is a 400",
                     "schema": {"type": "array", "items": {"type": "string", "minLength": 1},
                                "minItems": 1, "maxItems": MAX_SIMILAR_IDS},
-                }, limit],
+                }, *similar],
                 "responses": {"200": results, "400": _error(BAD_REQUEST),
                               "404": _error("No record has one of the ids"), "503": unavailable},
             }},

@@ -4,7 +4,9 @@ Every state of the search page is a URL: the query, the filters, the sort
 order and the page are query-string parameters, so any view can be
 bookmarked, shared and reloaded, and everything works without JavaScript.
 
-Parameters (the same for ``/`` and ``/api/search``):
+The parameters are declared in :mod:`searchengine.parameters` (with their
+OpenAPI descriptions); :meth:`SearchParams.from_args` reads each as its
+declaration says. Parameters (the same for ``/`` and ``/api/search``):
 
 ========== ============================================================
 ``q``        query text (empty: browse by filters alone; with no filter either,
@@ -64,19 +66,12 @@ from urllib.parse import urlencode
 from searchengine.errors import QueryError
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES, facet as facet_spec
-from searchengine.limits import DEFAULT_LIMIT, LISTING_SORTS, MAX_LIMIT, SORTS, check_page
-from searchengine.semantic import MODES
+from searchengine.limits import DEFAULT_LIMIT, LISTING_SORTS, MAX_LIMIT, check_page
+from searchengine.parameters import (EXPANDED_FACET_SIZE, FACET_SIZE, MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES,
+                                     REPEATABLE, Parameter, web_parameters)
 
-# At most this many values per filter parameter, each at most this long.
-MAX_VALUES = 20
-MAX_VALUE_CHARS = 200
-MAX_QUERY_CHARS = 2000
-# Values the page shows of each facet (searchengine.facets.FACETS, in order).
-FACET_SIZE = 12
 # The date filters' parameters, in URL order.
 DATE_PARAMS = ("since", "until", "past")
-# Values of the one facet a page lists in full ("and N more").
-EXPANDED_FACET_SIZE = 200
 # Values of the ``exact`` flag ("" when not given).
 _FLAGS = {"": False, "0": False, "false": False, "1": True, "true": True}
 
@@ -112,7 +107,7 @@ def _single(args, name: str) -> str:
     values = args.getlist(name)
     if len(values) > 1:
         raise QueryError(f"{name} is given {len(values)} times; it takes one value "
-                         "(only year, author, first_author and category repeat)")
+                         f"(only {', '.join(REPEATABLE[:-1])} and {REPEATABLE[-1]} repeat)")
     return values[0] if values else ""
 
 
@@ -175,16 +170,8 @@ def _values(args, name: str) -> tuple[str, ...]:
     return tuple(values)
 
 
-def _year_range(args) -> str | None:
+def _year_range(low: str, high: str) -> str | None:
     """``year_from``/``year_to`` as one year value (``2020-2024``, ``2020-``, ``-2024``)."""
-    years = []
-    for name in ("year_from", "year_to"):
-        value = _single(args, name).strip()
-        whole = _WHOLE.fullmatch(value)
-        if value and not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
-            raise QueryError(f"{name} must be a four-digit year, not {value[:40]!r}")
-        years.append(whole.group(1) if value else "")
-    low, high = years
     if low and high:
         return low if low == high else f"{low}-{high}"
     if low:
@@ -194,22 +181,51 @@ def _year_range(args) -> str | None:
     return None
 
 
-def _date_values(args) -> dict[str, str]:
-    """``since``, ``until`` and ``past``, each checked (a bad one is a
-    :class:`QueryError` naming the parameter and its value)."""
-    from searchengine import dates
+def _read(args, declared: Parameter):
+    """The value of one search parameter in a query string, read as its
+    :class:`~searchengine.parameters.WebForm` says (``read``).
 
-    found = {}
-    for name, parser in (("since", dates.parse_since), ("until", dates.parse_until), ("past", dates.parse_past)):
+    Raises:
+        QueryError: the value is malformed, too long or too many, naming the parameter.
+    """
+    form = declared.web
+    name, kind = form.name, form.read
+    if kind == "values":
+        return _values(args, name)
+    if kind == "limit":
+        return read_limit(args)
+    if kind == "int":
+        return _int(args, name, declared.default)
+    if kind == "text":
+        raw = _single(args, name)
+        if len(raw) > MAX_QUERY_CHARS:
+            raise QueryError(f"the query is {len(raw)} characters long; at most {MAX_QUERY_CHARS} are allowed")
+        return plain_text(raw)
+    if kind == "year_bound":
+        value = _single(args, name).strip()
+        whole = _WHOLE.fullmatch(value)
+        if value and not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
+            raise QueryError(f"{name} must be a four-digit year, not {value[:40]!r}")
+        return whole.group(1) if value else ""
+    if kind == "date":
+        from searchengine import dates
+
         value = plain_text(_single(args, name))
         if len(value) > MAX_VALUE_CHARS:
             raise QueryError(f"{name} is {len(value)} characters long; at most {MAX_VALUE_CHARS} are allowed")
         if value:
-            parser(value)
-        found[name] = value
-    if found["since"] and found["until"]:
-        dates.check_order(dates.parse_since(found["since"]), dates.parse_until(found["until"]))
-    return found
+            getattr(dates, f"parse_{name}")(value)
+        return value
+    if kind == "flag":
+        value = plain_text(_single(args, name)).lower()
+        if value not in _FLAGS:
+            raise QueryError(f"{name} must be 1, 0, true or false, not {value[:40]!r}")
+        return _FLAGS[value]
+    # "choice": any letter case; "name": exactly as written
+    value = (plain_text(_single(args, name)).lower() if kind == "choice" else _single(args, name).strip()) or None
+    if value is not None and value not in form.choices:
+        raise QueryError(f"{name} must be one of {', '.join(form.choices)}, not {value[:40]!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -255,50 +271,27 @@ class SearchParams:
             QueryError: a value is malformed, too long, too many, or past a cap;
                 the message names the parameter.
         """
-        raw_q = _single(args, "q")
-        if len(raw_q) > MAX_QUERY_CHARS:
-            raise QueryError(f"the query is {len(raw_q)} characters long; at most {MAX_QUERY_CHARS} are allowed")
-        q = plain_text(raw_q)
-        sort = plain_text(_single(args, "sort")).lower() or None
-        if sort is not None and sort not in SORTS:
-            raise QueryError(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}")
-        limit = read_limit(args)
-        exact = plain_text(_single(args, "exact")).lower()
-        if exact not in _FLAGS:
-            raise QueryError(f"exact must be 1, 0, true or false, not {exact[:40]!r}")
-        mode = plain_text(_single(args, "mode")).lower() or None
-        if mode is not None and mode not in MODES:
-            raise QueryError(f"mode must be one of {', '.join(MODES)}, not {mode[:40]!r}")
-        more = _single(args, "more").strip() or None
-        if more is not None and more not in FACET_NAMES:
-            raise QueryError(f"more must be one of {', '.join(FACET_NAMES)}, not {more[:40]!r}")
-        page = _int(args, "page", 1)
-        check_page(page, limit)
-        years = _values(args, "year")
-        extra = _year_range(args)
+        given = {declared.web.name: _read(args, declared) for declared in web_parameters("search")}
+        check_page(given["page"], given["limit"])
+        if given["since"] and given["until"]:
+            from searchengine import dates
+
+            dates.check_order(dates.parse_since(given["since"]), dates.parse_until(given["until"]))
+        years = given["year"]
+        extra = _year_range(given["year_from"], given["year_to"])
         if extra and extra not in years:
             years += (extra,)
         if len(years) > MAX_VALUES:
             raise QueryError(f"at most {MAX_VALUES} year values are allowed, not {len(years)}")
         # A first author is an author value marked "^", as the query text writes it.
-        firsts = tuple(v if v.startswith("^") else "^" + v for v in _values(args, "first_author"))
-        authors = tuple(dict.fromkeys(_values(args, "author") + firsts))
+        firsts = tuple(v if v.startswith("^") else "^" + v for v in given["first_author"])
+        authors = tuple(dict.fromkeys(given["author"] + firsts))
         if len(authors) > MAX_VALUES:
             raise QueryError(f"at most {MAX_VALUES} author and first_author values are allowed, not {len(authors)}")
-        return cls(
-            q=q,
-            years=years,
-            authors=authors,
-            categories=_values(args, "category"),
-            sort=sort,
-            page=page,
-            limit=limit,
-            more=more,
-            exact=_FLAGS[exact],
-            mode=mode,
-            from_range=extra is not None,
-            **_date_values(args),
-        )
+        return cls(q=given["q"], years=years, authors=authors, categories=given["category"], sort=given["sort"],
+                   page=given["page"], limit=given["limit"], more=given["more"], exact=given["exact"],
+                   mode=given["mode"], from_range=extra is not None, since=given["since"], until=given["until"],
+                   past=given["past"])
 
     @property
     def year_bounds(self) -> tuple[str, str]:
@@ -313,19 +306,11 @@ class SearchParams:
     def has_filters(self) -> bool:
         return bool(self.years or self.authors or self.categories or self.since or self.until or self.past)
 
-    def date_filters(self) -> list:
-        """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``
-        and ``past`` (``past`` counted back from today, UTC)."""
-        from searchengine import dates
-
-        found = []
-        if self.since:
-            found.append(dates.parse_since(self.since))
-        if self.until:
-            found.append(dates.parse_until(self.until))
-        if self.past:
-            found.append(dates.parse_past(self.past))
-        return found
+    def _filter_options(self) -> dict[str, object]:
+        """The filters and the flag of this state as options of :meth:`SearchRequest.make
+        <searchengine.request.SearchRequest.make>` (first authors are author values marked ``^``)."""
+        return {"year": self.years, "author": self.authors, "category": self.categories, "since": self.since,
+                "until": self.until, "past": self.past, "exact": self.exact}
 
     @property
     def lists_all(self) -> bool:
@@ -348,16 +333,16 @@ class SearchParams:
         Raises:
             QueryError: a filter value cannot be understood, naming it.
         """
-        from searchengine.filters import build_filters
         from searchengine.limits import EXPORT_LIMIT
         from searchengine.request import SearchRequest
 
-        filters = build_filters(self.years, self.authors, self.categories, False, self.date_filters())
         if export:
-            return SearchRequest(self.q, filters, self.sort, limit=EXPORT_LIMIT, with_snippets=False,
-                                 exact=self.exact, export=True, mode=self.mode)
-        return SearchRequest(self.q, filters, self.sort, self.page, self.limit, FACET_NAMES + ("date",),
-                             EXPANDED_FACET_SIZE if self.more else FACET_SIZE, exact=self.exact, mode=self.mode)
+            return SearchRequest.make_export(self.q, cap=EXPORT_LIMIT, **self._filter_options(), sort=self.sort,
+                                             mode=self.mode)
+        # ``more`` lists one facet in full: every facet is counted that far.
+        return SearchRequest.make(self.q, **self._filter_options(), sort=self.sort, page=self.page, limit=self.limit,
+                                  facets=FACET_NAMES + ("date",),
+                                  facet_size=EXPANDED_FACET_SIZE if self.more else FACET_SIZE, mode=self.mode)
 
     def feed_request(self, limit: int):
         """The :class:`~searchengine.request.SearchRequest` of this state's feed:
@@ -366,16 +351,18 @@ class SearchParams:
         Raises:
             QueryError: a filter value cannot be understood, naming it.
         """
-        from searchengine.filters import build_filters
         from searchengine.request import SearchRequest
 
-        filters = build_filters(self.years, self.authors, self.categories, False, self.date_filters())
-        return SearchRequest(self.q, filters, "newest", 1, limit, with_snippets=False, exact=self.exact)
+        return SearchRequest.make(self.q, **self._filter_options(), sort="newest", limit=limit, with_snippets=False)
+
+    def feed_items(self) -> list[tuple[str, str]]:
+        """The query-string pairs of this state's feed: its query and filters, without sort and page."""
+        return replace(self, page=1, limit=DEFAULT_LIMIT, sort=None, more=None, from_range=False).items()
 
     def feed_url(self, path: str = "/feed.atom") -> str:
         """The feed of this state's search: its query and filters, without sort and page."""
-        whole = replace(self, page=1, limit=DEFAULT_LIMIT, sort=None, more=None, from_range=False)
-        return whole.url(path)
+        query = urlencode(self.feed_items())
+        return f"{path}?{query}" if query else path
 
     def items(self) -> list[tuple[str, str]]:
         """The canonical query-string pairs; defaults are left out."""

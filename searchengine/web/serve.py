@@ -20,7 +20,7 @@ from pathlib import Path
 
 from searchengine.errors import SearchEngineError
 from searchengine.processes import exit_with_parent
-from web.app import create_app
+from searchengine.web import create_app
 
 
 def _say(message: str) -> None:

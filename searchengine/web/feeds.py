@@ -1,0 +1,38 @@
+"""The Atom feed of a search (blueprint ``feeds``)::
+
+    GET /feed.atom                      the search's newest hits as an Atom feed (searchengine.feeds)
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, Response, request
+from werkzeug.datastructures import MultiDict
+
+from searchengine.errors import QueryError
+from searchengine.web.helpers import current_index
+from searchengine.web.params import SearchParams
+
+blueprint = Blueprint("feeds", __name__)
+
+# A Host header a feed's absolute links can be made of: a name or address, and a port.
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")
+
+
+@blueprint.get("/feed.atom")
+def search_feed():
+    from searchengine.feeds import FEED_SIZE, MEDIA_TYPE, search_feed
+
+    if not _HOST.fullmatch(request.host):
+        raise QueryError("the request's Host header is not a host name and port: the feed's links "
+                         "could not be absolute")
+    # The feed is newest first from its first entry: page, sort and more play no part.
+    # Without query text or a filter it is the feed of the latest papers.
+    params = SearchParams.from_args(MultiDict(
+        [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "sort", "more")]))
+    # The search page's 10 a page is few for a feed; a limit given is kept (at most 100).
+    limit = params.limit if request.args.get("limit") else FEED_SIZE
+    results = current_index().run(params.feed_request(limit))
+    body = search_feed(results.hits, params.feed_items(), base_url=request.host_url.rstrip("/") + request.script_root)
+    return Response(body, content_type=MEDIA_TYPE)

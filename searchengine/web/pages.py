@@ -1,0 +1,194 @@
+"""The HTML pages: the search page with its facet sidebar and page links, the record page and its citations.
+
+Routes (blueprint ``pages``)::
+
+    GET /                               search page (HTML), parameters in searchengine.web.params;
+                                        /?sort=newest lists the latest papers
+    GET /records/<id>                   record page (HTML)
+    GET /records/<id>/bibtex            the record as BibTeX (text/plain)
+    GET /records/<id>/ris               the record as RIS (text/plain)
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, redirect, render_template, request, url_for
+
+from searchengine.errors import QueryError
+from searchengine.facets import FACETS
+from searchengine.records import arxiv_id
+from searchengine.web.helpers import current_index, safe_link
+from searchengine.parameters import FACET_SIZE, MAX_VALUE_CHARS
+from searchengine.web.params import SearchParams
+
+blueprint = Blueprint("pages", __name__)
+
+SIMILAR_ON_PAGE = 5
+# A date histogram bin's start, cut to its unit: the value of its since/until link.
+BIN_CHARS = {"year": 4, "month": 7, "day": 10}
+
+
+@blueprint.get("/")
+def search_page():
+    search_index = current_index()
+    params = SearchParams.from_args(request.args)
+    if params.from_range:
+        return redirect(params.url("/"), code=303)
+    results = None if params.is_empty else search_index.run(params.request())
+    facets = _facet_view(params, results) if results is not None else []
+    pages = _pagination(params, results)
+    dated = _date_bars(results.date_histogram, params) if results is not None else None
+    return render_template(
+        "search.html", params=params, results=results, facets=facets, pages=pages, dated=dated,
+        documents=None if results is not None else search_index.doc_count,
+    )
+
+
+@blueprint.get("/records/<record_id:record_id>")
+def record_page(record_id: str):
+    search_index = current_index()
+    record = search_index.document(record_id)
+    similar = search_index.similar(record["id"], limit=SIMILAR_ON_PAGE)
+    # The search the record was opened from rides in the query string (no
+    # server state): the search box holds it and "back to results" returns
+    # to the same page; a state that does not read is dropped, not an error.
+    try:
+        params = SearchParams.from_args(request.args)
+    except QueryError:
+        params = SearchParams()
+    return render_template("record.html", record=record, similar=similar, params=params,
+                           back=None if params.is_empty else params.url(url_for("pages.search_page")),
+                           arxiv=arxiv_id(record["id"]), link=safe_link(record["url"]),
+                           pdf=safe_link(record["pdf_url"]), dois=record["doi"].split(),
+                           license_link=safe_link(record["license"]))
+
+
+@blueprint.get("/records/<record_id:record_id>/bibtex", defaults={"format_name": "bibtex"}, endpoint="record_bibtex")
+@blueprint.get("/records/<record_id:record_id>/ris", defaults={"format_name": "ris"}, endpoint="record_ris")
+def record_export(record_id: str, format_name: str):
+    from searchengine.export import FORMATS, citation_key, render
+
+    record = current_index().document(record_id)
+    # Shown in the browser (text/plain), with a file name for saving it.
+    response = Response(render(format_name, [record]), mimetype="text/plain")
+    name = f"{citation_key(record)}.{FORMATS[format_name].extension}"
+    response.headers["Content-Disposition"] = f'inline; filename="{name}"'
+    return response
+
+
+def _year_bars(values: list[dict], width: int = 220, height: int = 60) -> list[dict]:
+    """Geometry of the year histogram: one bar per known year, oldest first.
+
+    Returns dicts ``{"value", "count", "selected", "x", "y", "w", "h"}`` in SVG
+    user units (``width`` × ``height``); bar heights are proportional to counts.
+    """
+    known = sorted((v for v in values if v.get("value") is not None), key=lambda v: v["value"])
+    if not known:
+        return []
+    peak = max(v["count"] for v in known) or 1
+    slot = width / len(known)
+    bars = []
+    for i, v in enumerate(known):
+        h = max(1.0, height * v["count"] / peak)
+        bars.append({**v, "x": round(i * slot + slot * 0.1, 2), "w": round(slot * 0.8, 2),
+                     "y": round(height - h, 2), "h": round(h, 2)})
+    return bars
+
+
+def _date_bars(histogram: dict | None, params: SearchParams, width: int = 220, height: int = 60) -> dict | None:
+    """The sidebar's date histogram: ``{"unit", "undated", "bars": [...]}``,
+    each bar ``{"label", "count", "url", "x", "y", "w", "h"}`` (SVG user units,
+    ``width`` × ``height``, oldest first; ``url`` narrows the search to that
+    bin with since/until); ``None`` when no hit has a date."""
+    if not histogram or not histogram.get("rows"):
+        return None
+    cut = BIN_CHARS[histogram["bin"]]
+    rows = histogram["rows"]
+    peak = max(count for _, count in rows) or 1
+    slot = width / len(rows)
+    bars = []
+    for i, (start, count) in enumerate(rows):
+        h = max(1.0, height * count / peak) if count else 0.0
+        label = start[:cut]
+        bars.append({"label": label, "count": count, "url": params.dated(since=label, until=label).url("/"),
+                     "x": round(i * slot + slot * 0.1, 2), "w": round(max(slot * 0.8, 0.5), 2),
+                     "y": round(height - h, 2), "h": round(h, 2)})
+    return {"unit": histogram["bin"], "undated": histogram.get("undated", 0), "bars": bars}
+
+
+def _facet_view(params: SearchParams, results) -> list[dict]:
+    """The sidebar: per facet its values with toggle URLs, the unknown count and histogram bars.
+
+    Returns ``[{"name", "values": [{"value", "count", "selected", "url"}], "more_url", "fewer_url",
+    (``url`` ``None`` for a value that cannot be a filter: shown, not linked)
+    "unknown": int, "remaining": int, "bars": [...]}]`` in :data:`searchengine.facets.FACETS` order;
+    ``bars`` (year only) as :func:`_year_bars`, each with its toggle ``url``;
+    a numeric facet's values are listed oldest first, as its bars run.
+    """
+    view = []
+    for facet in FACETS:
+        name = facet.name
+        values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/")
+                       if _filterable(name, v["value"]) else None)
+                  for v in results.facets.get(name) or [] if v.get("value") is not None]
+        remaining = results.facets_remaining.get(name, 0)
+        if name != params.more and len(values) > FACET_SIZE:
+            # Counted for the facet listed in full; the others are listed in short.
+            remaining += len(values) - FACET_SIZE
+            values = values[:FACET_SIZE]
+        if facet.numeric:  # listed as the histogram above them runs: oldest first
+            values.sort(key=lambda v: v["value"])
+        view.append({
+            "name": name,
+            "values": values,
+            "unknown": sum(v["count"] for v in results.facets.get(name) or [] if v.get("value") is None),
+            "remaining": remaining,
+            "more_url": params.expanded(name).url("/") if remaining and name != params.more else None,
+            "fewer_url": params.expanded(None).url("/") if name == params.more else None,
+            "bars": _year_bars(values) if facet.numeric else [],
+        })
+    return view
+
+
+def _filterable(facet: str, value) -> bool:
+    """Whether a facet value can be a filter of that facet (a link to it
+    would otherwise lead to an error page): short enough, and understood by
+    the filter's parser."""
+    from searchengine import filters
+
+    text = str(value)
+    if len(text) > MAX_VALUE_CHARS:
+        return False
+    try:
+        getattr(filters, f"parse_{facet}")(text)
+    except QueryError:
+        return False
+    return True
+
+
+def _pagination(params: SearchParams, results) -> dict | None:
+    """Links of the page navigation: previous, next and a window of numbers.
+
+    Returns ``None`` when everything fits on one page; otherwise
+    ``{"prev": url|None, "next": url|None, "items": [{"number", "url", "current"} | None]}``
+    where ``None`` marks a gap. The page count is the pages paging can reach
+    (:func:`searchengine.limits.page_count`).
+    """
+    if results is None:
+        return None
+    last = results.page.get("pages") or 0
+    if last <= 1:
+        return None
+    current = params.page
+    numbers = sorted({1, last, *range(max(1, current - 2), min(last, current + 2) + 1)})
+    items: list[dict | None] = []
+    previous = 0
+    for number in numbers:
+        if number - previous > 1:
+            items.append(None)
+        items.append({"number": number, "url": params.with_page(number).url("/"), "current": number == current})
+        previous = number
+    return {
+        "prev": params.with_page(current - 1).url("/") if 1 < current <= last + 1 else None,
+        "next": params.with_page(current + 1).url("/") if current < last else None,
+        "items": items,
+    }

@@ -234,7 +234,7 @@ class OpenSearchSearcher:
 
     def semantic(self, matches: Matches, vector, mode: str, open_query: bool) -> Matches:
         """``matches`` ranked by meaning, as the embedded engine ranks them
-        (:meth:`searchengine.engines.whoosh.engine.WhooshSearcher.semantic`):
+        (:meth:`searchengine.engines.whoosh.searcher.WhooshSearcher.semantic`):
         the cluster finds the nearest papers (a ``knn`` query on the Lucene
         HNSW graph, within the filters) and scores every candidate with a
         ``script_score`` of the same fusion

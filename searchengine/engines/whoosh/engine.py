@@ -15,11 +15,14 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from searchengine.engines.whoosh import integrity, store
 from searchengine.engines.whoosh.searcher import WhooshSearcher
 from searchengine.errors import IndexDamagedError, IndexNotFoundError
+
+if TYPE_CHECKING:
+    from searchengine.engines.base import IndexCheck
 
 T = TypeVar("T")
 
@@ -155,6 +158,18 @@ class WhooshEngine:
             self._searcher.searcher.close()
         self._searcher = self._generation = None
         self._stamps = {}
+
+    def check(self) -> IndexCheck:
+        """The :class:`~searchengine.engines.IndexCheck` of the folder's current
+        generation: every file's checksum and a full read of its documents
+        (:func:`.checking.check_folder`; it opens nothing of this engine's).
+
+        Raises:
+            IndexNotFoundError: there is no index in the folder.
+        """
+        from searchengine.engines.whoosh.checking import check_folder
+
+        return check_folder(self.path)
 
     def close(self) -> None:
         """Release the open files; the engine must not be used afterwards."""

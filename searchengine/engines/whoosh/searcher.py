@@ -454,8 +454,8 @@ class WhooshSearcher:
         results = self.searcher.search(wanted, limit=None, filter=set(window))
         return {hit.docnum: hit.score for hit in results}
 
-    def hits(self, query, ranked: list[tuple[int, float]], with_snippets: bool = True) -> list[Hit]:
-        """Hits for ``(docnum, score)`` pairs, with snippets of the words ``query`` asks for.
+    def hits(self, query, window: list[tuple[int, float]], with_snippets: bool = True) -> list[Hit]:
+        """Hits for the ``(docnum, score)`` pairs of a :meth:`window`, with snippets of the words ``query`` asks for.
 
         ``query`` is a Whoosh query (``None``: no snippet, the abstract's
         start); ``with_snippets=False`` leaves snippets and offsets empty.
@@ -463,7 +463,7 @@ class WhooshSearcher:
         terms = snippets.query_terms(query) if with_snippets and query is not None else {}
         analyzer = self.cache.snippet_analyzer()
         hits = []
-        for docnum, score in ranked:
+        for docnum, score in window:
             record = record_from_stored(self._stored(docnum))
             if not with_snippets:
                 snippet, title = snippets.Snippet(), ()

@@ -41,6 +41,7 @@ _LITERAL = re.compile(r'"|~|(?:^|\s)\+\S')
 #: Said when feedback was left out to keep within the time budget.
 FEEDBACK_SKIPPED = "half the time budget was spent before feedback from the best hits; ranked without it"
 
+
 @dataclass
 class Plan:
     """A search request, checked and parsed: what the engine is asked.

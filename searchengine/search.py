@@ -5,13 +5,13 @@
     >>> results.to_dict()["hits"][0]["title"]
 
 :class:`SearchIndex` is the one face of an index, whatever engine holds it.
-A search is a pipeline of named steps (:meth:`SearchIndex.search`, the
-steps in :mod:`searchengine.pipeline`): parse the query text and the
+A search is a pipeline of named steps (:meth:`SearchIndex.search`; the
+steps are in :mod:`searchengine.pipeline`): parse the query text and the
 filters, match within the filters, relax to any word when nothing matched
 every word, re-rank by feedback, suggest a correction, take a page of hits
-with snippets, count facets. The engine does what it
-does natively (matching, ranking, facets, highlighting); the query language,
-the spelling and feedback policies and the result shape are shared.
+with snippets, count facets. The engine does what it does natively
+(matching, ranking, facets, highlighting); the query language, the spelling
+and feedback policies and the result shape are shared.
 :class:`~searchengine.results.SearchResults` is the one shape both front
 ends render.
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,13 +46,13 @@ class Location:
     Attributes:
         folder: the index folder, as given (not resolved).
         cluster: the parsed cluster location.
-        text: a cluster location as given (stripped; with credentials), for
-            the code that takes the text.
+        text: a cluster location as given (stripped; with credentials, so
+            never in ``repr``), for the code that takes the text.
     """
 
     folder: Path | None = None
     cluster: ClusterLocation | None = None
-    text: str | None = None
+    text: str | None = field(default=None, repr=False)  # it may hold a password
 
     @property
     def is_cluster(self) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from searchengine import limits
+from searchengine import limits, settings
 from searchengine.export import FORMATS
 from searchengine.facets import FACET_NAMES
 from searchengine.limits import LISTING_SORTS, MAX_DEPTH, MAX_LIMIT, MAX_LOOKUP, SORTS
@@ -1004,7 +1004,7 @@ def run() -> None:
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(141)
     except Exception as exc:  # a bug: say so in one line, keep details on demand
-        if os.environ.get("SEARCHENGINE_DEBUG"):
+        if settings.debug():
             raise
         click.echo(f"Error: internal error: {type(exc).__name__}: {exc} (set SEARCHENGINE_DEBUG=1 for details)", err=True)
         sys.exit(1)

@@ -34,6 +34,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from searchengine import settings
 from searchengine.errors import InputError, QueryError, SearchEngineError
 
 # How deep each query's ranking goes (MAP is computed over this depth).
@@ -331,8 +332,8 @@ def vector_cache() -> Path:
     """Where evaluation keeps record vectors between runs (created):
     ``$SEARCHENGINE_VECTOR_CACHE``, else ``searchengine/vectors`` under
     ``$XDG_CACHE_HOME`` (default ``~/.cache``)."""
-    configured = os.environ.get("SEARCHENGINE_VECTOR_CACHE")
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "searchengine" / "vectors"
+    configured = settings.vector_cache()
+    base = settings.cache_home() / "searchengine" / "vectors"
     folder = Path(configured) if configured else base
     folder.mkdir(parents=True, exist_ok=True)
     return folder

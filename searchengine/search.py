@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from searchengine import pipeline
+from searchengine import pipeline, settings
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, page_count
@@ -412,7 +412,7 @@ def open_index(path: str | os.PathLike | None = None, *, build_from=None, on_bui
     from searchengine.engines import needs_build
 
     # Read once: the build check, the build and the engine take the parsed value.
-    location = Location.parse(path or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR)
+    location = Location.parse(path or settings.index_location() or DEFAULT_INDEX_DIR)
     if build_from is not None and needs_build(location):
         from searchengine.indexer import build_index
 

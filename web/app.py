@@ -34,6 +34,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import PathConverter
 
+from searchengine import settings
 from searchengine.errors import (
     ClusterError,
     IndexBusyError,
@@ -227,7 +228,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.config.update(JSON_SORT_KEYS=False, MAX_CONTENT_LENGTH=16 * 1024, PROPAGATE_EXCEPTIONS=False)
     app.json.sort_keys = False
     app.json.ensure_ascii = False
-    search_index = index or open_index(index_dir or os.environ.get("SEARCHENGINE_INDEX") or DEFAULT_INDEX_DIR)
+    search_index = index or open_index(index_dir or settings.index_location() or DEFAULT_INDEX_DIR)
     app.extensions["searchengine.index"] = search_index
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked

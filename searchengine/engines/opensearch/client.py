@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator
 
+from searchengine import settings
 from searchengine.engines.opensearch.location import ClusterLocation
 from searchengine.errors import ClusterError, IndexNotFoundError, SearchEngineError
 
@@ -76,7 +76,7 @@ def client_module():
 def request_timeout() -> float:
     """Seconds per request: ``$SEARCHENGINE_CLUSTER_TIMEOUT`` or :data:`DEFAULT_TIMEOUT`."""
     try:
-        value = float(os.environ.get("SEARCHENGINE_CLUSTER_TIMEOUT", DEFAULT_TIMEOUT))
+        value = settings.cluster_timeout(DEFAULT_TIMEOUT)
     except ValueError:
         return DEFAULT_TIMEOUT
     return value if value > 0 else DEFAULT_TIMEOUT
@@ -108,8 +108,8 @@ def connect(location: ClusterLocation, *, timeout: float | None = None, max_retr
     )
     if location.scheme == "https":
         options["verify_certs"] = True
-        if os.environ.get("SEARCHENGINE_CLUSTER_CA_CERTS"):
-            options["ca_certs"] = os.environ["SEARCHENGINE_CLUSTER_CA_CERTS"]
+        if settings.cluster_ca_certs():
+            options["ca_certs"] = settings.cluster_ca_certs()
     if location.username is not None or location.password is not None:
         options["http_auth"] = (location.username or "", location.password or "")
     return opensearchpy.OpenSearch(**options)
@@ -227,7 +227,7 @@ def sniffing() -> bool:
     """Whether learned nodes join a client's pool: ``$SEARCHENGINE_CLUSTER_SNIFF``
     (default on; ``0``, ``false``, ``no`` or ``off`` turn it off, for a cluster
     whose nodes publish addresses this machine cannot reach)."""
-    return os.environ.get("SEARCHENGINE_CLUSTER_SNIFF", "1").strip().lower() not in ("0", "false", "no", "off")
+    return settings.cluster_sniff()
 
 
 def learned_nodes(location: ClusterLocation) -> tuple[tuple[str, int], ...]:

@@ -50,10 +50,9 @@ term over 32,766 bytes, and with it the whole document.
 from __future__ import annotations
 
 import functools
-import os
 import unicodedata
 
-from searchengine import dates, filters
+from searchengine import dates, filters, settings
 from searchengine.engines.opensearch.scoring import similarity_settings
 from searchengine.engines.opensearch.terms import (LENGTH, NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TOKENS, WORDS,
                                                    indexed, word_text)
@@ -265,7 +264,7 @@ def shard_count() -> int:
 def replica_count() -> int | None:
     """Replicas asked for by ``$SEARCHENGINE_OPENSEARCH_REPLICAS``, or ``None`` (the default:
     up to :data:`DEFAULT_REPLICAS`, as many as the nodes allow)."""
-    if not os.environ.get("SEARCHENGINE_OPENSEARCH_REPLICAS", "").strip():
+    if not settings.text("SEARCHENGINE_OPENSEARCH_REPLICAS"):
         return None
     return _setting("SEARCHENGINE_OPENSEARCH_REPLICAS", DEFAULT_REPLICAS, minimum=0)
 
@@ -273,7 +272,7 @@ def replica_count() -> int | None:
 def _setting(name: str, default: int, *, minimum: int) -> int:
     from searchengine.errors import InputError
 
-    raw = os.environ.get(name, "").strip()
+    raw = settings.text(name)
     if not raw:
         return default
     try:

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from searchengine import settings
 from searchengine.engines.whoosh import integrity
 from searchengine.errors import IndexBusyError, IndexDamagedError
 
@@ -439,7 +440,7 @@ def check_local(index_dir: Path) -> None:
     Raises:
         InputError: ``index_dir`` (or the folder it would be made in) is on one.
     """
-    if os.environ.get(ALLOW_NETWORK_ENV) == "1":
+    if settings.allow_network_fs():
         return
     existing = index_dir
     while not existing.exists() and existing.parent != existing:

@@ -63,7 +63,20 @@ class Location:
     def working(self) -> str | Path:
         """The working form the engines take: a cluster URL as text (a ``Path``
         would fold its ``//``), a folder as a ``Path``."""
-        return self.text if self.cluster is not None else self.folder
+        if self.cluster is not None and self.text is not None:
+            return self.text
+        return self.path
+
+    @property
+    def path(self) -> Path:
+        """The index folder.
+
+        Raises:
+            ValueError: the location is on a cluster (it names no folder).
+        """
+        if self.folder is None:
+            raise ValueError(f"{self} is an index on a cluster, not a folder")
+        return self.folder
 
     def __str__(self) -> str:
         """The location for messages: the folder, or the cluster URL without credentials."""
@@ -83,7 +96,7 @@ class Location:
 
         if isinstance(location, Location):
             return location
-        if is_cluster(location):
+        if isinstance(location, str) and is_cluster(location):
             from searchengine.engines.opensearch.location import parse_location
 
             return cls(cluster=parse_location(location), text=location.strip())

@@ -34,3 +34,8 @@ def test_a_location_is_read_once_and_taken_as_it_is(tmp_path):
 def test_malformed_locations_are_refused(text):
     with pytest.raises(InputError):
         Location.parse(text)
+
+
+def test_a_cluster_location_names_no_folder():
+    with pytest.raises(ValueError):
+        assert Location.parse("http://127.0.0.1:9200/papers").path is None

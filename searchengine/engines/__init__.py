@@ -25,8 +25,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from searchengine.engines.base import (Corrections, Engine, IndexCheck, Lexicon, Matches, PartCheck, Searcher,
-                                       Writer)
+from searchengine.engines.base import Corrections, Engine, IndexCheck, Lexicon, Matches, PartCheck, Searcher, Writer
 from searchengine.location import Location, is_cluster
 
 __all__ = ["Corrections", "Engine", "IndexCheck", "Lexicon", "Location", "Matches", "PartCheck", "Searcher",
@@ -82,7 +81,7 @@ def needs_build(location: str | os.PathLike | Location) -> bool:
         return False
     from searchengine.engines.whoosh.store import needs_build
 
-    return needs_build(location.folder)
+    return needs_build(location.path)
 
 
 def open_writer(location: str | os.PathLike | Location, *, mode: str, lock_timeout: float,
@@ -105,14 +104,14 @@ def open_writer(location: str | os.PathLike | Location, *, mode: str, lock_timeo
         SearchEngineError: opensearch-py is not installed.
     """
     location = Location.parse(location)
-    if location.is_cluster:
+    if location.cluster is not None:
         from searchengine.engines.opensearch.writer import ClusterWriter
 
         return ClusterWriter(location.cluster, mode=mode, lock_timeout=lock_timeout, jobs=jobs,
                              memory_mb=memory_mb, vectors=vectors, on_encode=on_encode)
     from searchengine.engines.whoosh.writer import WhooshWriter
 
-    return WhooshWriter(location.folder, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb,
+    return WhooshWriter(location.path, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb,
                         vectors=vectors, on_encode=on_encode)
 
 
@@ -129,11 +128,11 @@ def open_engine(location: str | os.PathLike | Location, *, lazy: bool = False) -
         SearchEngineError: opensearch-py is not installed.
     """
     location = Location.parse(location)
-    if location.is_cluster:
+    if location.cluster is not None:
         from searchengine.engines.opensearch.engine import OpenSearchEngine
 
         return OpenSearchEngine(location.cluster)
 
     from searchengine.engines.whoosh.engine import WhooshEngine
 
-    return WhooshEngine(location.folder, lazy=lazy)
+    return WhooshEngine(location.path, lazy=lazy)

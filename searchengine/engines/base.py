@@ -255,7 +255,7 @@ class Writer(Protocol):
     def check(self, record: Record) -> str | None:
         """Why the engine cannot take ``record`` (a reason, reported as ``file:line``), or ``None``."""
 
-    def versions(self, ids: list[str]) -> dict[str, int | None]:
+    def versions(self, ids: list[str]) -> Mapping[str, int | None]:
         """``{id: indexed version}`` of those ``ids`` the index holds."""
 
     def write(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:

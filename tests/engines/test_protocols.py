@@ -15,9 +15,13 @@ import inspect
 import pytest
 
 from searchengine.engines import base
-from searchengine.engines.opensearch import engine as os_engine, lexicon as os_lexicon, searcher as os_searcher
+from searchengine.engines.opensearch import engine as os_engine
+from searchengine.engines.opensearch import lexicon as os_lexicon
+from searchengine.engines.opensearch import searcher as os_searcher
 from searchengine.engines.opensearch.writer import ClusterWriter
-from searchengine.engines.whoosh import engine as wh_engine, lexicon as wh_lexicon, searcher as wh_searcher
+from searchengine.engines.whoosh import engine as wh_engine
+from searchengine.engines.whoosh import lexicon as wh_lexicon
+from searchengine.engines.whoosh import searcher as wh_searcher
 from searchengine.engines.whoosh.writer import WhooshWriter
 
 CLASSES = [

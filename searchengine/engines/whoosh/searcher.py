@@ -16,7 +16,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from searchengine.engines.whoosh import snippets
-from searchengine.errors import IndexDamagedError
 from searchengine.records import LINK_FIELDS, Record, arxiv_id
 from searchengine.results import Hit
 
@@ -145,7 +144,8 @@ class WhooshSearcher:
         :attr:`Matches.approximate` then say so. Notes about capped prefixes
         are added to ``notes``.
         """
-        from searchengine.engines.whoosh import expansion, queries, querying as querylang
+        from searchengine.engines.whoosh import expansion, queries
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.clock import MatchClock
         from searchengine.engines.whoosh.evaluate import score_documents
 
@@ -166,7 +166,8 @@ class WhooshSearcher:
         """The OR form of ``parsed`` within the same filters, when it matches
         something; ``None`` when it has no OR form or matches nothing. It
         shares the deadline of ``matches``."""
-        from searchengine.engines.whoosh import expansion, querying as querylang
+        from searchengine.engines.whoosh import expansion
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.evaluate import score_documents
 
         fallback = querylang.relaxed(parsed, self.searcher.schema)
@@ -619,7 +620,8 @@ class Corrections:
         self._matches: dict[str, list[int]] = {}
 
     def _matching(self, text: str) -> list[int]:
-        from searchengine.engines.whoosh import expansion, querying as querylang
+        from searchengine.engines.whoosh import expansion
+        from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.evaluate import score_documents
 
         if text not in self._matches:

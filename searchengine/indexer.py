@@ -29,6 +29,7 @@ from itertools import islice
 from pathlib import Path
 
 from searchengine.errors import InputError
+from searchengine.location import Location
 from searchengine.records import Problem, Record
 
 #: Default memory for posting buffers, across all writer processes (MB).
@@ -293,7 +294,7 @@ def _index(paths, location, *, update: bool, format: str | None, lock_timeout: f
 
 def build_index(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
-    index_dir: str | os.PathLike,
+    index_dir: str | os.PathLike | Location,
     *,
     format: str | None = None,
     lock_timeout: float = 30.0,
@@ -335,7 +336,7 @@ def build_index(
 
 def update_index(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
-    index_dir: str | os.PathLike,
+    index_dir: str | os.PathLike | Location,
     *,
     format: str | None = None,
     lock_timeout: float = 30.0,
@@ -360,7 +361,7 @@ def update_index(
 
 def remove_documents(
     ids: str | Iterable[str],
-    index_dir: str | os.PathLike,
+    index_dir: str | os.PathLike | Location,
     *,
     lock_timeout: float = 30.0,
 ) -> IndexSummary:

@@ -9,7 +9,7 @@ from searchengine import build_index, open_index
 from searchengine import ranking as settings
 from searchengine.engines.whoosh import bm25f, feedback
 from searchengine.engines.whoosh.querying import parse
-from searchengine.search import FEEDBACK_SKIPPED
+from searchengine.pipeline import FEEDBACK_SKIPPED
 
 
 # Words the analyzer keeps as they are (no stem change, no stop word).

@@ -15,6 +15,10 @@ which other papers are candidates. ``w`` is
 :data:`~searchengine.ranking.HYBRID_LEXICAL_WEIGHT`, chosen on the
 development collections (documentation, "Evaluation").
 
+The embedded engine calls :func:`fuse`; the cluster runs the same formula
+as a Painless script over its candidates, and
+``tests/contract/test_fusion_contract.py`` holds the two to the same scores.
+
 A query written with operators (a quoted phrase, a field, a prefix, a
 fuzzy word, an excluded word, ``OR``) keeps exactly its keyword matches:
 :func:`open_query` is false and meaning only re-ranks them.

@@ -26,13 +26,13 @@ ENGINES = ["whoosh", "opensearch"]
 CLUSTER_VARIABLE = "SEARCHENGINE_TEST_CLUSTER"
 
 
-def _whoosh(tmp_path_factory, source: Path = CORPUS):
+def _whoosh(tmp_path_factory, source: Path = CORPUS, **options):
     folder = tmp_path_factory.mktemp("contract-whoosh")
-    build_index([source], folder)
+    build_index([source], folder, **options)
     return open_index(folder), lambda: None
 
 
-def _opensearch(tmp_path_factory, source: Path = CORPUS):
+def _opensearch(tmp_path_factory, source: Path = CORPUS, **options):
     url = os.environ.get(CLUSTER_VARIABLE, "").strip().rstrip("/")
     if not url:
         if os.environ.get("CI", "").lower() == "true":
@@ -41,7 +41,7 @@ def _opensearch(tmp_path_factory, source: Path = CORPUS):
         pytest.skip(f"needs an OpenSearch cluster: scripts/dev-cluster.sh start, then {CLUSTER_VARIABLE}="
                     "http://127.0.0.1:9200")
     location = f"{url}/contract-{uuid.uuid4().hex[:8]}"
-    build_index([source], location)
+    build_index([source], location, **options)
     index = open_index(location)
 
     def drop() -> None:

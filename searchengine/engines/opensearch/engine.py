@@ -139,7 +139,7 @@ class OpenSearchEngine:
             IndexNotFoundError: there is no index of that name.
             ClusterError: the cluster cannot be reached.
         """
-        from searchengine.engines.checks import IndexCheck, PartCheck
+        from searchengine.engines.base import IndexCheck, PartCheck
         from searchengine.errors import IndexDamagedError
 
         report = IndexCheck(location=self.location, engine=self.name, version=None, documents=None)

@@ -234,12 +234,15 @@ class OpenSearchSearcher:
 
     def semantic(self, matches: Matches, vector, mode: str, open_query: bool) -> Matches:
         """``matches`` ranked by meaning, as the embedded engine ranks them
-        (:meth:`searchengine.engines.whoosh.engine.WhooshSearcher.semantic`):
+        (:meth:`searchengine.engines.whoosh.searcher.WhooshSearcher.semantic`):
         the cluster finds the nearest papers (a ``knn`` query on the Lucene
         HNSW graph, within the filters) and scores every candidate with a
         ``script_score`` of the same fusion
         (:func:`searchengine.semantic.fusion.fuse`): BM25 and cosine
-        similarity, each divided by its largest value among the candidates."""
+        similarity, each divided by its largest value among the candidates.
+        The script stays (the cluster ranks and pages every candidate: fusing
+        here would fetch all their scores); ``tests/contract/test_fusion_contract.py``
+        pins its scores and order to :func:`~searchengine.semantic.fusion.fuse`'s."""
         from searchengine.limits import MAX_DEPTH
         from searchengine.ranking import HYBRID_LEXICAL_WEIGHT, HYBRID_NEAREST
 

@@ -446,7 +446,7 @@ class ClusterWriter:
     without publishing deletes the new index, and the alias stays as it was.
 
     Args:
-        location_text: ``http(s)://…/NAME`` (see :mod:`.location`).
+        location_text: ``http(s)://…/NAME`` (see :mod:`.location`), or that location parsed.
         mode: ``"build"``, ``"update"`` or ``"remove"``.
         lock_timeout: seconds to wait for another writer.
         jobs: bulk requests in flight (default :data:`DEFAULT_JOBS`, at most
@@ -461,10 +461,11 @@ class ClusterWriter:
         ClusterError: the cluster is unreachable, red, or failed a request.
     """
 
-    def __init__(self, location_text: str, *, mode: str, lock_timeout: float,
+    def __init__(self, location_text: str | ClusterLocation, *, mode: str, lock_timeout: float,
                  jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
                  on_encode=None) -> None:
-        self.cluster = parse_location(str(location_text))
+        self.cluster = (location_text if isinstance(location_text, ClusterLocation)
+                        else parse_location(str(location_text)))
         self.vectors = vectors
         self.on_encode = on_encode
         self.encoded = 0

@@ -2,8 +2,9 @@
 
 The only package that imports Whoosh:
 
-* :mod:`.engine` -- :class:`~.engine.WhooshEngine` and its searcher: matching,
-  ranking a page, snippets, facets, records;
+* :mod:`.engine` -- :class:`~.engine.WhooshEngine`: generations opened,
+  verified and followed; :mod:`.searcher` -- its searcher: matching,
+  ranking a page, ranking by meaning, snippets, facets, records;
 * :mod:`.querying` -- the query language parsed into Whoosh queries and the
   filters as one; :mod:`.queries` -- the query classes it adds;
   :mod:`.expansion` -- prefixes, fuzzy and joined words expanded at search time;

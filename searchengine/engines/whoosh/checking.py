@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from searchengine.engines.checks import IndexCheck, PartCheck
+from searchengine.engines.base import IndexCheck, PartCheck
 from searchengine.engines.whoosh import integrity, store
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, IndexOutdatedError
 

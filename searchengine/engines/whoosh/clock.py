@@ -1,6 +1,6 @@
 """The deadline of one search's matching and scoring, and what it cut short.
 
-A search has a time budget (:class:`searchengine.search.Clock`), and its
+A search has a time budget (:class:`searchengine.pipeline.Clock`), and its
 matching a deadline within it. What can take long watches one
 :class:`MatchClock`: reading positions (quoted phrases, a compound's parts
 in sequence, the proximity bonus: :mod:`.proximity`), checking quoted

@@ -481,7 +481,7 @@ class WhooshWriter:
 
     def stored(self, ids: list[str]) -> dict[str, Record]:
         """``{id: record}`` of the ids written so far (the last copy of each)."""
-        from searchengine.engines.whoosh.engine import record_from_stored
+        from searchengine.engines.whoosh.searcher import record_from_stored
 
         _, searcher = self._second_pass()
         found = {}

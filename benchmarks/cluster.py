@@ -102,23 +102,40 @@ def shard_search_ms(base: str) -> float:
     """Milliseconds the cluster's shards have spent in the query and fetch phases of
     searches so far, summed over shards and nodes (``_nodes/stats/indices/search``)."""
     nodes = http_json(f"{base}/_nodes/stats/indices/search")["nodes"]
-    return float(sum(node["indices"]["search"]["query_time_in_millis"]
-                     + node["indices"]["search"]["fetch_time_in_millis"] for node in nodes.values()))
+    return float(
+        sum(
+            node["indices"]["search"]["query_time_in_millis"] + node["indices"]["search"]["fetch_time_in_millis"]
+            for node in nodes.values()
+        )
+    )
 
 
 def cluster_sizes(base: str, name: str) -> tuple[int, int, int]:
     """(documents, primary store bytes, total store bytes with replicas) of the alias ``name``."""
     stats = http_json(f"{base}/{name}/_stats/store,docs")["_all"]
-    return (stats["primaries"]["docs"]["count"], stats["primaries"]["store"]["size_in_bytes"],
-            stats["total"]["store"]["size_in_bytes"])
+    return (
+        stats["primaries"]["docs"]["count"],
+        stats["primaries"]["store"]["size_in_bytes"],
+        stats["total"]["store"]["size_in_bytes"],
+    )
 
 
 def build(source: Path, location: str, extra: list[str]) -> dict:
     """Run ``searchengine index`` as a new process; its summary plus wall and CPU seconds.
 
     Raises SystemExit with the command's error when it fails."""
-    command = [sys.executable, "-m", "searchengine", "index", str(source), "--index", location,
-               "--quiet", "--json", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "searchengine",
+        "index",
+        str(source),
+        "--index",
+        location,
+        "--quiet",
+        "--json",
+        *extra,
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -146,8 +163,7 @@ def timings(run_query, queries: list[str], passes: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def measure_queries(location: str, queries: list[str], passes: int, shard_ms=None,
-                    modes: tuple[str, ...] = ()) -> dict:
+def measure_queries(location: str, queries: list[str], passes: int, shard_ms=None, modes: tuple[str, ...] = ()) -> dict:
     """Search and faceted-search latencies of ``queries`` on the index at ``location``,
     and how many queries found nothing. With ``shard_ms`` (a reading of
     :func:`shard_search_ms`), also the shards' milliseconds per search of each kind;
@@ -161,14 +177,16 @@ def measure_queries(location: str, queries: list[str], passes: int, shard_ms=Non
         searches = len(queries) * (passes + 1)
         for key, options in (("search", {}), ("faceted", {"facets": FACETS})):
             before = shard_ms() if shard_ms else 0.0
-            row[key] = timings(lambda q, options=options: index.search(q, limit=10, **options).to_dict(), queries,
-                               passes)
+            row[key] = timings(
+                lambda q, options=options: index.search(q, limit=10, **options).to_dict(), queries, passes
+            )
             if shard_ms:
                 row[f"{key}_shard_ms"] = (shard_ms() - before) / searches
         row["documents"] = index.doc_count
         if modes:
-            row["top10"] = {mode: [[hit.id for hit in index.search(q, limit=10, mode=mode).hits] for q in queries]
-                            for mode in modes}
+            row["top10"] = {
+                mode: [[hit.id for hit in index.search(q, limit=10, mode=mode).hits] for q in queries] for mode in modes
+            }
     finally:
         index.close()
     return row
@@ -189,10 +207,12 @@ def agreement(rows: dict, modes: tuple[str, ...]) -> None:
             shared.append(statistics.fmean(len(set(a) & set(b)) / max(len(a), len(b), 1) for a, b in pairs))
             first.append(sum(a[:1] == b[:1] for a, b in pairs))
         count = len(ours)
-        print(f"| {mode} | queries with the same top-10 papers (of {count}) | "
-              + " | ".join(map(str, same)) + " |")
-        print(f"| {mode} | share of the top 10 in common (mean; of the longer list) | "
-              + " | ".join(f"{v:.1%}" for v in shared) + " |")
+        print(f"| {mode} | queries with the same top-10 papers (of {count}) | " + " | ".join(map(str, same)) + " |")
+        print(
+            f"| {mode} | share of the top 10 in common (mean; of the longer list) | "
+            + " | ".join(f"{v:.1%}" for v in shared)
+            + " |"
+        )
         print(f"| {mode} | queries with the same first hit | " + " | ".join(map(str, first)) + " |")
 
 
@@ -206,8 +226,9 @@ class Clusters:
 
     def _env(self, nodes: int) -> dict:
         port = self.args.port1 if nodes == 1 else self.args.port3
-        return dict(os.environ, SEARCHENGINE_CLUSTER_PORT=str(port),
-                    SEARCHENGINE_CLUSTER_DIR=f"{self.args.cluster_dir}{nodes}")
+        return dict(
+            os.environ, SEARCHENGINE_CLUSTER_PORT=str(port), SEARCHENGINE_CLUSTER_DIR=f"{self.args.cluster_dir}{nodes}"
+        )
 
     def __enter__(self):
         if not self.args.start:
@@ -216,8 +237,9 @@ class Clusters:
             env = self._env(nodes)
             print(f"starting a {nodes}-node cluster on port {env['SEARCHENGINE_CLUSTER_PORT']} ...", flush=True)
             self.started.append(env)
-            done = subprocess.run([str(DEV_CLUSTER), "start", "--clean", str(nodes)], env=env,
-                                  capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                [str(DEV_CLUSTER), "start", "--clean", str(nodes)], env=env, capture_output=True, text=True, check=False
+            )
             if done.returncode != 0:
                 # __exit__ does not run when __enter__ fails: stop what did start.
                 self.__exit__(None, None, None)
@@ -264,43 +286,65 @@ def report(rows: dict, records: int, queries: int, passes: int) -> None:
         for share, name in ((0.5, "p50"), (0.95, "p95")):
             line(f"{label}, {name} ms", [pct(rows[n][key], share) for n in names], ".1f")
         line(f"{label}, mean ms", [statistics.fmean(rows[n][key]) for n in names], ".1f")
-        line(f"{label}, shard query+fetch ms per search (sum over shards)", get(f"{key}_shard_ms"), ".1f",
-             ratios=False)
+        line(f"{label}, shard query+fetch ms per search (sum over shards)", get(f"{key}_shard_ms"), ".1f", ratios=False)
     line("zero-hit queries", get("zero"), "d", ratios=False)
-    print(f"\nembedded = searchengine's folder index; cluster-1 / cluster-3 = OpenSearch, "
-          f"one node / three nodes ({', '.join(rows[n]['layout'] for n in names[1:])})")
+    print(
+        f"\nembedded = searchengine's folder index; cluster-1 / cluster-3 = OpenSearch, "
+        f"one node / three nodes ({', '.join(rows[n]['layout'] for n in names[1:])})"
+    )
 
 
 def progress(name: str, row: dict) -> None:
     """One line of an engine's figures as soon as they are measured."""
     rate = f"{row['rate']:,.0f} records/s, " if "rate" in row else ""
-    print(f"{name}: {rate}{row['primary_mb']:.1f} MB, top 10 p50/p95 {pct(row['search'], 0.5):.1f}/"
-          f"{pct(row['search'], 0.95):.1f} ms, faceted {pct(row['faceted'], 0.5):.1f}/"
-          f"{pct(row['faceted'], 0.95):.1f} ms; load average {load_average()}", flush=True)
+    print(
+        f"{name}: {rate}{row['primary_mb']:.1f} MB, top 10 p50/p95 {pct(row['search'], 0.5):.1f}/"
+        f"{pct(row['search'], 0.95):.1f} ms, faceted {pct(row['faceted'], 0.5):.1f}/"
+        f"{pct(row['faceted'], 0.95):.1f} ms; load average {load_average()}",
+        flush=True,
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=0, help="first N records of the sample; 0 means all")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-cluster-bench",
-                        help="scratch directory for the records file and the embedded index")
-    parser.add_argument("--embedded-index", type=Path, default=None,
-                        help="reuse this embedded index of the same records (its build is not timed)")
-    parser.add_argument("--start", action="store_true",
-                        help="start a 1-node and a 3-node cluster with scripts/dev-cluster.sh, stop them at the end")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "searchengine-cluster-bench",
+        help="scratch directory for the records file and the embedded index",
+    )
+    parser.add_argument(
+        "--embedded-index",
+        type=Path,
+        default=None,
+        help="reuse this embedded index of the same records (its build is not timed)",
+    )
+    parser.add_argument(
+        "--start",
+        action="store_true",
+        help="start a 1-node and a 3-node cluster with scripts/dev-cluster.sh, stop them at the end",
+    )
     parser.add_argument("--port1", type=int, default=9280, help="HTTP port of the 1-node cluster (--start)")
     parser.add_argument("--port3", type=int, default=9270, help="first HTTP port of the 3-node cluster (--start)")
-    parser.add_argument("--cluster-dir", default=str(Path.home() / ".cache" / "searchengine" / "cluster-bench"),
-                        help="node data folder prefix for --start (1 or 3 is appended)")
+    parser.add_argument(
+        "--cluster-dir",
+        default=str(Path.home() / ".cache" / "searchengine" / "cluster-bench"),
+        help="node data folder prefix for --start (1 or 3 is appended)",
+    )
     parser.add_argument("--cluster1", default=None, help="URL of a running 1-node cluster (http://HOST:PORT)")
-    parser.add_argument("--cluster3", default=None,
-                        help="URL of a running 3-node cluster (http://HOST:PORT[,HOST:PORT...])")
+    parser.add_argument(
+        "--cluster3", default=None, help="URL of a running 3-node cluster (http://HOST:PORT[,HOST:PORT...])"
+    )
     parser.add_argument("--name", default="bench-arxiv", help="index alias on the clusters (rebuilt)")
     parser.add_argument("--bulk-jobs", type=int, default=None, help="searchengine index --jobs on the clusters")
     parser.add_argument("--queries", type=int, default=200, help="keyword queries (at least 200 for p95)")
     parser.add_argument("--passes", type=int, default=3, help="timed passes over the queries")
-    parser.add_argument("--vectors", action="store_true",
-                        help="encode the records too (index --vectors) and compare the top 10s in each mode")
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="encode the records too (index --vectors) and compare the top 10s in each mode",
+    )
     args = parser.parse_args()
     if not args.start and not (args.cluster1 and args.cluster3):
         parser.error("give --start, or both --cluster1 URL and --cluster3 URL")
@@ -320,8 +364,11 @@ def main() -> int:
         shutil.rmtree(embedded, ignore_errors=True)
         print(f"building the embedded index of {records:,} records ...", flush=True)
         summary = build(source, str(embedded), vectors)
-        row = {"rate": summary["documents"] / summary["wall"], "wall": summary["wall"],
-               "client_cpu": summary["client_cpu"]}
+        row = {
+            "rate": summary["documents"] / summary["wall"],
+            "wall": summary["wall"],
+            "client_cpu": summary["client_cpu"],
+        }
     row.update(measure_queries(str(embedded), queries, args.passes, modes=modes))
     row["primary_mb"] = row["total_mb"] = disk_mb(embedded)
     row["per_doc"] = row["primary_mb"] * 1e6 / row["documents"]
@@ -337,15 +384,24 @@ def main() -> int:
             print(f"building on the {nodes}-node cluster {base} ...", flush=True)
             cpu_before = cluster_cpu_seconds(base)
             summary = build(source, location, vectors + (["--jobs", str(args.bulk_jobs)] if args.bulk_jobs else []))
-            row = {"rate": summary["documents"] / summary["wall"], "wall": summary["wall"],
-                   "client_cpu": summary["client_cpu"], "cluster_cpu": cluster_cpu_seconds(base) - cpu_before}
-            row.update(measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base),
-                                       modes=modes))
+            row = {
+                "rate": summary["documents"] / summary["wall"],
+                "wall": summary["wall"],
+                "client_cpu": summary["client_cpu"],
+                "cluster_cpu": cluster_cpu_seconds(base) - cpu_before,
+            }
+            row.update(
+                measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base), modes=modes)
+            )
             documents, primaries, total = cluster_sizes(base, args.name)
             health = http_json(f"{base}/_cluster/health/{args.name}")
-            row.update(primary_mb=primaries / 1e6, total_mb=total / 1e6, per_doc=primaries / documents,
-                       layout=f"{health['active_primary_shards']} primary shards + "
-                              f"{health['active_shards'] - health['active_primary_shards']} replica shards")
+            row.update(
+                primary_mb=primaries / 1e6,
+                total_mb=total / 1e6,
+                per_doc=primaries / documents,
+                layout=f"{health['active_primary_shards']} primary shards + "
+                f"{health['active_shards'] - health['active_primary_shards']} replica shards",
+            )
             rows[f"cluster-{nodes}"] = row
             progress(f"cluster-{nodes}", row)
     report(rows, records, len(queries), args.passes)

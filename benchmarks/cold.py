@@ -88,8 +88,13 @@ def interleaved(rows: dict[str, list[str]], envs: list[dict], runs: int) -> list
         for env, figure in zip(envs, figures):
             for name, command in rows.items():
                 figure[name].append(timed(command, env))
-    return [({name: statistics.median(w for w, _ in times) for name, times in figure.items()},
-             {name: statistics.median(c for _, c in times) for name, times in figure.items()}) for figure in figures]
+    return [
+        (
+            {name: statistics.median(w for w, _ in times) for name, times in figure.items()},
+            {name: statistics.median(c for _, c in times) for name, times in figure.items()},
+        )
+        for figure in figures
+    ]
 
 
 def sample_index(args, env: dict) -> Path:
@@ -102,8 +107,12 @@ def sample_index(args, env: dict) -> Path:
     index = args.work / f"index-{args.size or 'all'}"
     if not index.exists():
         print(f"building {index} from {records:,} records ...", flush=True)
-        subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index),
-                        "--quiet"], check=True, env=env, cwd=env["PYTHONPATH"])
+        subprocess.run(
+            [sys.executable, "-m", "searchengine", "index", str(source), "--index", str(index), "--quiet"],
+            check=True,
+            env=env,
+            cwd=env["PYTHONPATH"],
+        )
     return index
 
 
@@ -114,8 +123,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-cold")
     parser.add_argument("--runs", type=int, default=9, help="measured runs of each row")
     parser.add_argument("--query", default="SpMV GPU")
-    parser.add_argument("--repo", type=Path, action="append",
-                        help="a checkout whose searchengine runs (repeatable; default: this one)")
+    parser.add_argument(
+        "--repo", type=Path, action="append", help="a checkout whose searchengine runs (repeatable; default: this one)"
+    )
     args = parser.parse_args()
     repos = args.repo or [REPO]
 
@@ -128,12 +138,15 @@ def main() -> None:
 
 
 def _table(wall: dict[str, float], cpu: dict[str, float], repo: Path, index: Path, args) -> None:
-    print(f"\ncode: {repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, "
-          "rows interleaved")
+    print(f"\ncode: {repo}; index: {index}; query {args.query!r}; median of {args.runs} runs each, rows interleaved")
     print("| row | wall s | above bare, wall s | CPU s | above bare, CPU s | target above bare |")
     print("|---|---|---|---|---|---|")
-    labels = {"bare": "python -c pass", "plain": f"search {args.query!r}",
-              "faceted": f"search {args.query!r} --facets year,author,category", "help": "searchengine --help"}
+    labels = {
+        "bare": "python -c pass",
+        "plain": f"search {args.query!r}",
+        "faceted": f"search {args.query!r} --facets year,author,category",
+        "help": "searchengine --help",
+    }
     for name, label in labels.items():
         target = TARGETS.get(name)
         met = target is not None and wall[name] - wall["bare"] <= target
@@ -141,6 +154,7 @@ def _table(wall: dict[str, float], cpu: dict[str, float], repo: Path, index: Pat
         above = "" if name == "bare" else f"{wall[name] - wall['bare']:.3f}"
         above_cpu = "" if name == "bare" else f"{cpu[name] - cpu['bare']:.3f}"
         print(f"| {label} | {wall[name]:.3f} | {above} | {cpu[name]:.3f} | {above_cpu} | {verdict} |")
+
 
 if __name__ == "__main__":
     main()

@@ -36,13 +36,45 @@ sys.path.insert(0, str(REPO))
 
 # Each held by 1 to 20 papers of the listing sample.
 RARE_WORDS = {
-    "physics": ["boson", "lepton", "gluon", "muon", "hadron", "pulsar", "quasar", "tokamak", "quark", "kaon",
-                "isotope", "neutron"],
-    "mathematics": ["matroid", "braid", "graphons", "sheaf", "functor", "monoid", "operad", "quiver", "tableau",
-                    "poset"],
+    "physics": [
+        "boson",
+        "lepton",
+        "gluon",
+        "muon",
+        "hadron",
+        "pulsar",
+        "quasar",
+        "tokamak",
+        "quark",
+        "kaon",
+        "isotope",
+        "neutron",
+    ],
+    "mathematics": [
+        "matroid",
+        "braid",
+        "graphons",
+        "sheaf",
+        "functor",
+        "monoid",
+        "operad",
+        "quiver",
+        "tableau",
+        "poset",
+    ],
     "biology": ["codon", "exon", "allele", "phage", "histone", "mitosis", "chromatin", "axon", "zebrafish"],
-    "chemistry": ["ligand", "isomer", "alkane", "benzene", "solvent", "zeolite", "electrolyte", "anode", "cathode",
-                  "titanium"],
+    "chemistry": [
+        "ligand",
+        "isomer",
+        "alkane",
+        "benzene",
+        "solvent",
+        "zeolite",
+        "electrolyte",
+        "anode",
+        "cathode",
+        "titanium",
+    ],
 }
 
 # (query as typed, query meant)
@@ -154,8 +186,10 @@ def measure(location, verbose: bool = False) -> dict[str, int]:
     for held in ("held", "not held"):
         for outcome in ("left alone", "suggested", "replaced"):
             number = counts.get(f"rare {held}: {outcome}", 0)
-            print(f"| rare words the index {'holds' if held == 'held' else 'lacks'} | {outcome} | {number} "
-                  f"| {number / rare_total:.0%} |")
+            print(
+                f"| rare words the index {'holds' if held == 'held' else 'lacks'} | {outcome} | {number} "
+                f"| {number / rare_total:.0%} |"
+            )
     for outcome in ("corrected", "suggested", "wrong", "missed", "nothing to find"):
         number = counts.get(f"typo: {outcome}", 0)
         print(f"| typos | {outcome} | {number} | {number / len(TYPOS):.0%} |")
@@ -175,10 +209,18 @@ def build(source: Path, folder: Path) -> Path:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index", action="append", default=[],
-                        help="an index to measure (repeatable); default: build the sample's and the corpus's")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-corrections",
-                        help="where the built indexes are kept and reused")
+    parser.add_argument(
+        "--index",
+        action="append",
+        default=[],
+        help="an index to measure (repeatable); default: build the sample's and the corpus's",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "searchengine-corrections",
+        help="where the built indexes are kept and reused",
+    )
     parser.add_argument("--verbose", action="store_true", help="print each query's outcome")
     args = parser.parse_args()
     locations = args.index or [build(SAMPLE, args.work / "arxiv"), build(REPO / "corpus", args.work / "corpus")]

@@ -103,15 +103,51 @@ from corrections import BUDGET, SAMPLE, TYPOS, build, typo_outcome  # noqa: E402
 # Real words no paper of the sample holds (checked again when the list is drawn).
 ABSENT_WORDS = [
     # particles and condensed matter
-    "neutrino", "baryon", "phonon", "axion", "pion", "meson", "fermion", "magnon", "exciton", "polariton",
-    "plasmon", "skyrmion", "graviton", "inflaton", "nucleon", "deuteron", "hyperon", "quarkonium",
-    "bremsstrahlung", "cyclotron", "superfluid", "cuprate",
+    "neutrino",
+    "baryon",
+    "phonon",
+    "axion",
+    "pion",
+    "meson",
+    "fermion",
+    "magnon",
+    "exciton",
+    "polariton",
+    "plasmon",
+    "skyrmion",
+    "graviton",
+    "inflaton",
+    "nucleon",
+    "deuteron",
+    "hyperon",
+    "quarkonium",
+    "bremsstrahlung",
+    "cyclotron",
+    "superfluid",
+    "cuprate",
     # astronomy and space
-    "magnetar", "blazar", "protostar", "meteorite", "nucleosynthesis", "magnetosphere", "ionosphere",
+    "magnetar",
+    "blazar",
+    "protostar",
+    "meteorite",
+    "nucleosynthesis",
+    "magnetosphere",
+    "ionosphere",
     # chemistry
-    "fullerene", "enantiomer", "micelle", "colloid", "aerogel", "electrolysis",
+    "fullerene",
+    "enantiomer",
+    "micelle",
+    "colloid",
+    "aerogel",
+    "electrolysis",
     # biology and earth
-    "ribosome", "cytokine", "chloroplast", "polymerase", "ubiquitin", "basalt", "estuary",
+    "ribosome",
+    "cytokine",
+    "chloroplast",
+    "polymerase",
+    "ubiquitin",
+    "basalt",
+    "estuary",
 ]
 
 # Hits searched per query: one results page.
@@ -247,8 +283,9 @@ class Sample:
                     written[fold(last)][last] += 1
                     seen.add(fold(last))
             papers.update(seen)
-        return {key: (min(forms.items(), key=lambda kv: (-kv[1], kv[0]))[0], papers[key])
-                for key, forms in written.items()}
+        return {
+            key: (min(forms.items(), key=lambda kv: (-kv[1], kv[0]))[0], papers[key]) for key, forms in written.items()
+        }
 
 
 # --- drawing ------------------------------------------------------------------------------------------------
@@ -257,31 +294,39 @@ class Sample:
 def draw_absent_surnames(sample: Sample, rng: random.Random, count: int) -> list[dict]:
     """List 1: surnames no title or abstract has, as words or as terms."""
     analyzer = _analyzer()
-    absent = [(key, form, papers) for key, (form, papers) in sorted(sample.surnames().items())
-              if key not in sample.words and not any(t in sample.terms for t in terms(analyzer, form))]
+    absent = [
+        (key, form, papers)
+        for key, (form, papers) in sorted(sample.surnames().items())
+        if key not in sample.words and not any(t in sample.terms for t in terms(analyzer, form))
+    ]
     return [{"query": form, "papers": papers} for _, form, papers in rng.sample(absent, min(count, len(absent)))]
 
 
 def draw_surnames(sample: Sample, rng: random.Random, count: int) -> list[dict]:
     """List 2: any surnames."""
     every = sorted(sample.surnames().items())
-    return [{"query": form, "papers": papers}
-            for _, (form, papers) in rng.sample(every, min(count, len(every)))]
+    return [{"query": form, "papers": papers} for _, (form, papers) in rng.sample(every, min(count, len(every)))]
 
 
 def draw_full_names(sample: Sample, rng: random.Random, count: int) -> list[dict]:
     """List 3: names of authors of two papers or more whose surname papers not
     by anyone of that surname mention."""
     papers = Counter(name for names in sample.authors for name in names)
-    candidates = sorted(name for name, n in papers.items()
-                        if n >= 2 and len(name.split()) >= 2 and surname(name).isalpha())
+    candidates = sorted(
+        name for name, n in papers.items() if n >= 2 and len(name.split()) >= 2 and surname(name).isalpha()
+    )
     mentions: dict[str, int] = {}
     for key in {fold(surname(name)) for name in candidates}:
-        mentions[key] = sum(1 for paper in sample.words.get(key, ())
-                            if key not in {fold(surname(author)) for author in sample.authors[paper]})
+        mentions[key] = sum(
+            1
+            for paper in sample.words.get(key, ())
+            if key not in {fold(surname(author)) for author in sample.authors[paper]}
+        )
     chosen = [name for name in candidates if mentions[fold(surname(name))]]
-    return [{"query": name, "papers": papers[name], "mentioned": mentions[fold(surname(name))]}
-            for name in rng.sample(chosen, min(count, len(chosen)))]
+    return [
+        {"query": name, "papers": papers[name], "mentioned": mentions[fold(surname(name))]}
+        for name in rng.sample(chosen, min(count, len(chosen)))
+    ]
 
 
 def title_words(sample: Sample, analyzer, title: str, share: float = TOPIC_WORD_SHARE) -> list[tuple[str, str]]:
@@ -301,8 +346,14 @@ def title_words(sample: Sample, analyzer, title: str, share: float = TOPIC_WORD_
     return list(found.items())
 
 
-def draw_topics(sample: Sample, rng: random.Random, count: int, share: float = TOPIC_WORD_SHARE,
-                least: int = TOPIC_PAPERS, tries: int = 200) -> list[dict]:
+def draw_topics(
+    sample: Sample,
+    rng: random.Random,
+    count: int,
+    share: float = TOPIC_WORD_SHARE,
+    least: int = TOPIC_PAPERS,
+    tries: int = 200,
+) -> list[dict]:
     """List 4: four words of a random paper's title that at least ``least``
     papers hold all of (``tries`` papers drawn per topic at most)."""
     analyzer = _analyzer()
@@ -319,16 +370,24 @@ def draw_topics(sample: Sample, rng: random.Random, count: int, share: float = T
         if key in seen or holders < least:
             continue
         seen.add(key)
-        topics.append({"query": " ".join(word.lower() for word, _ in chosen),
-                       "terms": [term for _, term in chosen], "papers": holders})
+        topics.append(
+            {
+                "query": " ".join(word.lower() for word, _ in chosen),
+                "terms": [term for _, term in chosen],
+                "papers": holders,
+            }
+        )
     return topics
 
 
 def draw_absent_words(sample: Sample, candidates: Iterable[str] = ABSENT_WORDS) -> list[dict]:
     """List 5: the ``candidates`` no paper holds and no author name has as a word."""
     analyzer = _analyzer()
-    return [{"query": word} for word in candidates
-            if fold(word) not in sample.name_words and not any(t in sample.terms for t in terms(analyzer, word))]
+    return [
+        {"query": word}
+        for word in candidates
+        if fold(word) not in sample.name_words and not any(t in sample.terms for t in terms(analyzer, word))
+    ]
 
 
 def typo_list() -> list[dict]:
@@ -385,9 +444,11 @@ def judge_topic(index, item: dict, results) -> str | None:
     for rank, hit in enumerate(results.hits[:TOPIC_PAPERS], 1):
         missing = wanted - terms(analyzer, f"{hit.title}\n{hit.abstract}")
         if missing:
-            return f"hit {rank} ({hit.id}) lacks {', '.join(sorted(missing))}" + (
-                " (relaxed)" if results.relaxed else "") + (
-                f" (corrected to {results.corrected!r})" if results.corrected else "")
+            return (
+                f"hit {rank} ({hit.id}) lacks {', '.join(sorted(missing))}"
+                + (" (relaxed)" if results.relaxed else "")
+                + (f" (corrected to {results.corrected!r})" if results.corrected else "")
+            )
     return None
 
 
@@ -421,18 +482,34 @@ class QueryList:
 
 
 LISTS = (
-    QueryList("absent-surnames", "1 surnames only author names hold",
-              lambda sample, rng: draw_absent_surnames(sample, rng, 200), judge_surname, 0.98),
-    QueryList("random-surnames", "2 random surnames",
-              lambda sample, rng: draw_surnames(sample, rng, 300), judge_surname, None),
-    QueryList("full-names", "3 First Last, surname in other abstracts",
-              lambda sample, rng: draw_full_names(sample, rng, 80), judge_full_name, 0.90),
-    QueryList("topics", "4 four-word topics (>= 5 papers)",
-              lambda sample, rng: draw_topics(sample, rng, 80), judge_topic, 0.95),
-    QueryList("absent-words", "5 absent real words",
-              lambda sample, rng: draw_absent_words(sample), judge_absent_word, 1.0),
-    QueryList("typos", "6 typos",
-              lambda sample, rng: typo_list(), judge_typo, None),
+    QueryList(
+        "absent-surnames",
+        "1 surnames only author names hold",
+        lambda sample, rng: draw_absent_surnames(sample, rng, 200),
+        judge_surname,
+        0.98,
+    ),
+    QueryList(
+        "random-surnames", "2 random surnames", lambda sample, rng: draw_surnames(sample, rng, 300), judge_surname, None
+    ),
+    QueryList(
+        "full-names",
+        "3 First Last, surname in other abstracts",
+        lambda sample, rng: draw_full_names(sample, rng, 80),
+        judge_full_name,
+        0.90,
+    ),
+    QueryList(
+        "topics",
+        "4 four-word topics (>= 5 papers)",
+        lambda sample, rng: draw_topics(sample, rng, 80),
+        judge_topic,
+        0.95,
+    ),
+    QueryList(
+        "absent-words", "5 absent real words", lambda sample, rng: draw_absent_words(sample), judge_absent_word, 1.0
+    ),
+    QueryList("typos", "6 typos", lambda sample, rng: typo_list(), judge_typo, None),
 )
 
 
@@ -453,8 +530,10 @@ def load_lists(folder: Path, seed: int, source: Path = SAMPLE) -> dict[str, list
             print(f"reading {source} to draw the lists ...", file=sys.stderr, flush=True)
             sample = Sample.read(source)
         items = spec.draw(sample, random.Random(f"{seed}:{spec.key}"))
-        path.write_text(json.dumps({"seed": seed, "papers": sample.papers, "items": items},
-                                   ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps({"seed": seed, "papers": sample.papers, "items": items}, ensure_ascii=False, indent=1) + "\n",
+            encoding="utf-8",
+        )
         found[spec.key] = items
     return found
 
@@ -467,12 +546,10 @@ def rate_row(label: str, passed: int, count: int, target: float | None, left_out
     rate = passed / count if count else 0.0
     met = "" if target is None or not count else ("met" if rate >= target else "NOT met")
     goal = "" if target is None else "100%" if target >= 1 else f"≥ {target:.0%}"
-    return [label + (f" ({left_out} left out)" if left_out else ""), str(count), str(passed), f"{rate:.1%}",
-            goal, met]
+    return [label + (f" ({left_out} left out)" if left_out else ""), str(count), str(passed), f"{rate:.1%}", goal, met]
 
 
-def measure(location, lists: dict[str, list[dict]], limit: int | None = None,
-            verbose: bool = False) -> list[list[str]]:
+def measure(location, lists: dict[str, list[dict]], limit: int | None = None, verbose: bool = False) -> list[list[str]]:
     """Search and judge every list on the index at ``location``; print the
     table, load and times (and each failure with ``verbose``); return the rows."""
     from searchengine import open_index
@@ -505,8 +582,10 @@ def measure(location, lists: dict[str, list[dict]], limit: int | None = None,
                 passed += why is None
                 left_out += isinstance(why, LeftOut)
                 if why is not None and verbose:
-                    print(f"  {spec.key:<16} {item['query']!r:<34} {why}"
-                          + (" (left out)" if isinstance(why, LeftOut) else ""))
+                    print(
+                        f"  {spec.key:<16} {item['query']!r:<34} {why}"
+                        + (" (left out)" if isinstance(why, LeftOut) else "")
+                    )
             rows.append(rate_row(spec.label, passed, len(items) - left_out, spec.target, left_out))
         documents = index.doc_count
     finally:
@@ -519,9 +598,11 @@ def measure(location, lists: dict[str, list[dict]], limit: int | None = None,
         print("| " + " | ".join(row) + " |")
     print(f"\nload average (1, 5, 15 min): before {_load(load_before)}, after {_load(load_after)}")
     if times:
-        print(f"time per query (first search of each of {len(times)} queries, new process; index opened in "
-              f"{opened * 1000:.0f} ms): first {times[0] * 1000:.0f} ms, "
-              f"median {statistics.median(times) * 1000:.1f} ms")
+        print(
+            f"time per query (first search of each of {len(times)} queries, new process; index opened in "
+            f"{opened * 1000:.0f} ms): first {times[0] * 1000:.0f} ms, "
+            f"median {statistics.median(times) * 1000:.1f} ms"
+        )
     return rows
 
 
@@ -532,8 +613,12 @@ def _load(values) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path, help="the index of the sample to search; default: build one in --work")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-everyday",
-                        help="where the built index (and, by default, the lists) are kept and reused")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "searchengine-everyday",
+        help="where the built index (and, by default, the lists) are kept and reused",
+    )
     parser.add_argument("--lists", type=Path, help="where the drawn lists are saved and read (default: WORK/lists)")
     parser.add_argument("--seed", type=int, default=7, help="seed of the drawing")
     parser.add_argument("--limit", type=int, help="queries searched per list (the first N)")

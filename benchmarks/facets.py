@@ -49,16 +49,41 @@ sys.path.insert(0, str(REPO))
 
 QUERIES = [
     # broad single words and phrases: thousands of hits
-    "model", "learning", "language", "image", "reasoning", "diffusion", "video",
-    "agent", "graph", "benchmark", "segmentation", "robot", "medical",
-    "large language model", "vision transformer", "graph neural network",
-    "diffusion model image editing", "retrieval augmented generation",
-    "reinforcement learning from human feedback", "object detection",
-    "3D reconstruction", "speech recognition", "knowledge distillation",
+    "model",
+    "learning",
+    "language",
+    "image",
+    "reasoning",
+    "diffusion",
+    "video",
+    "agent",
+    "graph",
+    "benchmark",
+    "segmentation",
+    "robot",
+    "medical",
+    "large language model",
+    "vision transformer",
+    "graph neural network",
+    "diffusion model image editing",
+    "retrieval augmented generation",
+    "reinforcement learning from human feedback",
+    "object detection",
+    "3D reconstruction",
+    "speech recognition",
+    "knowledge distillation",
     # narrow queries: tens to hundreds of hits
-    "SpMV GPU", "sparse matrix", "federated learning privacy", "point cloud registration",
-    "hallucination detection", "chain of thought", "autonomous driving planning",
-    "low rank adaptation", "machine translation", "protein", "quantum",
+    "SpMV GPU",
+    "sparse matrix",
+    "federated learning privacy",
+    "point cloud registration",
+    "hallucination detection",
+    "chain of thought",
+    "autonomous driving planning",
+    "low rank adaptation",
+    "machine translation",
+    "protein",
+    "quantum",
 ]
 FACETS = ("year", "author", "category")
 
@@ -76,9 +101,13 @@ def convert(sample: Path, target: Path, limit: int = 0) -> int:
         for line in itertools.islice(src, limit or None):
             obj = json.loads(line)
             record = {
-                "id": obj["id"], "title": obj["title"], "abstract": obj["summary"],
-                "authors": obj["authors"], "year": arxiv_year(obj["id"]),
-                "categories": obj["categories"], "url": obj.get("abs") or "",
+                "id": obj["id"],
+                "title": obj["title"],
+                "abstract": obj["summary"],
+                "authors": obj["authors"],
+                "year": arxiv_year(obj["id"]),
+                "categories": obj["categories"],
+                "url": obj.get("abs") or "",
             }
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
@@ -98,8 +127,10 @@ def build_fts(records_path: Path, db_path: Path) -> None:
         CREATE TABLE doc_cats(doc INTEGER, code TEXT);
     """)
     for rowid, record in enumerate(read_records([records_path], []), start=1):
-        db.execute("INSERT INTO docs(rowid, title, abstract, authors, year) VALUES (?,?,?,?,?)",
-                   (rowid, record.title, record.abstract, "\n".join(record.authors), record.year))
+        db.execute(
+            "INSERT INTO docs(rowid, title, abstract, authors, year) VALUES (?,?,?,?,?)",
+            (rowid, record.title, record.abstract, "\n".join(record.authors), record.year),
+        )
         db.executemany("INSERT INTO doc_authors VALUES (?,?)", [(rowid, a) for a in dict.fromkeys(record.authors)])
         db.executemany("INSERT INTO doc_cats VALUES (?,?)", [(rowid, c) for c in dict.fromkeys(record.categories)])
     db.executescript("""
@@ -145,8 +176,12 @@ def percentile(values: list[float], share: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-facets-bench",
-                        help="where the converted records and both indexes are kept (reused)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "searchengine-facets-bench",
+        help="where the converted records and both indexes are kept (reused)",
+    )
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
@@ -181,11 +216,14 @@ def main() -> int:
         def run():
             cache.forget_terms()
             return function()
+
         return run
 
     rows = []
-    print(f"\n{'query':<44} {'hits':>6} {'fts':>6} {'count':>7} {'m+c cold':>8} {'m+c warm':>8} "
-          f"{'search':>7} {'fac cold':>8} {'fac warm':>8} {'fts5':>7} {'ratio':>6}")
+    print(
+        f"\n{'query':<44} {'hits':>6} {'fts':>6} {'count':>7} {'m+c cold':>8} {'m+c warm':>8} "
+        f"{'search':>7} {'fac cold':>8} {'fac warm':>8} {'fts5':>7} {'ratio':>6}"
+    )
     for text in QUERIES:
         parsed = parse(text, searcher.schema).query
         docnums = cache.docnums(parsed)
@@ -199,16 +237,23 @@ def main() -> int:
         faceted_ms, _ = timed(lambda: index.search(text, facets=FACETS), args.repeats)
         fts_ms, counts = timed(lambda: fts_facets(db, text), args.repeats)
         fts_hits = sum(n for _, n in counts[0])
-        rows.append((text, len(docnums), fts_hits, count_ms, cold_ms, warm_ms, plain_ms, faceted_cold_ms,
-                     faceted_ms, fts_ms))
-        print(f"{text:<44} {len(docnums):>6} {fts_hits:>6} {count_ms:>7.2f} {cold_ms:>8.2f} {warm_ms:>8.2f} "
-              f"{plain_ms:>7.1f} {faceted_cold_ms:>8.1f} {faceted_ms:>8.1f} {fts_ms:>7.2f} "
-              f"{cold_ms / fts_ms if fts_ms else 0:>6.2f}", flush=True)
+        rows.append(
+            (text, len(docnums), fts_hits, count_ms, cold_ms, warm_ms, plain_ms, faceted_cold_ms, faceted_ms, fts_ms)
+        )
+        print(
+            f"{text:<44} {len(docnums):>6} {fts_hits:>6} {count_ms:>7.2f} {cold_ms:>8.2f} {warm_ms:>8.2f} "
+            f"{plain_ms:>7.1f} {faceted_cold_ms:>8.1f} {faceted_ms:>8.1f} {fts_ms:>7.2f} "
+            f"{cold_ms / fts_ms if fts_ms else 0:>6.2f}",
+            flush=True,
+        )
 
     browse = []
-    for label, options in (("--year 2026", {"year": "2026"}), ("--year 2025", {"year": "2025"}),
-                           ("--category cs.CL", {"category": "cs.CL"}),
-                           ("--author 'Wang, Y.'", {"author": "Wang, Y."})):
+    for label, options in (
+        ("--year 2026", {"year": "2026"}),
+        ("--year 2025", {"year": "2025"}),
+        ("--category cs.CL", {"category": "cs.CL"}),
+        ("--author 'Wang, Y.'", {"author": "Wang, Y."}),
+    ):
         ms, results = timed(cold(lambda: index.search("", facets=FACETS, **options)), args.repeats)
         browse.append((label, results.total, ms))
 
@@ -217,17 +262,29 @@ def main() -> int:
     p = lambda i, share: percentile([r[i] for r in upto], share)  # noqa: E731
     print(f"\nfacet columns read once per searcher: {load_ms:.0f} ms for {columns.size} documents")
     print(f"queries: {len(rows)}, {len(upto)} with at most 20,000 hits (max hits {max(r[1] for r in rows)})")
-    print(f"sum over queries (ms): count {total(3):.1f}, match+count cold {total(4):.1f}, warm {total(5):.1f}; "
-          f"FTS5 GROUP BY {total(9):.1f}")
-    print(f"ratio to FTS5 (sum): count only {total(3) / total(9):.2f}, match+count cold {total(4) / total(9):.2f}, "
-          f"warm {total(5) / total(9):.2f} (target <= 1.5)")
-    print("ratio to FTS5 (median per query): match+count cold "
-          f"{statistics.median(r[4] / r[9] for r in rows if r[9]):.2f}, "
-          f"warm {statistics.median(r[5] / r[9] for r in rows if r[9]):.2f}")
-    for label, i in (("search without facets, cold", 6), ("faceted search, cold", 7), ("faceted search, warm", 8),
-                     ("match+count, cold", 4)):
-        print(f"{label:<28} queries <= 20,000 hits: p50 {p(i, 0.5):7.1f} ms, p95 {p(i, 0.95):7.1f} ms, "
-              f"max {max(r[i] for r in upto):7.1f} ms (target for faceted search: p95 < 150)")
+    print(
+        f"sum over queries (ms): count {total(3):.1f}, match+count cold {total(4):.1f}, warm {total(5):.1f}; "
+        f"FTS5 GROUP BY {total(9):.1f}"
+    )
+    print(
+        f"ratio to FTS5 (sum): count only {total(3) / total(9):.2f}, match+count cold {total(4) / total(9):.2f}, "
+        f"warm {total(5) / total(9):.2f} (target <= 1.5)"
+    )
+    print(
+        "ratio to FTS5 (median per query): match+count cold "
+        f"{statistics.median(r[4] / r[9] for r in rows if r[9]):.2f}, "
+        f"warm {statistics.median(r[5] / r[9] for r in rows if r[9]):.2f}"
+    )
+    for label, i in (
+        ("search without facets, cold", 6),
+        ("faceted search, cold", 7),
+        ("faceted search, warm", 8),
+        ("match+count, cold", 4),
+    ):
+        print(
+            f"{label:<28} queries <= 20,000 hits: p50 {p(i, 0.5):7.1f} ms, p95 {p(i, 0.95):7.1f} ms, "
+            f"max {max(r[i] for r in upto):7.1f} ms (target for faceted search: p95 < 150)"
+        )
     for label, hits, ms in browse:
         print(f"browse {label:<22} {hits:>6} hits, faceted, cold {ms:.1f} ms")
     print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")

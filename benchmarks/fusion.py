@@ -78,8 +78,9 @@ def _cosine_floor(lexical, similarities, weight, floor=0.1):
     similarities = np.asarray(similarities, dtype=np.float64)
     top = lexical.max() if len(lexical) else 0.0
     best = similarities.max() if len(similarities) else 0.0
-    meaning = (np.clip((similarities - floor) / (best - floor), 0.0, None) if best > floor
-               else np.zeros_like(similarities))
+    meaning = (
+        np.clip((similarities - floor) / (best - floor), 0.0, None) if best > floor else np.zeros_like(similarities)
+    )
     return weight * (lexical / top if top > 0 else lexical) + (1 - weight) * meaning
 
 
@@ -138,6 +139,7 @@ def per_question(index, collection, mode: str, settings: dict, fuse=None):
 
 def gates() -> dict:
     """Rules for when a question gets feedback, from its first ranking's 10 best scores."""
+
     def lead(ratio):
         return lambda s: len(s) > 1 and (s[-1] <= 0 or s[0] >= ratio * s[-1])
 
@@ -146,7 +148,8 @@ def gates() -> dict:
         found[f"best >= {ratio} x 10th"] = lead(ratio)
     for gap in (1.05, 1.1, 1.2):
         found[f"best >= 1.5 x 10th, best < {gap} x 2nd"] = (
-            lambda g: lambda s: lead(1.5)(s) and s[1] > 0 and s[0] < g * s[1])(gap)
+            lambda g: lambda s: lead(1.5)(s) and s[1] > 0 and s[0] < g * s[1]
+        )(gap)
     for share in (0.7, 0.8, 0.9):
         found[f"5th >= {share} x best"] = (lambda r: lambda s: len(s) > 4 and s[0] > 0 and s[4] >= r * s[0])(share)
     return found
@@ -157,10 +160,10 @@ def main() -> None:
     parser.add_argument("--collections", default="cranfield,cisi,scifact,known")
     parser.add_argument("--gates", action="store_true", help="also score rules for when feedback applies")
     args = parser.parse_args()
-    from searchengine.semantic import CACHE_DIR
     from searchengine.evaluation import load_collection, vector_cache, write_records
     from searchengine.indexer import build_index
     from searchengine.search import open_index
+    from searchengine.semantic import CACHE_DIR
 
     names = args.collections.split(",")
     table: dict[str, dict[str, float]] = {}

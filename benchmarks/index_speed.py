@@ -116,10 +116,14 @@ def main() -> None:
             cpus.append(_cpu_seconds() - cpu)
     median = statistics.median(times)
     print(f"package: {args.package_root}")
-    print(f"{count} records, builds (s): {', '.join(f'{t:.1f}' for t in times)}; "
-          f"CPU (s, all processes): {', '.join(f'{c:.1f}' for c in cpus)}")
-    print(f"median {median:.1f} s = {count / median:.0f} records/s, "
-          f"{count / statistics.median(cpus):.0f} records per CPU-second; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{count} records, builds (s): {', '.join(f'{t:.1f}' for t in times)}; "
+        f"CPU (s, all processes): {', '.join(f'{c:.1f}' for c in cpus)}"
+    )
+    print(
+        f"median {median:.1f} s = {count / median:.0f} records/s, "
+        f"{count / statistics.median(cpus):.0f} records per CPU-second; load average {os.getloadavg()[0]:.2f}"
+    )
 
 
 def _cpu_seconds() -> float:

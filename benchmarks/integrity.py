@@ -77,8 +77,17 @@ def main() -> None:
     for name, value in rows:
         print(f"| {name} | {value:.4f} | {size / 1e6 / value:,.0f} |")
 
-    search = [sys.executable, "-m", "searchengine", "search", "SpMV GPU", "--facets", "year,author,category",
-              "--index", str(index)]
+    search = [
+        sys.executable,
+        "-m",
+        "searchengine",
+        "search",
+        "SpMV GPU",
+        "--facets",
+        "year,author,category",
+        "--index",
+        str(index),
+    ]
     bare = [sys.executable, "-c", "pass"]
     verified = generation / integrity.VERIFIED
     for command in (bare, search):
@@ -92,8 +101,11 @@ def main() -> None:
     median = {name: statistics.median(values) for name, values in found.items()}
     print(f"\ncold CLI search with 3 facets, wall, median of {args.runs} interleaved runs")
     print("| row | seconds | above bare |\n|---|---|---|")
-    for name, label in (("bare", "python -c pass (peer)"), ("trusted", "search, stamps trusted"),
-                        ("hashed", "search, every file hashed at open")):
+    for name, label in (
+        ("bare", "python -c pass (peer)"),
+        ("trusted", "search, stamps trusted"),
+        ("hashed", "search, every file hashed at open"),
+    ):
         print(f"| {label} | {median[name]:.3f} | {median[name] - median['bare']:+.3f} |")
     print(f"\nuptime at end: {uptime()}")
 

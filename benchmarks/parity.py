@@ -62,12 +62,11 @@ def compare_analysis(cluster: str, path: str, limit: int) -> dict:
     from collections import Counter
 
     from searchengine.engines.opensearch import mapping
+    from searchengine.engines.opensearch.client import connect
+    from searchengine.engines.opensearch.location import parse_location
     from searchengine.engines.opensearch.terms import term_text
     from searchengine.engines.whoosh.analysis import text_analyzer
     from searchengine.readers import read_records
-
-    from searchengine.engines.opensearch.client import connect
-    from searchengine.engines.opensearch.location import parse_location
 
     location = parse_location(cluster)
     client = connect(location)
@@ -99,8 +98,12 @@ def compare_analysis(cluster: str, path: str, limit: int) -> dict:
                     differing_types.update(term for term, _ in extra)
     finally:
         client.indices.delete(index=name)
-    return {**counts, "term types": len(types), "differing types": len(differing_types),
-            "examples": sorted(differing_types)[:20]}
+    return {
+        **counts,
+        "term types": len(types),
+        "differing types": len(differing_types),
+        "examples": sorted(differing_types)[:20],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,16 +140,27 @@ def main(argv: list[str] | None = None) -> int:
         shared = len(set(ids_e) & set(ids_c))
         same_top5 = ids_e[:5] == ids_c[:5]
         stable = all(run[1] == ids_c for run in runs)
-        rows.append({"query": query, "embedded": {"total": total_e, "ids": ids_e, "scores": scores_e},
-                     "cluster": {"total": total_c, "ids": ids_c, "scores": scores_c},
-                     "shared_top10": shared, "same_top5_order": same_top5, "stable": stable})
-        print(f"{query[:44]:<44} {total_e:>9,} {total_c:>9,} {shared:>4}/{len(ids_e):<2}"
-              f"{'yes' if same_top5 else 'no':>10} {'yes' if stable else 'no':>6}")
+        rows.append(
+            {
+                "query": query,
+                "embedded": {"total": total_e, "ids": ids_e, "scores": scores_e},
+                "cluster": {"total": total_c, "ids": ids_c, "scores": scores_c},
+                "shared_top10": shared,
+                "same_top5_order": same_top5,
+                "stable": stable,
+            }
+        )
+        print(
+            f"{query[:44]:<44} {total_e:>9,} {total_c:>9,} {shared:>4}/{len(ids_e):<2}"
+            f"{'yes' if same_top5 else 'no':>10} {'yes' if stable else 'no':>6}"
+        )
     equal = sum(row["embedded"]["total"] == row["cluster"]["total"] for row in rows)
     close = sum(row["shared_top10"] >= min(8, len(row["embedded"]["ids"])) for row in rows)
     stable = sum(row["stable"] for row in rows)
-    print(f"equal totals: {equal}/{len(rows)}; at least 8 of the same top 10: {close}/{len(rows)}; "
-          f"same cluster order in {args.runs} runs: {stable}/{len(rows)}")
+    print(
+        f"equal totals: {equal}/{len(rows)}; at least 8 of the same top 10: {close}/{len(rows)}; "
+        f"same cluster order in {args.runs} runs: {stable}/{len(rows)}"
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(rows, out, indent=1)

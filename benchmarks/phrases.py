@@ -34,10 +34,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cold import sample_index  # noqa: E402
 from speed import REPO, uptime  # noqa: E402
 
-PHRASES = ['"language models"', '"large language models"', '"state of the art"', '"diffusion models"',
-           '"reinforcement learning"', '"neural network"', '"point cloud" segmentation', '"graph neural networks"',
-           '"in-context learning"', '"mixture of experts"', '"vision transformer"', '"federated learning" privacy',
-           '"model"', '"deep learning"', '"text-to-image"', '"Schr\\"odinger bridge"']
+PHRASES = [
+    '"language models"',
+    '"large language models"',
+    '"state of the art"',
+    '"diffusion models"',
+    '"reinforcement learning"',
+    '"neural network"',
+    '"point cloud" segmentation',
+    '"graph neural networks"',
+    '"in-context learning"',
+    '"mixture of experts"',
+    '"vision transformer"',
+    '"federated learning" privacy',
+    '"model"',
+    '"deep learning"',
+    '"text-to-image"',
+    '"Schr\\"odinger bridge"',
+]
 WAYS = ("text store", "stored records")
 WARM_UP = "graph neural network"
 
@@ -78,8 +92,14 @@ def main() -> None:
     for phrase in PHRASES:
         found = {}
         for way in WAYS:
-            out = subprocess.run([sys.executable, __file__, "--measure", str(index), phrase, way],
-                                 capture_output=True, text=True, check=True, env=env, cwd=REPO)
+            out = subprocess.run(
+                [sys.executable, __file__, "--measure", str(index), phrase, way],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+                cwd=REPO,
+            )
             found[way] = json.loads(out.stdout.strip().splitlines()[-1])
             totals[way] += found[way]["ms"]
         rows.append((phrase, found))

@@ -73,6 +73,8 @@ def known_item_collection(folder: Path, documents: int = 15_000, queries: int = 
         for doc_id, _, _ in chosen:
             out.write(f"q{doc_id}\t{doc_id}\t1\n")
     return folder
+
+
 COLUMNS = ("ndcg@10", "map", "p@10", "recall@100")
 
 

@@ -71,14 +71,17 @@ def queries(items: list[dict], count: int, seed: int = 42) -> list[str]:
         width = rng.choice((2, 3))
         if len(words) >= width:
             start = rng.randrange(len(words) - width + 1)
-            found.append(" ".join(words[start:start + width]))
+            found.append(" ".join(words[start : start + width]))
     return list(dict.fromkeys(found))
 
 
 def build(source: Path, index: Path, *extra: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "searchengine", "index", str(source), "--index-dir", str(index),
-                    "--quiet", *extra], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "searchengine", "index", str(source), "--index-dir", str(index), "--quiet", *extra],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return time.perf_counter() - started
 
 
@@ -115,13 +118,17 @@ def main() -> None:
         cpu = cpu_of_children() - cpu_before
         encoding = max(with_vectors - plain, 1e-9)
         per_second = len(items) / encoding
-        print(f"build without vectors {plain:.1f} s, with vectors {with_vectors:.1f} s ({cpu:.0f} CPU-s): "
-              f"encoding {per_second:.1f} records/s on {args.jobs} threads; the {SAMPLE_SIZE:,}-record sample "
-              f"would take {SAMPLE_SIZE / per_second / 60:.1f} min")
+        print(
+            f"build without vectors {plain:.1f} s, with vectors {with_vectors:.1f} s ({cpu:.0f} CPU-s): "
+            f"encoding {per_second:.1f} records/s on {args.jobs} threads; the {SAMPLE_SIZE:,}-record sample "
+            f"would take {SAMPLE_SIZE / per_second / 60:.1f} min"
+        )
     generation = next(p for p in (work / "vectors").glob("gen-*") if (p / "vectors.npy").exists())
     size = sum((generation / name).stat().st_size for name in ("vectors.npy", "vector-scales.npy"))
-    print(f"vectors on disk {size / 1e6:.2f} MB, {size / len(items):.0f} bytes a record; "
-          f"{size / len(items) * SAMPLE_SIZE / 1e6:.1f} MB for the sample")
+    print(
+        f"vectors on disk {size / 1e6:.2f} MB, {size / len(items):.0f} bytes a record; "
+        f"{size / len(items) * SAMPLE_SIZE / 1e6:.1f} MB for the sample"
+    )
 
     asked = queries(items, args.queries)
     index = open_index(work / "vectors")
@@ -135,9 +142,11 @@ def main() -> None:
             timed[mode].append((time.perf_counter() - started) * 1000)
     index.close()
     lexical, hybrid = timed["lexical"], timed["hybrid"]
-    print(f"{len(hybrid)} distinct queries, top 10 with snippets: hybrid p50 {pct(hybrid, .5):.1f} ms, "
-          f"p95 {pct(hybrid, .95):.1f} ms; lexical p50 {pct(lexical, .5):.1f} ms, p95 {pct(lexical, .95):.1f} ms; "
-          f"ratio p50 {pct(hybrid, .5) / pct(lexical, .5):.2f}, p95 {pct(hybrid, .95) / pct(lexical, .95):.2f}")
+    print(
+        f"{len(hybrid)} distinct queries, top 10 with snippets: hybrid p50 {pct(hybrid, 0.5):.1f} ms, "
+        f"p95 {pct(hybrid, 0.95):.1f} ms; lexical p50 {pct(lexical, 0.5):.1f} ms, p95 {pct(lexical, 0.95):.1f} ms; "
+        f"ratio p50 {pct(hybrid, 0.5) / pct(lexical, 0.5):.2f}, p95 {pct(hybrid, 0.95) / pct(lexical, 0.95):.2f}"
+    )
 
     rng = random.Random(7)
     new = work / "update.jsonl"
@@ -151,8 +160,9 @@ def main() -> None:
     subprocess.run(["cp", "-r", str(work / "vectors"), str(copy)], check=True)
     started = time.perf_counter()
     summary = update_index([new], copy, jobs=args.jobs)
-    print(f"update of {summary.added:,} new records: {time.perf_counter() - started:.1f} s, "
-          f"{summary.encoded:,} encoded")
+    print(
+        f"update of {summary.added:,} new records: {time.perf_counter() - started:.1f} s, {summary.encoded:,} encoded"
+    )
     print(uptime())
 
 

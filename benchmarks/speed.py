@@ -52,8 +52,35 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
 FIXED_QUERIES = ["SpMV GPU", "large language model inference", "graph neural network"]
-STOP = {"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "of",
-        "on", "or", "the", "to", "via", "with", "without", "we", "our", "using", "towards", "toward"}
+STOP = {
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "for",
+    "from",
+    "in",
+    "into",
+    "is",
+    "it",
+    "of",
+    "on",
+    "or",
+    "the",
+    "to",
+    "via",
+    "with",
+    "without",
+    "we",
+    "our",
+    "using",
+    "towards",
+    "toward",
+}
 
 
 def uptime() -> str:
@@ -125,6 +152,7 @@ def disk_mb(path: Path) -> float:
 
 # --- SQLite FTS5 ---------------------------------------------------------
 
+
 def fts5_build(source: str, database: str) -> None:
     """Build the FTS5 table from ``source`` (run in its own process by ``main``)."""
     sys.path.insert(0, str(REPO))
@@ -162,6 +190,7 @@ def fts5_match(query: str) -> str:
 
 # --- queries ---------------------------------------------------------------
 
+
 def make_queries(source: Path, count: int = 200, seed: int = 42) -> list[str]:
     titles = [json.loads(line)["title"] for line in source.open(encoding="utf-8")]
     rng = random.Random(seed)
@@ -171,7 +200,7 @@ def make_queries(source: Path, count: int = 200, seed: int = 42) -> list[str]:
         width = rng.choice((2, 3))
         if len(words) >= width:
             start = rng.randrange(len(words) - width + 1)
-            queries.append(" ".join(words[start:start + width]))
+            queries.append(" ".join(words[start : start + width]))
     return queries
 
 
@@ -204,13 +233,16 @@ def typed_queries(source: Path, count: int = 200, seed: int = 42) -> list[str]:
         if kind == "title":
             query = " ".join(title.split()[:12])
         else:
-            words = [w for w in re.findall(r"[A-Za-z][A-Za-z-]+", title)
-                     if w.lower() not in STOP_WORDS and w.lower() not in STOP]
+            words = [
+                w
+                for w in re.findall(r"[A-Za-z][A-Za-z-]+", title)
+                if w.lower() not in STOP_WORDS and w.lower() not in STOP
+            ]
             width = rng.choices(*WORD_WIDTHS)[0] if kind == "words" else rng.choice((2, 3))
             if len(words) < width:
                 continue
             start = rng.randrange(len(words) - width + 1)
-            query = " ".join(words[start:start + width])
+            query = " ".join(words[start : start + width])
             if kind == "year" and record.get("year"):
                 query += f" year:{record['year']}"
             elif kind == "category" and record.get("categories"):
@@ -248,8 +280,12 @@ def first_pass(index: Path, database: Path, queries: list[str], warmup: list[str
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as plan:
         json.dump({"queries": queries, "warmup": warmup}, plan)
     try:
-        done = subprocess.run([sys.executable, __file__, "_first", str(index), str(database), plan.name],
-                              capture_output=True, text=True, cwd=REPO)
+        done = subprocess.run(
+            [sys.executable, __file__, "_first", str(index), str(database), plan.name],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
     finally:
         Path(plan.name).unlink()
     if done.returncode != 0:
@@ -257,8 +293,9 @@ def first_pass(index: Path, database: Path, queries: list[str], warmup: list[str
     return {engine: tuple(timed) for engine, timed in json.loads(done.stdout).items()}
 
 
-def first_passes(index: Path, database: Path, queries: list[str], warmup: list[str],
-                 runs: int = 3) -> list[dict[str, tuple]]:
+def first_passes(
+    index: Path, database: Path, queries: list[str], warmup: list[str], runs: int = 3
+) -> list[dict[str, tuple]]:
     """:func:`first_pass` ``runs`` times, each in a new process."""
     return [first_pass(index, database, queries, warmup) for _ in range(runs)]
 
@@ -271,8 +308,10 @@ def _first_pass_here(index_path: str, database: str, plan_path: str) -> None:
     plan = json.loads(Path(plan_path).read_text(encoding="utf-8"))
     index = open_index(index_path)
     connection = sqlite3.connect(database)
-    engines = {"searchengine": lambda query: index.search(query, limit=10).to_dict(),
-               "fts5": lambda query: fts5_top10(connection, query)}
+    engines = {
+        "searchengine": lambda query: index.search(query, limit=10).to_dict(),
+        "fts5": lambda query: fts5_top10(connection, query),
+    }
     for query in plan["warmup"]:
         for run_query in engines.values():
             run_query(query)
@@ -341,8 +380,9 @@ def pasted(index, texts: list[str]) -> list[tuple[float, float, bool]]:
         started, started_cpu = time.perf_counter(), time.thread_time()
         results = index.search(text, limit=10)
         results.to_dict()
-        found.append(((time.thread_time() - started_cpu) * 1000, (time.perf_counter() - started) * 1000,
-                      results.timed_out))
+        found.append(
+            ((time.thread_time() - started_cpu) * 1000, (time.perf_counter() - started) * 1000, results.timed_out)
+        )
     return found
 
 
@@ -383,15 +423,30 @@ def bench_size(size: int, work: Path, jobs: int | None, memory_mb: int) -> dict:
     database.unlink(missing_ok=True)
     row: dict = {"size": records}
 
-    command = [sys.executable, "-m", "searchengine", "index", str(source), "--index-dir", str(index_dir),
-               "--quiet", "--json", "--memory-mb", str(memory_mb)] + (["--jobs", str(jobs)] if jobs else [])
+    command = [
+        sys.executable,
+        "-m",
+        "searchengine",
+        "index",
+        str(source),
+        "--index-dir",
+        str(index_dir),
+        "--quiet",
+        "--json",
+        "--memory-mb",
+        str(memory_mb),
+    ] + (["--jobs", str(jobs)] if jobs else [])
     _, rss, out, cpu = measured(command, cwd=REPO)
     summary = json.loads(out)
     row["se_build"] = (summary["documents"] / summary["seconds"], rss, disk_mb(index_dir), summary["documents"] / cpu)
     _, rss, out, cpu = measured([sys.executable, __file__, "_fts5", str(source), str(database)])
     built = json.loads(out)
-    row["fts_build"] = (built["documents"] / built["seconds"], rss, database.stat().st_size / 1e6,
-                        built["documents"] / cpu)
+    row["fts_build"] = (
+        built["documents"] / built["seconds"],
+        rss,
+        database.stat().st_size / 1e6,
+        built["documents"] / cpu,
+    )
 
     typed = typed_queries(source, count=200 + WARMUP)
     queries, warmup = typed[:200], typed[200:]
@@ -406,20 +461,26 @@ def bench_size(size: int, work: Path, jobs: int | None, memory_mb: int) -> dict:
     def fts_facets(q: str) -> None:
         match = fts5_match(q)
         connection.execute("SELECT year, count(*) FROM docs WHERE docs MATCH ? GROUP BY year", (match,)).fetchall()
-        connection.execute("SELECT category, count(*) FROM docs WHERE docs MATCH ? GROUP BY category",
-                           (match,)).fetchall()
+        connection.execute(
+            "SELECT category, count(*) FROM docs WHERE docs MATCH ? GROUP BY category", (match,)
+        ).fetchall()
 
     row["se_facet"] = latencies(lambda q: product_facets(index, q), facet_queries)
     row["fts_facet"] = latencies(fts_facets, facet_queries)
     row["pasted"] = pasted(index, pasted_queries(records))
-    row["zero_hits"] = (sum(index.search(q).total == 0 for q in queries),
-                        sum(not fts5_top10(connection, q) for q in queries))
+    row["zero_hits"] = (
+        sum(index.search(q).total == 0 for q in queries),
+        sum(not fts5_top10(connection, q) for q in queries),
+    )
     index.close()
     connection.close()
-    row["se_cold"] = cold_start([sys.executable, "-m", "searchengine", "search", "graph neural network",
-                                 "--index-dir", str(index_dir)])
-    fts_script = ("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
-                  f"print(c.execute({FTS5_TOP10!r}, ({fts5_match('graph neural network')!r},)).fetchall())")
+    row["se_cold"] = cold_start(
+        [sys.executable, "-m", "searchengine", "search", "graph neural network", "--index-dir", str(index_dir)]
+    )
+    fts_script = (
+        "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+        f"print(c.execute({FTS5_TOP10!r}, ({fts5_match('graph neural network')!r},)).fetchall())"
+    )
     row["fts_cold"] = cold_start([sys.executable, "-c", fts_script, str(database)])
     return row
 
@@ -431,30 +492,42 @@ def report(rows: list[dict]) -> None:
         n = f"{row['size']:,}"
         se, fts = row["se_build"], row["fts_build"]
         print(f"| {n} | build records/s | {se[0]:,.0f} | {fts[0]:,.0f} | {se[0] / fts[0]:.3f} |")
-        print(f"| {n} | build records per CPU-second (all processes) | {se[3]:,.0f} | {fts[3]:,.0f} | "
-              f"{se[3] / fts[3]:.3f} |")
+        print(
+            f"| {n} | build records per CPU-second (all processes) | {se[3]:,.0f} | {fts[3]:,.0f} | "
+            f"{se[3] / fts[3]:.3f} |"
+        )
         print(f"| {n} | build peak RSS MB | {se[1]} | {fts[1]} | {se[1] / max(fts[1], 1):.1f} |")
         print(f"| {n} | index size MB | {se[2]:.1f} | {fts[2]:.1f} | {se[2] / fts[2]:.2f} |")
         # Queries: the distinct queries each timed once in a new process (the
         # headline), then the median of the repeated passes.
-        passes = [("query", "first", "wall, distinct, first pass", 0), ("query", "first", "CPU, distinct, first pass", 1),
-                  ("query", "query", "wall, repeated, median of 3", 0),
-                  ("query", "query", "CPU, repeated, median of 3", 1)]
-        passes += [("facets", "facet", clock, which) for clock, which in
-                   (("wall", 0), ("CPU", 1), ("wall, first pass", 2), ("CPU, first pass", 3))]
+        passes = [
+            ("query", "first", "wall, distinct, first pass", 0),
+            ("query", "first", "CPU, distinct, first pass", 1),
+            ("query", "query", "wall, repeated, median of 3", 0),
+            ("query", "query", "CPU, repeated, median of 3", 1),
+        ]
+        passes += [
+            ("facets", "facet", clock, which)
+            for clock, which in (("wall", 0), ("CPU", 1), ("wall, first pass", 2), ("CPU, first pass", 3))
+        ]
         for name, key, clock, which in passes:
             s, f = row[f"se_{key}"][which], row[f"fts_{key}"][which]
             for label, q in (("p50", 0.5), ("p95", 0.95)):
-                print(f"| {n} | {name} {label} ms ({clock}) | {pct(s, q):.2f} | {pct(f, q):.2f} | "
-                      f"{pct(s, q) / max(pct(f, q), 0.001):.1f} |")
+                print(
+                    f"| {n} | {name} {label} ms ({clock}) | {pct(s, q):.2f} | {pct(f, q):.2f} | "
+                    f"{pct(s, q) / max(pct(f, q), 0.001):.1f} |"
+                )
         for label, key in (("cold start ms (wall)", 0), ("cold start ms (CPU)", 1)):
             se_cold, fts_cold = row["se_cold"][key], row["fts_cold"][key]
             print(f"| {n} | {label} | {se_cold:.0f} | {fts_cold:.0f} | {se_cold / fts_cold:.1f} |")
         for cpu_ms, wall_ms, cut in row["pasted"]:
-            print(f"| {n} | pasted {PASTE_CHARS:,}-character query ms (CPU / wall) | {cpu_ms:.0f} / {wall_ms:.0f}"
-                  f"{' (timed out)' if cut else ''} | | |")
-        print(f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | "
-              f"{row['zero_hits'][1]} | |")
+            print(
+                f"| {n} | pasted {PASTE_CHARS:,}-character query ms (CPU / wall) | {cpu_ms:.0f} / {wall_ms:.0f}"
+                f"{' (timed out)' if cut else ''} | | |"
+            )
+        print(
+            f"| {n} | zero-hit queries of {len(row['se_query'][0])} | {row['zero_hits'][0]} | {row['zero_hits'][1]} | |"
+        )
 
 
 def main() -> None:
@@ -465,10 +538,19 @@ def main() -> None:
         fts5_build(sys.argv[2], sys.argv[3])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 0],
-                        help="record counts to index; 0 means the whole sample")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-speed",
-                        help="scratch directory for subsets and indexes")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[10_000, 30_000, 0],
+        help="record counts to index; 0 means the whole sample",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "searchengine-speed",
+        help="scratch directory for subsets and indexes",
+    )
     parser.add_argument("--jobs", type=int, default=None, help="searchengine index --jobs")
     parser.add_argument("--memory-mb", type=int, default=512, help="searchengine index --memory-mb")
     args = parser.parse_args()

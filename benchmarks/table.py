@@ -135,6 +135,7 @@ print(json.dumps({"documents": count}))
 
 # --- the table ---------------------------------------------------------------------
 
+
 @dataclass
 class Row:
     """One line of the table: ``met`` is None for a row without a target."""
@@ -156,12 +157,26 @@ def above_bare(what: str, wall: float, bare: float, limit: float, cpu_above: flo
     ``cpu_above`` (CPU seconds above the bare start's) is shown beside: on a busy machine
     wall time also counts waiting for a core."""
     cpu = "" if cpu_above is None else f"; CPU {cpu_above:.3f} s above bare"
-    return Row(what, f"{wall:.3f} s ({wall - bare:.3f} s above bare{cpu})", f"{bare:.3f} s (python -c pass)",
-               f"{wall / bare:.1f}×", f"≤ {limit:.2f} s above bare", wall - bare <= limit)
+    return Row(
+        what,
+        f"{wall:.3f} s ({wall - bare:.3f} s above bare{cpu})",
+        f"{bare:.3f} s (python -c pass)",
+        f"{wall / bare:.1f}×",
+        f"≤ {limit:.2f} s above bare",
+        wall - bare <= limit,
+    )
 
 
-def compared(what: str, value: float, peer: float, unit: str, peer_name: str, bound: float | None = None,
-             at_least: bool = False, digits: int = 1) -> Row:
+def compared(
+    what: str,
+    value: float,
+    peer: float,
+    unit: str,
+    peer_name: str,
+    bound: float | None = None,
+    at_least: bool = False,
+    digits: int = 1,
+) -> Row:
     """A row measured against a peer: the ratio is ``value / peer``; with ``bound`` the target is
     ratio ≤ bound (``at_least``: ≥ bound). Figures are shown with ``digits`` decimals and ``unit``."""
     ratio = value / peer
@@ -188,12 +203,15 @@ def machine() -> str:
     """Date (UTC), cores, RAM and Python of this machine, on one line."""
     with open("/proc/meminfo", encoding="ascii") as info:
         ram_kb = int(next(line for line in info if line.startswith("MemTotal:")).split()[1])
-    return (f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores, "
-            f"{ram_kb / 1024 ** 2:.1f} GiB RAM; Python {platform.python_version()} on {platform.system()} "
-            f"{platform.machine()}")
+    return (
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores, "
+        f"{ram_kb / 1024**2:.1f} GiB RAM; Python {platform.python_version()} on {platform.system()} "
+        f"{platform.machine()}"
+    )
 
 
 # --- inputs and indexes ----------------------------------------------------------------
+
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
@@ -250,19 +268,40 @@ class Work:
 
     def product(self, rebuild: bool) -> tuple[Path, dict]:
         target = self.folder / f"index-{self.name}"
-        return target, self.built("searchengine", [sys.executable, "-m", "searchengine", "index",
-                                                   str(self.records_path), "--index", str(target), "--quiet",
-                                                   "--json"], target, rebuild)
+        return target, self.built(
+            "searchengine",
+            [
+                sys.executable,
+                "-m",
+                "searchengine",
+                "index",
+                str(self.records_path),
+                "--index",
+                str(target),
+                "--quiet",
+                "--json",
+            ],
+            target,
+            rebuild,
+        )
 
     def fts5(self, rebuild: bool) -> tuple[Path, dict]:
         target = self.folder / f"fts5-{self.name}.db"
-        return target, self.built("SQLite FTS5", [sys.executable, speed.__file__, "_fts5", str(self.records_path),
-                                                  str(target)], target, rebuild)
+        return target, self.built(
+            "SQLite FTS5",
+            [sys.executable, speed.__file__, "_fts5", str(self.records_path), str(target)],
+            target,
+            rebuild,
+        )
 
     def whoosh(self, rebuild: bool) -> tuple[Path, dict]:
         target = self.folder / f"whoosh-defaults-{self.name}"
-        return target, self.built("plain Whoosh", [str(self.whoosh_python()), "-c", WHOOSH_BUILD,
-                                                   str(self.records_path), str(target)], target, rebuild)
+        return target, self.built(
+            "plain Whoosh",
+            [str(self.whoosh_python()), "-c", WHOOSH_BUILD, str(self.records_path), str(target)],
+            target,
+            rebuild,
+        )
 
     def whoosh_python(self) -> Path:
         """The interpreter of a venv holding only Whoosh 2.7.4 (made once, kept in the folder)."""
@@ -272,8 +311,10 @@ class Work:
         if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
             return python
         say(f"making {venv} with {WHOOSH} ...")
-        for command in ([sys.executable, "-m", "venv", "--clear", str(venv)],
-                        [str(python), "-m", "pip", "install", "--quiet", WHOOSH]):
+        for command in (
+            [sys.executable, "-m", "venv", "--clear", str(venv)],
+            [str(python), "-m", "pip", "install", "--quiet", WHOOSH],
+        ):
             done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode != 0:
                 raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}")
@@ -326,14 +367,19 @@ def synthetic_records(count: int, path: Path, seed: int = 42) -> None:
     with open(path, "w", encoding="utf-8") as out:
         for number in range(count):
             drawn = rng.choices(words, cum_weights=weights, k=ABSTRACT_WORDS + 8)
-            record = {"id": f"syn-{number}", "title": " ".join(drawn[:8]), "abstract": " ".join(drawn[8:]),
-                      "authors": [f"Author {rng.randrange(5000)}" for _ in range(rng.randint(1, 5))],
-                      "categories": [f"cs.{rng.choice('AI CL CV DC LG RO'.split())}"],
-                      "year": 2000 + rng.randrange(27)}
+            record = {
+                "id": f"syn-{number}",
+                "title": " ".join(drawn[:8]),
+                "abstract": " ".join(drawn[8:]),
+                "authors": [f"Author {rng.randrange(5000)}" for _ in range(rng.randint(1, 5))],
+                "categories": [f"cs.{rng.choice(['AI', 'CL', 'CV', 'DC', 'LG', 'RO'])}"],
+                "year": 2000 + rng.randrange(27),
+            }
             out.write(json.dumps(record) + "\n")
 
 
 # --- the rows ---------------------------------------------------------------------------
+
 
 def cold_rows(index: Path, chosen: set[str]) -> list[Row]:
     commands = cold.commands(index, COLD_QUERY)
@@ -342,11 +388,25 @@ def cold_rows(index: Path, chosen: set[str]) -> list[Row]:
     [(wall, cpu)] = cold.interleaved(commands, [cold.checkout_env(REPO)], COLD_RUNS)
     rows = []
     if "cold-facets" in chosen:
-        rows.append(above_bare(f"cold CLI `search {COLD_QUERY!r} --facets year,author,category`, wall (median)",
-                               wall["faceted"], wall["bare"], cold.TARGETS["faceted"], cpu["faceted"] - cpu["bare"]))
+        rows.append(
+            above_bare(
+                f"cold CLI `search {COLD_QUERY!r} --facets year,author,category`, wall (median)",
+                wall["faceted"],
+                wall["bare"],
+                cold.TARGETS["faceted"],
+                cpu["faceted"] - cpu["bare"],
+            )
+        )
     if "cold-plain" in chosen:
-        rows.append(above_bare(f"cold CLI `search {COLD_QUERY!r}`, wall (median)", wall["plain"], wall["bare"],
-                               cold.TARGETS["plain"], cpu["plain"] - cpu["bare"]))
+        rows.append(
+            above_bare(
+                f"cold CLI `search {COLD_QUERY!r}`, wall (median)",
+                wall["plain"],
+                wall["bare"],
+                cold.TARGETS["plain"],
+                cpu["plain"] - cpu["bare"],
+            )
+        )
     return rows
 
 
@@ -355,8 +415,10 @@ def query_rows(work: Work, index_dir: Path, database: Path, runs: int) -> list[R
 
     typed = speed.typed_queries(work.records_path, count=200 + speed.WARMUP)
     queries, warmup = typed[:200], typed[200:]
-    say(f"query: {len(queries)} distinct queries once each, both engines taking turns in a new process, after "
-        f"{len(warmup)} others ({runs} processes); then 3 repeated passes ...")
+    say(
+        f"query: {len(queries)} distinct queries once each, both engines taking turns in a new process, after "
+        f"{len(warmup)} others ({runs} processes); then 3 repeated passes ..."
+    )
     passes = speed.first_passes(index_dir, database, queries, warmup, runs)
     index = open_index(index_dir)
     connection = sqlite3.connect(database)
@@ -373,12 +435,21 @@ def query_rows(work: Work, index_dir: Path, database: Path, runs: int) -> list[R
         # Each process's percentile; the median over the processes, and each run's ratio beside it.
         mine = [pct(run["searchengine"][0], q) for run in passes]
         peer = [pct(run["fts5"][0], q) for run in passes]
-        row = compared(f"{first}, {label} (median of {runs} processes)", statistics.median(mine),
-                       statistics.median(peer), "ms", "FTS5", bound, digits=2)
+        row = compared(
+            f"{first}, {label} (median of {runs} processes)",
+            statistics.median(mine),
+            statistics.median(peer),
+            "ms",
+            "FTS5",
+            bound,
+            digits=2,
+        )
         row.ratio += " (runs: " + ", ".join(f"{m / p:.2f}×" for m, p in zip(mine, peer)) + ")"
         rows.append(row)
-    return rows + [compared(f"{repeated}, p50", pct(ours, 0.5), pct(theirs, 0.5), "ms", "FTS5", digits=2),
-                   compared(f"{repeated}, p95", pct(ours, 0.95), pct(theirs, 0.95), "ms", "FTS5", digits=2)]
+    return rows + [
+        compared(f"{repeated}, p50", pct(ours, 0.5), pct(theirs, 0.5), "ms", "FTS5", digits=2),
+        compared(f"{repeated}, p95", pct(ours, 0.95), pct(theirs, 0.95), "ms", "FTS5", digits=2),
+    ]
 
 
 def build_rows(ours: dict, fts: dict, whoosh: dict) -> list[Row]:
@@ -386,17 +457,22 @@ def build_rows(ours: dict, fts: dict, whoosh: dict) -> list[Row]:
         return figures["documents"] / figures["seconds"]
 
     what = f"build {ours['documents']:,} records, whole process, records/s"
-    return [compared(what, rate(ours), rate(fts), "records/s", "FTS5", 0.1, at_least=True, digits=0),
-            compared(what, rate(ours), rate(whoosh), "records/s", "plain Whoosh", 1.65, at_least=True, digits=0),
-            compared("build, peak RSS of the process tree", ours["peak_mb"], fts["peak_mb"], "MB", "FTS5", digits=0),
-            compared("build, peak RSS of the process tree", ours["peak_mb"], whoosh["peak_mb"], "MB", "plain Whoosh",
-                     digits=0)]
+    return [
+        compared(what, rate(ours), rate(fts), "records/s", "FTS5", 0.1, at_least=True, digits=0),
+        compared(what, rate(ours), rate(whoosh), "records/s", "plain Whoosh", 1.65, at_least=True, digits=0),
+        compared("build, peak RSS of the process tree", ours["peak_mb"], fts["peak_mb"], "MB", "FTS5", digits=0),
+        compared(
+            "build, peak RSS of the process tree", ours["peak_mb"], whoosh["peak_mb"], "MB", "plain Whoosh", digits=0
+        ),
+    ]
 
 
 def size_rows(ours: Path, fts: Path, whoosh: Path) -> list[Row]:
     size = disk_mb(ours)
-    return [compared("index size on disk", size, disk_mb(whoosh), "MB", "plain Whoosh", 1.0),
-            compared("index size on disk", size, fts.stat().st_size / 1e6, "MB", "FTS5")]
+    return [
+        compared("index size on disk", size, disk_mb(whoosh), "MB", "plain Whoosh", 1.0),
+        compared("index size on disk", size, fts.stat().st_size / 1e6, "MB", "FTS5"),
+    ]
 
 
 def server_rows(index_dir: Path, chosen: set[str]) -> list[Row]:
@@ -416,15 +492,28 @@ def server_rows(index_dir: Path, chosen: set[str]) -> list[Row]:
     if load is not None:
         p95, p50 = web_load.percentile(load["latencies"], 95), web_load.percentile(load["latencies"], 50)
         errors = len(load["errors"]) + len(load["single_errors"])
-        rows.append(Row(f"web `/api/search` (facets), {CLIENTS} clients × {REQUESTS}, `serve --workers "
-                        f"{SERVER_WORKERS}`, p95", f"{p95:.0f} ms (p50 {p50:.0f} ms; {errors} errors)",
-                        f"1 client: p95 {web_load.percentile(load['single'], 95):.0f} ms", "", "≤ 150 ms, no errors",
-                        p95 <= 150 and not errors))
+        rows.append(
+            Row(
+                f"web `/api/search` (facets), {CLIENTS} clients × {REQUESTS}, `serve --workers {SERVER_WORKERS}`, p95",
+                f"{p95:.0f} ms (p50 {p50:.0f} ms; {errors} errors)",
+                f"1 client: p95 {web_load.percentile(load['single'], 95):.0f} ms",
+                "",
+                "≤ 150 ms, no errors",
+                p95 <= 150 and not errors,
+            )
+        )
     if "serve" in chosen:
-        rows.append(Row(f"`serve --workers {SERVER_WORKERS}`: start to first answered request",
-                        f"{startup['first_answer']:.2f} s (ready in {startup['ready_in']:.1f} s as logged; first "
-                        f"connection accepted at {startup['first_connection']:.2f} s)", "", "",
-                        "listens only when ready", startup["answered_first"]))
+        rows.append(
+            Row(
+                f"`serve --workers {SERVER_WORKERS}`: start to first answered request",
+                f"{startup['first_answer']:.2f} s (ready in {startup['ready_in']:.1f} s as logged; first "
+                f"connection accepted at {startup['first_connection']:.2f} s)",
+                "",
+                "",
+                "listens only when ready",
+                startup["answered_first"],
+            )
+        )
     return rows
 
 
@@ -442,10 +531,14 @@ def pasted_row(work: Work, index_dir: Path) -> Row:
     slowest = max(wall for _, wall, _ in found)
     cut = sum(timed_out for _, _, timed_out in found)
     source = "abstracts of indexed records" if work.whole else "abstracts not in the index"
-    return Row(f"pasted {speed.PASTE_CHARS:,}-character query ({source}; top 10 with snippets), wall, "
-               f"slowest of {len(found)}",
-               f"{slowest / 1000:.2f} s ({cut} of {len(found)} timed_out)", "", "",
-               f"≤ {DEFAULT_TIME_BUDGET:g} s budget", slowest / 1000 <= DEFAULT_TIME_BUDGET)
+    return Row(
+        f"pasted {speed.PASTE_CHARS:,}-character query ({source}; top 10 with snippets), wall, slowest of {len(found)}",
+        f"{slowest / 1000:.2f} s ({cut} of {len(found)} timed_out)",
+        "",
+        "",
+        f"≤ {DEFAULT_TIME_BUDGET:g} s budget",
+        slowest / 1000 <= DEFAULT_TIME_BUDGET,
+    )
 
 
 GROWTH = (2, 4)
@@ -461,25 +554,45 @@ def growth_rows(work: Work, size: int, runs: int, built_here: bool) -> list[Row]
         here = work if times == 1 else Work(work.folder, size, times)
         index_dir, ours = here.product(rebuild=not built_here or times > 1)
         database, fts = here.fts5(rebuild=not built_here or times > 1)
-        say(f"growth: {here.records:,} records, {len(queries)} distinct queries once each "
-            f"({runs if times == 1 else 1} process(es)) ...")
+        say(
+            f"growth: {here.records:,} records, {len(queries)} distinct queries once each "
+            f"({runs if times == 1 else 1} process(es)) ..."
+        )
         passes = speed.first_passes(index_dir, database, queries, warmup, runs if times == 1 else 1)
         figures[times] = {
-            "records": here.records, "ours_peak": ours["peak_mb"], "fts_peak": fts["peak_mb"],
+            "records": here.records,
+            "ours_peak": ours["peak_mb"],
+            "fts_peak": fts["peak_mb"],
             "ours_p50": statistics.median(pct(run["searchengine"][0], 0.5) for run in passes),
-            "fts_p50": statistics.median(pct(run["fts5"][0], 0.5) for run in passes)}
+            "fts_p50": statistics.median(pct(run["fts5"][0], 0.5) for run in passes),
+        }
         if times > 1:  # the indexes of the larger sizes are big and rebuilt each run
             shutil.rmtree(index_dir, ignore_errors=True)
             database.unlink(missing_ok=True)
     base, rows = figures[1], []
     for times in GROWTH:
         at = figures[times]
-        query = compared(f"distinct-query p50 (top 10 with snippets) at {times}× the records ({at['records']:,})",
-                         at["ours_p50"], base["ours_p50"], "ms", f"at 1×, {base['records']:,}",
-                         2.5 if times == 4 else None, digits=2)
-        query.ratio += f" (FTS5: {at['fts_p50']:.2f} / {base['fts_p50']:.2f} ms, {at['fts_p50'] / base['fts_p50']:.2f}×)"
-        peak = compared(f"build peak RSS (process tree) at {times}× the records", at["ours_peak"], base["ours_peak"],
-                        "MB", "at 1×", 1.5 if times == 4 else None, digits=0)
+        query = compared(
+            f"distinct-query p50 (top 10 with snippets) at {times}× the records ({at['records']:,})",
+            at["ours_p50"],
+            base["ours_p50"],
+            "ms",
+            f"at 1×, {base['records']:,}",
+            2.5 if times == 4 else None,
+            digits=2,
+        )
+        query.ratio += (
+            f" (FTS5: {at['fts_p50']:.2f} / {base['fts_p50']:.2f} ms, {at['fts_p50'] / base['fts_p50']:.2f}×)"
+        )
+        peak = compared(
+            f"build peak RSS (process tree) at {times}× the records",
+            at["ours_peak"],
+            base["ours_peak"],
+            "MB",
+            "at 1×",
+            1.5 if times == 4 else None,
+            digits=0,
+        )
         peak.ratio += f" (FTS5: {at['fts_peak']:.0f} / {base['fts_peak']:.0f} MB)"
         if times == 4:
             query.target, peak.target = "4× records → ≤ 2.5× p50", "4× records → ≤ 1.5× peak"
@@ -498,11 +611,34 @@ def memory_row(folder: Path, count: int) -> Row:
         target = folder / f"index-synthetic-{records}"
         shutil.rmtree(target, ignore_errors=True)
         say(f"memory: building {records:,} synthetic records with --memory-mb {MEMORY_MB} ...")
-        peaks.append(measured([sys.executable, "-m", "searchengine", "index", str(source), "--index", str(target),
-                               "--quiet", "--json", "--memory-mb", str(MEMORY_MB)], cwd=REPO)[1])
+        peaks.append(
+            measured(
+                [
+                    sys.executable,
+                    "-m",
+                    "searchengine",
+                    "index",
+                    str(source),
+                    "--index",
+                    str(target),
+                    "--quiet",
+                    "--json",
+                    "--memory-mb",
+                    str(MEMORY_MB),
+                ],
+                cwd=REPO,
+            )[1]
+        )
         shutil.rmtree(target, ignore_errors=True)
-    row = compared(f"build peak RSS (process tree), `--memory-mb {MEMORY_MB}`, {4 * count:,} synthetic records",
-                   peaks[1], peaks[0], "MB", f"{count:,} records", 1.5, digits=0)
+    row = compared(
+        f"build peak RSS (process tree), `--memory-mb {MEMORY_MB}`, {4 * count:,} synthetic records",
+        peaks[1],
+        peaks[0],
+        "MB",
+        f"{count:,} records",
+        1.5,
+        digits=0,
+    )
     row.target = "4× records → ≤ 1.5× peak"
     return row
 
@@ -510,21 +646,33 @@ def memory_row(folder: Path, count: int) -> Row:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=0, help="listing records to index (0: all 74,728)")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "searchengine-table",
-                        help="folder for the records, the indexes (reused while their input is unchanged) "
-                             "and the plain-Whoosh venv")
-    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS), metavar="ROW",
-                        help=f"rows to measure (default: all): {', '.join(ROWS)}")
-    parser.add_argument("--memory-records", type=int, default=10_000,
-                        help="N of the memory row (synthetic records; built at N and 4N)")
-    parser.add_argument("--query-runs", type=int, default=3,
-                        help="new processes timing the distinct queries (the query row; default 3)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "searchengine-table",
+        help="folder for the records, the indexes (reused while their input is unchanged) and the plain-Whoosh venv",
+    )
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        choices=ROWS,
+        default=list(ROWS),
+        metavar="ROW",
+        help=f"rows to measure (default: all): {', '.join(ROWS)}",
+    )
+    parser.add_argument(
+        "--memory-records", type=int, default=10_000, help="N of the memory row (synthetic records; built at N and 4N)"
+    )
+    parser.add_argument(
+        "--query-runs", type=int, default=3, help="new processes timing the distinct queries (the query row; default 3)"
+    )
     args = parser.parse_args()
     if args.size < 0 or args.memory_records < 1:
         parser.error("--size must be 0 or more and --memory-records 1 or more")
     if not LISTING.exists():
-        raise SystemExit(f"{LISTING}: not found (the shared arXiv listing sample; put ../shared/data beside "
-                         "the checkout)")
+        raise SystemExit(
+            f"{LISTING}: not found (the shared arXiv listing sample; put ../shared/data beside the checkout)"
+        )
     chosen = set(args.rows)
     print(f"uptime at start: {uptime()}")
     print(f"machine: {machine()}", flush=True)

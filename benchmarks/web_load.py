@@ -36,8 +36,10 @@ LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.json
 
 # Common words that do not make a query on their own: the analyzer's stop
 # words and a few more that are frequent in titles.
-STOP_WORDS = frozenset("""a an and are as at be by for from in into is it its of on or over the this
-to towards toward under via vs with without using based through their our we can""".split())
+STOP_WORDS = frozenset(
+    """a an and are as at be by for from in into is it its of on or over the this
+to towards toward under via vs with without using based through their our we can""".split()
+)
 SEED = 42
 
 
@@ -60,8 +62,11 @@ def two_word_queries(source: Path, count: int, seed: int = SEED) -> list[str]:
     seen: set[str] = set()
     while len(queries) < count:
         words = [w.strip(".,:;()[]{}\"'!?").lower() for w in rng.choice(titles).split()]
-        pairs = [(a, b) for a, b in zip(words, words[1:])
-                 if all(len(w) >= 3 and w.isalpha() and w not in stop_words for w in (a, b))]
+        pairs = [
+            (a, b)
+            for a, b in zip(words, words[1:])
+            if all(len(w) >= 3 and w.isalpha() and w not in stop_words for w in (a, b))
+        ]
         if pairs:
             query = " ".join(rng.choice(pairs))
             if query not in seen:
@@ -76,13 +81,16 @@ def ensure_index(index_dir: Path) -> None:
         return
     print(f"indexing {LISTING.name} (a few minutes) ...", flush=True)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "searchengine", "index", str(LISTING), "--quiet",
-                    "--index-dir", str(index_dir)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "searchengine", "index", str(LISTING), "--quiet", "--index-dir", str(index_dir)],
+        check=True,
+    )
     print(f"indexed in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def start_server(index_dir: Path, threads: int, workers: int | None = None,
-                 seconds: float = 120) -> tuple[subprocess.Popen, str, int, dict]:
+def start_server(
+    index_dir: Path, threads: int, workers: int | None = None, seconds: float = 120
+) -> tuple[subprocess.Popen, str, int, dict]:
     """Start ``searchengine serve`` on a free loopback port and return once it has answered a search.
 
     Returns the process, host, port and the start's timings in seconds from
@@ -99,9 +107,24 @@ def start_server(index_dir: Path, threads: int, workers: int | None = None,
     """
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--host", "127.0.0.1", "--port", "0",
-         "--threads", str(threads), "--index-dir", str(index_dir)] + (["--workers", str(workers)] if workers else []),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "searchengine",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--threads",
+            str(threads),
+            "--index-dir",
+            str(index_dir),
+        ]
+        + (["--workers", str(workers)] if workers else []),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     startup: dict = {}
     serving = threading.Event()
@@ -180,6 +203,7 @@ def run_load(host: str, port: int, queries: list[str], clients: int, requests: i
     milliseconds per answered request), their ``single_errors`` and ``errors`` (messages),
     ``wall`` (seconds of the concurrent run) and ``load_before`` (load average before it).
     """
+
     def path(query: str) -> str:
         return "/api/search?" + urlencode({"q": query})
 
@@ -190,7 +214,7 @@ def run_load(host: str, port: int, queries: list[str], clients: int, requests: i
     client(host, port, warm, single, single_errors)
     latencies: list[float] = []
     errors: list[str] = []
-    plans = [[path(q) for q in queries[c * requests:(c + 1) * requests]] for c in range(clients)]
+    plans = [[path(q) for q in queries[c * requests : (c + 1) * requests]] for c in range(clients)]
     threads = [threading.Thread(target=client, args=(host, port, plan, latencies, errors)) for plan in plans]
     load_before = os.getloadavg()
     started = time.perf_counter()
@@ -198,8 +222,14 @@ def run_load(host: str, port: int, queries: list[str], clients: int, requests: i
         thread.start()
     for thread in threads:
         thread.join()
-    return {"single": single, "single_errors": single_errors, "latencies": latencies, "errors": errors,
-            "wall": time.perf_counter() - started, "load_before": load_before}
+    return {
+        "single": single,
+        "single_errors": single_errors,
+        "latencies": latencies,
+        "errors": errors,
+        "wall": time.perf_counter() - started,
+        "load_before": load_before,
+    }
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -213,8 +243,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=40, help="requests per client")
     parser.add_argument("--threads", type=int, default=4, help="server worker threads (serve's default)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="server processes (serve --workers; default: serve's, one per core)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="server processes (serve --workers; default: serve's, one per core)"
+    )
     args = parser.parse_args()
 
     tmp = None
@@ -228,8 +259,9 @@ def main() -> None:
     try:
         queries = two_word_queries(LISTING, args.clients * args.requests + args.requests)
         load = run_load(host, port, queries, args.clients, args.requests)
-        single, single_errors, latencies, errors = (load[key] for key in ("single", "single_errors", "latencies",
-                                                                          "errors"))
+        single, single_errors, latencies, errors = (
+            load[key] for key in ("single", "single_errors", "latencies", "errors")
+        )
         wall, load_before = load["wall"], load["load_before"]
         hits = []
         connection = http.client.HTTPConnection(host, port, timeout=30)
@@ -243,23 +275,34 @@ def main() -> None:
         if tmp is not None:
             tmp.cleanup()
 
-    print(f"\n/api/search, two-word queries from random titles (seed {SEED}), facets year,author,category; "
-          f"server threads {args.threads}, processes {args.workers or os.cpu_count()}")
+    print(
+        f"\n/api/search, two-word queries from random titles (seed {SEED}), facets year,author,category; "
+        f"server threads {args.threads}, processes {args.workers or os.cpu_count()}"
+    )
     print(f"hits per query (first 50 queries): min {min(hits)}, median {statistics.median(hits):.0f}, max {max(hits)}")
     if single:
-        print(f"1 client  x {args.requests} requests: p50 {percentile(single, 50):.1f} ms  "
-              f"p95 {percentile(single, 95):.1f} ms  errors {len(single_errors)}")
+        print(
+            f"1 client  x {args.requests} requests: p50 {percentile(single, 50):.1f} ms  "
+            f"p95 {percentile(single, 95):.1f} ms  errors {len(single_errors)}"
+        )
     if latencies:
-        print(f"{args.clients} clients x {args.requests} requests: p50 {percentile(latencies, 50):.1f} ms  "
-              f"p95 {percentile(latencies, 95):.1f} ms  p99 {percentile(latencies, 99):.1f} ms  "
-              f"max {max(latencies):.1f} ms  errors {len(errors)}")
+        print(
+            f"{args.clients} clients x {args.requests} requests: p50 {percentile(latencies, 50):.1f} ms  "
+            f"p95 {percentile(latencies, 95):.1f} ms  p99 {percentile(latencies, 99):.1f} ms  "
+            f"max {max(latencies):.1f} ms  errors {len(errors)}"
+        )
     print(f"throughput: {len(latencies) / wall:.1f} requests/s over {wall:.1f} s")
     for error in errors[:5]:
         print(f"  {error}")
-    print(f"load average before / after the concurrent run: {' '.join(f'{x:.2f}' for x in load_before)} / "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"target p95 < 150 ms at {args.clients} clients with zero errors: "
-          f"{'met' if latencies and percentile(latencies, 95) < 150 and not errors else 'NOT met'}")
+    print(
+        f"load average before / after the concurrent run: {' '.join(f'{x:.2f}' for x in load_before)} / "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    print(
+        f"target p95 < 150 ms at {args.clients} clients with zero errors: "
+        f"{'met' if latencies and percentile(latencies, 95) < 150 and not errors else 'NOT met'}"
+    )
+
 
 if __name__ == "__main__":
     main()

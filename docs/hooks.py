@@ -162,7 +162,8 @@ def _responses(responses: dict) -> list[str]:
             description += "<br>Headers: " + "; ".join(
                 f"{_code(name)} ({_type(header.get('schema', {}))})"
                 + (f": {_cell(header['description'])}" if header.get("description") else "")
-                for name, header in headers.items())
+                for name, header in headers.items()
+            )
         lines.append(f"| {status} | {kinds or '—'} | {description} |")
     return lines
 
@@ -190,8 +191,11 @@ def _schema(name: str, schema: dict) -> list[str]:
 def render(document: dict) -> str:
     """The whole reference as Markdown: info, one section per route, the schemas."""
     info = document.get("info", {})
-    lines = [f"OpenAPI {document.get('openapi', '')}, *{_cell(info.get('title', ''))}* "
-             f"version {_cell(info.get('version', ''))}.", ""]
+    lines = [
+        f"OpenAPI {document.get('openapi', '')}, *{_cell(info.get('title', ''))}* "
+        f"version {_cell(info.get('version', ''))}.",
+        "",
+    ]
     if info.get("description"):
         lines += [_cell(info["description"]), ""]
     lines += ["## Routes", ""]

@@ -19,9 +19,20 @@ import importlib
 # command line imports this package for its smallest module (limits) and
 # need not pay for the indexer, the records and the search API up front.
 _HOMES = {
-    **dict.fromkeys(("ClusterError", "IndexBusyError", "IndexDamagedError", "IndexNotFoundError",
-                     "IndexUnreadableError", "InputError", "QueryError", "RecordNotFoundError", "SearchEngineError"),
-                    "searchengine.errors"),
+    **dict.fromkeys(
+        (
+            "ClusterError",
+            "IndexBusyError",
+            "IndexDamagedError",
+            "IndexNotFoundError",
+            "IndexUnreadableError",
+            "InputError",
+            "QueryError",
+            "RecordNotFoundError",
+            "SearchEngineError",
+        ),
+        "searchengine.errors",
+    ),
     **dict.fromkeys(("IndexSummary", "build_index", "remove_documents", "update_index"), "searchengine.indexer"),
     **dict.fromkeys(("Problem", "Record"), "searchengine.records"),
     **dict.fromkeys(("Hit", "SearchIndex", "SearchResults", "open_index"), "searchengine.search"),

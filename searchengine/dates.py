@@ -173,8 +173,9 @@ def check_order(since: DateFilter | None, until: DateFilter | None) -> None:
         QueryError: naming both values.
     """
     if since is not None and until is not None and since.low and until.high and since.low > until.high:
-        raise QueryError(f"the dates are reversed: '{since.text}' starts after '{until.text}' ends "
-                         "(swap the two dates)")
+        raise QueryError(
+            f"the dates are reversed: '{since.text}' starts after '{until.text}' ends (swap the two dates)"
+        )
 
 
 def parse_range(text: str) -> DateFilter:
@@ -302,8 +303,11 @@ class DateHistogram:
 
     def to_dict(self) -> dict:
         """``{"bin": unit, "rows": [["2025-03-01", 12], ...], "undated": n}``, as in JSON."""
-        return {"bin": self.unit, "rows": [[start.isoformat(), count] for start, count in self.rows],
-                "undated": self.undated}
+        return {
+            "bin": self.unit,
+            "rows": [[start.isoformat(), count] for start, count in self.rows],
+            "undated": self.undated,
+        }
 
 
 def histogram(counts: Counter | dict, undated: int = 0) -> DateHistogram:

@@ -81,8 +81,7 @@ def detect_layout(path: Path) -> str:
     if all((path / name).is_file() for name in BEIR_FILES):
         return "beir"
     raise InputError(
-        f"{path}: not a test collection (expected {', '.join(CRANFIELD_FILES)}, "
-        f"or {', '.join(BEIR_FILES)})"
+        f"{path}: not a test collection (expected {', '.join(CRANFIELD_FILES)}, or {', '.join(BEIR_FILES)})"
     )
 
 
@@ -200,7 +199,9 @@ def _load_beir(path: Path) -> Collection:
         try:
             query, doc, score = parts[0].strip(), parts[1].strip(), int(parts[2])
         except (IndexError, ValueError):
-            raise InputError(f"{qrels_path}:{number}: expected 'query-id<TAB>corpus-id<TAB>score', found {line!r}") from None
+            raise InputError(
+                f"{qrels_path}:{number}: expected 'query-id<TAB>corpus-id<TAB>score', found {line!r}"
+            ) from None
         collection.qrels.setdefault(query, {})[doc] = score
     return collection
 
@@ -209,9 +210,7 @@ def _evaluator(qrels: dict[str, dict[str, int]]):
     try:
         import pytrec_eval
     except ImportError:
-        raise SearchEngineError(
-            "evaluation needs pytrec-eval-terrier: pip install 'searchengine[eval]'"
-        ) from None
+        raise SearchEngineError("evaluation needs pytrec-eval-terrier: pip install 'searchengine[eval]'") from None
     return pytrec_eval.RelevanceEvaluator(qrels, {measure for _name, measure in MEASURES})
 
 
@@ -224,8 +223,9 @@ def write_records(collection: Collection, path: Path) -> None:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def run_queries(index, collection: Collection, depth: int = DEPTH,
-                mode: str = "lexical") -> dict[str, dict[str, float]]:
+def run_queries(
+    index, collection: Collection, depth: int = DEPTH, mode: str = "lexical"
+) -> dict[str, dict[str, float]]:
     """Search every judged query in ``mode``; return ``{query id: {doc id: score}}`` (a trec run).
 
     Scores are ``depth - rank`` so that the evaluator keeps the product's order.
@@ -239,8 +239,9 @@ def run_queries(index, collection: Collection, depth: int = DEPTH,
         page = 1
         try:
             while len(ranked) < depth:
-                results = index.search(collection.queries[query_id], limit=MAX_LIMIT, page=page, with_snippets=False,
-                                       mode=mode)
+                results = index.search(
+                    collection.queries[query_id], limit=MAX_LIMIT, page=page, with_snippets=False, mode=mode
+                )
                 ranked.extend(hit.id for hit in results.hits)
                 if page >= results.page["pages"]:
                     break
@@ -268,8 +269,9 @@ def score_run(collection: Collection, run: dict[str, dict[str, float]]) -> dict[
     return result
 
 
-def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical",
-             index: str | None = None) -> dict[str, float | int | str]:
+def evaluate(
+    path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical", index: str | None = None
+) -> dict[str, float | int | str]:
     """Index the test collection at ``path`` in a temporary directory and measure the product.
 
     With ``index``, a cluster location (``http(s)://HOST:PORT/NAME``), the
@@ -290,14 +292,15 @@ def evaluate(path: str | os.PathLike, depth: int = DEPTH, mode: str = "lexical",
         SearchEngineError: ``pytrec_eval`` or, for a semantic mode, the
             ``semantic`` extra is not installed (the message says how).
     """
+    from searchengine.engines import is_cluster
     from searchengine.indexer import build_index
     from searchengine.search import open_index
 
-    from searchengine.engines import is_cluster
-
     if index is not None and not is_cluster(index):
-        raise InputError(f"--index {index}: evaluation builds into a cluster index only "
-                         "(http(s)://HOST:PORT/NAME); without it a temporary folder is used")
+        raise InputError(
+            f"--index {index}: evaluation builds into a cluster index only "
+            "(http(s)://HOST:PORT/NAME); without it a temporary folder is used"
+        )
     collection = load_collection(path)
     if not collection.judged_queries:
         raise InputError(f"{path}: no query has a relevant document")

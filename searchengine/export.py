@@ -46,11 +46,20 @@ from searchengine.records import abs_link, arxiv_doi, arxiv_id, pdf_link
 
 #: The links and identifiers, as the JSON forms name them.
 LINK_KEYS = ("url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments", "license")
-CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", *LINK_KEYS,
-               "submitted", "updated")
+CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", *LINK_KEYS, "submitted", "updated")
 #: The keys of a JSON lines row: the record as the JSON API gives it.
-JSONL_KEYS = ("id", "title", "abstract", "authors", "year", "categories", *LINK_KEYS,
-              "submitted", "updated", "versions")
+JSONL_KEYS = (
+    "id",
+    "title",
+    "abstract",
+    "authors",
+    "year",
+    "categories",
+    *LINK_KEYS,
+    "submitted",
+    "updated",
+    "versions",
+)
 #: BibTeX's month macros (``month = mar``), as the standard styles define them.
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
@@ -121,14 +130,36 @@ def render(format_name: str, records: Iterable[dict[str, Any]], first_rank: int 
 # --- BibTeX --------------------------------------------------------------------
 
 # Letters that Unicode does not decompose into an ASCII letter and a mark.
-_ASCII_FOLD = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ß": "ss",
-                             "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th",
-                             "Þ": "TH", "ı": "i", "ħ": "h", "Ħ": "H"})
+_ASCII_FOLD = str.maketrans(
+    {
+        "ø": "o",
+        "Ø": "O",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "ß": "ss",
+        "ł": "l",
+        "Ł": "L",
+        "đ": "d",
+        "Đ": "D",
+        "ð": "d",
+        "Ð": "D",
+        "þ": "th",
+        "Þ": "TH",
+        "ı": "i",
+        "ħ": "h",
+        "Ħ": "H",
+    }
+)
 # A person's name suffix, written after the surname ("Bo Okafor Jr.").
 _NAME_SUFFIX = re.compile(r"^(?:[JS]r\.?|II|III|IV)$")
 # Words of a group's name that say what it is, not which.
-_GROUP_KIND = re.compile(r"^(?:the|and|of|for|collaborations?|collab|consortium|team|group|project|experiment|"
-                         r"survey|observatory|scientific)$", re.IGNORECASE)
+_GROUP_KIND = re.compile(
+    r"^(?:the|and|of|for|collaborations?|collab|consortium|team|group|project|experiment|"
+    r"survey|observatory|scientific)$",
+    re.IGNORECASE,
+)
 
 
 def _key_part(text: str) -> str:
@@ -214,15 +245,15 @@ def _brace(tex: str) -> str:
 def bibtex_title(title: str) -> str:
     """A title as a BibTeX field value: TeX-escaped, capitals protected, math kept.
 
-        >>> bibtex_title("BERT for GPU kernels in $O(n^2)$ & more")
-        '{BERT} for {GPU} kernels in $O(n^2)$ \\\\& more'
+    >>> bibtex_title("BERT for GPU kernels in $O(n^2)$ & more")
+    '{BERT} for {GPU} kernels in $O(n^2)$ \\\\& more'
     """
     from searchengine.tex import INLINE_MATH
 
     parts: list[str] = []
     position = 0
     for math in INLINE_MATH.finditer(title):
-        parts.append(_protect_words(title[position:math.start()]))
+        parts.append(_protect_words(title[position : math.start()]))
         parts.append(math.group())
         position = math.end()
     parts.append(_protect_words(title[position:]))
@@ -261,7 +292,7 @@ def _protect_capitals(text: str) -> str:
     position = 0
     for word in _WORD.finditer(text):
         if _protected(word.group()):
-            parts.append(_tex(text[position:word.start()]))
+            parts.append(_tex(text[position : word.start()]))
             parts.append(_brace(_tex(word.group())))
             position = word.end()
     parts.append(_tex(text[position:]))
@@ -290,7 +321,7 @@ def bibtex_author(name: str) -> str:
 
 def _url(url: str) -> str:
     # The url field is read verbatim: only what would break the entry is encoded.
-    return re.sub(r"[{}\\\s]", lambda m: "%{:02X}".format(ord(m.group())), url)
+    return re.sub(r"[{}\\\s]", lambda m: f"%{ord(m.group()):02X}", url)
 
 
 def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
@@ -344,6 +375,7 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
 
 # --- CSV -----------------------------------------------------------------------
 
+
 def _cell(value) -> str:
     """A CSV cell that a spreadsheet will not run as a formula.
 
@@ -367,22 +399,25 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for rank, hit in enumerate(hits, start=first_rank):
-        writer.writerow([
-            rank,
-            _cell(hit["id"]),
-            _cell(hit["title"]),
-            _cell("; ".join(hit.get("authors") or [])),
-            hit.get("year") if hit.get("year") is not None else "",
-            _cell(" ".join(hit.get("categories") or [])),
-            hit.get("score", ""),
-            *(_cell(value) for value in links(hit).values()),
-            hit.get("submitted") or "",
-            hit.get("updated") or "",
-        ])
+        writer.writerow(
+            [
+                rank,
+                _cell(hit["id"]),
+                _cell(hit["title"]),
+                _cell("; ".join(hit.get("authors") or [])),
+                hit.get("year") if hit.get("year") is not None else "",
+                _cell(" ".join(hit.get("categories") or [])),
+                hit.get("score", ""),
+                *(_cell(value) for value in links(hit).values()),
+                hit.get("submitted") or "",
+                hit.get("updated") or "",
+            ]
+        )
     return buffer.getvalue()
 
 
 # --- JSON lines ----------------------------------------------------------------
+
 
 def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
     """One JSON object per line, keys :data:`JSONL_KEYS` in that order, UTF-8 as is.

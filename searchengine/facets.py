@@ -22,7 +22,6 @@ from typing import Any
 from searchengine.errors import QueryError
 
 
-
 @dataclass(frozen=True)
 class Facet:
     """One facet: what it counts and how its values are ordered, shown and filtered.
@@ -119,7 +118,8 @@ class FacetCounts:
 
     Attributes:
         values: the top values (``year`` newest first; ``author`` and
-            ``category`` by count, then by value), and last the unknown bucket (``value=None``) when some hit has no value.
+            ``category`` by count, then by value), and last the unknown
+            bucket (``value=None``) when some hit has no value.
         remaining: how many other known values have hits but are not listed.
     """
 
@@ -143,5 +143,5 @@ def pin_selected(counts: FacetCounts, size: int) -> FacetCounts:
     unknown = [v for v in counts.values if v.value is None]
     chosen = [v for v in known if v.selected]
     others = [v for v in known if not v.selected]
-    kept = others[:max(0, size - len(chosen))]
+    kept = others[: max(0, size - len(chosen))]
     return FacetCounts(chosen + kept + unknown, counts.remaining + len(others) - len(kept))

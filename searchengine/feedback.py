@@ -21,6 +21,7 @@ from collections import Counter
 
 from searchengine import ranking as settings
 
+
 def clear_lead(ranked: list[tuple[object, float]]) -> bool:
     """Whether a first ranking is sure enough of its best hit for feedback.
 

@@ -79,8 +79,15 @@ def entry_updated(row: dict[str, Any]) -> str:
     return "1970-01-01T00:00:00Z"
 
 
-def atom_feed(rows: Iterable[dict[str, Any]], *, title: str, self_url: str, page_url: str,
-              record_url: Callable[[str], str], now: datetime | None = None) -> str:
+def atom_feed(
+    rows: Iterable[dict[str, Any]],
+    *,
+    title: str,
+    self_url: str,
+    page_url: str,
+    record_url: Callable[[str], str],
+    now: datetime | None = None,
+) -> str:
     """The Atom document of ``rows`` (dicts with a record's field names, as
     :func:`searchengine.export.rows` makes them from hits), in their order.
 
@@ -147,8 +154,7 @@ def atom_feed(rows: Iterable[dict[str, Any]], *, title: str, self_url: str, page
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode") + "\n"
 
 
-def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_url: str,
-                sort: str = "newest") -> str:
+def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_url: str, sort: str = "newest") -> str:
     """The Atom document of a search's ``hits`` (:class:`~searchengine.results.Hit` s,
     newest first as searched), linking to the web page served at ``base_url``.
 
@@ -169,6 +175,10 @@ def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_u
 
     root = base_url.rstrip("/")
     query = f"?{urlencode(pairs)}" if pairs else ""
-    return atom_feed(rows(hits), title=feed_title(list(pairs)), self_url=f"{root}/feed.atom{query}",
-                     page_url=f"{root}/?{urlencode([*pairs, ('sort', sort)])}",
-                     record_url=lambda record_id: f"{root}/records/{id_path(record_id)}")
+    return atom_feed(
+        rows(hits),
+        title=feed_title(list(pairs)),
+        self_url=f"{root}/feed.atom{query}",
+        page_url=f"{root}/?{urlencode([*pairs, ('sort', sort)])}",
+        record_url=lambda record_id: f"{root}/records/{id_path(record_id)}",
+    )

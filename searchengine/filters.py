@@ -43,16 +43,16 @@ value: a filter never silently disappears.
 from __future__ import annotations
 
 import dataclasses
-
 import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from searchengine.analysis.folding import transliterated
 from searchengine.dates import DateFilter, parse_range
 from searchengine.errors import QueryError
-from searchengine.facets import HISTOGRAM, facet as facet_spec
-from searchengine.analysis.folding import transliterated
+from searchengine.facets import HISTOGRAM
+from searchengine.facets import facet as facet_spec
 
 # Index term prefixes: a primary-category key starts with this mark.
 PRIMARY_MARK = "^"
@@ -83,13 +83,61 @@ _NAME_JUNK = re.compile(r"[^\w\s-]+")
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 # Surname particles (Dutch, German, French, Italian, Spanish, Portuguese,
 # Scandinavian, Arabic); "van der Holt Brink" is one surname.
-_PARTICLES = frozenset({
-    "van", "von", "der", "den", "dem", "de", "del", "della", "dei", "degli", "des", "di", "da", "das", "dos",
-    "do", "du", "le", "la", "lo", "ten", "ter", "te", "op", "zu", "zum", "zur", "af", "av", "al", "el",
-})
+_PARTICLES = frozenset(
+    {
+        "van",
+        "von",
+        "der",
+        "den",
+        "dem",
+        "de",
+        "del",
+        "della",
+        "dei",
+        "degli",
+        "des",
+        "di",
+        "da",
+        "das",
+        "dos",
+        "do",
+        "du",
+        "le",
+        "la",
+        "lo",
+        "ten",
+        "ter",
+        "te",
+        "op",
+        "zu",
+        "zum",
+        "zur",
+        "af",
+        "av",
+        "al",
+        "el",
+    }
+)
 # Letters that Unicode decomposition leaves whole, by their plain letters.
-_PLAIN_LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ł": "l",
-                                "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ı": "i"})
+_PLAIN_LETTERS = str.maketrans(
+    {
+        "ø": "o",
+        "Ø": "O",
+        "æ": "ae",
+        "Æ": "Ae",
+        "œ": "oe",
+        "Œ": "Oe",
+        "ł": "l",
+        "Ł": "L",
+        "đ": "d",
+        "Đ": "D",
+        "ð": "d",
+        "Ð": "D",
+        "þ": "th",
+        "Þ": "Th",
+        "ı": "i",
+    }
+)
 # arXiv's author form: surname words and initials joined by underscores ("del_maestro_a").
 _ARXIV_NAME = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*(?:_[^\W_]+(?:[-'][^\W_]+)*)+")
 
@@ -166,8 +214,10 @@ class Filters:
 
     def __repr__(self) -> str:
         """The fields, ``dates`` only when there are some (filters without dates print as they always did)."""
-        shown = (f"Filters(years={self.years!r}, authors={self.authors!r}, categories={self.categories!r}, "
-                 f"primary_only={self.primary_only!r}")
+        shown = (
+            f"Filters(years={self.years!r}, authors={self.authors!r}, categories={self.categories!r}, "
+            f"primary_only={self.primary_only!r}"
+        )
         return shown + (f", dates={self.dates!r})" if self.dates else ")")
 
     def __add__(self, other: Filters) -> Filters:
@@ -265,8 +315,11 @@ def _split_initials(words: list[str], name: str) -> list[str]:
     or three capitals, in a name not written wholly in capitals."""
     if name.isupper():
         return words
-    return [part for word in words
-            for part in (list(word) if 2 <= len(word) <= 3 and word.isalpha() and word.isupper() else [word])]
+    return [
+        part
+        for word in words
+        for part in (list(word) if 2 <= len(word) <= 3 and word.isalpha() and word.isupper() else [word])
+    ]
 
 
 def _particle_run_ends(words: list[str], start: int) -> int:
@@ -349,7 +402,7 @@ def name_keys(name: str) -> list[str]:
     terms: dict[str, None] = {}
     for spelling in _spellings(name):
         for surname, given in _readings(spelling, query=False):
-            bare = surname[_particle_run_ends(surname, 0):] if len(surname) > 1 else surname
+            bare = surname[_particle_run_ends(surname, 0) :] if len(surname) > 1 else surname
             for key in dict.fromkeys((_surname_key(surname), _surname_key(bare or surname))):
                 terms[key] = None
                 if given:
@@ -483,6 +536,7 @@ def build_filters(year=(), author=(), category=(), primary_only: bool = False, d
     Raises:
         QueryError: a value is malformed; the message quotes it.
     """
+
     def parsed(values, kind, parser):
         return tuple(v if isinstance(v, kind) else parser(v) for v in _as_tuple(values))
 

@@ -196,8 +196,11 @@ class _Ingest:
         if record.id in versions:
             indexed = versions[record.id] or 0
             if (record.version or 0) < indexed:
-                summary.problems.append(_problem(
-                    record, f"{record.id} v{record.version or 0} is older than the indexed v{indexed} (skipped)"))
+                summary.problems.append(
+                    _problem(
+                        record, f"{record.id} v{record.version or 0} is older than the indexed v{indexed} (skipped)"
+                    )
+                )
                 return None
             kind = "replaced"
         setattr(summary, kind, getattr(summary, kind) + 1)
@@ -251,15 +254,26 @@ def _listed(items) -> list:
 def _nothing_read(paths: list, summary: IndexSummary) -> InputError:
     skipped = summary.skipped
     return InputError(
-        "nothing to index in " + ", ".join(str(p) for p in paths)
+        "nothing to index in "
+        + ", ".join(str(p) for p in paths)
         + (f" ({skipped} {'record or file' if skipped == 1 else 'records or files'} skipped)" if skipped else ""),
         problems=summary.problems,
     )
 
 
-def _index(paths, location, *, update: bool, format: str | None, lock_timeout: float,
-           jobs: int | None, memory_mb: int, progress: Callable[[int], None] | None,
-           vectors: bool | None = None, on_encode: Callable[[int, int], None] | None = None) -> IndexSummary:
+def _index(
+    paths,
+    location,
+    *,
+    update: bool,
+    format: str | None,
+    lock_timeout: float,
+    jobs: int | None,
+    memory_mb: int,
+    progress: Callable[[int], None] | None,
+    vectors: bool | None = None,
+    on_encode: Callable[[int, int], None] | None = None,
+) -> IndexSummary:
     """The pipeline of :func:`build_index` and :func:`update_index`."""
     from searchengine import engines
     from searchengine.readers import read_records
@@ -270,8 +284,15 @@ def _index(paths, location, *, update: bool, format: str | None, lock_timeout: f
     for path in paths:
         if not Path(path).exists():
             raise InputError(f"{path}: no such file or directory")
-    writer = engines.open_writer(location, mode="update" if update else "build", lock_timeout=lock_timeout,
-                                 jobs=jobs, memory_mb=memory_mb, vectors=vectors, on_encode=on_encode)
+    writer = engines.open_writer(
+        location,
+        mode="update" if update else "build",
+        lock_timeout=lock_timeout,
+        jobs=jobs,
+        memory_mb=memory_mb,
+        vectors=vectors,
+        on_encode=on_encode,
+    )
     summary = IndexSummary(index_dir=writer.location)
     with writer:
         ingest = _Ingest(writer, summary, progress)
@@ -330,8 +351,18 @@ def build_index(
             (the existing index is then left as it was).
         IndexBusyError: another process is writing this index.
     """
-    return _index(paths, index_dir, update=False, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress, vectors=vectors, on_encode=on_encode)
+    return _index(
+        paths,
+        index_dir,
+        update=False,
+        format=format,
+        lock_timeout=lock_timeout,
+        jobs=jobs,
+        memory_mb=memory_mb,
+        progress=progress,
+        vectors=vectors,
+        on_encode=on_encode,
+    )
 
 
 def update_index(
@@ -355,8 +386,18 @@ def update_index(
     Arguments, return value and errors as for :func:`build_index`; also
     raises IndexDamagedError when the current index cannot be opened.
     """
-    return _index(paths, index_dir, update=True, format=format, lock_timeout=lock_timeout,
-                  jobs=jobs, memory_mb=memory_mb, progress=progress, vectors=vectors, on_encode=on_encode)
+    return _index(
+        paths,
+        index_dir,
+        update=True,
+        format=format,
+        lock_timeout=lock_timeout,
+        jobs=jobs,
+        memory_mb=memory_mb,
+        progress=progress,
+        vectors=vectors,
+        on_encode=on_encode,
+    )
 
 
 def remove_documents(

@@ -35,8 +35,7 @@ SORTS = ("relevance", "newest", "oldest", "title")
 #: without words there is nothing to rank by.
 LISTING_SORTS = {"newest": "newest first", "oldest": "oldest first", "title": "by title"}
 #: Said when a search has no query text, no filter and no listing sort.
-EMPTY_QUERY = ("the query is empty: give query text or a filter, or sort by newest, oldest or title "
-               "to list every paper")
+EMPTY_QUERY = "the query is empty: give query text or a filter, or sort by newest, oldest or title to list every paper"
 #: Seconds a search may run before it is stopped with the hits found so far.
 DEFAULT_TIME_BUDGET = 2.0
 
@@ -74,6 +73,7 @@ def check_sort(sort: str | None) -> None:
     """
     if sort is not None and sort not in SORTS:
         raise QueryError(f"unknown sort {sort!r} (choose from {', '.join(SORTS)})")
+
 
 #: Records one "papers like these" search may start from (``similar A B ...``).
 MAX_SIMILAR_IDS = 20

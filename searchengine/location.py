@@ -25,8 +25,11 @@ if TYPE_CHECKING:
 _SCHEMES = ("http://", "https://")
 # Text that was meant as a URL: a scheme ("htp://", "http:/", "ftp://") or a
 # bare "host:port/NAME". A folder is never created under such a name.
-_URL_LIKE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):/+(?P<rest>.*)"
-                       r"|(?:[^/@\s]*@)?(?P<host>[\w.-]+:\d{1,5})/(?P<name>\S*)", re.DOTALL)
+_URL_LIKE = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):/+(?P<rest>.*)"
+    r"|(?:[^/@\s]*@)?(?P<host>[\w.-]+:\d{1,5})/(?P<name>\S*)",
+    re.DOTALL,
+)
 
 
 def is_cluster(location: object) -> bool:
@@ -109,8 +112,10 @@ class Location:
             def shown(text: str) -> str:  # credentials never go into a message
                 return re.sub(r"^([^/@]*//?)?[^/@\s]*@", r"\1", text)
 
-            raise InputError(f"{shown(location.strip())!r} is neither an index folder nor a cluster location: "
-                             f"a cluster location starts with http:// or https:// (did you mean {shown(meant)!r}?)")
+            raise InputError(
+                f"{shown(location.strip())!r} is neither an index folder nor a cluster location: "
+                f"a cluster location starts with http:// or https:// (did you mean {shown(meant)!r}?)"
+            )
         if Path(location).is_file():
             raise InputError(f"{str(location)!r} is a file, not an index folder")
         return cls(folder=Path(location))

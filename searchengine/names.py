@@ -69,13 +69,19 @@ class AuthorReading:
         more = len(self.names) - MAX_NAMES
         people = shown + (f" and {more} more" if more > 0 else "")
         papers = f"{self.papers:,} paper" + ("" if self.papers == 1 else "s")
-        return (f"also searched as the author {people}: {papers} listed first, newest first "
-                f"(only theirs: --author \"{self.text}\")")
+        return (
+            f"also searched as the author {people}: {papers} listed first, newest first "
+            f'(only theirs: --author "{self.text}")'
+        )
 
     def to_dict(self) -> dict:
         """JSON form: ``{"query", "filter", "papers", "names": [{"name", "papers"}]}``."""
-        return {"query": self.text, "filter": self.text, "papers": self.papers,
-                "names": [{"name": name, "papers": count} for name, count in self.names]}
+        return {
+            "query": self.text,
+            "filter": self.text,
+            "papers": self.papers,
+            "names": [{"name": name, "papers": count} for name, count in self.names],
+        }
 
 
 def reading(searcher, text: str, parsed, filters, sort: str | None, lexicon, deadline: float):
@@ -109,6 +115,5 @@ def reading(searcher, text: str, parsed, filters, sort: str | None, lexicon, dea
         if normal is None or lexicon.frequency(normal) > NAME_SHARE * matches.total:
             return None
     counted = searcher.facets(matches, alone, ("author",), 100)["author"].values
-    names = [(value.value, value.count) for value in counted
-             if value.value is not None and wanted.matches(value.value)]
+    names = [(value.value, value.count) for value in counted if value.value is not None and wanted.matches(value.value)]
     return AuthorReading(text=text, filter=wanted, matches=matches, names=names)

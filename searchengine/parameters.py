@@ -51,8 +51,10 @@ EXPANDED_FACET_SIZE = 200
 # and a value of spaces alone counts as not given.
 _SPACE = r"[\s\x00-\x1f\x7f-\x9f]*"
 _YEAR = r"\d{4}"
-YEAR_PATTERN = (rf"^{_SPACE}(|{_YEAR}|{_YEAR}{_SPACE}[-–]{_SPACE}{_YEAR}|{_YEAR}{_SPACE}[-–]|[-–]{_SPACE}{_YEAR}"
-                rf"|(>=|>|<=|<|=){_SPACE}{_YEAR}){_SPACE}$")
+YEAR_PATTERN = (
+    rf"^{_SPACE}(|{_YEAR}|{_YEAR}{_SPACE}[-–]{_SPACE}{_YEAR}|{_YEAR}{_SPACE}[-–]|[-–]{_SPACE}{_YEAR}"
+    rf"|(>=|>|<=|<|=){_SPACE}{_YEAR}){_SPACE}$"
+)
 # since/until (searchengine.dates): a day, a month or a year (0001-9999); a
 # day its month lacks (2025-02-30) is refused, as the parameters say.
 _DATE_YEAR = r"(000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})"
@@ -187,100 +189,278 @@ _YEAR_BOUND = {"type": "integer", "minimum": 1000, "maximum": 9999}
 #: Every search parameter, in the order the OpenAPI document lists them
 #: (the command line's ``--help`` order but for ``--page``: :attr:`CliForm.after`).
 PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("query", "", web=WebForm(
-        "q", "text", f"Query text; empty to browse by filters alone, or without filters to list every paper "
-                     f"(with sort newest, oldest or title); at most {MAX_QUERY_CHARS} characters",
-        {"type": "string", "maxLength": MAX_QUERY_CHARS})),
-    Parameter("year", (), multiple=True, cli=CliForm(
-        ("--year", "-y"), "Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).", parse="filters.parse_year"),
-        web=WebForm("year", "values", "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); "
-                                      "a reversed range is a 400", {**_TEXT, "pattern": YEAR_PATTERN})),
-    Parameter(None, into="year", web=WebForm("year_from", "year_bound", "First year of a range (same as year=A-)",
-                                             _YEAR_BOUND)),
-    Parameter(None, into="year", web=WebForm("year_to", "year_bound", "Last year of a range (same as year=-B)",
-                                             _YEAR_BOUND)),
-    Parameter("author", (), multiple=True, cli=CliForm(
-        ("--author", "-a"), "Only papers by this author: 'Depei Qian', 'Qian, D.', 'Qian' or Qian_D (repeat to OR).",
-        parse="filters.parse_author"),
-        web=WebForm("author", "values", "Author name (First Last, Last, First or arXiv's Last_F), any case and "
-                                        "accents; an initial matches every first name with it, a full first name "
-                                        "also records giving only its initial; ^Name for a first author (several: OR)",
-                    {**_TEXT, "pattern": AUTHOR_PATTERN})),
-    Parameter("first_author", (), multiple=True, cli=CliForm(
-        ("--first-author",), "Only papers with this first author (same forms as --author; ORs with --author).",
-        metavar="NAME", parse="filters.parse_first_author"),
-        web=WebForm("first_author", "values", "First author's name, same forms as author (same as author=^Name; "
-                                              "several, and with author: OR)", {**_TEXT, "pattern": AUTHOR_PATTERN})),
-    Parameter("category", (), multiple=True, cli=CliForm(
-        ("--category", "-c"), "Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).",
-        parse="filters.parse_category"),
-        web=WebForm("category", "values", "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
-                    {**_TEXT, "pattern": CATEGORY_PATTERN})),
-    Parameter("primary_only", False, cli=CliForm(
-        ("--primary-only",), "Match and count only each paper's primary category.", flag=True)),
-    Parameter("since", (), cli=CliForm(
-        ("--since",), "Only papers submitted on or after DATE: 2025-03-14, 2025-03 (from the 1st) or 2025.",
-        metavar="DATE", parse="dates.parse_since"),
-        web=WebForm("since", "date", "Submitted on or after this UTC day: 2025-03-14, 2025-03 (from its 1st) or "
-                                     "2025; a day its month lacks (2025-02-30) is a 400",
-                    {**_TEXT, "pattern": DATE_PATTERN})),
-    Parameter("until", (), cli=CliForm(
-        ("--until",), "Only papers submitted on or before DATE: 2025-06-30, 2025-06 (to the 30th) or 2025.",
-        metavar="DATE", parse="dates.parse_until"),
-        web=WebForm("until", "date", "Submitted on or before this UTC day: 2025-06-30, 2025-06 (to its last day) "
-                                     "or 2025; a day its month lacks (2025-02-30), or an until that ends before "
-                                     "the since starts, is a 400", {**_TEXT, "pattern": DATE_PATTERN})),
-    Parameter("past", None, cli=CliForm(
-        ("--past",), "Only papers submitted in the last 7, 30 or 365 days, today (UTC) included.",
-        metavar="week|month|year", parse="dates.parse_past"),
-        web=WebForm("past", "date", "Submitted in the last 7, 30 or 365 days, counted back from today (UTC)",
-                    _past_schema)),
+    Parameter(
+        "query",
+        "",
+        web=WebForm(
+            "q",
+            "text",
+            f"Query text; empty to browse by filters alone, or without filters to list every paper "
+            f"(with sort newest, oldest or title); at most {MAX_QUERY_CHARS} characters",
+            {"type": "string", "maxLength": MAX_QUERY_CHARS},
+        ),
+    ),
+    Parameter(
+        "year",
+        (),
+        multiple=True,
+        cli=CliForm(
+            ("--year", "-y"),
+            "Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).",
+            parse="filters.parse_year",
+        ),
+        web=WebForm(
+            "year",
+            "values",
+            "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); a reversed range is a 400",
+            {**_TEXT, "pattern": YEAR_PATTERN},
+        ),
+    ),
+    Parameter(
+        None,
+        into="year",
+        web=WebForm("year_from", "year_bound", "First year of a range (same as year=A-)", _YEAR_BOUND),
+    ),
+    Parameter(
+        None, into="year", web=WebForm("year_to", "year_bound", "Last year of a range (same as year=-B)", _YEAR_BOUND)
+    ),
+    Parameter(
+        "author",
+        (),
+        multiple=True,
+        cli=CliForm(
+            ("--author", "-a"),
+            "Only papers by this author: 'Depei Qian', 'Qian, D.', 'Qian' or Qian_D (repeat to OR).",
+            parse="filters.parse_author",
+        ),
+        web=WebForm(
+            "author",
+            "values",
+            "Author name (First Last, Last, First or arXiv's Last_F), any case and "
+            "accents; an initial matches every first name with it, a full first name "
+            "also records giving only its initial; ^Name for a first author (several: OR)",
+            {**_TEXT, "pattern": AUTHOR_PATTERN},
+        ),
+    ),
+    Parameter(
+        "first_author",
+        (),
+        multiple=True,
+        cli=CliForm(
+            ("--first-author",),
+            "Only papers with this first author (same forms as --author; ORs with --author).",
+            metavar="NAME",
+            parse="filters.parse_first_author",
+        ),
+        web=WebForm(
+            "first_author",
+            "values",
+            "First author's name, same forms as author (same as author=^Name; several, and with author: OR)",
+            {**_TEXT, "pattern": AUTHOR_PATTERN},
+        ),
+    ),
+    Parameter(
+        "category",
+        (),
+        multiple=True,
+        cli=CliForm(
+            ("--category", "-c"),
+            "Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).",
+            parse="filters.parse_category",
+        ),
+        web=WebForm(
+            "category",
+            "values",
+            "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
+            {**_TEXT, "pattern": CATEGORY_PATTERN},
+        ),
+    ),
+    Parameter(
+        "primary_only",
+        False,
+        cli=CliForm(("--primary-only",), "Match and count only each paper's primary category.", flag=True),
+    ),
+    Parameter(
+        "since",
+        (),
+        cli=CliForm(
+            ("--since",),
+            "Only papers submitted on or after DATE: 2025-03-14, 2025-03 (from the 1st) or 2025.",
+            metavar="DATE",
+            parse="dates.parse_since",
+        ),
+        web=WebForm(
+            "since",
+            "date",
+            "Submitted on or after this UTC day: 2025-03-14, 2025-03 (from its 1st) or "
+            "2025; a day its month lacks (2025-02-30) is a 400",
+            {**_TEXT, "pattern": DATE_PATTERN},
+        ),
+    ),
+    Parameter(
+        "until",
+        (),
+        cli=CliForm(
+            ("--until",),
+            "Only papers submitted on or before DATE: 2025-06-30, 2025-06 (to the 30th) or 2025.",
+            metavar="DATE",
+            parse="dates.parse_until",
+        ),
+        web=WebForm(
+            "until",
+            "date",
+            "Submitted on or before this UTC day: 2025-06-30, 2025-06 (to its last day) "
+            "or 2025; a day its month lacks (2025-02-30), or an until that ends before "
+            "the since starts, is a 400",
+            {**_TEXT, "pattern": DATE_PATTERN},
+        ),
+    ),
+    Parameter(
+        "past",
+        None,
+        cli=CliForm(
+            ("--past",),
+            "Only papers submitted in the last 7, 30 or 365 days, today (UTC) included.",
+            metavar="week|month|year",
+            parse="dates.parse_past",
+        ),
+        web=WebForm(
+            "past", "date", "Submitted in the last 7, 30 or 365 days, counted back from today (UTC)", _past_schema
+        ),
+    ),
     # date: ranges (2025-03..2025-06), from Python only; the front ends write them in the query text.
     Parameter("date", ()),
-    Parameter("sort", None, cli=CliForm(
-        ("--sort", "-s"), "Order of hits [default: relevance; newest without a query]; newest and oldest go by "
-                          "submitted date. Alone, newest, oldest or title lists every paper (--sort newest: the "
-                          "latest papers).", choices=SORTS),
-        web=WebForm("sort", "choice", "Order of hits (default: relevance, or newest without query text); newest "
-                                      "and oldest by submitted day, papers with only a year after the dated ones of "
-                                      "their year, undated papers last. newest, oldest or title without query text "
-                                      "or a filter lists every paper", {"type": "string", "pattern": choice_pattern(SORTS)},
-                    choices=SORTS)),
-    Parameter("page", 1, export=False, cli=CliForm(
-        ("--page", "-p"), f"Page number, from 1 (page × limit at most {MAX_DEPTH}).", default=1, show_default=True,
-        int_range=(1, None), after="limit"),
-        web=WebForm("page", "int", f"1-based page; page x limit may not exceed {MAX_DEPTH}",
-                    {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1},
-                    operations=frozenset({"search"}))),
-    Parameter("limit", DEFAULT_LIMIT, export=False, cli=CliForm(
-        ("--limit", "-n"), f"Hits per page (at most {MAX_LIMIT}).", default=DEFAULT_LIMIT, show_default=True,
-        int_range=(1, MAX_LIMIT)),
-        web=WebForm("limit", "limit", f"Hits per page, at most {MAX_LIMIT}",
-                    {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
-                    operations=frozenset({"search", "similar"}))),
-    Parameter("facets", (), export=False, cli=CliForm(
-        ("--facets",), f"Count these facets over all hits: {','.join(FACET_NAMES)}; date adds a histogram of "
-                       "submitted dates.", dest="facet_names", default="", metavar="NAMES", parse="facets")),
-    Parameter("facet_size", DEFAULT_FACET_SIZE, export=False, cli=CliForm(
-        ("--facet-size",), "Values listed per facet.", default=DEFAULT_FACET_SIZE, show_default=True,
-        int_range=(1, 1000))),
-    Parameter(None, into="facet_size", export=False, web=WebForm(
-        "more", "name", f"A facet the page lists in full: facets are counted up to {EXPANDED_FACET_SIZE} values "
-                        f"(else {FACET_SIZE})", {"type": "string", "enum": list(FACET_NAMES)},
-        choices=FACET_NAMES, operations=frozenset({"search"}))),
-    Parameter("exact", False, cli=CliForm(
-        ("--exact",), "Search the query as typed, never a correction of it.", flag=True),
-        web=WebForm("exact", "flag", "true (or 1): search the query as typed, never a correction of it; false or 0 "
-                                     "(the default): a query with a clear correction shows its hits",
-                    {"type": "string", "pattern": choice_pattern(("true", "false", "1", "0"))})),
-    Parameter("mode", None, cli=CliForm(
-        ("--mode", "-m"), "Rank by words (lexical), by meaning (semantic) or both (hybrid); semantic and hybrid "
-                          "need an index with vectors  [default: hybrid when the index has vectors, else lexical]",
-        choices=MODES, case_sensitive=False),
-        web=WebForm("mode", "choice", "lexical (words, BM25F), semantic (meaning: nearest record vectors) or hybrid "
-                                      "(both fused); default hybrid when the index keeps vectors, else lexical. "
-                                      "semantic and hybrid on an index without vectors are a 400",
-                    {"type": "string", "pattern": choice_pattern(MODES)}, choices=MODES)),
+    Parameter(
+        "sort",
+        None,
+        cli=CliForm(
+            ("--sort", "-s"),
+            "Order of hits [default: relevance; newest without a query]; newest and oldest go by "
+            "submitted date. Alone, newest, oldest or title lists every paper (--sort newest: the "
+            "latest papers).",
+            choices=SORTS,
+        ),
+        web=WebForm(
+            "sort",
+            "choice",
+            "Order of hits (default: relevance, or newest without query text); newest "
+            "and oldest by submitted day, papers with only a year after the dated ones of "
+            "their year, undated papers last. newest, oldest or title without query text "
+            "or a filter lists every paper",
+            {"type": "string", "pattern": choice_pattern(SORTS)},
+            choices=SORTS,
+        ),
+    ),
+    Parameter(
+        "page",
+        1,
+        export=False,
+        cli=CliForm(
+            ("--page", "-p"),
+            f"Page number, from 1 (page × limit at most {MAX_DEPTH}).",
+            default=1,
+            show_default=True,
+            int_range=(1, None),
+            after="limit",
+        ),
+        web=WebForm(
+            "page",
+            "int",
+            f"1-based page; page x limit may not exceed {MAX_DEPTH}",
+            {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1},
+            operations=frozenset({"search"}),
+        ),
+    ),
+    Parameter(
+        "limit",
+        DEFAULT_LIMIT,
+        export=False,
+        cli=CliForm(
+            ("--limit", "-n"),
+            f"Hits per page (at most {MAX_LIMIT}).",
+            default=DEFAULT_LIMIT,
+            show_default=True,
+            int_range=(1, MAX_LIMIT),
+        ),
+        web=WebForm(
+            "limit",
+            "limit",
+            f"Hits per page, at most {MAX_LIMIT}",
+            {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+            operations=frozenset({"search", "similar"}),
+        ),
+    ),
+    Parameter(
+        "facets",
+        (),
+        export=False,
+        cli=CliForm(
+            ("--facets",),
+            f"Count these facets over all hits: {','.join(FACET_NAMES)}; date adds a histogram of submitted dates.",
+            dest="facet_names",
+            default="",
+            metavar="NAMES",
+            parse="facets",
+        ),
+    ),
+    Parameter(
+        "facet_size",
+        DEFAULT_FACET_SIZE,
+        export=False,
+        cli=CliForm(
+            ("--facet-size",),
+            "Values listed per facet.",
+            default=DEFAULT_FACET_SIZE,
+            show_default=True,
+            int_range=(1, 1000),
+        ),
+    ),
+    Parameter(
+        None,
+        into="facet_size",
+        export=False,
+        web=WebForm(
+            "more",
+            "name",
+            f"A facet the page lists in full: facets are counted up to {EXPANDED_FACET_SIZE} values "
+            f"(else {FACET_SIZE})",
+            {"type": "string", "enum": list(FACET_NAMES)},
+            choices=FACET_NAMES,
+            operations=frozenset({"search"}),
+        ),
+    ),
+    Parameter(
+        "exact",
+        False,
+        cli=CliForm(("--exact",), "Search the query as typed, never a correction of it.", flag=True),
+        web=WebForm(
+            "exact",
+            "flag",
+            "true (or 1): search the query as typed, never a correction of it; false or 0 "
+            "(the default): a query with a clear correction shows its hits",
+            {"type": "string", "pattern": choice_pattern(("true", "false", "1", "0"))},
+        ),
+    ),
+    Parameter(
+        "mode",
+        None,
+        cli=CliForm(
+            ("--mode", "-m"),
+            "Rank by words (lexical), by meaning (semantic) or both (hybrid); semantic and hybrid "
+            "need an index with vectors  [default: hybrid when the index has vectors, else lexical]",
+            choices=MODES,
+            case_sensitive=False,
+        ),
+        web=WebForm(
+            "mode",
+            "choice",
+            "lexical (words, BM25F), semantic (meaning: nearest record vectors) or hybrid "
+            "(both fused); default hybrid when the index keeps vectors, else lexical. "
+            "semantic and hybrid on an index without vectors are a 400",
+            {"type": "string", "pattern": choice_pattern(MODES)},
+            choices=MODES,
+        ),
+    ),
     # From Python only: the time budget, and searches without snippets (evaluation).
     Parameter("time_budget", None),
     Parameter("with_snippets", True, export=False),
@@ -339,10 +519,20 @@ def request_options(values: Mapping[str, Any], *, export: bool = False) -> dict[
     known = {p.name: p for p in PARAMETERS if p.name and p.name != "query" and (p.export or not export)}
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise TypeError(f"unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
-                        f"{', '.join(map(repr, unknown))}")
+        raise TypeError(f"unexpected keyword argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}")
     return {name: values.get(name, p.default) for name, p in known.items()}
 
 
-__all__ = ["PARAMETERS", "CliForm", "WebForm", "Parameter", "parameter", "web_parameter", "cli_parameters",
-           "web_parameters", "request_options", "REPEATABLE", "choice_pattern"]
+__all__ = [
+    "PARAMETERS",
+    "CliForm",
+    "WebForm",
+    "Parameter",
+    "parameter",
+    "web_parameter",
+    "cli_parameters",
+    "web_parameters",
+    "request_options",
+    "REPEATABLE",
+    "choice_pattern",
+]

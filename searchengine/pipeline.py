@@ -126,11 +126,15 @@ def run(searcher: Searcher, request: SearchRequest, clock: Clock) -> SearchResul
         if mode == "semantic" and open_query(plan.parsed.tree):
             # The hits are the nearest in meaning, not papers with some of the words.
             relaxed, unmatched = False, []
-            notes.append(f"ranked by meaning alone: the {matches.total:,} papers nearest to the query"
-                         + (" within the filters" if plan.filters else ""))
+            notes.append(
+                f"ranked by meaning alone: the {matches.total:,} papers nearest to the query"
+                + (" within the filters" if plan.filters else "")
+            )
     elif request.mode is None and matches.query is not None and _vectors_unused(searcher):
-        notes.append(f"this index keeps vectors, but the semantic extra is not installed: ranked by words "
-                     f"alone ({semantic.INSTALL_HINT})")
+        notes.append(
+            f"this index keeps vectors, but the semantic extra is not installed: ranked by words "
+            f"alone ({semantic.INSTALL_HINT})"
+        )
     # Without words to rank by (none, or only excluded ones): newest first.
     ranked = matches.query is not None and not _only_negative(plan.parsed)
     sort = plan.sort or ("relevance" if ranked else "newest")
@@ -220,8 +224,9 @@ def _plan(searcher, request: SearchRequest, clock: Clock) -> Plan:
     chosen = request.filters + query_filters
     category = _category_typed(searcher, text, chosen, clock)
     if category is not None:
-        notes.append(f"'{text}' is an arXiv category: its papers are listed (search \"{text}\" in quotes "
-                     "for the words)")
+        notes.append(
+            f"'{text}' is an arXiv category: its papers are listed (search \"{text}\" in quotes for the words)"
+        )
         searched = " ".join(part for part in (f"category:{text}", searched.replace(text, "", 1).strip()) if part)
         chosen, text = chosen + category, ""
     # Without query text, filters choose the papers; with none, a listing
@@ -230,8 +235,9 @@ def _plan(searcher, request: SearchRequest, clock: Clock) -> Plan:
     if not text.strip() and not chosen and not lists_all:
         raise QueryError(EMPTY_QUERY)
     lexicon = searcher.lexicon()
-    parsed = searcher.parse(text, allow_empty=bool(chosen) or lists_all,
-                            frequencies=lexicon.frequencies if lexicon is not None else None)
+    parsed = searcher.parse(
+        text, allow_empty=bool(chosen) or lists_all, frequencies=lexicon.frequencies if lexicon is not None else None
+    )
     return Plan(searched, parsed, chosen, request.sort, request.facets, notes + parsed.notes, lexicon)
 
 
@@ -263,8 +269,9 @@ def _author_reading(searcher, plan: Plan, clock: Clock):
     from searchengine import names
     from searchengine.filters import Filters
 
-    found = names.reading(searcher, plan.parsed.text, plan.parsed, plan.filters, plan.sort, plan.lexicon,
-                          clock.deadline)
+    found = names.reading(
+        searcher, plan.parsed.text, plan.parsed, plan.filters, plan.sort, plan.lexicon, clock.deadline
+    )
     if found is not None:
         both = plan.filters + Filters(authors=(found.filter,))
         found.overlap = searcher.match(plan.parsed, both, clock.deadline, []).total
@@ -285,12 +292,11 @@ def _author_first(searcher, author, matches, start: int, limit: int, deadline: f
     wanted = start + limit - papers
     if wanted <= 0:
         return window, timed_out
-    theirs = {searcher.window_key(item) for item in searcher.window(author.matches, "newest", 0, papers,
-                                                                    deadline)[0]}
+    theirs = {searcher.window_key(item) for item in searcher.window(author.matches, "newest", 0, papers, deadline)[0]}
     # The first `wanted` of the other matches, skipping the author's papers among them.
     rest, cut = searcher.window(matches, "relevance", 0, wanted + min(author.overlap, papers), deadline)
     others = [item for item in rest if searcher.window_key(item) not in theirs]
-    return window + others[max(0, start - papers):wanted], timed_out or cut
+    return window + others[max(0, start - papers) : wanted], timed_out or cut
 
 
 def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:
@@ -320,8 +326,10 @@ def _undated_index(searcher, plan: Plan, clock: Clock) -> list[str]:
     everything = searcher.parse("", allow_empty=True)
     if searcher.match(everything, Filters(dates=(parse_since("0001"),)), clock.deadline, []).total:
         return []
-    return ["no paper of this index has a submitted day (its sources gave none), so date filters match none; "
-            "filter by year instead"]
+    return [
+        "no paper of this index has a submitted day (its sources gave none), so date filters match none; "
+        "filter by year instead"
+    ]
 
 
 def _mode(searcher, request: SearchRequest, matches, plan: Plan) -> str:
@@ -341,8 +349,10 @@ def _mode(searcher, request: SearchRequest, matches, plan: Plan) -> str:
         return "hybrid" if searcher.has_vectors() and semantic.available() else "lexical"
     if request.mode != "lexical":
         if not searcher.has_vectors():
-            raise QueryError(f"{request.mode} mode needs record vectors, and this index has none: index it with "
-                             "'searchengine index --vectors' (or search with mode lexical)")
+            raise QueryError(
+                f"{request.mode} mode needs record vectors, and this index has none: index it with "
+                "'searchengine index --vectors' (or search with mode lexical)"
+            )
         if not semantic.available():
             raise QueryError(f"{request.mode} mode needs the semantic extra: {semantic.INSTALL_HINT}")
     return request.mode
@@ -429,7 +439,11 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float):
         return None
     corrections = searcher.corrections(matches)
     return spelling.correct(
-        lexicon, plan.parsed.text, matches.total, corrections.hits, deadline,
+        lexicon,
+        plan.parsed.text,
+        matches.total,
+        corrections.hits,
+        deadline,
         lambda phrase, text: corrections.phrase_share(phrase, text, spelling.PHRASE_SAMPLE),
     )
 

@@ -11,6 +11,7 @@ def exit_with_parent(parent: int) -> None:
     """Exit this (forked) process when ``parent`` is gone, e.g. killed by
     SIGKILL: a thread checks twice a second. Used by indexing workers and
     by the web's server processes."""
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)

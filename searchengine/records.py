@@ -139,7 +139,9 @@ _SPACE = re.compile(r"\s+")
 _GROUP_WORDS = re.compile(
     r"\b(?:collaborations?|collab|consortium|team|group|project|experiment|survey|observatory|"
     r"institute|laboratory|network|alliance|association|society|organi[sz]ation|initiative|council|"
-    r"committee|centre|center|university|inc|ltd|corporation)\b", re.IGNORECASE)
+    r"committee|centre|center|university|inc|ltd|corporation)\b",
+    re.IGNORECASE,
+)
 _AND = re.compile(r"\s+and\s+|^and\s+|\s+and$")
 # A name's part that follows its comma without being given names: "King, Jr., Martin".
 _SUFFIX = re.compile(r"^(?:jr|sr|[ivx]+)\.?$", re.IGNORECASE)
@@ -181,7 +183,7 @@ def _unbrace(name: str) -> str:
 
 
 def _inverted(name: str) -> str | None:
-    """"Last, First" (or "Last, Jr., First", "Last, First, Jr.") as "First Last" ("First Last Jr."); ``None``
+    """ "Last, First" (or "Last, Jr., First", "Last, First, Jr.") as "First Last" ("First Last Jr."); ``None``
     when ``name`` is not in that form."""
     parts = [p.strip() for p in _top_level_split(name, re.compile(","))]
     if len(parts) == 3 and _SUFFIX.match(parts[1]):
@@ -226,9 +228,13 @@ def split_authors(text: str) -> list[str]:
     group = _GROUP_WORDS.search(text) is not None
     people = [] if group and "," not in text else _top_level_split(text, _AND)
     # BibTeX: every person "Last, First", or a group's name without a comma.
-    if len(people) > 1 and any(_inverted(p) for p in people) and all(
-            _inverted(p) or ("," not in p and (_GROUP_WORDS.search(p) or p.strip().startswith("{")))
-            for p in people):
+    if (
+        len(people) > 1
+        and any(_inverted(p) for p in people)
+        and all(
+            _inverted(p) or ("," not in p and (_GROUP_WORDS.search(p) or p.strip().startswith("{"))) for p in people
+        )
+    ):
         return [_inverted(p) or _unbrace(p) for p in people]
     if group and "," not in text:
         return [_unbrace(text)]
@@ -299,7 +305,9 @@ _ARXIV_ID = re.compile(
     r"(?:arxiv:)?(?P<id>\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[a-z]{2})?/\d{7})(?P<version>v\d+)?",
     re.IGNORECASE,
 )
-_ARXIV_URL = re.compile(r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/(?P<rest>.+?)(?:\.pdf)?/?$", re.IGNORECASE)
+_ARXIV_URL = re.compile(
+    r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/(?P<rest>.+?)(?:\.pdf)?/?$", re.IGNORECASE
+)
 
 
 def arxiv_id(text: str) -> str | None:
@@ -386,8 +394,8 @@ def arxiv_doi_id(key: str) -> str | None:
     prefix = ARXIV_DOI_PREFIX.lower()
     if not key.startswith(prefix):
         return None
-    found = arxiv_id(key[len(prefix):])  # as arXiv writes it: math.AG/0101001
-    return found if found and found.lower() == key[len(prefix):] else None
+    found = arxiv_id(key[len(prefix) :])  # as arXiv writes it: math.AG/0101001
+    return found if found and found.lower() == key[len(prefix) :] else None
 
 
 def doi_keys(record: Record) -> list[str]:

@@ -100,9 +100,19 @@ class SearchRequest:
             TypeError: an option is not a search parameter.
         """
         given = request_options(options)
-        return cls(query or "", _filters(given), given["sort"], given["page"], given["limit"], given["facets"],
-                   given["facet_size"], given["time_budget"], given["with_snippets"], given["exact"],
-                   mode=given["mode"])
+        return cls(
+            query or "",
+            _filters(given),
+            given["sort"],
+            given["page"],
+            given["limit"],
+            given["facets"],
+            given["facet_size"],
+            given["time_budget"],
+            given["with_snippets"],
+            given["exact"],
+            mode=given["mode"],
+        )
 
     @classmethod
     def make_export(cls, query: str = "", *, cap: int | None = None, **options: Any) -> SearchRequest:
@@ -116,8 +126,20 @@ class SearchRequest:
         """
         cap = limits.EXPORT_LIMIT if cap is None else cap
         given = request_options(options, export=True)
-        return cls(query or "", _filters(given), given["sort"], 1, cap, (), DEFAULT_FACET_SIZE,
-                   given["time_budget"], False, given["exact"], export=True, mode=given["mode"])
+        return cls(
+            query or "",
+            _filters(given),
+            given["sort"],
+            1,
+            cap,
+            (),
+            DEFAULT_FACET_SIZE,
+            given["time_budget"],
+            False,
+            given["exact"],
+            export=True,
+            mode=given["mode"],
+        )
 
 
 def _filters(given: dict[str, Any]) -> Filters:

@@ -57,8 +57,9 @@ class SearchIndex:
         IndexDamagedError: the index exists but cannot be opened, or is damaged.
     """
 
-    def __init__(self, path: str | os.PathLike | Location, *, time_budget: float = DEFAULT_TIME_BUDGET,
-                 lazy: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike | Location, *, time_budget: float = DEFAULT_TIME_BUDGET, lazy: bool = False
+    ) -> None:
         from searchengine.engines import open_engine
 
         location = Location.parse(path)
@@ -335,15 +336,19 @@ class SearchIndex:
 
         def run(searcher) -> dict[str, Any]:
             everything = build_filters((), (), (), False)
-            matches = searcher.match(searcher.parse("", allow_empty=True), everything,
-                                     time.monotonic() + self.time_budget, [])
+            matches = searcher.match(
+                searcher.parse("", allow_empty=True), everything, time.monotonic() + self.time_budget, []
+            )
             counted = searcher.facets(matches, everything, ("year", "category"), STATS_VALUES)
-            years = sorted((v for v in counted["year"].values if v.value is not None),
-                           key=lambda v: int(v.value), reverse=True)
+            years = sorted(
+                (v for v in counted["year"].values if v.value is not None), key=lambda v: int(v.value), reverse=True
+            )
             year_counts = {str(v.value): v.count for v in years}
             year_counts.update(("unknown", v.count) for v in counted["year"].values if v.value is None)
-            categories = sorted(((v.value, v.count) for v in counted["category"].values if v.value is not None),
-                                key=lambda kv: (-kv[1], kv[0]))
+            categories = sorted(
+                ((v.value, v.count) for v in counted["category"].values if v.value is not None),
+                key=lambda kv: (-kv[1], kv[0]),
+            )
             return {"documents": searcher.doc_count(), "years": year_counts, "categories": dict(categories)}
 
         return self.engine.call(run)

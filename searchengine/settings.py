@@ -225,8 +225,10 @@ def render() -> str:
     lines = ["| variable | type | default | meaning | used by | scope |", "|---|---|---|---|---|---|"]
     for setting in SETTINGS:
         default = setting.default or "(none)"
-        lines.append(f"| `{setting.variable}` | {_cell(setting.kind)} | {_cell(default)} | {_cell(setting.meaning)} "
-                     f"| {_cell(setting.used_by)} | {SCOPES[setting.scope]} |")
+        lines.append(
+            f"| `{setting.variable}` | {_cell(setting.kind)} | {_cell(default)} | {_cell(setting.meaning)} "
+            f"| {_cell(setting.used_by)} | {SCOPES[setting.scope]} |"
+        )
     return "\n".join(lines) + "\n"
 
 

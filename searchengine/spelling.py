@@ -132,7 +132,8 @@ def within(lexicon, word: str, maxdist: int) -> set[str]:
     size = len(word)
     starts = prefixes(word)
     candidates = [
-        term for term in lexicon.near(word, maxdist)
+        term
+        for term in lexicon.near(word, maxdist)
         if term[:SHARED_PREFIX] in starts
         and abs(len(term) - size) <= maxdist
         and len(letters.symmetric_difference(term)) <= 2 * maxdist
@@ -202,9 +203,11 @@ def held(lexicon, word: str, count_hits=None) -> int:
     if frequency or count_hits is None:
         return frequency
     found = _hits(count_hits, _in_text(word))
-    if found and any(lexicon.frequency(other) <= found
-                     and _hits(count_hits, f"{_in_text(word)} {_in_text(other)}") == found
-                     for other in within(lexicon, word, 1) if other != word and other.isalpha()):
+    if found and any(
+        lexicon.frequency(other) <= found and _hits(count_hits, f"{_in_text(word)} {_in_text(other)}") == found
+        for other in within(lexicon, word, 1)
+        if other != word and other.isalpha()
+    ):
         return 0
     return found
 
@@ -254,19 +257,21 @@ class Correction:
         word (:mod:`searchengine.realwords`) only when the correction is
         :attr:`seen` beside the other words (``memroy bandwith``: papers write
         "memory bandwidth"; ``neutrino`` alone has no such evidence)."""
-        return all(not change.held and not change.named and (not change.real or self.seen)
-                   and change.distance <= 1 for change in self.changes)
+        return all(
+            not change.held and not change.named and (not change.real or self.seen) and change.distance <= 1
+            for change in self.changes
+        )
 
 
-def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None = None,
-            phrase_share=None) -> str | None:
+def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None = None, phrase_share=None) -> str | None:
     """The text of :func:`correct`'s correction of the query ``text``, or ``None``."""
     found = correct(lexicon, text, total, count_hits, deadline, phrase_share)
     return None if found is None else found.text
 
 
-def correct(lexicon, text: str, total: int, count_hits, deadline: float | None = None,
-            phrase_share=None) -> Correction | None:
+def correct(
+    lexicon, text: str, total: int, count_hits, deadline: float | None = None, phrase_share=None
+) -> Correction | None:
     """A :class:`Correction` of the query ``text``, or ``None``.
 
     Args:
@@ -322,8 +327,9 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
             factor = 10 if total < FEW_HITS and frequency <= 1 else RARE_FACTOR
             options = [o for o in _candidates(lexicon, normal, 1) if lexicon.frequency(o) >= factor * frequency]
             misspelt = bool(options) and not realwords.zipf(normal)
-            options = [o for o in options if (misspelt and realwords.zipf(o))
-                       or _together(lexicon, count_hits, normal, o)]
+            options = [
+                o for o in options if (misspelt and realwords.zipf(o)) or _together(lexicon, count_hits, normal, o)
+            ]
         else:
             continue
         if options:
@@ -348,16 +354,21 @@ def correct(lexicon, text: str, total: int, count_hits, deadline: float | None =
         distances = [edit_distance(normal, word) for (normal, *_), word in zip(typed, choice)]
         # A short word has many close words, and two edits reach far: next to
         # other words, such a correction must be seen next to them somewhere.
-        if phrase_share is not None and phrases and not context and any(
-                len(word) < LONG_WORD or distance > 1 for word, distance in zip(choice, distances)):
+        if (
+            phrase_share is not None
+            and phrases
+            and not context
+            and any(len(word) < LONG_WORD or distance > 1 for word, distance in zip(choice, distances))
+        ):
             continue
         # Each edit makes a correction EDIT_COST times less likely (a flat noisy channel).
         weight = EDIT_COST ** sum(distances)
         key = (context * weight, hits * weight)
         if key > best_key:
-            changes = tuple(Change(normal, word, is_held, distance, is_real, is_named)
-                            for (normal, is_held, is_real, is_named), word, distance
-                            in zip(typed, choice, distances))
+            changes = tuple(
+                Change(normal, word, is_held, distance, is_real, is_named)
+                for (normal, is_held, is_real, is_named), word, distance in zip(typed, choice, distances)
+            )
             best, best_key = Correction(candidate, changes, context > 0), key
     return best
 
@@ -388,8 +399,9 @@ def _neighbour_phrases(lexicon, text: str, starts: list[int]) -> list[str]:
     tokens = list(_TOKEN.finditer(text))
 
     def joinable(left, right) -> bool:
-        return text[left.end():right.start()].strip(" -") == "" and all(
-            t.group() not in _OPERATORS and lexicon.normalise(t.group()) is not None for t in (left, right))
+        return text[left.end() : right.start()].strip(" -") == "" and all(
+            t.group() not in _OPERATORS and lexicon.normalise(t.group()) is not None for t in (left, right)
+        )
 
     phrases = []
     for left, right in zip(tokens, tokens[1:]):

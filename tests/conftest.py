@@ -81,4 +81,3 @@ def child_processes(parent: int) -> list[int]:
         if int(fields[1]) == parent:
             found.append(int(stat.parent.name))
     return sorted(found)
-

@@ -29,7 +29,9 @@ def serving(index_dir: Path, *options: str):
     yield ``(process, base URL)`` and stop the server afterwards."""
     process = subprocess.Popen(
         [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index-dir", str(index_dir), *options],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         base = None
@@ -79,9 +81,18 @@ def chromium(profile: Path, page_load_seconds: float, *, capabilities: dict | No
     options.binary_location = CHROMIUM
     for name, value in (capabilities or {}).items():
         options.set_capability(name, value)
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--disable-dev-shm-usage", "--window-size=1280,1000", f"--user-data-dir={profile}"):
+    for argument in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     try:

@@ -26,10 +26,14 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 REASON = "needs ../shared/data (the large test data; see README 'Tests')"
 # The files the tests read there.
-NEEDED = ["arxiv/arxiv_listing_sample.jsonl.gz", "arxiv/listing_dates.tsv.gz", "arxiv/kaggle_oai_snapshot_sample.jsonl",
-          "arxiv/api_atom_samples/api2016_id_list_1111.2011v2.xml",
-          "arxiv/api_atom_samples/api2016_search_query_au_del_maestro.xml",
-          "arxiv/api_atom_samples/api2026_search_query_testing_start0_max100.xml"]
+NEEDED = [
+    "arxiv/arxiv_listing_sample.jsonl.gz",
+    "arxiv/listing_dates.tsv.gz",
+    "arxiv/kaggle_oai_snapshot_sample.jsonl",
+    "arxiv/api_atom_samples/api2016_id_list_1111.2011v2.xml",
+    "arxiv/api_atom_samples/api2016_search_query_au_del_maestro.xml",
+    "arxiv/api_atom_samples/api2026_search_query_testing_start0_max100.xml",
+]
 LISTING = DATA / "arxiv" / "arxiv_listing_sample.jsonl.gz"
 
 
@@ -88,10 +92,10 @@ def write_listing(path: Path, count: int, start: int = 0) -> int:
 class ArxivSamples:
     """Small arXiv files in the formats the readers know, besides the listing."""
 
-    oai: Path          # Kaggle OAI snapshot, 200 records from id 0704.0001
-    atom_one: Path     # Atom feed, older layout, 1 entry
-    atom_old: Path     # Atom feed, older layout, 10 entries (abstracts wrapped over lines)
-    atom_new: Path     # Atom feed, newer layout, 100 entries
+    oai: Path  # Kaggle OAI snapshot, 200 records from id 0704.0001
+    atom_one: Path  # Atom feed, older layout, 1 entry
+    atom_old: Path  # Atom feed, older layout, 10 entries (abstracts wrapped over lines)
+    atom_new: Path  # Atom feed, newer layout, 100 entries
 
     @property
     def atom_folder(self) -> Path:
@@ -102,10 +106,12 @@ def arxiv_samples(folder: Path) -> ArxivSamples:
     """The real samples, or generated files of the same shapes written to ``folder``."""
     if present():
         atom = DATA / "arxiv" / "api_atom_samples"
-        return ArxivSamples(DATA / "arxiv" / "kaggle_oai_snapshot_sample.jsonl",
-                            atom / "api2016_id_list_1111.2011v2.xml",
-                            atom / "api2016_search_query_au_del_maestro.xml",
-                            atom / "api2026_search_query_testing_start0_max100.xml")
+        return ArxivSamples(
+            DATA / "arxiv" / "kaggle_oai_snapshot_sample.jsonl",
+            atom / "api2016_id_list_1111.2011v2.xml",
+            atom / "api2016_search_query_au_del_maestro.xml",
+            atom / "api2026_search_query_testing_start0_max100.xml",
+        )
     from synthetic import write_samples
 
     return ArxivSamples(*write_samples(folder))

@@ -46,25 +46,140 @@ CATEGORIES = [
 ]
 CLASS_CODES = ["I.2.7", "I.4.8", "68T07", "68U10, 90C26", "I.2.10", "F.2.2"]
 FIRST_NAMES = [
-    "Wei", "Jing", "Li", "Xin", "Yuki", "Hiroshi", "Min-jun", "Ji-woo", "Arjun", "Priya", "Anil", "Maria", "José",
-    "François", "Zoë", "Björn", "Åsa", "Søren", "Jürgen", "Łukasz", "Małgorzata", "Tomáš", "Radek", "Ana", "João",
-    "Chloé", "İlker", "Ayşe", "Mehmet", "Olga", "Dmitri", "Nikolai", "Fatima", "Omar", "Amara", "Kwame", "Sarah",
-    "David", "Emily", "Michael", "Laura", "Thomas", "Élodie", "Núria", "Raúl", "Hélène", "Ngọc", "Thảo", "Depei",
+    "Wei",
+    "Jing",
+    "Li",
+    "Xin",
+    "Yuki",
+    "Hiroshi",
+    "Min-jun",
+    "Ji-woo",
+    "Arjun",
+    "Priya",
+    "Anil",
+    "Maria",
+    "José",
+    "François",
+    "Zoë",
+    "Björn",
+    "Åsa",
+    "Søren",
+    "Jürgen",
+    "Łukasz",
+    "Małgorzata",
+    "Tomáš",
+    "Radek",
+    "Ana",
+    "João",
+    "Chloé",
+    "İlker",
+    "Ayşe",
+    "Mehmet",
+    "Olga",
+    "Dmitri",
+    "Nikolai",
+    "Fatima",
+    "Omar",
+    "Amara",
+    "Kwame",
+    "Sarah",
+    "David",
+    "Emily",
+    "Michael",
+    "Laura",
+    "Thomas",
+    "Élodie",
+    "Núria",
+    "Raúl",
+    "Hélène",
+    "Ngọc",
+    "Thảo",
+    "Depei",
     "Longbin",
 ]
 LAST_NAMES = [
-    "Wang", "Zhang", "Chen", "Liu", "Yang", "Huang", "Zhao", "Qian", "Zeng", "Tanaka", "Suzuki", "Kim", "Park",
-    "Sharma", "Patel", "Gupta", "García", "Martínez", "Sánchez", "Müller", "Schäfer", "Weiß", "Dvořák", "Novák",
-    "Kowalski", "Wójcik", "Øbro", "Ångström", "Lefèvre", "Dubois", "Gonçalves", "Çelik", "Yılmaz", "Nguyễn",
-    "Trần", "Ivanov", "Petrović", "O'Brien", "D'Angelo", "Smith", "Johnson", "Brown", "Del Maestro", "van der Berg",
-    "Okafor", "Mensah", "Haddad", "Rossi", "Bianchi", "Šrámek",
+    "Wang",
+    "Zhang",
+    "Chen",
+    "Liu",
+    "Yang",
+    "Huang",
+    "Zhao",
+    "Qian",
+    "Zeng",
+    "Tanaka",
+    "Suzuki",
+    "Kim",
+    "Park",
+    "Sharma",
+    "Patel",
+    "Gupta",
+    "García",
+    "Martínez",
+    "Sánchez",
+    "Müller",
+    "Schäfer",
+    "Weiß",
+    "Dvořák",
+    "Novák",
+    "Kowalski",
+    "Wójcik",
+    "Øbro",
+    "Ångström",
+    "Lefèvre",
+    "Dubois",
+    "Gonçalves",
+    "Çelik",
+    "Yılmaz",
+    "Nguyễn",
+    "Trần",
+    "Ivanov",
+    "Petrović",
+    "O'Brien",
+    "D'Angelo",
+    "Smith",
+    "Johnson",
+    "Brown",
+    "Del Maestro",
+    "van der Berg",
+    "Okafor",
+    "Mensah",
+    "Haddad",
+    "Rossi",
+    "Bianchi",
+    "Šrámek",
 ]
 # TeX spellings, as the OAI snapshot writes accented names in its "authors" string.
-TEX_LETTERS = {"á": "\\'a", "é": "\\'e", "í": "\\'i", "ó": "\\'o", "ú": "\\'u", "ä": '\\"a', "ö": '\\"o',
-               "ü": '\\"u', "è": "\\`e", "ç": "\\c{c}", "č": "\\v{c}", "ř": "\\v{r}", "š": "\\v{s}",
-               "Š": "\\v{S}", "ß": "\\ss{}", "ø": "\\o{}", "Ø": "\\O{}", "å": "\\aa{}", "Å": "\\AA{}"}
-COMMENTS = ["12 pages, 5 figures", "Accepted at CVPR 2025", "Work in progress", "Camera-ready version",
-            "8 pages, 3 tables; code available", "Submitted to a journal", "25 pages, 10 figures, 4 tables"]
+TEX_LETTERS = {
+    "á": "\\'a",
+    "é": "\\'e",
+    "í": "\\'i",
+    "ó": "\\'o",
+    "ú": "\\'u",
+    "ä": '\\"a',
+    "ö": '\\"o',
+    "ü": '\\"u',
+    "è": "\\`e",
+    "ç": "\\c{c}",
+    "č": "\\v{c}",
+    "ř": "\\v{r}",
+    "š": "\\v{s}",
+    "Š": "\\v{S}",
+    "ß": "\\ss{}",
+    "ø": "\\o{}",
+    "Ø": "\\O{}",
+    "å": "\\aa{}",
+    "Å": "\\AA{}",
+}
+COMMENTS = [
+    "12 pages, 5 figures",
+    "Accepted at CVPR 2025",
+    "Work in progress",
+    "Camera-ready version",
+    "8 pages, 3 tables; code available",
+    "Submitted to a journal",
+    "25 pages, 10 figures, 4 tables",
+]
 # Months of the generated new-style ids (2023-01 to 2026-06) and of a few older ids.
 MONTHS = [f"{year % 100:02d}{month:02d}" for year in range(2023, 2027) for month in range(1, 13)][:42]
 OLD_MONTHS = [f"{year % 100:02d}{month:02d}" for year in range(2008, 2015) for month in range(1, 13)]
@@ -186,6 +301,7 @@ def topics_of(codes: list[str]) -> list[str]:
 
 # --- the arXiv listing (JSON lines) ------------------------------------------------------
 
+
 def listing_id(number: int, rng: random.Random) -> str:
     """A unique id per record number: mostly new style (``2503.01234``), a few older (``1207.4321``)."""
     if number % 500 == 499:
@@ -222,6 +338,7 @@ def listing_lines(count: int, start: int = 0) -> list[str]:
 
 # --- the Kaggle OAI snapshot (JSON lines) ------------------------------------------------------
 
+
 def tex(name: str) -> str:
     return "".join(TEX_LETTERS.get(letter, letter) for letter in name)
 
@@ -234,8 +351,14 @@ def oai_record(number: int) -> dict:
     # v1 in 2007 (the year the reader takes), later versions a year apart; the
     # first record has two, as in the snapshot.
     count = 2 if number == 1 else rng.choice([1, 1, 2, 2, 3])
-    versions = [{"version": f"v{n}", "created": f"Mon, {rng.randint(1, 28)} Apr {2006 + n} {rng.randint(10, 23)}:"
-                 f"{rng.randint(10, 59)}:{rng.randint(10, 59)} GMT"} for n in range(1, count + 1)]
+    versions = [
+        {
+            "version": f"v{n}",
+            "created": f"Mon, {rng.randint(1, 28)} Apr {2006 + n} {rng.randint(10, 23)}:"
+            f"{rng.randint(10, 59)}:{rng.randint(10, 59)} GMT",
+        }
+        for n in range(1, count + 1)
+    ]
     return {
         "id": f"0704.{number:04d}",
         "submitter": " ".join(names[0]),
@@ -257,6 +380,7 @@ def oai_record(number: int) -> dict:
 
 # --- arXiv API Atom feeds --------------------------------------------------------------
 
+
 def atom_feed(name: str, count: int, *, old_layout: bool, taken: set[str]) -> str:
     """A feed of ``count`` entries in the API's older layout (namespaces on each element,
     abstracts wrapped over lines) or its newer one (namespaces on ``<feed>``, one line).
@@ -264,21 +388,29 @@ def atom_feed(name: str, count: int, *, old_layout: bool, taken: set[str]) -> st
     Its ids are new ones, not in ``taken``; they are added to it.
     """
     rng = random.Random(f"atom-{name}")
-    head = ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n' if old_layout else
-            "<?xml version='1.0' encoding='UTF-8'?>\n<feed xmlns:opensearch=\"http://a9.com/-/spec/opensearch/1.1/\" "
-            'xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">\n')
+    head = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n'
+        if old_layout
+        else "<?xml version='1.0' encoding='UTF-8'?>\n<feed xmlns:opensearch=\"http://a9.com/-/spec/opensearch/1.1/\" "
+        'xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">\n'
+    )
     # The older layout declares the namespaces on each element that uses them.
     arxiv_ns = ' xmlns:arxiv="http://arxiv.org/schemas/atom"' if old_layout else ""
     opensearch_ns = ' xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"' if old_layout else ""
-    lines = [head.rstrip("\n"), f"  <title>arXiv Query: {escape(name)}</title>",
-             f"  <id>http://arxiv.org/api/{rng.randrange(16 ** 12):012x}</id>",
-             f"  <opensearch:totalResults{opensearch_ns}>{count}</opensearch:totalResults>"]
+    lines = [
+        head.rstrip("\n"),
+        f"  <title>arXiv Query: {escape(name)}</title>",
+        f"  <id>http://arxiv.org/api/{rng.randrange(16**12):012x}</id>",
+        f"  <opensearch:totalResults{opensearch_ns}>{count}</opensearch:totalResults>",
+    ]
     entries = 0
     while entries < count:
         year = rng.randint(2004, 2014) if old_layout else rng.randint(2015, 2025)
         month = rng.randint(1, 12)
         if year < 2007:
-            arxiv_id = f"{rng.choice(['cond-mat', 'hep-th', 'quant-ph'])}/{year % 100:02d}{month:02d}{rng.randint(1, 999):03d}"
+            arxiv_id = (
+                f"{rng.choice(['cond-mat', 'hep-th', 'quant-ph'])}/{year % 100:02d}{month:02d}{rng.randint(1, 999):03d}"
+            )
         elif year < 2015:
             arxiv_id = f"{year % 100:02d}{month:02d}.{rng.randint(1, 9999):04d}"
         else:
@@ -293,18 +425,24 @@ def atom_feed(name: str, count: int, *, old_layout: bool, taken: set[str]) -> st
         date = f"{year}-{month:02d}-{rng.randint(1, 28):02d}T{rng.randint(10, 23)}:15:02Z"
         text = abstract(rng, topics)
         summary = ("  " + wrap(text) + "\n") if old_layout else text
-        lines += ["  <entry>", f"    <id>http://arxiv.org/abs/{arxiv_id}{version}</id>",
-                  f"    <updated>{date}</updated>", f"    <published>{date}</published>",
-                  f"    <title>{escape(title(rng, rng.choice(topics)))}</title>",
-                  f"    <summary>{escape(summary)}</summary>"]
+        lines += [
+            "  <entry>",
+            f"    <id>http://arxiv.org/abs/{arxiv_id}{version}</id>",
+            f"    <updated>{date}</updated>",
+            f"    <published>{date}</published>",
+            f"    <title>{escape(title(rng, rng.choice(topics)))}</title>",
+            f"    <summary>{escape(summary)}</summary>",
+        ]
         for first, last in authors(rng)[:10]:
             lines += ["    <author>", f"      <name>{escape(first + ' ' + last)}</name>", "    </author>"]
         if rng.random() < 0.5:
             lines.append(f"    <arxiv:comment{arxiv_ns}>{escape(rng.choice(COMMENTS))}</arxiv:comment>")
-        lines += [f'    <link href="http://arxiv.org/abs/{arxiv_id}{version}" rel="alternate" type="text/html"/>',
-                  f'    <link title="pdf" href="http://arxiv.org/pdf/{arxiv_id}{version}" rel="related" '
-                  'type="application/pdf"/>',
-                  f"    <arxiv:primary_category{arxiv_ns} term={quoteattr(codes[0])}/>"]
+        lines += [
+            f'    <link href="http://arxiv.org/abs/{arxiv_id}{version}" rel="alternate" type="text/html"/>',
+            f'    <link title="pdf" href="http://arxiv.org/pdf/{arxiv_id}{version}" rel="related" '
+            'type="application/pdf"/>',
+            f"    <arxiv:primary_category{arxiv_ns} term={quoteattr(codes[0])}/>",
+        ]
         lines += [f'    <category term={quoteattr(code)} scheme="http://arxiv.org/schemas/atom"/>' for code in codes]
         lines.append("  </entry>")
     lines.append("</feed>")
@@ -321,7 +459,8 @@ def write_samples(folder: Path) -> tuple[Path, Path, Path, Path]:
     paths = [folder / "oai.jsonl", atom / "old-layout-1.xml", atom / "old-layout-10.xml", atom / "new-layout-100.xml"]
     paths[0].write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in oai), encoding="utf-8")
     taken = {record["id"] for record in oai}
-    for path, (query, count, old_layout) in zip(paths[1:], [("id_list=one", 1, True), ("au:someone", 10, True),
-                                                           ("all:testing", 100, False)]):
+    for path, (query, count, old_layout) in zip(
+        paths[1:], [("id_list=one", 1, True), ("au:someone", 10, True), ("all:testing", 100, False)]
+    ):
         path.write_text(atom_feed(query, count, old_layout=old_layout, taken=taken), encoding="utf-8")
     return paths[0], paths[1], paths[2], paths[3]

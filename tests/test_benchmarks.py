@@ -17,11 +17,19 @@ import table  # noqa: E402
 
 def test_cold_row_is_measured_above_the_bare_start():
     row = table.above_bare("cold", 0.412, 0.031, 0.35)
-    assert row.cells() == ["cold", "0.412 s (0.381 s above bare)", "0.031 s (python -c pass)", "13.3×",
-                           "≤ 0.35 s above bare", "NOT met"]
+    assert row.cells() == [
+        "cold",
+        "0.412 s (0.381 s above bare)",
+        "0.031 s (python -c pass)",
+        "13.3×",
+        "≤ 0.35 s above bare",
+        "NOT met",
+    ]
     assert table.above_bare("cold", 0.380, 0.031, 0.35).met is True
-    assert table.above_bare("cold", 0.380, 0.031, 0.35, 0.1234).measured == \
-        "0.380 s (0.349 s above bare; CPU 0.123 s above bare)"
+    assert (
+        table.above_bare("cold", 0.380, 0.031, 0.35, 0.1234).measured
+        == "0.380 s (0.349 s above bare; CPU 0.123 s above bare)"
+    )
     assert table.above_bare("cold", 0.382, 0.031, 0.35).met is False
 
 
@@ -30,16 +38,24 @@ def test_ratio_bounds_at_most_and_at_least():
     assert query.cells() == ["p50", "1.80 ms", "0.30 ms (FTS5)", "6.00×", "≤ 6× FTS5", "met"]
     assert table.compared("p50", 1.81, 0.30, "ms", "FTS5", 6).met is False
     build = table.compared("build", 1200, 700, "records/s", "plain Whoosh", 1.65, at_least=True, digits=0)
-    assert build.cells() == ["build", "1,200 records/s", "700 records/s (plain Whoosh)", "1.71×",
-                             "≥ 1.65× plain Whoosh", "met"]
+    assert build.cells() == [
+        "build",
+        "1,200 records/s",
+        "700 records/s (plain Whoosh)",
+        "1.71×",
+        "≥ 1.65× plain Whoosh",
+        "met",
+    ]
     assert table.compared("build", 1150, 700, "records/s", "plain Whoosh", 1.65, at_least=True).met is False
     info = table.compared("size", 30.0, 12.5, "MB", "FTS5")
     assert (info.ratio, info.target, info.met, info.cells()[-1]) == ("2.40×", "", None, "")
 
 
 def test_table_is_markdown_with_one_line_per_row():
-    rows = [table.compared("size", 30.0, 40.0, "MB", "plain Whoosh", 1.0),
-            table.Row("pasted", "1.20 s (0 of 3 timed_out)", "", "", "≤ 2 s budget", True)]
+    rows = [
+        table.compared("size", 30.0, 40.0, "MB", "plain Whoosh", 1.0),
+        table.Row("pasted", "1.20 s (0 of 3 timed_out)", "", "", "≤ 2 s budget", True),
+    ]
     assert table.format_table(rows).splitlines() == [
         "| row | measured | peer (same run) | ratio | target | verdict |",
         "|---|---|---|---|---|---|",
@@ -65,8 +81,10 @@ def test_an_index_is_reused_while_its_records_are_unchanged(tmp_path):
     assert work.records == 5
     target = tmp_path / "index"
     builds = tmp_path / "builds"
-    script = ("import json, os, sys; os.makedirs(sys.argv[1]); open(sys.argv[2], 'a').write('x');"
-              " print(json.dumps({'documents': 5}))")
+    script = (
+        "import json, os, sys; os.makedirs(sys.argv[1]); open(sys.argv[2], 'a').write('x');"
+        " print(json.dumps({'documents': 5}))"
+    )
     command = [sys.executable, "-c", script, str(target), str(builds)]
     first = work.built("test", command, target, rebuild=False)
     assert (first["documents"], first["reused"]) == (5, False)
@@ -79,14 +97,26 @@ def test_an_index_is_reused_while_its_records_are_unchanged(tmp_path):
 
 def test_multiplied_records_are_new_papers_with_the_same_words(tmp_path):
     source = tmp_path / "records.jsonl"
-    records = [{"id": "2501.00001", "title": "sparse matrix vector kernels", "abstract": "we multiply a sparse "
-                "matrix by a vector on GPUs", "year": 2025},
-               {"id": "2501.00002", "title": "graph neural networks", "abstract": "", "year": 2025}]
+    records = [
+        {
+            "id": "2501.00001",
+            "title": "sparse matrix vector kernels",
+            "abstract": "we multiply a sparse matrix by a vector on GPUs",
+            "year": 2025,
+        },
+        {"id": "2501.00002", "title": "graph neural networks", "abstract": "", "year": 2025},
+    ]
     source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     table.multiplied(source, 3, tmp_path / "x3.jsonl")
     out = [json.loads(line) for line in (tmp_path / "x3.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [r["id"] for r in out] == ["2501.00001", "2501.00002", "2501.00001~1", "2501.00002~1",
-                                      "2501.00001~2", "2501.00002~2"]
+    assert [r["id"] for r in out] == [
+        "2501.00001",
+        "2501.00002",
+        "2501.00001~1",
+        "2501.00002~1",
+        "2501.00001~2",
+        "2501.00002~2",
+    ]
     assert out[:2] == records  # the first copy as it was
     for copy in out[2:]:
         original = records[0] if copy["id"].startswith("2501.00001") else records[1]
@@ -123,8 +153,12 @@ def results(hits=(), corrected=None, suggestion=None, relaxed=False):
 
 def test_names_are_compared_folded_by_surname_and_first_name_or_initial():
     assert everyday.fold("Vlček") == "vlcek"
-    assert [everyday.surname(n) for n in ("Yann LeCun", "John Smith Jr.", "Juan Navarro III", "Plato")] == \
-        ["LeCun", "Smith", "Navarro", "Plato"]
+    assert [everyday.surname(n) for n in ("Yann LeCun", "John Smith Jr.", "Juan Navarro III", "Plato")] == [
+        "LeCun",
+        "Smith",
+        "Navarro",
+        "Plato",
+    ]
     assert everyday.is_initial("Y.") and everyday.is_initial("J.-P.") and not everyday.is_initial("Jean-Pierre")
     assert everyday.same_person("Yann LeCun", "Y. LeCun") and everyday.same_person("Yann LeCun", "Yann Lecun")
     assert everyday.same_person("Jean-Pierre Müller", "J.-P. Muller")
@@ -156,8 +190,9 @@ def test_answers_are_judged_as_documented():
     surname, full, topic = everyday.judge_surname, everyday.judge_full_name, everyday.judge_topic
     assert surname(None, {"query": "Muller"}, results([hit(["Ann Lee", "J.-P. Müller"])])) is None
     assert surname(None, {"query": "Muller"}, results([hit(["Muller Ann"])])).startswith("first hit")
-    assert surname(None, {"query": "Muller"}, results([hit(["Jo Muller"])], corrected="mullet")) == \
-        "corrected to 'mullet'"
+    assert (
+        surname(None, {"query": "Muller"}, results([hit(["Jo Muller"])], corrected="mullet")) == "corrected to 'mullet'"
+    )
     assert surname(None, {"query": "Muller"}, results(suggestion="mullet")) == "no hits (suggested 'mullet')"
     assert full(None, {"query": "Jean-Pierre Müller"}, results([hit(["J.-P. Muller"])])) is None
     assert full(None, {"query": "Wei Li"}, results([hit(["Wei Chen", "Xin Li"])])).startswith("first hit")
@@ -195,9 +230,13 @@ def test_typos_are_judged_as_the_corrections_benchmark_does():
 
 def test_drawn_lists_are_saved_and_read_back_with_their_seed(tmp_path):
     source = tmp_path / "listing.jsonl"
-    source.write_text("".join(json.dumps({"id": f"2501.0000{i}", "abs": "", "title": t, "summary": a,
-                                          "authors": n}) + "\n" for i, (t, a, n) in enumerate(TINY)),
-                      encoding="utf-8")
+    source.write_text(
+        "".join(
+            json.dumps({"id": f"2501.0000{i}", "abs": "", "title": t, "summary": a, "authors": n}) + "\n"
+            for i, (t, a, n) in enumerate(TINY)
+        ),
+        encoding="utf-8",
+    )
     folder = tmp_path / "lists"
     lists = everyday.load_lists(folder, 7, source)
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{spec.key}.json" for spec in everyday.LISTS)

@@ -149,13 +149,17 @@ def test_on_a_phone_the_hits_come_before_the_filters(server, browser):
     finally:
         browser.set_window_size(1280, 1000)
     browser.get(server + "/?q=SpMV+GPU")
-    assert (browser.find_element(By.CSS_SELECTOR, "aside.facets").rect["x"]
-            < browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit").rect["x"])  # wide: filters on the left
+    assert (
+        browser.find_element(By.CSS_SELECTOR, "aside.facets").rect["x"]
+        < browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit").rect["x"]
+    )  # wide: filters on the left
     assert not browser.find_element(By.CSS_SELECTOR, ".to-filters a").is_displayed()  # wide: they are in view
     # the years are listed in the order the histogram's bars run, oldest first
     years = [a.get_attribute("data-value") for a in browser.find_elements(By.CSS_SELECTOR, "a[data-facet=year]")]
-    bars = [t.get_attribute("textContent").split(":")[0] for t in browser.find_elements(By.CSS_SELECTOR,
-                                                                                       ".facet-year svg title")]
+    bars = [
+        t.get_attribute("textContent").split(":")[0]
+        for t in browser.find_elements(By.CSS_SELECTOR, ".facet-year svg title")
+    ]
     assert years == sorted(years) == bars and len(years) > 1
 
 
@@ -186,17 +190,25 @@ def test_the_date_histogram_and_form_sit_in_the_sidebar_and_narrow_the_search(da
     browser.get(dated_server + "/?q=lattice")
     aside = browser.find_element(By.CSS_SELECTOR, "aside.facets").rect
     section = browser.find_element(By.CSS_SELECTOR, "section.facet-date")
-    inside = [section.find_element(By.CSS_SELECTOR, sel).rect
-              for sel in ("svg.date-histogram", "input#since", "input#until", "form.date-range button")]
+    inside = [
+        section.find_element(By.CSS_SELECTOR, sel).rect
+        for sel in ("svg.date-histogram", "input#since", "input#until", "form.date-range button")
+    ]
     for box in inside:  # nothing of the section sticks out of the sidebar
         assert aside["x"] <= box["x"] and box["x"] + box["width"] <= aside["x"] + aside["width"] + 1, box
     bars = section.find_elements(By.CSS_SELECTOR, "svg.date-histogram rect")
     assert [bar.find_element(By.TAG_NAME, "title").get_attribute("textContent") for bar in bars] == [
-        "2025-03: 1", "2025-04: 0", "2025-05: 0", "2025-06: 1"]
-    assert section.find_element(By.CSS_SELECTOR, "p.date-span").text == \
-        "2025-03 – 2025-06, by month; 1 without a date"
-    assert [hit.text for hit in browser.find_elements(By.CSS_SELECTOR, "ol.hits .meta .date, ol.hits .meta .year")] \
-        == ["30 Jun 2025", "14 Mar 2025", "2024"]  # equal scores: newest year, then id, first
+        "2025-03: 1",
+        "2025-04: 0",
+        "2025-05: 0",
+        "2025-06: 1",
+    ]
+    assert section.find_element(By.CSS_SELECTOR, "p.date-span").text == "2025-03 – 2025-06, by month; 1 without a date"
+    assert [hit.text for hit in browser.find_elements(By.CSS_SELECTOR, "ol.hits .meta .date, ol.hits .meta .year")] == [
+        "30 Jun 2025",
+        "14 Mar 2025",
+        "2024",
+    ]  # equal scores: newest year, then id, first
 
     browser.find_element(By.CSS_SELECTOR, "input#since").send_keys("2025-06")
     browser.find_element(By.CSS_SELECTOR, "form.date-range button").click()
@@ -205,9 +217,10 @@ def test_the_date_histogram_and_form_sit_in_the_sidebar_and_narrow_the_search(da
     assert _result_ids(browser) == {"2506.00002"}
     chips = [chip.text for chip in browser.find_elements(By.CSS_SELECTOR, ".chips .chip span")]
     assert chips == ["Submitted since: 2025-06"]
+
+
 @pytest.mark.parametrize("width", [1280, 390])
-def test_a_record_opened_from_results_keeps_the_search_and_goes_back_to_the_same_page(server, browser, tmp_path,
-                                                                                       width):
+def test_a_record_opened_from_results_keeps_the_search_and_goes_back_to_the_same_page(server, browser, tmp_path, width):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
 
@@ -218,12 +231,15 @@ def test_a_record_opened_from_results_keeps_the_search_and_goes_back_to_the_same
         assert _result_ids(browser) == {"2401.00002"}
         browser.find_element(By.CSS_SELECTOR, "ol.hits h2.title a").click()
         _wait(browser, EC.presence_of_element_located((By.CSS_SELECTOR, "article.record")))
-        assert browser.current_url == (server + "/records/2401.00002?q=SpMV+GPU&year=2023-2024&sort=oldest"
-                                                "&limit=1&page=2")
+        assert browser.current_url == (
+            server + "/records/2401.00002?q=SpMV+GPU&year=2023-2024&sort=oldest&limit=1&page=2"
+        )
         assert browser.find_element(By.CSS_SELECTOR, "input#q").get_attribute("value") == "SpMV GPU"
         links = {a.text: a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, ".record .links a")}
-        assert links == {"PDF": "https://arxiv.org/pdf/2401.00002",
-                         "arXiv abstract page": "https://arxiv.org/abs/2401.00002"}
+        assert links == {
+            "PDF": "https://arxiv.org/pdf/2401.00002",
+            "arXiv abstract page": "https://arxiv.org/abs/2401.00002",
+        }
         back = browser.find_element(By.CSS_SELECTOR, "nav.back a")
         # the back link and the record's links are on screen, and nothing is wider than the window
         assert back.is_displayed() and back.rect["y"] < 300
@@ -308,8 +324,7 @@ def test_screenshots_of_the_search_page_at_desktop_and_phone_widths(corpus_serve
 
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE])
-def test_a_record_lists_each_similar_paper_once_and_a_corrected_search_names_what_it_searched(server, browser,
-                                                                                           size):
+def test_a_record_lists_each_similar_paper_once_and_a_corrected_search_names_what_it_searched(server, browser, size):
     from selenium.webdriver.common.by import By
 
     browser.set_window_size(*size)
@@ -322,6 +337,7 @@ def test_a_record_lists_each_similar_paper_once_and_a_corrected_search_names_wha
         heading = browser.find_element(By.ID, "results-heading").text
         assert heading.startswith("1 hit for") and "SpMV kernels" in heading and "kernals" not in heading
         assert browser.find_element(By.CSS_SELECTOR, ".notice.corrected").text == (
-            "Showing results for SpMV kernels. Search instead for SpMV kernals.")
+            "Showing results for SpMV kernels. Search instead for SpMV kernals."
+        )
     finally:
         browser.set_window_size(1280, 1000)

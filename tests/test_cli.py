@@ -67,15 +67,20 @@ def test_index_command_prints_a_summary_and_reports_bad_records(runner, workdir)
     write(workdir / "extra" / "bad.jsonl", '{"title": "Good record", "abstract": "Good text."}\n{broken\n')
     result = runner.invoke(main, ["index", "corpus", "extra", "--index-dir", "idx"])
     assert result.exit_code == 0
-    assert result.stderr == "extra/bad.jsonl:2: invalid JSON (Expecting property name enclosed in double quotes at column 2) (skipped)\n"
+    assert (
+        result.stderr
+        == "extra/bad.jsonl:2: invalid JSON (Expecting property name enclosed in double quotes at column 2) (skipped)\n"
+    )
     assert result.stdout.startswith("Indexed 25 documents into idx (25 records read, 1 skipped) in ")
     stats = runner.invoke(main, ["stats", "--json", "--index-dir", "idx"])
     assert json.loads(stats.stdout)["documents"] == 25
 
 
 def test_index_notes_records_without_an_abstract(runner, workdir):
-    write(workdir / "titles.jsonl", '{"id": "t-000000000001", "title": "Qubit routing"}\n'
-                                    '{"id": "t-000000000002", "title": "Qubit maps"}\n')
+    write(
+        workdir / "titles.jsonl",
+        '{"id": "t-000000000001", "title": "Qubit routing"}\n{"id": "t-000000000002", "title": "Qubit maps"}\n',
+    )
     result = runner.invoke(main, ["index", "titles.jsonl", "--index-dir", "idx"])
     assert result.exit_code == 0
     assert result.stderr == "Note: 2 records have no abstract; they are found by title and authors only\n"
@@ -101,15 +106,39 @@ def test_stats_json_reports_24_documents(runner, workdir):
     ("args", "code", "message"),
     [
         (["index", "no-such-path"], 1, "Error: no-such-path: no such file or directory\n"),
-        (["stats", "--index-dir", "nowhere"], 1, ("Error: nowhere: no index here (given by --index-dir); build one "
-                                                  "with 'searchengine index PATHS --index-dir nowhere'\n")),
-        (["search", "   "], 1, ("Error: the query is empty: give query text or a filter, or sort by newest, "
-                                 "oldest or title to list every paper\n")),
-        (["search", "interpretability~5"], 1, ("Error: 'interpretability~5': the edit distance of a fuzzy word "
-                                               "must be 0, 1 or 2 (write e.g. interpretability~2)\n")),
-        (["search", '"sparse matrix"~3'], 1, ("Error: '\"sparse matrix\"~3': proximity search is not supported; "
-                                              "without the ~ the quotes find the exact phrase, and without the "
-                                              "quotes the words are found anywhere in a paper\n")),
+        (
+            ["stats", "--index-dir", "nowhere"],
+            1,
+            (
+                "Error: nowhere: no index here (given by --index-dir); build one "
+                "with 'searchengine index PATHS --index-dir nowhere'\n"
+            ),
+        ),
+        (
+            ["search", "   "],
+            1,
+            (
+                "Error: the query is empty: give query text or a filter, or sort by newest, "
+                "oldest or title to list every paper\n"
+            ),
+        ),
+        (
+            ["search", "interpretability~5"],
+            1,
+            (
+                "Error: 'interpretability~5': the edit distance of a fuzzy word "
+                "must be 0, 1 or 2 (write e.g. interpretability~2)\n"
+            ),
+        ),
+        (
+            ["search", '"sparse matrix"~3'],
+            1,
+            (
+                "Error: '\"sparse matrix\"~3': proximity search is not supported; "
+                "without the ~ the quotes find the exact phrase, and without the "
+                "quotes the words are found anywhere in a paper\n"
+            ),
+        ),
         (["search", "GPU", "--limit", "0"], 2, None),
         (["search"], 2, None),
         (["frobnicate"], 2, None),
@@ -128,8 +157,10 @@ def test_damaged_index_is_an_error_not_a_traceback(runner, workdir):
     (workdir / "index" / "CURRENT").write_text("gen-x\n")
     result = runner.invoke(main, ["search", "GPU"])
     assert result.exit_code == 3
-    assert result.stderr == ("Error: index: the index is damaged: gen-x/CHECKSUMS is missing; "
-                             "rebuild it with 'searchengine index PATH... --index-dir index'\n")
+    assert result.stderr == (
+        "Error: index: the index is damaged: gen-x/CHECKSUMS is missing; "
+        "rebuild it with 'searchengine index PATH... --index-dir index'\n"
+    )
 
 
 def test_nothing_to_index_is_an_error(runner, workdir):
@@ -145,7 +176,9 @@ def test_python_dash_m_runs_the_same_command(workdir):
 
     result = subprocess.run(
         [sys.executable, "-m", "searchengine", "search", "SpMV GPU", "--json"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["hits"][0]["title"] == CB_SPMV
@@ -172,8 +205,9 @@ def test_show_unknown_id_is_an_error(runner, workdir):
 def test_show_looks_up_several_ids_and_names_each_missing_one(runner, workdir):
     runner.invoke(main, ["index"])
     (workdir / "ids.txt").write_text("# wanted\nt-031c0c403dfe\n\n  t-b275e169d4d6  \nmissing-2\n", encoding="utf-8")
-    result = runner.invoke(main, ["show", "t-30f1b8f5a2a1", "missing-1", "t-30f1b8f5a2a1", "--ids-from", "ids.txt",
-                                  "--json"])
+    result = runner.invoke(
+        main, ["show", "t-30f1b8f5a2a1", "missing-1", "t-30f1b8f5a2a1", "--ids-from", "ids.txt", "--json"]
+    )
     assert result.exit_code == 1
     assert [r["id"] for r in json.loads(result.stdout)] == ["t-30f1b8f5a2a1", "t-031c0c403dfe", "t-b275e169d4d6"]
     assert result.stderr == "Error: no record with id 'missing-1'\nError: no record with id 'missing-2'\n"
@@ -187,13 +221,19 @@ def test_show_looks_up_several_ids_and_names_each_missing_one(runner, workdir):
     assert [r["id"] for r in json.loads(one.stdout)] == ["t-031c0c403dfe"]  # from a file: always a list
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["show"], "give an id or DOI, or --ids-from FILE"),
-    (["show", "--ids-from", "none.txt"], "'none.txt': No such file or directory"),
-    (["show", "--ids-from", "blank.txt"], "Invalid value for --ids-from: blank.txt holds no id or DOI"),
-    (["show", "t-031c0c403dfe", "--json", "--format", "bibtex"], "--json and --format bibtex contradict each other"),
-    (["show", "--ids-from", "latin1.txt"], "latin1.txt, line 2: not UTF-8 text (invalid start byte at byte 5)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["show"], "give an id or DOI, or --ids-from FILE"),
+        (["show", "--ids-from", "none.txt"], "'none.txt': No such file or directory"),
+        (["show", "--ids-from", "blank.txt"], "Invalid value for --ids-from: blank.txt holds no id or DOI"),
+        (
+            ["show", "t-031c0c403dfe", "--json", "--format", "bibtex"],
+            "--json and --format bibtex contradict each other",
+        ),
+        (["show", "--ids-from", "latin1.txt"], "latin1.txt, line 2: not UTF-8 text (invalid start byte at byte 5)"),
+    ],
+)
 def test_show_without_ids_is_a_usage_error(runner, workdir, args, message):
     (workdir / "latin1.txt").write_bytes("abc\nMüller\n".encode("latin-1"))
     (workdir / "blank.txt").write_text("\n# nothing\n", encoding="utf-8")
@@ -217,8 +257,10 @@ def test_search_exports_bibtex_and_csv(runner, workdir):
     entries = bibtexparser.parse_string(bib.stdout).entries
     assert [e.key for e in entries] == ["qian2026cbspmva"]
     table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
-    assert table[0] == ("rank,id,title,authors,year,categories,score,"
-                        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated")
+    assert table[0] == (
+        "rank,id,title,authors,year,categories,score,"
+        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated"
+    )
     assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
 
 
@@ -236,16 +278,19 @@ def test_query_errors_and_suggestions_reach_the_terminal(runner, workdir):
     typo = runner.invoke(main, ["search", "sparce matrix"])
     assert typo.stdout.splitlines()[:2] == [
         f"3 hits for 'sparse matrix' ({_took(typo.stdout)} ms)",
-        "Showing results for 'sparse matrix'; search instead for 'sparce matrix' with --exact."]
+        "Showing results for 'sparse matrix'; search instead for 'sparce matrix' with --exact.",
+    ]
     literal = runner.invoke(main, ["search", "sparce matrix", "--exact"])
     assert literal.stdout.splitlines()[1:4] == [
         "Did you mean: sparse matrix",
         "No paper has every word of the query; showing papers with some of them.",
-        "'sparce' matched no paper."]
+        "'sparce' matched no paper.",
+    ]
     relaxed = runner.invoke(main, ["search", "SpMV zebra"])
     assert relaxed.stdout.splitlines()[1:3] == [
         "No paper has every word of the query; showing papers with some of them.",
-        "'zebra' matched no paper."]
+        "'zebra' matched no paper.",
+    ]
 
 
 def _took(stdout: str) -> str:
@@ -275,8 +320,10 @@ def test_a_damaged_pointer_is_an_error_and_never_costs_the_index(runner, workdir
 def test_a_named_index_directory_is_never_built_implicitly(runner, workdir):
     result = runner.invoke(main, ["search", "GPU", "--index-dir", "idnex"])
     assert result.exit_code == 1
-    assert result.stderr == ("Error: idnex: no index here (given by --index-dir); build one with "
-                             "'searchengine index PATHS --index-dir idnex'\n")
+    assert result.stderr == (
+        "Error: idnex: no index here (given by --index-dir); build one with "
+        "'searchengine index PATHS --index-dir idnex'\n"
+    )
     assert not (workdir / "idnex").exists()
 
 
@@ -308,15 +355,22 @@ def test_search_exports_ris_with_crlf_line_ends(runner, workdir):
     result = runner.invoke(main, ["search", "SpMV GPU", "--format", "ris"])
     assert result.exit_code == 0
     assert result.stdout_bytes.split(b"\r\n")[:5] == [
-        b"TY  - GEN", b"ID  - t-30f1b8f5a2a1", f"TI  - {CB_SPMV}".encode(), b"AU  - Qian, Depei", b"PY  - 2026"]
+        b"TY  - GEN",
+        b"ID  - t-30f1b8f5a2a1",
+        f"TI  - {CB_SPMV}".encode(),
+        b"AU  - Qian, Depei",
+        b"PY  - 2026",
+    ]
     assert result.stdout_bytes.endswith(b"KW  - cs.DC\r\nER  - \r\n")
     shown = runner.invoke(main, ["show", "t-30f1b8f5a2a1", "--format", "ris"])
     assert shown.stdout_bytes == result.stdout_bytes
 
 
 def test_search_all_pages_past_one_page_in_the_search_order(runner, workdir):
-    paged = [json.loads(runner.invoke(main, ["search", "gpu", "--sort", "oldest", "--json", "--page", str(page)])
-                        .stdout) for page in (1, 2)]
+    paged = [
+        json.loads(runner.invoke(main, ["search", "gpu", "--sort", "oldest", "--json", "--page", str(page)]).stdout)
+        for page in (1, 2)
+    ]
     assert paged[0]["total"] == 12 and len(paged[0]["hits"]) == 10
     ids = [hit["id"] for page in paged for hit in page["hits"]]
     table = runner.invoke(main, ["search", "gpu", "--sort", "oldest", "--all", "--format", "csv"])
@@ -336,15 +390,21 @@ def test_search_all_says_on_stderr_when_the_cap_cut_the_export(runner, workdir, 
     assert result.exit_code == 0
     assert result.stdout.count("ER  - ") == 5
     assert result.stderr.splitlines()[-1] == (
-        "Exported the first 5 of 12 hits: an export holds at most 5; narrow the search with filters for the rest")
+        "Exported the first 5 of 12 hits: an export holds at most 5; narrow the search with filters for the rest"
+    )
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (["--all"], "Error: --all exports with --format bibtex, csv, jsonl, ris, not table"),
-    (["--all", "--json"], "Error: --all exports with --format bibtex, csv, jsonl, ris, not json"),
-    (["--all", "--format", "csv", "--page", "2", "--limit", "5"],
-     "Error: --all exports every hit: --page, --limit cannot be given with it"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--all"], "Error: --all exports with --format bibtex, csv, jsonl, ris, not table"),
+        (["--all", "--json"], "Error: --all exports with --format bibtex, csv, jsonl, ris, not json"),
+        (
+            ["--all", "--format", "csv", "--page", "2", "--limit", "5"],
+            "Error: --all exports every hit: --page, --limit cannot be given with it",
+        ),
+    ],
+)
 def test_search_all_with_paging_or_a_display_format_is_a_usage_error(runner, workdir, options, message):
     result = runner.invoke(main, ["search", "gpu", *options])
     assert result.exit_code == 2
@@ -353,8 +413,13 @@ def test_search_all_with_paging_or_a_display_format_is_a_usage_error(runner, wor
 
 def test_a_long_author_list_is_cut_in_the_table_and_whole_in_json(runner, tmp_path):
     authors = [f"Author Number{n:04d}" for n in range(1, 3006)]
-    record = {"id": "big-1", "title": "A detector paper", "abstract": "Muon detector calibration.",
-              "authors": authors, "year": 2024}
+    record = {
+        "id": "big-1",
+        "title": "A detector paper",
+        "abstract": "Muon detector calibration.",
+        "authors": authors,
+        "year": 2024,
+    }
     path = write(tmp_path / "big.jsonl", json.dumps(record) + "\n")
     assert runner.invoke(main, ["index", str(path), "--index", str(tmp_path / "ix")]).exit_code == 0
     table = runner.invoke(main, ["search", "detector", "--index", str(tmp_path / "ix")])
@@ -365,25 +430,48 @@ def test_a_long_author_list_is_cut_in_the_table_and_whole_in_json(runner, tmp_pa
 
 
 def test_the_update_summary_writes_counts_with_thousands_separators(runner, tmp_path):
-    path = write(tmp_path / "many.jsonl", "".join(
-        json.dumps({"id": f"m{n}", "title": f"Record {n}", "abstract": "Detector calibration."}) + "\n"
-        for n in range(1000)))
+    path = write(
+        tmp_path / "many.jsonl",
+        "".join(
+            json.dumps({"id": f"m{n}", "title": f"Record {n}", "abstract": "Detector calibration."}) + "\n"
+            for n in range(1000)
+        ),
+    )
     index = str(tmp_path / "ix")
     assert runner.invoke(main, ["index", str(CORPUS), "--index", index]).exit_code == 0
     result = runner.invoke(main, ["index", "--update", str(path), "--index", index, "--quiet"])
     assert result.stdout.startswith(
-        f"Updated {index}: 1,000 added, 0 replaced, 0 skipped (1,000 records read); 1,024 documents in ")
+        f"Updated {index}: 1,000 added, 0 replaced, 0 skipped (1,000 records read); 1,024 documents in "
+    )
 
 
 def test_show_prints_links_identifiers_and_finds_a_record_by_doi(runner, tmp_path):
-    write(tmp_path / "linked.jsonl", json.dumps({
-        "id": "0705.1234", "title": "Magnons", "authors": ["A. One"], "year": 2007, "categories": ["cond-mat"],
-        "abstract": "Spin waves.", "doi": "10.1103/PhysRevB.76.125117", "journal_ref": "Phys. Rev. B 76, 125117",
-        "comments": "12 pages", "license": "http://creativecommons.org/licenses/by/4.0/"}) + "\n")
-    assert runner.invoke(main, ["index", str(tmp_path / "linked.jsonl"), "--index-dir", str(tmp_path / "ix")]
-                         ).exit_code == 0
+    write(
+        tmp_path / "linked.jsonl",
+        json.dumps(
+            {
+                "id": "0705.1234",
+                "title": "Magnons",
+                "authors": ["A. One"],
+                "year": 2007,
+                "categories": ["cond-mat"],
+                "abstract": "Spin waves.",
+                "doi": "10.1103/PhysRevB.76.125117",
+                "journal_ref": "Phys. Rev. B 76, 125117",
+                "comments": "12 pages",
+                "license": "http://creativecommons.org/licenses/by/4.0/",
+            }
+        )
+        + "\n",
+    )
+    assert (
+        runner.invoke(main, ["index", str(tmp_path / "linked.jsonl"), "--index-dir", str(tmp_path / "ix")]).exit_code
+        == 0
+    )
     expected = [
-        "Magnons", "A. One", "2007 · cond-mat · id 0705.1234",
+        "Magnons",
+        "A. One",
+        "2007 · cond-mat · id 0705.1234",
         "Abstract page: https://arxiv.org/abs/0705.1234",
         "PDF: https://arxiv.org/pdf/0705.1234",
         "DOI: 10.1103/PhysRevB.76.125117",
@@ -391,7 +479,9 @@ def test_show_prints_links_identifiers_and_finds_a_record_by_doi(runner, tmp_pat
         "Journal: Phys. Rev. B 76, 125117",
         "Comments: 12 pages",
         "License: http://creativecommons.org/licenses/by/4.0/",
-        "", "Spin waves."]
+        "",
+        "Spin waves.",
+    ]
     for name in ("0705.1234", "https://doi.org/10.1103/physrevb.76.125117", "10.48550/arXiv.0705.1234"):
         result = runner.invoke(main, ["show", name, "--index-dir", str(tmp_path / "ix")])
         assert (result.exit_code, result.stdout.splitlines()) == (0, expected), name
@@ -405,17 +495,27 @@ def test_search_where_there_is_no_index_nor_corpus_says_how_to_build_one(runner,
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SEARCHENGINE_INDEX", raising=False)
     result = runner.invoke(main, ["search", "gpu"])
-    assert (result.exit_code, result.stderr) == (1, (
-        "Error: no index in index/ and no corpus/ folder here to build one from: build one with "
-        "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION\n"))
+    assert (result.exit_code, result.stderr) == (
+        1,
+        (
+            "Error: no index in index/ and no corpus/ folder here to build one from: build one with "
+            "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION\n"
+        ),
+    )
     assert not (tmp_path / "index").exists()
     given = runner.invoke(main, ["search", "gpu", "--index-dir", "papers-ix"])
-    assert (given.exit_code, given.stderr) == (1, (
-        "Error: papers-ix: no index here (given by --index-dir); build one with "
-        "'searchengine index PATHS --index-dir papers-ix'\n"))
+    assert (given.exit_code, given.stderr) == (
+        1,
+        (
+            "Error: papers-ix: no index here (given by --index-dir); build one with "
+            "'searchengine index PATHS --index-dir papers-ix'\n"
+        ),
+    )
     from_env = runner.invoke(main, ["show", "x"], env={"SEARCHENGINE_INDEX": "env-ix"})
-    assert from_env.stderr == ("Error: env-ix: no index here (given by SEARCHENGINE_INDEX); build one with "
-                               "'searchengine index PATHS --index-dir env-ix'\n")
+    assert from_env.stderr == (
+        "Error: env-ix: no index here (given by SEARCHENGINE_INDEX); build one with "
+        "'searchengine index PATHS --index-dir env-ix'\n"
+    )
 
 
 def test_output_in_an_encoding_without_a_character_prints_a_replacement(tmp_path):
@@ -423,20 +523,41 @@ def test_output_in_an_encoding_without_a_character_prints_a_replacement(tmp_path
     import subprocess
     import sys
 
-    write(tmp_path / "p.jsonl", json.dumps({"id": "2101.00001", "title": "Šrámek’s kernels", "authors": ["Tomáš Vinař"],
-                                            "year": 2021, "categories": ["cs.DC"]}) + "\n")
+    write(
+        tmp_path / "p.jsonl",
+        json.dumps(
+            {
+                "id": "2101.00001",
+                "title": "Šrámek’s kernels",
+                "authors": ["Tomáš Vinař"],
+                "year": 2021,
+                "categories": ["cs.DC"],
+            }
+        )
+        + "\n",
+    )
     env = dict(os.environ, PYTHONIOENCODING="latin-1")
     command = [sys.executable, "-m", "searchengine"]
-    assert subprocess.run(command + ["index", "p.jsonl", "--index-dir", "ix"], cwd=tmp_path, env=env,
-                          capture_output=True, timeout=120).returncode == 0
-    result = subprocess.run(command + ["search", "kernels", "--index-dir", "ix"], cwd=tmp_path, env=env,
-                            capture_output=True, timeout=120)
+    assert (
+        subprocess.run(
+            command + ["index", "p.jsonl", "--index-dir", "ix"], cwd=tmp_path, env=env, capture_output=True, timeout=120
+        ).returncode
+        == 0
+    )
+    result = subprocess.run(
+        command + ["search", "kernels", "--index-dir", "ix"], cwd=tmp_path, env=env, capture_output=True, timeout=120
+    )
     assert (result.returncode, result.stderr) == (0, b"")
     lines = result.stdout.decode("latin-1").splitlines()
     assert lines[2:4] == ["  1. ?rámek?s kernels", "     2021 · cs.DC · Tomá? Vina?"]
     # JSON keeps every character, as \\u escapes
-    shown = subprocess.run(command + ["show", "2101.00001", "--json", "--index-dir", "ix"], cwd=tmp_path, env=env,
-                           capture_output=True, timeout=120)
+    shown = subprocess.run(
+        command + ["show", "2101.00001", "--json", "--index-dir", "ix"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
     data = json.loads(shown.stdout.decode("latin-1"))
     assert (data["title"], data["authors"]) == ("Šrámek’s kernels", ["Tomáš Vinař"])
     assert b"\\u0160r\\u00e1mek" in shown.stdout
@@ -447,11 +568,17 @@ def test_a_missing_index_is_named_with_the_option_as_typed(tmp_path):
     import sys
 
     for option in ("--index", "--index-dir"):
-        result = subprocess.run([sys.executable, "-m", "searchengine", "search", "gpu", option, "nope"],
-                                cwd=tmp_path, capture_output=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-m", "searchengine", "search", "gpu", option, "nope"],
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=120,
+        )
         assert (result.returncode, result.stderr.decode()) == (
-            1, f"Error: nope: no index here (given by {option}); build one with 'searchengine index PATHS "
-               f"{option} nope'\n")
+            1,
+            f"Error: nope: no index here (given by {option}); build one with 'searchengine index PATHS "
+            f"{option} nope'\n",
+        )
 
 
 def test_a_reader_that_goes_away_ends_the_command_with_status_141(workdir):
@@ -465,12 +592,24 @@ def test_a_reader_that_goes_away_ends_the_command_with_status_141(workdir):
     assert (process.wait(timeout=120), process.stderr.read()) == (141, b"")
     process.stderr.close()
     # an export larger than the pipe holds, whose reader stops after a few bytes
-    write(workdir / "many.jsonl", "".join(json.dumps({"id": f"2101.{n:05d}", "title": f"Paper {n}",
-                                                      "abstract": "words " * 400}) + "\n" for n in range(200)))
-    assert subprocess.run(command + ["index", "many.jsonl", "--index-dir", "many"], capture_output=True,
-                          timeout=120).returncode == 0
-    process = subprocess.Popen(command + ["search", "words", "--all", "--format", "ris", "--index-dir", "many"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    write(
+        workdir / "many.jsonl",
+        "".join(
+            json.dumps({"id": f"2101.{n:05d}", "title": f"Paper {n}", "abstract": "words " * 400}) + "\n"
+            for n in range(200)
+        ),
+    )
+    assert (
+        subprocess.run(
+            command + ["index", "many.jsonl", "--index-dir", "many"], capture_output=True, timeout=120
+        ).returncode
+        == 0
+    )
+    process = subprocess.Popen(
+        command + ["search", "words", "--all", "--format", "ris", "--index-dir", "many"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert process.stdout.read(10) == b"TY  - UNPB"
     process.stdout.close()
     assert (process.wait(timeout=120), process.stderr.read()) == (141, b"")
@@ -491,8 +630,10 @@ def test_a_category_no_paper_has_is_named_in_a_note(runner, workdir):
 def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, tmp_path):
     import gzip
 
-    lines = "".join(json.dumps({"id": f"2101.{n:05d}", "title": f"Paper number {n}",
-                                "abstract": "x" * 400 + str(n)}) + "\n" for n in range(1, 301))
+    lines = "".join(
+        json.dumps({"id": f"2101.{n:05d}", "title": f"Paper number {n}", "abstract": "x" * 400 + str(n)}) + "\n"
+        for n in range(1, 301)
+    )
     whole = gzip.compress(lines.encode(), compresslevel=1)
     cut = write(tmp_path / "cut.jsonl.gz", "")
     cut.write_bytes(whole[: len(whole) // 2])
@@ -502,12 +643,14 @@ def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, 
     assert 50 < kept < 250
     result = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
     assert result.exit_code == 1
-    assert result.stdout.startswith(f"Indexed {kept} documents into {tmp_path / 'ix'} ({kept} records read, "
-                                    "1 skipped) in ")
+    assert result.stdout.startswith(
+        f"Indexed {kept} documents into {tmp_path / 'ix'} ({kept} records read, 1 skipped) in "
+    )
     assert result.stderr.splitlines() == [
         f"{cut}:{kept + 1}: the file ended early after {kept} records: the compressed data ends before its "
         "end-of-stream marker in this line; the rest of the file is missing",
-        f"Error: {cut} ended early, in line {kept + 1}: the records after it are missing from the index"]
+        f"Error: {cut} ended early, in line {kept + 1}: the records after it are missing from the index",
+    ]
     data = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix"), "--json"])
     assert data.exit_code == 1 and json.loads(data.stdout)["cut_off"] == [result.stderr.splitlines()[0]]
     # the same file whole, and two members one after another, read cleanly
@@ -526,13 +669,18 @@ def test_ctrl_c_while_indexing_stops_at_once_and_keeps_the_previous_index(tmp_pa
 
     command = [sys.executable, "-m", "searchengine", "index"]
     ix = tmp_path / "ix"
-    assert subprocess.run(command + [str(CORPUS), "--index-dir", str(ix)], capture_output=True,
-                          timeout=120).returncode == 0
+    assert (
+        subprocess.run(command + [str(CORPUS), "--index-dir", str(ix)], capture_output=True, timeout=120).returncode
+        == 0
+    )
     # A terminal's Ctrl-C: SIGINT to the whole process group, workers included.
-    running = subprocess.Popen(command + [str(shared_data / "arxiv" / "arxiv_listing_sample.jsonl.gz"),
-                                          "--index-dir", str(ix), "--jobs", "2"],
-                               start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    running = subprocess.Popen(
+        command + [str(shared_data / "arxiv" / "arxiv_listing_sample.jsonl.gz"), "--index-dir", str(ix), "--jobs", "2"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(6)  # past start-up, into reading and indexing with the workers
     assert running.poll() is None
     pressed = time.monotonic()
@@ -540,9 +688,15 @@ def test_ctrl_c_while_indexing_stops_at_once_and_keeps_the_previous_index(tmp_pa
     out, err = running.communicate(timeout=60)
     assert time.monotonic() - pressed < 3
     assert (running.returncode, out, err.decode()) == (
-        130, b"", f"\nInterrupted: nothing was written; the previous index in {ix} is intact\n")
-    after = subprocess.run([sys.executable, "-m", "searchengine", "stats", "--index-dir", str(ix), "--json"],
-                           capture_output=True, timeout=120)
+        130,
+        b"",
+        f"\nInterrupted: nothing was written; the previous index in {ix} is intact\n",
+    )
+    after = subprocess.run(
+        [sys.executable, "-m", "searchengine", "stats", "--index-dir", str(ix), "--json"],
+        capture_output=True,
+        timeout=120,
+    )
     assert json.loads(after.stdout)["documents"] == 24
     assert len([p for p in ix.iterdir() if p.name.startswith("gen-")]) == 1  # the new one was removed
 
@@ -555,8 +709,10 @@ def test_the_index_progress_bar_shows_percentage_eta_records_and_the_commit(tmp_
     from searchengine.cli.progress import IndexProgress
     from searchengine.readers import read_records
 
-    path = write(tmp_path / "many.jsonl", "".join(json.dumps({"title": f"Paper {n}", "abstract": "w " * 200})
-                                                  + "\n" for n in range(2000)))
+    path = write(
+        tmp_path / "many.jsonl",
+        "".join(json.dumps({"title": f"Paper {n}", "abstract": "w " * 200}) + "\n" for n in range(2000)),
+    )
     stream = io.StringIO()
     bar = IndexProgress(path.stat().st_size, stream)
     bar.bar.mininterval = 0  # draw every update
@@ -572,10 +728,13 @@ def test_the_index_progress_bar_shows_percentage_eta_records_and_the_commit(tmp_
     # and the records read
     lines = path.read_bytes().splitlines(keepends=True)
     share = round(100 * sum(map(len, lines[:896])) / path.stat().st_size)  # the look before record 897
-    assert re.fullmatch(rf"Reading: +{share}%\|#+[#\d ]*\| [\d.]+k/858k \[00:0\d, ETA 00:0\d, 960 records\]",
-                        half), half
-    assert re.fullmatch(r"Committing: 00:0\d, 2,000 records read; merging and writing the index",
-                        [f for f in frames if f.startswith("Committing")][-1])
+    assert re.fullmatch(rf"Reading: +{share}%\|#+[#\d ]*\| [\d.]+k/858k \[00:0\d, ETA 00:0\d, 960 records\]", half), (
+        half
+    )
+    assert re.fullmatch(
+        r"Committing: 00:0\d, 2,000 records read; merging and writing the index",
+        [f for f in frames if f.startswith("Committing")][-1],
+    )
     assert len([f for f in frames if f.startswith("Committing")]) >= 2
 
 

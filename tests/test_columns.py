@@ -25,16 +25,39 @@ REPO = Path(__file__).resolve().parent.parent
 FACETS = "year,author,category"
 
 RECORDS = [
-    {"id": "c01", "title": "Sparse kernels on GPUs", "abstract": "Sparse kernels.", "year": 2023,
-     "authors": ["Ada Lovelace", "Alan Turing"], "categories": ["cs.DC", "cs.LG"]},
-    {"id": "c02", "title": "Graph networks", "abstract": "Sparse graphs.", "year": 2024,
-     "authors": ["Alan Turing"], "categories": ["cs.LG"]},
-    {"id": "c03", "title": "Alpha sparse solvers", "abstract": "Sparse solvers.", "year": 2024,
-     "authors": ["Grace Hopper", "Ada Lovelace"], "categories": ["math.NA", "cs.DC"]},
-    {"id": "c04", "title": "Dense matrices", "abstract": "Sparse or dense.",
-     "authors": [], "categories": ["math.NA"]},
-    {"id": "c05", "title": "Zeta sparse tensors", "abstract": "Sparse tensors.", "year": 2021,
-     "authors": ["Grace Hopper"], "categories": []},
+    {
+        "id": "c01",
+        "title": "Sparse kernels on GPUs",
+        "abstract": "Sparse kernels.",
+        "year": 2023,
+        "authors": ["Ada Lovelace", "Alan Turing"],
+        "categories": ["cs.DC", "cs.LG"],
+    },
+    {
+        "id": "c02",
+        "title": "Graph networks",
+        "abstract": "Sparse graphs.",
+        "year": 2024,
+        "authors": ["Alan Turing"],
+        "categories": ["cs.LG"],
+    },
+    {
+        "id": "c03",
+        "title": "Alpha sparse solvers",
+        "abstract": "Sparse solvers.",
+        "year": 2024,
+        "authors": ["Grace Hopper", "Ada Lovelace"],
+        "categories": ["math.NA", "cs.DC"],
+    },
+    {"id": "c04", "title": "Dense matrices", "abstract": "Sparse or dense.", "authors": [], "categories": ["math.NA"]},
+    {
+        "id": "c05",
+        "title": "Zeta sparse tensors",
+        "abstract": "Sparse tensors.",
+        "year": 2021,
+        "authors": ["Grace Hopper"],
+        "categories": [],
+    },
 ]
 
 
@@ -81,12 +104,18 @@ def test_the_columns_are_written_with_the_generation(index_dir):
         for docnum in range(mapped.size):
             stored = searcher.stored_fields(docnum)
             offsets = mapped.arrays["author.offsets"]
-            authors = [mapped.name("author", int(v))
-                       for v in mapped.arrays["author.values"][offsets[docnum]:offsets[docnum + 1]]]
+            authors = [
+                mapped.name("author", int(v))
+                for v in mapped.arrays["author.values"][offsets[docnum] : offsets[docnum + 1]]
+            ]
             by_id[stored["id"]] = (int(mapped.arrays["year"][docnum]), authors)
-        assert by_id == {"c01": (2023, ["Ada Lovelace", "Alan Turing"]), "c02": (2024, ["Alan Turing"]),
-                         "c03": (2024, ["Grace Hopper", "Ada Lovelace"]), "c04": (0, []),
-                         "c05": (2021, ["Grace Hopper"])}
+        assert by_id == {
+            "c01": (2023, ["Ada Lovelace", "Alan Turing"]),
+            "c02": (2024, ["Alan Turing"]),
+            "c03": (2024, ["Grace Hopper", "Ada Lovelace"]),
+            "c04": (0, []),
+            "c05": (2021, ["Grace Hopper"]),
+        }
         assert counted(index) == expected(RECORDS)
         assert counted(index)["year"] == {2024: 2, 2023: 1, 2021: 1, None: 1}
         assert [h.id for h in index.search("sparse", sort="newest").hits] == ["c03", "c02", "c01", "c05", "c04"]
@@ -100,10 +129,23 @@ def test_the_columns_are_written_with_the_generation(index_dir):
 def test_update_and_remove_change_the_counts_exactly(index_dir, tmp_path):
     before = column_file(index_dir)
     changed = [
-        {"id": "c02", "title": "Graph networks v2", "abstract": "Sparse graphs again.", "year": 2025,
-         "authors": ["Alan Turing", "Edsger Dijkstra"], "categories": ["cs.DS"], "version": 2},
-        {"id": "c06", "title": "New sparse work", "abstract": "Sparse.", "year": 2025,
-         "authors": ["Edsger Dijkstra"], "categories": ["cs.DS", "cs.DC"]},
+        {
+            "id": "c02",
+            "title": "Graph networks v2",
+            "abstract": "Sparse graphs again.",
+            "year": 2025,
+            "authors": ["Alan Turing", "Edsger Dijkstra"],
+            "categories": ["cs.DS"],
+            "version": 2,
+        },
+        {
+            "id": "c06",
+            "title": "New sparse work",
+            "abstract": "Sparse.",
+            "year": 2025,
+            "authors": ["Edsger Dijkstra"],
+            "categories": ["cs.DS", "cs.DC"],
+        },
     ]
     update_index([write(tmp_path / "update.jsonl", changed)], index_dir)
     after = column_file(index_dir)
@@ -112,12 +154,16 @@ def test_update_and_remove_change_the_counts_exactly(index_dir, tmp_path):
     index = open_index(index_dir)
     try:
         assert counted(index) == expected(records)
-        assert counted(index)["author"] == {"Alan Turing": 2, "Edsger Dijkstra": 2, "Ada Lovelace": 2,
-                                            "Grace Hopper": 2, None: 1}
+        assert counted(index)["author"] == {
+            "Alan Turing": 2,
+            "Edsger Dijkstra": 2,
+            "Ada Lovelace": 2,
+            "Grace Hopper": 2,
+            None: 1,
+        }
         # The replaced c02 is a deleted document that keeps its docnum: never counted.
         assert counted(index)["year"] == {2025: 2, 2024: 1, 2023: 1, 2021: 1, None: 1}
-        assert [h.id for h in index.search("sparse", sort="newest").hits] == ["c06", "c02", "c03", "c01", "c05",
-                                                                             "c04"]
+        assert [h.id for h in index.search("sparse", sort="newest").hits] == ["c06", "c02", "c03", "c01", "c05", "c04"]
     finally:
         index.close()
     remove_documents(["c01", "c06"], index_dir)
@@ -163,15 +209,17 @@ def test_a_column_file_that_does_not_fit_is_damage(index_dir, tmp_path, damage):
         index.close()
     assert str(caught.value) == (
         f"{index_dir}: the index is damaged: {path.parent.name}/facet.columns does not fit its generation's "
-        f"documents; rebuild it with 'searchengine index PATH... --index-dir {index_dir}'")
+        f"documents; rebuild it with 'searchengine index PATH... --index-dir {index_dir}'"
+    )
 
 
 @pytest.fixture(scope="module")
 def listing_index(tmp_path_factory):
     """An index of 900 arXiv listing records, and the records as read (fewer
     than the 1,000 hits a search pages to, so every hit of a query can be listed)."""
-    import shareddata
     from searchengine.readers import read_records
+
+    import shareddata
 
     folder = tmp_path_factory.mktemp("listing")
     source = folder / "listing.jsonl"
@@ -188,8 +236,11 @@ def test_both_ways_of_counting_agree_with_a_brute_force_count(listing_index, mon
     try:
         for query, options in (("graph", {}), ("network", {}), ("learning", {"primary_only": True})):
             results = index.search(query, facets=FACETS, facet_size=1000, limit=1, **options)
-            ids = {hit.id for page in range(1, results.total // 100 + 2)
-                   for hit in index.search(query, page=page, limit=100, **options).hits}
+            ids = {
+                hit.id
+                for page in range(1, results.total // 100 + 2)
+                for hit in index.search(query, page=page, limit=100, **options).hits
+            }
             chosen = [r for r in records if r.id in ids]
             assert results.total == len(chosen) > 20
 
@@ -200,14 +251,17 @@ def test_both_ways_of_counting_agree_with_a_brute_force_count(listing_index, mon
             first = options.get("primary_only")
             categories = Counter(c for r in chosen for c in dict.fromkeys(r.categories[:1] if first else r.categories))
             assert [(v["value"], v["count"]) for v in results.facets["category"]] == ranked(
-                categories, sum(1 for r in chosen if not r.categories))
+                categories, sum(1 for r in chosen if not r.categories)
+            )
             authors = Counter(a for r in chosen for a in dict.fromkeys(r.authors))
             assert [(v["value"], v["count"]) for v in results.facets["author"]] == ranked(
-                authors, sum(1 for r in chosen if not r.authors))
+                authors, sum(1 for r in chosen if not r.authors)
+            )
             assert results.facets_remaining["author"] == max(0, len(authors) - 1000)
             years = Counter(r.year for r in chosen)
             assert [(v["value"], v["count"]) for v in results.facets["year"]] == sorted(
-                years.items(), key=lambda item: (item[0] is None, -(item[0] or 0)))
+                years.items(), key=lambda item: (item[0] is None, -(item[0] or 0))
+            )
             newest = [hit.id for hit in index.search(query, sort="newest", limit=20, **options).hits]
             assert newest == [r.id for r in sorted(chosen, key=lambda r: (r.year or 0, r.id), reverse=True)][:20]
     finally:
@@ -215,20 +269,44 @@ def test_both_ways_of_counting_agree_with_a_brute_force_count(listing_index, mon
 
 
 def _modules_after(args: list[str]) -> set[str]:
-    code = ("import sys, runpy\n"
-            f"sys.argv = ['searchengine', *{args!r}]\n"
-            "try:\n    runpy.run_module('searchengine', run_name='__main__')\n"
-            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['searchengine', *{args!r}]\n"
+        "try:\n    runpy.run_module('searchengine', run_name='__main__')\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert result.returncode == 0, result.stderr
     return set(result.stderr.strip().splitlines()[-1].split())
 
 
-HEAVY = {"nltk", "nltk.tokenize", "nltk.internals", "flask", "jinja2", "werkzeug", "opensearchpy", "urllib3",
-         "waitress", "http.client", "ssl", "email", "xml.sax", "tqdm", "bibtexparser", "pylatexenc",
-         "multiprocessing"}
+HEAVY = {
+    "nltk",
+    "nltk.tokenize",
+    "nltk.internals",
+    "flask",
+    "jinja2",
+    "werkzeug",
+    "opensearchpy",
+    "urllib3",
+    "waitress",
+    "http.client",
+    "ssl",
+    "email",
+    "xml.sax",
+    "tqdm",
+    "bibtexparser",
+    "pylatexenc",
+    "multiprocessing",
+}
 
 
 def test_a_command_line_search_loads_only_what_a_lookup_needs(index_dir):
@@ -236,8 +314,7 @@ def test_a_command_line_search_loads_only_what_a_lookup_needs(index_dir):
     assert "searchengine.engines.whoosh.engine" in plain  # it did search
     assert plain & HEAVY == set()
     assert "numpy" not in plain  # no column is needed for a ranked page
-    faceted = _modules_after(["search", "sparse", "--facets", FACETS, "--sort", "title", "--index-dir",
-                              str(index_dir)])
+    faceted = _modules_after(["search", "sparse", "--facets", FACETS, "--sort", "title", "--index-dir", str(index_dir)])
     assert faceted & HEAVY == set()
     assert "numpy" not in faceted  # few hits: counted over the mapped file without it
 
@@ -258,8 +335,12 @@ def test_serve_listens_only_once_the_index_is_ready(index_dir, monkeypatch):
             spoken.notify_all()
 
     monkeypatch.setattr(serving, "_say", say)
-    thread = threading.Thread(target=serving.serve, args=(index, index_dir), daemon=True,
-                              kwargs=dict(host="127.0.0.1", port=0, threads=2, workers=1, debug=False))
+    thread = threading.Thread(
+        target=serving.serve,
+        args=(index, index_dir),
+        daemon=True,
+        kwargs=dict(host="127.0.0.1", port=0, threads=2, workers=1, debug=False),
+    )
     thread.start()
     with spoken:
         assert spoken.wait_for(lambda: said, timeout=60)
@@ -285,18 +366,29 @@ def test_the_column_file_holds_the_fuzzy_vocabulary_and_a_search_uses_it(index_d
     try:
         reader = index.engine.current().searcher.reader()
         stored = FacetColumns.load(column_file(index_dir), reader)
-        assert stored.vocabulary("title") == ["alpha", "dens", "gpu", "graph", "kernel", "matrix", "network",
-                                              "solver", "spars", "tensor", "zeta"]
+        assert stored.vocabulary("title") == [
+            "alpha",
+            "dens",
+            "gpu",
+            "graph",
+            "kernel",
+            "matrix",
+            "network",
+            "solver",
+            "spars",
+            "tensor",
+            "zeta",
+        ]
         for fieldname in DEFAULT_FIELDS:
-            assert stored.vocabulary(fieldname) == [reader.schema[fieldname].from_bytes(term)
-                                                    for term in reader.lexicon(fieldname)]
+            assert stored.vocabulary(fieldname) == [
+                reader.schema[fieldname].from_bytes(term) for term in reader.lexicon(fieldname)
+            ]
         # A search takes the stored list: it never reads the term list from the index.
         monkeypatch.setattr(expansion._Vocabulary, "read", lambda *args: pytest.fail("read the term list"))
         assert sorted(hit.id for hit in index.search("title:sprase~2").hits) == ["c01", "c03", "c05"]
     finally:
         index.close()
-    update_index([write(tmp_path / "more.jsonl", [dict(RECORDS[0], id="c06", title="Sparsity in zebras")])],
-                 index_dir)
+    update_index([write(tmp_path / "more.jsonl", [dict(RECORDS[0], id="c06", title="Sparsity in zebras")])], index_dir)
     index = open_index(index_dir)
     try:  # a new generation: the stored list holds its terms
         assert [hit.id for hit in index.search("title:zebar~1").hits] == ["c06"]
@@ -309,11 +401,17 @@ def test_a_column_file_without_the_vocabulary_is_used_and_fuzzy_words_still_expa
     index = open_index(index_dir)
     try:  # as a column file written before it held the vocabulary
         reader = index.engine.current().searcher.reader()
-        arrays = {name: values for name, values in FacetColumns.load(path, reader).arrays.items()
-                  if not name.startswith("vocabulary.")}
+        arrays = {
+            name: values
+            for name, values in FacetColumns.load(path, reader).arrays.items()
+            if not name.startswith("vocabulary.")
+        }
         numpy = pytest.importorskip("numpy")
-        columns.write_columns(store.current_generation(index_dir), reader,
-                              {name: numpy.asarray(values) for name, values in arrays.items()})
+        columns.write_columns(
+            store.current_generation(index_dir),
+            reader,
+            {name: numpy.asarray(values) for name, values in arrays.items()},
+        )
     finally:
         index.close()
     integrity.write_checksums(path.parent)
@@ -350,10 +448,23 @@ def test_author_filters_come_from_the_column_file_and_skip_replaced_documents(in
     # c02 replaced (its old docnum is deleted, the new one in a second
     # segment), a new record in that segment, c05 removed.
     changed = [
-        {"id": "c02", "title": "Graph networks v2", "abstract": "Sparse graphs again.", "year": 2025,
-         "authors": ["Edsger Dijkstra", "Alan Turing"], "categories": ["cs.DS"], "version": 2},
-        {"id": "c06", "title": "New sparse work", "abstract": "Sparse.", "year": 2025,
-         "authors": ["Grace M. Hopper"], "categories": ["cs.DS"]},
+        {
+            "id": "c02",
+            "title": "Graph networks v2",
+            "abstract": "Sparse graphs again.",
+            "year": 2025,
+            "authors": ["Edsger Dijkstra", "Alan Turing"],
+            "categories": ["cs.DS"],
+            "version": 2,
+        },
+        {
+            "id": "c06",
+            "title": "New sparse work",
+            "abstract": "Sparse.",
+            "year": 2025,
+            "authors": ["Grace M. Hopper"],
+            "categories": ["cs.DS"],
+        },
     ]
     update_index([write(tmp_path / "update.jsonl", changed)], index_dir)
     remove_documents(["c05"], index_dir)
@@ -365,7 +476,9 @@ def test_author_filters_come_from_the_column_file_and_skip_replaced_documents(in
     try:
         results = index.search("sparse", author=["Hopper"], facets="author")
         assert (results.total, {v["value"]: v["count"] for v in results.facets["author"]}) == (
-            2, {"Grace Hopper": 1, "Ada Lovelace": 1, "Grace M. Hopper": 1})
+            2,
+            {"Grace Hopper": 1, "Ada Lovelace": 1, "Grace M. Hopper": 1},
+        )
         assert "author_keys:hopper" in results.parsed
     finally:
         index.close()

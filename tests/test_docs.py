@@ -40,6 +40,7 @@ def numbers(text: str, pattern: str) -> list[int]:
 
 # -- settings ------------------------------------------------------------------------------------
 
+
 def test_settings_page_shows_the_table_of_the_code():
     text = page("settings.md")
     match = re.search(r"<!-- settings-table[^>]*-->\n(.*?)<!-- /settings-table -->", text, re.S)
@@ -49,25 +50,39 @@ def test_settings_page_shows_the_table_of_the_code():
 
 def _sources(*folders: str, suffixes=(".py",)) -> dict[Path, str]:
     """The text of the files under ``folders`` (this file left out: it names variables as examples)."""
-    return {path: path.read_text(encoding="utf-8") for folder in folders for path in (REPO / folder).rglob("*")
-            if path.suffix in suffixes and path.is_file() and "__pycache__" not in path.parts
-            and path != Path(__file__).resolve()}
+    return {
+        path: path.read_text(encoding="utf-8")
+        for folder in folders
+        for path in (REPO / folder).rglob("*")
+        if path.suffix in suffixes
+        and path.is_file()
+        and "__pycache__" not in path.parts
+        and path != Path(__file__).resolve()
+    }
 
 
 def test_every_variable_read_is_in_the_table():
     read: dict[str, Path] = {}
     for path, text in _sources("searchengine", "web", "tests", "benchmarks").items():
         # os.environ.get("X"), os.getenv("X"), os.environ["X"], and settings' own _read("X")
-        for name in re.findall(r"""(?:environ\.get|getenv|_read)\(\s*["']([A-Z][A-Z0-9_]*)["']"""
-                               r"""|environ\[["']([A-Z][A-Z0-9_]*)["']\]""", text):
+        for name in re.findall(
+            r"""(?:environ\.get|getenv|_read)\(\s*["']([A-Z][A-Z0-9_]*)["']"""
+            r"""|environ\[["']([A-Z][A-Z0-9_]*)["']\]""",
+            text,
+        ):
             read.setdefault(next(filter(None, name)), path)
-    for path, text in {**_sources("searchengine", "web", "tests", "benchmarks"),
-                       **_sources("scripts", ".ci", suffixes=(".sh", "")),
-                       REPO / "mkdocs.yml": (REPO / "mkdocs.yml").read_text(encoding="utf-8")}.items():
+    for path, text in {
+        **_sources("searchengine", "web", "tests", "benchmarks"),
+        **_sources("scripts", ".ci", suffixes=(".sh", "")),
+        REPO / "mkdocs.yml": (REPO / "mkdocs.yml").read_text(encoding="utf-8"),
+    }.items():
         for name in re.findall(r"\bSEARCHENGINE_[A-Z0-9_]+", text):
             read.setdefault(name, path)
-    unlisted = {name: str(path.relative_to(REPO)) for name, path in read.items()
-                if name not in settings.BY_VARIABLE and name not in INTERNAL}
+    unlisted = {
+        name: str(path.relative_to(REPO))
+        for name, path in read.items()
+        if name not in settings.BY_VARIABLE and name not in INTERNAL
+    }
     assert not unlisted, f"add these to searchengine/settings.py SETTINGS: {unlisted}"
     stale = set(settings.BY_VARIABLE) - set(read)
     assert not stale, f"listed in SETTINGS but read nowhere: {sorted(stale)}"
@@ -93,10 +108,15 @@ def test_settings_defaults_are_the_codes():
     def probe(index_dir):  # the shared option, on a throwaway command
         return index_dir
 
-    options = {param.envvar: param.default for param in [*search.params, *probe.__click_params__]
-               if getattr(param, "envvar", None)}
-    assert options == {"SEARCHENGINE_INDEX": DEFAULT_INDEX_DIR,
-                       "SEARCHENGINE_BASE_URL": default["SEARCHENGINE_BASE_URL"]}
+    options = {
+        param.envvar: param.default
+        for param in [*search.params, *probe.__click_params__]
+        if getattr(param, "envvar", None)
+    }
+    assert options == {
+        "SEARCHENGINE_INDEX": DEFAULT_INDEX_DIR,
+        "SEARCHENGINE_BASE_URL": default["SEARCHENGINE_BASE_URL"],
+    }
     assert float(default["SEARCHENGINE_CLUSTER_TIMEOUT"]) == client.DEFAULT_TIMEOUT
     assert int(default["SEARCHENGINE_OPENSEARCH_SHARDS"]) == mapping.DEFAULT_SHARDS
     site_url = re.search(r"^site_url: !ENV \[(\w+), \"(.*)\"\]$", (REPO / "mkdocs.yml").read_text(), re.M)
@@ -113,9 +133,15 @@ def test_literal_defaults_in_tests_are_the_tables():
 
 
 def test_settings_accessors_read_as_before(monkeypatch):
-    for name in ("SEARCHENGINE_INDEX", "SEARCHENGINE_DEBUG", "SEARCHENGINE_CLUSTER_SNIFF",
-                 "SEARCHENGINE_CLUSTER_TIMEOUT", "SEARCHENGINE_ALLOW_NETWORK_FS", "SEARCHENGINE_VECTOR_CACHE",
-                 "XDG_CACHE_HOME"):
+    for name in (
+        "SEARCHENGINE_INDEX",
+        "SEARCHENGINE_DEBUG",
+        "SEARCHENGINE_CLUSTER_SNIFF",
+        "SEARCHENGINE_CLUSTER_TIMEOUT",
+        "SEARCHENGINE_ALLOW_NETWORK_FS",
+        "SEARCHENGINE_VECTOR_CACHE",
+        "XDG_CACHE_HOME",
+    ):
         monkeypatch.delenv(name, raising=False)
     assert (settings.index_location(), settings.debug(), settings.cluster_sniff()) == (None, False, True)
     assert settings.cluster_timeout(30.0) == 30.0 and not settings.allow_network_fs()
@@ -132,6 +158,7 @@ def test_settings_accessors_read_as_before(monkeypatch):
 
 
 # -- figures -----------------------------------------------------------------------------------
+
 
 def test_layout_numbers_are_the_codes():
     from searchengine.engines.opensearch import mapping
@@ -152,8 +179,11 @@ def test_extras_listed_are_pyprojects():
     assert sorted(name for name, _ in listed) == sorted(extras)
     test_row = dict(listed)["test"]
     included = set(re.findall(r"`(\w+)`", test_row.split("includes", 1)[1]))
-    assert included == {re.fullmatch(r"searchengine\[(\w+)\]", need).group(1) for need in extras["test"]
-                        if need.startswith("searchengine[")}
+    assert included == {
+        re.fullmatch(r"searchengine\[(\w+)\]", need).group(1)
+        for need in extras["test"]
+        if need.startswith("searchengine[")
+    }
 
 
 def test_limits_named_in_the_docs_are_the_codes():
@@ -170,8 +200,13 @@ def test_limits_named_in_the_docs_are_the_codes():
     assert numbers(exports, r"up to \*\*([\d,]+) hits\*\*") == [limits.EXPORT_LIMIT]
     assert numbers(exports, r"an export holds at most ([\d,]+)") == [limits.EXPORT_LIMIT]
     assert numbers(api, r"every hit, up to ([\d,]+)") == [limits.EXPORT_LIMIT]
-    assert numbers(page("opensearch.md") + page("production-cluster.md"),
-                   r"OPENSEARCH_SHARDS`\s+\((?:primary shards, )?default (\d+)") == [mapping.DEFAULT_SHARDS] * 2
+    assert (
+        numbers(
+            page("opensearch.md") + page("production-cluster.md"),
+            r"OPENSEARCH_SHARDS`\s+\((?:primary shards, )?default (\d+)",
+        )
+        == [mapping.DEFAULT_SHARDS] * 2
+    )
     assert numbers(page("opensearch.md"), r"seconds per request, default (\d+)") == [int(client.DEFAULT_TIMEOUT)]
 
 

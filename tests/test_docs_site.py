@@ -37,7 +37,7 @@ class _SiteHandler(http.server.SimpleHTTPRequestHandler):
 
     def translate_path(self, path: str) -> str:
         path = urlsplit(path).path
-        inside = path[len(PREFIX):] if path.startswith(PREFIX) else "\0missing"
+        inside = path[len(PREFIX) :] if path.startswith(PREFIX) else "\0missing"
         return super().translate_path("/" + inside)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -76,8 +76,14 @@ def site(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("docs-site") / "site"
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     env.pop("SEARCHENGINE_DOCS_URL", None)  # the default address, whose path is PREFIX
-    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(folder)],
-                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(folder)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     return folder
 
@@ -124,12 +130,13 @@ def test_the_404_page_is_styled_and_its_links_resolve(served, browser, missing):
     header = browser.find_element("css selector", "header.md-header")
     assert header.value_of_css_property("position") == "sticky"
     loaded = browser.execute_script(
-        "return Array.from(document.styleSheets).filter(s => s.href).map(s => [s.href, s.cssRules.length])")
+        "return Array.from(document.styleSheets).filter(s => s.href).map(s => [s.href, s.cssRules.length])"
+    )
     assert loaded and all(rules > 0 for _, rules in loaded), loaded
     # Every address on the page, resolved as the browser resolves it, is served.
     addresses = browser.execute_script(
-        "return [...document.querySelectorAll('a[href], link[href], script[src], img[src]')]"
-        ".map(e => e.href || e.src)")
+        "return [...document.querySelectorAll('a[href], link[href], script[src], img[src]')].map(e => e.href || e.src)"
+    )
     own = {address.split("#")[0] for address in addresses if address.startswith(served)}
     assert served + PREFIX in own  # the home link
     assert all(urlsplit(address).path.startswith(PREFIX) for address in own), sorted(own)

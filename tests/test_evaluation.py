@@ -16,8 +16,11 @@ from conftest import write
 
 CORPUS = [
     {"_id": "d1", "title": "Solar panels", "text": "Solar panels convert sunlight into electricity."},
-    {"_id": "d2", "title": "Wind turbines",
-     "text": "Wind turbines convert the kinetic energy of moving air into electricity for the grid."},
+    {
+        "_id": "d2",
+        "title": "Wind turbines",
+        "text": "Wind turbines convert the kinetic energy of moving air into electricity for the grid.",
+    },
     {"_id": "d3", "title": "Hydro power", "text": "Dams store water."},
 ]
 QUERIES = [
@@ -61,20 +64,51 @@ def test_eval_command_text(beir):
     result = CliRunner().invoke(main, ["eval", str(beir)])
     assert result.exit_code == 0
     assert result.stdout.splitlines()[1:] == [
-        "  nDCG@10     0.8770", "  MAP         0.8333", "  P@10        0.1000", "  Recall@100  1.0000",
+        "  nDCG@10     0.8770",
+        "  MAP         0.8333",
+        "  P@10        0.1000",
+        "  Recall@100  1.0000",
     ]
 
 
 def test_cranfield_layout_numbers_queries_by_position_and_maps_codes(tmp_path):
     crlf = "\r\n"
-    docs = crlf.join([
-        ".I 1", ".T", "wing in a slipstream .", ".A", "brenckman,m.", ".B", "j. ae. scs. 25, 1958, 324.",
-        ".W", "wing in a slipstream .", "lift increase .",
-        ".I 2", ".T", "heat transfer .", ".A", ".B", ".W", "heat transfer in", ".A line inside the abstract .",
-        ".I 3", ".T", ".A", ".B", ".W", "",
-    ]) + crlf
+    docs = (
+        crlf.join(
+            [
+                ".I 1",
+                ".T",
+                "wing in a slipstream .",
+                ".A",
+                "brenckman,m.",
+                ".B",
+                "j. ae. scs. 25, 1958, 324.",
+                ".W",
+                "wing in a slipstream .",
+                "lift increase .",
+                ".I 2",
+                ".T",
+                "heat transfer .",
+                ".A",
+                ".B",
+                ".W",
+                "heat transfer in",
+                ".A line inside the abstract .",
+                ".I 3",
+                ".T",
+                ".A",
+                ".B",
+                ".W",
+                "",
+            ]
+        )
+        + crlf
+    )
     write(tmp_path / "cran.all.1400", docs)
-    write(tmp_path / "cran.qry", crlf.join([".I 001", ".W", "slipstream lift", ".I 004", ".W", "heat", "transfer ."]) + crlf)
+    write(
+        tmp_path / "cran.qry",
+        crlf.join([".I 001", ".W", "slipstream lift", ".I 004", ".W", "heat", "transfer ."]) + crlf,
+    )
     write(tmp_path / "cranqrel", "1 1 2\r\n1 2 -1\r\n2 2 1 \r\n2 3 5\r\n")
     collection = load_collection(tmp_path)
     assert collection.documents == [
@@ -85,20 +119,40 @@ def test_cranfield_layout_numbers_queries_by_position_and_maps_codes(tmp_path):
     assert collection.queries == {"1": "slipstream lift", "2": "heat transfer ."}
     assert collection.qrels == {"1": {"1": 3, "2": 0}, "2": {"2": 4, "3": 0}}
     # q1 → [1] (gain 3 of 3): all 1.0; q2 → [2] (gain 4 of 4): all 1.0.
-    assert evaluate(tmp_path) == {"ndcg@10": 1.0, "map": 1.0, "p@10": 0.1, "recall@100": 1.0, "queries": 2,
-                                  "mode": "lexical"}
+    assert evaluate(tmp_path) == {
+        "ndcg@10": 1.0,
+        "map": 1.0,
+        "p@10": 0.1,
+        "recall@100": 1.0,
+        "queries": 2,
+        "mode": "lexical",
+    }
 
 
 @pytest.mark.parametrize(
     ("files", "message"),
     [
         ({}, "not a test collection"),
-        ({"corpus.jsonl": '{"_id": "d1", "title": "x"}\n{oops\n', "queries.jsonl": "", "qrels/test.tsv": ""},
-         "corpus.jsonl:2: invalid JSON"),
-        ({"corpus.jsonl": '{"_id": "d1", "title": "x"}\n', "queries.jsonl": '{"_id": "q1", "text": "x"}\n',
-          "qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\n"}, "test.tsv:2: expected"),
-        ({"corpus.jsonl": '{"_id": "d1", "title": "x"}\n', "queries.jsonl": '{"_id": "q1", "text": "x"}\n',
-          "qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t0\n"}, "no query has a relevant document"),
+        (
+            {"corpus.jsonl": '{"_id": "d1", "title": "x"}\n{oops\n', "queries.jsonl": "", "qrels/test.tsv": ""},
+            "corpus.jsonl:2: invalid JSON",
+        ),
+        (
+            {
+                "corpus.jsonl": '{"_id": "d1", "title": "x"}\n',
+                "queries.jsonl": '{"_id": "q1", "text": "x"}\n',
+                "qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\n",
+            },
+            "test.tsv:2: expected",
+        ),
+        (
+            {
+                "corpus.jsonl": '{"_id": "d1", "title": "x"}\n',
+                "queries.jsonl": '{"_id": "q1", "text": "x"}\n',
+                "qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t0\n",
+            },
+            "no query has a relevant document",
+        ),
     ],
 )
 def test_bad_collections_are_input_errors(tmp_path, files, message):

@@ -49,6 +49,7 @@ def index(fixture_index_dir):
 
 def brute_facets(hits: list[dict], size: int = 1000, primary_only: bool = False) -> dict:
     """Facet lists computed directly from records, in the documented order."""
+
     def ranked_by_count(counter: Counter, unknown: int) -> list[dict]:
         ordered = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
         listed = [{"value": v, "count": c, "selected": False} for v, c in ordered]
@@ -72,8 +73,10 @@ def brute_facets(hits: list[dict], size: int = 1000, primary_only: bool = False)
 
 
 def as_dicts(records) -> list[dict]:
-    return [{"id": r.id, "year": r.year, "authors": r.authors, "categories": r.categories, "title": r.title}
-            for r in records]
+    return [
+        {"id": r.id, "year": r.year, "authors": r.authors, "categories": r.categories, "title": r.title}
+        for r in records
+    ]
 
 
 def test_corpus_facets_count_every_hit_not_only_the_page(corpus_index):
@@ -94,7 +97,12 @@ def test_corpus_browse_by_year_counts_every_document(corpus_index):
     assert results.total == 24
     assert results.facets == expected
     assert [(v["value"], v["count"]) for v in results.facets["year"]] == [
-        (2026, 7), (2025, 6), (2024, 4), (2023, 5), (2022, 2)]
+        (2026, 7),
+        (2025, 6),
+        (2024, 4),
+        (2023, 5),
+        (2022, 2),
+    ]
 
 
 def test_browsing_a_year_lists_every_paper_of_that_year_newest_first(corpus_index):
@@ -105,7 +113,8 @@ def test_browsing_a_year_lists_every_paper_of_that_year_newest_first(corpus_inde
     # The year facet ignores its own filter, so the other years stay visible as choices.
     years = Counter(r.year for r in corpus_records())
     assert results.facets["year"] == [
-        {"value": y, "count": years[y], "selected": y == 2026} for y in sorted(years, reverse=True)]
+        {"value": y, "count": years[y], "selected": y == 2026} for y in sorted(years, reverse=True)
+    ]
     assert results.facets["year"][0] == {"value": 2026, "count": 7, "selected": True}
 
 
@@ -130,9 +139,11 @@ def test_multi_valued_fields_count_each_value_once_per_document(index):
     results = index.search("", year="2025", facets="author,category")
     # f04: Depei Wang, astro-ph.CO; f06: Yu Wang, Yan Wang, Dong Qian, cs.CL cs.AI cs.LG
     assert results.facets["author"] == [
-        {"value": v, "count": 1, "selected": False} for v in ["Depei Wang", "Dong Qian", "Yan Wang", "Yu Wang"]]
+        {"value": v, "count": 1, "selected": False} for v in ["Depei Wang", "Dong Qian", "Yan Wang", "Yu Wang"]
+    ]
     assert results.facets["category"] == [
-        {"value": v, "count": 1, "selected": False} for v in ["astro-ph.CO", "cs.AI", "cs.CL", "cs.LG"]]
+        {"value": v, "count": 1, "selected": False} for v in ["astro-ph.CO", "cs.AI", "cs.CL", "cs.LG"]
+    ]
 
 
 def test_top_values_with_the_number_remaining(index):
@@ -153,16 +164,20 @@ def test_selected_values_are_marked(index):
     assert results.total == 2
     # Each facet counts the hits of every filter but its own.
     # Year: sparse, by Qian D., in cs -> f01 (2023), f06 (2025), f03 (no year, cs.MS).
-    assert results.facets["year"] == [{"value": 2025, "count": 1, "selected": True},
-                                      {"value": 2023, "count": 1, "selected": True},
-                                      {"value": None, "count": 1, "selected": False}]
+    assert results.facets["year"] == [
+        {"value": 2025, "count": 1, "selected": True},
+        {"value": 2023, "count": 1, "selected": True},
+        {"value": None, "count": 1, "selected": False},
+    ]
     # Author: under an author filter, every filter counts (the co-authors of f01 and f06), the chosen names first.
     assert results.facets["author"] == [
         {"value": name, "count": 1, "selected": name in ("Depei Qian", "Dong Qian")}
-        for name in ["Depei Qian", "Dong Qian", "Ana María Pérez", "Yan Wang", "Yu Wang"]]
+        for name in ["Depei Qian", "Dong Qian", "Ana María Pérez", "Yan Wang", "Yu Wang"]
+    ]
     # Category: sparse, 2023-2025, by Qian D. -> f01 and f06, all in cs.
     assert results.facets["category"] == [{"value": "cs.LG", "count": 2, "selected": True}] + [
-        {"value": code, "count": 1, "selected": True} for code in ["cs.AI", "cs.CL", "cs.DC"]]
+        {"value": code, "count": 1, "selected": True} for code in ["cs.AI", "cs.CL", "cs.DC"]
+    ]
 
 
 def test_primary_only_counts_the_first_category(index):
@@ -178,16 +193,22 @@ def test_unknown_is_null_in_json(index):
 
 
 def browse_all(index, sort, limit=100, page=1):
-    return index.search("", category=["cs", "math", "q-bio", "astro-ph", "hep-th"], year=[], sort=sort,
-                        limit=limit, page=page) if sort else None
+    return (
+        index.search(
+            "", category=["cs", "math", "q-bio", "astro-ph", "hep-th"], year=[], sort=sort, limit=limit, page=page
+        )
+        if sort
+        else None
+    )
 
 
 def test_sort_newest_and_oldest(index):
     records = [r for r in fixture_records() if r["categories"]]  # f07 has no category
     known = [r for r in records if r["year"] is not None]
     unknown = [r for r in records if r["year"] is None]
-    newest = ([r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]), reverse=True)]
-              + sorted((r["id"] for r in unknown), reverse=True))
+    newest = [r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]), reverse=True)] + sorted(
+        (r["id"] for r in unknown), reverse=True
+    )
     oldest = [r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]))] + sorted(r["id"] for r in unknown)
     assert [h.id for h in browse_all(index, "newest").hits] == newest
     assert [h.id for h in browse_all(index, "oldest").hits] == oldest
@@ -204,8 +225,9 @@ def test_sort_by_title(index):
 def test_a_listing_sort_alone_lists_every_record_with_facets(index):
     records = fixture_records()  # f07 too, which no category filter reaches
     known = [r for r in records if r["year"] is not None]
-    newest = ([r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]), reverse=True)]
-              + sorted((r["id"] for r in records if r["year"] is None), reverse=True))
+    newest = [r["id"] for r in sorted(known, key=lambda r: (r["year"], r["id"]), reverse=True)] + sorted(
+        (r["id"] for r in records if r["year"] is None), reverse=True
+    )
     results = index.search("", sort="newest", limit=100, facets="year,author,category", facet_size=1000)
     assert [h.id for h in results.hits] == newest
     assert results.total == index.doc_count == len(records) == 15
@@ -334,7 +356,8 @@ def test_cli_without_query_filter_or_listing_sort_asks_for_one(cli, args):
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.endswith(
         "Error: give a QUERY, a filter (--year, --author, --first-author, --category, --since, --until, --past) "
-        "or both; or --sort newest, oldest or title alone to list every paper\n")
+        "or both; or --sort newest, oldest or title alone to list every paper\n"
+    )
 
 
 def test_cli_reports_remaining_and_unknown_values(cli):
@@ -350,21 +373,36 @@ def test_cli_reports_remaining_and_unknown_values(cli):
 
 
 def test_cli_json_has_facets_and_page(cli):
-    result = cli("--author", "Qian, D.", "--category", "cs", "--sort", "oldest", "--limit", "2", "--page", "2",
-                 "--facets", "year", "--json")
+    result = cli(
+        "--author",
+        "Qian, D.",
+        "--category",
+        "cs",
+        "--sort",
+        "oldest",
+        "--limit",
+        "2",
+        "--page",
+        "2",
+        "--facets",
+        "year",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     # Qian in cs: f01 2023, f02 2024, f03 (no year), f06 2025, f09 2026 (cs.NE), f11 2024
     assert data["total"] == 6
     assert [h["id"] for h in data["hits"]] == ["f11", "f06"]
     assert data["page"] == {"number": 2, "size": 2, "pages": 3}
-    assert data["facets"] == {"year": [
-        {"value": 2026, "count": 1, "selected": False},
-        {"value": 2025, "count": 1, "selected": False},
-        {"value": 2024, "count": 2, "selected": False},
-        {"value": 2023, "count": 1, "selected": False},
-        {"value": None, "count": 1, "selected": False},
-    ]}
+    assert data["facets"] == {
+        "year": [
+            {"value": 2026, "count": 1, "selected": False},
+            {"value": 2025, "count": 1, "selected": False},
+            {"value": 2024, "count": 2, "selected": False},
+            {"value": 2023, "count": 1, "selected": False},
+            {"value": None, "count": 1, "selected": False},
+        ]
+    }
 
 
 def test_cli_repeated_options_combine_with_or(cli):
@@ -377,7 +415,10 @@ def test_cli_repeated_options_combine_with_or(cli):
     [
         (["--year", "2025-2023"], "Invalid value for '--year' / '-y': year filter '2025-2023' is reversed"),
         (["--year", "next"], "Invalid value for '--year' / '-y': year filter 'next' is not a year or a range"),
-        (["--category", "cs dc"], "Invalid value for '--category' / '-c': category filter 'cs dc' is not a category code"),
+        (
+            ["--category", "cs dc"],
+            "Invalid value for '--category' / '-c': category filter 'cs dc' is not a category code",
+        ),
         (["--author", "--"], "Invalid value for '--author' / '-a': author filter '--' holds no name"),
         (["sparse", "--facets", "venue"], "Invalid value for '--facets': unknown facet 'venue'"),
         (["sparse", "--limit", "101"], "Invalid value for '--limit' / '-n': 101 is not in the range 1<=x<=100."),
@@ -419,8 +460,18 @@ def test_facet_size_is_bounded(index):
 
 @pytest.mark.parametrize(
     "text",
-    ["GPU", "GPU memory", "sparse OR graph", "GPU NOT memory", '"sparse matrix"', "spars*",
-     "authors:qian GPU", "nosuchword", "GPU OR nosuchword", "(GPU OR memory) NOT training"],
+    [
+        "GPU",
+        "GPU memory",
+        "sparse OR graph",
+        "GPU NOT memory",
+        '"sparse matrix"',
+        "spars*",
+        "authors:qian GPU",
+        "nosuchword",
+        "GPU OR nosuchword",
+        "(GPU OR memory) NOT training",
+    ],
 )
 def test_fast_hit_collection_equals_whoosh(corpus_index, text):
     from searchengine.engines.whoosh.facetcolumns import SearcherCache
@@ -456,7 +507,12 @@ def dated_searcher(request, tmp_path_factory):
     without a year), half with a submission day; one segment or two."""
     lines = []
     for n in range(40):
-        record = {"id": f"d{n}", "title": f"paper {n}", "abstract": "words", "categories": ["cs.DC" if n % 3 else "math.NA"]}
+        record = {
+            "id": f"d{n}",
+            "title": f"paper {n}",
+            "abstract": "words",
+            "categories": ["cs.DC" if n % 3 else "math.NA"],
+        }
         if n % 8:
             record["year"] = 2019 + n % 7
             if n % 2:
@@ -479,14 +535,19 @@ def test_year_and_day_ranges_from_the_columns_equal_whoosh(dated_searcher, monke
 
     monkeypatch.setattr(FacetColumns, "use_numpy", lambda self, hits: numpy)
     day = date(2022, 6, 1).toordinal()
-    queries = [wq.NumericRange("year", 2022, 2022), wq.NumericRange("year", None, 2021),
-               wq.NumericRange("year", 2023, None), wq.NumericRange("year", 0, None),
-               wq.NumericRange("year", 2019, 2025, startexcl=True, endexcl=True),
-               wq.Or([wq.NumericRange("year", 2019, 2019), wq.NumericRange("year", 2025, None)]),
-               wq.And([wq.NumericRange("year", 2022, None), wq.Term("category_keys", "cs.*")]),
-               wq.NumericRange("day", day, None), wq.NumericRange("day", None, day),
-               wq.NumericRange("day", day - 400, day, endexcl=True),
-               wq.NumericRange("year", 1800, 1800)]
+    queries = [
+        wq.NumericRange("year", 2022, 2022),
+        wq.NumericRange("year", None, 2021),
+        wq.NumericRange("year", 2023, None),
+        wq.NumericRange("year", 0, None),
+        wq.NumericRange("year", 2019, 2025, startexcl=True, endexcl=True),
+        wq.Or([wq.NumericRange("year", 2019, 2019), wq.NumericRange("year", 2025, None)]),
+        wq.And([wq.NumericRange("year", 2022, None), wq.Term("category_keys", "cs.*")]),
+        wq.NumericRange("day", day, None),
+        wq.NumericRange("day", None, day),
+        wq.NumericRange("day", day - 400, day, endexcl=True),
+        wq.NumericRange("year", 1800, 1800),
+    ]
     cache = SearcherCache(dated_searcher)
     found = []
     for query in queries:

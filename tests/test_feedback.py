@@ -11,7 +11,6 @@ from searchengine.engines.whoosh import bm25f, feedback
 from searchengine.engines.whoosh.querying import parse
 from searchengine.pipeline import FEEDBACK_SKIPPED
 
-
 # Words the analyzer keeps as they are (no stem change, no stop word).
 RECORDS = [
     # A: every word of the long query below, and "plasma".
@@ -73,7 +72,7 @@ def test_feedback_scores_are_the_query_plus_weighted_expansion_terms(small_index
     query = parse(LONG_QUERY, searcher.schema).query
     assert feedback.question_terms(query) == 5
     first = {hit.docnum: hit.score for hit in searcher.search(query, limit=None)}
-    top = sorted(first.items(), key=lambda item: -item[1])[:settings.FEEDBACK_DOCS]
+    top = sorted(first.items(), key=lambda item: -item[1])[: settings.FEEDBACK_DOCS]
     model = feedback.relevance_model(searcher, top, settings.FEEDBACK_TERMS)
     expected = dict(first)
     for term, probability in model:
@@ -88,7 +87,9 @@ def test_feedback_scores_are_the_query_plus_weighted_expansion_terms(small_index
         assert reranked[docnum] == pytest.approx(score, rel=1e-9)
 
 
-@pytest.mark.parametrize("text", ["laser shock", "laser shock flow", "laser shock flow jet", "laser OR shock OR flow OR jet OR wave"])
+@pytest.mark.parametrize(
+    "text", ["laser shock", "laser shock flow", "laser shock flow jet", "laser OR shock OR flow OR jet OR wave"]
+)
 def test_keyword_and_operator_queries_are_left_alone(small_index, text):
     searcher = small_index.engine.current().searcher
     query = parse(text, searcher.schema).query
@@ -129,13 +130,16 @@ def test_feedback_is_skipped_when_half_the_time_budget_is_spent(small_index):
     assert small_index.search(LONG_QUERY, limit=10).notes == []
 
 
-@pytest.mark.parametrize("scores, sure", [
-    ([9.0, 8.0, 7.0, 6.5, 6.4, 6.3, 6.2, 6.1, 6.05, 6.0, 1.0], True),   # 9.0 = 1.5 x the tenth, 6.0
-    ([8.9, 8.0, 7.0, 6.5, 6.4, 6.3, 6.2, 6.1, 6.05, 6.0, 1.0], False),  # just below
-    ([3.0, 2.0], True),    # fewer than ten hits: the last one counts
-    ([3.0, 2.5], False),
-    ([3.0], False),        # nothing to re-rank
-])
+@pytest.mark.parametrize(
+    "scores, sure",
+    [
+        ([9.0, 8.0, 7.0, 6.5, 6.4, 6.3, 6.2, 6.1, 6.05, 6.0, 1.0], True),  # 9.0 = 1.5 x the tenth, 6.0
+        ([8.9, 8.0, 7.0, 6.5, 6.4, 6.3, 6.2, 6.1, 6.05, 6.0, 1.0], False),  # just below
+        ([3.0, 2.0], True),  # fewer than ten hits: the last one counts
+        ([3.0, 2.5], False),
+        ([3.0], False),  # nothing to re-rank
+    ],
+)
 def test_clear_lead_compares_the_best_score_with_the_last_feedback_document(scores, sure):
     assert feedback.clear_lead(list(enumerate(scores))) is sure
 

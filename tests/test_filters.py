@@ -82,7 +82,14 @@ def test_bad_year_is_an_error_naming_it(text, message):
 def test_author_keys_fold_case_and_accents():
     assert author_keys(["Ana María Pérez"]) == ["perez", "perez/a", "perez/ana", "^perez", "^perez/a", "^perez/ana"]
     assert author_keys(["Qian, Depei", "D. Qian"]) == [
-        "qian", "qian/d", "qian/depei", "^qian", "^qian/d", "^qian/depei", "qian/d."]
+        "qian",
+        "qian/d",
+        "qian/depei",
+        "^qian",
+        "^qian/d",
+        "^qian/depei",
+        "qian/d.",
+    ]
     assert author_keys(["Wang", "Moreno D'Incà"]) == ["wang", "^wang", "dinca", "dinca/m", "dinca/moreno"]
     assert author_keys(["  ", "Plato"]) == ["plato"]
     assert author_keys(["Wang", "Guy L. Steele Jr."]) == ["wang", "^wang", "steele", "steele/g", "steele/guy"]
@@ -98,28 +105,52 @@ def test_author_keys_mark_a_name_given_only_by_its_initial():
 
 def test_author_keys_of_surnames_with_particles():
     keys = ["vanderholtbrink", "vanderholtbrink/j", "vanderholtbrink/j.", "holtbrink", "holtbrink/j", "holtbrink/j."]
-    for name in ("J. van der Holt Brink", "Holt Brink, J. van der", "van der Holt Brink, J.", "J. Van der Holt-Brink",
-                 "Van Der Holt Brink, J"):
+    for name in (
+        "J. van der Holt Brink",
+        "Holt Brink, J. van der",
+        "van der Holt Brink, J.",
+        "J. Van der Holt-Brink",
+        "Van Der Holt Brink, J",
+    ):
         assert author_keys(["X", name])[2:] == keys, name
     # Without a comma or particle, only the last word is known to be the surname.
     assert author_keys(["X", "J. Vanderholt Brink"])[2:] == ["brink", "brink/j", "brink/j."]
-    assert author_keys(["X", "Vanderholt Brink, J."])[2:] == ["vanderholtbrink", "vanderholtbrink/j",
-                                                               "vanderholtbrink/j."]
+    assert author_keys(["X", "Vanderholt Brink, J."])[2:] == [
+        "vanderholtbrink",
+        "vanderholtbrink/j",
+        "vanderholtbrink/j.",
+    ]
     # A particle leading the name is a given name unless lower case or followed by another particle.
     assert author_keys(["X", "Van Nguyen"])[2:] == ["nguyen", "nguyen/v", "nguyen/van"]
     assert author_keys(["X", "Le Chen"])[2:] == ["chen", "chen/l", "chen/le"]
     assert author_keys(["X", "Thanh Do"])[2:] == ["do", "do/t", "do/thanh"]
     assert author_keys(["X", "Thanh Van Nguyen"])[2:] == [
-        "vannguyen", "vannguyen/t", "vannguyen/thanh", "nguyen", "nguyen/t", "nguyen/thanh"]
+        "vannguyen",
+        "vannguyen/t",
+        "vannguyen/thanh",
+        "nguyen",
+        "nguyen/t",
+        "nguyen/thanh",
+    ]
 
 
 def test_author_keys_spell_umlauts_both_ways():
     assert author_keys(["X", "Jörg Müller"])[2:] == [
-        "muller", "muller/j", "muller/jorg", "mueller", "mueller/j", "mueller/joerg"]
+        "muller",
+        "muller/j",
+        "muller/jorg",
+        "mueller",
+        "mueller/j",
+        "mueller/joerg",
+    ]
     assert author_keys(["X", "Muller, J."])[2:] == ["muller", "muller/j", "muller/j."]
     assert author_keys(["X", "Mueller, J."])[2:] == ["mueller", "mueller/j", "mueller/j."]
     assert author_keys(["X", "Søren Kierkegaard"])[2:] == [
-        "kierkegaard", "kierkegaard/s", "kierkegaard/soren", "kierkegaard/soeren"]
+        "kierkegaard",
+        "kierkegaard/s",
+        "kierkegaard/soren",
+        "kierkegaard/soeren",
+    ]
     assert author_keys(["X", "Łukasz Wałęsa"])[2:] == ["walesa", "walesa/l", "walesa/lukasz"]
 
 
@@ -192,10 +223,10 @@ def test_a_shared_first_name_never_matches():
         ("Tomas Okafor", "TJ Okafor", True),
         ("Tomas Okafor", "Okafor, T.J.", True),
         ("Tomas Okafor", "Okafor, T. J.", True),
-        ("Teresa Okafor", "Okafor, TJ", True),      # the record gives only the initial: either may be meant
+        ("Teresa Okafor", "Okafor, TJ", True),  # the record gives only the initial: either may be meant
         ("Okafor, TJ", "Tomas J. Okafor", True),
         ("Okafor, TJ", "Jan Okafor", False),
-        ("Tomas Okafor", "OKAFOR, TJ", False),      # a name all in capitals: TJ may be a name
+        ("Tomas Okafor", "OKAFOR, TJ", False),  # a name all in capitals: TJ may be a name
         ("T. Okafor", "Teresa Okafor", True),
         ("T. Okafor", "Tomas Okafor", True),
         ("Okafor", "T. Okafor", True),
@@ -225,8 +256,15 @@ def test_author_name_matching(text, name, expected):
 
 @pytest.mark.parametrize(
     ("text", "key"),
-    [("cs.DC", "cs.dc"), ("CS.dc", "cs.dc"), ("cs", "cs.*"), ("cs.*", "cs.*"), ("hep-th", "hep-th.*"),
-     ("astro-ph.CO", "astro-ph.co"), ("q-bio", "q-bio.*")],
+    [
+        ("cs.DC", "cs.dc"),
+        ("CS.dc", "cs.dc"),
+        ("cs", "cs.*"),
+        ("cs.*", "cs.*"),
+        ("hep-th", "hep-th.*"),
+        ("astro-ph.CO", "astro-ph.co"),
+        ("q-bio", "q-bio.*"),
+    ],
 )
 def test_category_forms(text, key):
     assert parse_category(text).key == key
@@ -371,10 +409,16 @@ def test_query_syntax_aliases(index):
 
 def test_a_full_first_name_finds_a_record_with_its_initials_run_together(tmp_path):
     source = tmp_path / "okafor.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"id": "t-000000000001", "title": "Qubit routing", "abstract": "routing", "authors": ["Okafor, TJ"]},
-        {"id": "t-000000000002", "title": "Qubit mapping", "abstract": "mapping", "authors": ["Teresa Okafor"]},
-    ]), encoding="utf-8")
+    source.write_text(
+        "".join(
+            json.dumps(r) + "\n"
+            for r in [
+                {"id": "t-000000000001", "title": "Qubit routing", "abstract": "routing", "authors": ["Okafor, TJ"]},
+                {"id": "t-000000000002", "title": "Qubit mapping", "abstract": "mapping", "authors": ["Teresa Okafor"]},
+            ]
+        ),
+        encoding="utf-8",
+    )
     build_index([source], tmp_path / "ix")
     found = open_index(tmp_path / "ix").search("qubit", author="Tomas Okafor")
     assert [hit.id for hit in found.hits] == ["t-000000000001"]

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from searchengine.cli import main
 
 DATA = Path(__file__).parent / "data"
@@ -38,8 +39,14 @@ STORED_HELP = _stored_help()
 def test_help_is_as_stored(command):
     # A process of its own, as the baseline was made: click wraps help to the terminal's width.
     args = [command, "--help"] if command else ["--help"]
-    result = subprocess.run([sys.executable, "-m", "searchengine", *args], capture_output=True, text=True,
-                            env={**os.environ, "COLUMNS": "100"}, timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "searchengine", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "100"},
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == STORED_HELP[command]
 

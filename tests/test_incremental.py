@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from searchengine import IndexNotFoundError, build_index, open_index
-from searchengine.engines.whoosh import integrity, store
 from searchengine.cli import main
+from searchengine.engines.whoosh import integrity, store
 from searchengine.indexer import remove_documents, update_index
 
 from conftest import CORPUS, write
@@ -117,11 +117,17 @@ def test_update_adds_new_documents_and_replaces_by_id(samples, index_copy, tmp_p
     segments = {s.segment_id() for s in whoosh_index.open_dir(str(current))._segments()}
     assert (current / COLUMNS_FILE).is_file()
     assert (current / store.LAYOUT_FILE).read_text() == f"{store.LAYOUT}\n"
-    files = {p.name for p in current.iterdir()} - {"MAIN_WRITELOCK", COLUMNS_FILE, store.LAYOUT_FILE,
-                                                    "CHECKSUMS", "VERIFIED"}
+    files = {p.name for p in current.iterdir()} - {
+        "MAIN_WRITELOCK",
+        COLUMNS_FILE,
+        store.LAYOUT_FILE,
+        "CHECKSUMS",
+        "VERIFIED",
+    }
     tocs = {name for name in files if name.startswith("_MAIN_")}
-    assert len(tocs) == 1 and files - tocs and all(name.split(".")[0] in segments
-                                                     for name in files - tocs), sorted(files)
+    assert len(tocs) == 1 and files - tocs and all(name.split(".")[0] in segments for name in files - tocs), sorted(
+        files
+    )
 
 
 def test_an_older_version_does_not_replace_a_newer_one(oai, index_copy, tmp_path):
@@ -135,8 +141,8 @@ def test_an_older_version_does_not_replace_a_newer_one(oai, index_copy, tmp_path
 def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
     from whoosh import index as whoosh_index
 
-    from searchengine.records import Record
     from searchengine.engines.whoosh.schema import document_fields
+    from searchengine.records import Record
 
     ix = whoosh_index.open_dir(str(store.current_generation(index_copy)))
     writer = ix.writer()
@@ -172,14 +178,19 @@ def test_remove_without_an_index_is_an_error(tmp_path):
 
 def test_cli_update_and_remove_print_summaries(index_copy, tmp_path):
     runner = CliRunner()
-    bad = write(tmp_path / "more.jsonl", '{"id": "0704.0003v9", "title": "Replaced title"}\n{"id": "2101.1"}\n'
-                                         '{"id": "2101.2", "title": "New one"}\n')
+    bad = write(
+        tmp_path / "more.jsonl",
+        '{"id": "0704.0003v9", "title": "Replaced title"}\n{"id": "2101.1"}\n{"id": "2101.2", "title": "New one"}\n',
+    )
     result = runner.invoke(main, ["index", "--update", str(bad), "--index-dir", str(index_copy)])
     assert result.exit_code == 0, result.output
-    assert result.stderr == (f"{bad}:2: record has no title (skipped)\n"
-                             "Note: 2 records have no abstract; they are found by title and authors only\n")
+    assert result.stderr == (
+        f"{bad}:2: record has no title (skipped)\n"
+        "Note: 2 records have no abstract; they are found by title and authors only\n"
+    )
     assert result.stdout.startswith(
-        f"Updated {index_copy}: 1 added, 1 replaced, 1 skipped (2 records read); 201 documents in ")
+        f"Updated {index_copy}: 1 added, 1 replaced, 1 skipped (2 records read); 201 documents in "
+    )
     result = runner.invoke(main, ["remove", "0704.0003", "nope", "--index-dir", str(index_copy)])
     assert result.exit_code == 0
     assert result.stderr == "nope: not in the index\n"
@@ -205,7 +216,9 @@ def test_cli_quiet_hides_skipped_lines_and_format_is_checked(oai, tmp_path):
     help_text = " ".join(runner.invoke(main, ["index", "--help"]).stdout.split())
     help_text = help_text.replace("- ", "-")  # click may wrap a line after a name's hyphen
     assert all(name in help_text for name in FORMATS)
-    result = runner.invoke(main, ["index", str(oai), "--format", "jsonl", "--json", "--index-dir", str(tmp_path / "ix")])
+    result = runner.invoke(
+        main, ["index", str(oai), "--format", "jsonl", "--json", "--index-dir", str(tmp_path / "ix")]
+    )
     assert result.exit_code == 0
     assert json.loads(result.stdout)["documents"] == 200
 
@@ -232,8 +245,7 @@ def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(oai, tmp_path):
     for args in (["index", "--update", str(oai)], ["remove", "0704.0001"]):
         result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])
         assert result.exit_code == 3
-        assert result.stderr.startswith(f"Error: {tmp_path / 'index'}: the index is damaged: gen-x cannot be "
-                                        "opened (")
+        assert result.stderr.startswith(f"Error: {tmp_path / 'index'}: the index is damaged: gen-x cannot be opened (")
         assert len(result.stderr.splitlines()) == 1
     # Nothing was switched or left behind.
     assert sorted(p.name for p in (tmp_path / "index").glob("gen-*")) == ["gen-x"]
@@ -241,20 +253,20 @@ def test_update_or_remove_on_a_damaged_index_is_a_one_line_error(oai, tmp_path):
 
 def _stderr_on_a_terminal(args):
     """Run ``searchengine ARGS`` with stderr on a pseudo-terminal; return what it wrote there."""
+    import fcntl
     import os
     import pty
+    import struct
     import subprocess
     import sys
-
-    import fcntl
-    import struct
     import termios
 
     master, slave = pty.openpty()
     # A new pseudo-terminal is 0 columns wide; give it a normal size.
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    process = subprocess.Popen([sys.executable, "-m", "searchengine", *args], stdout=subprocess.PIPE,
-                               stderr=slave, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "searchengine", *args], stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -298,9 +310,14 @@ def _damage_segments(index_dir, how: str) -> None:
 WORDS = ("gpu", "memory", "model", "learning", "sparse", "graph")
 
 
-@pytest.mark.parametrize("how, shown", [("truncate", "is cut short (1,000 bytes, written as "),
-                                        ("overwrite", "is damaged (its bytes differ from those written"),
-                                        ("head", "is damaged (its bytes differ from those written")])
+@pytest.mark.parametrize(
+    "how, shown",
+    [
+        ("truncate", "is cut short (1,000 bytes, written as "),
+        ("overwrite", "is damaged (its bytes differ from those written"),
+        ("head", "is damaged (its bytes differ from those written"),
+    ],
+)
 def test_damaged_segments_are_named_by_their_checksums(oai, tmp_path, how, shown):
     build_index([CORPUS], tmp_path / "index", jobs=1)
     generation = store.current_generation(tmp_path / "index")
@@ -308,13 +325,20 @@ def test_damaged_segments_are_named_by_their_checksums(oai, tmp_path, how, shown
     written = segment.stat().st_size
     _damage_segments(tmp_path / "index", how)
     runner = CliRunner()
-    message = (f"Error: {tmp_path / 'index'}: the index is damaged: {generation.name}/{segment.name} {shown}")
-    for args in (["search", "gpu"], ["search", "--author", "Qian"], ["stats"], ["show", "0704.0001"],
-                 ["index", "--update", str(oai)], ["remove", "0704.0001"]):
+    message = f"Error: {tmp_path / 'index'}: the index is damaged: {generation.name}/{segment.name} {shown}"
+    for args in (
+        ["search", "gpu"],
+        ["search", "--author", "Qian"],
+        ["stats"],
+        ["show", "0704.0001"],
+        ["index", "--update", str(oai)],
+        ["remove", "0704.0001"],
+    ):
         result = runner.invoke(main, [*args, "--index-dir", str(tmp_path / "index")])
         assert result.exit_code == 3, (args, result.output)
         assert result.stderr.startswith(message) and result.stderr.endswith(
-            f"; rebuild it with 'searchengine index PATH... --index-dir {tmp_path / 'index'}'\n")
+            f"; rebuild it with 'searchengine index PATH... --index-dir {tmp_path / 'index'}'\n"
+        )
     assert sorted(tmp_path.joinpath("index").glob("gen-*")) == [generation]  # nothing published
     result = runner.invoke(main, ["check", "--index-dir", str(tmp_path / "index")])
     assert result.exit_code == 3
@@ -322,7 +346,8 @@ def test_damaged_segments_are_named_by_their_checksums(oai, tmp_path, how, shown
     assert result.stderr.splitlines() == [
         f"  {generation.name}/{segment.name}: {problem}",
         f"Error: {tmp_path / 'index'}: the index is damaged: 1 of 4 files of {generation.name} ({segment.name}); "
-        f"rebuild it with 'searchengine index PATH... --index-dir {tmp_path / 'index'}'"]
+        f"rebuild it with 'searchengine index PATH... --index-dir {tmp_path / 'index'}'",
+    ]
 
 
 @pytest.mark.parametrize("how", ["truncate", "overwrite", "head"])
@@ -410,7 +435,9 @@ def test_text_that_is_no_longer_utf8_is_a_damaged_index_for_search_and_update(oa
     start = whole.index(bytes(names[:64]))
     _overwrite(generation / COLUMNS_FILE, start, b"\xff" * len(names))
     integrity.write_checksums(generation)  # damage the checksums cannot see
-    with pytest.raises(IndexDamagedError, match=r"the index is damaged: gen-\S+ cannot be read \(UnicodeDecodeError.*rebuild"):
+    with pytest.raises(
+        IndexDamagedError, match=r"the index is damaged: gen-\S+ cannot be read \(UnicodeDecodeError.*rebuild"
+    ):
         open_index(tmp_path / "index").search("gpu", facets=["author"])
     # A segment's facet_data column: its values (at the column's start) become 0xff;
     # the column file is rebuilt from them by an update.

@@ -87,8 +87,11 @@ def test_unfinished_generation_of_a_killed_build_is_cleaned_by_the_next(tmp_path
 
 
 def test_a_record_without_an_abstract_is_indexed_with_a_note(tmp_path):
-    write(tmp_path / "p.jsonl", '{"id": "t-000000000001", "title": "Qubit routing"}\n'
-                                '{"id": "t-000000000002", "title": "Qubit mapping", "abstract": "We map."}\n')
+    write(
+        tmp_path / "p.jsonl",
+        '{"id": "t-000000000001", "title": "Qubit routing"}\n'
+        '{"id": "t-000000000002", "title": "Qubit mapping", "abstract": "We map."}\n',
+    )
     summary = build_index([tmp_path / "p.jsonl"], tmp_path / "ix")
     assert (summary.documents, summary.skipped, summary.without_abstract, summary.problems) == (2, 0, 1, [])
     assert summary.to_dict()["without_abstract"] == 1
@@ -100,8 +103,11 @@ def test_a_folder_of_other_files_is_never_taken_over(tmp_path):
     (folder / "gen-mydata").mkdir(parents=True)
     write(folder / "gen-mydata" / "important.txt", "keep me")
     write(folder / "notes.txt", "and me")
-    with pytest.raises(InputError, match=r"mine holds other files \(gen-mydata, notes.txt\) and no index: name an "
-                                         r"empty or new folder for the index \(nothing was written\)"):
+    with pytest.raises(
+        InputError,
+        match=r"mine holds other files \(gen-mydata, notes.txt\) and no index: name an "
+        r"empty or new folder for the index \(nothing was written\)",
+    ):
         build_index([CORPUS], folder)
     assert sorted(p.name for p in folder.iterdir()) == ["gen-mydata", "notes.txt"]
     # a folder holding only hidden files (.gitkeep) is an index's

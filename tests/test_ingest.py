@@ -88,10 +88,17 @@ def row(doc_id, title, version=None, authors=("A. Author",)):
 
 def test_repeats_fold_into_one_document_and_every_record_counts(monkeypatch, tmp_path):
     writer = MemoryWriter()
-    summary = run(monkeypatch, tmp_path, [
-        row("2101.00001", "First", 1), row("2101.00002", "Other"),
-        row("2101.00001", "Second", 2), row("2101.00002", "Other", authors=["B. Author"]),
-    ], writer)
+    summary = run(
+        monkeypatch,
+        tmp_path,
+        [
+            row("2101.00001", "First", 1),
+            row("2101.00002", "Other"),
+            row("2101.00001", "Second", 2),
+            row("2101.00002", "Other", authors=["B. Author"]),
+        ],
+        writer,
+    )
     assert (summary.records, summary.added, summary.merged, summary.documents) == (4, 2, 2, 2)
     assert writer.docs["2101.00001"].title == "Second"  # the higher version wins whole
     assert writer.docs["2101.00002"].authors == ["A. Author", "B. Author"]  # equal versions merge
@@ -101,21 +108,28 @@ def test_repeats_fold_into_one_document_and_every_record_counts(monkeypatch, tmp
 def test_an_update_checks_versions_in_batches_and_skips_older_records(monkeypatch, tmp_path):
     existing = {"2101.00001": Record(id="2101.00001", title="Indexed", abstract="", version=3)}
     writer = MemoryWriter(existing=existing, duplicates=1)
-    summary = run(monkeypatch, tmp_path, [row("2101.00001", "Older", 2), row("2101.00003", "New")],
-                  writer, update=True)
+    summary = run(monkeypatch, tmp_path, [row("2101.00001", "Older", 2), row("2101.00003", "New")], writer, update=True)
     assert writer.log[0] == ("versions", ["2101.00001", "2101.00003"])  # one lookup for the batch
     assert (summary.added, summary.replaced, summary.documents) == (1, 1, 2)  # repair dropped 1 copy
     assert writer.docs["2101.00001"].title == "Indexed"
     assert [str(p) for p in summary.problems] == [
-        f"{tmp_path / 'in.jsonl'}:1: 2101.00001 v2 is older than the indexed v3 (skipped)"]
+        f"{tmp_path / 'in.jsonl'}:1: 2101.00001 v2 is older than the indexed v3 (skipped)"
+    ]
 
 
 def test_a_refused_document_is_reported_and_taken_off_the_counts(monkeypatch, tmp_path):
     writer = MemoryWriter(refuse={"2101.00002"})
-    summary = run(monkeypatch, tmp_path, [
-        row("2101.00001", "Kept"), row("2101.00002", "Refused"), row("x" * 21, "Too long"),
-        row("2101.00002", "Later copy"),
-    ], writer)
+    summary = run(
+        monkeypatch,
+        tmp_path,
+        [
+            row("2101.00001", "Kept"),
+            row("2101.00002", "Refused"),
+            row("x" * 21, "Too long"),
+            row("2101.00002", "Later copy"),
+        ],
+        writer,
+    )
     # The later copy of a refused id stands alone, counted as the first would have been.
     assert writer.docs["2101.00002"].title == "Later copy"
     assert (summary.records, summary.added, summary.merged, summary.documents) == (4, 2, 1, 2)
@@ -136,12 +150,15 @@ def test_one_id_given_alone_is_one_id_not_its_characters(monkeypatch):
     assert (summary.removed, summary.not_found, sorted(writer.docs)) == (1, [], ["1", "2"])
 
 
-@pytest.mark.parametrize("text, meant", [
-    ("http:/127.0.0.1:9200/papers", "http://127.0.0.1:9200/papers"),
-    ("htp://127.0.0.1:9200/papers", "http://127.0.0.1:9200/papers"),
-    ("127.0.0.1:9200/papers", "http://127.0.0.1:9200/papers"),
-    ("htp://user:secret@node:9200/papers", "http://node:9200/papers"),
-])
+@pytest.mark.parametrize(
+    "text, meant",
+    [
+        ("http:/127.0.0.1:9200/papers", "http://127.0.0.1:9200/papers"),
+        ("htp://127.0.0.1:9200/papers", "http://127.0.0.1:9200/papers"),
+        ("127.0.0.1:9200/papers", "http://127.0.0.1:9200/papers"),
+        ("htp://user:secret@node:9200/papers", "http://node:9200/papers"),
+    ],
+)
 def test_text_meant_as_a_url_is_never_taken_for_a_folder(text, meant):
     with pytest.raises(InputError) as caught:
         check_location(text)

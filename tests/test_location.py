@@ -14,7 +14,11 @@ from searchengine.location import Location
 def test_a_folder_and_a_cluster_location():
     folder = Location.parse("some/index")
     assert (folder.folder, folder.cluster, folder.is_cluster, folder.working) == (
-        Path("some/index"), None, False, Path("some/index"))
+        Path("some/index"),
+        None,
+        False,
+        Path("some/index"),
+    )
     cluster = Location.parse(" http://user:secret@127.0.0.1:9200/papers ")
     assert cluster.is_cluster and cluster.folder is None and cluster.cluster.index == "papers"
     assert cluster.working == "http://user:secret@127.0.0.1:9200/papers"  # the text as the engines took it
@@ -29,8 +33,9 @@ def test_a_location_is_read_once_and_taken_as_it_is(tmp_path):
     assert needs_build(location) is True
 
 
-@pytest.mark.parametrize("text", ["", "  ", "htp://127.0.0.1:9200/papers", "127.0.0.1:9200/papers",
-                                  "http://127.0.0.1:9200/"])
+@pytest.mark.parametrize(
+    "text", ["", "  ", "htp://127.0.0.1:9200/papers", "127.0.0.1:9200/papers", "http://127.0.0.1:9200/"]
+)
 def test_malformed_locations_are_refused(text):
     with pytest.raises(InputError):
         Location.parse(text)

@@ -71,17 +71,30 @@ def test_query_finds_exactly_the_matching_records(corpus_index, query, predicate
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("auth:qian", "unknown field 'auth:' (fields are title/ti, abstract/abs, author/au, category/cat, year, date, id, doi)"),
+        (
+            "auth:qian",
+            "unknown field 'auth:' (fields are title/ti, abstract/abs, author/au, category/cat, year, date, id, doi)",
+        ),
         ("tilte:gpu memory", "unknown field 'tilte:'"),
         ("*", "'*': a wildcard needs at least 2 letters before it"),
         ("*foo", "'*foo': a wildcard needs at least 2 letters before it"),
         ("s*", "'s*': a wildcard needs at least 2 letters before it"),
         ("the of", "the query 'the of' has no searchable words"),
-        ("interpretability~5", ("'interpretability~5': the edit distance of a fuzzy word must be 0, 1 or 2 "
-                                "(write e.g. interpretability~2)")),
+        (
+            "interpretability~5",
+            (
+                "'interpretability~5': the edit distance of a fuzzy word must be 0, 1 or 2 "
+                "(write e.g. interpretability~2)"
+            ),
+        ),
         ("x~0.8", "'x~0.8': the edit distance of a fuzzy word must be 0, 1 or 2"),
-        ('"sparse matrix"~3', ("'\"sparse matrix\"~3': proximity search is not supported; without the ~ the "
-                               "quotes find the exact phrase, and without the quotes the words are found anywhere")),
+        (
+            '"sparse matrix"~3',
+            (
+                "'\"sparse matrix\"~3': proximity search is not supported; without the ~ the "
+                "quotes find the exact phrase, and without the quotes the words are found anywhere"
+            ),
+        ),
         ("id:abc~1", "'id:abc~1': fuzzy words are searched in the title, the abstract and the author names only"),
         ("-", "the query is empty"),
         ("NOT", "the query is empty"),
@@ -105,8 +118,10 @@ def test_pasted_title_with_a_colon_is_searched_as_text(corpus_index):
 
 
 def test_pasted_prose_with_links_and_colons_is_searched_as_text(corpus_index):
-    pasted = ("This paper presents CB-SpMV, a cache-friendly SpMV optimization algorithm. "
-              "Code: https://github.com/example/cb-spmv and doi:10.1000/xyz note:see")
+    pasted = (
+        "This paper presents CB-SpMV, a cache-friendly SpMV optimization algorithm. "
+        "Code: https://github.com/example/cb-spmv and doi:10.1000/xyz note:see"
+    )
     results = corpus_index.search(pasted)
     assert results.hits[0].id == CB_SPMV
     assert corpus_index.search("SpMV http://example.com/spmv").hits[0].id == CB_SPMV
@@ -114,17 +129,23 @@ def test_pasted_prose_with_links_and_colons_is_searched_as_text(corpus_index):
         corpus_index.search("tilte:gpu memory")  # a keyword query: a mistyped field
 
 
-@pytest.mark.parametrize(("query", "field", "pattern", "also"), [
-    ('title:"cache-friendly"', "title", r"cache\W+friendly", None),
-    ('ti:"sparse matrix" GPU', "title", r"sparse\W+matrix", "gpus?"),
-    ('abs:"sparse matrix"', "abstract", r"sparse\W+matrix", None),
-])
+@pytest.mark.parametrize(
+    ("query", "field", "pattern", "also"),
+    [
+        ('title:"cache-friendly"', "title", r"cache\W+friendly", None),
+        ('ti:"sparse matrix" GPU', "title", r"sparse\W+matrix", "gpus?"),
+        ('abs:"sparse matrix"', "abstract", r"sparse\W+matrix", None),
+    ],
+)
 def test_a_phrase_can_be_asked_in_one_field(corpus_index, query, field, pattern, also):
     results = corpus_index.search(query, limit=50)
     assert f"exact({field}:" in results.parsed
-    expected = {r.id for r in corpus_records()
-                if re.search(rf"(?<![^\W_]){pattern}(?![^\W_])", getattr(r, field), re.IGNORECASE)
-                and (also is None or contains_word(r, also))}
+    expected = {
+        r.id
+        for r in corpus_records()
+        if re.search(rf"(?<![^\W_]){pattern}(?![^\W_])", getattr(r, field), re.IGNORECASE)
+        and (also is None or contains_word(r, also))
+    }
     assert {h.id for h in results.hits} == expected and expected
 
 
@@ -137,8 +158,11 @@ def test_phrases_can_be_combined_with_operators(corpus_index):
     expected = ids_where(lambda r: has(r, r"sparse\W+matrix") or has(r, r"language\W+model"))
     assert {h.id for h in either.hits} == expected and len(expected) == 7
     without = corpus_index.search('"language model" NOT "sparse matrix"', limit=50)
-    assert {h.id for h in without.hits} == ids_where(
-        lambda r: has(r, r"language\W+model") and not has(r, r"sparse\W+matrix")) != set()
+    assert (
+        {h.id for h in without.hits}
+        == ids_where(lambda r: has(r, r"language\W+model") and not has(r, r"sparse\W+matrix"))
+        != set()
+    )
 
 
 def test_no_document_with_every_word_relaxes_to_any_word(corpus_index):
@@ -179,8 +203,10 @@ def test_prefixes_past_the_cap_are_searched_as_words():
 
 def test_phrases_past_the_cap_are_searched_as_words(tmp_path):
     # The ninth phrase "delta echo" is two words: the paper with "echo ... delta" matches it too.
-    lines = [json.dumps({"id": "a", "title": "alpha beta delta echo"}),
-             json.dumps({"id": "b", "title": "alpha beta echo then delta"})]
+    lines = [
+        json.dumps({"id": "a", "title": "alpha beta delta echo"}),
+        json.dumps({"id": "b", "title": "alpha beta echo then delta"}),
+    ]
     build_index([write(tmp_path / "d.jsonl", "\n".join(lines))], tmp_path / "ix")
     index = open_index(tmp_path / "ix")
     results = index.search('"alpha beta" ' * 8 + '"delta echo"')
@@ -238,11 +264,36 @@ def test_pasted_arxiv_id_or_url_finds_that_paper(arxiv_index, query, expected):
 
 
 HOSTILE = [
-    '"unbalanced quote', "((((gpu", "gpu))))", "- - -", "NOT NOT NOT", "OR OR gpu OR",
-    "AND gpu", "gpu AND", "a:b:c:d", ":::", "\x1b[31mgpu\x1b[0m", "gpu\u202e", "\ud800".encode(
-        "utf-8", "surrogatepass").decode("utf-8", "replace"),
-    "x" * 20_000, "gpu " * 5_000, "(" * 500 + "gpu" + ")" * 500, '"' * 101, "year:abc", "year:[2020 TO",
-    "title:", "?", "gpu*" * 100, "🙂 gpu", "\\", "gpu^", "gpu~", "[", "{gpu}", "title:(", "%s%s%n",
+    '"unbalanced quote',
+    "((((gpu",
+    "gpu))))",
+    "- - -",
+    "NOT NOT NOT",
+    "OR OR gpu OR",
+    "AND gpu",
+    "gpu AND",
+    "a:b:c:d",
+    ":::",
+    "\x1b[31mgpu\x1b[0m",
+    "gpu\u202e",
+    "\ud800".encode("utf-8", "surrogatepass").decode("utf-8", "replace"),
+    "x" * 20_000,
+    "gpu " * 5_000,
+    "(" * 500 + "gpu" + ")" * 500,
+    '"' * 101,
+    "year:abc",
+    "year:[2020 TO",
+    "title:",
+    "?",
+    "gpu*" * 100,
+    "🙂 gpu",
+    "\\",
+    "gpu^",
+    "gpu~",
+    "[",
+    "{gpu}",
+    "title:(",
+    "%s%s%n",
 ]
 
 
@@ -260,8 +311,11 @@ def test_hostile_query_returns_or_raises_query_error_within_the_budget(corpus_in
 
 @pytest.mark.parametrize(
     ("query", "message"),
-    [("year:", "'year:' has no value (write e.g. year:2023)"), ("gpu ti:", "'ti:' has no value (write e.g. ti:gpu)"),
-     ("id: x", "'id:' has no value (write e.g. id:2101.00001)")],
+    [
+        ("year:", "'year:' has no value (write e.g. year:2023)"),
+        ("gpu ti:", "'ti:' has no value (write e.g. ti:gpu)"),
+        ("id: x", "'id:' has no value (write e.g. id:2101.00001)"),
+    ],
 )
 def test_a_field_without_a_value_is_an_error_naming_it(corpus_index, query, message):
     with pytest.raises(QueryError, match=re.escape(message)):

@@ -60,6 +60,9 @@ def test_the_best_hits_use_the_words_together(arxiv_words, query):
     hits = arxiv_words.search(query, limit=5).hits
     assert len(hits) == 5
     records = [arxiv_words.record(hit.id) for hit in hits]
-    apart = [(record.id, record.title) for record in records
-             if not re.search(TOGETHER[query], f"{record.title} {record.abstract}", re.IGNORECASE)]
+    apart = [
+        (record.id, record.title)
+        for record in records
+        if not re.search(TOGETHER[query], f"{record.title} {record.abstract}", re.IGNORECASE)
+    ]
     assert apart == []

@@ -11,8 +11,24 @@ ZENG_YEARS = [2026, 2025, 2023, 2023, 2023, 2022]
 ZENG_CATEGORIES = ["cs.DC", "math.NA", "q-bio.NC", "cs.NE", "cs.CV", "q-bio.NC"]
 QIAN_YEARS = [2026] * 6 + [2025] * 5 + [2024] * 4 + [2023] * 2 + [2022]
 QIAN_CATEGORIES = [
-    "cs.DC", "cs.SE", "cs.DC", "cs.DC", "cs.DC", "cs.AR", "cs.LG", "cs.LG", "cs.DC",
-    "cs.DC", "cs.SE", "cs.LG", "cs.DC", "cs.DC", "cs.DC", "cs.DC", "cs.LG", "cs.DC",
+    "cs.DC",
+    "cs.SE",
+    "cs.DC",
+    "cs.DC",
+    "cs.DC",
+    "cs.AR",
+    "cs.LG",
+    "cs.LG",
+    "cs.DC",
+    "cs.DC",
+    "cs.SE",
+    "cs.LG",
+    "cs.DC",
+    "cs.DC",
+    "cs.DC",
+    "cs.DC",
+    "cs.LG",
+    "cs.DC",
 ]
 
 PAGE = """arXiv subjects
@@ -81,8 +97,7 @@ def test_author_page_record_fields_are_exact():
     qian, _ = read([CORPUS / "depei-qian.txt"])
     first = qian[0]
     assert first.title == (
-        "DB-SpMSpV: Dual-View Blocked Sparse Matrix-Sparse Vector Multiplication "
-        "for Dynamic GPU Workloads"
+        "DB-SpMSpV: Dual-View Blocked Sparse Matrix-Sparse Vector Multiplication for Dynamic GPU Workloads"
     )
     assert first.abstract.startswith("Sparse Matrix-Sparse Vector Multiplication (SpMSpV) is a core primitive")
     # The page writes "4.50$\\times$"; readers turn TeX into text at read time.
@@ -119,8 +134,16 @@ def test_crlf_and_bom_author_page_reads_like_lf(tmp_path):
 
 def test_json_lines_reader_keeps_good_lines_and_reports_bad_ones(tmp_path):
     lines = [
-        json.dumps({"id": "2101.00001", "title": "Sparse GPU kernels", "abstract": "SpMV.",
-                    "authors": ["A. One", "B. Two"], "year": 2021, "categories": ["cs.DC", "cs.PF"]}),
+        json.dumps(
+            {
+                "id": "2101.00001",
+                "title": "Sparse GPU kernels",
+                "abstract": "SpMV.",
+                "authors": ["A. One", "B. Two"],
+                "year": 2021,
+                "categories": ["cs.DC", "cs.PF"],
+            }
+        ),
         "{not json",
         json.dumps({"id": "x2", "abstract": "no title here"}),
         "",
@@ -149,7 +172,9 @@ def test_json_lines_reader_keeps_good_lines_and_reports_bad_ones(tmp_path):
 @pytest.mark.parametrize("first", ["[1, 2]", "null", '"a string"'])
 def test_json_lines_after_first_lines_that_are_not_objects_are_read(tmp_path, first):
     records = [json.dumps({"id": f"x{n}", "title": f"Title {n}"}) for n in range(3)]
-    listing = json.dumps({"id": "2503.00001", "title": "Listed", "summary": "S", "abs": "https://arxiv.org/abs/2503.00001"})
+    listing = json.dumps(
+        {"id": "2503.00001", "title": "Listed", "summary": "S", "abs": "https://arxiv.org/abs/2503.00001"}
+    )
     plain = write(tmp_path / "plain.jsonl", f"{first}\n\n" + "\n".join(records) + "\n")
     assert detect_format(plain) == "jsonl"
     found, problems = read([plain])
@@ -173,8 +198,10 @@ def test_a_line_nested_too_deeply_is_reported_and_the_rest_read(tmp_path):
 
 
 def test_a_lone_surrogate_escape_is_replaced_and_the_record_kept(tmp_path):
-    path = write(tmp_path / "s.jsonl", '{"title": "Lone \\ud800 half", "authors": ["A \\udc00 B"]}\n'
-                                      '{"title": "Pair \\ud83d\\ude00 whole"}\n')
+    path = write(
+        tmp_path / "s.jsonl",
+        '{"title": "Lone \\ud800 half", "authors": ["A \\udc00 B"]}\n{"title": "Pair \\ud83d\\ude00 whole"}\n',
+    )
     records, problems = read([path])
     assert [r.title for r in records] == ["Lone \ufffd half", "Pair \U0001f600 whole"]
     assert records[0].authors == ["A \ufffd B"] and problems == []
@@ -205,10 +232,17 @@ def test_a_first_record_longer_than_the_sniff_is_read_whole_to_name_the_format(t
     import json
 
     long_summary = "sparse " * 3000  # 21,000 characters: the listing's keys come after it
-    first = {"id": "2401.00001", "title": "Long one", "summary": long_summary, "authors": ["A B"],
-             "abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"}
-    second = dict(first, id="2401.00002", title="Short one", summary="A short abstract.",
-                  abs="https://arxiv.org/abs/2401.00002")
+    first = {
+        "id": "2401.00001",
+        "title": "Long one",
+        "summary": long_summary,
+        "authors": ["A B"],
+        "abs": "https://arxiv.org/abs/2401.00001",
+        "pdf": "https://arxiv.org/pdf/2401.00001",
+    }
+    second = dict(
+        first, id="2401.00002", title="Short one", summary="A short abstract.", abs="https://arxiv.org/abs/2401.00002"
+    )
     text = json.dumps(first) + "\n" + json.dumps(second) + "\n"
     plain = write(tmp_path / "listing.jsonl", text)
     packed = tmp_path / "listing.jsonl.gz"
@@ -243,7 +277,8 @@ def test_broken_gzip_empty_file_and_fifo_are_reported_not_fatal(tmp_path):
     header_only = tmp_path / "header.jsonl.gz"
     header_only.write_bytes(gzip.compress(b'{"title": "never read"}\n')[:10])
     assert [(str(p), p.cut_off) for p in read([header_only])[1]] == [
-        (f"{header_only}:0: cannot be read: the compressed data ends before its end-of-stream marker (skipped)", True)]
+        (f"{header_only}:0: cannot be read: the compressed data ends before its end-of-stream marker (skipped)", True)
+    ]
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="pipe: not a regular file or directory"):
@@ -251,8 +286,10 @@ def test_broken_gzip_empty_file_and_fifo_are_reported_not_fatal(tmp_path):
 
 
 def test_utf16_files_with_a_byte_order_mark_are_read(tmp_path):
-    lines = [{"id": "2101.00001", "title": "Première étude", "authors": ["Zoë Ünal"]},
-             {"id": "2101.00002", "title": "Second study"}]
+    lines = [
+        {"id": "2101.00001", "title": "Première étude", "authors": ["Zoë Ünal"]},
+        {"id": "2101.00002", "title": "Second study"},
+    ]
     text = "\r\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\r\n"
     for encoding in ("utf-16", "utf-16-be"):
         path = tmp_path / f"{encoding}.jsonl"
@@ -299,36 +336,41 @@ def test_a_line_over_the_cap_is_reported_and_passed_over(tmp_path):
     assert [(p.line, p.reason) for p in problems] == [(2, "line longer than 8 MB (skipped)")]
 
 
-@pytest.mark.parametrize(("text", "people"), [
-    # BibTeX: "and" between people, each "Last, First".
-    ("Lovelace, Ada and Babbage, Charles", ["Ada Lovelace", "Charles Babbage"]),
-    ("van der Berg, Jan and Smith, J.", ["Jan van der Berg", "J. Smith"]),
-    ("King, Jr., Martin Luther and Lovelace, Ada", ["Martin Luther King Jr.", "Ada Lovelace"]),
-    ("Smith, John, Jr.", ["John Smith Jr."]),
-    ("Smith, John, III and Lovelace, Ada", ["John Smith III", "Ada Lovelace"]),
-    ("Lovelace, Ada and {Barnes and Noble Detector Collaboration}",
-     ["Ada Lovelace", "Barnes and Noble Detector Collaboration"]),
-    # Semicolons: one person each.
-    ("Lovelace, Ada; Babbage, C.", ["Ada Lovelace", "C. Babbage"]),
-    ("Ada Lovelace; Charles Babbage", ["Ada Lovelace", "Charles Babbage"]),
-    # arXiv's: commas and a last "and".
-    ("A. Lovelace, C. Babbage and M. Somerville", ["A. Lovelace", "C. Babbage", "M. Somerville"]),
-    ("Ada Lovelace and Charles Babbage", ["Ada Lovelace", "Charles Babbage"]),
-    ("Martin Luther King, Jr., Ada Lovelace", ["Martin Luther King, Jr.", "Ada Lovelace"]),
-    # One person, inverted.
-    ("Lovelace, Ada", ["Ada Lovelace"]),
-    # Given names ending in a particle: a surname of several words before the comma.
-    ("Holt Brink, J. van der", ["J. van der Holt Brink"]),
-    ("Holt Brink, J.", ["Holt Brink", "J."]),
-    # A group's name keeps its "and".
-    ("Barnes and Noble Detector Collaboration", ["Barnes and Noble Detector Collaboration"]),
-    ("A. One, Barnes and Noble Detector Collaboration", ["A. One", "Barnes and Noble Detector Collaboration"]),
-    # Leftovers of a list split at commas only.
-    ("and Shadab Khan", ["Shadab Khan"]),
-    ("Donald Johann Jr. and Fred Prior", ["Donald Johann Jr.", "Fred Prior"]),
-    ("Depei Qian", ["Depei Qian"]),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    ("text", "people"),
+    [
+        # BibTeX: "and" between people, each "Last, First".
+        ("Lovelace, Ada and Babbage, Charles", ["Ada Lovelace", "Charles Babbage"]),
+        ("van der Berg, Jan and Smith, J.", ["Jan van der Berg", "J. Smith"]),
+        ("King, Jr., Martin Luther and Lovelace, Ada", ["Martin Luther King Jr.", "Ada Lovelace"]),
+        ("Smith, John, Jr.", ["John Smith Jr."]),
+        ("Smith, John, III and Lovelace, Ada", ["John Smith III", "Ada Lovelace"]),
+        (
+            "Lovelace, Ada and {Barnes and Noble Detector Collaboration}",
+            ["Ada Lovelace", "Barnes and Noble Detector Collaboration"],
+        ),
+        # Semicolons: one person each.
+        ("Lovelace, Ada; Babbage, C.", ["Ada Lovelace", "C. Babbage"]),
+        ("Ada Lovelace; Charles Babbage", ["Ada Lovelace", "Charles Babbage"]),
+        # arXiv's: commas and a last "and".
+        ("A. Lovelace, C. Babbage and M. Somerville", ["A. Lovelace", "C. Babbage", "M. Somerville"]),
+        ("Ada Lovelace and Charles Babbage", ["Ada Lovelace", "Charles Babbage"]),
+        ("Martin Luther King, Jr., Ada Lovelace", ["Martin Luther King, Jr.", "Ada Lovelace"]),
+        # One person, inverted.
+        ("Lovelace, Ada", ["Ada Lovelace"]),
+        # Given names ending in a particle: a surname of several words before the comma.
+        ("Holt Brink, J. van der", ["J. van der Holt Brink"]),
+        ("Holt Brink, J.", ["Holt Brink", "J."]),
+        # A group's name keeps its "and".
+        ("Barnes and Noble Detector Collaboration", ["Barnes and Noble Detector Collaboration"]),
+        ("A. One, Barnes and Noble Detector Collaboration", ["A. One", "Barnes and Noble Detector Collaboration"]),
+        # Leftovers of a list split at commas only.
+        ("and Shadab Khan", ["Shadab Khan"]),
+        ("Donald Johann Jr. and Fred Prior", ["Donald Johann Jr.", "Fred Prior"]),
+        ("Depei Qian", ["Depei Qian"]),
+        ("", []),
+    ],
+)
 def test_an_author_string_is_split_into_people(text, people):
     assert split_authors(text) == people
 
@@ -337,13 +379,29 @@ def test_authors_are_people_in_every_format_and_punctuation_is_dropped_with_a_no
     """JSON lines and CSV author strings in BibTeX's form give people; a list
     entry holding two people is split; ":" is dropped with a note that does
     not count as a skipped record."""
-    lines = write(tmp_path / "papers.jsonl", "\n".join([
-        json.dumps({"id": "2101.00001", "title": "BibTeX authors",
-                    "authors": "Lovelace, Ada and Babbage, Charles"}),
-        json.dumps({"id": "2101.00002", "title": "A listing",
-                    "authors": ["NVIDIA", ":", "Ada Lovelace and Charles Babbage",
-                                "Barnes and Noble Detector Collaboration"]}),
-    ]) + "\n")
+    lines = write(
+        tmp_path / "papers.jsonl",
+        "\n".join(
+            [
+                json.dumps(
+                    {"id": "2101.00001", "title": "BibTeX authors", "authors": "Lovelace, Ada and Babbage, Charles"}
+                ),
+                json.dumps(
+                    {
+                        "id": "2101.00002",
+                        "title": "A listing",
+                        "authors": [
+                            "NVIDIA",
+                            ":",
+                            "Ada Lovelace and Charles Babbage",
+                            "Barnes and Noble Detector Collaboration",
+                        ],
+                    }
+                ),
+            ]
+        )
+        + "\n",
+    )
     table = write(tmp_path / "papers.csv", 'id,title,authors\n2101.00003,CSV authors,"Lovelace, Ada; Babbage, C."\n')
     problems = []
     records = {r.id: r.authors for r in read_records([lines, table], problems)}
@@ -358,9 +416,12 @@ def test_authors_are_people_in_every_format_and_punctuation_is_dropped_with_a_no
 
 def test_a_json_lines_version_field_is_the_records_version(tmp_path):
     path = tmp_path / "v.jsonl"
-    path.write_text('{"id": "2201.00010", "title": "A", "version": 4}\n'
-                    '{"id": "2201.00011", "title": "B", "version": "v2"}\n'
-                    '{"id": "2201.00012", "title": "C", "version": "four"}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "2201.00010", "title": "A", "version": 4}\n'
+        '{"id": "2201.00011", "title": "B", "version": "v2"}\n'
+        '{"id": "2201.00012", "title": "C", "version": "four"}\n',
+        encoding="utf-8",
+    )
     problems = []
     records = list(read_records([path], problems))
     assert [(r.id, r.version) for r in records] == [("2201.00010", 4), ("2201.00011", 2)]

@@ -8,8 +8,8 @@ import pytest
 
 from searchengine.readers import FORMATS, detect_format, read_records
 from searchengine.readers.arxivmeta import arxiv_categories, split_version, year_from_id
-from searchengine.tex import tex_to_text
 from searchengine.records import title_id
+from searchengine.tex import tex_to_text
 
 from conftest import write
 from shareddata import DATA
@@ -32,8 +32,13 @@ def read(paths, format=None):
 @pytest.mark.usefixtures("shared_data")
 @pytest.mark.parametrize(
     ("path", "name"),
-    [(OAI, "arxiv-oai"), (LISTING, "arxiv-listing"), (ATOM_OLD_ONE, "arxiv-atom"),
-     (ATOM_OLD, "arxiv-atom"), (ATOM_NEW, "arxiv-atom")],
+    [
+        (OAI, "arxiv-oai"),
+        (LISTING, "arxiv-listing"),
+        (ATOM_OLD_ONE, "arxiv-atom"),
+        (ATOM_OLD, "arxiv-atom"),
+        (ATOM_NEW, "arxiv-atom"),
+    ],
 )
 def test_each_sample_is_recognised_by_content(path, name):
     assert detect_format(path) == name
@@ -43,7 +48,7 @@ def test_each_sample_is_recognised_by_content(path, name):
 def test_sniffing_is_unambiguous_across_formats(tmp_path):
     samples = {
         "arxiv-oai": OAI.read_text(encoding="utf-8").splitlines()[0] + "\n",
-        "arxiv-listing": gzip.open(LISTING, "rt", encoding="utf-8").readline(),
+        "arxiv-listing": gzip.open(LISTING, "rt", encoding="utf-8").readline(),  # noqa: SIM115
         "arxiv-atom": ATOM_NEW.read_text(encoding="utf-8"),
         "csv": "id,title,year\n1,A title,2020\n",
         "jsonl": '{"id": "x", "title": "A title", "abstract": "summary of it"}\n',
@@ -64,7 +69,9 @@ def test_oai_snapshot_reads_all_200_records_with_exact_fields():
     first = records[0]
     # The title's hard line wrap ("and\n  LHC") is collapsed.
     assert first.title == "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
-    assert first.abstract.startswith("A fully differential calculation in perturbative quantum chromodynamics is presented")
+    assert first.abstract.startswith(
+        "A fully differential calculation in perturbative quantum chromodynamics is presented"
+    )
     assert first.authors == ["C. Balázs", "E. L. Berger", "P. M. Nadolsky", "C. -P. Yuan"]
     assert (first.year, first.version, first.categories) == (2007, 2, ["hep-ph"])
     assert first.url == "https://arxiv.org/abs/0704.0001"
@@ -79,9 +86,15 @@ def test_oai_snapshot_reads_all_200_records_with_exact_fields():
 
 
 def test_oai_without_authors_parsed_decodes_tex_in_the_authors_string(tmp_path):
-    line = {"id": "0704.0062v3", "title": "T", "abstract": "A", "categories": "q-bio.GN",
-            "authors": "Rastislav \\v{S}r\\'amek, Bro\\v{n}a Brejov\\'a and Tom\\'a\\v{s} Vina\\v{r}",
-            "versions": [], "update_date": "2009-01-05"}
+    line = {
+        "id": "0704.0062v3",
+        "title": "T",
+        "abstract": "A",
+        "categories": "q-bio.GN",
+        "authors": "Rastislav \\v{S}r\\'amek, Bro\\v{n}a Brejov\\'a and Tom\\'a\\v{s} Vina\\v{r}",
+        "versions": [],
+        "update_date": "2009-01-05",
+    }
     path = write(tmp_path / "oai.jsonl", json.dumps(line) + "\n")
     records, problems = read([path], format="arxiv-oai")
     assert problems == []
@@ -93,8 +106,12 @@ def test_oai_without_authors_parsed_decodes_tex_in_the_authors_string(tmp_path):
 @pytest.mark.usefixtures("shared_data")
 def test_oai_bad_lines_are_reported_with_line_numbers(tmp_path):
     good = OAI.read_text(encoding="utf-8").splitlines()[0]
-    lines = [good, '{"id": "0704.9999", "title": null, "versions": [], "update_date": "2007-01-01"}',
-             '{"title": "no id", "versions": [], "update_date": "2007-01-01"}', "{cut"]
+    lines = [
+        good,
+        '{"id": "0704.9999", "title": null, "versions": [], "update_date": "2007-01-01"}',
+        '{"title": "no id", "versions": [], "update_date": "2007-01-01"}',
+        "{cut",
+    ]
     path = write(tmp_path / "oai.jsonl", "\n".join(lines) + "\n")
     records, problems = read([path])
     assert [r.id for r in records] == ["0704.0001"]
@@ -137,9 +154,13 @@ def test_listing_record_fields_and_class_codes_dropped():
     by_id = {r.id: r for r in records[:200]}
     first = records[0]
     assert first.id == "2503.11731"
-    assert first.title == ("Industrial-Grade Sensor Simulation via Gaussian Splatting: A Modular "
-                           "Framework for Scalable Editing and Full-Stack Validation")
-    assert first.abstract.startswith("Sensor simulation is pivotal for scalable validation of autonomous driving systems, yet")
+    assert first.title == (
+        "Industrial-Grade Sensor Simulation via Gaussian Splatting: A Modular "
+        "Framework for Scalable Editing and Full-Stack Validation"
+    )
+    assert first.abstract.startswith(
+        "Sensor simulation is pivotal for scalable validation of autonomous driving systems, yet"
+    )
     assert "\n" not in first.abstract
     assert first.authors[:3] == ["Xianming Zeng", "Sicong Du", "Qifeng Chen"] and len(first.authors) == 16
     assert (first.year, first.version, first.categories) == (2025, None, ["cs.CV", "cs.RO"])
@@ -192,8 +213,10 @@ def test_atom_new_layout_reads_100_entries():
 @pytest.mark.usefixtures("shared_data")
 def test_atom_error_entry_and_broken_xml_are_reported(tmp_path):
     feed = ATOM_OLD_ONE.read_text(encoding="utf-8")
-    error_entry = ("<entry><id>http://arxiv.org/api/errors#incorrect_id_format_for_1234</id>"
-                   "<title>Error</title><summary>incorrect id format for 1234</summary></entry>\n")
+    error_entry = (
+        "<entry><id>http://arxiv.org/api/errors#incorrect_id_format_for_1234</id>"
+        "<title>Error</title><summary>incorrect id format for 1234</summary></entry>\n"
+    )
     path = write(tmp_path / "err.xml", feed.replace("<entry>", error_entry + "  <entry>", 1))
     records, problems = read([path])
     assert [r.id for r in records] == ["1111.2011"]
@@ -226,7 +249,7 @@ def test_csv_with_record_field_names(tmp_path):
     text = (
         "id,title,abstract,authors,year,categories,url,extra\n"
         '2101.00001v2,Sparse GPU kernels,"SpMV, on GPUs",Ada Lovelace; Charles Babbage,2021,cs.DC cs.PF,,x\n'
-        '\n'
+        "\n"
         ',"A title, with a comma","An abstract\nover two lines",A. One and B. Two,,math.NA,,\n'
         "2101.00002,,No title here,,,,,\n"
         "2101.00003,Bad year,,,soon,,,\n"
@@ -243,7 +266,12 @@ def test_csv_with_record_field_names(tmp_path):
     ]
     first, second, third = records
     assert first.authors == ["Ada Lovelace", "Charles Babbage"]
-    assert (first.abstract, first.year, first.version, first.categories) == ("SpMV, on GPUs", 2021, 2, ["cs.DC", "cs.PF"])
+    assert (first.abstract, first.year, first.version, first.categories) == (
+        "SpMV, on GPUs",
+        2021,
+        2,
+        ["cs.DC", "cs.PF"],
+    )
     assert second.abstract == "An abstract over two lines" and second.authors == ["A. One", "B. Two"]
     assert second.source == f"{path}:4"
     assert third.year == 2022
@@ -257,7 +285,8 @@ def test_csv_with_record_field_names(tmp_path):
 @pytest.mark.usefixtures("shared_data")
 def test_format_can_be_forced(tmp_path):
     # A listing line read as plain JSON lines has no abstract ("summary" is not a Record field).
-    line = gzip.open(LISTING, "rt", encoding="utf-8").readline()
+    with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
+        line = lines.readline()
     path = write(tmp_path / "one.jsonl", line)
     records, _ = read([path], format="jsonl")
     assert records[0].id == "2503.11731" and records[0].abstract == ""
@@ -267,9 +296,14 @@ def test_format_can_be_forced(tmp_path):
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("2101.00003v2", ("2101.00003", 2)), ("2101.00003", ("2101.00003", None)),
-     ("cond-mat/0102536v1", ("cond-mat/0102536", 1)), ("0704.0001v12", ("0704.0001", 12)),
-     ("t-5d48c11362a2", ("t-5d48c11362a2", None)), ("paperv2", ("paperv2", None))],
+    [
+        ("2101.00003v2", ("2101.00003", 2)),
+        ("2101.00003", ("2101.00003", None)),
+        ("cond-mat/0102536v1", ("cond-mat/0102536", 1)),
+        ("0704.0001v12", ("0704.0001", 12)),
+        ("t-5d48c11362a2", ("t-5d48c11362a2", None)),
+        ("paperv2", ("paperv2", None)),
+    ],
 )
 def test_split_version(raw, expected):
     assert split_version(raw) == expected
@@ -277,9 +311,16 @@ def test_split_version(raw, expected):
 
 def test_year_from_id_and_category_filter_and_tex():
     assert [year_from_id(i) for i in ("2506.06837", "0704.0001", "cond-mat/9912345", "hep-th/0101001", "x")] == [
-        2025, 2007, 1999, 2001, None]
+        2025,
+        2007,
+        1999,
+        2001,
+        None,
+    ]
     assert arxiv_categories(["cs.CV", "I.2.7", "68T07", "68U10, 90C26", "I.4.8; I.2.10", "hep-ph", "cs.CV"]) == [
-        "cs.CV", "hep-ph"]
+        "cs.CV",
+        "hep-ph",
+    ]
     assert tex_to_text("Bal\\'azs") == "Balázs" and tex_to_text("plain") == "plain"
 
 
@@ -293,6 +334,7 @@ def test_listing_reader_streams(tmp_path):
 
 # --- links and identifiers ----------------------------------------------------
 
+
 def _links(record):
     return (record.url, record.pdf_url, record.doi, record.journal_ref, record.comments, record.license)
 
@@ -302,59 +344,121 @@ def test_oai_records_carry_doi_journal_ref_comments_and_license():
     records, _ = read([OAI])
     by_id = {r.id: r for r in records}
     assert _links(by_id["0704.0001"]) == (
-        "https://arxiv.org/abs/0704.0001", "", "10.1103/PhysRevD.76.013009", "Phys.Rev.D76:013009,2007",
-        "37 pages, 15 figures; published version", "")
+        "https://arxiv.org/abs/0704.0001",
+        "",
+        "10.1103/PhysRevD.76.013009",
+        "Phys.Rev.D76:013009,2007",
+        "37 pages, 15 figures; published version",
+        "",
+    )
     assert _links(by_id["0704.0002"]) == (
-        "https://arxiv.org/abs/0704.0002", "", "", "", "To appear in Graphs and Combinatorics",
-        "http://arxiv.org/licenses/nonexclusive-distrib/1.0/")
+        "https://arxiv.org/abs/0704.0002",
+        "",
+        "",
+        "",
+        "To appear in Graphs and Combinatorics",
+        "http://arxiv.org/licenses/nonexclusive-distrib/1.0/",
+    )
     # two DOIs in one field (an erratum's) stay two, separated by a space
     assert by_id["0704.0033"].doi == "10.1364/JOSAA.23.002578 10.1364/JOSAA.32.002407"
-    assert (sum(1 for r in records if r.doi), sum(1 for r in records if r.journal_ref),
-            sum(1 for r in records if r.comments), sum(1 for r in records if r.license)) == (117, 109, 182, 19)
+    assert (
+        sum(1 for r in records if r.doi),
+        sum(1 for r in records if r.journal_ref),
+        sum(1 for r in records if r.comments),
+        sum(1 for r in records if r.license),
+    ) == (117, 109, 182, 19)
 
 
 @pytest.mark.usefixtures("shared_data")
 def test_atom_entries_carry_pdf_link_doi_journal_ref_and_comment():
     records, _ = read([ATOM_OLD_ONE])
     assert _links(records[0]) == (
-        "http://arxiv.org/abs/1111.2011v2", "http://arxiv.org/pdf/1111.2011v2", "10.1103/PhysRevB.85.115117",
-        "Phys. Rev. B 85, 115117 (2012)", "8 pages, 3 figures. Published version", "")
+        "http://arxiv.org/abs/1111.2011v2",
+        "http://arxiv.org/pdf/1111.2011v2",
+        "10.1103/PhysRevB.85.115117",
+        "Phys. Rev. B 85, 115117 (2012)",
+        "8 pages, 3 figures. Published version",
+        "",
+    )
     records, _ = read([ATOM_NEW])
     assert _links(records[0]) == (
-        "https://arxiv.org/abs/2202.12139v1", "https://arxiv.org/pdf/2202.12139v1", "10.1109/ICSTW55395.2022.00035",
+        "https://arxiv.org/abs/2202.12139v1",
+        "https://arxiv.org/pdf/2202.12139v1",
+        "10.1109/ICSTW55395.2022.00035",
         "Artificial Intelligence in Software Testing @ 2022 IEEE International Conference on Software Testing, "
         "Verification and Validation Workshops (ICSTW)",
-        "Artificial Intelligence in Software Testing 2022 workshop @ ICST 2022", "")
+        "Artificial Intelligence in Software Testing 2022 workshop @ ICST 2022",
+        "",
+    )
     assert sum(1 for r in records if r.doi) == 32
 
 
 def test_listing_records_carry_abs_pdf_and_comment(tmp_path):
-    line = {"id": "2503.11742", "pdf": "https://arxiv.org/pdf/2503.11742", "abs": "https://arxiv.org/abs/2503.11742",
-            "authors": ["A. One"], "title": "T", "categories": ["cs.LG"], "comment": "Work in progress",
-            "summary": "S"}
-    path = write(tmp_path / "listing.jsonl", json.dumps(line) + "\n" + json.dumps(dict(line, id="2503.11743",
-                                                                                   comment=None)) + "\n")
+    line = {
+        "id": "2503.11742",
+        "pdf": "https://arxiv.org/pdf/2503.11742",
+        "abs": "https://arxiv.org/abs/2503.11742",
+        "authors": ["A. One"],
+        "title": "T",
+        "categories": ["cs.LG"],
+        "comment": "Work in progress",
+        "summary": "S",
+    }
+    path = write(
+        tmp_path / "listing.jsonl",
+        json.dumps(line) + "\n" + json.dumps(dict(line, id="2503.11743", comment=None)) + "\n",
+    )
     records, problems = read([path])
     assert problems == [] and [r.id for r in records] == ["2503.11742", "2503.11743"]
-    assert _links(records[0]) == ("https://arxiv.org/abs/2503.11742", "https://arxiv.org/pdf/2503.11742", "", "",
-                                  "Work in progress", "")
+    assert _links(records[0]) == (
+        "https://arxiv.org/abs/2503.11742",
+        "https://arxiv.org/pdf/2503.11742",
+        "",
+        "",
+        "Work in progress",
+        "",
+    )
     assert records[1].comments == ""
 
 
 def test_csv_and_json_lines_carry_link_and_identifier_columns(tmp_path):
-    csv_path = write(tmp_path / "papers.csv", (
-        "id,title,doi,journal_ref,comments,pdf,license\n"
-        "r1,Magnons,https://doi.org/10.1103/PhysRevB.76.125117,\"Phys. Rev. B 76, 125117\",5 pages,"
-        "https://example.org/r1.pdf,CC BY 4.0\n"
-        "r2,Phonons,not a doi,,,,\n"))
-    jsonl_path = write(tmp_path / "papers.jsonl", json.dumps(
-        {"id": "j1", "title": "Magnons", "doi": "doi:10.1103/PhysRevB.76.125117", "journal_ref": "PRB 76",
-         "comments": "5 pages", "pdf": "https://example.org/j1.pdf", "license": "CC BY 4.0"}) + "\n" + json.dumps(
-        {"id": "j2", "title": "Bad", "doi": 10}) + "\n")
+    csv_path = write(
+        tmp_path / "papers.csv",
+        (
+            "id,title,doi,journal_ref,comments,pdf,license\n"
+            'r1,Magnons,https://doi.org/10.1103/PhysRevB.76.125117,"Phys. Rev. B 76, 125117",5 pages,'
+            "https://example.org/r1.pdf,CC BY 4.0\n"
+            "r2,Phonons,not a doi,,,,\n"
+        ),
+    )
+    jsonl_path = write(
+        tmp_path / "papers.jsonl",
+        json.dumps(
+            {
+                "id": "j1",
+                "title": "Magnons",
+                "doi": "doi:10.1103/PhysRevB.76.125117",
+                "journal_ref": "PRB 76",
+                "comments": "5 pages",
+                "pdf": "https://example.org/j1.pdf",
+                "license": "CC BY 4.0",
+            }
+        )
+        + "\n"
+        + json.dumps({"id": "j2", "title": "Bad", "doi": 10})
+        + "\n",
+    )
     records, problems = read([csv_path, jsonl_path])
     assert [(r.id,) + _links(r) for r in records] == [
-        ("r1", "", "https://example.org/r1.pdf", "10.1103/PhysRevB.76.125117", "Phys. Rev. B 76, 125117", "5 pages",
-         "CC BY 4.0"),
+        (
+            "r1",
+            "",
+            "https://example.org/r1.pdf",
+            "10.1103/PhysRevB.76.125117",
+            "Phys. Rev. B 76, 125117",
+            "5 pages",
+            "CC BY 4.0",
+        ),
         # text that is no DOI is kept as written (shown, never linked)
         ("r2", "", "", "not a doi", "", "", ""),
         ("j1", "", "https://example.org/j1.pdf", "10.1103/PhysRevB.76.125117", "PRB 76", "5 pages", "CC BY 4.0"),

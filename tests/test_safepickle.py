@@ -32,18 +32,20 @@ def index_dir(tmp_path):
 
 
 def _rewrite_toc(index_dir, *, schema=None, segments=None) -> None:
+    from whoosh.fields import Schema
     from whoosh.filedb.filestore import FileStorage
     from whoosh.index import TOC
-    from whoosh.fields import Schema
 
     generation = store.current_generation(index_dir)
     storage = FileStorage(str(generation))
     toc = TOC.read(storage, "MAIN")
     (generation / f"_MAIN_{toc.generation}.toc").unlink()
     if schema is not None:
+
         class CraftedSchema(Schema):
             def __reduce__(self):
                 return schema.__reduce__()
+
         toc.schema = CraftedSchema()
     if segments is not None:
         toc.segments = segments
@@ -54,8 +56,7 @@ def _rewrite_toc(index_dir, *, schema=None, segments=None) -> None:
 @pytest.mark.parametrize("where", ["schema", "segments"])
 def test_a_crafted_table_of_contents_is_refused_and_runs_nothing(index_dir, tmp_path, where):
     marker = tmp_path / "ran"
-    _rewrite_toc(index_dir, **({"schema": Payload(marker)} if where == "schema" else
-                               {"segments": [Payload(marker)]}))
+    _rewrite_toc(index_dir, **({"schema": Payload(marker)} if where == "schema" else {"segments": [Payload(marker)]}))
     with pytest.raises(IndexDamagedError, match=r"it names posix\.mkdir, which no index holds"):
         open_index(index_dir).search("gpu")
     result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])

@@ -100,8 +100,16 @@ def test_stats_counts_years_and_categories(corpus_index):
     assert corpus_index.stats() == {
         "documents": 24,
         "years": {"2026": 7, "2025": 6, "2024": 4, "2023": 5, "2022": 2},
-        "categories": {"cs.DC": 12, "cs.LG": 4, "cs.SE": 2, "q-bio.NC": 2,
-                       "cs.AR": 1, "cs.CV": 1, "cs.NE": 1, "math.NA": 1},
+        "categories": {
+            "cs.DC": 12,
+            "cs.LG": 4,
+            "cs.SE": 2,
+            "q-bio.NC": 2,
+            "cs.AR": 1,
+            "cs.CV": 1,
+            "cs.NE": 1,
+            "math.NA": 1,
+        },
     }
 
 
@@ -111,24 +119,45 @@ def test_the_title_order_starts_at_each_title_s_first_letter_or_digit(tmp_path):
     from searchengine import build_index
     from searchengine.records import sort_title
 
-    titles = ['"Quoted" kernels', "(Un)bounded kernels", "Apple kernels", "'Zeta' kernels",
-              "¿Qué kernels?", "3D kernels", "Éclair kernels", "... kernels"]
+    titles = [
+        '"Quoted" kernels',
+        "(Un)bounded kernels",
+        "Apple kernels",
+        "'Zeta' kernels",
+        "¿Qué kernels?",
+        "3D kernels",
+        "Éclair kernels",
+        "... kernels",
+    ]
     path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"id": f"r{n}", "title": t, "abstract": "kernels"}) + "\n"
-                            for n, t in enumerate(titles)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"id": f"r{n}", "title": t, "abstract": "kernels"}) + "\n" for n, t in enumerate(titles)),
+        encoding="utf-8",
+    )
     build_index([path], tmp_path / "ix")
     order = [h.title for h in open_index(tmp_path / "ix").search("kernels", sort="title", limit=20).hits]
-    assert order == ["3D kernels", "Apple kernels", "Éclair kernels", "... kernels", "¿Qué kernels?",
-                     '"Quoted" kernels', "(Un)bounded kernels", "'Zeta' kernels"]
+    assert order == [
+        "3D kernels",
+        "Apple kernels",
+        "Éclair kernels",
+        "... kernels",
+        "¿Qué kernels?",
+        '"Quoted" kernels',
+        "(Un)bounded kernels",
+        "'Zeta' kernels",
+    ]
     assert sort_title("... kernels") == "kernels" and sort_title("¿Qué kernels?") == "que kernels?"
     assert sort_title("!!!") == "!!!"
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"limit": "5"}, "limit must be a whole number, not '5'"),
-    ({"limit": 2.5}, "limit must be a whole number, not 2.5"),
-    ({"page": True}, "page must be a whole number, not True"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"limit": "5"}, "limit must be a whole number, not '5'"),
+        ({"limit": 2.5}, "limit must be a whole number, not 2.5"),
+        ({"page": True}, "page must be a whole number, not True"),
+    ],
+)
 def test_a_request_of_the_wrong_type_is_a_query_error(corpus_index, options, message):
     from searchengine import QueryError
 
@@ -143,12 +172,28 @@ def test_a_query_written_in_tex_finds_what_the_record_wrote_in_tex(tmp_path):
     from searchengine import build_index
 
     source = tmp_path / "tex.jsonl"
-    source.write_text(json.dumps({"id": "t-00000000000a", "authors": ["Jan Vr\\v{c}ak"],
-                                  "title": "The Schr\\\"odinger equation of $\\alpha$-particles",
-                                  "abstract": "Wave functions of $\\alpha$ decay."}) + "\n", encoding="utf-8")
+    source.write_text(
+        json.dumps(
+            {
+                "id": "t-00000000000a",
+                "authors": ["Jan Vr\\v{c}ak"],
+                "title": 'The Schr\\"odinger equation of $\\alpha$-particles',
+                "abstract": "Wave functions of $\\alpha$ decay.",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     build_index([source], tmp_path / "ix")
     index = open_index(tmp_path / "ix")
-    for query in ['Schr\\"odinger', "Schrödinger", "$\\alpha$ decay", "α decay", "Vr\\v{c}ak", 'title:"Schr\\"odinger equation"']:
+    for query in [
+        'Schr\\"odinger',
+        "Schrödinger",
+        "$\\alpha$ decay",
+        "α decay",
+        "Vr\\v{c}ak",
+        'title:"Schr\\"odinger equation"',
+    ]:
         results = index.search(query)
         assert [hit.id for hit in results.hits] == ["t-00000000000a"], query
     assert index.search('Schr\\"odinger').query == "Schrödinger"
@@ -160,8 +205,10 @@ def test_the_python_api_takes_first_author_and_past_as_the_web_does(corpus_index
     by_qian = {hit.id for hit in corpus_index.search("", first_author="Depei Qian", limit=100).hits}
     assert by_qian == {hit.id for hit in corpus_index.search("", author="^Depei Qian", limit=100).hits}
     assert len(by_qian) == 18
-    assert corpus_index.export("gpu", first_author="Longbin Zeng").total == \
-        corpus_index.search("gpu", author="^Longbin Zeng").total
+    assert (
+        corpus_index.export("gpu", first_author="Longbin Zeng").total
+        == corpus_index.search("gpu", author="^Longbin Zeng").total
+    )
     assert corpus_index.search("gpu", past="week").total == 0  # the author pages give no days
     with pytest.raises(QueryError, match="past 'fortnight' is not one of week, month, year"):
         corpus_index.search("gpu", past="fortnight")

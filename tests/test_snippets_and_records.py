@@ -43,7 +43,7 @@ def test_record_without_abstract_still_appears_with_its_title(tmp_path):
 
 def test_abstract_without_a_match_shows_its_start(tmp_path):
     abstract = "word " * 100
-    path = write(tmp_path / "r.jsonl", '{"id": "x1", "title": "Sparse kernels", "abstract": "%s"}\n' % abstract)
+    path = write(tmp_path / "r.jsonl", f'{{"id": "x1", "title": "Sparse kernels", "abstract": "{abstract}"}}\n')
     build_index([path], tmp_path / "ix")
     hit = open_index(tmp_path / "ix").search("sparse").hits[0]
     assert hit.snippet == ("word " * 48).strip() + " …"
@@ -100,20 +100,23 @@ def all_tokens(replay, text):
     return [token for number in range(len(found)) for token in found.tokens(number)]
 
 
-SNIPPET_TEXTS = ["FlashAttention on GPUs: C++ and C# in 大规模语言模型的研究, fail-slow Bose–Einstein; IT and it.",
-                 "ﬁnite eﬃcient Ｇｒａｐｈ neural-network, 10,000-GPU runs by Vlček (e\u0301te)."]
+SNIPPET_TEXTS = [
+    "FlashAttention on GPUs: C++ and C# in 大规模语言模型的研究, fail-slow Bose–Einstein; IT and it.",
+    "ﬁnite eﬃcient Ｇｒａｐｈ neural-network, 10,000-GPU runs by Vlček (e\u0301te).",
+]
 
 
 def test_word_analysis_gives_the_analyzers_tokens_and_offsets():
-    from searchengine.engines.whoosh.schema import build_schema
     from searchengine.analysis.snippets import WordAnalysis
+    from searchengine.engines.whoosh.schema import build_schema
 
     analyzer = build_schema()["abstract"].analyzer
     replay = WordAnalysis(analyzer, size=8)  # small: forgetting words must not change anything
     texts = [r.abstract for r in corpus_records()[:6]] + SNIPPET_TEXTS
     for text in texts:
-        expected = [(t.text, t.startchar, t.endchar)
-                    for t in analyzer(text, chars=True, mode="query", removestops=False)]
+        expected = [
+            (t.text, t.startchar, t.endchar) for t in analyzer(text, chars=True, mode="query", removestops=False)
+        ]
         assert all_tokens(replay, text) == expected
     assert all_tokens(replay, texts[-2])[:3] == [("flashattention", 0, 14), ("flash", 0, 5), ("attention", 5, 14)]
     # A ligature maps back to the characters as written.
@@ -123,9 +126,15 @@ def test_word_analysis_gives_the_analyzers_tokens_and_offsets():
 def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
     from whoosh import highlight
 
+    from searchengine.analysis.snippets import (
+        CONTEXT_CHARS,
+        FRAGMENT_CHARS,
+        FRAGMENTS,
+        WordAnalysis,
+        _best,
+        _context_fragments,
+    )
     from searchengine.engines.whoosh.schema import build_schema
-    from searchengine.analysis.snippets import (CONTEXT_CHARS, FRAGMENT_CHARS, FRAGMENTS, WordAnalysis,
-                                                      _best, _context_fragments)
 
     analyzer = build_schema()["abstract"].analyzer
     replay = WordAnalysis(analyzer)
@@ -134,24 +143,31 @@ def test_snippet_fragments_are_those_whooshs_highlighter_chooses():
     for text in [r.abstract for r in corpus_records()] + SNIPPET_TEXTS + ["x" * 300 + " gpu model", "gpu " * 3000]:
         tokens = all_tokens(replay, text)
         # Single terms and pairs of neighbouring terms as the query's terms: 24 of them per text.
-        candidates = sorted({(a,) for a, _, _ in tokens}
-                            | {tuple(sorted((a[0], b[0]))) for a, b in zip(tokens, tokens[1:])})
-        for terms in map(frozenset, candidates[::max(1, len(candidates) // 24)]):
+        candidates = sorted(
+            {(a,) for a, _, _ in tokens} | {tuple(sorted((a[0], b[0]))) for a, b in zip(tokens, tokens[1:])}
+        )
+        for terms in map(frozenset, candidates[:: max(1, len(candidates) // 24)]):
             expected = highlight.top_fragments(
-                fragmenter.fragment_tokens(text, highlight.set_matched_filter(
-                    analyzer(text, chars=True, mode="query", removestops=False), terms)),
-                FRAGMENTS, highlight.BasicFragmentScorer(), highlight.FIRST)
+                fragmenter.fragment_tokens(
+                    text,
+                    highlight.set_matched_filter(analyzer(text, chars=True, mode="query", removestops=False), terms),
+                ),
+                FRAGMENTS,
+                highlight.BasicFragmentScorer(),
+                highlight.FIRST,
+            )
             # Only the tokens near the matches: the same fragments.
             got = _best(_context_fragments(len(text), replay.text(text, terms), terms), FRAGMENTS)
             assert [(f.start, f.end, [m[1:] for m in f.matches]) for f in got] == [
-                (f.startchar, f.endchar, [(m.startchar, m.endchar) for m in f.matches]) for f in expected]
+                (f.startchar, f.endchar, [(m.startchar, m.endchar) for m in f.matches]) for f in expected
+            ]
             compared += 1
     assert compared > 300
 
 
 def test_a_match_far_into_a_long_text_is_marked_up_to_the_limit():
-    from searchengine.engines.whoosh.schema import build_schema
     from searchengine.analysis.snippets import CHAR_LIMIT, WordAnalysis, abstract_snippet, title_matches
+    from searchengine.engines.whoosh.schema import build_schema
 
     replay = WordAnalysis(build_schema()["abstract"].analyzer)
     filler = "lorem " * 10_000  # 60,000 characters

@@ -31,8 +31,15 @@ def test_well_spelled_or_hopeless_query_gets_no_suggestion(corpus_index, query):
 
 @pytest.mark.parametrize(
     ("a", "b", "distance"),
-    [("sparce", "sparse", 1), ("memroy", "memory", 1), ("abc", "abc", 0), ("", "abc", 3),
-     ("kitten", "sitting", 3), ("ca", "abc", 3), ("planer", "planner", 1)],
+    [
+        ("sparce", "sparse", 1),
+        ("memroy", "memory", 1),
+        ("abc", "abc", 0),
+        ("", "abc", 3),
+        ("kitten", "sitting", 3),
+        ("ca", "abc", 3),
+        ("planer", "planner", 1),
+    ],
 )
 def test_edit_distance_counts_transpositions_as_one(a, b, distance):
     assert edit_distance(a, b) == distance
@@ -46,10 +53,10 @@ def _corpus_words(records) -> set[str]:
     return set().union(*(spelling_words(r.title) | spelling_words(r.abstract) for r in records))
 
 
-@pytest.mark.parametrize("warmed,rapidfuzz_from", [(False, 10 ** 9), (True, 10 ** 9), (False, 0)],
-                         ids=["lazy", "warmed", "rapidfuzz"])
-def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir, warmed, rapidfuzz_from,
-                                                                monkeypatch):
+@pytest.mark.parametrize(
+    "warmed,rapidfuzz_from", [(False, 10**9), (True, 10**9), (False, 0)], ids=["lazy", "warmed", "rapidfuzz"]
+)
+def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir, warmed, rapidfuzz_from, monkeypatch):
     from searchengine import open_index, spelling
     from searchengine.spelling import SHARED_PREFIX, within
 
@@ -65,13 +72,26 @@ def test_close_words_are_every_indexed_word_within_the_distance(corpus_index_dir
         lexicon = searcher.lexicon
         if warmed:
             assert lexicon().warm() == len(vocabulary)
-        for word in ["sparce", "matirx", "memmory", "gpus", "tranformer", "laguage", "qian", "zzzz", "spmv",
-                     "mmeory", "lagnuage", "pgu"]:
+        for word in [
+            "sparce",
+            "matirx",
+            "memmory",
+            "gpus",
+            "tranformer",
+            "laguage",
+            "qian",
+            "zzzz",
+            "spmv",
+            "mmeory",
+            "lagnuage",
+            "pgu",
+        ]:
             # The prefix as typed, or with two of the first three letters swapped.
             prefixes = {word[:2], word[1] + word[0], word[0] + word[2]}
             for maxdist in (1, 2):
-                expected = {w for w in vocabulary
-                            if w[:SHARED_PREFIX] in prefixes and edit_distance(word, w) <= maxdist}
+                expected = {
+                    w for w in vocabulary if w[:SHARED_PREFIX] in prefixes and edit_distance(word, w) <= maxdist
+                }
                 assert within(lexicon(), word, maxdist) == expected, (word, maxdist)
         assert within(lexicon(), "matirx", 1) == {"matrix"}  # a transposition is one edit
         assert "sparse" in within(lexicon(), "sparce", 1)
@@ -136,7 +156,10 @@ def test_parallel_build_suggests_as_a_single_process_build(tmp_path, monkeypatch
     assert all(words < set().union(*per_segment) for words in per_segment)
     index = open_index(tmp_path)
     assert [index.search(q).suggestion for q in ("sparce matrix", "checkpointng planer", "transfomer")] == [
-        "sparse matrix", "checkpointing planner", "transformer"]
+        "sparse matrix",
+        "checkpointing planner",
+        "transformer",
+    ]
 
 
 def test_removal_keeps_the_words_of_live_documents_only(tmp_path):
@@ -173,8 +196,16 @@ def test_update_replacing_most_documents_keeps_the_words_of_live_documents_only(
     # New versions of 13 of 24 records (record 19, the only one with
     # "transformer", among them); record 1's new abstract has a new word.
     replaced = (1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 15, 19)
-    lines = [json.dumps({"id": records[i].id, "title": records[i].title,
-                         "abstract": "A zymographic study." if i == 1 else "Replaced."}) for i in replaced]
+    lines = [
+        json.dumps(
+            {
+                "id": records[i].id,
+                "title": records[i].title,
+                "abstract": "A zymographic study." if i == 1 else "Replaced.",
+            }
+        )
+        for i in replaced
+    ]
     source = tmp_path / "new.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert update_index([source], tmp_path / "index", jobs=1).replaced == 13
@@ -196,14 +227,15 @@ def context_index(tmp_path_factory):
 
     from searchengine import build_index, open_index
 
-    abstracts = (["Space and time bounds for matrix methods."] * 8
-                 + ["Sparse matrix kernels on accelerators."] * 3
-                 + ["A transformer study of attention."] * 150
-                 + ["A transfomer study of attention, as a transformer reads."] * 3
-                 + ["Balanced cuts of a graph."] * 300)
+    abstracts = (
+        ["Space and time bounds for matrix methods."] * 8
+        + ["Sparse matrix kernels on accelerators."] * 3
+        + ["A transformer study of attention."] * 150
+        + ["A transfomer study of attention, as a transformer reads."] * 3
+        + ["Balanced cuts of a graph."] * 300
+    )
     folder = tmp_path_factory.mktemp("spelling-context")
-    lines = [json.dumps({"id": f"d{i}", "title": f"Paper {i}", "abstract": text})
-             for i, text in enumerate(abstracts)]
+    lines = [json.dumps({"id": f"d{i}", "title": f"Paper {i}", "abstract": text}) for i, text in enumerate(abstracts)]
     (folder / "records.jsonl").write_text("\n".join(lines), encoding="utf-8")
     build_index([folder / "records.jsonl"], folder / "index", jobs=1)
     index = open_index(folder / "index")
@@ -370,14 +402,19 @@ def test_a_rare_typo_the_index_holds_beside_the_word_it_misspells_is_suggested_n
 
 @pytest.mark.parametrize(("beside", "suggestion"), [(1, None), (2, "brain")])
 def test_a_held_word_is_checked_when_its_papers_hold_the_correction_twice_as_often_as_chance(
-        beside, suggestion, monkeypatch):
+    beside, suggestion, monkeypatch
+):
     import searchengine.spelling as spelling
 
     monkeypatch.setattr(spelling, "RARE_SHARE", 1 / 100)  # rare: at most 4 of 400 papers
     monkeypatch.setattr(spelling, "RARE_FACTOR", 10)
     # 4 braid papers, of which 1 or 2 hold "brain", which a quarter of all papers hold.
-    papers = Papers((4 - beside, "braid groups"), (beside, "braid brain"), (100 - beside, "brain imaging"),
-                    (296 + beside, "graph cuts"))
+    papers = Papers(
+        (4 - beside, "braid groups"),
+        (beside, "braid brain"),
+        (100 - beside, "brain imaging"),
+        (296 + beside, "graph cuts"),
+    )
     assert papers.doc_count() == 400 and papers.frequency("brain") == 100
     assert papers.suggest("braid") == suggestion
 
@@ -385,10 +422,21 @@ def test_a_held_word_is_checked_when_its_papers_hold_the_correction_twice_as_oft
 def test_a_word_is_held_as_written_in_its_plural_or_singular_or_inside_a_compound():
     from searchengine.spelling import held
 
-    papers = Papers((1, "kaons decay"), (1, "quark-gluon jets"), (12, "sparc processors"), (150, "kan networks"),
-                    (150, "glue code"), (150, "sparse matrix"))
+    papers = Papers(
+        (1, "kaons decay"),
+        (1, "quark-gluon jets"),
+        (12, "sparc processors"),
+        (150, "kan networks"),
+        (150, "glue code"),
+        (150, "sparse matrix"),
+    )
     assert [held(papers, word, papers.hits) for word in ("kaons", "kaon", "gluon", "sparce", "glue")] == [
-        1, 1, 1, 0, 150]
+        1,
+        1,
+        1,
+        0,
+        150,
+    ]
     assert held(papers, "gluon") == 0  # without hits, only written words and their forms count
     # "sparce" finds the papers of "sparc", one edit away, whose stem it shares: the index does not hold it.
     assert papers.hits("sparce") == 12

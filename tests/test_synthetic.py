@@ -37,7 +37,9 @@ def test_generated_listing_is_read_as_the_listing_without_problems(tmp_path):
 
 def test_a_slice_of_the_listing_is_made_on_its_own():
     assert synthetic.listing_lines(5, 300) == synthetic.listing_lines(305)[300:]
-    assert synthetic.listing_lines(3, synthetic.LISTING_SIZE - 1) == synthetic.listing_lines(0, synthetic.LISTING_SIZE - 1)
+    assert synthetic.listing_lines(3, synthetic.LISTING_SIZE - 1) == synthetic.listing_lines(
+        0, synthetic.LISTING_SIZE - 1
+    )
     assert len(synthetic.listing_lines(3, synthetic.LISTING_SIZE - 1)) == 1
 
 

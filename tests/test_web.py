@@ -54,7 +54,8 @@ def facet_links(html: str, facet: str) -> dict[str, str]:
 
 def facet_counts(html: str, facet: str) -> dict[str, int]:
     pattern = re.compile(
-        rf'data-facet="{facet}" data-value="([^"]*)"><span class="value">[^<]*</span>\s*<span class="count">(\d+)</span>'
+        rf'data-facet="{facet}" data-value="([^"]*)"><span class="value">[^<]*</span>\s*'
+        r'<span class="count">(\d+)</span>'
     )
     return {unescape(value): int(count) for value, count in pattern.findall(html)}
 
@@ -120,8 +121,11 @@ def test_search_page_lists_every_hit_with_record_links_total_and_time(client):
 
 def test_record_without_a_year_says_so(tmp_path):
     path = tmp_path / "r.jsonl"
-    path.write_text('{"id": "local-1", "title": "SpMV notes without a date"}\n'
-                    '{"id": "local-2", "title": "SpMV notes of 2020", "year": 2020}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "local-1", "title": "SpMV notes without a date"}\n'
+        '{"id": "local-2", "title": "SpMV notes of 2020", "year": 2020}\n',
+        encoding="utf-8",
+    )
     build_index([path], tmp_path / "ix")
     html = create_app(index_dir=tmp_path / "ix").test_client().get("/?q=SpMV").get_data(as_text=True)
     assert '<span class="year">year unknown</span>' in html
@@ -130,8 +134,7 @@ def test_record_without_a_year_says_so(tmp_path):
 
 def test_highlight_marks_matched_words_and_escapes_record_text(client):
     html = client.get("/?q=SpMV+GPU").get_data(as_text=True)
-    assert ("&lt;script&gt;alert(&#39;t&#39;)&lt;/script&gt; <mark>SpMV</mark> <mark>GPU</mark> autotuning"
-            in html)
+    assert "&lt;script&gt;alert(&#39;t&#39;)&lt;/script&gt; <mark>SpMV</mark> <mark>GPU</mark> autotuning" in html
     assert "Tiled <mark>SpMV</mark> for <mark>GPUs</mark>" in html
     assert "<script" not in html
     assert "<img" not in html
@@ -156,7 +159,12 @@ def test_year_facet_counts_all_hits_and_links_toggle_the_filter(client):
     assert facet_counts(html, "year") == {"1999": 1, "2023": 1, "2024": 2}
     assert facet_links(html, "year")["2024"] == "/?q=SpMV+GPU&year=2024&limit=1"
     assert facet_counts(html, "author") == {
-        "Grace Hopper": 2, "Ada Lovelace": 1, "Alan Turing": 1, "Edward Witten": 1, HOSTILE_AUTHOR: 1}
+        "Grace Hopper": 2,
+        "Ada Lovelace": 1,
+        "Alan Turing": 1,
+        "Edward Witten": 1,
+        HOSTILE_AUTHOR: 1,
+    }
     assert facet_counts(html, "category") == {"cs.DC": 2, "cs.MS": 1, "cs.PF": 1, "hep-th": 1}
     # the histogram: one bar per known year, each a link to the same toggle
     assert re.findall(r"<title>(\d{4}): (\d+)</title>", html) == [("1999", "1"), ("2023", "1"), ("2024", "2")]
@@ -164,7 +172,9 @@ def test_year_facet_counts_all_hits_and_links_toggle_the_filter(client):
     filtered = client.get("/?q=SpMV+GPU&year=2024").get_data(as_text=True)
     assert "2 hits for <q>SpMV GPU</q>" in filtered
     assert set(re.findall(r'<h2 class="title"><a href="/records/([^"]+)">', filtered)) == {
-        "2401.00002?q=SpMV+GPU&amp;year=2024", "2402.00003?q=SpMV+GPU&amp;year=2024"}
+        "2401.00002?q=SpMV+GPU&amp;year=2024",
+        "2402.00003?q=SpMV+GPU&amp;year=2024",
+    }
     assert chips(filtered) == {"Year: 2024": "/?q=SpMV+GPU"}
     # the selected value's link removes it again; another year is added (OR)
     assert facet_links(filtered, "year")["2024"] == "/?q=SpMV+GPU"
@@ -209,8 +219,15 @@ def test_the_latest_papers_page_lists_every_paper_newest_first_with_facets(clien
     # each record link carries the listing, so its page links back to it
     assert re.findall(r'<h2 class="title"><a href="/records/([^"?]+)\?sort=newest">', html) == NEWEST
     assert facet_counts(html, "year") == {"1999": 1, "2023": 1, "2024": 2, "2025": 2}
-    assert facet_counts(html, "category") == {"cs.DC": 2, "cs.PF": 1, "cs.MS": 1, "cs.LG": 1, "cs.CL": 1,
-                                              "cs.SE": 1, "hep-th": 1}
+    assert facet_counts(html, "category") == {
+        "cs.DC": 2,
+        "cs.PF": 1,
+        "cs.MS": 1,
+        "cs.LG": 1,
+        "cs.CL": 1,
+        "cs.SE": 1,
+        "hep-th": 1,
+    }
     assert facet_counts(html, "author")["Ada Lovelace"] == 2 and facet_counts(html, "author")["Grace Hopper"] == 2
     # a facet value narrows the listing, keeping its order; its chip leads back to the whole listing
     assert facet_links(html, "year")["2024"] == "/?year=2024&sort=newest"
@@ -231,12 +248,19 @@ def test_the_latest_papers_are_paged(client):
     assert '<a href="/?sort=newest&amp;limit=2" rel="prev">Previous</a>' in second
 
 
-@pytest.mark.parametrize(("url", "title", "heading_text", "ids"), [
-    ("/?sort=oldest", "All papers", "6 papers, oldest first", NEWEST[::-1]),
-    # Graph, Language, <script> (from its first letter), Sparse, SpMV, Tiled
-    ("/?q=&sort=title", "All papers", "6 papers, by title",
-     ["2501.00004", "2502.00006", "2402.00003", "2301.00001", "hep-th/9901001", "2401.00002"]),
-])
+@pytest.mark.parametrize(
+    ("url", "title", "heading_text", "ids"),
+    [
+        ("/?sort=oldest", "All papers", "6 papers, oldest first", NEWEST[::-1]),
+        # Graph, Language, <script> (from its first letter), Sparse, SpMV, Tiled
+        (
+            "/?q=&sort=title",
+            "All papers",
+            "6 papers, by title",
+            ["2501.00004", "2502.00006", "2402.00003", "2301.00001", "hep-th/9901001", "2401.00002"],
+        ),
+    ],
+)
 def test_the_other_listing_sorts_list_every_paper_too(client, url, title, heading_text, ids):
     html = client.get(url).get_data(as_text=True)
     assert f"<title>{title} · searchengine</title>" in html
@@ -261,10 +285,12 @@ def test_the_api_lists_the_latest_papers_with_facets(client):
     assert [hit["id"] for hit in data["hits"]] == NEWEST[:3]
     assert [hit["score"] for hit in data["hits"]] == [0.0, 0.0, 0.0]
     assert data["page"] == {"number": 1, "size": 3, "pages": 2}
-    assert data["facets"]["year"] == [{"value": 2025, "count": 2, "selected": False},
-                                      {"value": 2024, "count": 2, "selected": False},
-                                      {"value": 2023, "count": 1, "selected": False},
-                                      {"value": 1999, "count": 1, "selected": False}]
+    assert data["facets"]["year"] == [
+        {"value": 2025, "count": 2, "selected": False},
+        {"value": 2024, "count": 2, "selected": False},
+        {"value": 2023, "count": 1, "selected": False},
+        {"value": 1999, "count": 1, "selected": False},
+    ]
     assert client.get("/api/search?sort=oldest&limit=3&page=2").get_json()["hits"][0]["id"] == NEWEST[2]
     export = client.get("/api/export?sort=newest&format=jsonl")
     assert export.status_code == 200 and export.headers["X-Total-Hits"] == "6"
@@ -280,16 +306,17 @@ def test_year_range_fields_redirect_to_the_canonical_url(client):
     assert chips(html) == {"Year: 2023-2024": "/?q=SpMV+GPU&sort=newest"}
     # the range fields show the active range; submitting them replaces it
     assert re.search(r'id="year_from" [^>]*value="2023"', html) and re.search(r'id="year_to" [^>]*value="2024"', html)
-    form = html[html.index('class="year-range"'):]
-    assert '<input type="hidden" name="year"' not in form[:form.index("</form>")]
+    form = html[html.index('class="year-range"') :]
+    assert '<input type="hidden" name="year"' not in form[: form.index("</form>")]
 
 
 def test_pagination_nav_marks_current_page_and_sort_is_selected(client):
     html = client.get("/?q=SpMV+GPU&limit=1&page=2&sort=newest").get_data(as_text=True)
-    nav = html[html.index('<nav class="pages"'):html.index("</nav>")]
+    nav = html[html.index('<nav class="pages"') : html.index("</nav>")]
     assert 'aria-label="Result pages"' in nav
     assert re.findall(r'<a href="([^"]*)" aria-current="page">(\d+)</a>', nav) == [
-        ("/?q=SpMV+GPU&amp;sort=newest&amp;limit=1&amp;page=2", "2")]
+        ("/?q=SpMV+GPU&amp;sort=newest&amp;limit=1&amp;page=2", "2")
+    ]
     assert '<a href="/?q=SpMV+GPU&amp;sort=newest&amp;limit=1&amp;page=3" rel="next">Next</a>' in nav
     assert '<a href="/?q=SpMV+GPU&amp;sort=newest&amp;limit=1" rel="prev">Previous</a>' in nav
     assert '<option value="newest" selected>newest</option>' in html
@@ -303,14 +330,21 @@ def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_
 
         def run(self, request):
             query = request.query
-            results = SearchResults(query=query, total=0, hits=[], facets={}, suggestion="spmv <gpu>",
-                                    relaxed=True, page={"number": 1, "size": 10, "pages": 0})
+            results = SearchResults(
+                query=query,
+                total=0,
+                hits=[],
+                facets={},
+                suggestion="spmv <gpu>",
+                relaxed=True,
+                page={"number": 1, "size": 10, "pages": 0},
+            )
             results.notes = ["the query was cut to its first 12 characters"]  # when the API reports repairs
             results.timed_out = True
             return results
 
     html = create_app(index=Stub()).test_client().get("/?q=spmb+gpu&year=2024").get_data(as_text=True)
-    assert ('Did you mean\n        <a href="/?q=spmv+%3Cgpu%3E&amp;year=2024"><q>spmv &lt;gpu&gt;</q></a>?' in html)
+    assert 'Did you mean\n        <a href="/?q=spmv+%3Cgpu%3E&amp;year=2024"><q>spmv &lt;gpu&gt;</q></a>?' in html
     assert "No paper has every word of the query" in html
     assert '<p class="notice note">The query was cut to its first 12 characters.</p>' in html
     assert "The search ran out of time" in html
@@ -327,21 +361,37 @@ def test_a_corrected_query_links_to_the_query_as_typed_and_names_unmatched_words
             query = request.query
             seen.append((query, request.exact))
             if request.exact:
-                return SearchResults(query=query, total=2, hits=[], suggestion="spmv gpu", relaxed=True,
-                                     unmatched=["spmb", "<x>"], page={"number": 1, "size": 10, "pages": 1})
-            return SearchResults(query=query, total=3, hits=[], suggestion="spmv gpu", corrected="spmv gpu",
-                                 page={"number": 1, "size": 10, "pages": 1})
+                return SearchResults(
+                    query=query,
+                    total=2,
+                    hits=[],
+                    suggestion="spmv gpu",
+                    relaxed=True,
+                    unmatched=["spmb", "<x>"],
+                    page={"number": 1, "size": 10, "pages": 1},
+                )
+            return SearchResults(
+                query=query,
+                total=3,
+                hits=[],
+                suggestion="spmv gpu",
+                corrected="spmv gpu",
+                page={"number": 1, "size": 10, "pages": 1},
+            )
 
     client = create_app(index=Stub()).test_client()
     html = client.get("/?q=spmb+gpu&year=2024&page=1").get_data(as_text=True)
-    assert ('<p class="notice corrected">Showing results for <q>spmv gpu</q>.\n'
-            '        Search instead for <a href="/?q=spmb+gpu&amp;year=2024&amp;exact=1"><q>spmb gpu</q></a>.</p>'
-            in html)
+    assert (
+        '<p class="notice corrected">Showing results for <q>spmv gpu</q>.\n'
+        '        Search instead for <a href="/?q=spmb+gpu&amp;year=2024&amp;exact=1"><q>spmb gpu</q></a>.</p>' in html
+    )
     assert "Did you mean" not in html
     literal = client.get("/?q=spmb+gpu&year=2024&exact=1").get_data(as_text=True)
     assert "Did you mean" in literal and "Showing results for" not in literal
-    assert ('<p class="notice relaxed">No paper has every word of the query; these match some of them. '
-            '<q>spmb</q>, <q>&lt;x&gt;</q> matched no paper.</p>') in literal
+    assert (
+        '<p class="notice relaxed">No paper has every word of the query; these match some of them. '
+        "<q>spmb</q>, <q>&lt;x&gt;</q> matched no paper.</p>"
+    ) in literal
     assert seen == [("spmb gpu", False), ("spmb gpu", True)]
     assert client.get("/api/search?q=spmb+gpu&exact=true").get_json()["unmatched"] == ["spmb", "<x>"]
     refused = client.get("/api/search?q=spmb+gpu&exact=yes")
@@ -361,9 +411,9 @@ def test_record_page_shows_fields_links_similar_papers_and_exports(client):
     assert '<a href="/?category=cs.DC">cs.DC</a> (primary)' in html
     assert '<a href="https://arxiv.org/abs/2301.00001" rel="noopener noreferrer">arXiv:2301.00001</a>' in html
     assert '<a href="/records/2301.00001/bibtex">BibTeX</a>' in html
-    similar = html[html.index('id="similar-heading"'):]
+    similar = html[html.index('id="similar-heading"') :]
     assert '<a href="/records/2401.00002">Tiled SpMV for GPUs</a>' in similar
-    assert "/records/2301.00001\"" not in similar
+    assert '/records/2301.00001"' not in similar
     # each similar paper once, in the order of the API's answer
     listed = re.findall(r'<li><a href="/records/([^"?]+)', similar)
     assert listed == [hit["id"] for hit in client.get("/api/records/2301.00001/similar?limit=5").get_json()["hits"]]
@@ -379,32 +429,44 @@ def test_record_page_escapes_hostile_fields_and_never_links_javascript_urls(clie
 def test_old_style_arxiv_ids_with_a_slash_have_record_pages(client):
     html = client.get("/records/hep-th/9901001").get_data(as_text=True)
     assert '<a href="https://arxiv.org/abs/hep-th/9901001"' in html
-    assert client.get("/api/records/hep-th/9901001").get_json()["title"] == "SpMV in lattice field theory on a GPU cluster"
+    assert (
+        client.get("/api/records/hep-th/9901001").get_json()["title"] == "SpMV in lattice field theory on a GPU cluster"
+    )
 
 
 def test_results_page_links_exports_of_the_whole_set_and_they_work(client):
     html = client.get("/?q=SpMV+GPU&sort=oldest&limit=2&page=2&category=cs").get_data(as_text=True)
     links = dict(re.findall(r'<a href="([^"]*)" data-format="([a-z]+)" download>', html))
-    expected = {f"/api/export?q=SpMV+GPU&category=cs&sort=oldest&format={name}": name
-                for name in ("bibtex", "csv", "jsonl", "ris")}
+    expected = {
+        f"/api/export?q=SpMV+GPU&category=cs&sort=oldest&format={name}": name
+        for name in ("bibtex", "csv", "jsonl", "ris")
+    }
     assert {unescape(url): name for url, name in links.items()} == expected
     assert re.search(r"Export all\s+3 hits:", html)
     for url, name in expected.items():
         response = client.get(url)
         assert response.status_code == 200, url
-        assert response.headers["Content-Disposition"] == {
-            "bibtex": 'attachment; filename="search-results.bib"', "csv": 'attachment; filename="search-results.csv"',
-            "jsonl": 'attachment; filename="search-results.jsonl"',
-            "ris": 'attachment; filename="search-results.ris"'}[name]
+        assert (
+            response.headers["Content-Disposition"]
+            == {
+                "bibtex": 'attachment; filename="search-results.bib"',
+                "csv": 'attachment; filename="search-results.csv"',
+                "jsonl": 'attachment; filename="search-results.jsonl"',
+                "ris": 'attachment; filename="search-results.ris"',
+            }[name]
+        )
         assert (response.headers["X-Total-Hits"], response.headers["X-Exported-Hits"]) == ("3", "3")
 
 
-@pytest.mark.parametrize(("name", "content_type", "count"), [
-    ("bibtex", "application/x-bibtex; charset=utf-8", lambda body: body.count("@misc{")),
-    ("csv", "text/csv; charset=utf-8", lambda body: len(body.splitlines()) - 1),
-    ("jsonl", "application/jsonl; charset=utf-8", lambda body: len([json.loads(x) for x in body.splitlines()])),
-    ("ris", "application/x-research-info-systems; charset=utf-8", lambda body: body.count("\r\nER  - \r\n")),
-])
+@pytest.mark.parametrize(
+    ("name", "content_type", "count"),
+    [
+        ("bibtex", "application/x-bibtex; charset=utf-8", lambda body: body.count("@misc{")),
+        ("csv", "text/csv; charset=utf-8", lambda body: len(body.splitlines()) - 1),
+        ("jsonl", "application/jsonl; charset=utf-8", lambda body: len([json.loads(x) for x in body.splitlines()])),
+        ("ris", "application/x-research-info-systems; charset=utf-8", lambda body: body.count("\r\nER  - \r\n")),
+    ],
+)
 def test_api_export_holds_every_hit_in_the_search_order(client, name, content_type, count):
     response = client.get(f"/api/export?q=SpMV+GPU&sort=newest&format={name}")
     assert response.status_code == 200
@@ -426,13 +488,18 @@ def test_api_export_is_cut_at_the_cap_and_says_so(client, monkeypatch):
     assert len(response.get_data(as_text=True).splitlines()) == 3
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("/api/export?q=gpu&format=xml", "format must be one of bibtex, csv, jsonl, ris; not 'xml'"),
-    ("/api/export?q=gpu", "format must be one of bibtex, csv, jsonl, ris; it is missing"),
-    ("/api/export?q=gpu&format=ris&format=csv", "format is given 2 times; it takes one value "
-                                                "(only year, author, first_author and category repeat)"),
-    ("/api/export?format=ris", "the query is empty"),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("/api/export?q=gpu&format=xml", "format must be one of bibtex, csv, jsonl, ris; not 'xml'"),
+        ("/api/export?q=gpu", "format must be one of bibtex, csv, jsonl, ris; it is missing"),
+        (
+            "/api/export?q=gpu&format=ris&format=csv",
+            "format is given 2 times; it takes one value (only year, author, first_author and category repeat)",
+        ),
+        ("/api/export?format=ris", "the query is empty"),
+    ],
+)
 def test_api_export_refuses_a_bad_request_with_a_json_400(client, url, message):
     response = client.get(url)
     assert response.status_code == 400
@@ -462,9 +529,24 @@ def test_bibtex_export(client):
 
 def test_api_search_is_the_cli_json(client, web_index_dir):
     api = client.get("/api/search?q=SpMV+GPU&limit=2&page=2").get_json()
-    cli = CliRunner().invoke(main, ["search", "SpMV GPU", "--limit", "2", "--page", "2", "--facets",
-                                    "year,author,category,date", "--facet-size", "12",
-                                    "--index-dir", str(web_index_dir), "--json"])
+    cli = CliRunner().invoke(
+        main,
+        [
+            "search",
+            "SpMV GPU",
+            "--limit",
+            "2",
+            "--page",
+            "2",
+            "--facets",
+            "year,author,category,date",
+            "--facet-size",
+            "12",
+            "--index-dir",
+            str(web_index_dir),
+            "--json",
+        ],
+    )
     assert cli.exit_code == 0, cli.output
     expected = json.loads(cli.output)
     for data in (api, expected):
@@ -483,13 +565,23 @@ def test_api_search_has_facets_over_all_hits(client):
 def test_api_record_and_similar(client):
     record = client.get("/api/records/2401.00002").get_json()
     assert record == {
-        "id": "2401.00002", "title": "Tiled SpMV for GPUs",
+        "id": "2401.00002",
+        "title": "Tiled SpMV for GPUs",
         "abstract": "A tiled storage format makes SpMV on GPUs faster for irregular matrices.",
-        "authors": ["Grace Hopper"], "year": 2024, "categories": ["cs.DC"],
-        "submitted": None, "updated": None, "versions": [],
+        "authors": ["Grace Hopper"],
+        "year": 2024,
+        "categories": ["cs.DC"],
+        "submitted": None,
+        "updated": None,
+        "versions": [],
         # an arXiv id's abstract page, PDF and DataCite DOI are derived
-        "url": "https://arxiv.org/abs/2401.00002", "pdf_url": "https://arxiv.org/pdf/2401.00002", "doi": "",
-        "arxiv_doi": "10.48550/arXiv.2401.00002", "journal_ref": "", "comments": "", "license": "",
+        "url": "https://arxiv.org/abs/2401.00002",
+        "pdf_url": "https://arxiv.org/pdf/2401.00002",
+        "doi": "",
+        "arxiv_doi": "10.48550/arXiv.2401.00002",
+        "journal_ref": "",
+        "comments": "",
+        "license": "",
     }
     similar = client.get("/api/records/2401.00002/similar?limit=2").get_json()
     assert len(similar["hits"]) == 2
@@ -498,8 +590,14 @@ def test_api_record_and_similar(client):
 
 def test_no_answer_discloses_where_the_indexed_files_are(client):
     # show --json names the file a record came from; the web never does
-    for url in ("/api/records/2401.00002", "/records/2401.00002", "/records/2401.00002/bibtex",
-                "/api/search?q=SpMV", "/?q=SpMV", "/api/records/2401.00002/similar"):
+    for url in (
+        "/api/records/2401.00002",
+        "/records/2401.00002",
+        "/records/2401.00002/bibtex",
+        "/api/search?q=SpMV",
+        "/?q=SpMV",
+        "/api/records/2401.00002/similar",
+    ):
         body = client.get(url).get_data(as_text=True)
         assert "web_records.jsonl" not in body and str(DATA) not in body, url
 
@@ -511,8 +609,10 @@ def test_the_query_echoed_is_the_query_searched(client):
     assert 'value="SpMV GPU"' in html and "4 hits for <q>SpMV GPU</q>" in html and "\x00" not in html
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("q", "gpu"), ("sort", "newest"), ("page", "1"), ("limit", "5"), ("year_from", "2020"), ("year_to", "2025")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("q", "gpu"), ("sort", "newest"), ("page", "1"), ("limit", "5"), ("year_from", "2020"), ("year_to", "2025")],
+)
 def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, value):
     for path in ("/api/search", "/"):
         response = client.get(f"{path}?q=gpu&{name}={value}" + ("" if name == "q" else f"&{name}={value}"))
@@ -526,16 +626,24 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
     assert similar.status_code == 400 and similar.get_json()["error"].startswith("limit is given 2 times")
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("/api/search?q=SpMV&offset=15&limit=1",
-     "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, limit, mode, more, "
-     "page, past, q, since, sort, until, year, year_from, year_to); pages are chosen with page and limit"),
-    ("/api/search?q=SpMV&yaer=2024&lmit=2", "unknown parameters 'lmit', 'yaer' for /api/search"),
-    ("/api/export?q=SpMV&format=csv&fromat=ris", "unknown parameter 'fromat' for /api/export"),
-    ("/api/records/2401.00002/similar?limit=2&q=gpu",
-     "unknown parameter 'q' for /api/records/2401.00002/similar (it takes limit)"),
-    ("/api/records/2401.00002?full=1", "unknown parameter 'full' for /api/records/2401.00002 (it takes none)"),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "/api/search?q=SpMV&offset=15&limit=1",
+            "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, limit, "
+            "mode, more, page, past, q, since, sort, until, year, year_from, year_to); "
+            "pages are chosen with page and limit",
+        ),
+        ("/api/search?q=SpMV&yaer=2024&lmit=2", "unknown parameters 'lmit', 'yaer' for /api/search"),
+        ("/api/export?q=SpMV&format=csv&fromat=ris", "unknown parameter 'fromat' for /api/export"),
+        (
+            "/api/records/2401.00002/similar?limit=2&q=gpu",
+            "unknown parameter 'q' for /api/records/2401.00002/similar (it takes limit)",
+        ),
+        ("/api/records/2401.00002?full=1", "unknown parameter 'full' for /api/records/2401.00002 (it takes none)"),
+    ],
+)
 def test_api_refuses_parameters_it_does_not_take(client, url, message):
     response = client.get(url)
     assert response.status_code == 400 and response.get_json()["error"].startswith(message)
@@ -556,8 +664,9 @@ def test_api_takes_the_parameters_its_openapi_document_lists(client):
 def test_page_counts_stop_where_paging_stops(client, web_index_dir, monkeypatch):
     from searchengine import limits
 
-    assert [limits.page_count(total, limit) for total, limit in
-            [(0, 10), (2472, 100), (2472, 30), (1000, 100), (95, 10)]] == [0, 10, 33, 10, 10]
+    assert [
+        limits.page_count(total, limit) for total, limit in [(0, 10), (2472, 100), (2472, 30), (1000, 100), (95, 10)]
+    ] == [0, 10, 33, 10, 10]
     monkeypatch.setattr(limits, "MAX_DEPTH", 3)
     data = client.get("/api/search?q=SpMV&limit=1").get_json()
     assert (data["total"], data["page"]) == (4, {"number": 1, "size": 1, "pages": 3})
@@ -573,10 +682,14 @@ def test_api_looks_up_several_records_at_once(client):
     assert data["missing"] == ["nope"]
     assert all("source" not in r for r in data["records"])
     assert data["records"][0] == client.get("/api/records/2301.00001").get_json()
-    for url, message in [("/api/records", "give one or more ids or DOIs as id=... (repeat id for several)"),
-                         ("/api/records?id=2301.00001&id=", "id number 2 is empty"),
-                         ("/api/records?" + "&".join(f"id=x{i}" for i in range(101)),
-                          "101 ids given; at most 100 are looked up in one request")]:
+    for url, message in [
+        ("/api/records", "give one or more ids or DOIs as id=... (repeat id for several)"),
+        ("/api/records?id=2301.00001&id=", "id number 2 is empty"),
+        (
+            "/api/records?" + "&".join(f"id=x{i}" for i in range(101)),
+            "101 ids given; at most 100 are looked up in one request",
+        ),
+    ]:
         response = client.get(url)
         assert (response.status_code, response.get_json()) == (400, {"error": message})
 
@@ -599,19 +712,28 @@ def test_whole_numbers_may_be_written_as_json_schema_integers(client):
 def test_lengths_and_numbers_of_values_are_counted_as_given(client):
     same = "&".join(["author=Ada+Lovelace"] * 21)
     assert client.get(f"/api/search?q=SpMV&{same}").get_json() == {
-        "error": "at most 20 author values are allowed, not 21"}
+        "error": "at most 20 author values are allowed, not 21"
+    }
     padded = "Ada" + " " * 200 + "Lovelace"
     assert client.get("/api/search", query_string={"q": "SpMV", "author": padded}).get_json() == {
-        "error": "author value is 211 characters long; at most 200 are allowed"}
+        "error": "author value is 211 characters long; at most 200 are allowed"
+    }
 
 
 def test_record_links_work_for_ids_with_dot_empty_and_leading_segments(tmp_path):
-    links = {"a/../b": "/records/a%2F..%2Fb", "c/./d": "/records/c%2F.%2Fd", "e//f": "/records/e%2F%2Ff",
-             "/g": "/records/%2Fg", "h/": "/records/h%2F", "x y?#%\\z": "/records/x%20y%3F%23%25%5Cz",
-             "hep-th/9901001": "/records/hep-th/9901001"}
+    links = {
+        "a/../b": "/records/a%2F..%2Fb",
+        "c/./d": "/records/c%2F.%2Fd",
+        "e//f": "/records/e%2F%2Ff",
+        "/g": "/records/%2Fg",
+        "h/": "/records/h%2F",
+        "x y?#%\\z": "/records/x%20y%3F%23%25%5Cz",
+        "hep-th/9901001": "/records/hep-th/9901001",
+    }
     path = tmp_path / "odd.jsonl"
-    path.write_text("".join(json.dumps({"id": i, "title": f"Odd identifier {i}"}) + "\n" for i in links),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"id": i, "title": f"Odd identifier {i}"}) + "\n" for i in links), encoding="utf-8"
+    )
     build_index([path], tmp_path / "ix")
     client = create_app(index_dir=tmp_path / "ix").test_client()
     html = client.get("/?q=odd+identifier&limit=20").get_data(as_text=True)
@@ -633,41 +755,90 @@ def test_doubled_slashes_are_unknown_paths_not_redirects(client):
 def test_openapi_document_describes_every_api_route(client):
     document = client.get("/api/openapi.json").get_json()
     assert document["openapi"] == "3.1.0"
-    assert set(document["paths"]) == {"/api/search", "/api/export", "/api/records", "/api/records/{id}",
-                                      "/api/records/{id}/similar", "/api/similar", "/api/openapi.json"}
+    assert set(document["paths"]) == {
+        "/api/search",
+        "/api/export",
+        "/api/records",
+        "/api/records/{id}",
+        "/api/records/{id}/similar",
+        "/api/similar",
+        "/api/openapi.json",
+    }
     names = [p["name"] for p in document["paths"]["/api/search"]["get"]["parameters"]]
-    assert names == ["q", "year", "year_from", "year_to", "author", "first_author", "category", "since", "until",
-                     "past", "sort", "page", "limit", "more", "exact", "mode"]
+    assert names == [
+        "q",
+        "year",
+        "year_from",
+        "year_to",
+        "author",
+        "first_author",
+        "category",
+        "since",
+        "until",
+        "past",
+        "sort",
+        "page",
+        "limit",
+        "more",
+        "exact",
+        "mode",
+    ]
     export = document["paths"]["/api/export"]["get"]
-    assert [p["name"] for p in export["parameters"]] == ["q", "year", "year_from", "year_to", "author", "first_author",
-                                                        "category", "since", "until", "past", "sort", "exact",
-                                                        "mode", "format"]
+    assert [p["name"] for p in export["parameters"]] == [
+        "q",
+        "year",
+        "year_from",
+        "year_to",
+        "author",
+        "first_author",
+        "category",
+        "since",
+        "until",
+        "past",
+        "sort",
+        "exact",
+        "mode",
+        "format",
+    ]
     assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
     assert sorted(export["responses"]["200"]["content"]) == [
-        "application/jsonl", "application/x-bibtex", "application/x-research-info-systems", "text/csv"]
+        "application/jsonl",
+        "application/x-bibtex",
+        "application/x-research-info-systems",
+        "text/csv",
+    ]
 
 
-@pytest.mark.parametrize(("url", "status", "message"), [
-    ("/api/search", 400, "the query is empty: give query text or a filter, or sort by newest, oldest or title "
-                         "to list every paper"),
-    ("/api/search?sort=relevance", 400, "the query is empty: give query text or a filter"),
-    ("/api/search?q=gpu&limit=0", 400, "limit must be between 1 and 100, not 0"),
-    ("/api/search?q=gpu&limit=101", 400, "limit must be between 1 and 100, not 101"),
-    ("/api/search?q=gpu&limit=ten", 400, "limit must be a whole number, not 'ten'"),
-    ("/api/search?q=gpu&page=0", 400, "page must be 1 or more, not 0"),
-    ("/api/search?q=gpu&page=-3", 400, "page must be 1 or more, not -3"),
-    ("/api/search?q=gpu&page=11&limit=100", 400, "page 11 with limit 100 reaches past hit 1000"),
-    ("/api/search?q=gpu&sort=random", 400, "sort must be one of relevance, newest, oldest, title, not 'random'"),
-    ("/api/search?q=gpu&year_from=20x4", 400, "year_from must be a four-digit year, not '20x4'"),
-    ("/api/search?q=gpu&year=2025-2023", 400, "2025-2023"),
-    ("/api/search?q=" + "a" * 2001, 400, "at most 2000 are allowed"),
-    ("/api/search?q=gpu" + "".join(f"&author=n{i}" for i in range(21)), 400,
-     "at most 20 author values are allowed, not 21"),
-    ("/api/records/0000.00000", 404, "no record with id '0000.00000'"),
-    ("/api/records/0000.00000/similar", 404, "no record with id '0000.00000'"),
-    ("/api/records/2401.00002/similar?limit=0", 400, "limit must be between 1 and 100, not 0"),
-    ("/api/nothing-here", 404, "no such page"),
-])
+@pytest.mark.parametrize(
+    ("url", "status", "message"),
+    [
+        (
+            "/api/search",
+            400,
+            "the query is empty: give query text or a filter, or sort by newest, oldest or title to list every paper",
+        ),
+        ("/api/search?sort=relevance", 400, "the query is empty: give query text or a filter"),
+        ("/api/search?q=gpu&limit=0", 400, "limit must be between 1 and 100, not 0"),
+        ("/api/search?q=gpu&limit=101", 400, "limit must be between 1 and 100, not 101"),
+        ("/api/search?q=gpu&limit=ten", 400, "limit must be a whole number, not 'ten'"),
+        ("/api/search?q=gpu&page=0", 400, "page must be 1 or more, not 0"),
+        ("/api/search?q=gpu&page=-3", 400, "page must be 1 or more, not -3"),
+        ("/api/search?q=gpu&page=11&limit=100", 400, "page 11 with limit 100 reaches past hit 1000"),
+        ("/api/search?q=gpu&sort=random", 400, "sort must be one of relevance, newest, oldest, title, not 'random'"),
+        ("/api/search?q=gpu&year_from=20x4", 400, "year_from must be a four-digit year, not '20x4'"),
+        ("/api/search?q=gpu&year=2025-2023", 400, "2025-2023"),
+        ("/api/search?q=" + "a" * 2001, 400, "at most 2000 are allowed"),
+        (
+            "/api/search?q=gpu" + "".join(f"&author=n{i}" for i in range(21)),
+            400,
+            "at most 20 author values are allowed, not 21",
+        ),
+        ("/api/records/0000.00000", 404, "no record with id '0000.00000'"),
+        ("/api/records/0000.00000/similar", 404, "no record with id '0000.00000'"),
+        ("/api/records/2401.00002/similar?limit=0", 400, "limit must be between 1 and 100, not 0"),
+        ("/api/nothing-here", 404, "no such page"),
+    ],
+)
 def test_api_errors_are_json_with_400_or_404(client, url, status, message):
     response = client.get(url)
     assert response.status_code == status
@@ -690,9 +861,31 @@ def test_page_errors_are_html_with_the_message(client):
 
 
 HOSTILE_QUERIES = [
-    "title:(", '"unclosed phrase', "AND OR NOT", "*", "?", "gpu~", "gpu^", "year:>=", "(((", ")))",
-    "\x00gpu", "gpu\u202e", "💥 GPU", "%00", "\\", "title:", ":", "a:b:c", "[a TO", "{", "NOT", "-gpu",
-    "author:\"", "<>&'\"", "gpu" * 600,
+    "title:(",
+    '"unclosed phrase',
+    "AND OR NOT",
+    "*",
+    "?",
+    "gpu~",
+    "gpu^",
+    "year:>=",
+    "(((",
+    ")))",
+    "\x00gpu",
+    "gpu\u202e",
+    "💥 GPU",
+    "%00",
+    "\\",
+    "title:",
+    ":",
+    "a:b:c",
+    "[a TO",
+    "{",
+    "NOT",
+    "-gpu",
+    'author:"',
+    "<>&'\"",
+    "gpu" * 600,
 ]
 
 
@@ -737,8 +930,9 @@ def test_a_rebuilt_index_is_served_without_restart(tmp_path):
     first = tmp_path / "first.jsonl"
     first.write_text(RECORDS.read_text(encoding="utf-8"), encoding="utf-8")
     second = tmp_path / "second.jsonl"
-    second.write_text(json.dumps({"id": "2611.00001", "title": "Lattice SpMV revisited", "year": 2026}) + "\n",
-                      encoding="utf-8")
+    second.write_text(
+        json.dumps({"id": "2611.00001", "title": "Lattice SpMV revisited", "year": 2026}) + "\n", encoding="utf-8"
+    )
     index_dir = tmp_path / "index"
     build_index([first], index_dir)
     client = create_app(index_dir=index_dir).test_client()
@@ -845,8 +1039,9 @@ def test_serve_on_a_port_in_use_is_a_one_line_error(web_index_dir, workers):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = CliRunner().invoke(main, ["serve", "--port", str(port), "--workers", workers,
-                                           "--index-dir", str(web_index_dir)])
+        result = CliRunner().invoke(
+            main, ["serve", "--port", str(port), "--workers", workers, "--index-dir", str(web_index_dir)]
+        )
     assert result.exit_code == 1
     assert result.output == "Error: Address already in use\n"
 
@@ -897,12 +1092,16 @@ def test_facet_toggles_add_remove_or_narrow_and_go_back_to_page_one():
 
     from searchengine.web.params import SearchParams
 
-    params = SearchParams.from_args(MultiDict([("q", " SpMV  GPU "), ("year", "2020-2024"), ("author", "Qian, D."),
-                                               ("page", "3"), ("sort", "newest")]))
+    params = SearchParams.from_args(
+        MultiDict(
+            [("q", " SpMV  GPU "), ("year", "2020-2024"), ("author", "Qian, D."), ("page", "3"), ("sort", "newest")]
+        )
+    )
     assert params.url() == "/?q=SpMV+GPU&year=2020-2024&author=Qian%2C+D.&sort=newest&page=3"
     # a new value is added (OR); a value selected through a wider filter narrows to it
     assert params.toggled("category", "cs.DC", False).url() == (
-        "/?q=SpMV+GPU&year=2020-2024&author=Qian%2C+D.&category=cs.DC&sort=newest")
+        "/?q=SpMV+GPU&year=2020-2024&author=Qian%2C+D.&category=cs.DC&sort=newest"
+    )
     assert params.toggled("year", 2022, True).url() == "/?q=SpMV+GPU&year=2022&author=Qian%2C+D.&sort=newest"
     # a value given literally is removed, whatever its case
     assert params.toggled("author", "qian, d.", True).url() == "/?q=SpMV+GPU&year=2020-2024&sort=newest"
@@ -928,14 +1127,27 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
     import urllib.request
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--workers", "2",
-         "--index-dir", str(web_index_dir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "searchengine",
+            "serve",
+            "--port",
+            "0",
+            "--workers",
+            "2",
+            "--index-dir",
+            str(web_index_dir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         loading = process.stderr.readline()
-        assert re.fullmatch(r"Loading \S+ into 2 server processes; port \d+ accepts connections once one is ready\n",
-                            loading), loading
+        assert re.fullmatch(
+            r"Loading \S+ into 2 server processes; port \d+ accepts connections once one is ready\n", loading
+        ), loading
         line = process.stderr.readline()
         match = re.search(r"on (http://127\.0\.0\.1:\d+)/ with 2 processes, ready in \d+\.\d s", line)
         assert match, line
@@ -944,8 +1156,11 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
         assert body["total"] == 4
         # The master holds no index file: its workers would inherit it, and a
         # rebuild could never release that generation's disk space.
-        index_files = [os.readlink(fd) for fd in Path(f"/proc/{process.pid}/fd").iterdir()
-                       if os.readlink(fd).startswith(str(web_index_dir))]
+        index_files = [
+            os.readlink(fd)
+            for fd in Path(f"/proc/{process.pid}/fd").iterdir()
+            if os.readlink(fd).startswith(str(web_index_dir))
+        ]
         assert index_files == []
         # Clients that never finish their request hold no thread: 300 of them
         # (more than the 2 x 4 threads) and a search still gets its answer.
@@ -973,6 +1188,7 @@ def test_serve_with_several_processes_answers_searches_and_stops(web_index_dir):
                     return os.readlink(fd)
                 except FileNotFoundError:  # closed while listed
                     return ""
+
             return sum(link(fd).startswith("socket:") for fd in Path(f"/proc/{pid}/fd").iterdir())
 
         deadline = time.monotonic() + 10
@@ -1011,8 +1227,13 @@ def test_a_refused_query_is_a_400_and_exclusions_alone_are_a_list(client):
 
 def test_a_long_author_list_is_cut_on_the_results_page(tmp_path):
     authors = [f"Author Number{n:04d}" for n in range(1, 3006)]
-    record = {"id": "big-1", "title": "A detector paper", "abstract": "Muon detector calibration.",
-              "authors": authors, "year": 2024}
+    record = {
+        "id": "big-1",
+        "title": "A detector paper",
+        "abstract": "Muon detector calibration.",
+        "authors": authors,
+        "year": 2024,
+    }
     (tmp_path / "big.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
     build_index([tmp_path / "big.jsonl"], tmp_path / "ix")
     client = create_app(index_dir=tmp_path / "ix").test_client()
@@ -1023,8 +1244,14 @@ def test_a_long_author_list_is_cut_on_the_results_page(tmp_path):
 
 
 def test_a_facet_value_no_filter_accepts_is_shown_without_a_link(tmp_path):
-    record = {"id": "odd-1", "title": "Odd values", "abstract": "Detector calibration.",
-              "authors": ["Depei Qian", "x" * 250], "categories": ["cs.DC", "not a code"], "year": 2024}
+    record = {
+        "id": "odd-1",
+        "title": "Odd values",
+        "abstract": "Detector calibration.",
+        "authors": ["Depei Qian", "x" * 250],
+        "categories": ["cs.DC", "not a code"],
+        "year": 2024,
+    }
     (tmp_path / "odd.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
     build_index([tmp_path / "odd.jsonl"], tmp_path / "ix")
     client = create_app(index_dir=tmp_path / "ix").test_client()
@@ -1038,8 +1265,16 @@ def test_a_facet_value_no_filter_accepts_is_shown_without_a_link(tmp_path):
 
 
 def test_and_n_more_lists_a_facet_in_full_and_fewer_lists_it_in_short(tmp_path):
-    records = [{"id": f"r{n:02d}", "title": "Detector study", "abstract": "Detector calibration.",
-                "authors": [f"Author Name{n:02d}"], "year": 2000 + n} for n in range(20)]
+    records = [
+        {
+            "id": f"r{n:02d}",
+            "title": "Detector study",
+            "abstract": "Detector calibration.",
+            "authors": [f"Author Name{n:02d}"],
+            "year": 2000 + n,
+        }
+        for n in range(20)
+    ]
     (tmp_path / "many.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     build_index([tmp_path / "many.jsonl"], tmp_path / "ix")
     client = create_app(index_dir=tmp_path / "ix").test_client()
@@ -1059,13 +1294,26 @@ def test_and_n_more_lists_a_facet_in_full_and_fewer_lists_it_in_short(tmp_path):
 
 
 LINKED_RECORDS = [
-    {"id": "0705.1234", "title": "Magnons in layered antiferromagnets", "year": 2007, "categories": ["cond-mat"],
-     "abstract": "Spin waves in layered antiferromagnets measured by neutron scattering.",
-     "doi": "10.1103/PhysRevB.76.125117", "journal_ref": "Phys. Rev. B 76, 125117 (2007)",
-     "comments": "12 pages, 4 figures", "license": "http://creativecommons.org/licenses/by/4.0/"},
-    {"id": "report-7", "title": "A technical report on magnons", "year": 2008, "doi": "10.5281/zenodo.12345",
-     "abstract": "Spin waves in layered antiferromagnets, simulated.",
-     "url": "https://example.org/report-7", "pdf": "https://example.org/report-7.pdf"},
+    {
+        "id": "0705.1234",
+        "title": "Magnons in layered antiferromagnets",
+        "year": 2007,
+        "categories": ["cond-mat"],
+        "abstract": "Spin waves in layered antiferromagnets measured by neutron scattering.",
+        "doi": "10.1103/PhysRevB.76.125117",
+        "journal_ref": "Phys. Rev. B 76, 125117 (2007)",
+        "comments": "12 pages, 4 figures",
+        "license": "http://creativecommons.org/licenses/by/4.0/",
+    },
+    {
+        "id": "report-7",
+        "title": "A technical report on magnons",
+        "year": 2008,
+        "doi": "10.5281/zenodo.12345",
+        "abstract": "Spin waves in layered antiferromagnets, simulated.",
+        "url": "https://example.org/report-7",
+        "pdf": "https://example.org/report-7.pdf",
+    },
     {"id": "0902.0001", "title": "Magnons without a DOI", "year": 2009, "comments": "<b>draft</b>"},
 ]
 
@@ -1085,7 +1333,7 @@ def test_result_items_link_pdf_abstract_page_and_doi(linked_client):
         ' <a href="https://arxiv.org/pdf/0705.1234" class="pdf" rel="noopener noreferrer nofollow">[PDF]</a>'
         ' <a href="https://arxiv.org/abs/0705.1234" class="abs" rel="noopener noreferrer nofollow">[abs]</a>'
         ' <a href="https://doi.org/10.1103/PhysRevB.76.125117" class="doi" rel="noopener noreferrer nofollow">'
-        '[DOI]</a>',
+        "[DOI]</a>",
         ' <a href="https://example.org/report-7.pdf" class="pdf" rel="noopener noreferrer nofollow">[PDF]</a>'
         ' <a href="https://example.org/report-7" class="abs" rel="noopener noreferrer nofollow">[abs]</a>'
         ' <a href="https://doi.org/10.5281/zenodo.12345" class="doi" rel="noopener noreferrer nofollow">[DOI]</a>',
@@ -1096,23 +1344,37 @@ def test_result_items_link_pdf_abstract_page_and_doi(linked_client):
 
 def test_record_page_shows_links_doi_journal_ref_comments_and_license(linked_client):
     html = linked_client.get("/records/0705.1234").get_data(as_text=True)
-    assert re.search(r'<p class="links">\s*<a href="https://arxiv.org/pdf/0705.1234" class="pdf"[^>]*>PDF</a>\s*'
-                     r'<a href="https://arxiv.org/abs/0705.1234" class="abs"[^>]*>arXiv abstract page</a>\s*'
-                     r'<a href="https://doi.org/10.1103/PhysRevB.76.125117" class="doi"[^>]*>'
-                     r'DOI 10.1103/PhysRevB.76.125117</a>', html)
+    assert re.search(
+        r'<p class="links">\s*<a href="https://arxiv.org/pdf/0705.1234" class="pdf"[^>]*>PDF</a>\s*'
+        r'<a href="https://arxiv.org/abs/0705.1234" class="abs"[^>]*>arXiv abstract page</a>\s*'
+        r'<a href="https://doi.org/10.1103/PhysRevB.76.125117" class="doi"[^>]*>'
+        r"DOI 10.1103/PhysRevB.76.125117</a>",
+        html,
+    )
     fields = dict(re.findall(r"<dt>([^<]+)</dt>\s*<dd[^>]*>(.*?)</dd>", html, re.S))
-    assert fields["DOI"] == ('<a href="https://doi.org/10.1103/PhysRevB.76.125117" rel="noopener noreferrer nofollow">'
-                             '10.1103/PhysRevB.76.125117</a>')
-    assert fields["arXiv DOI"] == ('<a href="https://doi.org/10.48550/arXiv.0705.1234" '
-                                   'rel="noopener noreferrer nofollow">10.48550/arXiv.0705.1234</a>')
+    assert fields["DOI"] == (
+        '<a href="https://doi.org/10.1103/PhysRevB.76.125117" rel="noopener noreferrer nofollow">'
+        "10.1103/PhysRevB.76.125117</a>"
+    )
+    assert fields["arXiv DOI"] == (
+        '<a href="https://doi.org/10.48550/arXiv.0705.1234" '
+        'rel="noopener noreferrer nofollow">10.48550/arXiv.0705.1234</a>'
+    )
     assert fields["Journal"] == "Phys. Rev. B 76, 125117 (2007)"
     assert fields["Comments"] == "12 pages, 4 figures"
-    assert fields["License"] == ('<a href="http://creativecommons.org/licenses/by/4.0/" '
-                                 'rel="noopener noreferrer nofollow license">http://creativecommons.org/licenses/by/4.0/</a>')
+    assert fields["License"] == (
+        '<a href="http://creativecommons.org/licenses/by/4.0/" '
+        'rel="noopener noreferrer nofollow license">http://creativecommons.org/licenses/by/4.0/</a>'
+    )
     # opened without a search: no back link, an empty box
     assert "Back to results" not in html and 'name="q" type="search" value=""' in html
-    other = dict(re.findall(r"<dt>([^<]+)</dt>\s*<dd[^>]*>(.*?)</dd>", linked_client.get(
-        "/records/0902.0001").get_data(as_text=True), re.S))
+    other = dict(
+        re.findall(
+            r"<dt>([^<]+)</dt>\s*<dd[^>]*>(.*?)</dd>",
+            linked_client.get("/records/0902.0001").get_data(as_text=True),
+            re.S,
+        )
+    )
     assert "DOI" not in other and "Journal" not in other and "License" not in other
     assert other["Comments"] == "&lt;b&gt;draft&lt;/b&gt;"
     report = linked_client.get("/records/report-7").get_data(as_text=True)
@@ -1138,8 +1400,10 @@ def test_record_page_keeps_the_search_and_links_back_to_the_same_results_page(li
 
 def test_a_doi_opens_its_record_in_the_api_and_the_page(linked_client):
     assert linked_client.get("/api/records/10.1103/PhysRevB.76.125117").get_json()["id"] == "0705.1234"
-    assert linked_client.get("/api/search?q=https://doi.org/10.5281/ZENODO.12345").get_json()["hits"][0]["id"] == \
-        "report-7"
+    assert (
+        linked_client.get("/api/search?q=https://doi.org/10.5281/ZENODO.12345").get_json()["hits"][0]["id"]
+        == "report-7"
+    )
     refused = linked_client.get("/api/search?q=doi:12345")
     assert refused.status_code == 400 and refused.get_json()["error"].startswith("'doi:12345' is not a DOI")
 
@@ -1151,10 +1415,19 @@ def test_openapi_describes_the_links_of_records_and_hits(linked_client):
     assert set(schemas["Record"]["properties"]) == set(record)
     assert set(schemas["Hit"]["properties"]) == set(hit)
     links = ["url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments", "license"]
-    assert [hit[key] for key in links] == [record[key] for key in links] == [
-        "https://arxiv.org/abs/0705.1234", "https://arxiv.org/pdf/0705.1234", "10.1103/PhysRevB.76.125117",
-        "10.48550/arXiv.0705.1234", "Phys. Rev. B 76, 125117 (2007)", "12 pages, 4 figures",
-        "http://creativecommons.org/licenses/by/4.0/"]
+    assert (
+        [hit[key] for key in links]
+        == [record[key] for key in links]
+        == [
+            "https://arxiv.org/abs/0705.1234",
+            "https://arxiv.org/pdf/0705.1234",
+            "10.1103/PhysRevB.76.125117",
+            "10.48550/arXiv.0705.1234",
+            "Phys. Rev. B 76, 125117 (2007)",
+            "12 pages, 4 figures",
+            "http://creativecommons.org/licenses/by/4.0/",
+        ]
+    )
 
 
 def test_a_category_no_paper_has_is_named_on_the_page_and_in_json(client):

@@ -93,8 +93,11 @@ def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
     uses the token stream).
     """
     items = getattr(analyzer, "items", None)
-    if not items or not isinstance(items[0], TechTokenizer) or not all(
-            getattr(item, "token_local", False) for item in items[1:]):
+    if (
+        not items
+        or not isinstance(items[0], TechTokenizer)
+        or not all(getattr(item, "token_local", False) for item in items[1:])
+    ):
         return None
     tokenizer, filters = items[0], tuple(items[1:])
     caches = tokenizer.__dict__.setdefault("_expansions", {})

@@ -60,7 +60,7 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
         if token.isalnum() and token.islower():
             pieces = [token]
         elif len(token) > 2 and is_cjk_run(token):
-            pieces = [token[i:i + 2] for i in range(len(token) - 1)]
+            pieces = [token[i : i + 2] for i in range(len(token) - 1)]
         else:
             parts = compound_parts(token)
             pieces = parts if len(parts) == 1 or phrase else ["".join(parts), *parts]
@@ -105,7 +105,7 @@ class CompoundFilter:
                     start = token.startchar if token.chars else 0
                     charmap = getattr(token, "charmap", None)
                     for i in range(len(text) - 1):
-                        token.text = text[i:i + 2]
+                        token.text = text[i : i + 2]
                         if token.positions:
                             token.pos = base + i
                         if token.chars:

@@ -99,8 +99,9 @@ def normalize(text: str) -> tuple[str, list[int] | None, list[int] | None]:
 
 
 # Letters with a second, transliterated spelling (German ü = ue, Danish ø = oe).
-_TRANSLITERATED = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue",
-                                 "ø": "oe", "Ø": "Oe"})
+_TRANSLITERATED = str.maketrans(
+    {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ø": "oe", "Ø": "Oe"}
+)
 UMLAUTS = "äöüÄÖÜøØ"
 
 

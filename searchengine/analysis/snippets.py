@@ -131,8 +131,9 @@ class WordAnalysis:
             found = unstemmed
         else:
             fold, stem = self._fold, self.stemmer.stem_text
-            found = [(fold(text) if stop else stem(text), begin, end)
-                     for (text, begin, end), stop in zip(unstemmed, stopped)]
+            found = [
+                (fold(text) if stop else stem(text), begin, end) for (text, begin, end), stop in zip(unstemmed, stopped)
+            ]
         if len(self._analysed) >= self.size:
             self._analysed.clear()
         self._analysed[word] = found
@@ -229,8 +230,9 @@ class TextTokens:
 
     __slots__ = ("analysis", "spans", "firsts", "matched")
 
-    def __init__(self, analysis: WordAnalysis, spans: WordSpans, firsts: frozenset[str] | None,
-                 matched: list[int]) -> None:
+    def __init__(
+        self, analysis: WordAnalysis, spans: WordSpans, firsts: frozenset[str] | None, matched: list[int]
+    ) -> None:
         self.analysis = analysis
         self.spans = spans
         self.firsts = firsts
@@ -413,7 +415,7 @@ def title_matches(title: str, terms: frozenset[str], analyzer: WordAnalysis) -> 
     """Offsets of the words of ``title`` whose analysed form is in ``terms``."""
     if not title or not terms:
         return []
-    text = analyzer.text(title[:CHAR_LIMIT + _LIMIT_MARGIN], terms)
+    text = analyzer.text(title[: CHAR_LIMIT + _LIMIT_MARGIN], terms)
     matches = []
     for token in (token for number in text.matched for token in text.tokens(number)):
         if token[2] > CHAR_LIMIT:
@@ -429,7 +431,7 @@ def abstract_snippet(abstract: str, terms: frozenset[str], analyzer: WordAnalysi
     if not abstract:
         return Snippet()
     if terms:
-        text = analyzer.text(abstract[:CHAR_LIMIT + _LIMIT_MARGIN], terms)
+        text = analyzer.text(abstract[: CHAR_LIMIT + _LIMIT_MARGIN], terms)
         fragments = _context_fragments(len(abstract), text, terms)
         snippet = _snippet(abstract, _best(fragments, FRAGMENTS))
         if snippet.text:

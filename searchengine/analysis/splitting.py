@@ -39,7 +39,7 @@ def split_candidates(term: str, stem) -> list[str]:
         wanted.add(stem(left))
         for inside, _ in (("", None), *(c for c in _JOINED_CONNECTORS if rest.startswith(c[0]))):
             if len(rest) - len(inside) >= MIN_SPLIT_PART:
-                wanted.add(rest[len(inside):])
+                wanted.add(rest[len(inside) :])
     return sorted(wanted)
 
 
@@ -66,11 +66,10 @@ def best_split(term: str, frequency, stem) -> tuple[str, ...] | None:
         if df < needed or df <= best_df:  # most cuts end here: the left part is no word
             continue
         for inside, joint in (("", None), *(c for c in _JOINED_CONNECTORS if rest.startswith(c[0]))):
-            right = rest[len(inside):]
+            right = rest[len(inside) :]
             if len(right) < MIN_SPLIT_PART or right in STOP_WORDS:
                 continue
             both = min(df, frequency(right))
             if both >= needed and both > best_df:
                 best, best_df = (left, right) if joint is None else (left, joint, right), both
     return best
-

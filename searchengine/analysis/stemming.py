@@ -52,8 +52,11 @@ PLURAL_REWRITES = (
     # axis/axes (both Porters agree on ax, not on axes)
     (r"^(ax)(?:is|es)$", "$1"),
     # Latin -us/-i: radii, stimuli, nuclei, foci → radius, ... (then the -us rule)
-    (r"^(radi|stimul|nucle|foc|loc|modul|calcul|tor|syllab|termin|thesaur|glomerul|menisc|gyr|thromb|papyr"
-     r"|styl|octop|fung|cact|alumn|annul|bacill|hippocamp|sulc|vill)i$", "$1us"),
+    (
+        r"^(radi|stimul|nucle|foc|loc|modul|calcul|tor|syllab|termin|thesaur|glomerul|menisc|gyr|thromb|papyr"
+        r"|styl|octop|fung|cact|alumn|annul|bacill|hippocamp|sulc|vill)i$",
+        "$1us",
+    ),
     # genus/genera, corpus/corpora
     (r"^(gen)era$", "$1us"),
     (r"(corp)ora$", "$1us"),
@@ -71,8 +74,11 @@ PLURAL_REWRITES = (
     # forum/forums/fora, datum/data; not -ium (elements: zirconium/zirconia,
     # cerium/ceria), -sum (checksum), aluminum (alumina), quorum (Quora)
     (r"(?<=\w{3})(?<![is])(?<!^alumin)(?<!^quor)ums?$", "a"),
-    (r"(medi|equilibri|consorti|millenni|herbari|bacteri|symposi|compendi|cili|epitheli|endotheli|myceli"
-     r"|gymnasi|stadi|podi|crani|auditori|aquari|sanatori|moratori)ums?$", "$1a"),
+    (
+        r"(medi|equilibri|consorti|millenni|herbari|bacteri|symposi|compendi|cili|epitheli|endotheli|myceli"
+        r"|gymnasi|stadi|podi|crani|auditori|aquari|sanatori|moratori)ums?$",
+        "$1a",
+    ),
     # Greek -on/-a: criterion/criteria, phenomenon/phenomena, polyhedron/polyhedra
     (r"(criteri|phenomen|automat|hedr|gangli|mitochondri|legomen|tax)ons?$", "$1a"),
     # Greek -ma/-mata: schema/schemata, lemma/lemmata
@@ -81,8 +87,7 @@ PLURAL_REWRITES = (
 
 
 # The plural rewrites (:data:`PLURAL_REWRITES`) in Python's syntax.
-_PLURALS = tuple((re.compile(pattern), replacement.replace("$1", r"\g<1>"))
-                 for pattern, replacement in PLURAL_REWRITES)
+_PLURALS = tuple((re.compile(pattern), replacement.replace("$1", r"\g<1>")) for pattern, replacement in PLURAL_REWRITES)
 # Whether any rewrite applies: one search instead of a substitution per rewrite
 # (a word none of them matches is left as it is by all of them).
 _ANY_PLURAL = re.compile("|".join(f"(?:{pattern})" for pattern, _ in PLURAL_REWRITES))
@@ -154,6 +159,7 @@ def _import_normally(name: str, placed: list[str]) -> types.ModuleType:
 
 
 # --- NLTK: stemming -------------------------------------------------------------------------
+
 
 def porter_steps(porter, word: str) -> str:
     """NLTK Porter's steps 1a to 5b on ``word``, without step 4 (root cutting)."""

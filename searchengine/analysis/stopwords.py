@@ -12,7 +12,8 @@ from typing import Any
 
 # English function words (and the stray letters of possessives and
 # contractions); content words, single letters like C, and numbers are kept.
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been
 before being below between both but by can could did do does doing down during
 each few for from further had has have having he her here hers herself him
@@ -21,7 +22,8 @@ not of off on once only or other our ours ourselves out over own same she should
 so some such than that the their theirs them themselves then there these they
 this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves s t
-""".split())
+""".split()
+)
 
 
 def is_stop(token: str) -> bool:

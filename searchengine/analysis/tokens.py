@@ -62,8 +62,31 @@ _CJK_RANGES = tuple((CJK_CHARS[i], CJK_CHARS[i + 2]) for i in range(0, len(CJK_C
 # controls. They differ on marks, other numbers (², ½), connector
 # punctuation, other symbols and format characters (and ``regex`` may know
 # characters this Python's Unicode does not).
-SAME_IN_RE_AND_REGEX = frozenset({"Cc", "Co", "Ll", "Lm", "Lo", "Lt", "Lu", "Nd", "Nl", "Pd", "Pe", "Pf", "Pi",
-                                  "Po", "Ps", "Sc", "Sk", "Sm", "Zl", "Zp", "Zs"})
+SAME_IN_RE_AND_REGEX = frozenset(
+    {
+        "Cc",
+        "Co",
+        "Ll",
+        "Lm",
+        "Lo",
+        "Lt",
+        "Lu",
+        "Nd",
+        "Nl",
+        "Pd",
+        "Pe",
+        "Pf",
+        "Pi",
+        "Po",
+        "Ps",
+        "Sc",
+        "Sk",
+        "Sm",
+        "Zl",
+        "Zp",
+        "Zs",
+    }
+)
 
 # Whitespace-separated values (the keyword fields' tokens).
 _SPACED = re.compile(r"[^ \t\r\n]+")
@@ -173,8 +196,9 @@ class Token:
     (Whoosh's ``Token`` has the same shape; its adapters yield that one.)
     """
 
-    def __init__(self, positions: bool = False, chars: bool = False, removestops: bool = True, mode: str = "",
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, positions: bool = False, chars: bool = False, removestops: bool = True, mode: str = "", **kwargs: Any
+    ) -> None:
         self.positions = positions
         self.chars = chars
         self.stopped = False
@@ -329,6 +353,8 @@ class TechTokenizer:
                     token.endchar = start_char + ends[end - 1]
                     token.charmap = None
                     if token.endchar - token.startchar != end - start:
-                        token.charmap = ([start_char + at for at in starts[start:end]],
-                                         [start_char + at for at in ends[start:end]])
+                        token.charmap = (
+                            [start_char + at for at in starts[start:end]],
+                            [start_char + at for at in ends[start:end]],
+                        )
             yield token

@@ -22,6 +22,7 @@ import click
 from searchengine import settings
 from searchengine.cli.common import EXIT_REBUILD, report_problems
 
+
 class Group(click.Group):
     """Turns the package's errors into one-line messages with exit status 1
     (:data:`EXIT_REBUILD` for an index to rebuild)."""
@@ -45,7 +46,6 @@ class Group(click.Group):
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise click.ClickException(f"{where}{exc.strerror or exc}") from None
-
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,7 +76,9 @@ def run() -> None:
     except Exception as exc:  # a bug: say so in one line, keep details on demand
         if settings.debug():
             raise
-        click.echo(f"Error: internal error: {type(exc).__name__}: {exc} (set SEARCHENGINE_DEBUG=1 for details)", err=True)
+        click.echo(
+            f"Error: internal error: {type(exc).__name__}: {exc} (set SEARCHENGINE_DEBUG=1 for details)", err=True
+        )
         sys.exit(1)
 
 

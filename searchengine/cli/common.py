@@ -33,7 +33,7 @@ index_dir_option = click.option(
     metavar="LOCATION",
     callback=_index_location,
     help="Index folder, or an OpenSearch index URL http(s)://[user:password@]host:port[,host:port...]/NAME "
-         "(or set SEARCHENGINE_INDEX).",
+    "(or set SEARCHENGINE_INDEX).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 
@@ -62,8 +62,11 @@ def print_json(data) -> None:
 def report_without_abstract(summary) -> None:
     if summary.without_abstract:
         count = summary.without_abstract
-        click.echo(f"Note: {counted(count, 'record')} {'has' if count == 1 else 'have'} no abstract; "
-                   f"{'it is' if count == 1 else 'they are'} found by title and authors only", err=True)
+        click.echo(
+            f"Note: {counted(count, 'record')} {'has' if count == 1 else 'have'} no abstract; "
+            f"{'it is' if count == 1 else 'they are'} found by title and authors only",
+            err=True,
+        )
 
 
 def report_problems(problems, limit: int = 10) -> None:
@@ -73,13 +76,13 @@ def report_problems(problems, limit: int = 10) -> None:
         click.echo(f"... and {len(problems) - limit} more", err=True)
 
 
-
-
 wait_option = click.option(
-    "--wait", default=30.0, show_default=True, type=click.FloatRange(0),
+    "--wait",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0),
     help="Seconds to wait while another process writes the index.",
 )
-
 
 
 def open_existing(index_dir: Path):
@@ -98,13 +101,17 @@ def open_existing(index_dir: Path):
     except IndexNotFoundError:
         source = click.get_current_context().get_parameter_source("index_dir")
         if source in (ParameterSource.DEFAULT, None):
-            raise IndexNotFoundError(f"{index_dir}: no index here; build one with 'searchengine index PATHS'") \
-                from None
-        given = "SEARCHENGINE_INDEX" if source == ParameterSource.ENVIRONMENT else _option_typed(
-            ("--index", "--index-dir"), "--index-dir")
+            raise IndexNotFoundError(f"{index_dir}: no index here; build one with 'searchengine index PATHS'") from None
+        given = (
+            "SEARCHENGINE_INDEX"
+            if source == ParameterSource.ENVIRONMENT
+            else _option_typed(("--index", "--index-dir"), "--index-dir")
+        )
         option = given if given.startswith("--") else "--index-dir"
-        raise IndexNotFoundError(f"{index_dir}: no index here (given by {given}); build one with "
-                                 f"'searchengine index PATHS {option} {index_dir}'") from None
+        raise IndexNotFoundError(
+            f"{index_dir}: no index here (given by {given}); build one with "
+            f"'searchengine index PATHS {option} {index_dir}'"
+        ) from None
 
 
 def _option_typed(names: tuple[str, ...], default: str) -> str:
@@ -131,7 +138,8 @@ def open_or_build(index_dir: Path):
     if not Path(DEFAULT_CORPUS).exists() and not Path(index_dir).exists():
         raise IndexNotFoundError(
             f"no index in {index_dir}/ and no {DEFAULT_CORPUS}/ folder here to build one from: build one with "
-            "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION")
+            "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION"
+        )
 
     def report(summary) -> None:
         if summary is None:

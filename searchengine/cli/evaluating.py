@@ -11,14 +11,26 @@ from searchengine.cli import main
 from searchengine.cli.common import json_option
 from searchengine.semantic import MODES
 
+
 @main.command("eval")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--mode", "-m", type=click.Choice(MODES, case_sensitive=False), default="lexical", show_default=True,
-              help="Rank by words, by meaning or both; semantic and hybrid encode the collection's "
-                   "records first (needs the semantic extra; vectors are kept for the next run)")
-@click.option("--index", "index", metavar="URL", default=None,
-              help="Build the collection into this cluster index (http(s)://HOST:PORT/NAME, replacing what it "
-                   "holds) and measure the cluster engine; default: a temporary folder")
+@click.option(
+    "--mode",
+    "-m",
+    type=click.Choice(MODES, case_sensitive=False),
+    default="lexical",
+    show_default=True,
+    help="Rank by words, by meaning or both; semantic and hybrid encode the collection's "
+    "records first (needs the semantic extra; vectors are kept for the next run)",
+)
+@click.option(
+    "--index",
+    "index",
+    metavar="URL",
+    default=None,
+    help="Build the collection into this cluster index (http(s)://HOST:PORT/NAME, replacing what it "
+    "holds) and measure the cluster engine; default: a temporary folder",
+)
 @json_option
 def eval_(path: Path, mode: str, index: str | None, as_json: bool) -> None:
     """Measure ranking quality on the test collection in folder PATH.

@@ -8,9 +8,18 @@ from pathlib import Path
 import click
 
 from searchengine.cli import main
-from searchengine.cli.common import (EXIT_REBUILD, DEFAULT_CORPUS, counted, index_dir_option, json_option,
-                                     open_existing, print_json, report_problems, report_without_abstract,
-                                     wait_option)
+from searchengine.cli.common import (
+    DEFAULT_CORPUS,
+    EXIT_REBUILD,
+    counted,
+    index_dir_option,
+    json_option,
+    open_existing,
+    print_json,
+    report_problems,
+    report_without_abstract,
+    wait_option,
+)
 from searchengine.cli.progress import EncodeProgress, progress_bar
 
 FORMAT_NAMES = "arxiv-oai, arxiv-listing, arxiv-atom, csv, authorpage, jsonl"
@@ -27,24 +36,55 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
     return value
 
 
-
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @index_dir_option
-@click.option("--update", is_flag=True, help="Add or replace documents by id in the existing index instead of rebuilding it.")
-@click.option("--format", "format_name", metavar="NAME", callback=_check_format,
-              help=f"Read every input in this format instead of detecting it: {FORMAT_NAMES}.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Indexing processes, at most 64  [default: one per CPU core]; on a cluster, bulk requests "
-                   "in flight, at most 16  [default: 4]")
-@click.option("--memory-mb", type=click.IntRange(16), default=512, show_default=True, help="Memory for posting buffers, all processes together (approximate).")
+@click.option(
+    "--update", is_flag=True, help="Add or replace documents by id in the existing index instead of rebuilding it."
+)
+@click.option(
+    "--format",
+    "format_name",
+    metavar="NAME",
+    callback=_check_format,
+    help=f"Read every input in this format instead of detecting it: {FORMAT_NAMES}.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Indexing processes, at most 64  [default: one per CPU core]; on a cluster, bulk requests "
+    "in flight, at most 16  [default: 4]",
+)
+@click.option(
+    "--memory-mb",
+    type=click.IntRange(16),
+    default=512,
+    show_default=True,
+    help="Memory for posting buffers, all processes together (approximate).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no skipped-record lines; only the summary.")
-@click.option("--vectors/--no-vectors", default=None,
-              help="Keep record vectors for semantic and hybrid search (needs the semantic extra; "
-                   "encodes only new and changed records)  [default: as the index does, none for a new one]")
+@click.option(
+    "--vectors/--no-vectors",
+    default=None,
+    help="Keep record vectors for semantic and hybrid search (needs the semantic extra; "
+    "encodes only new and changed records)  [default: as the index does, none for a new one]",
+)
 @wait_option
 @json_option
-def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: str | None, jobs: int | None,
-          memory_mb: int, quiet: bool, vectors: bool | None, wait: float, as_json: bool) -> None:
+def index(
+    paths: tuple[Path, ...],
+    index_dir: Path,
+    update: bool,
+    format_name: str | None,
+    jobs: int | None,
+    memory_mb: int,
+    quiet: bool,
+    vectors: bool | None,
+    wait: float,
+    as_json: bool,
+) -> None:
     """Build a new index from PATHS (files or folders; default: corpus/).
 
     The new index is written beside the old one and replaces it only when
@@ -59,17 +99,28 @@ def index(paths: tuple[Path, ...], index_dir: Path, update: bool, format_name: s
     run_index = update_index if update else build_index
     encoding = None if quiet else EncodeProgress(sys.stderr, bar)
     try:
-        summary = run_index(paths, index_dir, format=format_name, lock_timeout=wait, jobs=jobs,
-                            memory_mb=memory_mb, progress=bar, vectors=vectors, on_encode=encoding)
+        summary = run_index(
+            paths,
+            index_dir,
+            format=format_name,
+            lock_timeout=wait,
+            jobs=jobs,
+            memory_mb=memory_mb,
+            progress=bar,
+            vectors=vectors,
+            on_encode=encoding,
+        )
     except KeyboardInterrupt:
         # The new generation (or cluster index) was thrown away on the way out.
         for shown in (bar, encoding):
             if shown is not None:
                 shown.close()
-        kept = ("; the vectors encoded so far are kept, and the same command goes on from them"
-                if encoding is not None and encoding.started else "")
-        click.echo(f"\nInterrupted: nothing was written; the previous index in {index_dir} is intact{kept}",
-                   err=True)
+        kept = (
+            "; the vectors encoded so far are kept, and the same command goes on from them"
+            if encoding is not None and encoding.started
+            else ""
+        )
+        click.echo(f"\nInterrupted: nothing was written; the previous index in {index_dir} is intact{kept}", err=True)
         sys.exit(130)
     finally:
         for shown in (bar, encoding):
@@ -108,8 +159,11 @@ def _fail_when_cut_off(summary, quiet: bool) -> None:
         return
     if not quiet:
         for problem in summary.cut_off:
-            click.echo(f"Error: {problem.path} ended early, in line {problem.line:,}: "
-                       "the records after it are missing from the index", err=True)
+            click.echo(
+                f"Error: {problem.path} ended early, in line {problem.line:,}: "
+                "the records after it are missing from the index",
+                err=True,
+            )
     sys.exit(1)
 
 
@@ -179,10 +233,14 @@ def check(index_dir: Path, as_json: bool) -> None:
         if report.problem is None:
             size = sum(part.size or 0 for part in report.parts)
             copies = len(report.parts)
-            what = (f"{counted(copies, 'file')}, {size / 1e6:,.1f} MB" if report.engine == "whoosh"
-                    else f"{copies:,} shard {'copy' if copies == 1 else 'copies'}")
-            click.echo(f"{report.location}: sound ({report.version}: {what}, "
-                       f"{counted(report.documents or 0, 'document')})")
+            what = (
+                f"{counted(copies, 'file')}, {size / 1e6:,.1f} MB"
+                if report.engine == "whoosh"
+                else f"{copies:,} shard {'copy' if copies == 1 else 'copies'}"
+            )
+            click.echo(
+                f"{report.location}: sound ({report.version}: {what}, {counted(report.documents or 0, 'document')})"
+            )
     if report.problem is not None:
         if not as_json:
             click.echo(f"Error: {report.problem}", err=True)

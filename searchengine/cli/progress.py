@@ -6,6 +6,7 @@ import sys
 
 import click
 
+
 class IndexProgress:
     """The progress bar of ``index`` on ``stream``: while reading, a percentage,
     the ETA and the records read, the input's size known (bytes of the files as
@@ -27,13 +28,20 @@ class IndexProgress:
         self.start = POSITION.total()  # what this process read before (a library user's earlier runs)
         self.sized = bool(total_bytes)
         if self.sized:
-            self.bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, file=stream,
-                            mininterval=0.5, desc="Reading", leave=False,
-                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
-                                       "[{elapsed}, ETA {remaining}{postfix}]")
+            self.bar = tqdm(
+                total=total_bytes,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                file=stream,
+                mininterval=0.5,
+                desc="Reading",
+                leave=False,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                "[{elapsed}, ETA {remaining}{postfix}]",
+            )
         else:
-            self.bar = tqdm(unit=" records", unit_scale=True, file=stream, mininterval=0.5,
-                            desc="Reading", leave=False)
+            self.bar = tqdm(unit=" records", unit_scale=True, file=stream, mininterval=0.5, desc="Reading", leave=False)
         self._stop = None
 
     def __call__(self, records: int) -> None:
@@ -96,8 +104,16 @@ class EncodeProgress:
             if self.stream.isatty():
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=total, unit=" records", file=self.stream, mininterval=0.5, leave=False,
-                                desc="Encoding vectors", unit_scale=True, smoothing=0.1)
+                self.bar = tqdm(
+                    total=total,
+                    unit=" records",
+                    file=self.stream,
+                    mininterval=0.5,
+                    leave=False,
+                    desc="Encoding vectors",
+                    unit_scale=True,
+                    smoothing=0.1,
+                )
             else:
                 click.echo(f"Encoding vectors of {total:,} records", err=True)
         if self.bar is not None:

@@ -42,8 +42,11 @@ def _render_hits(results, first_rank: int, scored: bool = True) -> None:
         click.echo(f"\nPage {number} is past the end: there {'is' if pages == 1 else 'are'} {counted(pages, 'page')}")
     elif pages > 1:
         size = results.page.get("size", 0)
-        reach = (f" (paging reaches the first {pages * size:,} of {results.total:,} hits; filters narrow the rest)"
-                 if pages * size < results.total else "")
+        reach = (
+            f" (paging reaches the first {pages * size:,} of {results.total:,} hits; filters narrow the rest)"
+            if pages * size < results.total
+            else ""
+        )
         click.echo(f"\nPage {number} of {pages}{reach}")
 
 
@@ -124,12 +127,20 @@ def _dates_line(record: dict) -> str:
     if record.get("updated"):
         parts.append(f"last updated {shown(from_iso(record['updated']))}")
     if record.get("versions"):
-        parts.append("versions " + ", ".join(f"v{v['version']} {shown(from_iso(v['date']))}"
-                                              for v in record["versions"]))
+        parts.append(
+            "versions " + ", ".join(f"v{v['version']} {shown(from_iso(v['date']))}" for v in record["versions"])
+        )
     text = "; ".join(parts)
     return text[:1].upper() + text[1:]
 
 
 #: The lines of links and identifiers `show` prints, in order, when a record has them.
-RECORD_LINE_LABELS = (("Abstract page", "url"), ("PDF", "pdf_url"), ("DOI", "doi"), ("arXiv DOI", "arxiv_doi"),
-                      ("Journal", "journal_ref"), ("Comments", "comments"), ("License", "license"))
+RECORD_LINE_LABELS = (
+    ("Abstract page", "url"),
+    ("PDF", "pdf_url"),
+    ("DOI", "doi"),
+    ("arXiv DOI", "arxiv_doi"),
+    ("Journal", "journal_ref"),
+    ("Comments", "comments"),
+    ("License", "license"),
+)

@@ -10,11 +10,19 @@ import click
 
 from searchengine import limits
 from searchengine.cli import main
-from searchengine.cli.common import (counted, index_dir_option, json_option, open_or_build, output_format_of,
-                                     print_json, write_output)
+from searchengine.cli.common import (
+    counted,
+    index_dir_option,
+    json_option,
+    open_or_build,
+    output_format_of,
+    print_json,
+    write_output,
+)
 from searchengine.cli.render import EXPORT_FORMATS, OUTPUT_FORMATS, SEARCH_FORMATS, echo_record, emit
 from searchengine.limits import LISTING_SORTS, MAX_LOOKUP
 from searchengine.parameters import Parameter, cli_parameters, parameter
+
 
 def _filter_values(parser_name: str):
     """A click callback parsing each value of a repeatable filter option with
@@ -92,7 +100,10 @@ def search_options(command: Callable) -> Callable:
 
 
 format_option = click.option(
-    "--format", "output_format", type=click.Choice(OUTPUT_FORMATS), default=None,
+    "--format",
+    "output_format",
+    type=click.Choice(OUTPUT_FORMATS),
+    default=None,
     help="Output format (default: table; --json is short for --format json).",
 )
 limit_option = parameter_option(parameter("limit"))
@@ -101,18 +112,40 @@ limit_option = parameter_option(parameter("limit"))
 @main.command()
 @click.argument("words", nargs=-1, metavar="[QUERY]...")
 @search_options
-@click.option("--all", "every_hit", is_flag=True,
-              help=f"Export every hit, up to {limits.EXPORT_LIMIT:,}, instead of one page "
-                   f"(with --format {', '.join(EXPORT_FORMATS)}).")
-@click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, envvar="SEARCHENGINE_BASE_URL",
-              metavar="URL", help="Address of the web page (searchengine serve) that --format atom links to.")
+@click.option(
+    "--all",
+    "every_hit",
+    is_flag=True,
+    help=f"Export every hit, up to {limits.EXPORT_LIMIT:,}, instead of one page "
+    f"(with --format {', '.join(EXPORT_FORMATS)}).",
+)
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    envvar="SEARCHENGINE_BASE_URL",
+    metavar="URL",
+    help="Address of the web page (searchengine serve) that --format atom links to.",
+)
 @index_dir_option
 @json_option
-@click.option("--format", "output_format", type=click.Choice(SEARCH_FORMATS), default=None,
-              help="Output format (default: table; --json is short for --format json; atom: the search's "
-                   "feed, newest first, as the web page's /feed.atom).")
-def search(words: tuple[str, ...], every_hit: bool, base_url: str, index_dir: Path, as_json: bool,
-           output_format: str | None, **options: Any) -> None:
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(SEARCH_FORMATS),
+    default=None,
+    help="Output format (default: table; --json is short for --format json; atom: the search's "
+    "feed, newest first, as the web page's /feed.atom).",
+)
+def search(
+    words: tuple[str, ...],
+    every_hit: bool,
+    base_url: str,
+    index_dir: Path,
+    as_json: bool,
+    output_format: str | None,
+    **options: Any,
+) -> None:
     """Search the index for QUERY and print ranked hits.
 
     QUERY may be quoted or not: `search gpu memory` is `search "gpu memory"`.
@@ -139,9 +172,11 @@ def search(words: tuple[str, ...], every_hit: bool, base_url: str, index_dir: Pa
     lists_all = query is None and not filtered
     sort = asked["sort"]
     if lists_all and sort not in LISTING_SORTS:
-        raise click.UsageError("give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
-                               "--until, --past) or both; or --sort newest, oldest or title alone to list every "
-                               "paper")
+        raise click.UsageError(
+            "give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
+            "--until, --past) or both; or --sort newest, oldest or title alone to list every "
+            "paper"
+        )
     output_format = output_format_of(as_json, output_format)
     from searchengine.request import SearchRequest
 
@@ -155,10 +190,15 @@ def search(words: tuple[str, ...], every_hit: bool, base_url: str, index_dir: Pa
     results = open_or_build(index_dir).run(request)
     filters = request.filters
     author = filters.authors
-    named = (("year", filters.years), ("author", [a for a in author if not a.first]),
-             ("first author", [a for a in author if a.first]), ("category", filters.categories))
-    described = [f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}"
-                 for label, values in named if values]
+    named = (
+        ("year", filters.years),
+        ("author", [a for a in author if not a.first]),
+        ("first author", [a for a in author if a.first]),
+        ("category", filters.categories),
+    )
+    described = [
+        f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}" for label, values in named if values
+    ]
     described += [d.text for d in filters.dates]  # "since 2025-03"
     if filters.primary_only and filters.categories:
         described.append("primary category only")
@@ -184,10 +224,18 @@ def _print_feed(query: str | None, asked: dict[str, Any], index_dir: Path, base_
         parts.port  # noqa: B018 (raises for a port out of range)
     except ValueError:
         parts = None
-    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query
-            or parts.fragment or any(ch.isspace() or ch in '"<>\\^`{|}' or ord(ch) < 32 for ch in base_url)):
-        raise click.BadParameter(f"{base_url!r} is not an http(s) address of a web page (scheme, host, "
-                                 "port and path only)", param_hint="--base-url")
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or any(ch.isspace() or ch in '"<>\\^`{|}' or ord(ch) < 32 for ch in base_url)
+    ):
+        raise click.BadParameter(
+            f"{base_url!r} is not an http(s) address of a web page (scheme, host, port and path only)",
+            param_hint="--base-url",
+        )
     ctx = click.get_current_context()
     if ctx.get_parameter_source("page") not in (click.core.ParameterSource.DEFAULT, None):
         raise click.UsageError("--format atom is the search's feed, newest first; it has no --page")
@@ -196,8 +244,9 @@ def _print_feed(query: str | None, asked: dict[str, Any], index_dir: Path, base_
         limit = FEED_SIZE  # as the web page's feed
     # Newest first unless sorted otherwise, ranked by words (no mode), no facets.
     feed = {name: value for name, value in asked.items() if name not in ("mode", "facets", "facet_size")}
-    request = SearchRequest.make(query or "", **{**feed, "sort": asked["sort"] or "newest", "limit": limit},
-                                 with_snippets=False)
+    request = SearchRequest.make(
+        query or "", **{**feed, "sort": asked["sort"] or "newest", "limit": limit}, with_snippets=False
+    )
     results = open_or_build(index_dir).run(request)
     filters, exact, sort = request.filters, asked["exact"], asked["sort"]
     pairs = [("q", query)] if query else []
@@ -215,36 +264,56 @@ def _export_all(query: str | None, asked: dict[str, Any], index_dir: Path, outpu
     if output_format not in EXPORT_FORMATS:
         raise click.UsageError(f"--all exports with --format {', '.join(EXPORT_FORMATS)}, not {output_format}")
     paging = {"page": "--page", "limit": "--limit", "facet_names": "--facets", "facet_size": "--facet-size"}
-    given = [option for name, option in paging.items()
-             if ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT, None)]
+    given = [
+        option
+        for name, option in paging.items()
+        if ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT, None)
+    ]
     if given:
         raise click.UsageError(f"--all exports every hit: {', '.join(given)} cannot be given with it")
     from searchengine import export
     from searchengine.request import SearchRequest
 
-    request = SearchRequest.make_export(query or "", cap=limits.EXPORT_LIMIT,
-                                        **{name: value for name, value in asked.items() if parameter(name).export})
+    request = SearchRequest.make_export(
+        query or "", cap=limits.EXPORT_LIMIT, **{name: value for name, value in asked.items() if parameter(name).export}
+    )
     results = open_or_build(index_dir).run(request)
     if results.corrected:
-        click.echo(f"Note: exported the hits of {results.corrected!r}, a correction of {results.query!r} "
-                   "(--exact exports the query as typed)", err=True)
+        click.echo(
+            f"Note: exported the hits of {results.corrected!r}, a correction of {results.query!r} "
+            "(--exact exports the query as typed)",
+            err=True,
+        )
     for note in results.notes:
         click.echo(f"Note: {note}", err=True)
     write_output(export.render(output_format, export.rows(results.hits)))
     if results.total > len(results.hits):
-        click.echo(f"Exported the first {len(results.hits):,} of {counted(results.total, 'hit')}: an export "
-                   f"holds at most {limits.EXPORT_LIMIT:,}; narrow the search with filters for the rest", err=True)
+        click.echo(
+            f"Exported the first {len(results.hits):,} of {counted(results.total, 'hit')}: an export "
+            f"holds at most {limits.EXPORT_LIMIT:,}; narrow the search with filters for the rest",
+            err=True,
+        )
 
 
 @main.command()
 @click.argument("record_ids", metavar="[ID_OR_DOI]...", nargs=-1)
-@click.option("--ids-from", "ids_from", type=click.File("rb"), default=None,
-              help="Read ids and DOIs from this file, one a line ('-': standard input); blank lines "
-                   f"and lines starting with # are skipped. At most {MAX_LOOKUP:,} in all.")
+@click.option(
+    "--ids-from",
+    "ids_from",
+    type=click.File("rb"),
+    default=None,
+    help="Read ids and DOIs from this file, one a line ('-': standard input); blank lines "
+    f"and lines starting with # are skipped. At most {MAX_LOOKUP:,} in all.",
+)
 @index_dir_option
 @json_option
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "bibtex", "ris"]), default=None,
-              help="Output format (default: text; --json is short for --format json).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "bibtex", "ris"]),
+    default=None,
+    help="Output format (default: text; --json is short for --format json).",
+)
 def show(record_ids: tuple[str, ...], ids_from, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Print the full records ID_OR_DOI...: title, authors, year, categories, links
     (abstract page, PDF, DOI, arXiv DOI), journal reference, comments, license, abstract.
@@ -291,11 +360,11 @@ def _listed_ids(stream) -> list[str]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise click.BadParameter(f"{stream.name}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                 param_hint="--ids-from") from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise click.BadParameter(
+            f"{stream.name}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})", param_hint="--ids-from"
+        ) from None
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
 
 
 @main.command()
@@ -304,8 +373,7 @@ def _listed_ids(stream) -> list[str]:
 @index_dir_option
 @json_option
 @format_option
-def similar(record_ids: tuple[str, ...], limit: int, index_dir: Path, as_json: bool,
-            output_format: str | None) -> None:
+def similar(record_ids: tuple[str, ...], limit: int, index_dir: Path, as_json: bool, output_format: str | None) -> None:
     """Print papers on the same topic as RECORD_ID, or as several records
     together (papers like these), the records themselves excluded.
 

@@ -10,14 +10,26 @@ import click
 from searchengine.cli import main
 from searchengine.cli.common import index_dir_option, open_or_build
 
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
+@click.option(
+    "--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port)."
+)
 @index_dir_option
-@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64),
-              help="Worker threads per process (searches hold the GIL: more threads do not add CPU).")
-@click.option("--workers", default=None, type=click.IntRange(1, 64),
-              help="Server processes [default: one per CPU core], sharing the port.")
+@click.option(
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker threads per process (searches hold the GIL: more threads do not add CPU).",
+)
+@click.option(
+    "--workers",
+    default=None,
+    type=click.IntRange(1, 64),
+    help="Server processes [default: one per CPU core], sharing the port.",
+)
 @click.option("--debug", is_flag=True, help="Flask's development server with reloader and debugger (never expose it).")
 def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | None, debug: bool) -> None:
     """Serve the search page and the JSON API over HTTP.
@@ -30,5 +42,6 @@ def serve(host: str, port: int, index_dir: Path, threads: int, workers: int | No
     from searchengine.web.serve import serve as run_server
 
     index = open_or_build(index_dir)
-    run_server(index, index_dir, host=host, port=port, threads=threads,
-               workers=workers or os.cpu_count() or 1, debug=debug)
+    run_server(
+        index, index_dir, host=host, port=port, threads=threads, workers=workers or os.cpu_count() or 1, debug=debug
+    )

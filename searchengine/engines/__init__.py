@@ -28,9 +28,24 @@ from pathlib import Path
 from searchengine.engines.base import Corrections, Engine, IndexCheck, Lexicon, Matches, PartCheck, Searcher, Writer
 from searchengine.location import Location, is_cluster
 
-__all__ = ["Corrections", "Engine", "IndexCheck", "Lexicon", "Location", "Matches", "PartCheck", "Searcher",
-           "Writer", "check_index", "check_location", "holds_index", "is_cluster", "needs_build", "open_engine",
-           "open_writer"]
+__all__ = [
+    "Corrections",
+    "Engine",
+    "IndexCheck",
+    "Lexicon",
+    "Location",
+    "Matches",
+    "PartCheck",
+    "Searcher",
+    "Writer",
+    "check_index",
+    "check_location",
+    "holds_index",
+    "is_cluster",
+    "needs_build",
+    "open_engine",
+    "open_writer",
+]
 
 
 def check_index(location: str | os.PathLike | Location) -> IndexCheck:
@@ -84,9 +99,16 @@ def needs_build(location: str | os.PathLike | Location) -> bool:
     return needs_build(location.path)
 
 
-def open_writer(location: str | os.PathLike | Location, *, mode: str, lock_timeout: float,
-                jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
-                on_encode=None) -> Writer:
+def open_writer(
+    location: str | os.PathLike | Location,
+    *,
+    mode: str,
+    lock_timeout: float,
+    jobs: int | None = None,
+    memory_mb: int = 512,
+    vectors: bool | None = None,
+    on_encode=None,
+) -> Writer:
     """A :class:`Writer` for the index at ``location`` (not entered yet).
 
     Args:
@@ -107,12 +129,26 @@ def open_writer(location: str | os.PathLike | Location, *, mode: str, lock_timeo
     if location.cluster is not None:
         from searchengine.engines.opensearch.writer import ClusterWriter
 
-        return ClusterWriter(location.cluster, mode=mode, lock_timeout=lock_timeout, jobs=jobs,
-                             memory_mb=memory_mb, vectors=vectors, on_encode=on_encode)
+        return ClusterWriter(
+            location.cluster,
+            mode=mode,
+            lock_timeout=lock_timeout,
+            jobs=jobs,
+            memory_mb=memory_mb,
+            vectors=vectors,
+            on_encode=on_encode,
+        )
     from searchengine.engines.whoosh.writer import WhooshWriter
 
-    return WhooshWriter(location.path, mode=mode, lock_timeout=lock_timeout, jobs=jobs, memory_mb=memory_mb,
-                        vectors=vectors, on_encode=on_encode)
+    return WhooshWriter(
+        location.path,
+        mode=mode,
+        lock_timeout=lock_timeout,
+        jobs=jobs,
+        memory_mb=memory_mb,
+        vectors=vectors,
+        on_encode=on_encode,
+    )
 
 
 def open_engine(location: str | os.PathLike | Location, *, lazy: bool = False) -> Engine:

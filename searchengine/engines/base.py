@@ -94,8 +94,13 @@ class Searcher(Protocol):
     def doc_count(self) -> int:
         """Number of documents."""
 
-    def parse(self, text: str, *, allow_empty: bool = False,
-              frequencies: Callable[[Sequence[str]], Mapping[str, int]] | None = None) -> ParsedQuery:
+    def parse(
+        self,
+        text: str,
+        *,
+        allow_empty: bool = False,
+        frequencies: Callable[[Sequence[str]], Mapping[str, int]] | None = None,
+    ) -> ParsedQuery:
         """The query text (filters taken out) parsed; raises QueryError.
         ``frequencies`` choose a long question's words (:func:`searchengine.querylang.parse`)."""
 
@@ -129,8 +134,7 @@ class Searcher(Protocol):
         """The document one :meth:`window` item stands for (equal for the same
         document in two windows of one generation)."""
 
-    def window(self, matches: Matches, sort: str, start: int, limit: int,
-               deadline: float) -> tuple[list[Any], bool]:
+    def window(self, matches: Matches, sort: str, start: int, limit: int, deadline: float) -> tuple[list[Any], bool]:
         """Hits ``start .. start+limit`` in ``sort`` order (engine handles with
         scores) and whether the deadline cut the ranking short. Relevance ties
         go by year (newest first, unknown last), then id (descending); ``newest``
@@ -196,9 +200,15 @@ class IndexCheck:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape: ``{"location", "engine", "version", "documents",
         "sound", "problem", "parts": [{"name", "size", "problem"}]}``."""
-        return {"location": self.location, "engine": self.engine, "version": self.version,
-                "documents": self.documents, "sound": self.problem is None, "problem": self.problem,
-                "parts": [vars(part) for part in self.parts]}
+        return {
+            "location": self.location,
+            "engine": self.engine,
+            "version": self.version,
+            "documents": self.documents,
+            "sound": self.problem is None,
+            "problem": self.problem,
+            "parts": [vars(part) for part in self.parts],
+        }
 
 
 class Engine(Protocol):
@@ -244,8 +254,9 @@ class Writer(Protocol):
         """Take the write lock and start the new version. Raises IndexBusyError
         when another writer holds the lock past the lock timeout."""
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         """Release the lock; an unpublished version is discarded."""
 
     @property

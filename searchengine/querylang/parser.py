@@ -44,16 +44,37 @@ from searchengine.errors import QueryError
 from searchengine.querylang import syntax
 from searchengine.querylang import tree as t
 from searchengine.querylang.syntax import (
-    ALL_TERMS_UP_TO, LONG_QUERY_MIN, MIN_PREFIX, MIN_SHOULD_MATCH, required_terms,
+    ALL_TERMS_UP_TO,
+    LONG_QUERY_MIN,
+    MIN_PREFIX,
+    MIN_SHOULD_MATCH,
+    required_terms,
 )
 from searchengine.querylang.text import MIN_FUZZY, may_be_fuzzy
 from searchengine.records import arxiv_id, doi, doi_key
 from searchengine.tex import query_tex_to_text
 
 __all__ = [
-    "ALL_TERMS_UP_TO", "LONG_QUERY_MIN", "MIN_FUZZY", "MIN_PREFIX", "MIN_SHOULD_MATCH", "required_terms",
-    "MAX_QUERY_CHARS", "MAX_WORD_CHARS", "MAX_PREFIXES", "MAX_PHRASES", "FIELD_ALIASES", "KNOWN_FIELDS",
-    "ParsedQuery", "clean", "split_filters", "prepare", "parse", "relaxed", "simplify", "only_negative",
+    "ALL_TERMS_UP_TO",
+    "LONG_QUERY_MIN",
+    "MIN_FUZZY",
+    "MIN_PREFIX",
+    "MIN_SHOULD_MATCH",
+    "required_terms",
+    "MAX_QUERY_CHARS",
+    "MAX_WORD_CHARS",
+    "MAX_PREFIXES",
+    "MAX_PHRASES",
+    "FIELD_ALIASES",
+    "KNOWN_FIELDS",
+    "ParsedQuery",
+    "clean",
+    "split_filters",
+    "prepare",
+    "parse",
+    "relaxed",
+    "simplify",
+    "only_negative",
 ]
 
 # Longer queries are cut to this many characters: room for a pasted abstract
@@ -88,18 +109,25 @@ _OPERATOR_WORDS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE"}
 
 # Field names users may type → index field (the filters are taken out first).
 FIELD_ALIASES = {
-    "title": "title", "ti": "title",
-    "abstract": "abstract", "abs": "abstract",
-    "author": "authors", "authors": "authors", "au": "authors",
-    "category": "categories", "categories": "categories", "cat": "categories",
+    "title": "title",
+    "ti": "title",
+    "abstract": "abstract",
+    "abs": "abstract",
+    "author": "authors",
+    "authors": "authors",
+    "au": "authors",
+    "category": "categories",
+    "categories": "categories",
+    "cat": "categories",
     "year": "year",
     "id": "id",
     "doi": "doi",
 }
 KNOWN_FIELDS = "title/ti, abstract/abs, author/au, category/cat, year, date, id, doi"
 
-_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"',
-                         "‘": "'", "’": "'", "‚": "'", "‛": "'"})
+_QUOTES = str.maketrans(
+    {"“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'"}
+)
 # A field prefix: a name, a colon and a value (not "//": https://... is a link).
 _FIELD = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):(?=[^\s:])(?!//)")
 _FIELD_BEFORE_PHRASE = re.compile(r"(?<![\w.\-/])([A-Za-z][\w-]*):$")
@@ -123,10 +151,19 @@ _FIELD_GROUP = re.compile(r"\b\w+:\([^()]*\)")
 
 # ``year:...``, ``author:...`` or ``category:...`` with a bare or quoted value,
 # or ADS's first-author ``^Qian`` / ``^"Qian, D"`` (a word's boost, ``gpu^2``, is glued to it).
-_FILTER_CLAUSE = re.compile(r'(?:(?<![\w:])(year|date|author|au|category|cat):|(?<!\S)\^(?=[^\W\d_]|"))'
-                            r'(?:"([^"]*)"|(\S+))', re.IGNORECASE)
-_FILTER_NAMES = {"year": "year", "date": "date", "author": "author", "au": "author", "category": "category",
-                 "cat": "category"}
+_FILTER_CLAUSE = re.compile(
+    r'(?:(?<![\w:])(year|date|author|au|category|cat):|(?<!\S)\^(?=[^\W\d_]|"))'
+    r'(?:"([^"]*)"|(\S+))',
+    re.IGNORECASE,
+)
+_FILTER_NAMES = {
+    "year": "year",
+    "date": "date",
+    "author": "author",
+    "au": "author",
+    "category": "category",
+    "cat": "category",
+}
 _OPERATOR_BEFORE = re.compile(r"(?:\b(?:OR|NOT)\s+|(?:^|\s)-)$")
 _OPERATOR_AFTER = re.compile(r"^\s*(?:OR\b|\))")
 _AND_AT_END = re.compile(r"\bAND\s*$")
@@ -167,24 +204,26 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
     kept, last = [], 0
     for match in _FILTER_CLAUSE.finditer(text):
         clause = match.group(0)
-        before, after = text[:match.start()], text[match.end():]
+        before, after = text[: match.start()], text[match.end() :]
         if _OPERATOR_BEFORE.search(before) or _OPERATOR_AFTER.search(after) or before.count("(") > before.count(")"):
-            raise QueryError(f"filter {clause!r} cannot be combined with OR, NOT or parentheses; "
-                             "it applies to the whole query")
+            raise QueryError(
+                f"filter {clause!r} cannot be combined with OR, NOT or parentheses; it applies to the whole query"
+            )
         value = match.group(2) if match.group(2) is not None else match.group(3)
         if match.group(3) is not None and "~" in value:
-            raise QueryError(f"{clause!r}: a filter matches its value as written, never fuzzily; "
-                             "a fuzzy word (~) belongs in the search text")
+            raise QueryError(
+                f"{clause!r}: a filter matches its value as written, never fuzzily; "
+                "a fuzzy word (~) belongs in the search text"
+            )
         if match.group(1) is None:
             found["author"].append(_filters.FIRST_MARK + value)
         else:
             found[_FILTER_NAMES[match.group(1).lower()]].append(value)
-        kept.append(_AND_AT_END.sub("", text[last:match.start()]))  # "GPU AND year:2023"
+        kept.append(_AND_AT_END.sub("", text[last : match.start()]))  # "GPU AND year:2023"
         last = match.end()
     kept.append(text[last:])
     rest = _AND_AT_START.sub("", " ".join("".join(kept).split()))
-    return rest, _filters.build_filters(found["year"], found["author"], found["category"],
-                                        date=found["date"])
+    return rest, _filters.build_filters(found["year"], found["author"], found["category"], date=found["date"])
 
 
 def clean(text: str, notes: list[str]) -> str:
@@ -250,11 +289,24 @@ def _rewrite_fields(part: str, strict: bool = True) -> str:
         if strict and name.islower() and name.isalpha():
             raise QueryError(f"unknown field '{name}:' (fields are {KNOWN_FIELDS})")
         return name + " "  # mixed case, digits, or prose: text glued to a colon
-    empty = next((m.group(1) for m in _EMPTY_FIELD.finditer(part)
-                  if FIELD_ALIASES.get(m.group(1).lower()) or m.group(1).lower() in _FILTER_NAMES), None)
+
+    empty = next(
+        (
+            m.group(1)
+            for m in _EMPTY_FIELD.finditer(part)
+            if FIELD_ALIASES.get(m.group(1).lower()) or m.group(1).lower() in _FILTER_NAMES
+        ),
+        None,
+    )
     if empty:
-        example = {"year": "2023", "id": "2101.00001", "categories": "cs.DC", "authors": "Qian",
-                   "doi": "10.1103/PhysRevB.76.125117", "date": "2025-03..2025-06"}
+        example = {
+            "year": "2023",
+            "id": "2101.00001",
+            "categories": "cs.DC",
+            "authors": "Qian",
+            "doi": "10.1103/PhysRevB.76.125117",
+            "date": "2025-03..2025-06",
+        }
         value = example.get(FIELD_ALIASES.get(empty.lower()) or _FILTER_NAMES[empty.lower()], "gpu")
         raise QueryError(f"'{empty}:' has no value (write e.g. {empty}:{value})")
     return _FIELD.sub(replace, part)
@@ -298,8 +350,10 @@ def _check_fuzzy(part: str, strict: bool) -> None:
         return
     for match in _FUZZY_NUMBER.finditer(part):
         if match.group("number") not in ("0", "1", "2"):
-            raise QueryError(f"'{match.group()}': the edit distance of a fuzzy word must be 0, 1 or 2 "
-                             f"(write e.g. {match.group('word')}~2)")
+            raise QueryError(
+                f"'{match.group()}': the edit distance of a fuzzy word must be 0, 1 or 2 "
+                f"(write e.g. {match.group('word')}~2)"
+            )
     for token in part.split():
         if "~" not in token or "://" in token:
             continue
@@ -309,8 +363,10 @@ def _check_fuzzy(part: str, strict: bool) -> None:
         fuzzy = syntax.FUZZY.fullmatch(word)
         if fuzzy:
             if fuzzy.group("distance") != "0" and len(fuzzy.group("text")) < MIN_FUZZY:
-                raise QueryError(f"'{token}': a fuzzy word needs at least {MIN_FUZZY} letters "
-                                 "(a shorter one would match almost every short word)")
+                raise QueryError(
+                    f"'{token}': a fuzzy word needs at least {MIN_FUZZY} letters "
+                    "(a shorter one would match almost every short word)"
+                )
             continue
         stem = word.split("~", 1)[0]
         if "*" in stem or "?" in stem:
@@ -340,6 +396,7 @@ def _plain_identifiers(part: str, notes: list[str]) -> str:
             return match.group()  # its words with a digit are searched as typed (the engines' part)
         notes.append(f"'{match.group()}': a word with a digit is never fuzzy; searched as typed")
         return text
+
     return syntax.FUZZY.sub(replace, part)
 
 
@@ -355,10 +412,12 @@ def _check_proximity(phrase: str, after: str) -> str:
         return after
     number = match.group("number")
     if number and float(number) > 0:
-        raise QueryError(f"'\"{phrase.strip()}\"{match.group()}': proximity search is not supported; "
-                         "without the ~ the quotes find the exact phrase, and without the quotes "
-                         "the words are found anywhere in a paper")
-    return after[match.end():]
+        raise QueryError(
+            f"'\"{phrase.strip()}\"{match.group()}': proximity search is not supported; "
+            "without the ~ the quotes find the exact phrase, and without the quotes "
+            "the words are found anywhere in a paper"
+        )
+    return after[match.end() :]
 
 
 def _drop_dangling_operators(text: str) -> str:
@@ -372,7 +431,9 @@ def _drop_dangling_operators(text: str) -> str:
             following = tokens[i + 1] if i + 1 < len(tokens) else None
             binary = token in operators - {"NOT"}
             if token in operators and (
-                following is None or following in operators - {"NOT"} or following == ")"
+                following is None
+                or following in operators - {"NOT"}
+                or following == ")"
                 or (binary and (i == 0 or tokens[i - 1] in operators or tokens[i - 1] == "("))
             ):
                 del tokens[i]
@@ -386,6 +447,7 @@ def _plain_prefixes(part: str, seen: list[int], notes: list[str]) -> str:
 
     ``seen`` holds the count of wildcard words met so far (shared across parts).
     """
+
     def replace(match: re.Match) -> str:
         seen[0] += 1
         if seen[0] <= MAX_PREFIXES:
@@ -393,6 +455,7 @@ def _plain_prefixes(part: str, seen: list[int], notes: list[str]) -> str:
         if seen[0] == MAX_PREFIXES + 1:
             notes.append(f"only the first {MAX_PREFIXES} prefixes were expanded; the others were searched as words")
         return match.group().replace("*", "")
+
     return _WILDCARD_WORD.sub(replace, part)
 
 
@@ -422,8 +485,9 @@ def prepare(text: str, notes: list[str]) -> str:
                     out.append(f'{field}"{part.strip()}"')
                 else:
                     if phrases == MAX_PHRASES + 1:
-                        notes.append(f"only the first {MAX_PHRASES} quoted phrases were searched as phrases; "
-                                     "the others as words")
+                        notes.append(
+                            f"only the first {MAX_PHRASES} quoted phrases were searched as phrases; the others as words"
+                        )
                     out.append(" ".join(word_pattern(part).findall(part)))
             field = ""
             continue
@@ -432,11 +496,11 @@ def prepare(text: str, notes: list[str]) -> str:
         if number + 1 < len(segments):
             before = _FIELD_BEFORE_PHRASE.search(part) or _SIGNED_FIELD_BEFORE_PHRASE.search(part)
             if before and FIELD_ALIASES.get(before.group(1).lower()):
-                field, part = FIELD_ALIASES[before.group(1).lower()] + ":", part[:before.start(1)]
+                field, part = FIELD_ALIASES[before.group(1).lower()] + ":", part[: before.start(1)]
             # A sign right before a quote belongs to the phrase: -"gpu memory" excludes it.
             sign = _SIGN_BEFORE_PHRASE.search(part)
             if sign:
-                part = part[:sign.start()] + (" NOT" if sign.group(1) == "-" else "")
+                part = part[: sign.start()] + (" NOT" if sign.group(1) == "-" else "")
         part = _balance_parentheses(part)
         part = _rewrite_fields(part, strict)
         _check_wildcards(part)
@@ -477,6 +541,7 @@ def _drop_parentheses(text: str) -> str:
 
 
 # --- the tree -------------------------------------------------------------------------
+
 
 def simplify(node) -> t.Node | None:
     """``node`` without what matches nothing, nested like groups merged, single
@@ -566,14 +631,20 @@ def identifier_doi(text: str) -> str | None:
     for match in _DOI_FIELD.finditer(text):
         value = match.group(1).strip("\"'")
         if value and not doi(value):
-            raise QueryError(f"'doi:{value}' is not a DOI (a DOI starts with '10.', its registrant's "
-                             "number, then '/': e.g. doi:10.1103/PhysRevB.76.125117)")
+            raise QueryError(
+                f"'doi:{value}' is not a DOI (a DOI starts with '10.', its registrant's "
+                "number, then '/': e.g. doi:10.1103/PhysRevB.76.125117)"
+            )
     return doi(" ".join(text.split()))
 
 
-def parse(text: str, *, allow_empty: bool = False,
-          check: Callable[[t.Node], object] | None = None,
-          frequencies: Callable[[list[str]], dict[str, int]] | None = None) -> ParsedQuery:
+def parse(
+    text: str,
+    *,
+    allow_empty: bool = False,
+    check: Callable[[t.Node], object] | None = None,
+    frequencies: Callable[[list[str]], dict[str, int]] | None = None,
+) -> ParsedQuery:
     """Parse query text (filters already taken out by :func:`split_filters`).
 
     Args:
@@ -608,12 +679,18 @@ def parse(text: str, *, allow_empty: bool = False,
     paper = arxiv_id(" ".join(raw.split())) if raw.strip() else None
     typed = " ".join(raw.split())
     if paper:
-        return ParsedQuery(text=paper, tree=t.FieldWord("id", paper),
-                           notes=[f"'{typed}' is an arXiv identifier: the paper with id {paper} is searched"])
+        return ParsedQuery(
+            text=paper,
+            tree=t.FieldWord("id", paper),
+            notes=[f"'{typed}' is an arXiv identifier: the paper with id {paper} is searched"],
+        )
     found_doi = identifier_doi(raw)
     if found_doi:
-        return ParsedQuery(text="doi:" + found_doi, tree=t.FieldWord("doi", doi_key(found_doi)),
-                           notes=[f"'{typed}' is a DOI: the paper with DOI {found_doi} is searched"])
+        return ParsedQuery(
+            text="doi:" + found_doi,
+            tree=t.FieldWord("doi", doi_key(found_doi)),
+            notes=[f"'{typed}' is a DOI: the paper with DOI {found_doi} is searched"],
+        )
     cleaned = prepare(raw, notes)
     if not _OPERATOR.search(cleaned):
         cleaned = _drop_parentheses(cleaned)
@@ -641,8 +718,10 @@ def parse(text: str, *, allow_empty: bool = False,
         raise QueryError(f"the query {cleaned!r} has no searchable words (only common words such as 'the' or 'of')")
     for leaf in t.leaves(tree):
         if isinstance(leaf, t.Fuzzy) and leaf.field not in (None, *t.DEFAULT_FIELDS):
-            raise QueryError(f"'{leaf.field}:{leaf.text}~{leaf.distance}': fuzzy words are searched in "
-                             "the title, the abstract and the author names only")
+            raise QueryError(
+                f"'{leaf.field}:{leaf.text}~{leaf.distance}': fuzzy words are searched in "
+                "the title, the abstract and the author names only"
+            )
     _check_term_count(tree)
     words = _words(cleaned)
     if kept is not None:
@@ -651,8 +730,9 @@ def parse(text: str, *, allow_empty: bool = False,
     return ParsedQuery(text=cleaned, tree=with_proximity(tree, words), words=words, notes=notes)
 
 
-def key_terms(tree, frequencies: Callable[[list[str]], dict[str, int]] | None,
-              notes: list[str]) -> tuple[object, set[str] | None]:
+def key_terms(
+    tree, frequencies: Callable[[list[str]], dict[str, int]] | None, notes: list[str]
+) -> tuple[object, set[str] | None]:
     """A long question (a :class:`~searchengine.querylang.tree.MinMatch` of more
     than :data:`MAX_QUESTION_TERMS` different words, alone or beside excluded
     words) cut to its :data:`MAX_QUESTION_TERMS` most specific words.
@@ -671,7 +751,7 @@ def key_terms(tree, frequencies: Callable[[list[str]], dict[str, int]] | None,
         for number, child in enumerate(tree.children):
             if isinstance(child, t.MinMatch):
                 shortened, kept = key_terms(child, frequencies, notes)
-                children = tree.children[:number] + (shortened,) + tree.children[number + 1:]
+                children = tree.children[:number] + (shortened,) + tree.children[number + 1 :]
                 return t.And(children), kept
         return tree, None
     if frequencies is None or not isinstance(tree, t.MinMatch):
@@ -691,8 +771,10 @@ def key_terms(tree, frequencies: Callable[[list[str]], dict[str, int]] | None,
 
     kept = set(sorted(typed, key=rank)[:MAX_QUESTION_TERMS])
     children = tuple(child for child in tree.children if type(child) is not t.Word or child.text.casefold() in kept)
-    notes.append(f"a long question: searched by the {MAX_QUESTION_TERMS} of its {len(typed)} different words "
-                 "that the fewest papers hold")
+    notes.append(
+        f"a long question: searched by the {MAX_QUESTION_TERMS} of its {len(typed)} different words "
+        "that the fewest papers hold"
+    )
     return t.MinMatch(children, required_terms(len(children))), kept
 
 
@@ -703,9 +785,11 @@ def _check_term_count(tree) -> None:
         return
     count = len(set(t.leaves(tree)))
     if count > MAX_QUERY_TERMS:
-        raise QueryError(f"the query combines {count} different terms; at most {MAX_QUERY_TERMS} can be "
-                         "searched together (a question of plain words is searched by its "
-                         f"{MAX_QUESTION_TERMS} most specific words)")
+        raise QueryError(
+            f"the query combines {count} different terms; at most {MAX_QUERY_TERMS} can be "
+            "searched together (a question of plain words is searched by its "
+            f"{MAX_QUESTION_TERMS} most specific words)"
+        )
 
 
 # Node kinds of a query made of plain words only (no operator, field, phrase or prefix).

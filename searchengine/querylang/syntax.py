@@ -64,11 +64,23 @@ SPACED_FIELDS = frozenset({"categories", "category_keys"})
 EXACT_FIELDS = frozenset({"id", "doi"})
 NUMBER_FIELDS = frozenset({"year"})
 # Stored or column-only: not searchable (the engines reject a query naming them).
-UNSEARCHABLE_FIELDS = frozenset({"url", "source", "version", "facet_data", "sort_title",
-                                 "pdf_url", "journal_ref", "comments", "license",
-                                 "day", "dates", "date_data"})  # the day is for date filters only
-INDEX_FIELDS = (TEXT_FIELDS | NAME_FIELDS | SPACED_FIELDS | EXACT_FIELDS
-                | NUMBER_FIELDS | UNSEARCHABLE_FIELDS)
+UNSEARCHABLE_FIELDS = frozenset(
+    {
+        "url",
+        "source",
+        "version",
+        "facet_data",
+        "sort_title",
+        "pdf_url",
+        "journal_ref",
+        "comments",
+        "license",
+        "day",
+        "dates",
+        "date_data",
+    }
+)  # the day is for date filters only
+INDEX_FIELDS = TEXT_FIELDS | NAME_FIELDS | SPACED_FIELDS | EXACT_FIELDS | NUMBER_FIELDS | UNSEARCHABLE_FIELDS
 
 _DASH = re.compile(f"[{DASHES}]")
 
@@ -81,6 +93,7 @@ def required_terms(count: int) -> int:
 
 
 # --- syntax nodes ---------------------------------------------------------------
+
 
 class Node:
     """A syntax node: ``fieldname`` and ``text`` where ``has_fieldname``/``has_text``."""
@@ -260,11 +273,13 @@ class RequireGroup(BinaryGroup):
 
 # --- tagging --------------------------------------------------------------------
 
+
 def _operator(pattern: str, grouptype: type, prefix: bool = False):
     expr = re.compile(pattern)
 
     def make(match: re.Match) -> Node:
         return Operator(match.group(0), grouptype, prefix)
+
     return expr, make
 
 
@@ -322,6 +337,7 @@ def tag(text: str) -> TermsGroup:
 
 
 # --- filters ----------------------------------------------------------------------
+
 
 def do_groups(group: GroupNode) -> GroupNode:
     """Parentheses → nested :class:`TermsGroup`; an unmatched ``)`` is dropped,
@@ -418,14 +434,23 @@ def do_keywords(group: GroupNode, top: bool = True) -> GroupNode:
             else:
                 stops += 1
     words = [node for node in out if not isinstance(node, Whitespace)]
-    if (top and isinstance(out, TermsGroup) and ALL_TERMS_UP_TO < len(words) <= KEYWORDS_UP_TO
-            and stops <= KEYWORD_STOP_WORDS and not pasted and all(type(n) is WordNode for n in words)):
+    if (
+        top
+        and isinstance(out, TermsGroup)
+        and ALL_TERMS_UP_TO < len(words) <= KEYWORDS_UP_TO
+        and stops <= KEYWORD_STOP_WORDS
+        and not pasted
+        and all(type(n) is WordNode for n in words)
+    ):
         out.keywords = True
     if top and len(words) > ALL_TERMS_UP_TO:
         # A long query ranks by many words: a hyphenated word counts as its parts.
         out = _split_compounds(out)
-    if (not top or not 2 <= len(words) <= ALL_TERMS_UP_TO
-            or not all(_plain(n) and not _DASH.search(n.text) for n in words)):
+    if (
+        not top
+        or not 2 <= len(words) <= ALL_TERMS_UP_TO
+        or not all(_plain(n) and not _DASH.search(n.text) for n in words)
+    ):
         return out
     alternatives = AlternativesGroup()
     for segmentation in _segmentations(words):
@@ -483,8 +508,14 @@ def remove_whitespace(group: GroupNode) -> GroupNode:
 
 
 # The operators in the order they are applied (precedence).
-_OPERATOR_ORDER = [(True, NotGroup), (False, AndGroup), (False, OrGroup),
-                   (False, AndNotGroup), (False, AndMaybeGroup), (False, RequireGroup)]
+_OPERATOR_ORDER = [
+    (True, NotGroup),
+    (False, AndGroup),
+    (False, OrGroup),
+    (False, AndNotGroup),
+    (False, AndMaybeGroup),
+    (False, RequireGroup),
+]
 
 
 def do_operators(group: GroupNode) -> GroupNode:
@@ -516,9 +547,9 @@ def _infix_operator(group: GroupNode, position: int, gtype: type) -> int:
         left, right = group[position - 1], group[position + 1]
         if gtype.merging and isinstance(left, gtype):
             left.append(right)
-            del group.nodes[position:position + 2]
+            del group.nodes[position : position + 2]
         else:
-            group.nodes[position - 1:position + 2] = [gtype([left, right])]
+            group.nodes[position - 1 : position + 2] = [gtype([left, right])]
     else:
         del group[position]
     return position
@@ -573,6 +604,7 @@ def syntax_tree(text: str) -> GroupNode:
 
 
 # --- syntax nodes → query tree ------------------------------------------------------
+
 
 class Null:
     """Stands for "nothing" where an operator had no operand left (``a ANDNOT b``
@@ -643,8 +675,11 @@ def to_tree(node: Node):
             return None
         child = to_tree(node.nodes[0])
         # An empty group, or a phrase with no word in any default field, is nothing to exclude.
-        if child is None or _empty_compound(child) or (isinstance(child, t.Phrase) and child.field is None
-                                                        and not default_phrase_searches(child.text)):
+        if (
+            child is None
+            or _empty_compound(child)
+            or (isinstance(child, t.Phrase) and child.field is None and not default_phrase_searches(child.text))
+        ):
             return None
         return t.Not(child)
     if isinstance(node, BinaryGroup):

@@ -14,11 +14,40 @@ from __future__ import annotations
 
 # Greek letters by name, as papers write them in words or as symbols (TeX's
 # $\alpha$ is read as α): a query word of either form also asks for the other.
-_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
-          "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega")
+_GREEK = (
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+)
 _GREEK_SYMBOLS = dict(zip(_GREEK, "αβγδεζηθικλμνξοπρστυφχψω"))
-_GREEK_NAMES = {symbol: name for name, symbol in _GREEK_SYMBOLS.items()} | {"ς": "sigma", "ϵ": "epsilon",
-                                                                            "ϑ": "theta", "ϕ": "phi", "ϖ": "pi"}
+_GREEK_NAMES = {symbol: name for name, symbol in _GREEK_SYMBOLS.items()} | {
+    "ς": "sigma",
+    "ϵ": "epsilon",
+    "ϑ": "theta",
+    "ϕ": "phi",
+    "ϖ": "pi",
+}
 
 
 def greek_spelling(word: str) -> str | None:
@@ -92,4 +121,3 @@ def whole_term(tokens: list[tuple[str, bool]]) -> str | None:
     if joined:
         return joined[0]
     return tokens[0][0] if len(tokens) == 1 else None
-

@@ -35,7 +35,6 @@ in the language; the engines weigh :class:`Alternatives` and
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError
-from typing import Union
 
 # Fields an unfielded word, phrase or prefix is searched in.
 DEFAULT_FIELDS = ("title", "abstract", "authors")
@@ -71,8 +70,9 @@ class Value:
     def __init__(self, *args, **kwargs) -> None:
         fields, name = self._fields, type(self).__qualname__
         if len(args) > len(fields):
-            raise TypeError(f"{name}.__init__() takes {len(fields) + 1} positional arguments but "
-                            f"{len(args) + 1} were given")
+            raise TypeError(
+                f"{name}.__init__() takes {len(fields) + 1} positional arguments but {len(args) + 1} were given"
+            )
         values = dict(zip(fields, args))
         for key, value in kwargs.items():
             if key not in fields:
@@ -172,7 +172,7 @@ class Prefix(Value):
     field: str | None = None
 
     def __str__(self) -> str:
-        return f'{self.field + ":" if self.field else ""}{self.text}*'
+        return f"{self.field + ':' if self.field else ''}{self.text}*"
 
 
 class Fuzzy(Value):
@@ -187,7 +187,7 @@ class Fuzzy(Value):
     field: str | None = None
 
     def __str__(self) -> str:
-        return f'{self.field + ":" if self.field else ""}{self.text}~{self.distance}'
+        return f"{self.field + ':' if self.field else ''}{self.text}~{self.distance}"
 
 
 class And(Value):
@@ -285,8 +285,23 @@ class Proximity(Value):
         return f"({self.child} NEAR {' '.join(self.words)!r})"
 
 
-Node = Union[Word, Joined, FieldWord, Phrase, Prefix, Fuzzy, And, Or, Alternatives, MinMatch, Not, AndNot, AndMaybe,
-             Require, Proximity]
+Node = (
+    Word
+    | Joined
+    | FieldWord
+    | Phrase
+    | Prefix
+    | Fuzzy
+    | And
+    | Or
+    | Alternatives
+    | MinMatch
+    | Not
+    | AndNot
+    | AndMaybe
+    | Require
+    | Proximity
+)
 LEAVES = (Word, Joined, FieldWord, Phrase, Prefix, Fuzzy)
 
 

@@ -22,10 +22,7 @@ from searchengine.tex import detex_record
 
 # Sniffing tries the formats in this order: the specific JSON-lines layouts
 # before plain JSON lines, which accepts any object.
-FORMATS = {
-    module.NAME: module
-    for module in (arxivoai, arxivlisting, arxivatom, csvfile, authorpage, jsonlines)
-}
+FORMATS = {module.NAME: module for module in (arxivoai, arxivlisting, arxivatom, csvfile, authorpage, jsonlines)}
 
 _SNIFF_BYTES = 8192
 
@@ -46,7 +43,7 @@ class _GzipRaw(io.RawIOBase):
     _CHUNK = 64 * 1024
 
     def __init__(self, path: Path) -> None:
-        self.file = open(path, "rb")
+        self.file = open(path, "rb")  # noqa: SIM115 (held past this block)
         self.decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
         self.pending = b""  # decompressed, not yet handed out
         self.input = b""  # compressed, not yet decompressed
@@ -158,8 +155,7 @@ class ReadPosition:
 POSITION = ReadPosition()
 
 
-def input_size(paths: Iterable[str | os.PathLike],
-               skip_folder: Callable[[Path], bool] | None = None) -> int | None:
+def input_size(paths: Iterable[str | os.PathLike], skip_folder: Callable[[Path], bool] | None = None) -> int | None:
     """Bytes of all the input files under ``paths`` as on disk (see :func:`input_files`),
     or ``None`` when a path cannot be listed."""
     try:
@@ -256,8 +252,9 @@ def _json_value(text: str) -> bool:
     return True
 
 
-def input_files(paths: Iterable[str | os.PathLike],
-                skip_folder: Callable[[Path], bool] | None = None) -> Iterator[Path]:
+def input_files(
+    paths: Iterable[str | os.PathLike], skip_folder: Callable[[Path], bool] | None = None
+) -> Iterator[Path]:
     """Expand files and directories (recursively, sorted; hidden entries,
     FIFOs, sockets and devices, and folders for which ``skip_folder`` is true
     skipped: given :func:`searchengine.engines.holds_index`, indexing a
@@ -306,8 +303,14 @@ def _people(record: Record, problems: list[Problem]) -> Record:
                 names.append(person)
             else:
                 path, _, line = record.source.rpartition(":")
-                problems.append(Problem(path, int(line) if line.isdigit() else 0,
-                                        f"author {person!r} has no letter or digit (dropped)", skipped=False))
+                problems.append(
+                    Problem(
+                        path,
+                        int(line) if line.isdigit() else 0,
+                        f"author {person!r} has no letter or digit (dropped)",
+                        skipped=False,
+                    )
+                )
     record.authors = list(dict.fromkeys(names))
     return record
 
@@ -341,7 +344,9 @@ def _dated(record: Record, problems: list[Problem]) -> Record:
 
 
 def read_records(
-    paths: Iterable[str | os.PathLike], problems: list[Problem], format: str | None = None,
+    paths: Iterable[str | os.PathLike],
+    problems: list[Problem],
+    format: str | None = None,
     skip_folder: Callable[[Path], bool] | None = None,
 ) -> Iterator[Record]:
     """Stream the records of every file under ``paths``.
@@ -370,8 +375,9 @@ def read_records(
             # One unreadable or broken file (permission denied, a cut-off
             # gzip stream) is reported and skipped like a bad record.
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-            problems.append(Problem(str(path), 0, f"cannot be read: {reason} (skipped)",
-                                    cut_off=isinstance(exc, CutOff)))
+            problems.append(
+                Problem(str(path), 0, f"cannot be read: {reason} (skipped)", cut_off=isinstance(exc, CutOff))
+            )
             continue
         if name is None:
             empty = not format and not _head(path).strip()
@@ -385,7 +391,14 @@ def read_records(
                 yield _dated(_people(detex_record(record), problems), problems)
                 count += 1
         except CutOff as exc:
-            problems.append(Problem(str(path), exc.line, f"the file ended early after {count:,} records: "
-                                    f"{exc.detail} in this line; the rest of the file is missing", cut_off=True))
+            problems.append(
+                Problem(
+                    str(path),
+                    exc.line,
+                    f"the file ended early after {count:,} records: "
+                    f"{exc.detail} in this line; the rest of the file is missing",
+                    cut_off=True,
+                )
+            )
         except (OSError, EOFError, zlib.error) as exc:
             problems.append(Problem(str(path), 0, f"read failed: {exc}"))

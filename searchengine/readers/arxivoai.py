@@ -108,8 +108,9 @@ def _versions(obj: dict, notes: list[str]) -> tuple[int | None, list[tuple[int, 
         label = str(entry.get("version", ""))
         if re.fullmatch(r"v\d+", label):
             numbers.append(int(label[1:]))
-            day = jsonlines.day_field({f"versions[{label}].created": entry.get("created")},
-                                      f"versions[{label}].created", notes)
+            day = jsonlines.day_field(
+                {f"versions[{label}].created": entry.get("created")}, f"versions[{label}].created", notes
+            )
             if day is not None:
                 days.append((int(label[1:]), day))
     return (max(numbers) if numbers else None), sorted(days)

@@ -44,7 +44,7 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     """Yield the records of one author page; report broken ones in ``problems``."""
     author = ""
     header: list[str] = []  # non-blank lines before the first record
-    start = 0            # line of the open record's year line; 0 = no open record
+    start = 0  # line of the open record's year line; 0 = no open record
     year = 0
     body: list[str] = []  # title then abstract lines of the open record
 

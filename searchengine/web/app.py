@@ -36,12 +36,26 @@ from searchengine.limits import EXPORT_LIMIT, LISTING_SORTS, SORTS
 from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.web import api, feeds, pages
-from searchengine.web.helpers import (INDEX_KEY, RecordIdConverter, current_index, doi_link, is_api, marked,
-                                      record_link, record_url, safe_link, shown_day)
+from searchengine.web.helpers import (
+    INDEX_KEY,
+    RecordIdConverter,
+    current_index,
+    doi_link,
+    is_api,
+    marked,
+    record_link,
+    record_url,
+    safe_link,
+    shown_day,
+)
 from searchengine.web.params import EXPORT_FORMATS, SearchParams, plain_text
 
-FACET_LABELS = {**{facet.name: facet.label for facet in FACETS},
-                "since": "Submitted since", "until": "Submitted until", "past": "Submitted in the past"}
+FACET_LABELS = {
+    **{facet.name: facet.label for facet in FACETS},
+    "since": "Submitted since",
+    "until": "Submitted until",
+    "past": "Submitted in the past",
+}
 # Link texts of the export formats.
 EXPORT_LABELS = {name: form.label for name, form in FORMATS.items()}
 # The ranking choice of the search box, default first.
@@ -84,17 +98,26 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.config.update(JSON_SORT_KEYS=False, MAX_CONTENT_LENGTH=16 * 1024, PROPAGATE_EXCEPTIONS=False)
     app.json.sort_keys = False
     app.json.ensure_ascii = False
-    app.extensions[INDEX_KEY] = index or open_index(
-        index_dir or settings.index_location() or DEFAULT_INDEX_DIR)
+    app.extensions[INDEX_KEY] = index or open_index(index_dir or settings.index_location() or DEFAULT_INDEX_DIR)
     app.extensions[_UNAVAILABLE_KEY] = {}
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
     app.jinja_env.filters["day"] = shown_day
-    app.jinja_env.globals.update(FACETS=FACETS, FACET_LABELS=FACET_LABELS, SORTS=SORTS, record_url=record_url,
-                                 record_link=record_link, doi_link=doi_link, safe_link=safe_link,
-                                 EXPORT_FORMATS=EXPORT_FORMATS, EXPORT_LABELS=EXPORT_LABELS,
-                                 EXPORT_LIMIT=EXPORT_LIMIT, shown_authors=shown_authors, MODE_LABELS=MODE_LABELS,
-                                 LISTING_SORTS=LISTING_SORTS)
+    app.jinja_env.globals.update(
+        FACETS=FACETS,
+        FACET_LABELS=FACET_LABELS,
+        SORTS=SORTS,
+        record_url=record_url,
+        record_link=record_link,
+        doi_link=doi_link,
+        safe_link=safe_link,
+        EXPORT_FORMATS=EXPORT_FORMATS,
+        EXPORT_LABELS=EXPORT_LABELS,
+        EXPORT_LIMIT=EXPORT_LIMIT,
+        shown_authors=shown_authors,
+        MODE_LABELS=MODE_LABELS,
+        LISTING_SORTS=LISTING_SORTS,
+    )
     app.context_processor(_semantic_choice)
     # "//" in a path is a 404 like any unknown path, not a redirect to a
     # merged one (which would also change record ids holding "//").
@@ -136,9 +159,14 @@ def _error_response(status: int, message: str) -> Response:
     if is_api():
         response = jsonify({"error": message})
     else:
-        response = make_response(render_template(
-            "error.html", status=status, message=message,
-            params=SearchParams(q=plain_text(request.args.get("q", ""))[:200])))
+        response = make_response(
+            render_template(
+                "error.html",
+                status=status,
+                message=message,
+                params=SearchParams(q=plain_text(request.args.get("q", ""))[:200]),
+            )
+        )
     response.status_code = status
     return response
 
@@ -148,8 +176,7 @@ def _engine_error(exc: SearchEngineError) -> Response:
         return _error_response(400, str(exc))
     if isinstance(exc, RecordNotFoundError):
         return _error_response(404, str(exc))
-    if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexUnreadableError, IndexBusyError,
-                        ClusterError)):
+    if isinstance(exc, (IndexNotFoundError, IndexDamagedError, IndexUnreadableError, IndexBusyError, ClusterError)):
         # Once per cause: a damaged index refuses every request until rebuilt.
         unavailable = current_app.extensions[_UNAVAILABLE_KEY]
         if unavailable.get("cause") != str(exc):

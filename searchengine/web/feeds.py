@@ -1,6 +1,6 @@
 """The Atom feed of a search (blueprint ``feeds``)::
 
-    GET /feed.atom                      the search's newest hits as an Atom feed (searchengine.feeds)
+GET /feed.atom                      the search's newest hits as an Atom feed (searchengine.feeds)
 """
 
 from __future__ import annotations
@@ -25,12 +25,16 @@ def search_feed():
     from searchengine.feeds import FEED_SIZE, MEDIA_TYPE, search_feed
 
     if not _HOST.fullmatch(request.host):
-        raise QueryError("the request's Host header is not a host name and port: the feed's links "
-                         "could not be absolute")
+        raise QueryError(
+            "the request's Host header is not a host name and port: the feed's links could not be absolute"
+        )
     # The feed is newest first from its first entry: page, sort and more play no part.
     # Without query text or a filter it is the feed of the latest papers.
-    params = SearchParams.from_args(MultiDict(
-        [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "sort", "more")]))
+    params = SearchParams.from_args(
+        MultiDict(
+            [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "sort", "more")]
+        )
+    )
     # The search page's 10 a page is few for a feed; a limit given is kept (at most 100).
     limit = params.limit if request.args.get("limit") else FEED_SIZE
     results = current_index().run(params.feed_request(limit))

@@ -27,7 +27,6 @@ def is_api() -> bool:
     return request.path == "/api" or request.path.startswith("/api/")
 
 
-
 def marked(text: str, matches) -> Markup:
     """``text`` escaped, with the ``[start, end)`` spans in ``matches`` wrapped in ``<mark>``.
 
@@ -52,9 +51,15 @@ def marked(text: str, matches) -> Markup:
 
 
 # Record routes by endpoint; the id goes where {} is.
-RECORD_ROUTES = {"record_page": "/records/{}", "record_bibtex": "/records/{}/bibtex",
-                 "record_ris": "/records/{}/ris",
-                 "api_record": "/api/records/{}", "api_similar": "/api/records/{}/similar"}
+RECORD_ROUTES = {
+    "record_page": "/records/{}",
+    "record_bibtex": "/records/{}/bibtex",
+    "record_ris": "/records/{}/ris",
+    "api_record": "/api/records/{}",
+    "api_similar": "/api/records/{}/similar",
+}
+
+
 class RecordIdConverter(PathConverter):
     """A record id in a URL path: like ``path``, but it may also start with "/"."""
 
@@ -93,4 +98,3 @@ def shown_day(value) -> str:
 
     day = dates.from_iso(value) if isinstance(value, str) else value
     return dates.shown(day) if day else ""
-

@@ -15,9 +15,9 @@ from flask import Blueprint, Response, redirect, render_template, request, url_f
 
 from searchengine.errors import QueryError
 from searchengine.facets import FACETS
+from searchengine.parameters import FACET_SIZE, MAX_VALUE_CHARS
 from searchengine.records import arxiv_id
 from searchengine.web.helpers import current_index, safe_link
-from searchengine.parameters import FACET_SIZE, MAX_VALUE_CHARS
 from searchengine.web.params import SearchParams
 
 blueprint = Blueprint("pages", __name__)
@@ -38,7 +38,12 @@ def search_page():
     pages = _pagination(params, results)
     dated = _date_bars(results.date_histogram, params) if results is not None else None
     return render_template(
-        "search.html", params=params, results=results, facets=facets, pages=pages, dated=dated,
+        "search.html",
+        params=params,
+        results=results,
+        facets=facets,
+        pages=pages,
+        dated=dated,
         documents=None if results is not None else search_index.doc_count,
     )
 
@@ -55,11 +60,18 @@ def record_page(record_id: str):
         params = SearchParams.from_args(request.args)
     except QueryError:
         params = SearchParams()
-    return render_template("record.html", record=record, similar=similar, params=params,
-                           back=None if params.is_empty else params.url(url_for("pages.search_page")),
-                           arxiv=arxiv_id(record["id"]), link=safe_link(record["url"]),
-                           pdf=safe_link(record["pdf_url"]), dois=record["doi"].split(),
-                           license_link=safe_link(record["license"]))
+    return render_template(
+        "record.html",
+        record=record,
+        similar=similar,
+        params=params,
+        back=None if params.is_empty else params.url(url_for("pages.search_page")),
+        arxiv=arxiv_id(record["id"]),
+        link=safe_link(record["url"]),
+        pdf=safe_link(record["pdf_url"]),
+        dois=record["doi"].split(),
+        license_link=safe_link(record["license"]),
+    )
 
 
 @blueprint.get("/records/<record_id:record_id>/bibtex", defaults={"format_name": "bibtex"}, endpoint="record_bibtex")
@@ -89,8 +101,15 @@ def _year_bars(values: list[dict], width: int = 220, height: int = 60) -> list[d
     bars = []
     for i, v in enumerate(known):
         h = max(1.0, height * v["count"] / peak)
-        bars.append({**v, "x": round(i * slot + slot * 0.1, 2), "w": round(slot * 0.8, 2),
-                     "y": round(height - h, 2), "h": round(h, 2)})
+        bars.append(
+            {
+                **v,
+                "x": round(i * slot + slot * 0.1, 2),
+                "w": round(slot * 0.8, 2),
+                "y": round(height - h, 2),
+                "h": round(h, 2),
+            }
+        )
     return bars
 
 
@@ -109,9 +128,17 @@ def _date_bars(histogram: dict | None, params: SearchParams, width: int = 220, h
     for i, (start, count) in enumerate(rows):
         h = max(1.0, height * count / peak) if count else 0.0
         label = start[:cut]
-        bars.append({"label": label, "count": count, "url": params.dated(since=label, until=label).url("/"),
-                     "x": round(i * slot + slot * 0.1, 2), "w": round(max(slot * 0.8, 0.5), 2),
-                     "y": round(height - h, 2), "h": round(h, 2)})
+        bars.append(
+            {
+                "label": label,
+                "count": count,
+                "url": params.dated(since=label, until=label).url("/"),
+                "x": round(i * slot + slot * 0.1, 2),
+                "w": round(max(slot * 0.8, 0.5), 2),
+                "y": round(height - h, 2),
+                "h": round(h, 2),
+            }
+        )
     return {"unit": histogram["bin"], "undated": histogram.get("undated", 0), "bars": bars}
 
 
@@ -127,9 +154,16 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
     view = []
     for facet in FACETS:
         name = facet.name
-        values = [dict(v, url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/")
-                       if _filterable(name, v["value"]) else None)
-                  for v in results.facets.get(name) or [] if v.get("value") is not None]
+        values = [
+            dict(
+                v,
+                url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/")
+                if _filterable(name, v["value"])
+                else None,
+            )
+            for v in results.facets.get(name) or []
+            if v.get("value") is not None
+        ]
         remaining = results.facets_remaining.get(name, 0)
         if name != params.more and len(values) > FACET_SIZE:
             # Counted for the facet listed in full; the others are listed in short.
@@ -137,15 +171,17 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
             values = values[:FACET_SIZE]
         if facet.numeric:  # listed as the histogram above them runs: oldest first
             values.sort(key=lambda v: v["value"])
-        view.append({
-            "name": name,
-            "values": values,
-            "unknown": sum(v["count"] for v in results.facets.get(name) or [] if v.get("value") is None),
-            "remaining": remaining,
-            "more_url": params.expanded(name).url("/") if remaining and name != params.more else None,
-            "fewer_url": params.expanded(None).url("/") if name == params.more else None,
-            "bars": _year_bars(values) if facet.numeric else [],
-        })
+        view.append(
+            {
+                "name": name,
+                "values": values,
+                "unknown": sum(v["count"] for v in results.facets.get(name) or [] if v.get("value") is None),
+                "remaining": remaining,
+                "more_url": params.expanded(name).url("/") if remaining and name != params.more else None,
+                "fewer_url": params.expanded(None).url("/") if name == params.more else None,
+                "bars": _year_bars(values) if facet.numeric else [],
+            }
+        )
     return view
 
 

@@ -65,10 +65,19 @@ from urllib.parse import urlencode
 
 from searchengine.errors import QueryError
 from searchengine.export import FORMATS
-from searchengine.facets import FACET_NAMES, facet as facet_spec
+from searchengine.facets import FACET_NAMES
+from searchengine.facets import facet as facet_spec
 from searchengine.limits import DEFAULT_LIMIT, LISTING_SORTS, MAX_LIMIT, check_page
-from searchengine.parameters import (EXPANDED_FACET_SIZE, FACET_SIZE, MAX_QUERY_CHARS, MAX_VALUE_CHARS, MAX_VALUES,
-                                     REPEATABLE, Parameter, web_parameters)
+from searchengine.parameters import (
+    EXPANDED_FACET_SIZE,
+    FACET_SIZE,
+    MAX_QUERY_CHARS,
+    MAX_VALUE_CHARS,
+    MAX_VALUES,
+    REPEATABLE,
+    Parameter,
+    web_parameters,
+)
 
 # The date filters' parameters, in URL order.
 DATE_PARAMS = ("since", "until", "past")
@@ -80,8 +89,7 @@ def plain_text(raw: str) -> str:
     """``raw`` with control characters (category Cc) and byte-order marks as
     spaces (JSON Schema's ``\\s`` holds U+FEFF, Python's ``str.split`` does
     not), and runs of spaces collapsed."""
-    return " ".join("".join(" " if ch == "\ufeff" or unicodedata.category(ch) == "Cc" else ch
-                            for ch in raw).split())
+    return " ".join("".join(" " if ch == "\ufeff" or unicodedata.category(ch) == "Cc" else ch for ch in raw).split())
 
 
 def read_ids(args, what: str) -> list[str]:
@@ -106,8 +114,10 @@ def _single(args, name: str) -> str:
     """
     values = args.getlist(name)
     if len(values) > 1:
-        raise QueryError(f"{name} is given {len(values)} times; it takes one value "
-                         f"(only {', '.join(REPEATABLE[:-1])} and {REPEATABLE[-1]} repeat)")
+        raise QueryError(
+            f"{name} is given {len(values)} times; it takes one value "
+            f"(only {', '.join(REPEATABLE[:-1])} and {REPEATABLE[-1]} repeat)"
+        )
     return values[0] if values else ""
 
 
@@ -288,10 +298,22 @@ class SearchParams:
         authors = tuple(dict.fromkeys(given["author"] + firsts))
         if len(authors) > MAX_VALUES:
             raise QueryError(f"at most {MAX_VALUES} author and first_author values are allowed, not {len(authors)}")
-        return cls(q=given["q"], years=years, authors=authors, categories=given["category"], sort=given["sort"],
-                   page=given["page"], limit=given["limit"], more=given["more"], exact=given["exact"],
-                   mode=given["mode"], from_range=extra is not None, since=given["since"], until=given["until"],
-                   past=given["past"])
+        return cls(
+            q=given["q"],
+            years=years,
+            authors=authors,
+            categories=given["category"],
+            sort=given["sort"],
+            page=given["page"],
+            limit=given["limit"],
+            more=given["more"],
+            exact=given["exact"],
+            mode=given["mode"],
+            from_range=extra is not None,
+            since=given["since"],
+            until=given["until"],
+            past=given["past"],
+        )
 
     @property
     def year_bounds(self) -> tuple[str, str]:
@@ -309,8 +331,15 @@ class SearchParams:
     def _filter_options(self) -> dict[str, object]:
         """The filters and the flag of this state as options of :meth:`SearchRequest.make
         <searchengine.request.SearchRequest.make>` (first authors are author values marked ``^``)."""
-        return {"year": self.years, "author": self.authors, "category": self.categories, "since": self.since,
-                "until": self.until, "past": self.past, "exact": self.exact}
+        return {
+            "year": self.years,
+            "author": self.authors,
+            "category": self.categories,
+            "since": self.since,
+            "until": self.until,
+            "past": self.past,
+            "exact": self.exact,
+        }
 
     @property
     def lists_all(self) -> bool:
@@ -337,12 +366,20 @@ class SearchParams:
         from searchengine.request import SearchRequest
 
         if export:
-            return SearchRequest.make_export(self.q, cap=EXPORT_LIMIT, **self._filter_options(), sort=self.sort,
-                                             mode=self.mode)
+            return SearchRequest.make_export(
+                self.q, cap=EXPORT_LIMIT, **self._filter_options(), sort=self.sort, mode=self.mode
+            )
         # ``more`` lists one facet in full: every facet is counted that far.
-        return SearchRequest.make(self.q, **self._filter_options(), sort=self.sort, page=self.page, limit=self.limit,
-                                  facets=FACET_NAMES + ("date",),
-                                  facet_size=EXPANDED_FACET_SIZE if self.more else FACET_SIZE, mode=self.mode)
+        return SearchRequest.make(
+            self.q,
+            **self._filter_options(),
+            sort=self.sort,
+            page=self.page,
+            limit=self.limit,
+            facets=FACET_NAMES + ("date",),
+            facet_size=EXPANDED_FACET_SIZE if self.more else FACET_SIZE,
+            mode=self.mode,
+        )
 
     def feed_request(self, limit: int):
         """The :class:`~searchengine.request.SearchRequest` of this state's feed:
@@ -429,8 +466,7 @@ class SearchParams:
 
     def cleared(self) -> SearchParams:
         """This state without any filter, back on page 1."""
-        return replace(self, years=(), authors=(), categories=(), since="", until="", past="", page=1,
-                       from_range=False)
+        return replace(self, years=(), authors=(), categories=(), since="", until="", past="", page=1, from_range=False)
 
     def with_query(self, q: str) -> SearchParams:
         """This state with another query text (a suggestion's link), back on page 1."""
@@ -453,8 +489,9 @@ class SearchParams:
     def chips(self) -> list[tuple[str, str, SearchParams]]:
         """Active filters as ``(facet, value, state without it)``, in URL order."""
         chips = [(facet, value, self.without(facet, value)) for facet in FACET_NAMES for value in self.values_of(facet)]
-        return chips + [(name, getattr(self, name), self.without(name, "")) for name in DATE_PARAMS
-                        if getattr(self, name)]
+        return chips + [
+            (name, getattr(self, name), self.without(name, "")) for name in DATE_PARAMS if getattr(self, name)
+        ]
 
     def dated(self, since: str = "", until: str = "", past: str = "") -> SearchParams:
         """This state with these date filters instead of its own, back on page 1

@@ -59,8 +59,10 @@ def serve(index, index_dir: Path | str, *, host: str, port: int, threads: int, w
     started = time.monotonic()
     index.warm_up()
     server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
-    _say(f"Serving {index.engine.location} on http://{_shown_host(host)}:{port}/, ready in "
-         f"{time.monotonic() - started:.1f} s (Ctrl-C to stop)")
+    _say(
+        f"Serving {index.engine.location} on http://{_shown_host(host)}:{port}/, ready in "
+        f"{time.monotonic() - started:.1f} s (Ctrl-C to stop)"
+    )
     try:
         server.run()
     except KeyboardInterrupt:
@@ -123,8 +125,10 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
     def announce() -> None:
         with os.fdopen(ready_read, "rb", buffering=0) as pipe:
             if pipe.read(1):
-                _say(f"Serving {shown} on http://{_shown_host(host)}:{port}/ with {workers} processes, ready in "
-                     f"{time.monotonic() - began:.1f} s (Ctrl-C to stop)")
+                _say(
+                    f"Serving {shown} on http://{_shown_host(host)}:{port}/ with {workers} processes, ready in "
+                    f"{time.monotonic() - began:.1f} s (Ctrl-C to stop)"
+                )
             ready = 1
             while pipe.read(1):  # the other first starts, then restarts
                 ready += 1
@@ -208,8 +212,7 @@ def _stop(pids, grace: float = STOP_GRACE_SECONDS) -> None:
         time.sleep(0.02)
 
 
-def _serve_socket(index_dir: Path | str, sock, threads: int, ready: int, shares: ConnectionShares,
-                  slot: int) -> None:
+def _serve_socket(index_dir: Path | str, sock, threads: int, ready: int, shares: ConnectionShares, slot: int) -> None:
     """One server process: the index, warmed, behind waitress on the shared ``sock``
     (accepting in turn with the others: ``shares``, its place ``slot``); a
     byte written to the pipe ``ready`` once it listens."""
@@ -292,5 +295,10 @@ def waitress_options(threads: int) -> dict:
     limit), and a connection that sends nothing for 30 s is closed: idle or
     stalled clients cannot hold the server.
     """
-    return {"threads": threads, "ident": "searchengine", "connection_limit": 1000,
-            "channel_timeout": 30, "asyncore_use_poll": True}
+    return {
+        "threads": threads,
+        "ident": "searchengine",
+        "connection_limit": 1000,
+        "channel_timeout": 30,
+        "asyncore_use_poll": True,
+    }

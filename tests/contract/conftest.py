@@ -36,10 +36,12 @@ def _opensearch(tmp_path_factory, source: Path = CORPUS, **options):
     url = os.environ.get(CLUSTER_VARIABLE, "").strip().rstrip("/")
     if not url:
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{CLUSTER_VARIABLE} is not set under CI=true: the contract must run on OpenSearch",
-                        pytrace=False)
-        pytest.skip(f"needs an OpenSearch cluster: scripts/dev-cluster.sh start, then {CLUSTER_VARIABLE}="
-                    "http://127.0.0.1:9200")
+            pytest.fail(
+                f"{CLUSTER_VARIABLE} is not set under CI=true: the contract must run on OpenSearch", pytrace=False
+            )
+        pytest.skip(
+            f"needs an OpenSearch cluster: scripts/dev-cluster.sh start, then {CLUSTER_VARIABLE}=http://127.0.0.1:9200"
+        )
     location = f"{url}/contract-{uuid.uuid4().hex[:8]}"
     build_index([source], location, **options)
     index = open_index(location)

@@ -106,8 +106,11 @@ def test_first_author_and_author_values_combine_with_or(authors_index):
 def test_the_author_facet_pins_the_chosen_author_over_the_co_authors(authors_index):
     results = authors_index.search("", author="Tomas Okafor", facets="author,year")
     assert [(v["value"], v["count"], v["selected"]) for v in results.facets["author"]] == [
-        ("T. Okafor", 2, True), ("Tomas Okafor", 2, True),
-        ("Lena Brandt", 2, False), ("J. van der Holt Brink", 1, False), ("Jörg Müller", 1, False),
+        ("T. Okafor", 2, True),
+        ("Tomas Okafor", 2, True),
+        ("Lena Brandt", 2, False),
+        ("J. van der Holt Brink", 1, False),
+        ("Jörg Müller", 1, False),
     ]
     assert results.facets_remaining["author"] == 0
     # The year facet keeps counting over every filter but its own.
@@ -117,7 +120,8 @@ def test_the_author_facet_pins_the_chosen_author_over_the_co_authors(authors_ind
 def test_a_pinned_author_stays_listed_when_co_authors_fill_the_facet(authors_index):
     results = authors_index.search("", author="Brandt", facets="author", facet_size=2)
     assert [(v["value"], v["count"], v["selected"]) for v in results.facets["author"]] == [
-        ("Lena Brandt", 5, True), ("J. Mueller", 1, False),
+        ("Lena Brandt", 5, True),
+        ("J. Mueller", 1, False),
     ]
     # The co-authors not listed: J. van der Holt Brink, Manuel Ruiz, T. Okafor, Tomas Okafor.
     assert results.facets_remaining["author"] == 4
@@ -126,5 +130,7 @@ def test_a_pinned_author_stays_listed_when_co_authors_fill_the_facet(authors_ind
 def test_without_an_author_filter_the_author_facet_counts_every_hit(authors_index):
     results = authors_index.search("study", category="cs.DL", facets="author", facet_size=3)
     assert [(v["value"], v["count"], v["selected"]) for v in results.facets["author"]] == [
-        ("Lena Brandt", 5, False), ("J. van der Holt Brink", 2, False), ("Longbin Zeng", 2, False),
+        ("Lena Brandt", 5, False),
+        ("J. van der Holt Brink", 2, False),
+        ("Longbin Zeng", 2, False),
     ]

@@ -27,8 +27,10 @@ def _kept(index, text: str) -> list[str]:
 
 # Each engine's spelling frequencies (papers whose title, or abstract, holds
 # the word's stem, as its analysis stems it): the same order, not the same counts.
-FREQUENCIES = {"whoosh": {"SpMV": 1, "GPUs": 12, "the": 0, "qwertyuiop": 0},
-               "opensearch": {"SpMV": 1, "GPUs": 12, "the": 0, "qwertyuiop": 0}}
+FREQUENCIES = {
+    "whoosh": {"SpMV": 1, "GPUs": 12, "the": 0, "qwertyuiop": 0},
+    "opensearch": {"SpMV": 1, "GPUs": 12, "the": 0, "qwertyuiop": 0},
+}
 
 
 def test_word_frequencies_count_the_papers_holding_the_word(engine_index):
@@ -39,8 +41,9 @@ def test_word_frequencies_count_the_papers_holding_the_word(engine_index):
 def test_a_pasted_abstract_is_searched_by_its_rarest_words(engine_index):
     abstract = _abstract(engine_index, CB_SPMV)
     results = engine_index.search(abstract, time_budget=30)
-    assert results.notes[0] == (f"a long question: searched by the {MAX_QUESTION_TERMS} of its 114 different "
-                                "words that the fewest papers hold")
+    assert results.notes[0] == (
+        f"a long question: searched by the {MAX_QUESTION_TERMS} of its 114 different words that the fewest papers hold"
+    )
     assert results.hits[0].id == CB_SPMV
     assert results.timed_out is False
     kept = {word.casefold() for word in _kept(engine_index, abstract)}

@@ -30,10 +30,8 @@ def ids(results) -> list[str]:
 
 def test_newest_and_oldest_go_by_day_year_only_papers_after_their_years_dated_ones(dates_index):
     # d2 and d3 share March 31 (UTC): newest breaks the tie by id descending, oldest ascending.
-    assert ids(dates_index.search("lattice", sort="newest")) == [
-        "d4", "d3", "d2", "d1", "d5", "d6", "d7", "d9", "d8"]
-    assert ids(dates_index.search("lattice", sort="oldest")) == [
-        "d9", "d6", "d7", "d1", "d2", "d3", "d4", "d5", "d8"]
+    assert ids(dates_index.search("lattice", sort="newest")) == ["d4", "d3", "d2", "d1", "d5", "d6", "d7", "d9", "d8"]
+    assert ids(dates_index.search("lattice", sort="oldest")) == ["d9", "d6", "d7", "d1", "d2", "d3", "d4", "d5", "d8"]
     # Browsing without words is newest first.
     assert ids(dates_index.search("", date="2019..")) == ["d4", "d3", "d2", "d1", "d6", "d9"]
 
@@ -57,24 +55,30 @@ def test_a_listing_sort_alone_lists_every_paper_in_its_order(dates_index):
 
 @pytest.mark.parametrize("sort", [None, "relevance"])
 def test_an_empty_search_without_a_filter_or_a_listing_sort_is_refused(dates_index, sort):
-    with pytest.raises(QueryError, match="^the query is empty: give query text or a filter, or sort by newest, "
-                                         "oldest or title to list every paper$"):
+    with pytest.raises(
+        QueryError,
+        match="^the query is empty: give query text or a filter, or sort by newest, "
+        "oldest or title to list every paper$",
+    ):
         dates_index.search("  ", sort=sort)
 
 
-@pytest.mark.parametrize("options, expected", [
-    ({"since": "2025-03-31", "until": "2025-03"}, {"d2", "d3"}),     # both ends inclusive
-    ({"since": "2025-03-15"}, {"d2", "d3", "d4"}),
-    ({"until": "2025-03-14"}, {"d1", "d6", "d9"}),
-    ({"since": "2025"}, {"d1", "d2", "d3", "d4"}),                     # year-only d5: no day, no match
-    ({"until": "2024"}, {"d6", "d9"}),
-    ({"date": "2025-03"}, {"d1", "d2", "d3"}),
-    ({"date": "2025-03-31"}, {"d2", "d3"}),
-    ({"date": "2025-04-01"}, set()),                                  # d3 is March 31 in UTC
-    ({"date": "..2025-03-14"}, {"d1", "d6", "d9"}),
-    ({"date": "2025-04.."}, {"d4"}),
-    ({"since": "2025-03", "until": "2025-06", "year": "2025"}, {"d1", "d2", "d3", "d4"}),
-])
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({"since": "2025-03-31", "until": "2025-03"}, {"d2", "d3"}),  # both ends inclusive
+        ({"since": "2025-03-15"}, {"d2", "d3", "d4"}),
+        ({"until": "2025-03-14"}, {"d1", "d6", "d9"}),
+        ({"since": "2025"}, {"d1", "d2", "d3", "d4"}),  # year-only d5: no day, no match
+        ({"until": "2024"}, {"d6", "d9"}),
+        ({"date": "2025-03"}, {"d1", "d2", "d3"}),
+        ({"date": "2025-03-31"}, {"d2", "d3"}),
+        ({"date": "2025-04-01"}, set()),  # d3 is March 31 in UTC
+        ({"date": "..2025-03-14"}, {"d1", "d6", "d9"}),
+        ({"date": "2025-04.."}, {"d4"}),
+        ({"since": "2025-03", "until": "2025-06", "year": "2025"}, {"d1", "d2", "d3", "d4"}),
+    ],
+)
 def test_date_filters_are_inclusive_utc_days(dates_index, options, expected):
     results = dates_index.search("lattice", limit=20, **options)
     assert set(ids(results)) == expected and results.total == len(expected)
@@ -87,11 +91,14 @@ def test_date_filters_in_the_query_text(dates_index):
     assert set(ids(dates_index.search("lattice date:2025-03..", until="2025-03-30"))) == {"d1"}
 
 
-@pytest.mark.parametrize("query, message", [
-    ("lattice date:2025-13", "date '2025-13' is not a date"),
-    ("lattice date:2025-06..2025-03", "date range '2025-06..2025-03' is reversed"),
-    ("lattice date:..", "date range '..' has no date"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("lattice date:2025-13", "date '2025-13' is not a date"),
+        ("lattice date:2025-06..2025-03", "date range '2025-06..2025-03' is reversed"),
+        ("lattice date:..", "date range '..' has no date"),
+    ],
+)
 def test_bad_dates_name_the_bad_part(dates_index, query, message):
     with pytest.raises(QueryError, match=message.replace(".", r"\.")):
         dates_index.search(query)
@@ -101,15 +108,31 @@ def test_the_histogram_bins_follow_the_span_of_the_hits(dates_index):
     # 2019-05-05 .. 2025-06-30: over three years, so years.
     assert dates_index.search("lattice", facets="date").date_histogram == {
         "bin": "year",
-        "rows": [["2019-01-01", 1], ["2020-01-01", 0], ["2021-01-01", 0], ["2022-01-01", 0],
-                 ["2023-01-01", 0], ["2024-01-01", 1], ["2025-01-01", 4]],
-        "undated": 3}
+        "rows": [
+            ["2019-01-01", 1],
+            ["2020-01-01", 0],
+            ["2021-01-01", 0],
+            ["2022-01-01", 0],
+            ["2023-01-01", 0],
+            ["2024-01-01", 1],
+            ["2025-01-01", 4],
+        ],
+        "undated": 3,
+    }
     # 2024-12-31 .. 2025-06-30: 181 days, so months.
     assert dates_index.search("lattice", date="2024-12..2025-06", facets="date").date_histogram == {
         "bin": "month",
-        "rows": [["2024-12-01", 1], ["2025-01-01", 0], ["2025-02-01", 0], ["2025-03-01", 3],
-                 ["2025-04-01", 0], ["2025-05-01", 0], ["2025-06-01", 1]],
-        "undated": 0}
+        "rows": [
+            ["2024-12-01", 1],
+            ["2025-01-01", 0],
+            ["2025-02-01", 0],
+            ["2025-03-01", 3],
+            ["2025-04-01", 0],
+            ["2025-05-01", 0],
+            ["2025-06-01", 1],
+        ],
+        "undated": 0,
+    }
     # 2025-03-14 .. 2025-03-31: days, empty days included.
     days = dates_index.search("lattice", date="2025-03", facets="date").date_histogram
     assert days["bin"] == "day" and days["undated"] == 0
@@ -120,7 +143,10 @@ def test_the_histogram_bins_follow_the_span_of_the_hits(dates_index):
 def test_histogram_of_undated_hits_and_of_one_day(dates_index):
     assert dates_index.search("eight", facets="date").date_histogram == {"bin": None, "rows": [], "undated": 1}
     assert dates_index.search("nine", facets="date").date_histogram == {
-        "bin": "day", "rows": [["2019-05-05", 1]], "undated": 0}
+        "bin": "day",
+        "rows": [["2019-05-05", 1]],
+        "undated": 0,
+    }
     assert dates_index.search("nine").date_histogram is None  # only when asked
 
 

@@ -14,8 +14,14 @@ FILLER = "a study of methods and results for readers"
 
 
 def _record(number: int, title: str, abstract: str, authors: list[str], year: int = 2024) -> dict:
-    return {"id": f"p{number:03d}", "title": title, "abstract": abstract, "authors": authors,
-            "categories": ["cs.CV"], "year": year}
+    return {
+        "id": f"p{number:03d}",
+        "title": title,
+        "abstract": abstract,
+        "authors": authors,
+        "categories": ["cs.CV"],
+        "year": year,
+    }
 
 
 def _records() -> list[dict]:
@@ -33,8 +39,12 @@ def _records() -> list[dict]:
     add("Joint embedding predictive architectures", "World models. " + FILLER, ["Yann LeCun", "Emma Stone"], 2025)
     add("Temporal differences for vision", "Representation learning. " + FILLER, ["Y. LeCun"], 2026)
     for number in range(3):
-        add(f"Yann LeCun on chatbots {number}", "Yann LeCun argues that LeCun's view of learning differs. " + FILLER,
-            ["Paul Dubois"], 2026)
+        add(
+            f"Yann LeCun on chatbots {number}",
+            "Yann LeCun argues that LeCun's view of learning differs. " + FILLER,
+            ["Paul Dubois"],
+            2026,
+        )
     # A surname two people share, and a surname that is also a common word.
     add("Rigid registration", "Registration of scans. " + FILLER, ["Wei Zhangsun"], 2022)
     add("Soft registration", "Registration of shapes. " + FILLER, ["Li Zhangsun"], 2021)
@@ -50,8 +60,12 @@ def _records() -> list[dict]:
     add("Benchmark driven compilation agent", "An agent for compilation. " + FILLER, ["Jo Kim"], 2026)
     add("Compilation agents", "A benchmark driven study of the compilation agent. " + FILLER, ["Jo Kim"], 2025)
     for number in range(6):
-        add(f"Compilation agent benchmark {number}", "Compilation agent benchmark agent benchmark. " + FILLER,
-            ["Jo Kim"], 2024)
+        add(
+            f"Compilation agent benchmark {number}",
+            "Compilation agent benchmark agent benchmark. " + FILLER,
+            ["Jo Kim"],
+            2024,
+        )
     # A typo one abstract writes, and the word it misspells.
     add("Speech tranformer", "A tranformer for speech. " + FILLER, ["Kai Tran"], 2024)
     for number in range(150):
@@ -81,8 +95,12 @@ def test_a_surname_typed_alone_is_neither_split_nor_corrected(index):
     assert found.corrected is None and found.suggestion is None
     assert found.total == 2
     assert _titles(found) == ["Mesh dynamics in world space", "Point tracking for video"]
-    assert found.author == {"query": "Vedaldi", "filter": "Vedaldi", "papers": 2,
-                            "names": [{"name": "Andrea Vedaldi", "papers": 2}]}
+    assert found.author == {
+        "query": "Vedaldi",
+        "filter": "Vedaldi",
+        "papers": 2,
+        "names": [{"name": "Andrea Vedaldi", "papers": 2}],
+    }
     assert found.notes[0].startswith("also searched as the author Andrea Vedaldi: 2 papers listed first")
 
 
@@ -95,8 +113,10 @@ def test_a_full_name_lists_the_authors_papers_before_papers_that_mention_it(inde
     # Listed by date, not scored: the author's papers carry score 0, the rest their scores in order.
     scores = [hit.score for hit in found.hits]
     assert scores[:2] == [0.0, 0.0] and scores[2] > 0 and scores[2:] == sorted(scores[2:], reverse=True)
-    assert found.to_dict()["author"]["names"] == [{"name": "Y. LeCun", "papers": 1},
-                                                  {"name": "Yann LeCun", "papers": 1}]
+    assert found.to_dict()["author"]["names"] == [
+        {"name": "Y. LeCun", "papers": 1},
+        {"name": "Yann LeCun", "papers": 1},
+    ]
     assert _titles(index.search("LeCun, Y."))[:2] == _titles(found)[:2]
     # Paging goes on past the author's papers, each paper once.
     pages = [hit.id for number in (1, 2, 3) for hit in index.search("Yann LeCun", limit=2, page=number).hits]
@@ -135,13 +155,16 @@ def test_four_keywords_need_every_word(index):
     assert relaxed.relaxed and relaxed.total > 2
 
 
-@pytest.mark.parametrize(("query", "tree"), [
-    ("compilation agent benchmark driven", "(compilation AND agent AND benchmark AND driven)"),
-    ("sparse matrix gpu kernel format tuning", "(sparse AND matrix AND gpu AND kernel AND format AND tuning)"),
-    # A question (stop words between its words) needs a share of them, as does a longer query.
-    ("what is the buzz of an aileron wing flutter", "(buzz aileron wing flutter)>=2"),
-    ("sparse matrix gpu kernel format tuning study", "(sparse matrix gpu kernel format tuning study)>=2"),
-])
+@pytest.mark.parametrize(
+    ("query", "tree"),
+    [
+        ("compilation agent benchmark driven", "(compilation AND agent AND benchmark AND driven)"),
+        ("sparse matrix gpu kernel format tuning", "(sparse AND matrix AND gpu AND kernel AND format AND tuning)"),
+        # A question (stop words between its words) needs a share of them, as does a longer query.
+        ("what is the buzz of an aileron wing flutter", "(buzz aileron wing flutter)>=2"),
+        ("sparse matrix gpu kernel format tuning study", "(sparse matrix gpu kernel format tuning study)>=2"),
+    ],
+)
 def test_keyword_queries_need_every_word_questions_a_share(query, tree):
     assert str(querylang.parse(query).tree) == tree
 

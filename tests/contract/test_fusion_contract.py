@@ -26,13 +26,23 @@ pytestmark = pytest.mark.skipif(not semantic.available(), reason="needs the sema
 TOLERANCE = 0.005
 # Plain words (papers near in meaning join the keyword matches), a question,
 # one word, a filter; an operator query (keyword matches re-ranked only).
-QUERIES = [("finding anomalies in system logs", {}), ("GPU", {}), ("language models", {}),
-           ("training", {"year": "2023"}), ("title:learning", {}),
-           # A long question is re-ranked by feedback first: the embedded engine fuses the re-ranked
-           # keyword scores, the cluster its first BM25 scores (fused scores differ by up to ~0.06).
-           pytest.param("speeding up sparse linear algebra kernels on graphics cards", {}, marks=pytest.mark.xfail(
-               strict=True, reason="the cluster fuses keyword scores from before feedback, the embedded engine "
-                                   "from after it"))]
+QUERIES = [
+    ("finding anomalies in system logs", {}),
+    ("GPU", {}),
+    ("language models", {}),
+    ("training", {"year": "2023"}),
+    ("title:learning", {}),
+    # A long question is re-ranked by feedback first: the embedded engine fuses the re-ranked
+    # keyword scores, the cluster its first BM25 scores (fused scores differ by up to ~0.06).
+    pytest.param(
+        "speeding up sparse linear algebra kernels on graphics cards",
+        {},
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="the cluster fuses keyword scores from before feedback, the embedded engine from after it",
+        ),
+    ),
+]
 
 
 @pytest.fixture(scope="module")

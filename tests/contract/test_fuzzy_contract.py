@@ -71,8 +71,9 @@ def test_an_identifier_made_fuzzy_is_searched_as_typed(fuzzy_index, query, typed
 
 @pytest.mark.parametrize("query", ["2023~1", "2023~", "title:2023~2"])
 def test_a_number_made_fuzzy_is_refused(fuzzy_index, query):
-    with pytest.raises(QueryError, match=re.escape("numbers, years and identifiers are never fuzzy "
-                                                   "(search 2023 without the ~)")):
+    with pytest.raises(
+        QueryError, match=re.escape("numbers, years and identifiers are never fuzzy (search 2023 without the ~)")
+    ):
         fuzzy_index.search(query)
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from shareddata import write_listing
-
 from .conftest import BUILDERS
+from shareddata import write_listing
 
 QUERIES = [
     "neural network",

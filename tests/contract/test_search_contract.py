@@ -13,11 +13,12 @@ from collections import Counter
 
 import pytest
 
-from conftest import contains_word, corpus_records
 from searchengine import QueryError, RecordNotFoundError
 
-CB_SPMV = "t-30f1b8f5a2a1"      # CB-SpMV: ... Block-Based SpMV on GPUs (2026)
-MIMOSE = "t-60f6346867ae"       # Mimose: ... Checkpointing Planner for Efficient Training on GPU (2022)
+from conftest import contains_word, corpus_records
+
+CB_SPMV = "t-30f1b8f5a2a1"  # CB-SpMV: ... Block-Based SpMV on GPUs (2026)
+MIMOSE = "t-60f6346867ae"  # Mimose: ... Checkpointing Planner for Efficient Training on GPU (2022)
 GPU_MEMORY = {"t-5feb5d73a9aa", MIMOSE, "t-85ff818227a4", "t-c0d04f741409", "t-e15a2fb3f66a"}
 ZENG = ["t-06a445664b21", "t-26b906fcdcbd", "t-5feb5d73a9aa", "t-b275e169d4d6", "t-031c0c403dfe", "t-54d6136e0d28"]
 
@@ -41,8 +42,7 @@ def test_totals_are_exact_and_hits_come_in_descending_score(engine_index):
     scores = [hit.score for hit in results.hits]
     assert scores == sorted(scores, reverse=True) and scores[-1] > 0
     records = _records()
-    expected = {r.id for r in records.values()
-                if contains_word(r, "gpus?") and contains_word(r, "memory|memories")}
+    expected = {r.id for r in records.values() if contains_word(r, "gpus?") and contains_word(r, "memory|memories")}
     assert expected == GPU_MEMORY
 
 
@@ -69,7 +69,10 @@ def test_a_facet_is_counted_over_every_filter_but_its_own(engine_index):
     results = engine_index.search("GPU memory", year=["2026"], facets="year,category")
     assert results.total == 3
     assert [(v["value"], v["count"], v["selected"]) for v in results.facets["year"]] == [
-        (2026, 3, True), (2023, 1, False), (2022, 1, False)]
+        (2026, 3, True),
+        (2023, 1, False),
+        (2022, 1, False),
+    ]
     assert sum(v["count"] for v in results.facets["category"]) == 3
 
 
@@ -86,8 +89,13 @@ def test_sort_orders_and_their_ties(engine_index):
     assert [h.id for h in oldest.hits] == ZENG  # year ascending, then id
     newest = engine_index.search("", author=["Longbin Zeng"], limit=20)  # no text: newest
     assert [h.id for h in newest.hits] == [
-        "t-54d6136e0d28", "t-031c0c403dfe", "t-b275e169d4d6", "t-5feb5d73a9aa", "t-26b906fcdcbd",
-        "t-06a445664b21"]  # year descending, then id descending
+        "t-54d6136e0d28",
+        "t-031c0c403dfe",
+        "t-b275e169d4d6",
+        "t-5feb5d73a9aa",
+        "t-26b906fcdcbd",
+        "t-06a445664b21",
+    ]  # year descending, then id descending
     titles = [h.title for h in engine_index.search("", author=["Longbin Zeng"], sort="title", limit=20).hits]
     assert titles == sorted(titles, key=str.casefold)
 
@@ -99,14 +107,20 @@ def test_the_latest_papers_are_every_paper_newest_first_with_facets(engine_index
     assert [h.id for h in latest.hits] == [r.id for r in sorted(records, key=lambda r: (r.year, r.id), reverse=True)]
     assert latest.total == engine_index.doc_count == 24
     assert [(v["value"], v["count"]) for v in latest.facets["year"]] == [
-        (2026, 7), (2025, 6), (2024, 4), (2023, 5), (2022, 2)]
+        (2026, 7),
+        (2025, 6),
+        (2024, 4),
+        (2023, 5),
+        (2022, 2),
+    ]
     assert not any(v["selected"] for values in latest.facets.values() for v in values)
     authors = Counter(name for r in records for name in set(r.authors))
     assert [(v["value"], v["count"]) for v in latest.facets["author"]] == [("Depei Qian", 18), ("Longbin Zeng", 6)]
     assert dict((v["value"], v["count"]) for v in latest.facets["author"]) == authors
     categories = Counter(code for r in records for code in r.categories)
     assert [(v["value"], v["count"]) for v in latest.facets["category"]] == sorted(
-        categories.items(), key=lambda kv: (-kv[1], kv[0]))
+        categories.items(), key=lambda kv: (-kv[1], kv[0])
+    )
     assert latest.facets["category"][0] == {"value": "cs.DC", "count": 12, "selected": False}
     first = engine_index.search("", sort="newest", limit=3)
     assert [h.id for h in first.hits] == [h.id for h in latest.hits[:3]] and first.page["pages"] == 8
@@ -143,26 +157,33 @@ def test_quoted_phrases_exclusions_and_prefixes(engine_index):
 
 # query, year filter, then (total, suggestion, corrected, unmatched) as searched
 # and (total, unmatched) with exact=True (the query as typed).
-@pytest.mark.parametrize(("query", "year", "searched", "as_typed"), [
-    ("sparce matrix", None, (3, "sparse matrix", "sparse matrix", []), (4, ["sparce"])),
-    ("sparce matrix", "2025", (1, "sparse matrix", "sparse matrix", []), (1, ["sparce"])),
-    ("sparse matrx", None, (3, "sparse matrix", "sparse matrix", []), (4, ["matrx"])),
-    ("memroy bandwith", None, (2, "memory bandwidth", "memory bandwidth", []), (0, [])),  # two words
-    ("memroy bandwith", "2025", (0, None, None, []), (0, [])),  # no 2025 paper has the corrections
-    ("nueral network", None, (1, "neural network", "neural network", []), (4, ["nueral"])),  # a swap
-    ("nueral network", "2025", (1, None, None, ["nueral"]), (1, ["nueral"])),
-    ("cahce", None, (3, "cache", "cache", []), (0, [])),
-    ("laguage model", None, (10, "language model", "language model", []), (18, ["laguage"])),
-    ("matrix multiplicaton", "2025", (1, "matrix multiplication", "matrix multiplication", []),
-     (1, ["multiplicaton"])),
-    # "kernal" is in the English word list, and no paper writes "kernel fusion": only suggested.
-    ("kernal fusion", None, (2, "kernel fusion", None, ["kernal"]), (2, ["kernal"])),
-    ('"sparce" matrix', None, (0, '"sparse" matrix', None, []), (0, [])),  # quoted: only suggested
-    ("+sparce matrix", None, (4, "sparse matrix", None, ["sparce"]), (4, ["sparce"])),  # required: only suggested
-    ("qian", None, (18, None, None, []), (18, [])),  # a known word is left alone
-    ("spmv gpu", None, (1, None, None, []), (1, [])),
-    ("SpMV gpu fpga", None, (12, None, None, ["fpga"]), (12, ["fpga"])),  # no typo, one word unknown
-])
+@pytest.mark.parametrize(
+    ("query", "year", "searched", "as_typed"),
+    [
+        ("sparce matrix", None, (3, "sparse matrix", "sparse matrix", []), (4, ["sparce"])),
+        ("sparce matrix", "2025", (1, "sparse matrix", "sparse matrix", []), (1, ["sparce"])),
+        ("sparse matrx", None, (3, "sparse matrix", "sparse matrix", []), (4, ["matrx"])),
+        ("memroy bandwith", None, (2, "memory bandwidth", "memory bandwidth", []), (0, [])),  # two words
+        ("memroy bandwith", "2025", (0, None, None, []), (0, [])),  # no 2025 paper has the corrections
+        ("nueral network", None, (1, "neural network", "neural network", []), (4, ["nueral"])),  # a swap
+        ("nueral network", "2025", (1, None, None, ["nueral"]), (1, ["nueral"])),
+        ("cahce", None, (3, "cache", "cache", []), (0, [])),
+        ("laguage model", None, (10, "language model", "language model", []), (18, ["laguage"])),
+        (
+            "matrix multiplicaton",
+            "2025",
+            (1, "matrix multiplication", "matrix multiplication", []),
+            (1, ["multiplicaton"]),
+        ),
+        # "kernal" is in the English word list, and no paper writes "kernel fusion": only suggested.
+        ("kernal fusion", None, (2, "kernel fusion", None, ["kernal"]), (2, ["kernal"])),
+        ('"sparce" matrix', None, (0, '"sparse" matrix', None, []), (0, [])),  # quoted: only suggested
+        ("+sparce matrix", None, (4, "sparse matrix", None, ["sparce"]), (4, ["sparce"])),  # required: only suggested
+        ("qian", None, (18, None, None, []), (18, [])),  # a known word is left alone
+        ("spmv gpu", None, (1, None, None, []), (1, [])),
+        ("SpMV gpu fpga", None, (12, None, None, ["fpga"]), (12, ["fpga"])),  # no typo, one word unknown
+    ],
+)
 def test_a_misspelled_query_is_corrected_within_the_filters(engine_index, query, year, searched, as_typed):
     results = engine_index.search(query, year=year or (), time_budget=30)
     assert (results.total, results.suggestion, results.corrected, results.unmatched) == searched
@@ -196,24 +217,35 @@ def test_records_and_stats(engine_index):
     assert engine_index.stats() == {
         "documents": 24,
         "years": {"2026": 7, "2025": 6, "2024": 4, "2023": 5, "2022": 2},
-        "categories": {"cs.DC": 12, "cs.LG": 4, "cs.SE": 2, "q-bio.NC": 2, "cs.AR": 1, "cs.CV": 1,
-                       "cs.NE": 1, "math.NA": 1},
+        "categories": {
+            "cs.DC": 12,
+            "cs.LG": 4,
+            "cs.SE": 2,
+            "q-bio.NC": 2,
+            "cs.AR": 1,
+            "cs.CV": 1,
+            "cs.NE": 1,
+            "math.NA": 1,
+        },
     }
 
 
-@pytest.mark.parametrize("query, message", [
-    ("", "empty"),
-    ("the of", "common words"),
-    ("interpretability~5", "the edit distance of a fuzzy word must be 0, 1 or 2"),
-    ('"sparse matrix"~3', "proximity search is not supported"),
-    ("id:abc~1", "fuzzy words are searched in the title, the abstract and the author names only"),
-    ("memory~-1", "a fuzzy word is written memory~, memory~1 or memory~2"),
-    ("spar*~1", "either a prefix"),
-    ("x~", "at least 3 letters"),
-    ("au:qian~1", "never fuzzily"),
-    ("auth:qian", "auth"),
-    ("*gpu", "wildcard"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("", "empty"),
+        ("the of", "common words"),
+        ("interpretability~5", "the edit distance of a fuzzy word must be 0, 1 or 2"),
+        ('"sparse matrix"~3', "proximity search is not supported"),
+        ("id:abc~1", "fuzzy words are searched in the title, the abstract and the author names only"),
+        ("memory~-1", "a fuzzy word is written memory~, memory~1 or memory~2"),
+        ("spar*~1", "either a prefix"),
+        ("x~", "at least 3 letters"),
+        ("au:qian~1", "never fuzzily"),
+        ("auth:qian", "auth"),
+        ("*gpu", "wildcard"),
+    ],
+)
 def test_queries_that_cannot_be_understood_raise_a_query_error(engine_index, query, message):
     with pytest.raises(QueryError, match=re.compile(message, re.IGNORECASE)):
         engine_index.search(query)
@@ -224,8 +256,9 @@ def test_a_category_code_typed_as_the_query_lists_its_papers(engine_index):
     listed = engine_index.search("", category="cs.DC", limit=100)
     assert (results.query, results.total) == ("category:cs.DC", 12)
     assert [hit.id for hit in results.hits] == [hit.id for hit in listed.hits]
-    assert results.notes == ["'cs.DC' is an arXiv category: its papers are listed (search \"cs.DC\" in quotes "
-                             "for the words)"]
+    assert results.notes == [
+        "'cs.DC' is an arXiv category: its papers are listed (search \"cs.DC\" in quotes for the words)"
+    ]
     assert engine_index.search("q-bio.NC year:2023").total == 1
     # In quotes, a code no paper has, or beside a chosen category: the words.
     for query, options in [('"cs.DC"', {}), ("cs.XX", {}), ("cs.DC", {"category": "cs.LG"})]:
@@ -237,8 +270,10 @@ def test_a_date_filter_on_an_index_without_dates_says_why_nothing_matched(engine
     # the bundled author pages give years only
     results = engine_index.search("gpu", since="2025-04")
     assert results.total == 0
-    assert results.notes == ["no paper of this index has a submitted day (its sources gave none), so date "
-                             "filters match none; filter by year instead"]
+    assert results.notes == [
+        "no paper of this index has a submitted day (its sources gave none), so date "
+        "filters match none; filter by year instead"
+    ]
     assert engine_index.search("gpu", year="2025-").notes == []
 
 
@@ -254,9 +289,20 @@ def test_an_unknown_record_is_reported(engine_index):
 
 
 # Every paper without "gpu", newest first (ties: id descending).
-WITHOUT_GPU = ["t-fe6cc62b7596", "t-c48c8420a095", "t-ea9fb6524aca", "t-5bfd345cb047", "t-031c0c403dfe",
-               "t-ea0d12a4d371", "t-dc5585ee0ce0", "t-7e878c467802", "t-5a81142e9d1d", "t-b275e169d4d6",
-               "t-4b8ebb019dd4", "t-26b906fcdcbd"]
+WITHOUT_GPU = [
+    "t-fe6cc62b7596",
+    "t-c48c8420a095",
+    "t-ea9fb6524aca",
+    "t-5bfd345cb047",
+    "t-031c0c403dfe",
+    "t-ea0d12a4d371",
+    "t-dc5585ee0ce0",
+    "t-7e878c467802",
+    "t-5a81142e9d1d",
+    "t-b275e169d4d6",
+    "t-4b8ebb019dd4",
+    "t-26b906fcdcbd",
+]
 
 
 @pytest.mark.parametrize("query", ["NOT gpu", "-gpu", "-gpu -memory"])
@@ -270,7 +316,10 @@ def test_a_query_of_only_exclusions_lists_every_other_paper_newest_first(engine_
     assert set(WITHOUT_GPU) == {r.id for r in records.values() if not contains_word(r, "gpus?")}
     assert set(WITHOUT_GPU).isdisjoint(GPU_MEMORY)  # so "-memory" removes no more
     assert [hit.id for hit in engine_index.search(query, year="2025").hits] == [
-        "t-ea9fb6524aca", "t-5bfd345cb047", "t-031c0c403dfe"]
+        "t-ea9fb6524aca",
+        "t-5bfd345cb047",
+        "t-031c0c403dfe",
+    ]
 
 
 def test_a_field_applies_to_every_word_of_its_group(engine_index):
@@ -278,7 +327,12 @@ def test_a_field_applies_to_every_word_of_its_group(engine_index):
     assert {hit.id for hit in both.hits} == {"t-c0d04f741409", "t-6b881bb63257"} and both.total == 2
     either = engine_index.search("abs:(sparse OR dense)")
     assert {hit.id for hit in either.hits} == {
-        "t-6b881bb63257", "t-c0d04f741409", CB_SPMV, "t-e15a2fb3f66a", "t-5feb5d73a9aa"}
+        "t-6b881bb63257",
+        "t-c0d04f741409",
+        CB_SPMV,
+        "t-e15a2fb3f66a",
+        "t-5feb5d73a9aa",
+    }
     assert engine_index.search("ti:(graph neural)").total == 0  # no title has both; "title" is not a word here
 
 
@@ -315,8 +369,9 @@ def test_the_api_exports_through_every_engine(engine_index):
     assert [line[6:] for line in body.split("\r\n") if line.startswith("ID  - ")] == expected
 
 
-LONG_QUESTION = ("what planner decides which tensors to checkpoint when training large models on a gpu "
-                 "with little memory")
+LONG_QUESTION = (
+    "what planner decides which tensors to checkpoint when training large models on a gpu with little memory"
+)
 
 
 def test_a_long_question_is_re_ranked_by_feedback_the_same_way(engine_index):
@@ -329,8 +384,13 @@ def test_a_long_question_is_re_ranked_by_feedback_the_same_way(engine_index):
     assert engine_index.engine.call(applies) is True
     found = engine_index.search(LONG_QUESTION, limit=5)
     assert found.total == 18
-    assert [hit.id for hit in found.hits] == [MIMOSE, "t-e15a2fb3f66a", "t-9c1bd2ca5e7c", "t-85ff818227a4",
-                                              "t-54d6136e0d28"]
+    assert [hit.id for hit in found.hits] == [
+        MIMOSE,
+        "t-e15a2fb3f66a",
+        "t-9c1bd2ca5e7c",
+        "t-85ff818227a4",
+        "t-54d6136e0d28",
+    ]
 
 
 def test_a_relaxed_query_scores_each_word_as_a_whole(engine_index):

@@ -16,7 +16,6 @@ import pytest
 
 from searchengine import build_index, open_index
 
-
 ENGINES = ["whoosh", "opensearch"]
 CLUSTER_VARIABLE = "SEARCHENGINE_TEST_CLUSTER"
 
@@ -67,8 +66,10 @@ RECORDS = [
 
 
 def _write(folder):
-    lines = [json.dumps({"id": ident, "title": title, "abstract": abstract, "authors": []})
-             for ident, title, abstract in RECORDS]
+    lines = [
+        json.dumps({"id": ident, "title": title, "abstract": abstract, "authors": []})
+        for ident, title, abstract in RECORDS
+    ]
     path = folder / "records.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -188,4 +189,6 @@ def test_offsets_point_into_the_text_as_written(forms_index):
     assert [wide.title[a:b] for a, b in wide.title_matches] == ["\uff27\uff30\uff35", "kernels"]
     big = forms_index.search("10000").hits
     assert {h.id: [h.title[a:b] for a, b in h.title_matches] for h in big} == {
-        "gpu-10k": ["10,000"], "gpu-10k-plain": ["10000"]}
+        "gpu-10k": ["10,000"],
+        "gpu-10k-plain": ["10000"],
+    }

@@ -7,31 +7,60 @@ and their order are written out for each query.
 
 from __future__ import annotations
 
-
 WORDS_RECORDS = [
-    {"id": "fa2", "title": "FlashAttention-2: Faster Attention with Better Parallelism",
-     "abstract": "Scaling transformers to longer sequences is hard. FlashAttention-2 computes exact "
-                 "attention with fewer reads of GPU memory."},
-    {"id": "fak", "title": "Flash attention kernels for long-context inference",
-     "abstract": "Scaling transformers to longer sequences is hard. Flash attention kernels compute exact "
-                 "attention with fewer reads of GPU memory."},
-    {"id": "chess", "title": "A chess engine with learned evaluation",
-     "abstract": "The engine searches the game graph and scores each position with a neural-network "
-                 "evaluation trained by self-play against older versions of itself."},
-    {"id": "gnn", "title": "Graph neural networks for molecules",
-     "abstract": "We train graph neural networks on molecules and compare message passing layers."},
-    {"id": "gnn-gpu", "title": "Training a graph neural network on GPUs",
-     "abstract": "Sampling makes graph neural network training fit in GPU memory."},
-    {"id": "apart", "title": "Neural decoding of network traffic graphs",
-     "abstract": "A neural model reads the graph of a network and its traffic."},
-    {"id": "kmeans", "title": "Mini-batch k-means clustering at scale",
-     "abstract": "We run k-means clustering on billions of points."},
-    {"id": "cb", "title": "CB-SpMV:A cache-friendly block-based SpMV on GPUs",
-     "abstract": "Sparse matrix-vector multiplication on GPUs with blocks that fit the cache."},
-    {"id": "sparse", "title": "Sparse matrix formats for GPUs",
-     "abstract": "A sparse matrix stored in blocks is multiplied by a vector on GPUs."},
-    {"id": "sparse-apart", "title": "Matrix sketches for sparse signals",
-     "abstract": "A random matrix recovers sparse signals from few measurements."},
+    {
+        "id": "fa2",
+        "title": "FlashAttention-2: Faster Attention with Better Parallelism",
+        "abstract": "Scaling transformers to longer sequences is hard. FlashAttention-2 computes exact "
+        "attention with fewer reads of GPU memory.",
+    },
+    {
+        "id": "fak",
+        "title": "Flash attention kernels for long-context inference",
+        "abstract": "Scaling transformers to longer sequences is hard. Flash attention kernels compute exact "
+        "attention with fewer reads of GPU memory.",
+    },
+    {
+        "id": "chess",
+        "title": "A chess engine with learned evaluation",
+        "abstract": "The engine searches the game graph and scores each position with a neural-network "
+        "evaluation trained by self-play against older versions of itself.",
+    },
+    {
+        "id": "gnn",
+        "title": "Graph neural networks for molecules",
+        "abstract": "We train graph neural networks on molecules and compare message passing layers.",
+    },
+    {
+        "id": "gnn-gpu",
+        "title": "Training a graph neural network on GPUs",
+        "abstract": "Sampling makes graph neural network training fit in GPU memory.",
+    },
+    {
+        "id": "apart",
+        "title": "Neural decoding of network traffic graphs",
+        "abstract": "A neural model reads the graph of a network and its traffic.",
+    },
+    {
+        "id": "kmeans",
+        "title": "Mini-batch k-means clustering at scale",
+        "abstract": "We run k-means clustering on billions of points.",
+    },
+    {
+        "id": "cb",
+        "title": "CB-SpMV:A cache-friendly block-based SpMV on GPUs",
+        "abstract": "Sparse matrix-vector multiplication on GPUs with blocks that fit the cache.",
+    },
+    {
+        "id": "sparse",
+        "title": "Sparse matrix formats for GPUs",
+        "abstract": "A sparse matrix stored in blocks is multiplied by a vector on GPUs.",
+    },
+    {
+        "id": "sparse-apart",
+        "title": "Matrix sketches for sparse signals",
+        "abstract": "A random matrix recovers sparse signals from few measurements.",
+    },
 ]
 
 

@@ -53,9 +53,9 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from synthetic import listing_lines
 
 from drills.conftest import REPO
+from synthetic import listing_lines
 
 PORT = int(os.environ.get("CLUSTER_DRILL_PORT", "9230"))
 # Node data and logs, kept after the run for a look at a failed drill (the next run wipes them).
@@ -72,10 +72,18 @@ KILL_AFTER = 5.0
 # After this many seconds from the kill, no request may fail any more.
 SETTLE_SECONDS = 10.0
 QUERIES = [
-    {"q": "learning"}, {"q": "quantum"}, {"q": "graph"}, {"q": "neural network"},
-    {"q": "\"language models\""}, {"q": "optimization", "category": "cs.LG"},
-    {"q": "transformer", "sort": "newest"}, {"q": "diffusion OR robot"},
-    {"q": "privacy", "year": "2025"}, {"q": "spectral -graph"}, {"q": "", "year": "2024"}, {"q": "attention", "page": "2"},
+    {"q": "learning"},
+    {"q": "quantum"},
+    {"q": "graph"},
+    {"q": "neural network"},
+    {"q": '"language models"'},
+    {"q": "optimization", "category": "cs.LG"},
+    {"q": "transformer", "sort": "newest"},
+    {"q": "diffusion OR robot"},
+    {"q": "privacy", "year": "2025"},
+    {"q": "spectral -graph"},
+    {"q": "", "year": "2024"},
+    {"q": "attention", "page": "2"},
 ]
 SERVE_LINE = re.compile(r"on http://127\.0\.0\.1:(\d+)/")
 
@@ -85,27 +93,38 @@ def script_env(cluster_dir) -> dict:
     env = dict(os.environ)
     # Settings of another cluster (CI exports 9200's) must not leak in.
     env.pop("SEARCHENGINE_CLUSTER_TRANSPORT_PORT", None)
-    env.update(SEARCHENGINE_CLUSTER_PORT=str(PORT), SEARCHENGINE_CLUSTER_DIR=str(cluster_dir),
-               SEARCHENGINE_CLUSTER_NAME="searchengine-drills",
-               # The script's wait for green (not the client's request timeout of the
-               # same name): three nodes starting at once on two busy cores can take minutes.
-               SEARCHENGINE_CLUSTER_WAIT=os.environ.get("CLUSTER_DRILL_START_TIMEOUT", "600"))
+    env.update(
+        SEARCHENGINE_CLUSTER_PORT=str(PORT),
+        SEARCHENGINE_CLUSTER_DIR=str(cluster_dir),
+        SEARCHENGINE_CLUSTER_NAME="searchengine-drills",
+        # The script's wait for green (not the client's request timeout of the
+        # same name): three nodes starting at once on two busy cores can take minutes.
+        SEARCHENGINE_CLUSTER_WAIT=os.environ.get("CLUSTER_DRILL_START_TIMEOUT", "600"),
+    )
     return env
 
 
 def product_env() -> dict:
     """The environment of ``searchengine`` processes: 3 shards, 1 replica."""
-    env = dict(os.environ, SEARCHENGINE_OPENSEARCH_SHARDS="3", SEARCHENGINE_OPENSEARCH_REPLICAS="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        SEARCHENGINE_OPENSEARCH_SHARDS="3",
+        SEARCHENGINE_OPENSEARCH_REPLICAS="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    )
     env.pop("SEARCHENGINE_INDEX", None)
     return env
 
 
 def java_found() -> bool:
     """Whether the cluster script can find a Java to run OpenSearch on."""
-    return bool(shutil.which("java") or any(
-        os.environ.get(name) and os.path.exists(os.path.join(os.environ[name], "bin", "java"))
-        for name in ("SEARCHENGINE_JAVA_HOME", "JAVA_HOME")))
+    return bool(
+        shutil.which("java")
+        or any(
+            os.environ.get(name) and os.path.exists(os.path.join(os.environ[name], "bin", "java"))
+            for name in ("SEARCHENGINE_JAVA_HOME", "JAVA_HOME")
+        )
+    )
 
 
 class Cluster:
@@ -119,9 +138,15 @@ class Cluster:
         self.down: set[int] = set()
 
     def script(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", str(REPO / "scripts" / "dev-cluster.sh"), *args], check=False,
-                              env=self.env,
-                              capture_output=True, text=True, timeout=timeout, cwd=REPO)
+        return subprocess.run(
+            ["bash", str(REPO / "scripts" / "dev-cluster.sh"), *args],
+            check=False,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=REPO,
+        )
 
     def get(self, path: str, body: dict | None = None, timeout: float = 30) -> dict:
         """The JSON answer of the first live node to ``path`` (a GET, or a POST of ``body``);
@@ -131,8 +156,9 @@ class Cluster:
         for i in range(NODES):
             if i in self.down:
                 continue
-            request = urllib.request.Request(f"http://127.0.0.1:{PORT + i}{path}", data=data,
-                                             headers={"Content-Type": "application/json"})
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{PORT + i}{path}", data=data, headers={"Content-Type": "application/json"}
+            )
             try:
                 with urllib.request.urlopen(request, timeout=timeout) as answer:
                     return json.load(answer)
@@ -155,8 +181,7 @@ class Cluster:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             health = self.get("/_cluster/health/drill?timeout=1s")
-            if health.get("number_of_nodes") == NODES - len(self.down) and health.get("status") in ("yellow",
-                                                                                                   "green"):
+            if health.get("number_of_nodes") == NODES - len(self.down) and health.get("status") in ("yellow", "green"):
                 return time.monotonic() - since
             time.sleep(0.2)
         raise AssertionError(f"no promotion within {timeout:g} s: {health}")
@@ -224,16 +249,27 @@ def drill_data(tmp_path_factory, cluster) -> dict:
     update = folder / "update.jsonl"
     update.write_text("".join(update_lines), encoding="utf-8")
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "searchengine", "index", str(base), "--index", cluster.location,
-                             "-q"], check=False, capture_output=True, text=True, env=product_env(), cwd=REPO, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "searchengine", "index", str(base), "--index", cluster.location, "-q"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=product_env(),
+        cwd=REPO,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert cluster.count() == BASE_RECORDS
     shards = cluster.get("/drill/_settings")
     settings = next(iter(shards.values()))["settings"]["index"]
     assert (settings["number_of_shards"], settings["number_of_replicas"]) == ("3", "1")
     assert cluster.health("green")["status"] == "green"
-    return {"base": base, "update": update, "build_seconds": time.monotonic() - started,
-            "replaced_ids": [json.loads(line)["id"].removesuffix("v2") for line in update_lines[:REPLACED]]}
+    return {
+        "base": base,
+        "update": update,
+        "build_seconds": time.monotonic() - started,
+        "replaced_ids": [json.loads(line)["id"].removesuffix("v2") for line in update_lines[:REPLACED]],
+    }
 
 
 class QueryLoad:
@@ -277,8 +313,9 @@ class QueryLoad:
                 return
             key = answer_key(json.loads(body))
             if key != self.expected[path]:
-                self.short.append(f"{path}: {key}, before the kill {self.expected[path]} "
-                                  f"({self.since_kill()} s after the kill)")
+                self.short.append(
+                    f"{path}: {key}, before the kill {self.expected[path]} ({self.since_kill()} s after the kill)"
+                )
             self.served += 1
 
     def run(self, until: float) -> None:
@@ -328,7 +365,12 @@ def server(cluster, drill_data):
     """``searchengine serve`` of the drills' index (default processes and threads), stopped by pid."""
     process = subprocess.Popen(
         [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index", cluster.location],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO, env=product_env())
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=product_env(),
+    )
     log: list[str] = []
     try:
         # "Loading ..." comes first, "Serving ... on http://127.0.0.1:PORT/" once the index is ready.
@@ -385,8 +427,10 @@ def test_a_kill_a_node_while_clients_query(cluster, server, before_kill, figures
     for line in log:  # the server's reasons for its 503s
         if "unavailable" in line:
             print(f"  server: {line.strip()}")
-    print(f"  killed node-{victim} (elected master: node-{master}); {load.served} requests served, "
-          f"{len(load.failures)} failed; all primaries active {promoted:.1f} s after the kill")
+    print(
+        f"  killed node-{victim} (elected master: node-{master}); {load.served} requests served, "
+        f"{len(load.failures)} failed; all primaries active {promoted:.1f} s after the kill"
+    )
     statuses = sorted({status for _, _, status, _ in load.failures})
     last_failure = max((since for since, *_ in load.failures), default=None)
     figures.add("(a) node killed", f"node-{victim}, not the master")
@@ -403,8 +447,9 @@ def test_a_kill_a_node_while_clients_query(cluster, server, before_kill, figures
     assert health["number_of_nodes"] == NODES - 1, health
     assert load.served > 0
     # Failures may only be 503s with a JSON error, within SETTLE_SECONDS of the kill.
-    assert all(status == "503" and not error.startswith("not a JSON error")
-               for _, _, status, error in load.failures), load.failures
+    assert all(status == "503" and not error.startswith("not a JSON error") for _, _, status, error in load.failures), (
+        load.failures
+    )
     assert all(since is not None and since <= SETTLE_SECONDS for since, *_ in load.failures), load.failures
     assert load.short == []
     assert after == before_kill
@@ -425,8 +470,11 @@ def test_c_restart_the_node(cluster, server, before_kill, figures):
 
 def update_summary(out: str) -> tuple[int, int, int, int]:
     """(added, replaced, records read, documents) from the summary of ``index --update``."""
-    summary = re.search(r": ([\d,]+) added, ([\d,]+) replaced, \d+ skipped \(([\d,]+) records read\); "
-                        r"([\d,]+) documents in ", out)
+    summary = re.search(
+        r": ([\d,]+) added, ([\d,]+) replaced, \d+ skipped \(([\d,]+) records read\); "
+        r"([\d,]+) documents in ",
+        out,
+    )
     assert summary, out
     added, replaced, read, documents = (int(n.replace(",", "")) for n in summary.groups())
     return added, replaced, read, documents
@@ -435,11 +483,20 @@ def update_summary(out: str) -> tuple[int, int, int, int]:
 def test_b_kill_a_node_during_update(cluster, drill_data, figures):
     expected = BASE_RECORDS + UPDATE_RECORDS - REPLACED
     # Not --quiet: records that could not be written are listed on stderr.
-    command = [sys.executable, "-m", "searchengine", "index", "--update", str(drill_data["update"]),
-               "--index", cluster.location]
+    command = [
+        sys.executable,
+        "-m",
+        "searchengine",
+        "index",
+        "--update",
+        str(drill_data["update"]),
+        "--index",
+        cluster.location,
+    ]
     started = time.monotonic()
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                           env=product_env())
+    run = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=product_env()
+    )
     written_at_kill = None
     victim = cluster.master()  # the elected master, a data node too
     try:
@@ -457,8 +514,10 @@ def test_b_kill_a_node_during_update(cluster, drill_data, figures):
             run.wait()
     first_seconds = time.monotonic() - started
     assert written_at_kill is not None, "the update ended before the node could be killed"
-    print(f"  first run: exit {run.returncode} after {first_seconds:.1f} s, node-{victim} (master) killed "
-          f"after {written_at_kill:,} new documents\n  stdout: {out.strip()}\n  stderr: {err.strip()}")
+    print(
+        f"  first run: exit {run.returncode} after {first_seconds:.1f} s, node-{victim} (master) killed "
+        f"after {written_at_kill:,} new documents\n  stdout: {out.strip()}\n  stderr: {err.strip()}"
+    )
     assert "Traceback" not in err and "internal error" not in err, err
     unwritten = [line for line in err.splitlines() if ": not indexed, " in line]
     if run.returncode == 0:
@@ -475,8 +534,9 @@ def test_b_kill_a_node_during_update(cluster, drill_data, figures):
 
     new_master = cluster.master()
     restart_seconds = cluster.restart(victim)
-    rerun = subprocess.run(command, check=False, capture_output=True, text=True, cwd=REPO, env=product_env(),
-                           timeout=900)
+    rerun = subprocess.run(
+        command, check=False, capture_output=True, text=True, cwd=REPO, env=product_env(), timeout=900
+    )
     print(f"  re-run: exit {rerun.returncode}: {rerun.stdout.strip()} {rerun.stderr.strip()}")
     assert rerun.returncode == 0, rerun.stderr
     added, replaced, read, documents = update_summary(rerun.stdout)
@@ -485,8 +545,10 @@ def test_b_kill_a_node_during_update(cluster, drill_data, figures):
     assert cluster.count() == expected
     # The replaced documents are the version 2 records, whole (their new titles).
     assert cluster.count({"term": {"version": 2}}) == REPLACED
-    assert cluster.count({"bool": {"filter": [{"term": {"version": 2}},
-                                              {"prefix": {"sort_title": "revised: "}}]}}) == REPLACED
+    assert (
+        cluster.count({"bool": {"filter": [{"term": {"version": 2}}, {"prefix": {"sort_title": "revised: "}}]}})
+        == REPLACED
+    )
     health = cluster.health("green")
     assert health["status"] == "green" and health["number_of_nodes"] == NODES, health
 

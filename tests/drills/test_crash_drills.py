@@ -147,8 +147,25 @@ DRIVER = textwrap.dedent(
 
 # Stages of the parent process in order (workers only log "worker"); a
 # rebuild skips "link" and the "resolve" stages.
-STAGES = ["start", "remove-stale", "prepare", "link", "reading", "commit", "merging", "posting", "toc",
-          "resolve", "resolve-merging", "resolve-toc", "publish", "publish-fsync", "switched", "cleanup", "done"]
+STAGES = [
+    "start",
+    "remove-stale",
+    "prepare",
+    "link",
+    "reading",
+    "commit",
+    "merging",
+    "posting",
+    "toc",
+    "resolve",
+    "resolve-merging",
+    "resolve-toc",
+    "publish",
+    "publish-fsync",
+    "switched",
+    "cleanup",
+    "done",
+]
 
 
 @dataclass(frozen=True)
@@ -166,26 +183,26 @@ class Point:
 
 
 REBUILD_POINTS = [
-    Point("start", 0.5),        # interpreter and imports
-    Point("reading", 0.3),      # records read and queued for the two workers
+    Point("start", 0.5),  # interpreter and imports
+    Point("reading", 0.3),  # records read and queued for the two workers
     Point("reading", 0.8),
-    Point("posting", 0.15),     # workers analysing their batches and writing segments
+    Point("posting", 0.15),  # workers analysing their batches and writing segments
     Point("posting", 0.5),
     Point("posting", 0.85),
-    Point("toc"),               # inside Whoosh's commit, before its table of contents
-    Point("publish"),           # committed, files not yet synced, CURRENT not switched
-    Point("publish-fsync"),     # files synced, new pointer not yet written
-    Point("cleanup"),           # CURRENT switched, old generations being removed
+    Point("toc"),  # inside Whoosh's commit, before its table of contents
+    Point("publish"),  # committed, files not yet synced, CURRENT not switched
+    Point("publish-fsync"),  # files synced, new pointer not yet written
+    Point("cleanup"),  # CURRENT switched, old generations being removed
 ]
 UPDATE_POINTS = [
-    Point("link"),              # the new generation being filled with hard links
-    Point("reading", 0.3),      # each record's id looked up, records queued for the workers
+    Point("link"),  # the new generation being filled with hard links
+    Point("reading", 0.3),  # each record's id looked up, records queued for the workers
     Point("reading", 0.8),
-    Point("merging"),           # the existing segments being merged
+    Point("merging"),  # the existing segments being merged
     Point("posting", 0.3),
     Point("posting", 0.8),
     Point("toc"),
-    Point("resolve-toc"),       # second commit: ids repeated in the input folded into one document
+    Point("resolve-toc"),  # second commit: ids repeated in the input folded into one document
     Point("publish-fsync"),
     Point("cleanup"),
 ]
@@ -224,7 +241,9 @@ def assert_tidy(index_dir: Path) -> None:
     assert current.name == generations[-1], generations
     assert len(generations) <= 2, generations
     assert sorted(p.name for p in index_dir.iterdir() if not p.name.startswith(store.PREFIX)) == [
-        store.LOCK, store.POINTER]
+        store.LOCK,
+        store.POINTER,
+    ]
     assert [p.name for p in current.iterdir() if p.is_dir() or p.name.endswith(".tmp")] == []
 
 
@@ -263,7 +282,9 @@ class Runner:
         log = self.logs / f"run-{self.runs}.log"
         process = subprocess.Popen(
             [sys.executable, str(self.driver), str(log), kill_at, *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             env=dict(os.environ, PYTHONPATH=str(REPO), PARALLEL_MIN=str(PARALLEL_MIN)),
         )
         return process, log
@@ -424,8 +445,12 @@ def test_kills_during_an_update(runner, tmp_path, figures, tally):
     base = tmp_path / "base.jsonl"
     write_listing(base, RECORDS)
     index_dir = tmp_path / "index"
-    subprocess.run([sys.executable, "-m", "searchengine", "index", str(base), "--quiet", "--index-dir",
-                    str(index_dir)], check=True, capture_output=True, cwd=REPO)
+    subprocess.run(
+        [sys.executable, "-m", "searchengine", "index", str(base), "--quiet", "--index-dir", str(index_dir)],
+        check=True,
+        capture_output=True,
+        cwd=REPO,
+    )
     indexed = set(listing_ids(base))
 
     def plan(number, point):
@@ -478,8 +503,8 @@ def race(runner: Runner, *commands: list[str]) -> list[tuple[float, dict]]:
 def test_two_writers_at_once(runner, tmp_path, figures):
     base, first, second, fresh = (tmp_path / f"{name}.jsonl" for name in ("base", "first", "second", "fresh"))
     write_listing(base, RECORDS)
-    write_listing(first, RECORDS, start=RECORDS // 2)              # half replaces, half adds
-    write_listing(second, RECORDS, start=2 * RECORDS)              # all new
+    write_listing(first, RECORDS, start=RECORDS // 2)  # half replaces, half adds
+    write_listing(second, RECORDS, start=2 * RECORDS)  # all new
     write_listing(fresh, RECORDS + RECORDS // 4, start=3 * RECORDS)
     ids = {path: listing_ids(path) for path in (base, first, second, fresh)}
     index_dir = tmp_path / "index"
@@ -487,7 +512,9 @@ def test_two_writers_at_once(runner, tmp_path, figures):
     writers, lost = 0, 0
 
     # Two updates with different records: both land, whichever goes first.
-    updates = race(runner, *(["index", "--update", str(path), "--index-dir", str(index_dir)] for path in (first, second)))
+    updates = race(
+        runner, *(["index", "--update", str(path), "--index-dir", str(index_dir)] for path in (first, second))
+    )
     writers += 2
     (one, one_summary), (two, two_summary) = sorted(updates, key=lambda item: item[0])
     assert one < two
@@ -501,8 +528,10 @@ def test_two_writers_at_once(runner, tmp_path, figures):
     # An update racing a rebuild: the update lands on the rebuilt index, or the
     # rebuild (which replaces everything by definition) comes after it.
     (update_locked, update_summary), (rebuild_locked, rebuild_summary) = race(
-        runner, ["index", "--update", str(first), "--index-dir", str(index_dir)],
-        ["index", str(fresh), "--index-dir", str(index_dir)])
+        runner,
+        ["index", "--update", str(first), "--index-dir", str(index_dir)],
+        ["index", str(fresh), "--index-dir", str(index_dir)],
+    )
     writers += 2
     final = set(snapshot(index_dir)["ids"])
     if rebuild_locked < update_locked:

@@ -59,8 +59,12 @@ class Damage:
     offset: int = 0
 
     def __str__(self) -> str:
-        return {"zeros": f"64 zero bytes at {self.offset:,}", "random": f"64 random bytes at {self.offset:,}",
-                "cut": f"cut to {self.offset:,} bytes", "remove": "removed"}[self.kind]
+        return {
+            "zeros": f"64 zero bytes at {self.offset:,}",
+            "random": f"64 random bytes at {self.offset:,}",
+            "cut": f"cut to {self.offset:,} bytes",
+            "remove": "removed",
+        }[self.kind]
 
     def apply(self, path: Path, rng: random.Random) -> None:
         """Damage ``path`` in place, with ordinary writes."""
@@ -83,8 +87,12 @@ class Damage:
 def damages(size: int) -> list[Damage]:
     """The damages tried on a file of ``size`` bytes."""
     offsets = dict.fromkeys([0, *(size * part // 8 for part in range(1, 8)), max(size - 64, 0)])
-    return [*(Damage("zeros", offset) for offset in offsets), Damage("random", size // 2),
-            Damage("cut", size // 2), Damage("remove")]
+    return [
+        *(Damage("zeros", offset) for offset in offsets),
+        Damage("random", size // 2),
+        Damage("cut", size // 2),
+        Damage("remove"),
+    ]
 
 
 def results_key(results) -> str:
@@ -98,11 +106,12 @@ def probe_set(author: str, category: str, record_id: str) -> dict:
     """``{name: function of an open index giving a comparable answer}``."""
     return {
         "search with facets": lambda index: results_key(
-            index.search(QUERY, limit=20, facets=FACETS, time_budget=BUDGET)),
-        "author filter": lambda index: results_key(
-            index.search(QUERY, limit=20, author=author, time_budget=BUDGET)),
+            index.search(QUERY, limit=20, facets=FACETS, time_budget=BUDGET)
+        ),
+        "author filter": lambda index: results_key(index.search(QUERY, limit=20, author=author, time_budget=BUDGET)),
         "category filter": lambda index: results_key(
-            index.search("model", limit=20, category=category, facets=["year"], time_budget=BUDGET)),
+            index.search("model", limit=20, category=category, facets=["year"], time_budget=BUDGET)
+        ),
         "stats": lambda index: json.dumps(index.stats(), sort_keys=True),
         "record": lambda index: json.dumps(dataclasses.asdict(index.record(record_id)), sort_keys=True, default=str),
     }
@@ -170,8 +179,9 @@ def checksummed(generation: Path) -> list[str]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "searchengine", *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "searchengine", *args], capture_output=True, text=True, cwd=REPO, timeout=300
+    )
 
 
 def cli_problem(result: subprocess.CompletedProcess, one_line: bool) -> str | None:
@@ -208,7 +218,8 @@ def test_damage_to_every_file(intact, tmp_path, figures):
     index = open_fresh(copy)
     try:
         assert {name: outcome for name, outcome in run_probes(index, probes).items()} == {
-            name: ("answer", answer) for name, answer in answers.items()}
+            name: ("answer", answer) for name, answer in answers.items()
+        }
     finally:
         index.close()
     shutil.rmtree(copy)
@@ -276,8 +287,9 @@ def test_damage_to_every_file(intact, tmp_path, figures):
                     cli_exit_3 += result.returncode == 3
                     problem = cli_problem(result, one_line)
                     if problem:
-                        failures.append(f"{where}: searchengine {command[0]}: {problem}: "
-                                        f"{(result.stderr + result.stdout)[-2000:]}")
+                        failures.append(
+                            f"{where}: searchengine {command[0]}: {problem}: {(result.stderr + result.stdout)[-2000:]}"
+                        )
             shutil.rmtree(copy)
 
     elapsed = time.monotonic() - started

@@ -38,8 +38,12 @@ RECORDS = 300
 WORKERS = 2
 ROUNDS = 5  # of the four requests below while the index is damaged, and again after the rebuild
 # The API always counts the facets; ``more=year`` lists the year facet in full.
-REQUESTS = [("/api/search", {"q": "gpu"}), ("/api/search", {"q": "memory", "more": "year"}), ("/", {"q": "gpu"}),
-            ("/", {})]
+REQUESTS = [
+    ("/api/search", {"q": "gpu"}),
+    ("/api/search", {"q": "memory", "more": "year"}),
+    ("/", {"q": "gpu"}),
+    ("/", {}),
+]
 
 
 def alive(pid: int) -> bool:
@@ -81,8 +85,23 @@ def api_key(body: bytes) -> str:
 
 def index_command(inputs: list[Path], index_dir: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "searchengine", "index", *map(str, inputs), "--index-dir", str(index_dir), "-q",
-         "-j", "1"], capture_output=True, text=True, cwd=REPO, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "searchengine",
+            "index",
+            *map(str, inputs),
+            "--index-dir",
+            str(index_dir),
+            "-q",
+            "-j",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
 
 
 def test_segment_cut_under_serve(tmp_path, figures):
@@ -94,9 +113,24 @@ def test_segment_cut_under_serve(tmp_path, figures):
     assert built.returncode == 0, built.stderr
 
     server = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--workers", str(WORKERS), "--port", "0",
-         "--host", "127.0.0.1", "--index-dir", str(index_dir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "searchengine",
+            "serve",
+            "--workers",
+            str(WORKERS),
+            "--port",
+            "0",
+            "--host",
+            "127.0.0.1",
+            "--index-dir",
+            str(index_dir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     log: list[str] = []
     try:

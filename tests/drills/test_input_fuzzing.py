@@ -49,9 +49,8 @@ from searchengine.cli import main
 from searchengine.errors import InputError
 from searchengine.readers import MAX_LINE_BYTES
 
-from shareddata import arxiv_samples, write_listing
-
 from .conftest import REPO
+from shareddata import arxiv_samples, write_listing
 
 # The two author pages, in the order of their originals in ../shared/seeds/.
 SEEDS = [REPO / "corpus" / "longbin-zeng.txt", REPO / "corpus" / "depei-qian.txt"]
@@ -63,13 +62,14 @@ LISTING_START = 60_000
 
 # --- building damaged files ---------------------------------------------------------
 
+
 @dataclass
 class Line:
     """One line of a damaged JSON-lines file: its bytes, and what the indexer must make of it."""
 
     data: bytes
     id: str | None = None  # the id (version removed) of a good record
-    bad: bool = False      # must be reported as file:line
+    bad: bool = False  # must be reported as file:line
     version: int = 0
 
 
@@ -78,11 +78,11 @@ class Case:
     """Files to index and what must come of them."""
 
     files: list[Path]
-    ids: set[str]                                        # exactly the ids indexed
+    ids: set[str]  # exactly the ids indexed
     bad: set[tuple[str, int]] = field(default_factory=set)  # (file name, line); line 0: the whole file
     mutations: int = 1
     titles: dict[str, str] = field(default_factory=dict)  # id → title the index must hold
-    title_keys: set[str] = field(default_factory=set)     # for pages without ids: the titles indexed
+    title_keys: set[str] = field(default_factory=set)  # for pages without ids: the titles indexed
 
     @property
     def documents(self) -> int:
@@ -106,8 +106,15 @@ def bad(data: bytes | str | dict | list | None) -> Line:
     return Line(json.dumps(data, ensure_ascii=False).encode(), None, True)
 
 
-def write_lines(path: Path, lines: list[Line], *, newline: bytes = b"\n", bom: bytes = b"",
-                encoding: str | None = None, compress: bool = False) -> tuple[set[str], set[tuple[str, int]]]:
+def write_lines(
+    path: Path,
+    lines: list[Line],
+    *,
+    newline: bytes = b"\n",
+    bom: bytes = b"",
+    encoding: str | None = None,
+    compress: bool = False,
+) -> tuple[set[str], set[tuple[str, int]]]:
     """Write ``lines``; return the ids that must be indexed and the (name, line) pairs to report."""
     data = bom + newline.join(line.data for line in lines) + newline
     if encoding:
@@ -148,6 +155,7 @@ def changed(obj: dict, **values) -> dict:
 
 # --- the cases ---------------------------------------------------------------------
 
+
 def listing_truncated(tmp: Path) -> Case:
     lines = [good(o) for o in listing_objects(tmp)]
     for number in (17, 90, 200):
@@ -180,7 +188,7 @@ def listing_encodings(tmp: Path) -> Case:
     }
     for number, (name, options) in enumerate(variants.items()):
         # Each file its own 40 records, so every file's records must show up.
-        chunk = objects[number * 40:(number + 1) * 40]
+        chunk = objects[number * 40 : (number + 1) * 40]
         ids, damaged = write_lines(tmp / name, [good(o) for o in chunk], **options)
         assert not damaged
         files.append(tmp / name)
@@ -191,12 +199,17 @@ def listing_encodings(tmp: Path) -> Case:
 def listing_nul_and_controls(tmp: Path) -> Case:
     objects = listing_objects(tmp)
     lines = [good(o) for o in objects]
-    lines[2] = bad(with_title_bytes(objects[2], b"\x00"))            # raw NUL inside a string
+    lines[2] = bad(with_title_bytes(objects[2], b"\x00"))  # raw NUL inside a string
     lines[32] = bad(lines[32].data.replace(b'", "', b'",\x00 "', 1))  # raw NUL between fields
-    lines.insert(100, bad(b"\x00" * 512))                              # a line of NULs
+    lines.insert(100, bad(b"\x00" * 512))  # a line of NULs
     # Escaped control characters and separators are valid JSON: good records.
-    lines[7] = good(changed(objects[7], title=objects[7]["title"] + " \u0000\u001e\u001f\u0085\u2028 end",
-                            authors=["Zero\u0000 Width\u200b", "Sep\u001fArator \u001eName"]))
+    lines[7] = good(
+        changed(
+            objects[7],
+            title=objects[7]["title"] + " \u0000\u001e\u001f\u0085\u2028 end",
+            authors=["Zero\u0000 Width\u200b", "Sep\u001fArator \u001eName"],
+        )
+    )
     lines[8] = good(changed(objects[8], categories=["cs.CV\u001f", "\u0000cs.AI"], summary="\u0000" * 50))
     ids, damaged = write_lines(tmp / "nul.jsonl", lines)
     return Case([tmp / "nul.jsonl"], ids, damaged, mutations=5)
@@ -209,10 +222,10 @@ def listing_huge_lines(tmp: Path) -> Case:
     summary = objects[10]["summary"]
     lines[10] = good(changed(objects[10], summary=(summary + " ") * (size // (len(summary) + 1))))
     lines[20] = good(changed(objects[20], title="Huge " + "x" * size))  # one word of megabytes
-    lines.insert(30, bad(b"{" + b"a" * size))                           # megabytes of broken JSON
-    lines.insert(40, bad(b"\xff" * size))                                # megabytes of non-UTF-8
+    lines.insert(30, bad(b"{" + b"a" * size))  # megabytes of broken JSON
+    lines.insert(40, bad(b"\xff" * size))  # megabytes of non-UTF-8
     over = good(changed(objects[50], summary="y " * (MAX_LINE_BYTES // 2 + 1))).data
-    lines.insert(50, bad(over))                                         # a whole record over the line cap
+    lines.insert(50, bad(over))  # a whole record over the line cap
     ids, damaged = write_lines(tmp / "huge.jsonl", lines)
     return Case([tmp / "huge.jsonl"], ids, damaged, mutations=5)
 
@@ -242,13 +255,28 @@ def listing_wrong_types(tmp: Path) -> Case:
     o = listing_objects(tmp, 60)
     lines = [good(x) for x in o]
     wrong = {  # line → (field, value, stays good?)
-        5: ("title", 123, False), 6: ("title", ["A title"], False), 7: ("title", "", False), 8: ("title", "   ", False),
-        9: ("title", None, False), 10: ("authors", "A. One, B. Two", False), 11: ("authors", [1, 2], False),
-        12: ("authors", None, True), 13: ("categories", "cs.CV", False), 14: ("categories", [None], False),
-        15: ("summary", 42, False), 16: ("summary", ["text"], False), 17: ("summary", None, True),
-        18: ("id", 2501, False), 19: ("id", ["2501.00001"], False), 20: ("id", "", False), 21: ("abs", 5, False),
-        22: ("comment", {"nested": [1]}, False), 23: ("categories", None, True), 24: ("summary", {"a": 1}, False),
-        25: ("title", True, False), 26: ("authors", {"name": "A"}, False),
+        5: ("title", 123, False),
+        6: ("title", ["A title"], False),
+        7: ("title", "", False),
+        8: ("title", "   ", False),
+        9: ("title", None, False),
+        10: ("authors", "A. One, B. Two", False),
+        11: ("authors", [1, 2], False),
+        12: ("authors", None, True),
+        13: ("categories", "cs.CV", False),
+        14: ("categories", [None], False),
+        15: ("summary", 42, False),
+        16: ("summary", ["text"], False),
+        17: ("summary", None, True),
+        18: ("id", 2501, False),
+        19: ("id", ["2501.00001"], False),
+        20: ("id", "", False),
+        21: ("abs", 5, False),
+        22: ("comment", {"nested": [1]}, False),
+        23: ("categories", None, True),
+        24: ("summary", {"a": 1}, False),
+        25: ("title", True, False),
+        26: ("authors", {"name": "A"}, False),
     }
     for number, (key, value, stays_good) in wrong.items():
         obj = changed(o[number - 1], **{key: value})
@@ -268,8 +296,12 @@ def listing_duplicates(tmp: Path) -> Case:
     lines.append(good(changed(o[12], id=o[12]["id"] + "v1", title="First version title")))
     lines.append(bad(lines[13].data[:-5]))  # a damaged repeat changes nothing
     ids, damaged = write_lines(tmp / "duplicates.jsonl", lines)
-    titles = {o[10]["id"]: "Second version title", o[11]["id"]: "Third version title",
-              o[12]["id"]: "First version title", o[0]["id"]: o[0]["title"]}
+    titles = {
+        o[10]["id"]: "Second version title",
+        o[11]["id"]: "Third version title",
+        o[12]["id"]: "First version title",
+        o[0]["id"]: o[0]["title"],
+    }
     return Case([tmp / "duplicates.jsonl"], ids, damaged, mutations=5, titles=titles)
 
 
@@ -295,11 +327,20 @@ def oai_damaged(tmp: Path) -> Case:
     lines[16] = bad(lines[16].data[: len(lines[16].data) // 3])
     lines[89] = bad(lines[89].data[:-1])
     wrong = {
-        30: ("categories", ["hep-ph"], False), 31: ("abstract", 5, False), 32: ("id", None, False),
-        33: ("authors_parsed", "Balázs, C.", True), 34: ("authors_parsed", [[1, 2]], False),
-        35: ("versions", "v1", True), 36: ("versions", [["v1"]], False), 37: ("title", ..., False),
-        38: ("abstract", ..., True), 39: ("authors_parsed", ..., True), 40: ("categories", None, True),
-        41: ("title", {"t": 1}, False), 42: ("authors", None, True), 43: ("versions", None, True),
+        30: ("categories", ["hep-ph"], False),
+        31: ("abstract", 5, False),
+        32: ("id", None, False),
+        33: ("authors_parsed", "Balázs, C.", True),
+        34: ("authors_parsed", [[1, 2]], False),
+        35: ("versions", "v1", True),
+        36: ("versions", [["v1"]], False),
+        37: ("title", ..., False),
+        38: ("abstract", ..., True),
+        39: ("authors_parsed", ..., True),
+        40: ("categories", None, True),
+        41: ("title", {"t": 1}, False),
+        42: ("authors", None, True),
+        43: ("versions", None, True),
     }
     for number, (key, value, stays_good) in wrong.items():
         obj = changed(objects[number - 1], **{key: value})
@@ -314,9 +355,16 @@ def plain_jsonl_damaged(tmp: Path) -> Case:
     objects = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
     lines = [good(x) for x in objects]
     wrong = {
-        1: ("year", "20x5", False), 2: ("year", True, False), 3: ("year", "2023", True), 4: ("year", 99999, False),
-        5: ("authors", "Ada Lovelace and Charles Babbage", True), 6: ("categories", "cs.DC cs.LG", True),
-        7: ("id", 5, True), 8: ("title", ..., False), 9: ("id", 1.5, False), 10: ("year", None, True),
+        1: ("year", "20x5", False),
+        2: ("year", True, False),
+        3: ("year", "2023", True),
+        4: ("year", 99999, False),
+        5: ("authors", "Ada Lovelace and Charles Babbage", True),
+        6: ("categories", "cs.DC cs.LG", True),
+        7: ("id", 5, True),
+        8: ("title", ..., False),
+        9: ("id", 1.5, False),
+        10: ("year", None, True),
     }
     for number, (key, value, stays_good) in wrong.items():
         obj = changed(objects[number - 1], **{key: value})
@@ -330,8 +378,9 @@ ATOM_ENTRY = re.compile(rb"<entry>")
 
 
 def atom_ids(data: bytes) -> list[str]:
-    return [bare_id(found.rsplit(b"/abs/", 1)[1].decode())[0]
-            for found in re.findall(rb"<entry>\s*<id>([^<]+)</id>", data)]
+    return [
+        bare_id(found.rsplit(b"/abs/", 1)[1].decode())[0] for found in re.findall(rb"<entry>\s*<id>([^<]+)</id>", data)
+    ]
 
 
 def atom_damaged(tmp: Path) -> Case:
@@ -419,8 +468,14 @@ def csv_damaged(tmp: Path) -> Case:
     line = 2
     ids, damaged, rows = set(), set(), []
     for number, obj in enumerate(objects):
-        row = [obj["id"], obj["title"], obj["summary"], "; ".join(obj["authors"]), "20" + obj["id"][:2],
-               " ".join(obj["categories"])]
+        row = [
+            obj["id"],
+            obj["title"],
+            obj["summary"],
+            "; ".join(obj["authors"]),
+            "20" + obj["id"][:2],
+            " ".join(obj["categories"]),
+        ]
         is_bad = False
         if number == 5:
             row[4], is_bad = "20x5", True
@@ -456,11 +511,17 @@ def csv_damaged(tmp: Path) -> Case:
 
 def png_bytes() -> bytes:
     """A real 2x2 PNG image."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
     raw = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 def folder_with_unrelated_files(tmp: Path) -> Case:
@@ -468,13 +529,15 @@ def folder_with_unrelated_files(tmp: Path) -> Case:
     (folder / "nested" / "deeper").mkdir(parents=True)
     objects = listing_objects(tmp, 30, LISTING_START + 2000)
     ids, _ = write_lines(folder / "good.jsonl", [good(o) for o in objects])
-    more, _ = write_lines(folder / "nested" / "deeper" / "more.jsonl", [good(o) for o in listing_objects(tmp, 20, LISTING_START + 3000)])
+    more, _ = write_lines(
+        folder / "nested" / "deeper" / "more.jsonl", [good(o) for o in listing_objects(tmp, 20, LISTING_START + 3000)]
+    )
     unrelated = {
         "empty.jsonl": b"",
         "blank.txt": b"\n\n   \n",
         "image.png": png_bytes(),
         "random.bin": random.Random(8).randbytes(20_000),
-        "notes.md": "# Reading list\n\nPapers to read next week: sparse kernels, GPUs.\n".encode(),
+        "notes.md": b"# Reading list\n\nPapers to read next week: sparse kernels, GPUs.\n",
         "script.py": b'"""A helper."""\n\nimport sys\n\nprint(sys.argv)\n',
         "array.json": json.dumps([objects[0]]).encode(),
         "broken.gz": b"\x1f\x8b\x08\x00" + random.Random(9).randbytes(500),
@@ -521,6 +584,7 @@ CASES: dict[str, Callable[[Path], Case]] = {
 
 
 # --- the checks --------------------------------------------------------------------
+
 
 def reported(problems) -> set[tuple[str, int]]:
     """(file name, line) of each reported problem, from its ``file:line: reason`` text."""
@@ -572,8 +636,9 @@ def test_damaged_input_is_reported_and_good_records_are_indexed(name, tmp_path, 
         for doc_id, title in case.titles.items():
             assert documents[doc_id] == title
     # Command line.
-    result = CliRunner().invoke(main, ["index", *map(str, case.files), "--index-dir", str(tmp_path / "cli"),
-                                       "--json", "--jobs", "1"])
+    result = CliRunner().invoke(
+        main, ["index", *map(str, case.files), "--index-dir", str(tmp_path / "cli"), "--json", "--jobs", "1"]
+    )
     check_no_traceback(result)
     if case.documents:
         assert result.exit_code == 0, result.output
@@ -584,13 +649,20 @@ def test_damaged_input_is_reported_and_good_records_are_indexed(name, tmp_path, 
     else:
         assert result.exit_code == 1
         assert result.stderr.splitlines()[-1].startswith("Error: nothing to index")
-    stderr_problems = [line for line in result.stderr.splitlines() if not line.startswith(("Error:", "... and ", "Note:"))]
+    stderr_problems = [
+        line for line in result.stderr.splitlines() if not line.startswith(("Error:", "... and ", "Note:"))
+    ]
     assert reported(stderr_problems) <= case.bad
     figure_totals["files fuzzed"] = figure_totals.get("files fuzzed", 0) + sum(
-        len([p for p in Path(f).rglob("*") if p.is_file()]) if Path(f).is_dir() else 1 for f in case.files)
+        len([p for p in Path(f).rglob("*") if p.is_file()]) if Path(f).is_dir() else 1 for f in case.files
+    )
     figure_totals["mutations"] = figure_totals.get("mutations", 0) + case.mutations
-    figure_totals["bad records and files reported"] = figure_totals.get("bad records and files reported", 0) + len(case.bad)
-    figure_totals["good records indexed (= expected)"] = figure_totals.get("good records indexed (= expected)", 0) + case.documents
+    figure_totals["bad records and files reported"] = figure_totals.get("bad records and files reported", 0) + len(
+        case.bad
+    )
+    figure_totals["good records indexed (= expected)"] = (
+        figure_totals.get("good records indexed (= expected)", 0) + case.documents
+    )
     figure_totals.setdefault("crashes and tracebacks", 0)
 
 
@@ -618,7 +690,9 @@ def test_update_with_damaged_files_loses_nothing(tmp_path, figure_totals):
     (tmp_path / "image.bin").write_bytes(png_bytes() + random.Random(3).randbytes(4000))
     (tmp_path / "empty.jsonl").write_bytes(b"")
     files = [tmp_path / "update.jsonl", older, tmp_path / "image.bin", tmp_path / "empty.jsonl"]
-    result = runner.invoke(main, ["index", "--update", *map(str, files), "--index-dir", str(index_dir), "--json", "--jobs", "1"])
+    result = runner.invoke(
+        main, ["index", "--update", *map(str, files), "--index-dir", str(index_dir), "--json", "--jobs", "1"]
+    )
     check_no_traceback(result)
     assert result.exit_code == 0, result.output
     shown = json.loads(result.stdout)
@@ -639,8 +713,17 @@ def test_update_with_damaged_files_loses_nothing(tmp_path, figure_totals):
 
     # An update from nothing but bad input fails with one line and changes nothing.
     write_lines(tmp_path / "all-bad.jsonl", [bad(b'{"id": "2601.99999", "title": '), bad(b"\x00\xff")])
-    result = runner.invoke(main, ["index", "--update", str(tmp_path / "all-bad.jsonl"), str(tmp_path / "image.bin"),
-                                  "--index-dir", str(index_dir)])
+    result = runner.invoke(
+        main,
+        [
+            "index",
+            "--update",
+            str(tmp_path / "all-bad.jsonl"),
+            str(tmp_path / "image.bin"),
+            "--index-dir",
+            str(index_dir),
+        ],
+    )
     check_no_traceback(result)
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1].startswith("Error: nothing to index")

@@ -45,18 +45,26 @@ from hypothesis import strategies as st
 
 from searchengine import open_index
 from searchengine.errors import QueryError
-from searchengine.querylang import FIELD_ALIASES
 from searchengine.limits import DEFAULT_TIME_BUDGET, MAX_DEPTH, MAX_LIMIT
+from searchengine.querylang import FIELD_ALIASES
 
 # No shrinking by default: on a loaded machine shrinking a slow failure can
 # take many minutes of the CI budget; the failing example is printed as found.
 settings.register_profile(
-    "drills", max_examples=1000, derandomize=True, deadline=None, database=None,
+    "drills",
+    max_examples=1000,
+    derandomize=True,
+    deadline=None,
+    database=None,
     phases=[Phase.explicit, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 settings.register_profile(
-    "long", max_examples=5000, derandomize=False, deadline=None, database=None,
+    "long",
+    max_examples=5000,
+    derandomize=False,
+    deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 PROFILE = os.environ.get("DRILL_QUERY_PROFILE", "drills")
@@ -110,27 +118,159 @@ def subset_ids(subset, count: int = 50) -> list[str]:
     return ids
 
 
-OPERATORS = ["AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "and", "or", "not", "Or", "AND AND", "OR OR",
-             "NOT NOT", "AND OR NOT", "&&", "||", "!", "-", "+", "--", "++", "-+", "~", "^", ":"]
+OPERATORS = [
+    "AND",
+    "OR",
+    "NOT",
+    "ANDNOT",
+    "ANDMAYBE",
+    "and",
+    "or",
+    "not",
+    "Or",
+    "AND AND",
+    "OR OR",
+    "NOT NOT",
+    "AND OR NOT",
+    "&&",
+    "||",
+    "!",
+    "-",
+    "+",
+    "--",
+    "++",
+    "-+",
+    "~",
+    "^",
+    ":",
+]
 QUOTES = ['"', "'", "“", "”", "„", "‟", "‘", "’", "‚", "«", "»", "`", "＂"]
 BRACKETS = list("()[]{}<>") + ["（", "）", "【", "】", "⟨", "⟩"]
-UNKNOWN_FIELDS = ["foo", "Title", "TI", "x-y", "a1", "über", "url", "year2", "author_", "f", "ID", "http", "arxiv",
-                  "doi", "src", "CB-SpMV", "NetWeaver"]
+UNKNOWN_FIELDS = [
+    "foo",
+    "Title",
+    "TI",
+    "x-y",
+    "a1",
+    "über",
+    "url",
+    "year2",
+    "author_",
+    "f",
+    "ID",
+    "http",
+    "arxiv",
+    "doi",
+    "src",
+    "CB-SpMV",
+    "NetWeaver",
+]
 FIELDS = sorted(FIELD_ALIASES) + UNKNOWN_FIELDS
-FIELD_VALUES = ["2025", "2024-2025", ">=2025", "<2025", "-2024", "2025-", "1800", "99999", "abc", "--", ">", "=2025",
-                "cs.CV", "cs", "cs.*", "CS.cv", "q-bio.NC", "x.y.z", "*", "Qian", '"Qian, D."', "D. Qian", "Smith,",
-                "2501.00001", "2501.00001v2", '""', '"', "(", "*:*", "[a TO z]", "{0 TO 9}"]
+FIELD_VALUES = [
+    "2025",
+    "2024-2025",
+    ">=2025",
+    "<2025",
+    "-2024",
+    "2025-",
+    "1800",
+    "99999",
+    "abc",
+    "--",
+    ">",
+    "=2025",
+    "cs.CV",
+    "cs",
+    "cs.*",
+    "CS.cv",
+    "q-bio.NC",
+    "x.y.z",
+    "*",
+    "Qian",
+    '"Qian, D."',
+    "D. Qian",
+    "Smith,",
+    "2501.00001",
+    "2501.00001v2",
+    '""',
+    '"',
+    "(",
+    "*:*",
+    "[a TO z]",
+    "{0 TO 9}",
+]
 OLD_IDS = ["hep-th/9901001", "math.AG/0101001v3", "cond-mat/0102536", "HEP-TH/9901001"]
-URLS = ["https://arxiv.org/abs/{id}", "http://arxiv.org/pdf/{id}v1", "arxiv.org/abs/{id}", "https://arxiv.org/pdf/{id}.pdf",
-        "https://www.arxiv.org/html/{id}/", "https://example.com/?q={id}", "ftp://x/{id}", "https://arxiv.org/abs/",
-        "arXiv:{id}", "ARXIV:{id}v12", "{id}v", "{id}v0", "{id}.pdf", "doi:10.48550/arXiv.{id}"]
+URLS = [
+    "https://arxiv.org/abs/{id}",
+    "http://arxiv.org/pdf/{id}v1",
+    "arxiv.org/abs/{id}",
+    "https://arxiv.org/pdf/{id}.pdf",
+    "https://www.arxiv.org/html/{id}/",
+    "https://example.com/?q={id}",
+    "ftp://x/{id}",
+    "https://arxiv.org/abs/",
+    "arXiv:{id}",
+    "ARXIV:{id}v12",
+    "{id}v",
+    "{id}v0",
+    "{id}.pdf",
+    "doi:10.48550/arXiv.{id}",
+]
 WEIRD = [
-    "\x00", "\x00\x00\x00", "\x01\x02\x1b[31m", "\x7f", "\x85", "\u2028", "\u2029", "\t", "\n", "\r\n", "\x0b\x0c",
-    "\u200b", "\u200d", "\ufeff", "\u00ad", "\ufffd", "\uffff", "\U0010ffff", "\ue000", "\udcff", "\ud800",
-    "e\u0301\u0301\u0301\u0301", "\u0301", "Z\u0335\u0321\u0322\u0327\u0328" * 5, "\u202eevil\u202c", "\u200f\u200e",
-    "שלום עולם", "מודל שפה", "نموذج لغوي", "العربية", "😀", "👩🏽‍🔬", "🏳️‍🌈", "🇫🇷", "ＳｐＭＶ", "ＧＰＵ ｍｅｍｏｒｙ",
-    "深度学习", "大規模言語モデル", "한국어", "нейронные сети", "Ελληνικά", "हिन्दी", "ภาษาไทย", "ﬁnance", "Straße",
-    "ǅ", "İstanbul", "ǈ", "x²", "½", "①", "∑∫∂", "𝔊𝔓𝔘", "𝐆𝐏𝐔",
+    "\x00",
+    "\x00\x00\x00",
+    "\x01\x02\x1b[31m",
+    "\x7f",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\t",
+    "\n",
+    "\r\n",
+    "\x0b\x0c",
+    "\u200b",
+    "\u200d",
+    "\ufeff",
+    "\u00ad",
+    "\ufffd",
+    "\uffff",
+    "\U0010ffff",
+    "\ue000",
+    "\udcff",
+    "\ud800",
+    "e\u0301\u0301\u0301\u0301",
+    "\u0301",
+    "Z\u0335\u0321\u0322\u0327\u0328" * 5,
+    "\u202eevil\u202c",
+    "\u200f\u200e",
+    "שלום עולם",
+    "מודל שפה",
+    "نموذج لغوي",
+    "العربية",
+    "😀",
+    "👩🏽‍🔬",
+    "🏳️‍🌈",
+    "🇫🇷",
+    "ＳｐＭＶ",
+    "ＧＰＵ ｍｅｍｏｒｙ",
+    "深度学习",
+    "大規模言語モデル",
+    "한국어",
+    "нейронные сети",
+    "Ελληνικά",
+    "हिन्दी",
+    "ภาษาไทย",
+    "ﬁnance",
+    "Straße",
+    "ǅ",
+    "İstanbul",
+    "ǈ",
+    "x²",
+    "½",
+    "①",
+    "∑∫∂",
+    "𝔊𝔓𝔘",
+    "𝐆𝐏𝐔",
 ]
 
 
@@ -144,17 +284,30 @@ def query_strategy(words: list[str], ids: list[str]):
         opening, closing, content, closed = args
         return opening + " ".join(content) + (closing if closed else "")
 
-    phrase = st.tuples(st.sampled_from(QUOTES), st.sampled_from(QUOTES), st.lists(cased, max_size=4),
-                       st.booleans()).map(quoted)
-    fielded = st.builds(lambda name, value: f"{name}:{value}", st.sampled_from(FIELDS),
-                        st.one_of(st.just(""), cased, phrase, st.sampled_from(FIELD_VALUES), paper))
-    wildcard = st.one_of(
-        word.map(lambda w: w[:3] + "*"), word.map(lambda w: w[:1] + "*"), word.map(lambda w: "*" + w),
-        word.map(lambda w: w[:2] + "?" + w[3:]), word.map(lambda w: w + "?"), word.map(lambda w: w[:2] + "*" + w[3:]),
-        st.sampled_from(["*", "?", "**", "*?*", "spars*", "spar?e", "a*", "ab*", "*foo", "neur* net*", "co*", "pr*", "in*"]),
+    phrase = st.tuples(
+        st.sampled_from(QUOTES), st.sampled_from(QUOTES), st.lists(cased, max_size=4), st.booleans()
+    ).map(quoted)
+    fielded = st.builds(
+        lambda name, value: f"{name}:{value}",
+        st.sampled_from(FIELDS),
+        st.one_of(st.just(""), cased, phrase, st.sampled_from(FIELD_VALUES), paper),
     )
-    fuzzy = st.builds(lambda w, mark: w + mark, cased,
-                      st.sampled_from(["~", "~1", "~2", "~0.5", "~~", "^2", "^0.5", "^", "^-1", "^1e9", "^2~1", "~^"]))
+    wildcard = st.one_of(
+        word.map(lambda w: w[:3] + "*"),
+        word.map(lambda w: w[:1] + "*"),
+        word.map(lambda w: "*" + w),
+        word.map(lambda w: w[:2] + "?" + w[3:]),
+        word.map(lambda w: w + "?"),
+        word.map(lambda w: w[:2] + "*" + w[3:]),
+        st.sampled_from(
+            ["*", "?", "**", "*?*", "spars*", "spar?e", "a*", "ab*", "*foo", "neur* net*", "co*", "pr*", "in*"]
+        ),
+    )
+    fuzzy = st.builds(
+        lambda w, mark: w + mark,
+        cased,
+        st.sampled_from(["~", "~1", "~2", "~0.5", "~~", "^2", "^0.5", "^", "^-1", "^1e9", "^2~1", "~^"]),
+    )
     url = st.builds(lambda pattern, i: pattern.format(id=i), st.sampled_from(URLS), paper)
     long = st.one_of(
         st.builds(lambda w, n: w * n, word, st.integers(20, 400)),  # one very long word
@@ -162,34 +315,69 @@ def query_strategy(words: list[str], ids: list[str]):
         st.builds(lambda w, n: (w + " OR ") * n + w, word, st.integers(10, 300)),
         st.builds(lambda n: "(" * n + "x" + ")" * n, st.integers(10, 500)),
         st.builds(lambda n: '"' * n, st.integers(2, 3000)),
-        st.builds(lambda c, n: c * n, st.sampled_from(["a", "-", "*", ":", "é", "\x00", " ", "😀", "深"]), st.integers(100, 6000)),
+        st.builds(
+            lambda c, n: c * n,
+            st.sampled_from(["a", "-", "*", ":", "é", "\x00", " ", "😀", "深"]),
+            st.integers(100, 6000),
+        ),
         # The costliest parts, many times over: prefixes, quoted phrases, fielded phrases.
         st.builds(lambda ws: " ".join(w[:2] + "*" for w in ws), st.lists(word, min_size=10, max_size=700)),
         st.builds(lambda ws: " ".join(f'"{w}"' for w in ws), st.lists(word, min_size=5, max_size=400)),
-        st.builds(lambda pairs: " OR ".join(f'title:"{a} {b}"' for a, b in pairs),
-                  st.lists(st.tuples(word, word), min_size=5, max_size=200)),
+        st.builds(
+            lambda pairs: " OR ".join(f'title:"{a} {b}"' for a, b in pairs),
+            st.lists(st.tuples(word, word), min_size=5, max_size=200),
+        ),
     )
     weird = st.sampled_from(WEIRD)
     random_text = st.text(max_size=40)
-    atom = st.one_of(cased, cased, cased, st.sampled_from(OPERATORS), phrase, st.sampled_from(BRACKETS), fielded,
-                     wildcard, fuzzy, paper, url, weird, random_text)
+    atom = st.one_of(
+        cased,
+        cased,
+        cased,
+        st.sampled_from(OPERATORS),
+        phrase,
+        st.sampled_from(BRACKETS),
+        fielded,
+        wildcard,
+        fuzzy,
+        paper,
+        url,
+        weird,
+        random_text,
+    )
 
     def bracketed(args):
         (opening, closing), inner = args
         return opening + " ".join(inner) + closing
 
-    group = st.tuples(st.sampled_from([("(", ")"), ("[", "]"), ("{", "}"), ("<", ">"), ("(", ""), ("", ")"), ("((", ")")]),
-                      st.lists(atom, min_size=1, max_size=4)).map(bracketed)
+    group = st.tuples(
+        st.sampled_from([("(", ")"), ("[", "]"), ("{", "}"), ("<", ">"), ("(", ""), ("", ")"), ("((", ")")]),
+        st.lists(atom, min_size=1, max_size=4),
+    ).map(bracketed)
     separator = st.sampled_from([" ", " ", " ", "", "  ", "\t", "\n", "\u3000", "\u00a0"])
     pieces = st.lists(st.tuples(st.one_of(atom, atom, group), separator), max_size=10)
     composed = pieces.map(lambda parts: "".join(piece + sep for piece, sep in parts))
-    return st.one_of(composed, composed, composed, composed, long, paper, url, random_text,
-                     st.builds(lambda a, b: a + b, long, composed))
+    return st.one_of(
+        composed,
+        composed,
+        composed,
+        composed,
+        long,
+        paper,
+        url,
+        random_text,
+        st.builds(lambda a, b: a + b, long, composed),
+    )
 
 
 YEAR_OPTIONS = {  # option value → (low, high) every hit's year must lie in
-    "2025": (2025, 2025), "2024-2025": (2024, 2025), ">=2026": (2026, None), "-2024": (None, 2024),
-    "2025-": (2025, None), "<2026": (None, 2025), "1800": (1800, 1800),
+    "2025": (2025, 2025),
+    "2024-2025": (2024, 2025),
+    ">=2026": (2026, None),
+    "-2024": (None, 2024),
+    "2025-": (2025, None),
+    "<2026": (None, 2025),
+    "1800": (1800, 1800),
 }
 BAD_YEARS = ["", "abc", "20256", "2025-2024x", ">", "2025..2026"]
 CATEGORY_OPTIONS = ["cs.CV", "cs.CL", "cs", "cs.*", "CS.ai", "math", "q-bio.NC", "stat.ML"]
@@ -199,18 +387,23 @@ AUTHOR_OPTIONS = ["Wang", "Li, X.", "Y. Zhang", "zhang", "José", "Nobody Atall"
 
 def options_strategy():
     """Keyword options for ``SearchIndex.search``: mostly valid; one in five carries one bad value."""
-    valid = st.fixed_dictionaries({}, optional={
-        "year": st.lists(st.sampled_from(sorted(YEAR_OPTIONS)), max_size=2),
-        "category": st.lists(st.sampled_from(CATEGORY_OPTIONS), max_size=2),
-        "author": st.lists(st.sampled_from(AUTHOR_OPTIONS), max_size=2),
-        "primary_only": st.booleans(),
-        "sort": st.sampled_from([None, "relevance", "newest", "oldest", "title"]),
-        "page": st.one_of(st.integers(1, 3), st.sampled_from([50, 1000])),
-        "limit": st.one_of(st.integers(1, 20), st.just(MAX_LIMIT)),
-        "facets": st.sampled_from(["", "year", "author", "category", "year,author,category", "category,year", "year,,"]),
-        "facet_size": st.sampled_from([1, 3, 10, 1000]),
-        "time_budget": st.sampled_from([0.05, 0.5]),
-    })
+    valid = st.fixed_dictionaries(
+        {},
+        optional={
+            "year": st.lists(st.sampled_from(sorted(YEAR_OPTIONS)), max_size=2),
+            "category": st.lists(st.sampled_from(CATEGORY_OPTIONS), max_size=2),
+            "author": st.lists(st.sampled_from(AUTHOR_OPTIONS), max_size=2),
+            "primary_only": st.booleans(),
+            "sort": st.sampled_from([None, "relevance", "newest", "oldest", "title"]),
+            "page": st.one_of(st.integers(1, 3), st.sampled_from([50, 1000])),
+            "limit": st.one_of(st.integers(1, 20), st.just(MAX_LIMIT)),
+            "facets": st.sampled_from(
+                ["", "year", "author", "category", "year,author,category", "category,year", "year,,"]
+            ),
+            "facet_size": st.sampled_from([1, 3, 10, 1000]),
+            "time_budget": st.sampled_from([0.05, 0.5]),
+        },
+    )
     bad = st.one_of(
         st.fixed_dictionaries({"year": st.lists(st.sampled_from(BAD_YEARS), min_size=1, max_size=2)}),
         st.fixed_dictionaries({"category": st.lists(st.sampled_from(BAD_CATEGORIES), min_size=1, max_size=2)}),
@@ -226,6 +419,7 @@ def options_strategy():
 
 
 # --- the properties -------------------------------------------------------------
+
 
 class Tally:
     """What the drill saw: queries searched, QueryErrors, the slowest search (by CPU time)."""
@@ -299,14 +493,15 @@ def check_results(results, query: str, options: dict, doc_count: int) -> None:
         years = [hit.year for hit in hits]
         known = [y for y in years if y is not None]
         assert known == sorted(known, reverse=sort == "newest"), years
-        assert years[len(known):] == [None] * (len(years) - len(known)), "unknown years come last"
+        assert years[len(known) :] == [None] * (len(years) - len(known)), "unknown years come last"
     for hit in hits:
         check_spans(hit.snippet_matches, hit.snippet)
         check_spans(hit.title_matches, hit.title)
         years = [YEAR_OPTIONS[text] for text in options.get("year", ())]  # bad ones raised QueryError
         if years:
-            assert hit.year is not None and any((lo is None or hit.year >= lo) and (hi is None or hit.year <= hi)
-                                                for lo, hi in years), (hit.year, years)
+            assert hit.year is not None and any(
+                (lo is None or hit.year >= lo) and (hi is None or hit.year <= hi) for lo, hi in years
+            ), (hit.year, years)
         codes = [c.lower() for c in (hit.categories[:1] if options.get("primary_only") else hit.categories)]
         wanted = [c.lower().removesuffix(".*") for c in options.get("category", ())]
         if wanted:
@@ -315,7 +510,7 @@ def check_results(results, query: str, options: dict, doc_count: int) -> None:
         counts = [v["count"] for v in values]
         assert all(count >= 1 for count in counts), values
         known = [v for v in values if v["value"] is not None]
-        assert values[len(known):] == [v for v in values if v["value"] is None], "the unknown bucket comes last"
+        assert values[len(known) :] == [v for v in values if v["value"] is None], "the unknown bucket comes last"
         if name == "year":
             years = [v["value"] for v in known]
             assert years == sorted(years, reverse=True), years
@@ -340,8 +535,11 @@ def check_results(results, query: str, options: dict, doc_count: int) -> None:
                 seen = Counter(a for hit in hits for a in dict.fromkeys(hit.authors))
                 seen.update({None: sum(1 for hit in hits if not hit.authors)})
             else:
-                seen = Counter(c for hit in hits
-                               for c in dict.fromkeys(hit.categories[:1] if options.get("primary_only") else hit.categories))
+                seen = Counter(
+                    c
+                    for hit in hits
+                    for c in dict.fromkeys(hit.categories[:1] if options.get("primary_only") else hit.categories)
+                )
                 seen.update({None: sum(1 for hit in hits if not hit.categories)})
             for v in values:
                 assert v["count"] == seen[v["value"]], (name, v, seen)
@@ -359,7 +557,9 @@ def run_search(index, tally: Tally, query: str, options: dict, doc_count: int):
         results = None
     elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
     tally.searched(elapsed, cpu, query, options)
-    assert cpu <= time_limit(budget), f"{query!r} {options} took {cpu:.2f} s of CPU, {elapsed:.2f} s (budget {budget} s)"
+    assert cpu <= time_limit(budget), (
+        f"{query!r} {options} took {cpu:.2f} s of CPU, {elapsed:.2f} s (budget {budget} s)"
+    )
     if results is not None:
         check_results(results, query, options, doc_count)
         json.dumps(results.to_dict(), ensure_ascii=False)  # what --json and the web API send
@@ -399,8 +599,16 @@ def test_generated_queries_through_the_command_line(arxiv_index_dir, index, voca
     words, ids = vocabulary
     runner = CliRunner()
     exits = Counter()
-    option_names = {"year": "--year", "category": "--category", "author": "--author", "sort": "--sort",
-                    "page": "--page", "limit": "--limit", "facets": "--facets", "facet_size": "--facet-size"}
+    option_names = {
+        "year": "--year",
+        "category": "--category",
+        "author": "--author",
+        "sort": "--sort",
+        "page": "--page",
+        "limit": "--limit",
+        "facets": "--facets",
+        "facet_size": "--facet-size",
+    }
 
     @settings(settings.get_profile(PROFILE), max_examples=max(10, EXAMPLES // 15))
     @given(query=query_strategy(words, ids), options=options_strategy(), separated=st.booleans())
@@ -415,7 +623,7 @@ def test_generated_queries_through_the_command_line(arxiv_index_dir, index, voca
             elif name in option_names and value is not None:
                 args += [option_names[name], str(value)]
         # A query starting with "-" is an option unless it follows "--".
-        args += (["--", query] if separated else [query])
+        args += ["--", query] if separated else [query]
         result = runner.invoke(main, args)
         exits[result.exit_code] += 1
         assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.exception)

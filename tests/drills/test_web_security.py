@@ -48,10 +48,9 @@ import pytest
 
 from searchengine import build_index
 
+from .conftest import REPO
 from live import chromium, serving
 from shareddata import write_listing
-
-from .conftest import REPO
 
 API_EXAMPLES = int(os.environ.get("DRILL_API_EXAMPLES", 100))
 # Ordinary arXiv listing records indexed beside the payload records.
@@ -67,16 +66,22 @@ SHARED_AUTHOR_RECORDS = 12
 LIMIT = 5
 
 # Text of files outside searchengine/web/static that a traversal could reach (paths from the repository root).
-OUTSIDE_STATIC = {"searchengine/web/app.py": "def create_app", "pyproject.toml": "[build-system]",
-                  "searchengine/web/templates/base.html": "{% block title %}", "/etc/passwd": "root:x:0:0"}
+OUTSIDE_STATIC = {
+    "searchengine/web/app.py": "def create_app",
+    "pyproject.toml": "[build-system]",
+    "searchengine/web/templates/base.html": "{% block title %}",
+    "/etc/passwd": "root:x:0:0",
+}
 
 # 400 answers the OpenAPI document states for schema-valid requests: rules
 # about the query text or about several parameters together, which JSON
 # Schema cannot express. Any other 400 to a schema-valid request means the
 # document and the app disagree.
 DOCUMENTED_400 = [
-    re.compile(r"^the query is empty(: give query text or a filter, or sort by newest, oldest or title "
-               r"to list every paper)?$"),
+    re.compile(
+        r"^the query is empty(: give query text or a filter, or sort by newest, oldest or title "
+        r"to list every paper)?$"
+    ),
     re.compile(r"^(semantic|hybrid) mode needs record vectors, and this index has none"),
     # The author pattern admits any character past ASCII (JSON Schema's \w is ASCII-only, and no
     # class both Python and ECMA-262 read names every Unicode letter); a value without one is refused.
@@ -152,15 +157,17 @@ def hostile_records(payload_list: list[str], sentinel: str) -> list[dict]:
         authors = [f"{following} Smith", f"Ada {payload}"]
         if i < SHARED_AUTHOR_RECORDS:
             authors.append(SHARED_AUTHOR)
-        records.append({
-            "id": f"{i:02d}/../{payload}" if i % 3 == 0 else f"evil-{i:02d}{payload}",
-            "title": f"{payload} {MARKER} title {i}",
-            "abstract": f"An abstract about {MARKER} {i} with {payload} and {following} inside.",
-            "authors": authors,
-            "year": 1990 + i,  # plausible years (up to next year) for every payload
-            "categories": [following, "cs.CR"],
-            "url": ["javascript:alert(99)", f"{sentinel}/link", " JaVaScRiPt:alert(98)", "data:text/html,x"][i % 4],
-        })
+        records.append(
+            {
+                "id": f"{i:02d}/../{payload}" if i % 3 == 0 else f"evil-{i:02d}{payload}",
+                "title": f"{payload} {MARKER} title {i}",
+                "abstract": f"An abstract about {MARKER} {i} with {payload} and {following} inside.",
+                "authors": authors,
+                "year": 1990 + i,  # plausible years (up to next year) for every payload
+                "categories": [following, "cs.CR"],
+                "url": ["javascript:alert(99)", f"{sentinel}/link", " JaVaScRiPt:alert(98)", "data:text/html,x"][i % 4],
+            }
+        )
     return records
 
 
@@ -231,9 +238,12 @@ def records(raw_records) -> list[dict]:
     digit dropped."""
     from searchengine.records import has_name, split_authors
 
-    return [dict(r, authors=[person for name in r.get("authors", []) for person in split_authors(name)
-                             if has_name(person)]) if "authors" in r else r
-            for r in raw_records]
+    return [
+        dict(r, authors=[person for name in r.get("authors", []) for person in split_authors(name) if has_name(person)])
+        if "authors" in r
+        else r
+        for r in raw_records
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -273,8 +283,11 @@ for (const name of ['alert', 'confirm', 'prompt', 'print']) {
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     """Headless Chromium that ignores pages' Content-Security-Policy (escaping alone is under test)."""
-    with chromium(tmp_path_factory.mktemp("chromium-profile"), PAGE_LOAD_SECONDS,
-                  capabilities={"unhandledPromptBehavior": "ignore"}) as driver:
+    with chromium(
+        tmp_path_factory.mktemp("chromium-profile"),
+        PAGE_LOAD_SECONDS,
+        capabilities={"unhandledPromptBehavior": "ignore"},
+    ) as driver:
         driver.execute_cdp_cmd("Page.enable", {})
         driver.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": DIALOG_HOOK})
@@ -323,8 +336,13 @@ def _fuzz(app, ids: list[str], examples: int, failures: dict, counts: dict) -> N
     received = _Received(app)
     schema = schemathesis.openapi.from_wsgi("/api/openapi.json", received)
     schema.validate()  # the document itself is valid OpenAPI 3.1
-    checks = [not_a_server_error, status_code_conformance, content_type_conformance,
-              response_headers_conformance, response_schema_conformance]
+    checks = [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_headers_conformance,
+        response_schema_conformance,
+    ]
 
     for result in schema.get_all_operations():
         operation = result.ok()
@@ -333,14 +351,26 @@ def _fuzz(app, ids: list[str], examples: int, failures: dict, counts: dict) -> N
             strategies = [operation.as_strategy(generation_mode=mode)]
             if "{id}" in operation.path and ids:
                 # real ids as well as generated ones, so that records are found
-                strategies.append(st.sampled_from(ids).flatmap(
-                    lambda record_id, op=operation, m=mode: op.as_strategy(
-                        generation_mode=m, path_parameters={"id": record_id})))
+                strategies.append(
+                    st.sampled_from(ids).flatmap(
+                        lambda record_id, op=operation, m=mode: op.as_strategy(
+                            generation_mode=m, path_parameters={"id": record_id}
+                        )
+                    )
+                )
             mode_checks = checks + ([negative_data_rejection] if mode.is_negative else [])
-            run = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-                           phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))(
-                given(case=st.one_of(strategies))(_checker(operation.label, mode, mode_checks, failures, counts,
-                                                           received)))
+            run = settings(
+                max_examples=examples,
+                derandomize=True,
+                database=None,
+                deadline=None,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )(
+                given(case=st.one_of(strategies))(
+                    _checker(operation.label, mode, mode_checks, failures, counts, received)
+                )
+            )
             try:
                 run()
             except Exception as exc:
@@ -414,24 +444,31 @@ def _checker(label: str, mode, checks: list, failures: dict, counts: dict, recei
             case.validate_response(response, checks=checks)
             problem = None
         except BaseException as exc:  # schemathesis raises a group of failures
-            found = [f for f in getattr(exc, "exceptions", None) or [exc]
-                     if not (getattr(f, "title", "") == "Schema-violating request accepted"
-                             and _valid_on_the_wire(case.operation, "http://localhost/?" + received.query))]
+            found = [
+                f
+                for f in getattr(exc, "exceptions", None) or [exc]
+                if not (
+                    getattr(f, "title", "") == "Schema-violating request accepted"
+                    and _valid_on_the_wire(case.operation, "http://localhost/?" + received.query)
+                )
+            ]
             problem = "; ".join(sorted({getattr(f, "title", type(f).__name__) for f in found})) or None
-        if problem is None and mode.is_positive and response.status_code == 400 \
-                and not _documented_400(case, response):
+        if problem is None and mode.is_positive and response.status_code == 400 and not _documented_400(case, response):
             problem = f"schema-valid request refused: {response.content[:200]!r}"
         if problem:
             counts["violations"] += 1
-            failures.setdefault((label, mode.value, problem),
-                                f"path id {case.path_parameters!r}, query {case.query!r}, "
-                                f"received {received.query!r}, answered {response.status_code}")
+            failures.setdefault(
+                (label, mode.value, problem),
+                f"path id {case.path_parameters!r}, query {case.query!r}, "
+                f"received {received.query!r}, answered {response.status_code}",
+            )
 
     return check
 
 
-def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(arxiv_index_dir, arxiv_subset, payload_index_dir,
-                                                          records, figures):
+def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(
+    arxiv_index_dir, arxiv_subset, payload_index_dir, records, figures
+):
     from searchengine.web import create_app
 
     real_ids = [json.loads(line)["id"] for line in arxiv_subset.read_text(encoding="utf-8").splitlines()[:300]]
@@ -445,8 +482,15 @@ def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(arxiv_index_dir, arxiv
     client = create_app(index_dir=payload_index_dir).test_client()
     document = client.get("/api/openapi.json")
     assert document.status_code == 200 and document.mimetype == "application/json"
-    assert set(document.get_json()["paths"]) == {"/api/search", "/api/export", "/api/records", "/api/records/{id}",
-                                                 "/api/records/{id}/similar", "/api/similar", "/api/openapi.json"}
+    assert set(document.get_json()["paths"]) == {
+        "/api/search",
+        "/api/export",
+        "/api/records",
+        "/api/records/{id}",
+        "/api/records/{id}/similar",
+        "/api/similar",
+        "/api/openapi.json",
+    }
     counts["operations"].add("GET /api/openapi.json")
     counts["requests"] += 1
 
@@ -465,13 +509,86 @@ def test_api_fuzzing_finds_no_5xx_and_no_schema_violation(arxiv_index_dir, arxiv
 
 # Every element and attribute the templates (and Chromium's JSON and text
 # views) write; anything else in a page came from a payload.
-TAGS = {"html", "head", "meta", "title", "link", "body", "header", "a", "form", "label", "div", "input", "select",
-        "option", "button", "main", "footer", "section", "h1", "h2", "h3", "p", "aside", "svg", "rect", "ul", "li",
-        "span", "q", "ol", "nav", "mark", "article", "dl", "dt", "dd", "code", "pre"}
-ATTRIBUTES = {"action", "data-format", "download", "aria-current", "aria-hidden", "aria-label", "aria-labelledby", "autocomplete", "charset",
-              "class", "content", "data-facet", "data-value", "data-past", "for", "height", "href", "id", "inputmode", "lang",
-              "maxlength", "method", "name", "pattern", "placeholder", "rel", "role", "size", "start", "tabindex",
-              "title", "type", "value", "viewBox", "width", "x", "y", "selected"}
+TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "link",
+    "body",
+    "header",
+    "a",
+    "form",
+    "label",
+    "div",
+    "input",
+    "select",
+    "option",
+    "button",
+    "main",
+    "footer",
+    "section",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "aside",
+    "svg",
+    "rect",
+    "ul",
+    "li",
+    "span",
+    "q",
+    "ol",
+    "nav",
+    "mark",
+    "article",
+    "dl",
+    "dt",
+    "dd",
+    "code",
+    "pre",
+}
+ATTRIBUTES = {
+    "action",
+    "data-format",
+    "download",
+    "aria-current",
+    "aria-hidden",
+    "aria-label",
+    "aria-labelledby",
+    "autocomplete",
+    "charset",
+    "class",
+    "content",
+    "data-facet",
+    "data-value",
+    "data-past",
+    "for",
+    "height",
+    "href",
+    "id",
+    "inputmode",
+    "lang",
+    "maxlength",
+    "method",
+    "name",
+    "pattern",
+    "placeholder",
+    "rel",
+    "role",
+    "size",
+    "start",
+    "tabindex",
+    "title",
+    "type",
+    "value",
+    "viewBox",
+    "width",
+    "x",
+    "y",
+    "selected",
+}
 INSPECT = """
 const tags = new Set(arguments[0]), attributes = new Set(arguments[1]);
 const found = [];
@@ -556,14 +673,16 @@ class Pages:
     def text(self, selector: str) -> list[str]:
         from selenium.webdriver.common.by import By
 
-        return self._ask(lambda: [el.get_attribute("textContent")
-                                  for el in self.driver.find_elements(By.CSS_SELECTOR, selector)])
+        return self._ask(
+            lambda: [el.get_attribute("textContent") for el in self.driver.find_elements(By.CSS_SELECTOR, selector)]
+        )
 
     def attribute(self, selector: str, name: str) -> list[str]:
         from selenium.webdriver.common.by import By
 
-        return self._ask(lambda: [el.get_attribute(name)
-                                  for el in self.driver.find_elements(By.CSS_SELECTOR, selector)])
+        return self._ask(
+            lambda: [el.get_attribute(name) for el in self.driver.find_elements(By.CSS_SELECTOR, selector)]
+        )
 
     def json(self, url: str):
         """Load a JSON answer in the browser: it must stay JSON (not HTML); returns the decoded body ({} if none)."""
@@ -589,19 +708,40 @@ def spaced(text: str) -> str:
 
 # What the JSON form of a record holds beside the fields the payload records give:
 # no other link or identifier (their ids are not arXiv's), and no date.
-UNGIVEN = {"pdf_url": "", "doi": "", "arxiv_doi": "", "journal_ref": "", "comments": "", "license": "",
-           "submitted": None, "updated": None, "versions": []}
+UNGIVEN = {
+    "pdf_url": "",
+    "doi": "",
+    "arxiv_doi": "",
+    "journal_ref": "",
+    "comments": "",
+    "license": "",
+    "submitted": None,
+    "updated": None,
+    "versions": [],
+}
 
 
 def as_stored(record: dict) -> dict:
     """A record as the index gives it back: text fields but the id with whitespace collapsed."""
-    return {**UNGIVEN, **{name: value if name == "id" else [spaced(v) for v in value] if isinstance(value, list)
-                          else spaced(value) if isinstance(value, str) else value for name, value in record.items()}}
+    return {
+        **UNGIVEN,
+        **{
+            name: value
+            if name == "id"
+            else [spaced(v) for v in value]
+            if isinstance(value, list)
+            else spaced(value)
+            if isinstance(value, str)
+            else value
+            for name, value in record.items()
+        },
+    }
 
 
 def test_the_drill_notices_a_dialog_a_sentinel_request_and_foreign_markup(browser, sentinel):
-    sentinel.control_html = (f'<p>control</p><img src=x onerror=alert(1)><img src="{sentinel.url}/probe-img">'
-                             f'<svg onload=alert(2)></svg>')
+    sentinel.control_html = (
+        f'<p>control</p><img src=x onerror=alert(1)><img src="{sentinel.url}/probe-img"><svg onload=alert(2)></svg>'
+    )
     pages = Pages(browser, sentinel)
     before = len(sentinel.hits)
     pages.load(sentinel.url + "/control")
@@ -622,8 +762,9 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
     # every payload record on one results page; their links as the browser resolves them
     pages.load(f"{base}/?{urlencode({'q': MARKER, 'limit': 50})}")
     titles = pages.text("ol.hits h2.title a")
-    pages.expect(sorted(titles) == sorted(as_stored(r)["title"] for r in records),
-                 f"results page titles differ: {titles[:3]}")
+    pages.expect(
+        sorted(titles) == sorted(as_stored(r)["title"] for r in records), f"results page titles differ: {titles[:3]}"
+    )
     links = dict(zip(pages.text("ol.hits h2.title a"), pages.attribute("ol.hits h2.title a", "href")))
     facet_values = set(pages.attribute('a[data-facet="author"]', "data-value"))
     pages.expect(SHARED_AUTHOR in facet_values, "the hostile author is not a facet value")
@@ -635,15 +776,26 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
             continue
         facts = pages.load(link)
         pages.expect(facts["title"] == f"{record['title']} · searchengine", f"{link}: page title {facts['title']!r}")
-        shown = {"title": pages.text("article.record h1"), "abstract": pages.text("p.abstract"),
-                 "authors": pages.text("ul.authors li"), "categories": pages.text("ul.categories li a"),
-                 "id": pages.text("dd code")}
-        wanted = {"title": [record["title"]], "abstract": [record["abstract"]], "authors": record["authors"],
-                  "categories": record["categories"], "id": [record["id"]]}
+        shown = {
+            "title": pages.text("article.record h1"),
+            "abstract": pages.text("p.abstract"),
+            "authors": pages.text("ul.authors li"),
+            "categories": pages.text("ul.categories li a"),
+            "id": pages.text("dd code"),
+        }
+        wanted = {
+            "title": [record["title"]],
+            "abstract": [record["abstract"]],
+            "authors": record["authors"],
+            "categories": record["categories"],
+            "id": [record["id"]],
+        }
         pages.expect(shown == wanted, f"{link}: shown {shown} instead of {wanted}")
         # the source's link, under the title and among the fields, and no other
-        pages.expect(set(pages.attribute("a[rel~=nofollow]", "href")) <= {record["url"]},
-                     f"{link}: source link {pages.attribute('a[rel~=nofollow]', 'href')}")
+        pages.expect(
+            set(pages.attribute("a[rel~=nofollow]", "href")) <= {record["url"]},
+            f"{link}: source link {pages.attribute('a[rel~=nofollow]', 'href')}",
+        )
         exports = pages.attribute("dd a", "href")[-2:]
         if len(exports) != 2:
             pages.problems.append(f"{link}: no export links")
@@ -675,8 +827,10 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
         url = f"{base}/api/search?{urlencode({'q': query, 'author': payload})}"
         answer = pages.json(url)
         refused = answer.get("error", "")
-        pages.expect(answer.get("query") == spaced(query) or any(rule.search(refused) for rule in DOCUMENTED_400),
-                     f"{url}: {answer}")
+        pages.expect(
+            answer.get("query") == spaced(query) or any(rule.search(refused) for rule in DOCUMENTED_400),
+            f"{url}: {answer}",
+        )
         # the search box, the heading, notices and chips echo query and filter
         url = f"{base}/?{urlencode({'q': query, 'author': payload})}"
         pages.load(url)
@@ -696,15 +850,20 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
             suggested += 1
             pages.expect(pages.text("p.corrected q")[:1] == [corrected], f"{url}: {pages.text('p.corrected q')}")
             link = pages.attribute("p.corrected a", "href")
-            pages.expect(len(link) == 1 and parse_qs(urlsplit(link[0]).query).get("q") == [spaced(misspelled)]
-                         and parse_qs(urlsplit(link[0]).query).get("exact") == ["1"],
-                         f"{url}: search-instead link {link}")
+            pages.expect(
+                len(link) == 1
+                and parse_qs(urlsplit(link[0]).query).get("q") == [spaced(misspelled)]
+                and parse_qs(urlsplit(link[0]).query).get("exact") == ["1"],
+                f"{url}: search-instead link {link}",
+            )
         elif suggestion:
             suggested += 1
             pages.expect(pages.text("p.suggestion q") == [suggestion], f"{url}: {pages.text('p.suggestion q')}")
             link = pages.attribute("p.suggestion a", "href")
-            pages.expect(len(link) == 1 and parse_qs(urlsplit(link[0]).query).get("q") == [suggestion],
-                         f"{url}: suggestion link {link}")
+            pages.expect(
+                len(link) == 1 and parse_qs(urlsplit(link[0]).query).get("q") == [suggestion],
+                f"{url}: suggestion link {link}",
+            )
         # an error page naming the payload
         url = f"{base}/?{urlencode({'q': payload, 'category': payload})}"
         pages.load(url)
@@ -731,8 +890,8 @@ def test_payloads_are_inert_and_literal_in_the_browser(servers, browser, sentine
 
 
 def test_json_answers_give_payloads_back_exactly_and_never_as_html(payload_index_dir, records, payload_list):
-    from searchengine.web import create_app
     from searchengine.feeds import id_path
+    from searchengine.web import create_app
 
     client = create_app(index_dir=payload_index_dir).test_client()
     for record in map(as_stored, records):
@@ -755,13 +914,15 @@ def test_json_answers_give_payloads_back_exactly_and_never_as_html(payload_index
             if record["id"] in by_id:
                 hit = by_id[record["id"]]
                 assert (hit["title"], hit["authors"], hit["categories"]) == (
-                    record["title"], record["authors"], record["categories"])
-
+                    record["title"],
+                    record["authors"],
+                    record["categories"],
+                )
 
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
-                               "base-uri 'none'; frame-ancestors 'none'",
+    "base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
@@ -775,15 +936,22 @@ def test_every_kind_of_answer_carries_the_security_headers(servers, records):
 
     record = f"/records/{id_path(records[0]['id'])}"
     kinds = {
-        "/": "text/html; charset=utf-8", f"/?{urlencode({'q': MARKER})}": "text/html; charset=utf-8",
-        "/?q=x&limit=0": "text/html; charset=utf-8", "/nowhere": "text/html; charset=utf-8",
-        record: "text/html; charset=utf-8", record + "/bibtex": "text/plain; charset=utf-8",
+        "/": "text/html; charset=utf-8",
+        f"/?{urlencode({'q': MARKER})}": "text/html; charset=utf-8",
+        "/?q=x&limit=0": "text/html; charset=utf-8",
+        "/nowhere": "text/html; charset=utf-8",
+        record: "text/html; charset=utf-8",
+        record + "/bibtex": "text/plain; charset=utf-8",
         record + "/ris": "text/plain; charset=utf-8",
-        f"/api/export?{urlencode({'q': MARKER, 'format': 'ris'})}":
-            "application/x-research-info-systems; charset=utf-8",
-        "/api" + record: "application/json", f"/api/search?{urlencode({'q': MARKER})}": "application/json",
-        "/api/search?q=x&limit=0": "application/json", "/api/nowhere": "application/json",
-        "/api/openapi.json": "application/json", "/static/style.css": "text/css; charset=utf-8",
+        f"/api/export?{urlencode({'q': MARKER, 'format': 'ris'})}": (
+            "application/x-research-info-systems; charset=utf-8"
+        ),
+        "/api" + record: "application/json",
+        f"/api/search?{urlencode({'q': MARKER})}": "application/json",
+        "/api/search?q=x&limit=0": "application/json",
+        "/api/nowhere": "application/json",
+        "/api/openapi.json": "application/json",
+        "/static/style.css": "text/css; charset=utf-8",
     }
     for url, content_type in kinds.items():
         status, headers, _ = raw_get(servers["processes"], url.encode())
@@ -801,21 +969,71 @@ STATIC = REPO / "searchengine" / "web" / "static"
 # Request targets sent as raw bytes: traversal in every spelling, absolute and
 # doubled paths, NUL, backslashes, overlong UTF-8, very long paths.
 PATHS = [
-    b"/../", b"/..", b"/%2e%2e/", b"/%2E%2E/", b"/..%2f", b"/..%2F", b"/.%2e/", b"/%252e%252e%252f", b"/..\\",
-    b"/..%5c", b"/static/../app.py", b"/static/%2e%2e/app.py", b"/static/..%2fapp.py", b"/static/%2e%2e%2fapp.py",
-    b"/static/%252e%252e%252fapp.py", b"/static/..%252fapp.py", b"/static/..\\app.py", b"/static/..%5capp.py",
-    b"/static\\..\\app.py", b"/static/%5c..%5capp.py", b"/static/.%2e/app.py", b"/static/../../pyproject.toml",
-    b"/static/../templates/base.html", b"/static/%2e%2e/templates/base.html", b"/static/../../../../../../etc/passwd",
-    b"/static/%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd", b"/static/..%2f..%2f..%2f..%2f..%2fetc%2fpasswd",
-    b"//etc/passwd", b"///etc/passwd", b"/static//etc/passwd", b"/static/%2fetc%2fpasswd", b"/static/%2Fetc/passwd",
-    b"/static/..;/app.py", b"/static/%c0%ae%c0%ae/app.py", b"/static/%c0%af%c0%afetc/passwd",
-    b"/static/%e0%80%ae%e0%80%ae/app.py", b"/static/.%00./app.py", b"/static/%00", b"/static/style.css%00.png",
-    b"/%00", b"/static/\x00", b"/\x00../app.py", b"/static/style.css/../../app.py", b"/records/../app.py",
-    b"/api/../app.py", b"/api/records/../../app.py", b"/records/..%2f..%2fapp.py", b"/web/app.py", b"/app.py",
-    b"/templates/base.html", b"/static/.", b"/static/", b"/static", b"/.git/config", b"/static/.git/config",
-    b"/static/%2e%2e", b"/static/~/.bashrc", b"/static/%7e/.bashrc", b"/static/C:%5cwindows%5cwin.ini",
-    b"http://127.0.0.1/static/../app.py", b"/static/" + b"a" * 5000, b"/" + b"../" * 2000,
-    b"/static/" + b"%2e%2e/" * 1000 + b"etc/passwd", b"/static/./style.css", b"/static/style.css",
+    b"/../",
+    b"/..",
+    b"/%2e%2e/",
+    b"/%2E%2E/",
+    b"/..%2f",
+    b"/..%2F",
+    b"/.%2e/",
+    b"/%252e%252e%252f",
+    b"/..\\",
+    b"/..%5c",
+    b"/static/../app.py",
+    b"/static/%2e%2e/app.py",
+    b"/static/..%2fapp.py",
+    b"/static/%2e%2e%2fapp.py",
+    b"/static/%252e%252e%252fapp.py",
+    b"/static/..%252fapp.py",
+    b"/static/..\\app.py",
+    b"/static/..%5capp.py",
+    b"/static\\..\\app.py",
+    b"/static/%5c..%5capp.py",
+    b"/static/.%2e/app.py",
+    b"/static/../../pyproject.toml",
+    b"/static/../templates/base.html",
+    b"/static/%2e%2e/templates/base.html",
+    b"/static/../../../../../../etc/passwd",
+    b"/static/%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    b"/static/..%2f..%2f..%2f..%2f..%2fetc%2fpasswd",
+    b"//etc/passwd",
+    b"///etc/passwd",
+    b"/static//etc/passwd",
+    b"/static/%2fetc%2fpasswd",
+    b"/static/%2Fetc/passwd",
+    b"/static/..;/app.py",
+    b"/static/%c0%ae%c0%ae/app.py",
+    b"/static/%c0%af%c0%afetc/passwd",
+    b"/static/%e0%80%ae%e0%80%ae/app.py",
+    b"/static/.%00./app.py",
+    b"/static/%00",
+    b"/static/style.css%00.png",
+    b"/%00",
+    b"/static/\x00",
+    b"/\x00../app.py",
+    b"/static/style.css/../../app.py",
+    b"/records/../app.py",
+    b"/api/../app.py",
+    b"/api/records/../../app.py",
+    b"/records/..%2f..%2fapp.py",
+    b"/web/app.py",
+    b"/app.py",
+    b"/templates/base.html",
+    b"/static/.",
+    b"/static/",
+    b"/static",
+    b"/.git/config",
+    b"/static/.git/config",
+    b"/static/%2e%2e",
+    b"/static/~/.bashrc",
+    b"/static/%7e/.bashrc",
+    b"/static/C:%5cwindows%5cwin.ini",
+    b"http://127.0.0.1/static/../app.py",
+    b"/static/" + b"a" * 5000,
+    b"/" + b"../" * 2000,
+    b"/static/" + b"%2e%2e/" * 1000 + b"etc/passwd",
+    b"/static/./style.css",
+    b"/static/style.css",
 ]
 
 

@@ -54,9 +54,28 @@ CLIENTS = int(os.environ.get("WEB_LOAD_CLIENTS", 50))
 # Set A's size; B has a fifth more. Below 2,000 records a rebuild writes one segment.
 RECORDS_A = int(os.environ.get("WEB_LOAD_RECORDS", 1000))
 RECORDS_B = RECORDS_A + RECORDS_A // 5
-WORDS = ["learning", "quantum", "graph", "neural network", "diffusion", "language models", "robot",
-         "reinforcement learning", "galaxy", "optimization", "transformer", "segmentation", "privacy",
-         "protein", "causal", "federated", "benchmark", "attention", "spectral", "control"]
+WORDS = [
+    "learning",
+    "quantum",
+    "graph",
+    "neural network",
+    "diffusion",
+    "language models",
+    "robot",
+    "reinforcement learning",
+    "galaxy",
+    "optimization",
+    "transformer",
+    "segmentation",
+    "privacy",
+    "protein",
+    "causal",
+    "federated",
+    "benchmark",
+    "attention",
+    "spectral",
+    "control",
+]
 
 HTML_TOTAL = re.compile(r'<h1 id="results-heading" class="summary">\s*([\d,]+) hits?\b')
 HTML_DOCUMENTS = re.compile(r"<p>([\d,]+) papers? indexed\.")
@@ -210,7 +229,10 @@ def test_web_under_load_while_reindexing(record_sets, tmp_path, figures):
     shutil.copytree(sets["A"][1], index_dir)
     server = subprocess.Popen(
         [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index-dir", str(index_dir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     log: list[str] = []
     try:
@@ -250,8 +272,22 @@ def test_web_under_load_while_reindexing(record_sets, tmp_path, figures):
             while not stop.is_set():
                 name = "BA"[turn % 2]
                 result = subprocess.run(
-                    [sys.executable, "-m", "searchengine", "index", str(sets[name][0]), "--quiet", "--wait", "120",
-                     "--index-dir", str(index_dir)], capture_output=True, text=True, cwd=REPO)
+                    [
+                        sys.executable,
+                        "-m",
+                        "searchengine",
+                        "index",
+                        str(sets[name][0]),
+                        "--quiet",
+                        "--wait",
+                        "120",
+                        "--index-dir",
+                        str(index_dir),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    cwd=REPO,
+                )
                 (rebuilds if result.returncode == 0 else failures).append((name, result.stderr))
                 turn += 1
 
@@ -288,8 +324,10 @@ def test_web_under_load_while_reindexing(record_sets, tmp_path, figures):
     assert sorted(after) == sorted(before), "a server process was replaced during the load"
     assert after == before
     for pid, targets in held.items():
-        assert all(t.startswith(str(index_dir / current) + "/") and not t.endswith("(deleted)")
-                   for t in targets), (pid, targets)
+        assert all(t.startswith(str(index_dir / current) + "/") and not t.endswith("(deleted)") for t in targets), (
+            pid,
+            targets,
+        )
     assert not any("Traceback" in line for line in log), "".join(log)
 
     figures.add("clients", CLIENTS)

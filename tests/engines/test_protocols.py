@@ -44,8 +44,9 @@ def _members(protocol: type) -> dict[str, object]:
     """The protocol's own methods and properties (not ``Protocol``'s machinery)."""
     found = {}
     for name, value in vars(protocol).items():
-        if isinstance(value, (property, staticmethod)) or (inspect.isfunction(value) and (
-                not name.startswith("_") or name in ("__enter__", "__exit__"))):
+        if isinstance(value, (property, staticmethod)) or (
+            inspect.isfunction(value) and (not name.startswith("_") or name in ("__enter__", "__exit__"))
+        ):
             found[name] = value
     return found
 
@@ -67,8 +68,7 @@ def _compatible(wanted, offered) -> str | None:
     """Why ``offered`` cannot be called as ``wanted`` is, or ``None``."""
     asked = _parameters(wanted)
     given = {parameter.name: parameter for parameter in _parameters(offered)}
-    if any(p.kind is p.VAR_POSITIONAL for p in given.values()) and any(
-            p.kind is p.VAR_KEYWORD for p in given.values()):
+    if any(p.kind is p.VAR_POSITIONAL for p in given.values()) and any(p.kind is p.VAR_KEYWORD for p in given.values()):
         return None  # (*args, **kwargs) takes anything
     order = [name for name in given]
     for parameter in asked:
@@ -90,8 +90,11 @@ def _compatible(wanted, offered) -> str | None:
     if [name for name in order if name in asked_names] != asked_names:
         return f"orders its parameters {order}, not {asked_names}"
     for name, mine in given.items():
-        if name not in {p.name for p in asked} and mine.default is mine.empty and mine.kind not in (
-                mine.VAR_POSITIONAL, mine.VAR_KEYWORD):
+        if (
+            name not in {p.name for p in asked}
+            and mine.default is mine.empty
+            and mine.kind not in (mine.VAR_POSITIONAL, mine.VAR_KEYWORD)
+        ):
             return f"requires {name!r}, which callers never give"
     return None
 
@@ -102,8 +105,11 @@ def test_every_protocol_method_is_there_with_a_compatible_signature(protocol, cl
     for name, wanted in _members(protocol).items():
         offered = inspect.getattr_static(cls, name, None)
         if offered is None:
-            if inspect.isclass(cls) and name in getattr(cls, "__dataclass_fields__", {}) and isinstance(
-                    wanted, property):
+            if (
+                inspect.isclass(cls)
+                and name in getattr(cls, "__dataclass_fields__", {})
+                and isinstance(wanted, property)
+            ):
                 continue  # a dataclass field stands for a read-only property
             problems.append(f"{name}: missing")
             continue
@@ -129,8 +135,12 @@ def test_every_protocol_method_is_there_with_a_compatible_signature(protocol, cl
 def test_every_protocol_attribute_is_set(protocol, cls):
     source = inspect.getsource(cls)
     for name in _attributes(protocol):
-        assert (name in vars(cls) or name in getattr(cls, "__dataclass_fields__", {})
-                or f"self.{name} =" in source or f"self.{name}," in source), f"{cls.__qualname__} never sets {name}"
+        assert (
+            name in vars(cls)
+            or name in getattr(cls, "__dataclass_fields__", {})
+            or f"self.{name} =" in source
+            or f"self.{name}," in source
+        ), f"{cls.__qualname__} never sets {name}"
 
 
 def test_a_drift_fails():

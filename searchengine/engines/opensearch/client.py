@@ -33,15 +33,24 @@ DEFAULT_TIMEOUT = 30.0
 MAX_RETRIES = 2
 # Error types OpenSearch sends when shards are missing (a red cluster) or a
 # block forbids the operation.
-_UNAVAILABLE = ("no_shard_available_action_exception", "unavailable_shards_exception",
-                "cluster_block_exception", "search_phase_execution_exception",
-                "primary_missing_action_exception", "master_not_discovered_exception",
-                "cluster_manager_not_discovered_exception")
+_UNAVAILABLE = (
+    "no_shard_available_action_exception",
+    "unavailable_shards_exception",
+    "cluster_block_exception",
+    "search_phase_execution_exception",
+    "primary_missing_action_exception",
+    "master_not_discovered_exception",
+    "cluster_manager_not_discovered_exception",
+)
 # Of those, the ones a search gets while a dead node's shard copies are being
 # promoted elsewhere (with a 5xx status: a malformed query fails with a 400
 # search_phase_execution_exception, which asking again cannot mend).
-_SHARDS_MOVING = ("no_shard_available_action_exception", "unavailable_shards_exception",
-                  "search_phase_execution_exception", "primary_missing_action_exception")
+_SHARDS_MOVING = (
+    "no_shard_available_action_exception",
+    "unavailable_shards_exception",
+    "search_phase_execution_exception",
+    "primary_missing_action_exception",
+)
 INSTALL_HINT = "pip install 'searchengine[opensearch]' (or: pip install 'opensearch-py>=3,<4')"
 #: Seconds before a search or count that some shards did not answer is sent once more
 #: (a node that just died: the cluster promotes its shards' other copies within moments).
@@ -170,8 +179,12 @@ def whole(location: ClusterLocation, action: str, answer: dict, *, timed: bool =
         # A shard out of time in a phase that cannot stop early (dfs, fetch) fails
         # with time_exceeded and may leave timed_out false; its hits are missing,
         # as a cut search's are.
-        if timed and failures and len(failures) >= missing and all(
-                "time_exceeded" in str(failure.get("reason")) for failure in failures):
+        if (
+            timed
+            and failures
+            and len(failures) >= missing
+            and all("time_exceeded" in str(failure.get("reason")) for failure in failures)
+        ):
             answer["timed_out"] = True
             answer[CUT_SHARDS] = missing
             return answer
@@ -179,14 +192,16 @@ def whole(location: ClusterLocation, action: str, answer: dict, *, timed: bool =
         if isinstance(reason, dict):
             reason = reason.get("reason") or reason.get("type")
         reason = reason or "no reason given"
-        raise ClusterError(location.scrub(
-            f"{location.redacted()}: {action} failed: {missing} of {total} shards did not answer "
-            f"({_first_line(str(reason))}); the answer would miss their documents"))
+        raise ClusterError(
+            location.scrub(
+                f"{location.redacted()}: {action} failed: {missing} of {total} shards did not answer "
+                f"({_first_line(str(reason))}); the answer would miss their documents"
+            )
+        )
     return answer
 
 
-def whole_answer(location: ClusterLocation, action: str, send: Callable[[], dict], *,
-                 timed: bool = False) -> dict:
+def whole_answer(location: ClusterLocation, action: str, send: Callable[[], dict], *, timed: bool = False) -> dict:
     """The answer of ``send()`` (one search or count request) from every shard,
     as :func:`whole` checks it, asked once more after :data:`SHARD_RETRY_PAUSE`
     seconds when shards did not answer: in the moments after a node dies its
@@ -265,8 +280,11 @@ def learn_nodes(client, location: ClusterLocation, *, add: bool = True) -> tuple
         _LEARNED[(location.scheme, location.hosts)] = nodes
     if add:
         transport = client.transport
-        extra = [{"host": host, "port": port} for host, port in nodes
-                 if (host, port) not in location.hosts and _answers(transport, host, port)]
+        extra = [
+            {"host": host, "port": port}
+            for host, port in nodes
+            if (host, port) not in location.hosts and _answers(transport, host, port)
+        ]
         if extra:
             transport.set_connections([{"host": host, "port": port} for host, port in location.hosts] + extra)
     return nodes
@@ -307,19 +325,24 @@ def _more_addresses(location: ClusterLocation) -> str:
     others = [node for node in learned_nodes(location) if node != given]
     if others:
         every = ",".join(_shown(*node) for node in (given, *others))
-        return (f"; the cluster's other nodes were {', '.join(_shown(*node) for node in others)} when last "
-                f"asked: name several in the location, so that another answers when one is down "
-                f"({location.scheme}://{every}/{location.index})")
-    return ("; only one node's address is given: name several, comma-separated, so that another answers "
-            f"when one is down ({location.scheme}://{_shown(*given)},HOST2:PORT/{location.index})")
+        return (
+            f"; the cluster's other nodes were {', '.join(_shown(*node) for node in others)} when last "
+            f"asked: name several in the location, so that another answers when one is down "
+            f"({location.scheme}://{every}/{location.index})"
+        )
+    return (
+        "; only one node's address is given: name several, comma-separated, so that another answers "
+        f"when one is down ({location.scheme}://{_shown(*given)},HOST2:PORT/{location.index})"
+    )
 
 
 def _shown(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def describe_error(location: ClusterLocation, action: str, exc: BaseException, *,
-                   index: str | None = None) -> SearchEngineError | None:
+def describe_error(
+    location: ClusterLocation, action: str, exc: BaseException, *, index: str | None = None
+) -> SearchEngineError | None:
     """The package error for ``exc`` raised by the client during ``action``, or
     ``None`` when ``exc`` does not come from the client or its transport."""
     where = location.redacted(index)
@@ -330,8 +353,11 @@ def describe_error(location: ClusterLocation, action: str, exc: BaseException, *
         return cls(location.scrub(f"{where}: {action} failed: {reason}"))
 
     if isinstance(exc, exceptions.ConnectionTimeout):
-        return fail(ClusterError, f"no answer within {request_timeout():g} s (timed out; "
-                                  "raise SEARCHENGINE_CLUSTER_TIMEOUT or check the cluster's load)")
+        return fail(
+            ClusterError,
+            f"no answer within {request_timeout():g} s (timed out; "
+            "raise SEARCHENGINE_CLUSTER_TIMEOUT or check the cluster's load)",
+        )
     if isinstance(exc, exceptions.SSLError):
         return fail(ClusterError, f"TLS error ({_root(exc)})")
     if isinstance(exc, exceptions.ConnectionError):
@@ -349,8 +375,7 @@ def describe_error(location: ClusterLocation, action: str, exc: BaseException, *
                 f"(run 'searchengine index PATH... --index {location.redacted()}' first)"
             )
         if kind in _UNAVAILABLE or exc.status_code == 503:
-            return fail(ClusterError, f"the cluster cannot serve it now (shards unavailable or "
-                                      f"cluster red: {reason})")
+            return fail(ClusterError, f"the cluster cannot serve it now (shards unavailable or cluster red: {reason})")
         if exc.status_code == 429:
             return fail(ClusterError, f"the cluster rejected the request as overloaded (429: {reason})")
         return fail(ClusterError, f"{exc.status_code} {kind or 'error'}: {reason}")
@@ -371,9 +396,17 @@ def _root(exc) -> str:
     """The underlying cause of a connection failure, in a few words."""
     cause = getattr(exc, "info", None)
     text = str(cause) if isinstance(cause, BaseException) else str(getattr(exc, "error", "") or exc)
-    for known in ("Connection refused", "Name or service not known", "No route to host",
-                  "timed out", "Temporary failure in name resolution", "certificate verify failed",
-                  "Connection reset by peer", "Network is unreachable", "Remote end closed connection"):
+    for known in (
+        "Connection refused",
+        "Name or service not known",
+        "No route to host",
+        "timed out",
+        "Temporary failure in name resolution",
+        "certificate verify failed",
+        "Connection reset by peer",
+        "Network is unreachable",
+        "Remote end closed connection",
+    ):
         if known.lower() in text.lower():
             return known.lower()
     return _first_line(text.rpartition(": ")[2] or text)
@@ -406,4 +439,4 @@ def _reason(exc) -> str:
 
 def _first_line(text: str, limit: int = 300) -> str:
     line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[:limit - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1] + "…"

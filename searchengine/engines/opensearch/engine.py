@@ -127,7 +127,8 @@ class OpenSearchEngine:
                 raise IndexDamagedError(
                     f"{self.location}: the index {physical} was built by another version of searchengine "
                     f"(layout {layout}, this version reads layout {LAYOUT}); rebuild it with "
-                    f"'searchengine index PATH... --index {self.location}'")
+                    f"'searchengine index PATH... --index {self.location}'"
+                )
         self._layout_checked = True
 
     def check(self):
@@ -160,8 +161,9 @@ class OpenSearchEngine:
         for shard in sorted(shards, key=lambda s: (s["index"], int(s["shard"]), s.get("prirep") != "p")):
             kind = "primary" if shard.get("prirep") == "p" else "replica"
             docs = int(shard["docs"]) if shard.get("docs") not in (None, "") else None
-            part = PartCheck(name=f"{shard['index']}[{shard['shard']}] {kind} on {shard.get('node') or 'no node'}",
-                             size=docs)
+            part = PartCheck(
+                name=f"{shard['index']}[{shard['shard']}] {kind} on {shard.get('node') or 'no node'}", size=docs
+            )
             if shard.get("state") != "STARTED":
                 part.problem = (shard.get("state") or "unknown").lower()
             elif kind == "replica" and docs != primaries.get((shard["index"], shard["shard"])):
@@ -169,15 +171,18 @@ class OpenSearchEngine:
             report.parts.append(part)
         status = health.get("status")
         if status == "red":
-            report.problem = (f"{self.location}: a primary shard is not assigned (cluster health red): "
-                              "documents are missing until its node is back")
+            report.problem = (
+                f"{self.location}: a primary shard is not assigned (cluster health red): "
+                "documents are missing until its node is back"
+            )
         else:
             # An unassigned or moving replica lowers redundancy, not the
             # answers; a started copy that holds other documents changes them.
             differing = [part for part in report.parts if part.problem and "documents" in part.problem]
             if differing:
                 report.problem = f"{self.location}: shard copies disagree: " + "; ".join(
-                    f"{part.name}: {part.problem}" for part in differing)
+                    f"{part.name}: {part.problem}" for part in differing
+                )
         return report
 
     def close(self) -> None:

@@ -28,8 +28,11 @@ def _plugin_census(client) -> tuple[int, list[str]]:
     node without a name by its id). One ``GET _nodes/plugins`` request."""
     answer = client.nodes.info(metric="plugins")
     nodes = answer.get("nodes") or {}
-    lacking = [str(node.get("name") or node_id) for node_id, node in nodes.items()
-               if KNN_PLUGIN not in {plugin.get("name") for plugin in node.get("plugins") or []}]
+    lacking = [
+        str(node.get("name") or node_id)
+        for node_id, node in nodes.items()
+        if KNN_PLUGIN not in {plugin.get("name") for plugin in node.get("plugins") or []}
+    ]
     return len(nodes), sorted(lacking)
 
 
@@ -75,4 +78,5 @@ def require_knn(client, location: ClusterLocation, action: str = "create a vecto
         f"{location.redacted()}: cannot {action}: vector fields need the OpenSearch k-NN plugin "
         f"({KNN_PLUGIN}) on every node, and {', '.join(lacking)} lack{'s' if len(lacking) == 1 else ''} it "
         "(install it with bin/opensearch-plugin install opensearch-knn on each node and restart them; "
-        "scripts/dev-cluster.sh installs it unless SEARCHENGINE_OPENSEARCH_KNN=0)")
+        "scripts/dev-cluster.sh installs it unless SEARCHENGINE_OPENSEARCH_KNN=0)"
+    )

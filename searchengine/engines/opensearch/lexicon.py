@@ -88,15 +88,28 @@ class ClusterLexicon:
     def near(self, word: str, maxdist: int) -> set[str]:
         """Indexed words the term suggester finds within ``maxdist`` (1 or 2)
         edits of ``word``; their frequencies are fetched in the same go."""
-        options = {"prefix_length": 0, "min_word_length": 1, "max_edits": max(1, min(maxdist, 2)),
-                   "suggest_mode": "always", "size": _SUGGESTIONS, "string_distance": "damerau_levenshtein"}
-        body = {"size": 0, "suggest": {
-            str(number): {"text": word, "term": {"field": field, **options}}
-            for number, field in enumerate(SPELL_FIELDS)}}
+        options = {
+            "prefix_length": 0,
+            "min_word_length": 1,
+            "max_edits": max(1, min(maxdist, 2)),
+            "suggest_mode": "always",
+            "size": _SUGGESTIONS,
+            "string_distance": "damerau_levenshtein",
+        }
+        body = {
+            "size": 0,
+            "suggest": {
+                str(number): {"text": word, "term": {"field": field, **options}}
+                for number, field in enumerate(SPELL_FIELDS)
+            },
+        }
         found = self.searcher.request("find spelling corrections", body)
-        words = {option["text"]
-                 for entries in found.get("suggest", {}).values()
-                 for entry in entries for option in entry.get("options", [])}
+        words = {
+            option["text"]
+            for entries in found.get("suggest", {}).values()
+            for entry in entries
+            for option in entry.get("options", [])
+        }
         self._count(sorted(words))
         return words
 
@@ -112,13 +125,13 @@ class ClusterLexicon:
             filters[f"{number}w"] = {"bool": {"should": [{"term": {field: word}} for field in SPELL_FIELDS]}}
             filters[f"{number}t"] = field_word("title", word) or {"match_none": {}}
             filters[f"{number}a"] = field_word("abstract", word) or {"match_none": {}}
-        body = {"size": 0, "query": {"match_all": {}},
-                "aggs": {"words": {"filters": {"filters": filters}}}}
+        body = {"size": 0, "query": {"match_all": {}}, "aggs": {"words": {"filters": {"filters": filters}}}}
         buckets = self.searcher.request("count word frequencies", body)["aggregations"]["words"]["buckets"]
         for number, word in enumerate(wanted):
             written = buckets[f"{number}w"]["doc_count"]
-            self._frequencies[word] = 0 if not written else max(
-                buckets[f"{number}t"]["doc_count"], buckets[f"{number}a"]["doc_count"])
+            self._frequencies[word] = (
+                0 if not written else max(buckets[f"{number}t"]["doc_count"], buckets[f"{number}a"]["doc_count"])
+            )
 
 
 class ClusterCorrections:

@@ -96,7 +96,7 @@ def parse_location(text: str) -> ClusterLocation:
     scheme = next((s[:-3] for s in _SCHEMES if lowered.startswith(s)), None)
     if scheme is None:
         raise InputError(f"{_safe(raw)}: an index location on a cluster starts with http:// or https://")
-    rest = raw[len(scheme) + 3:]
+    rest = raw[len(scheme) + 3 :]
     username = password = None
     if "@" in rest:
         # Index names here never hold "@", so the last one ends the credentials,
@@ -108,8 +108,10 @@ def parse_location(text: str) -> ClusterLocation:
     authority, slash, path = rest.partition("/")
     shown = f"{scheme}://{authority}/{path}"
     if "?" in path or "#" in path:
-        raise InputError(f"{_safe(shown)}: a cluster location takes no query string or fragment "
-                         f"(write it as {scheme}://HOST:PORT/NAME)")
+        raise InputError(
+            f"{_safe(shown)}: a cluster location takes no query string or fragment "
+            f"(write it as {scheme}://HOST:PORT/NAME)"
+        )
     hosts = []
     for part in authority.split(","):
         match = _HOST_PORT.fullmatch(part.strip())
@@ -122,8 +124,9 @@ def parse_location(text: str) -> ClusterLocation:
         hosts.append((host, port))
     name = path[:-1] if path.endswith("/") else path
     if not slash or not name:
-        raise InputError(f"{_safe(shown)}: the location names no index "
-                         f"(add it after the host: {scheme}://{authority}/papers)")
+        raise InputError(
+            f"{_safe(shown)}: the location names no index (add it after the host: {scheme}://{authority}/papers)"
+        )
     check_index_name(name, where=shown)
     return ClusterLocation(scheme, tuple(hosts), name, username, password)
 
@@ -154,8 +157,9 @@ def check_index_name(name: str, *, where: str = "") -> None:
     elif any(ord(ch) < 32 for ch in name):
         problem = "must not contain control characters"
     if problem:
-        raise InputError(f"{prefix}index name {name!r} {problem} "
-                         "(index names: lower case, no spaces or \\ / * ? \" < > | , # : @)")
+        raise InputError(
+            f'{prefix}index name {name!r} {problem} (index names: lower case, no spaces or \\ / * ? " < > | , # : @)'
+        )
 
 
 def _safe(text: str) -> str:

@@ -54,8 +54,17 @@ import unicodedata
 
 from searchengine import dates, filters, settings
 from searchengine.engines.opensearch.scoring import similarity_settings
-from searchengine.engines.opensearch.terms import (LENGTH, NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, TOKENS, WORDS,
-                                                   indexed, word_text)
+from searchengine.engines.opensearch.terms import (
+    LENGTH,
+    NO_TERM,
+    SAME_POSITION,
+    TERMS,
+    TEXT_FIELDS,
+    TOKENS,
+    WORDS,
+    indexed,
+    word_text,
+)
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -157,8 +166,11 @@ def analysis_settings() -> dict:
         # 10,000 → 10000 ((?U): \\d as the Unicode digits Python's re reads).
         "se_thousands": {"type": "pattern_replace", "pattern": "(?U)" + thousands, "replacement": ""},
         # The terms of one slot, all at the slot's position.
-        "se_same_position": {"type": "pattern_capture", "preserve_original": False,
-                             "patterns": [f"([^{SAME_POSITION}]+)"]},
+        "se_same_position": {
+            "type": "pattern_capture",
+            "preserve_original": False,
+            "patterns": [f"([^{SAME_POSITION}]+)"],
+        },
         # A slot without a term: dropped, its position left empty.
         "se_no_term": {"type": "stop", "stopwords": [NO_TERM], "ignore_case": False},
     }
@@ -171,8 +183,11 @@ def analysis_settings() -> dict:
         },
         "filter": token_filters,
         "analyzer": {
-            "se_terms": {"type": "custom", "tokenizer": "se_slots",
-                         "filter": ["se_same_position", "se_no_term", "se_word_cap"]},
+            "se_terms": {
+                "type": "custom",
+                "tokenizer": "se_slots",
+                "filter": ["se_same_position", "se_no_term", "se_word_cap"],
+            },
             "se_name": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding"]},
             # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
             "se_spell": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding", "se_thousands"]},
@@ -192,8 +207,11 @@ def vector_mapping() -> dict:
     from searchengine.semantic import DIMENSIONS
 
     return {
-        VECTOR_FIELD: {"type": "knn_vector", "dimension": DIMENSIONS,
-                       "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"}},
+        VECTOR_FIELD: {
+            "type": "knn_vector",
+            "dimension": DIMENSIONS,
+            "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil"},
+        },
         "content_key": {"type": "keyword", "index": False, "doc_values": False},
     }
 
@@ -205,6 +223,7 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
     physical index as one the writer made for that alias. With ``vectors``,
     the record vector fields (:func:`vector_mapping`) are added.
     """
+
     def text(field: str, analyzer: str, **extra) -> dict:
         return {"type": "text", "analyzer": analyzer, "similarity": f"se_{field}", **extra}
 
@@ -223,11 +242,16 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
             "abstract": {"type": "text", "index": False, "fields": spell},
             **{name + TERMS: text(name, "se_terms") for name in TEXT_FIELDS},
             # The lengths BM25F normalises by (terms.indexed): the count, and as kept in one byte.
-            **{name + suffix: {"type": "integer", "index": False} for name in TEXT_FIELDS
-               for suffix in (TOKENS, LENGTH)},
+            **{
+                name + suffix: {"type": "integer", "index": False}
+                for name in TEXT_FIELDS
+                for suffix in (TOKENS, LENGTH)
+            },
             # Only which words stand where: phrases are matched, not scored, by them.
-            **{name + WORDS: {"type": "text", "analyzer": "se_terms", "norms": False,
-                              "similarity": "boolean"} for name in TEXT_FIELDS},
+            **{
+                name + WORDS: {"type": "text", "analyzer": "se_terms", "norms": False, "similarity": "boolean"}
+                for name in TEXT_FIELDS
+            },
             "authors": text("authors", "se_name", fields={"raw": keyword}),
             "year": {"type": "integer"},
             "categories": keyword,

@@ -52,8 +52,17 @@ from itertools import pairwise
 
 from searchengine.dates import intersection
 from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, normalised, saturated
-from searchengine.engines.opensearch.terms import (NO_TERM, SAME_POSITION, TERMS, TEXT_FIELDS, WORDS, name_terms,
-                                                   name_text, phrase_words, query_tokens)
+from searchengine.engines.opensearch.terms import (
+    NO_TERM,
+    SAME_POSITION,
+    TERMS,
+    TEXT_FIELDS,
+    WORDS,
+    name_terms,
+    name_text,
+    phrase_words,
+    query_tokens,
+)
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, may_expand_to, whole_term
@@ -101,23 +110,27 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
     if isinstance(node, t.Or):
         # Whoosh's normalize() merges a word's BM25F term into an enclosing OR:
         # there each field's term scores on its own.
-        ways = [(child, _per_field(child, stats) if isinstance(child, t.Word) and stats.typed_or else None)
-                for child in node.children]
+        ways = [
+            (child, _per_field(child, stats) if isinstance(child, t.Word) and stats.typed_or else None)
+            for child in node.children
+        ]
         return _any([q for _, q in _distinct([(child, way or to_dsl(child, stats)) for child, way in ways])])
     if isinstance(node, t.Alternatives):
         ways = [way for way in (to_dsl(child, stats) for child in node.children) if way is not None]
         if len(ways) <= 1:
             return ways[0] if ways else None
-        return {"dis_max": {"queries": [ways[0], *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}}
-                                                   for way in ways[1:])]}}
+        return {
+            "dis_max": {
+                "queries": [ways[0], *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}} for way in ways[1:])]
+            }
+        }
     if isinstance(node, t.Proximity):
         child = to_dsl(node.child, stats)
         together = [_together(pair, stats) for pair in _pairs(node.words)]
         return _bool(must=[child], should=together) if together and child is not None else child
     if isinstance(node, t.MinMatch):
         kept = _distinct([(child, to_dsl(child, stats)) for child in node.children])
-        return _bool(should=[_weighed(query, stats.weights.get(child)) for child, query in kept],
-                     minimum=node.minimum)
+        return _bool(should=[_weighed(query, stats.weights.get(child)) for child, query in kept], minimum=node.minimum)
     if isinstance(node, t.Not):
         # A paper without the excluded words scores 1 for it, as Whoosh scores a Not.
         child = to_dsl(node.child, stats)
@@ -162,8 +175,9 @@ def repeated_weights(tree: t.Node | None, words: list[str]) -> dict:
     # Children that ask for the same term in every field are one (the
     # translation keeps one of them); forms of a term that differ in the
     # author names only (documents, document) share its weight.
-    distinct = {(term_of(child), name_text(child.text) if isinstance(child, t.Word) else child)
-                for child in target.children}
+    distinct = {
+        (term_of(child), name_text(child.text) if isinstance(child, t.Word) else child) for child in target.children
+    }
     forms = Counter(term for term, _ in distinct)
     weights = {}
     for child in target.children:
@@ -206,8 +220,8 @@ def split_joined(tree: t.Node | None, frequencies, named=None) -> t.Node | None:
     ``named(word)``, when given, whether an author's name holds the word as
     typed: such a word (a surname: ``Vedaldi``) is never split.
     """
-    from searchengine.engines.opensearch.terms import stem
     from searchengine.analysis.splitting import best_split, may_split, split_candidates
+    from searchengine.engines.opensearch.terms import stem
 
     if tree is None or isinstance(tree.child if isinstance(tree, t.Proximity) else tree, t.MinMatch):
         return tree
@@ -229,15 +243,23 @@ def split_joined(tree: t.Node | None, frequencies, named=None) -> t.Node | None:
             splits[text] = "-".join(best)
     if not splits:
         return tree
-    return t.map_leaves(tree, lambda leaf: t.Word(splits[leaf.text])
-                        if isinstance(leaf, t.Word) and leaf.text in splits else leaf)
+    return t.map_leaves(
+        tree, lambda leaf: t.Word(splits[leaf.text]) if isinstance(leaf, t.Word) and leaf.text in splits else leaf
+    )
 
 
 def frequencies_body(terms: list[str], field: str = "abstract" + TERMS) -> dict:
     """The search body counting the papers whose ``field`` holds each analysed
     term (a ``filters`` aggregation): the abstracts by default."""
-    return {"size": 0, "track_total_hits": False, "aggs": {"terms": {"filters": {"filters": {
-        str(number): {"term": {field: term}} for number, term in enumerate(terms)}}}}}
+    return {
+        "size": 0,
+        "track_total_hits": False,
+        "aggs": {
+            "terms": {
+                "filters": {"filters": {str(number): {"term": {field: term}} for number, term in enumerate(terms)}}
+            }
+        },
+    }
 
 
 def marked_terms(query: dict | None) -> dict[str, frozenset[str] | tuple]:
@@ -260,8 +282,11 @@ def marked_terms(query: dict | None) -> dict[str, frozenset[str] | tuple]:
                 continue
             if key in ("match", "match_phrase", "term", "terms", "prefix", "fuzzy") and isinstance(value, dict):
                 for fieldname, spec in value.items():
-                    texts = spec if isinstance(spec, list) else [
-                        spec.get("query", spec.get("value")) if isinstance(spec, dict) else spec]
+                    texts = (
+                        spec
+                        if isinstance(spec, list)
+                        else [spec.get("query", spec.get("value")) if isinstance(spec, dict) else spec]
+                    )
                     for text in texts:
                         _mark(key, fieldname, str(text), found, prefixes)
             elif key == "multi_match":
@@ -365,12 +390,14 @@ def _blend(term: str, fields, stats: Statistics, author: str | None = None) -> d
 
 def _in_sequence(parts: list[str], fields) -> dict:
     """The ``parts`` next to each other, in order, in one of ``fields``."""
-    return _any([{"match_phrase": {name + TERMS: {"query": " ".join(parts), "analyzer": _ANALYZED}}}
-                 for name in fields])
+    return _any(
+        [{"match_phrase": {name + TERMS: {"query": " ".join(parts), "analyzer": _ANALYZED}}} for name in fields]
+    )
 
 
-def _analysed(text: str, fields=("title", "abstract"), stats: Statistics | None = None,
-              author: bool = False) -> dict | None:
+def _analysed(
+    text: str, fields=("title", "abstract"), stats: Statistics | None = None, author: bool = False
+) -> dict | None:
     """A word over ``fields`` as the embedded engine searches it: its term
     by BM25F (with the author names when ``author``), or for a compound its
     joined term (weighing its parts' idf added up) or its parts in sequence
@@ -439,8 +466,10 @@ def _joined(words: tuple[str, ...], stats: Statistics) -> dict | None:
 def expansion_term(term: str, weight: float, stats: Statistics) -> dict:
     """A feedback term (analysed) in title and abstract, one BM25F term
     weighing ``weight`` times its idf (:mod:`searchengine.feedback`)."""
-    return saturated([_term_clause(field, term, stats) for field in TEXT_FIELDS],
-                     weight * stats.idf(*(_key(field, term) for field in TEXT_FIELDS)))
+    return saturated(
+        [_term_clause(field, term, stats) for field in TEXT_FIELDS],
+        weight * stats.idf(*(_key(field, term) for field in TEXT_FIELDS)),
+    )
 
 
 def _per_field(word: t.Word, stats: Statistics) -> dict | None:
@@ -451,8 +480,12 @@ def _per_field(word: t.Word, stats: Statistics) -> dict | None:
     if len(tokens) != 1 or tokens[0][2]:
         return None
     term = tokens[0][0]
-    return _any([*(saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term))) for field in TEXT_FIELDS),
-                 _scored_authors(word.text, stats)])
+    return _any(
+        [
+            *(saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term))) for field in TEXT_FIELDS),
+            _scored_authors(word.text, stats),
+        ]
+    )
 
 
 def _together(pair: list[tuple[str, int]], stats: Statistics) -> dict:
@@ -462,10 +495,23 @@ def _together(pair: list[tuple[str, int]], stats: Statistics) -> dict:
     (A phrase's frequency reaches the field's similarity once per word: hence
     the halved boosts.)"""
     query = _slots(pair)
-    clauses = [normalised({"match_phrase": {field + TERMS: {
-        "query": query, "analyzer": _ANALYZED, "slop": PROXIMITY_SLOP,
-        "boost": (TITLE_BOOST if field == "title" else 1.0) / len(pair)}}}, field, stats.average(field))
-        for field in TEXT_FIELDS]
+    clauses = [
+        normalised(
+            {
+                "match_phrase": {
+                    field + TERMS: {
+                        "query": query,
+                        "analyzer": _ANALYZED,
+                        "slop": PROXIMITY_SLOP,
+                        "boost": (TITLE_BOOST if field == "title" else 1.0) / len(pair),
+                    }
+                }
+            },
+            field,
+            stats.average(field),
+        )
+        for field in TEXT_FIELDS
+    ]
     weight = sum(stats.idf(*(_key(field, term) for field in TEXT_FIELDS)) for term, _ in pair)
     return saturated(clauses, PROXIMITY_WEIGHT * weight)
 
@@ -496,8 +542,9 @@ def _prefix(field: str, text: str) -> dict:
 
     name = field + TERMS if field in TEXT_FIELDS else field
     weight = TITLE_BOOST if field == "title" else 1.0
-    return {"prefix": {name: {"value": fold(text), "rewrite": f"top_terms_{MAX_EXPANSIONS}",
-                              "boost": WHOLE_SCORE + weight}}}
+    return {
+        "prefix": {name: {"value": fold(text), "rewrite": f"top_terms_{MAX_EXPANSIONS}", "boost": WHOLE_SCORE + weight}}
+    }
 
 
 def fuzzy_words(tree: t.Node | None) -> list[tuple[str, str, int]]:
@@ -526,8 +573,9 @@ def _fuzzy_words_of(field: str, text: str) -> list[str]:
     return list(dict.fromkeys(name_terms(text))) if field == "authors" else []
 
 
-def fuzzy_expansion(word: str, edits: int, stems: list[tuple[str, int]],
-                    written: list[tuple[str, int]]) -> list[tuple[str, int]]:
+def fuzzy_expansion(
+    word: str, edits: int, stems: list[tuple[str, int]], written: list[tuple[str, int]]
+) -> list[tuple[str, int]]:
     """The terms a fuzzy ``word`` (as written) is searched by in one field,
     each with its fewest edits, as the embedded engine chooses them: the
     terms within ``edits`` of the word's stem (``stems``: ``(term,
@@ -582,8 +630,9 @@ def name_fuzzy_expansion(term: str, edits: int, names: list[tuple[str, int]]) ->
 def _closest(closest: dict[str, int], frequency: dict[str, int]) -> list[tuple[str, int]]:
     """``(term, edits)`` of the terms of ``closest`` some paper holds: at most
     :data:`MAX_EXPANSIONS`, the fewest edits first, then the most frequent."""
-    held = sorted((term for term in closest if frequency.get(term)),
-                  key=lambda term: (closest[term], -frequency[term], term))[:MAX_EXPANSIONS]
+    held = sorted(
+        (term for term in closest if frequency.get(term)), key=lambda term: (closest[term], -frequency[term], term)
+    )[:MAX_EXPANSIONS]
     return [(term, closest[term]) for term in held]
 
 
@@ -600,8 +649,18 @@ def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | No
     if text_field and not query_tokens(text):
         return None
     if not text_field and field != "authors":
-        query = {"match": {field: {"query": text, "operator": "and", "fuzziness": distance, "prefix_length": 0,
-                                   "max_expansions": MAX_EXPANSIONS, "fuzzy_transpositions": True}}}
+        query = {
+            "match": {
+                field: {
+                    "query": text,
+                    "operator": "and",
+                    "fuzziness": distance,
+                    "prefix_length": 0,
+                    "max_expansions": MAX_EXPANSIONS,
+                    "fuzzy_transpositions": True,
+                }
+            }
+        }
         return saturated([query], stats.idf((("fuzzy", field, text, distance), query)))
     each = []
     for word in _fuzzy_words_of(field, text):
@@ -621,8 +680,10 @@ def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | No
         else:
             blended = min((stats.idf(_author_key(term)) for term, _ in terms), default=0.0)
             clauses = [({"term": {"authors": term}}, edits) for term, edits in terms]
-        each.append(_any([saturated([clause], blended * max(0.1, 1 - edits / max(1, len(word))))
-                          for clause, edits in clauses]) or {"match_none": {}})
+        each.append(
+            _any([saturated([clause], blended * max(0.1, 1 - edits / max(1, len(word)))) for clause, edits in clauses])
+            or {"match_none": {}}
+        )
     return _bool(must=each) if len(each) > 1 else (each[0] if each else None)
 
 
@@ -643,11 +704,20 @@ def _phrase(field: str, text: str, stats: Statistics) -> dict | None:
     # Candidates: the stems in sequence (stop words' gaps allowed); kept where
     # the words as written stand together.
     gap = max((b[1] - a[1] for a, b in pairwise(tokens)), default=1)
-    stems = {"match_phrase": {field + TERMS: {"query": " ".join(term for term, _ in tokens), "analyzer": _ANALYZED,
-                                              "slop": gap - 1 if len(tokens) > 1 else 0}}}
+    stems = {
+        "match_phrase": {
+            field + TERMS: {
+                "query": " ".join(term for term, _ in tokens),
+                "analyzer": _ANALYZED,
+                "slop": gap - 1 if len(tokens) > 1 else 0,
+            }
+        }
+    }
     written = {"match_phrase": {field + WORDS: {"query": " ".join(words), "analyzer": _ANALYZED}}}
-    scored = [saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term)))
-              for term in dict.fromkeys(term for term, _ in tokens)]
+    scored = [
+        saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term)))
+        for term in dict.fromkeys(term for term, _ in tokens)
+    ]
     return _bool(must=scored, filter=[stems, written])
 
 

@@ -51,13 +51,16 @@ def similarity_settings() -> dict:
     BM25 score, normalised by Lucene's length (a prefix's terms)."""
     settings = {}
     for name, b in FIELD_B.items():
-        norm = f"({1 - b!r} + {b!r} * doc.length / Math.max(field.sumTotalTermFreq / Math.max(1.0, (double) field.docCount), 1.0))"
+        average = "Math.max(field.sumTotalTermFreq / Math.max(1.0, (double) field.docCount), 1.0)"
+        norm = f"({1 - b!r} + {b!r} * doc.length / {average})"
         plain = "query.boost * doc.freq" if name in _OWN_LENGTHS else f"query.boost * doc.freq / {norm}"
-        source = (f"if (query.boost < {WHOLE_SCORE!r}) {{ return {plain}; }} "
-                  f"double tf = (query.boost - {WHOLE_SCORE!r}) * doc.freq / {norm}; "
-                  f"double n = term.docFreq; "
-                  f"double idf = Math.log(1 + (field.docCount - n + 0.5) / (n + 0.5)); "
-                  f"return idf * tf * {K1 + 1!r} / (tf + {K1!r});")
+        source = (
+            f"if (query.boost < {WHOLE_SCORE!r}) {{ return {plain}; }} "
+            f"double tf = (query.boost - {WHOLE_SCORE!r}) * doc.freq / {norm}; "
+            f"double n = term.docFreq; "
+            f"double idf = Math.log(1 + (field.docCount - n + 0.5) / (n + 0.5)); "
+            f"return idf * tf * {K1 + 1!r} / (tf + {K1!r});"
+        )
         # Every term counts in a field's length, those sharing a position too
         # (a compound's joined form and its parts), as in the embedded engine.
         settings[f"se_{name}"] = {"type": "scripted", "discount_overlaps": False, "script": {"source": source}}
@@ -74,8 +77,10 @@ def normalised(query: dict, field: str, average: float) -> dict:
     length as the embedded engine keeps it (the ``<field>_length`` doc
     value; 0 for a paper without that field)."""
     b = FIELD_B[field]
-    source = (f"double length = doc['{field}_length'].size() == 0 ? 0 : doc['{field}_length'].value; "
-              f"return _score / ({1 - b!r} + {b!r} * length / params.average);")
+    source = (
+        f"double length = doc['{field}_length'].size() == 0 ? 0 : doc['{field}_length'].value; "
+        f"return _score / ({1 - b!r} + {b!r} * length / params.average);"
+    )
     return {"script_score": {"query": query, "script": {"source": source, "params": {"average": max(average, 1.0)}}}}
 
 

@@ -18,9 +18,19 @@ from dataclasses import dataclass, field
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source
-from searchengine.engines.opensearch.querying import (MAX_EXPANSIONS, expansion_term, filter_clauses,
-                                                      frequencies_body, fuzzy_expansion, fuzzy_words, marked_terms,
-                                                      name_fuzzy_expansion, repeated_weights, split_joined, to_dsl)
+from searchengine.engines.opensearch.querying import (
+    MAX_EXPANSIONS,
+    expansion_term,
+    filter_clauses,
+    frequencies_body,
+    fuzzy_expansion,
+    fuzzy_words,
+    marked_terms,
+    name_fuzzy_expansion,
+    repeated_weights,
+    split_joined,
+    to_dsl,
+)
 from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics
 from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts, term_text
 from searchengine.errors import SearchEngineError
@@ -43,6 +53,8 @@ def routing_preference(body: dict) -> str:
 
     wanted = {key: body[key] for key in ("query", "post_filter") if key in body}
     return "q" + hashlib.blake2b(json.dumps(wanted, sort_keys=True).encode("utf-8"), digest_size=8).hexdigest()
+
+
 _RELEVANCE_SORT = [{"_score": "desc"}, {"year": {"order": "desc", "missing": "_last"}}, {"id": "desc"}]
 _SORTS = {
     "newest": [{"newest_key": {"order": "desc", "missing": "_last"}}, {"id": "desc"}],
@@ -105,8 +117,13 @@ class OpenSearchSearcher:
         """Documents matching the Query DSL ``query`` (one count request, sent
         again once if shards did not answer: see :func:`.client.whole_answer`)."""
         with self._errors("count matches"):
-            answer = whole_answer(self.cluster, "count matches", lambda: self.client.count(
-                index=self.index, body={"query": query}, preference=routing_preference({"query": query})))
+            answer = whole_answer(
+                self.cluster,
+                "count matches",
+                lambda: self.client.count(
+                    index=self.index, body={"query": query}, preference=routing_preference({"query": query})
+                ),
+            )
         return int(answer["count"])
 
     def _search(self, action: str, body: dict, **params) -> dict:
@@ -115,9 +132,12 @@ class OpenSearchSearcher:
         that ran out of a ``timeout`` in ``body`` are accepted, the answer then
         says ``timed_out``)."""
         with self._errors(action):
-            return whole_answer(self.cluster, action, lambda: self.client.search(
-                index=self.index, body=body, preference=routing_preference(body), **params),
-                timed="timeout" in body)
+            return whole_answer(
+                self.cluster,
+                action,
+                lambda: self.client.search(index=self.index, body=body, preference=routing_preference(body), **params),
+                timed="timeout" in body,
+            )
 
     def request(self, action: str, body: dict) -> dict:
         """The answer to a search request ``body``; ``action`` names it in errors."""
@@ -178,9 +198,15 @@ class OpenSearchSearcher:
         if not wanted:
             return {}
         # Frequent words too (the suggester's default skips a word in more than 1 % of the papers).
-        options = {"prefix_length": 0, "min_word_length": 1, "suggest_mode": "always", "size": 4 * MAX_EXPANSIONS,
-                   "shard_size": 8 * MAX_EXPANSIONS, "string_distance": "damerau_levenshtein",
-                   "max_term_freq": 2147483647}
+        options = {
+            "prefix_length": 0,
+            "min_word_length": 1,
+            "suggest_mode": "always",
+            "size": 4 * MAX_EXPANSIONS,
+            "shard_size": 8 * MAX_EXPANSIONS,
+            "string_distance": "damerau_levenshtein",
+            "max_term_freq": 2147483647,
+        }
         suggest, own = {}, {}
         for number, (name, word, edits) in enumerate(wanted):
             if name not in TEXT_FIELDS:  # the author names: a name term, not stemmed
@@ -193,14 +219,19 @@ class OpenSearchSearcher:
                 suggest[f"{number}{kind}"] = {"text": text, "term": {"field": source, "max_edits": edits, **options}}
             # The suggester never offers the word itself: its stem is counted apart.
             own[str(number)] = {"term": {name + TERMS: stem}}
-        found = self._search("find fuzzy words", {"size": 0, "track_total_hits": False, "suggest": suggest,
-                                                  "aggs": {"own": {"filters": {"filters": own}}}})
+        found = self._search(
+            "find fuzzy words",
+            {"size": 0, "track_total_hits": False, "suggest": suggest, "aggs": {"own": {"filters": {"filters": own}}}},
+        )
         counted = found["aggregations"]["own"]["buckets"]
         suggested = found.get("suggest", {})
 
         def options_of(key: str) -> list[tuple[str, int]]:
-            return [(option["text"], int(option.get("freq", 0)))
-                    for entry in suggested.get(key, []) for option in entry.get("options", [])]
+            return [
+                (option["text"], int(option.get("freq", 0)))
+                for entry in suggested.get(key, [])
+                for option in entry.get("options", [])
+            ]
 
         expansions = {}
         for number, key in enumerate(wanted):
@@ -222,8 +253,9 @@ class OpenSearchSearcher:
         if alternatives is None:
             return None
         alternatives = split_joined(alternatives, self._abstract_frequencies, self._named)
-        relaxed = Matches(alternatives, self._translated(alternatives, typed=False), matches.filters, 0,
-                          cut=matches.cut)
+        relaxed = Matches(
+            alternatives, self._translated(alternatives, typed=False), matches.filters, 0, cut=matches.cut
+        )
         relaxed.deadline = matches.deadline
         self._counted(relaxed, matches.deadline)
         return relaxed if relaxed.total else None
@@ -255,8 +287,10 @@ class OpenSearchSearcher:
             clauses = filter_clauses(matches.filters)
             if clauses:
                 knn["filter"] = {"bool": {"filter": clauses}}
-            found = self._search("find the papers nearest in meaning",
-                                 {"query": {"knn": {VECTOR_FIELD: knn}}, "size": wanted, "_source": False})
+            found = self._search(
+                "find the papers nearest in meaning",
+                {"query": {"knn": {VECTOR_FIELD: knn}}, "size": wanted, "_source": False},
+            )
             # Lucene's cosine score is (1 + cosine) / 2: a paper unrelated or opposite scores 0.5 or less.
             nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
         near = {"ids": {"values": nearest}}
@@ -264,26 +298,49 @@ class OpenSearchSearcher:
             base = near if open_query else matches.query
             ranked = {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}}
         else:
-            base = {"bool": {"should": [matches.query, {"constant_score": {"filter": near, "boost": 0.0}}],
-                             "minimum_should_match": 1}}
+            base = {
+                "bool": {
+                    "should": [matches.query, {"constant_score": {"filter": near, "boost": 0.0}}],
+                    "minimum_should_match": 1,
+                }
+            }
             top_words = self._top_score(_with_filters(matches.query, filter_clauses(matches.filters)))
-            top_meaning = self._top_score(_with_filters(
-                {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}},
-                filter_clauses(matches.filters)))
-            fused = (f"double words = params.top_words > 0 ? _score / params.top_words : 0.0; "
-                     f"double meaning = params.top_meaning > 0 ? {cosine} / params.top_meaning : 0.0; "
-                     f"return params.weight * words + (1.0 - params.weight) * meaning;")
-            ranked = {"script_score": {"query": base, "script": {"source": fused, "params": {
-                "vector": query_vector, "top_words": top_words, "top_meaning": top_meaning,
-                "weight": HYBRID_LEXICAL_WEIGHT}}}}
+            top_meaning = self._top_score(
+                _with_filters(
+                    {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}},
+                    filter_clauses(matches.filters),
+                )
+            )
+            fused = (
+                f"double words = params.top_words > 0 ? _score / params.top_words : 0.0; "
+                f"double meaning = params.top_meaning > 0 ? {cosine} / params.top_meaning : 0.0; "
+                f"return params.weight * words + (1.0 - params.weight) * meaning;"
+            )
+            ranked = {
+                "script_score": {
+                    "query": base,
+                    "script": {
+                        "source": fused,
+                        "params": {
+                            "vector": query_vector,
+                            "top_words": top_words,
+                            "top_meaning": top_meaning,
+                            "weight": HYBRID_LEXICAL_WEIGHT,
+                        },
+                    },
+                }
+            }
         fused_matches = Matches(matches.tree, ranked, matches.filters, 0, cut=matches.cut)
         fused_matches.deadline = matches.deadline
         return self._counted(fused_matches, matches.deadline)
 
     def _top_score(self, query: dict) -> float:
         """The best score of ``query`` (0 when nothing matches)."""
-        found = self._search("rank by meaning", {"query": query, "size": 1, "_source": False,
-                                                 "track_total_hits": False}, search_type=_SEARCH_TYPE)
+        found = self._search(
+            "rank by meaning",
+            {"query": query, "size": 1, "_source": False, "track_total_hits": False},
+            search_type=_SEARCH_TYPE,
+        )
         best = found["hits"].get("max_score")
         return float(best) if best else 0.0
 
@@ -297,8 +354,7 @@ class OpenSearchSearcher:
         on the embedded engine."""
         from searchengine.ranking import FEEDBACK_MIN_TERMS, FEEDBACK_WEIGHT
 
-        return (matches.query is not None and FEEDBACK_WEIGHT > 0
-                and _question_terms(matches.tree) >= FEEDBACK_MIN_TERMS)
+        return matches.query is not None and FEEDBACK_WEIGHT > 0 and _question_terms(matches.tree) >= FEEDBACK_MIN_TERMS
 
     def rerank(self, matches: Matches) -> None:
         """Re-rank the best hits of ``matches`` by feedback from them, as the
@@ -312,16 +368,23 @@ class OpenSearchSearcher:
         from searchengine.engines.opensearch.terms import term_counts
         from searchengine.ranking import FEEDBACK_DEPTH, FEEDBACK_DOCS, FEEDBACK_TERMS, FEEDBACK_WEIGHT
 
-        body = {"query": matches.full_query(), "size": FEEDBACK_DEPTH, "sort": _RELEVANCE_SORT,
-                "track_scores": True, "track_total_hits": False,
-                "_source": {"includes": ["title", "abstract", "year", "id"]},
-                "timeout": _timeout(matches.deadline)}
+        body = {
+            "query": matches.full_query(),
+            "size": FEEDBACK_DEPTH,
+            "sort": _RELEVANCE_SORT,
+            "track_scores": True,
+            "track_total_hits": False,
+            "_source": {"includes": ["title", "abstract", "year", "id"]},
+            "timeout": _timeout(matches.deadline),
+        }
         top = self._search("find the best hits", body, search_type=_SEARCH_TYPE)["hits"]["hits"]
         ranked = [(hit["_id"], float(hit.get("_score") or 0.0)) for hit in top]
         if not feedback.clear_lead(ranked):
             return
-        documents = [(term_counts(hit["_source"].get("title") or "", hit["_source"].get("abstract") or ""), score)
-                     for hit, (_, score) in zip(top[:FEEDBACK_DOCS], ranked)]
+        documents = [
+            (term_counts(hit["_source"].get("title") or "", hit["_source"].get("abstract") or ""), score)
+            for hit, (_, score) in zip(top[:FEEDBACK_DOCS], ranked)
+        ]
         model = feedback.relevance_model(documents, FEEDBACK_TERMS)
         if not model:
             return
@@ -331,9 +394,16 @@ class OpenSearchSearcher:
         self._count(stats)
         expansion = [expansion_term(term, weight * probability, stats) for term, probability in model]
         ids = [doc for doc, _ in ranked]
-        found = self._search("re-rank the best hits", {
-            "query": {"bool": {"filter": [{"ids": {"values": ids}}], "should": expansion}},
-            "size": len(ids), "_source": False, "track_total_hits": False}, search_type=_SEARCH_TYPE)
+        found = self._search(
+            "re-rank the best hits",
+            {
+                "query": {"bool": {"filter": [{"ids": {"values": ids}}], "should": expansion}},
+                "size": len(ids),
+                "_source": False,
+                "track_total_hits": False,
+            },
+            search_type=_SEARCH_TYPE,
+        )
         extra = {hit["_id"]: float(hit.get("_score") or 0.0) for hit in found["hits"]["hits"]}
         years = {hit["_id"]: hit["_source"].get("year") for hit in top}
         rescored = [(doc, score + extra.get(doc, 0.0)) for doc, score in ranked]
@@ -350,8 +420,9 @@ class OpenSearchSearcher:
         keys = [key for key in stats.missing if not (isinstance(key, tuple) and key[0] == "average")]
         aggs = {f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS}
         if keys:
-            aggs["counted"] = {"filters": {"filters": {str(number): stats.missing[key]
-                                                       for number, key in enumerate(keys)}}}
+            aggs["counted"] = {
+                "filters": {"filters": {str(number): stats.missing[key] for number, key in enumerate(keys)}}
+            }
         found = self._search("count words", {"size": 0, "track_total_hits": True, "aggs": aggs})
         stats.total = int(found["hits"]["total"]["value"])
         answers = found["aggregations"]
@@ -374,8 +445,7 @@ class OpenSearchSearcher:
         """The document of one :meth:`window` item (its id), to tell two windows' hits apart."""
         return item["_id"]
 
-    def window(self, matches: Matches, sort: str, start: int, limit: int,
-               deadline: float) -> tuple[list[dict], bool]:
+    def window(self, matches: Matches, sort: str, start: int, limit: int, deadline: float) -> tuple[list[dict], bool]:
         """The raw hits ``start .. start+limit`` in ``sort`` order, and
         whether the cluster's time limit cut the search short."""
         ranked = sort == "relevance" and matches.query is not None
@@ -397,22 +467,31 @@ class OpenSearchSearcher:
             matches.cut = True
         return found["hits"]["hits"], bool(found.get("timed_out"))
 
-    def _reranked_window(self, matches: Matches, start: int, limit: int,
-                         deadline: float) -> tuple[list[dict], bool]:
+    def _reranked_window(self, matches: Matches, start: int, limit: int, deadline: float) -> tuple[list[dict], bool]:
         """A page that starts among the hits feedback re-ranked: those in their
         new order, then (past them) the others in the first order, which they
         all stay above (they only gained)."""
-        page = matches.reranked[start:start + limit]
-        found = self._search("read the best hits", {
-            "query": {"ids": {"values": [doc for doc, _ in page]}}, "size": len(page), "track_total_hits": False,
-            "_source": {"excludes": [VECTOR_FIELD, "content_key"]}})
+        page = matches.reranked[start : start + limit]
+        found = self._search(
+            "read the best hits",
+            {
+                "query": {"ids": {"values": [doc for doc, _ in page]}},
+                "size": len(page),
+                "track_total_hits": False,
+                "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
+            },
+        )
         by_id = {hit["_id"]: hit for hit in found["hits"]["hits"]}
         window = [{**by_id[doc], "_score": score} for doc, score in page if doc in by_id]
         timed_out = False
         if start + limit > len(matches.reranked):
-            rest, timed_out = self.window(Matches(matches.tree, matches.query, matches.filters, matches.total),
-                                          "relevance", len(matches.reranked),
-                                          start + limit - len(matches.reranked), deadline)
+            rest, timed_out = self.window(
+                Matches(matches.tree, matches.query, matches.filters, matches.total),
+                "relevance",
+                len(matches.reranked),
+                start + limit - len(matches.reranked),
+                deadline,
+            )
             window.extend(rest)
         return window, timed_out
 
@@ -457,8 +536,10 @@ class OpenSearchSearcher:
         counted = {}
         for name in names:
             part = found[name]
-            listed = [FacetValue(bucket["key"], bucket["doc_count"], filters.selects(name, bucket["key"]))
-                      for bucket in part["values"]["buckets"]]
+            listed = [
+                FacetValue(bucket["key"], bucket["doc_count"], filters.selects(name, bucket["key"]))
+                for bucket in part["values"]["buckets"]
+            ]
             unknown = part["unknown"]["doc_count"]
             if unknown:
                 listed.append(FacetValue(None, unknown, False))
@@ -473,17 +554,40 @@ class OpenSearchSearcher:
         from searchengine import dates
 
         query = matches.full_query()
-        span = self._search("find the dates' span", {"query": query, "size": 0, "aggs": {
-            "first": {"min": {"field": "submitted", "format": "strict_date"}},
-            "last": {"max": {"field": "submitted", "format": "strict_date"}},
-            "dated": {"value_count": {"field": "submitted"}}}})["aggregations"]
+        span = self._search(
+            "find the dates' span",
+            {
+                "query": query,
+                "size": 0,
+                "aggs": {
+                    "first": {"min": {"field": "submitted", "format": "strict_date"}},
+                    "last": {"max": {"field": "submitted", "format": "strict_date"}},
+                    "dated": {"value_count": {"field": "submitted"}},
+                },
+            },
+        )["aggregations"]
         undated = matches.total - int(span["dated"]["value"])
         if not span["dated"]["value"]:
             return dates.DateHistogram(None, [], undated)
         first, last = (dates.from_iso(span[end]["value_as_string"]) for end in ("first", "last"))
         unit = dates.bin_unit(first, last)
-        found = self._search("count dates", {"query": query, "size": 0, "aggs": {"bins": {"date_histogram": {
-            "field": "submitted", "calendar_interval": unit, "format": "strict_date", "min_doc_count": 1}}}})
+        found = self._search(
+            "count dates",
+            {
+                "query": query,
+                "size": 0,
+                "aggs": {
+                    "bins": {
+                        "date_histogram": {
+                            "field": "submitted",
+                            "calendar_interval": unit,
+                            "format": "strict_date",
+                            "min_doc_count": 1,
+                        }
+                    }
+                },
+            },
+        )
         binned = {dates.from_iso(b["key_as_string"]): b["doc_count"] for b in found["aggregations"]["bins"]["buckets"]}
         return dates.DateHistogram(unit, dates.fill(binned, unit), undated)
 
@@ -532,15 +636,24 @@ class OpenSearchSearcher:
             return self._similar_by_meaning(records, limit)
         # The records' own terms, as artificial documents (their term texts are not in _source).
         fields = [name + TERMS for name in TEXT_FIELDS]
-        like = [{"doc": {name + TERMS: term_text(getattr(record, name)) for name in TEXT_FIELDS}}
-                for record in records]
-        query = {"more_like_this": {"fields": fields, "like": like,
-                                    "min_term_freq": 1, "min_doc_freq": 1, "max_query_terms": SIMILAR_TERMS,
-                                    # Each chosen term scored by BM25 (the field similarities give bare
-                                    # frequencies otherwise).
-                                    "boost": WHOLE_SCORE + 1.0}}
-        body = {"query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
-                "size": limit, "track_total_hits": True}
+        like = [{"doc": {name + TERMS: term_text(getattr(record, name)) for name in TEXT_FIELDS}} for record in records]
+        query = {
+            "more_like_this": {
+                "fields": fields,
+                "like": like,
+                "min_term_freq": 1,
+                "min_doc_freq": 1,
+                "max_query_terms": SIMILAR_TERMS,
+                # Each chosen term scored by BM25 (the field similarities give bare
+                # frequencies otherwise).
+                "boost": WHOLE_SCORE + 1.0,
+            }
+        }
+        body = {
+            "query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
+            "size": limit,
+            "track_total_hits": True,
+        }
         found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)
         total = int(found["hits"]["total"]["value"])
         shown = {"more_like_this": {**query["more_like_this"], "like": [r.id for r in records]}}
@@ -554,24 +667,40 @@ class OpenSearchSearcher:
         ids = [record.id for record in records]
         with self._errors("read the records' vectors"):
             answer = self.client.mget(index=self.index, body={"ids": ids}, _source_includes=[VECTOR_FIELD])
-        vectors = [doc["_source"][VECTOR_FIELD] for doc in answer["docs"]
-                   if doc.get("found") and (doc.get("_source") or {}).get(VECTOR_FIELD)]
+        vectors = [
+            doc["_source"][VECTOR_FIELD]
+            for doc in answer["docs"]
+            if doc.get("found") and (doc.get("_source") or {}).get(VECTOR_FIELD)
+        ]
         centre = np.mean(np.asarray(vectors, dtype=np.float32), axis=0) if vectors else None
         norm = float(np.linalg.norm(centre)) if vectors else 0.0
         if norm == 0:
             return 0, [], ""
-        knn = {"vector": (centre / norm).tolist(), "k": MAX_DEPTH,
-               "filter": {"bool": {"must_not": [{"ids": {"values": ids}}]}}}
+        knn = {
+            "vector": (centre / norm).tolist(),
+            "k": MAX_DEPTH,
+            "filter": {"bool": {"must_not": [{"ids": {"values": ids}}]}},
+        }
         query = {"knn": {VECTOR_FIELD: knn}}
         found = self._search("find similar papers", {"query": query, "size": MAX_DEPTH, "_source": False})
         nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
         if not nearest:
             return 0, [], ""
-        body = {"query": {"script_score": {"query": {"ids": {"values": nearest}}, "script": {
-            "source": f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)",
-            "params": {"vector": knn["vector"]}}}},
-            "size": limit, "sort": _RELEVANCE_SORT, "track_scores": True,
-            "_source": {"excludes": [VECTOR_FIELD, "content_key"]}}
+        body = {
+            "query": {
+                "script_score": {
+                    "query": {"ids": {"values": nearest}},
+                    "script": {
+                        "source": f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)",
+                        "params": {"vector": knn["vector"]},
+                    },
+                }
+            },
+            "size": limit,
+            "sort": _RELEVANCE_SORT,
+            "track_scores": True,
+            "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
+        }
         page = self._search("find similar papers", body)
         return len(nearest), self.hits(None, page["hits"]["hits"]), "vectors: " + " ".join(ids)
 

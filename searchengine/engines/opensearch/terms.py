@@ -46,7 +46,7 @@ TOKENS, LENGTH = "_tokens", "_length"
 
 #: The field lengths one byte stands for, as the embedded engine (Whoosh) keeps
 #: a field's length: ``round((1.033 ** code - 1) * 27)`` for codes 0 to 255.
-_BYTE_LENGTHS = tuple(round((1.033 ** code - 1) * 27) for code in range(256))
+_BYTE_LENGTHS = tuple(round((1.033**code - 1) * 27) for code in range(256))
 
 
 @functools.cache

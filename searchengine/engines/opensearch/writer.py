@@ -138,8 +138,9 @@ def _remove_stale(client, location: ClusterLocation, keep: Iterable[str]) -> lis
     their mapping as written for this alias are touched. Returns their names."""
     alias, keep = location.index, set(keep)
     with cluster_errors(location, "list the alias's old indexes"):
-        found = client.indices.get_mapping(index=f"{alias}-*", expand_wildcards="all",
-                                           allow_no_indices=True, ignore_unavailable=True)
+        found = client.indices.get_mapping(
+            index=f"{alias}-*", expand_wildcards="all", allow_no_indices=True, ignore_unavailable=True
+        )
     stale = []
     for name, body in found.items():
         meta = (body.get("mappings") or {}).get("_meta", {}).get(mapping.META_KEY, {})
@@ -185,9 +186,12 @@ class WriteLock:
         with cluster_errors(self.location, "create the write lock index", index=self.index):
             if not self.client.indices.exists(index=self.index):
                 self.client.indices.create(
-                    index=self.index, ignore=400,  # 400: another writer created it first
-                    body={"settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-all"}},
-                          "mappings": {"dynamic": False, "properties": {}}},
+                    index=self.index,
+                    ignore=400,  # 400: another writer created it first
+                    body={
+                        "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-all"}},
+                        "mappings": {"dynamic": False, "properties": {}},
+                    },
                 )
 
     def _try_take(self) -> bool:
@@ -206,8 +210,13 @@ class WriteLock:
             if float(held["_source"].get("expires", 0)) > time.time():
                 return False
             try:  # the holder's lease ran out (a killed writer): take it over
-                result = self.client.index(index=self.index, id=self.doc_id, body=self._body(),
-                                           if_seq_no=held["_seq_no"], if_primary_term=held["_primary_term"])
+                result = self.client.index(
+                    index=self.index,
+                    id=self.doc_id,
+                    body=self._body(),
+                    if_seq_no=held["_seq_no"],
+                    if_primary_term=held["_primary_term"],
+                )
             except ConflictError:
                 return False
         self._seq = (result["_seq_no"], result["_primary_term"])
@@ -221,8 +230,10 @@ class WriteLock:
                 if self._try_take():
                     break
             if time.monotonic() >= deadline:
-                raise IndexBusyError(f"{self.location}: another process is writing this index"
-                                     + (f" (waited {self.timeout:g} s)" if self.timeout else ""))
+                raise IndexBusyError(
+                    f"{self.location}: another process is writing this index"
+                    + (f" (waited {self.timeout:g} s)" if self.timeout else "")
+                )
             time.sleep(min(0.5, max(0.05, deadline - time.monotonic())))
         self._thread = threading.Thread(target=self._renew, name="searchengine-lock-lease", daemon=True)
         self._thread.start()
@@ -235,8 +246,9 @@ class WriteLock:
                     return
                 try:
                     seq_no, term = self._seq
-                    result = self.client.index(index=self.index, id=self.doc_id, body=self._body(),
-                                               if_seq_no=seq_no, if_primary_term=term)
+                    result = self.client.index(
+                        index=self.index, id=self.doc_id, body=self._body(), if_seq_no=seq_no, if_primary_term=term
+                    )
                     self._seq = (result["_seq_no"], result["_primary_term"])
                 except Exception as exc:  # kept for check(); a passing failure is retried next round
                     if getattr(exc, "status_code", None) == 409 and not self._still_held():
@@ -261,8 +273,9 @@ class WriteLock:
     def check(self) -> None:
         """Raise ClusterError if the lease was lost (this writer must not publish)."""
         if self._lost:
-            raise ClusterError(f"{self.location}: {self._lost} (the run was too slow to renew it); "
-                               "nothing was published")
+            raise ClusterError(
+                f"{self.location}: {self._lost} (the run was too slow to renew it); nothing was published"
+            )
 
     def __exit__(self, *exc_info) -> None:
         self._stop.set()
@@ -270,8 +283,9 @@ class WriteLock:
             if self._seq is not None and not self._lost:
                 try:
                     seq_no, term = self._seq
-                    self.client.delete(index=self.index, id=self.doc_id, if_seq_no=seq_no,
-                                       if_primary_term=term, ignore=[404, 409])
+                    self.client.delete(
+                        index=self.index, id=self.doc_id, if_seq_no=seq_no, if_primary_term=term, ignore=[404, 409]
+                    )
                 except Exception:  # noqa: BLE001 - the lease expires by itself
                     pass
         if self._thread is not None:
@@ -290,8 +304,9 @@ class _BulkWriter:
     ``on_failed(document, reason)``.
     """
 
-    def __init__(self, client, location: ClusterLocation, index: str, *,
-                 jobs: int, memory_mb: int, lock: WriteLock | None) -> None:
+    def __init__(
+        self, client, location: ClusterLocation, index: str, *, jobs: int, memory_mb: int, lock: WriteLock | None
+    ) -> None:
         self.client, self.location, self.index = client, location, index
         self.jobs, self.lock = max(1, jobs), lock
         self.chunk_bytes = max(2**20, min(BULK_BYTES_MAX, memory_mb * 2**20 // (4 * (self.jobs + 1))))
@@ -322,11 +337,13 @@ class _BulkWriter:
         # A bulk request that fails as a whole (its node died mid-request, and the
         # client's retries on the other nodes failed too) comes back item by item
         # with a status "N/A": a passing failure, sent again next round.
-        options = dict(chunk_size=BULK_DOCS, max_chunk_bytes=self.chunk_bytes, raise_on_error=False,
-                       raise_on_exception=False)
+        options = dict(
+            chunk_size=BULK_DOCS, max_chunk_bytes=self.chunk_bytes, raise_on_error=False, raise_on_exception=False
+        )
         if self.jobs > 1:  # every item's result comes back, in order
-            results = helpers.parallel_bulk(self.client, actions(), thread_count=self.jobs,
-                                            queue_size=self.jobs, **options)
+            results = helpers.parallel_bulk(
+                self.client, actions(), thread_count=self.jobs, queue_size=self.jobs, **options
+            )
         else:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
         retry: list = []
@@ -338,7 +355,7 @@ class _BulkWriter:
             for ok, result in results:
                 if self.lock is not None:
                     self.lock.check()
-                (op, info), = result.items()
+                ((op, info),) = result.items()
                 document = in_flight.pop(str(info.get("_id")), None)
                 if document is None:
                     continue
@@ -368,21 +385,28 @@ class _BulkWriter:
             reason = str(error or "rejected")
         reason = self.location.scrub(" ".join(reason.split())[:300])
         transient = status in _TRANSIENT or not isinstance(status, int)
-        return (f"{record.id}: not indexed, the cluster "
-                + (f"rejected it {RETRY_ROUNDS + 1} times" if transient else "refused it")
-                + f" ({status}: {reason}) (skipped)")
+        return (
+            f"{record.id}: not indexed, the cluster "
+            + (f"rejected it {RETRY_ROUNDS + 1} times" if transient else "refused it")
+            + f" ({status}: {reason}) (skipped)"
+        )
 
 
 def _index_action(index: str, record: Record, extra: dict | None = None) -> dict:
-    return {"_op_type": "index", "_index": index, "_id": record.id, "_source": {**mapping.document(record),
-                                                                              **(extra or {})}}
+    return {
+        "_op_type": "index",
+        "_index": index,
+        "_id": record.id,
+        "_source": {**mapping.document(record), **(extra or {})},
+    }
 
 
 def has_vector_field(client, index: str) -> bool:
     """Whether the index (or an alias's indexes) maps :data:`~.mapping.VECTOR_FIELD`."""
     found = client.indices.get_mapping(index=index)
-    return any(mapping.VECTOR_FIELD in ((body.get("mappings") or {}).get("properties") or {})
-               for body in found.values())
+    return any(
+        mapping.VECTOR_FIELD in ((body.get("mappings") or {}).get("properties") or {}) for body in found.values()
+    )
 
 
 def _count(client, location: ClusterLocation, index: str) -> int:
@@ -420,8 +444,10 @@ def _data_nodes(client, location: ClusterLocation) -> int:
     with cluster_errors(location, "contact the cluster"):
         health = client.cluster.health()
     if health.get("status") == "red":
-        raise ClusterError(f"{location}: the cluster is red (some primary shards are unassigned); "
-                           "writing now could fail half-way, so nothing was changed")
+        raise ClusterError(
+            f"{location}: the cluster is red (some primary shards are unassigned); "
+            "writing now could fail half-way, so nothing was changed"
+        )
     return max(1, int(health.get("number_of_data_nodes") or 1))
 
 
@@ -429,11 +455,13 @@ def _wait_for_replicas(client, location: ClusterLocation, index: str) -> None:
     """Wait up to :data:`GREEN_WAIT` s for the index to be green; at least yellow is required."""
     with cluster_errors(location, "wait for the new index's shards", index=index):
         # 408: not green in time (the body still tells the status).
-        health = client.cluster.health(index=index, wait_for_status="green", timeout=f"{GREEN_WAIT}s",
-                                       request_timeout=GREEN_WAIT + 30, ignore=408)
+        health = client.cluster.health(
+            index=index, wait_for_status="green", timeout=f"{GREEN_WAIT}s", request_timeout=GREEN_WAIT + 30, ignore=408
+        )
     if health.get("status") == "red":
-        raise ClusterError(f"{location.redacted(index)}: the new index is red (primary shards "
-                           "unassigned); the index is unchanged")
+        raise ClusterError(
+            f"{location.redacted(index)}: the new index is red (primary shards unassigned); the index is unchanged"
+        )
 
 
 class ClusterWriter:
@@ -461,11 +489,20 @@ class ClusterWriter:
         ClusterError: the cluster is unreachable, red, or failed a request.
     """
 
-    def __init__(self, location_text: str | ClusterLocation, *, mode: str, lock_timeout: float,
-                 jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
-                 on_encode=None) -> None:
-        self.cluster = (location_text if isinstance(location_text, ClusterLocation)
-                        else parse_location(str(location_text)))
+    def __init__(
+        self,
+        location_text: str | ClusterLocation,
+        *,
+        mode: str,
+        lock_timeout: float,
+        jobs: int | None = None,
+        memory_mb: int = 512,
+        vectors: bool | None = None,
+        on_encode=None,
+    ) -> None:
+        self.cluster = (
+            location_text if isinstance(location_text, ClusterLocation) else parse_location(str(location_text))
+        )
         self.vectors = vectors
         self.on_encode = on_encode
         self.encoded = 0
@@ -477,7 +514,7 @@ class ClusterWriter:
         self._stack = ExitStack()
         self._client = None
         self._lock: WriteLock | None = None
-        self._index = ""          # where documents go: the new physical index or the alias
+        self._index = ""  # where documents go: the new physical index or the alias
         self._new: str | None = None
         self._old: list[str] = []
         self._data_nodes = 1
@@ -501,8 +538,9 @@ class ClusterWriter:
             if self.mode != "remove":
                 mapping.shard_count(), mapping.replica_count()
             elif existing is None:
-                raise IndexNotFoundError(f"{cluster}: no index here "
-                                         f"(run 'searchengine index PATH... --index {cluster}' first)")
+                raise IndexNotFoundError(
+                    f"{cluster}: no index here (run 'searchengine index PATH... --index {cluster}' first)"
+                )
             if self.vectors is None:
                 with cluster_errors(cluster, "read the index mapping"):
                     self.vectors = bool(existing) and has_vector_field(client, cluster.index)
@@ -522,8 +560,9 @@ class ClusterWriter:
         except BaseException:
             self._stack.close()
             raise
-        self._bulk = _BulkWriter(client, cluster, self._index, jobs=self.jobs, memory_mb=self.memory_mb,
-                                 lock=self._lock)
+        self._bulk = _BulkWriter(
+            client, cluster, self._index, jobs=self.jobs, memory_mb=self.memory_mb, lock=self._lock
+        )
         return self
 
     def _start_new_index(self) -> None:
@@ -534,12 +573,15 @@ class ClusterWriter:
         _data_nodes(client, cluster)
         new = physical_name(alias)
         with cluster_errors(cluster, f"create the index {new}", index=new):
-            created = _create_index(client, new, mapping.index_body(alias, shards=mapping.shard_count(),
-                                                                    vectors=bool(self.vectors)))
+            created = _create_index(
+                client, new, mapping.index_body(alias, shards=mapping.shard_count(), vectors=bool(self.vectors))
+            )
         self._new = self._index = new
         if not created.get("shards_acknowledged", True):
-            raise ClusterError(f"{cluster.redacted(new)}: the new index's shards did not start "
-                               "(is the cluster red or out of disk?); the index is unchanged")
+            raise ClusterError(
+                f"{cluster.redacted(new)}: the new index's shards did not start "
+                "(is the cluster red or out of disk?); the index is unchanged"
+            )
 
     def __exit__(self, kind, exc, traceback) -> None:
         try:
@@ -561,10 +603,8 @@ class ClusterWriter:
         """``{id: indexed version or None}`` of the ids the index holds."""
         cluster, index = self.cluster, self._index
         with cluster_errors(cluster, "look up indexed versions", index=index):
-            found = self._client.mget(index=index, body={"ids": ids}, _source_includes=["version"],
-                                      realtime=True)
-        return {doc["_id"]: (doc.get("_source") or {}).get("version")
-                for doc in found["docs"] if doc.get("found")}
+            found = self._client.mget(index=index, body={"ids": ids}, _source_includes=["version"], realtime=True)
+        return {doc["_id"]: (doc.get("_source") or {}).get("version") for doc in found["docs"] if doc.get("found")}
 
     def write(self, documents: Iterable, on_failed: Callable) -> None:
         """Index ``documents`` (each with ``record``; a document replaces any
@@ -615,8 +655,12 @@ class ClusterWriter:
         found: dict[str, tuple[str, list]] = {}
         for index in sources:
             with cluster_errors(self.cluster, "read indexed vectors", index=index):
-                answer = self._client.mget(index=index, body={"ids": ids}, realtime=True,
-                                           _source_includes=["content_key", mapping.VECTOR_FIELD])
+                answer = self._client.mget(
+                    index=index,
+                    body={"ids": ids},
+                    realtime=True,
+                    _source_includes=["content_key", mapping.VECTOR_FIELD],
+                )
             for doc in answer["docs"]:
                 source = doc.get("_source") or {}
                 if doc.get("found") and source.get("content_key") and source.get(mapping.VECTOR_FIELD):
@@ -650,9 +694,10 @@ class ClusterWriter:
             retry = []
             actions = ({"_op_type": "delete", "_index": alias, "_id": doc_id} for doc_id in todo)
             with cluster_errors(cluster, "bulk delete"):
-                for ok, result in helpers.streaming_bulk(client, actions, chunk_size=BULK_DOCS,
-                                                         raise_on_error=False, yield_ok=True):
-                    (_, info), = result.items()
+                for ok, result in helpers.streaming_bulk(
+                    client, actions, chunk_size=BULK_DOCS, raise_on_error=False, yield_ok=True
+                ):
+                    ((_, info),) = result.items()
                     doc_id, status = str(info.get("_id")), info.get("status")
                     if ok:
                         removed += 1
@@ -663,8 +708,10 @@ class ClusterWriter:
                     else:
                         error = info.get("error")
                         reason = error.get("reason") if isinstance(error, dict) else error
-                        raise ClusterError(f"{cluster}: {doc_id} could not be removed ({status}: {reason}); "
-                                           f"{removed} documents were removed")
+                        raise ClusterError(
+                            f"{cluster}: {doc_id} could not be removed ({status}: {reason}); "
+                            f"{removed} documents were removed"
+                        )
             if not retry:
                 break
             todo = retry
@@ -683,13 +730,16 @@ class ClusterWriter:
         if new is None:
             return _count(client, cluster, self._index)
         with cluster_errors(cluster, "finish the new index's settings", index=new):
-            client.indices.put_settings(index=new, body=mapping.finished_settings(mapping.replica_count(),
-                                                                                  self._data_nodes))
+            client.indices.put_settings(
+                index=new, body=mapping.finished_settings(mapping.replica_count(), self._data_nodes)
+            )
         documents = _count(client, cluster, new)
         expected = len(self._bulk.written)
         if documents != expected:
-            raise ClusterError(f"{cluster.redacted(new)}: {expected - documents} documents were "
-                               "acknowledged but are missing from the new index; the index is unchanged")
+            raise ClusterError(
+                f"{cluster.redacted(new)}: {expected - documents} documents were "
+                "acknowledged but are missing from the new index; the index is unchanged"
+            )
         _wait_for_replicas(client, cluster, new)
         self._lock.check()
         actions = [{"remove": {"index": name, "alias": cluster.index}} for name in self._old]

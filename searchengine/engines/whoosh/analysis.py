@@ -47,13 +47,7 @@ class InflectionStemFilter(stemming.InflectionStemFilter, Filter):
 def text_analyzer():
     """The Whoosh analyzer for title and abstract text (indexing, queries and
     phrases): :func:`searchengine.analysis.analyzer.text_analyzer`'s steps."""
-    return (
-        TechTokenizer()
-        | CompoundFilter()
-        | AcronymStopFilter()
-        | UmlautFilter()
-        | InflectionStemFilter()
-    )
+    return TechTokenizer() | CompoundFilter() | AcronymStopFilter() | UmlautFilter() | InflectionStemFilter()
 
 
 def name_analyzer():

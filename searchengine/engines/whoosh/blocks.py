@@ -113,8 +113,9 @@ def segment_docs(searcher, docnums: list[int]):
             yield sub, offset, local
 
 
-def postings_at(reader, fieldname: str, text: str, docs: list[int], positions: bool = False,
-                clock: MatchClock | None = None) -> dict:
+def postings_at(
+    reader, fieldname: str, text: str, docs: list[int], positions: bool = False, clock: MatchClock | None = None
+) -> dict:
     """``{doc: (weight, set of positions or None)}`` of a term for each of
     the ascending live ``docs`` that has it; positions only when asked.
     Reading stops at the ``clock``'s deadline (its ``cut`` set): the documents

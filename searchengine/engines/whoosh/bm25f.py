@@ -57,8 +57,12 @@ def weighting():
             if not searcher.schema[fieldname].scorable:
                 return scoring.WeightScorer.for_(searcher, fieldname, text)
             scorer = scoring.BM25FScorer(
-                searcher, fieldname, text,
-                FIELD_B.get(fieldname, DEFAULT_B), K1, qf=qf,
+                searcher,
+                fieldname,
+                text,
+                FIELD_B.get(fieldname, DEFAULT_B),
+                K1,
+                qf=qf,
             )
             scorer.idf = self.idf(searcher, fieldname, text)
             return scorer
@@ -67,6 +71,7 @@ def weighting():
 
 
 # --- the query word ----------------------------------------------------------------------
+
 
 def _bm25f_class():
     """Build :class:`BM25FTerm` on first use (keeps Whoosh out of import time)."""
@@ -205,6 +210,7 @@ def scored_list(docs: list[int], scores: list[float]):
 
 # --- length norms ---------------------------------------------------------------------------
 
+
 class SegmentNorms:
     """``1 - B + B * length / average length`` of a field for each document of a
     segment, read as ``norms[doc]`` or, for many documents, ``norms.of(docs)``.
@@ -263,12 +269,14 @@ def length_norms(searcher, reader, fieldname: str) -> SegmentNorms:
             norms[fieldname] = SegmentNorms(codes, table)
         else:
             length = reader.doc_field_length
-            norms[fieldname] = SegmentNorms(None, None, array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg
-                                                                    for doc in range(count))))
+            norms[fieldname] = SegmentNorms(
+                None, None, array("d", (1.0 - b + b * (length(doc, fieldname) or 0) / avg for doc in range(count)))
+            )
     return norms[fieldname]
 
 
 # --- document frequencies and the idf -------------------------------------------------------
+
 
 def indexed(searcher, terms) -> tuple:
     """The (field, text) pairs of ``terms`` that some document of the index has.
@@ -312,6 +320,7 @@ def saturated(idf: float, tf: float) -> float:
 
 
 # --- scored postings ------------------------------------------------------------------------
+
 
 def term_postings(searcher, reader, key: tuple) -> tuple[array, array]:
     """:func:`_bm25f_postings` of ``key`` ((field, text) pairs), kept on the segment reader."""
@@ -403,9 +412,11 @@ def field_term_scores(searcher, reader, fieldname: str, btext: bytes, boost: flo
     term_idf = log(1 + (parent.doc_count_all() - n + 0.5) / (n + 0.5))
     norms = length_norms(searcher, reader, fieldname)
     scale = term_idf * (K1 + 1) * boost
-    return {doc: scale * weight / (weight + K1 * norm)
-            for ids, weights in posting_blocks(reader, fieldname, btext)
-            for doc, weight, norm in zip(ids, weights, norms.of(ids))}
+    return {
+        doc: scale * weight / (weight + K1 * norm)
+        for ids, weights in posting_blocks(reader, fieldname, btext)
+        for doc, weight, norm in zip(ids, weights, norms.of(ids))
+    }
 
 
 def bm25f_scores_at(searcher, terms, docnums, boost: float = 1.0) -> dict[int, float]:

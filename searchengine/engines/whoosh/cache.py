@@ -86,8 +86,17 @@ class GenerationCache:
     A reader over one segment is both, and holds all of them.
     """
 
-    __slots__ = ("postings", "positions", "norms", "frequencies", "abstract_frequencies", "vocabularies",
-                 "written_neighbours", "spelling", "word_frequencies")
+    __slots__ = (
+        "postings",
+        "positions",
+        "norms",
+        "frequencies",
+        "abstract_frequencies",
+        "vocabularies",
+        "written_neighbours",
+        "spelling",
+        "word_frequencies",
+    )
 
     def __init__(self) -> None:
         self.postings = PostingsCache(TERM_CACHE_POSTINGS)

@@ -46,8 +46,13 @@ def check_folder(index_dir: Path) -> IndexCheck:
         report.problem = str(exc)
         return report
     for name in sorted(set(integrity.indexed_files(generation)) - expected.keys()):
-        report.parts.append(PartCheck(name=name, size=(generation / name).stat().st_size,
-                                      problem="not one of the index's files (the index did not write it)"))
+        report.parts.append(
+            PartCheck(
+                name=name,
+                size=(generation / name).stat().st_size,
+                problem="not one of the index's files (the index did not write it)",
+            )
+        )
     for name, (crc, size) in expected.items():
         path = generation / name
         part = PartCheck(name=name, size=size)
@@ -66,7 +71,8 @@ def check_folder(index_dir: Path) -> IndexCheck:
     if damaged:
         shown = ", ".join(part.name for part in damaged)
         report.problem = integrity.damaged(
-            index_dir, f"{len(damaged)} of {len(report.parts)} files of {generation.name} ({shown})")
+            index_dir, f"{len(damaged)} of {len(report.parts)} files of {generation.name} ({shown})"
+        )
         return report
     if outdated is not None:
         report.problem = outdated
@@ -114,20 +120,24 @@ def _read_everything(generation: Path) -> int:
             try:
                 arrays = columns.map_columns(generation / columns.COLUMNS_FILE, reader)
             except (ValueError, KeyError, TypeError) as exc:  # the column file's own checks
-                raise IndexDamagedError(integrity.damaged(
-                    index_dir, f"{generation.name}'s facet columns cannot be read ({exc})")) from exc
+                raise IndexDamagedError(
+                    integrity.damaged(index_dir, f"{generation.name}'s facet columns cannot be read ({exc})")
+                ) from exc
             if arrays is None:
-                raise IndexDamagedError(integrity.damaged(
-                    index_dir, f"{generation.name}'s facet columns belong to another generation"))
+                raise IndexDamagedError(
+                    integrity.damaged(index_dir, f"{generation.name}'s facet columns belong to another generation")
+                )
             del arrays  # (views of a map: released before the reader closes)
     except IndexDamagedError:
         raise
     except Exception as exc:  # Whoosh raises many kinds on damage
         if not store.is_damage(exc):
             raise
-        raise IndexDamagedError(integrity.damaged(
-            index_dir, f"{generation.name} cannot be read ({type(exc).__name__}: {exc})")) from exc
+        raise IndexDamagedError(
+            integrity.damaged(index_dir, f"{generation.name} cannot be read ({type(exc).__name__}: {exc})")
+        ) from exc
     if stored != documents:
-        raise IndexDamagedError(integrity.damaged(
-            index_dir, f"{generation.name} lists {documents:,} documents and holds {stored:,}"))
+        raise IndexDamagedError(
+            integrity.damaged(index_dir, f"{generation.name} lists {documents:,} documents and holds {stored:,}")
+        )
     return documents

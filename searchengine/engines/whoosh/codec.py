@@ -47,8 +47,16 @@ import sys
 from array import array
 from itertools import accumulate
 
-from whoosh.codec.whoosh3 import (W3Codec, W3FieldWriter, W3LeafMatcher, W3PerDocReader, W3PerDocWriter,
-                                  W3PostingsWriter, W3TermInfo, W3TermsReader)
+from whoosh.codec.whoosh3 import (
+    W3Codec,
+    W3FieldWriter,
+    W3LeafMatcher,
+    W3PerDocReader,
+    W3PerDocWriter,
+    W3PostingsWriter,
+    W3TermInfo,
+    W3TermsReader,
+)
 from whoosh.filedb.filetables import OrderedHashReader, _lengths, _pointer
 from whoosh.formats import Positions
 from whoosh.reading import CorruptIndexError
@@ -89,9 +97,12 @@ class CompactTermInfo(W3TermInfo):
         ids, weights, values = self._inlined
         weights = tuple(int(w) if w == int(w) else w for w in weights)
         header = self._struct.pack(
-            1, self._weight, self._df,
+            1,
+            self._weight,
+            self._df,
             0 if self._minlength is None else length_to_byte(self._minlength),
-            length_to_byte(self._maxlength), self._maxweight,
+            length_to_byte(self._maxlength),
+            self._maxweight,
             NO_ID if self._minid is None else self._minid,
             NO_ID if self._maxid is None else self._maxid,
         )
@@ -157,8 +168,13 @@ class DictionaryCodec(CompactCodec):
         return _DictionaryPerDocReader(storage, segment)
 
     def postings_writer(self, dbfile, byteids=False):
-        return PackedPostingsWriter(dbfile, blocklimit=self._blocklimit, byteids=byteids,
-                                    compression=self._compression, inlinelimit=self._inlinelimit)
+        return PackedPostingsWriter(
+            dbfile,
+            blocklimit=self._blocklimit,
+            byteids=byteids,
+            compression=self._compression,
+            inlinelimit=self._inlinelimit,
+        )
 
     def postings_reader(self, dbfile, terminfo, format_, term=None, scorer=None):
         if terminfo.is_inlined():
@@ -315,8 +331,14 @@ def value_offsets(packed: tuple) -> tuple[bytes, array]:
     Raises ``CorruptIndexError`` when they are not of that shape or the
     lengths do not add up to the string."""
     damaged = CorruptIndexError("a block of postings is damaged: its values do not add up")
-    if not (isinstance(packed, tuple) and len(packed) == 3 and isinstance(packed[0], bytes)
-            and isinstance(packed[1], bytes) and packed[2] in (1, 4) and len(packed[1]) % packed[2] == 0):
+    if not (
+        isinstance(packed, tuple)
+        and len(packed) == 3
+        and isinstance(packed[0], bytes)
+        and isinstance(packed[1], bytes)
+        and packed[2] in (1, 4)
+        and len(packed[1]) % packed[2] == 0
+    ):
         raise damaged
     joined, lengths, width = packed
     if width == 1:
@@ -537,8 +559,14 @@ class _DictionaryColumnWriter:
         import zlib
 
         self._dictionary = b"".join(self._pending)[-DICTIONARY_BYTES:]
-        self._compressor = zlib.compressobj(STORED_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS, 9, zlib.Z_DEFAULT_STRATEGY,
-                                            *([self._dictionary] if self._dictionary else []))
+        self._compressor = zlib.compressobj(
+            STORED_LEVEL,
+            zlib.DEFLATED,
+            zlib.MAX_WBITS,
+            9,
+            zlib.Z_DEFAULT_STRATEGY,
+            *([self._dictionary] if self._dictionary else []),
+        )
         self._dbfile.write(self._dictionary)
         pending, self._pending = self._pending, []
         for value in pending:
@@ -579,7 +607,8 @@ class _DictionaryColumnReader:
         if length < _trailer.size:
             raise CorruptIndexError("the stored fields column is shorter than its trailer")
         magic, count, dictionary, written = _trailer.unpack(
-            bytes(dbfile.get(basepos + length - _trailer.size, _trailer.size)))
+            bytes(dbfile.get(basepos + length - _trailer.size, _trailer.size))
+        )
         if magic != _TRAILER_MAGIC or dictionary + written + 4 * count + _trailer.size != length:
             raise CorruptIndexError("the stored fields column's trailer is damaged")
         self._dictionary = bytes(dbfile.get(basepos, dictionary))

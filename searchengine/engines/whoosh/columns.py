@@ -102,9 +102,12 @@ def unpack_facet_data(packed: bytes) -> FacetData | None:
     if not packed:
         return None
     year, doc_id, authors, categories = packed.decode("utf-8").split(_FIELD_SEP)
-    return FacetData(int(year) if year else None, doc_id,
-                     authors.split(_VALUE_SEP) if authors else [],
-                     categories.split(_VALUE_SEP) if categories else [])
+    return FacetData(
+        int(year) if year else None,
+        doc_id,
+        authors.split(_VALUE_SEP) if authors else [],
+        categories.split(_VALUE_SEP) if categories else [],
+    )
 
 
 def pack_date_data(record) -> bytes:
@@ -126,8 +129,11 @@ def title_sort_key(title: str) -> bytes:
 
 #: One integer per document (numpy dtype, value from :class:`FacetData`; 0 = none).
 NUMBER_COLUMNS: dict[str, tuple[str, Callable[[FacetData], int]]] = {
-    **{facet.name: ("int32", lambda data, field=facet.record_field: getattr(data, field) or 0)
-       for facet in FACETS if facet.numeric},
+    **{
+        facet.name: ("int32", lambda data, field=facet.record_field: getattr(data, field) or 0)
+        for facet in FACETS
+        if facet.numeric
+    },
     "day": ("int32", lambda data: data.day or 0),
 }
 #: Values per document (strings, each counted once per document, record order kept).
@@ -140,6 +146,7 @@ def _by_date(newest: bool) -> Callable:
     """The ``newest`` or ``oldest`` order: by submitted day, a paper with only
     a year after the dated ones of its year, then by id (later arXiv ids are
     newer); a paper with neither comes last (:func:`searchengine.dates.sort_keys`)."""
+
     def order(docs: range, numbers: dict, ids, titles) -> list[int]:
         from searchengine.dates import sort_keys
 
@@ -148,8 +155,10 @@ def _by_date(newest: bool) -> Callable:
         keys = [sort_keys(days[d] or None, years[d] or None)[which] for d in docs]
         known = [d for d in docs if keys[d] is not None]
         unknown = [d for d in docs if keys[d] is None]
-        return (sorted(known, key=lambda d: (keys[d], ids[d]), reverse=newest)
-                + sorted(unknown, key=ids.__getitem__, reverse=newest))
+        return sorted(known, key=lambda d: (keys[d], ids[d]), reverse=newest) + sorted(
+            unknown, key=ids.__getitem__, reverse=newest
+        )
+
     return order
 
 
@@ -281,8 +290,10 @@ def _string_table(np, table: str, strings: Iterable) -> dict:
     is code point order, concatenated) and ``<table>.name_offsets`` (32-bit:
     a table holds under 2 GB), as :meth:`~.facetcolumns.FacetColumns._find` searches them."""
     encoded = sorted({s if isinstance(s, bytes) else s.encode("utf-8") for s in strings})
-    return {table + ".names": np.frombuffer(b"".join(encoded), dtype=np.uint8),
-            table + ".name_offsets": np.cumsum([0] + [len(e) for e in encoded], dtype=np.int32)}
+    return {
+        table + ".names": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        table + ".name_offsets": np.cumsum([0] + [len(e) for e in encoded], dtype=np.int32),
+    }
 
 
 def _spelling_words(reader) -> set[str]:
@@ -300,8 +311,9 @@ def _spelling_words(reader) -> set[str]:
             try:
                 words.update(segment_words(sub))
             except (zlib.error, UnicodeDecodeError) as error:
-                raise IndexDamagedError(f"a segment's spelling words are damaged ({error}); "
-                                        "rebuild the index with 'searchengine index'") from None
+                raise IndexDamagedError(
+                    f"a segment's spelling words are damaged ({error}); rebuild the index with 'searchengine index'"
+                ) from None
     return words
 
 
@@ -334,11 +346,14 @@ def map_columns(path: Path, reader) -> dict | None:
 
     with open(path, "rb") as handle:
         head = handle.read(len(_MAGIC) + 8)
-        if len(head) < len(_MAGIC) + 8 or head[:len(_MAGIC)] != _MAGIC:
+        if len(head) < len(_MAGIC) + 8 or head[: len(_MAGIC)] != _MAGIC:
             raise ValueError("not a column file")
-        header = json.loads(handle.read(int.from_bytes(head[len(_MAGIC):], "little")))
-        if (header["generation"] != reader.generation() or header["documents"] != reader.doc_count_all()
-                or not set(_array_names()) <= header["arrays"].keys()):
+        header = json.loads(handle.read(int.from_bytes(head[len(_MAGIC) :], "little")))
+        if (
+            header["generation"] != reader.generation()
+            or header["documents"] != reader.doc_count_all()
+            or not set(_array_names()) <= header["arrays"].keys()
+        ):
             return None
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     if sys.byteorder != "little":  # the file's arrays are little-endian

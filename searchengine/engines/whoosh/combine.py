@@ -70,8 +70,10 @@ def arrays_of(part):
 
     if not isinstance(part, dict):
         return part
-    return (np.fromiter(part.keys(), dtype=np.int64, count=len(part)),
-            np.fromiter(part.values(), dtype=np.float64, count=len(part)))
+    return (
+        np.fromiter(part.keys(), dtype=np.int64, count=len(part)),
+        np.fromiter(part.values(), dtype=np.float64, count=len(part)),
+    )
 
 
 def leaf_arrays(docs, scores, factor: float):
@@ -80,8 +82,10 @@ def leaf_arrays(docs, scores, factor: float):
     import numpy as np
 
     found = np.frombuffer(scores, dtype=np.float64) if len(scores) else np.zeros(0)
-    return (np.frombuffer(docs, dtype=np.intc) if len(docs) else np.zeros(0, dtype=np.intc),
-            found if factor == 1 else found * factor)
+    return (
+        np.frombuffer(docs, dtype=np.intc) if len(docs) else np.zeros(0, dtype=np.intc),
+        found if factor == 1 else found * factor,
+    )
 
 
 def union(parts, size: int, needed: int = 1):
@@ -240,8 +244,9 @@ class ScoredDocs(Mapping):
             return
         wanted = np.fromiter(bonuses.keys(), dtype=np.int64, count=len(bonuses))
         # A dict's documents are distinct: one addition each, as score + value.
-        self.scores[np.searchsorted(self.docs, wanted)] += np.fromiter(bonuses.values(), dtype=np.float64,
-                                                                        count=len(bonuses))
+        self.scores[np.searchsorted(self.docs, wanted)] += np.fromiter(
+            bonuses.values(), dtype=np.float64, count=len(bonuses)
+        )
 
 
 def joined(parts) -> ScoredDocs:
@@ -252,14 +257,17 @@ def joined(parts) -> ScoredDocs:
     docs, scores = [], []
     for part in parts:
         if isinstance(part, dict):
-            part = (np.fromiter(part.keys(), dtype=np.int64, count=len(part)),
-                    np.fromiter(part.values(), dtype=np.float64, count=len(part)))
+            part = (
+                np.fromiter(part.keys(), dtype=np.int64, count=len(part)),
+                np.fromiter(part.values(), dtype=np.float64, count=len(part)),
+            )
             order = np.argsort(part[0], kind="stable")
             part = (part[0][order], part[1][order])
         docs.append(part[0].astype(np.int64))
         scores.append(part[1])
-    return ScoredDocs(np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64),
-                      np.concatenate(scores) if scores else np.zeros(0))
+    return ScoredDocs(
+        np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64), np.concatenate(scores) if scores else np.zeros(0)
+    )
 
 
 def ascending(scores) -> list[int]:

@@ -96,8 +96,9 @@ class WhooshEngine:
                     generation = self._generation
                     # Read the files afresh next time: they may be restored from a backup.
                     self._drop()
-                    raise IndexDamagedError(integrity.damaged(
-                        self.path, f"{generation.name} cannot be read ({type(exc).__name__}: {exc})")) from exc
+                    raise IndexDamagedError(
+                        integrity.damaged(self.path, f"{generation.name} cannot be read ({type(exc).__name__}: {exc})")
+                    ) from exc
                 raise
             finally:
                 self._local.searcher = None
@@ -144,7 +145,10 @@ class WhooshEngine:
 
                 logging.getLogger("searchengine").warning(
                     "warning: %s is on a network file system (%s): a rebuild from another machine can stop "
-                    "this process; keep the index on a local disk", self.path, kind)
+                    "this process; keep the index on a local disk",
+                    self.path,
+                    kind,
+                )
         try:
             ix = store.open_generation(generation, mapped=True)
             searcher = ix.searcher(weighting=weighting())

@@ -51,6 +51,7 @@ class Unsupported(Exception):
 
 # --- scores -------------------------------------------------------------------------------
 
+
 def score_documents(query, searcher, within=None, clock: MatchClock | None = None):
     """Every document matching ``query`` with its score, or ``None``.
 
@@ -176,8 +177,9 @@ def _best_scores(q, searcher, reader, within, clock, arrays: bool = False):
     ``arrays`` their ``(docs, scores)`` arrays are then returned as they are."""
     parts = _ways(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock, True), _nonempty)
     if _in_arrays(parts):
-        found = combine.scaled(combine.best([combine.arrays_of(part) for part in parts], reader.doc_count_all()),
-                               q.boost)
+        found = combine.scaled(
+            combine.best([combine.arrays_of(part) for part in parts], reader.doc_count_all()), q.boost
+        )
         return found if arrays else combine.as_dict(found)
     best: dict[int, float] = {}
     for scores in parts:
@@ -228,8 +230,9 @@ def _any_scores(q, searcher, reader, within, clock, arrays: bool = False):
     needed = getattr(q, "minmatch", 0) or 0
     parts = _or_parts(q, clock, lambda s: _node_scores(s, searcher, reader, within, clock, True))
     if _in_arrays(parts):
-        found = combine.scaled(combine.union([combine.arrays_of(part) for part in parts], reader.doc_count_all(),
-                                             needed), q.boost)
+        found = combine.scaled(
+            combine.union([combine.arrays_of(part) for part in parts], reader.doc_count_all(), needed), q.boost
+        )
         return found if arrays else combine.as_dict(found)
     total: dict[int, float] = {}
     counts: dict[int, int] = {}
@@ -287,8 +290,14 @@ def _check_phrase(q, searcher, any_slop: bool = False) -> None:
     """:class:`Unsupported` unless ``q`` is a phrase of two or more words in
     order (no slop, unless ``any_slop``) in a scored field with positions."""
     field = searcher.schema[q.fieldname] if q.fieldname in searcher.schema else None
-    if (field is None or not field.scorable or (q.slop != 1 and not any_slop) or len(q.words) < 2
-            or not field.format.supports("positions") or not all(isinstance(w, str) for w in q.words)):
+    if (
+        field is None
+        or not field.scorable
+        or (q.slop != 1 and not any_slop)
+        or len(q.words) < 2
+        or not field.format.supports("positions")
+        or not all(isinstance(w, str) for w in q.words)
+    ):
         raise Unsupported
 
 
@@ -312,8 +321,12 @@ def _exact_scores(q, searcher, reader, within, clock) -> dict[int, float]:
     found = cache.get(key)
     if found is None:
         child = q.child
-        if (type(child) is wq.Phrase and child.fieldname == q.fieldname and q.text_store(reader) is not None
-                and (within is None or len(within) >= proximity.FEW_CANDIDATES)):
+        if (
+            type(child) is wq.Phrase
+            and child.fieldname == q.fieldname
+            and q.text_store(reader) is not None
+            and (within is None or len(within) >= proximity.FEW_CANDIDATES)
+        ):
             # The text is checked for the words in sequence anyway (stop
             # words included), and reading it costs less than reading positions:
             # every document with all the words is a candidate, scored as the
@@ -332,8 +345,14 @@ def _exact_scores(q, searcher, reader, within, clock) -> dict[int, float]:
     return dict(zip(*found))
 
 
-_SCORERS = {wq.DisjunctionMax: _best_scores, wq.Term: _term_scores, wq.Phrase: _phrase_scores,
-            wq.And: _all_scores, wq.Require: _required_scores, wq.AndNot: _and_not_scores}
+_SCORERS = {
+    wq.DisjunctionMax: _best_scores,
+    wq.Term: _term_scores,
+    wq.Phrase: _phrase_scores,
+    wq.And: _all_scores,
+    wq.Require: _required_scores,
+    wq.AndNot: _and_not_scores,
+}
 
 
 def _ways(q, clock: MatchClock | None, score, found) -> list:
@@ -390,8 +409,9 @@ def _combined(q, searcher, reader, leaves: dict, clock: MatchClock | None):
         parts = _ways(q, clock, lambda s: _combined(s, searcher, reader, leaves, clock), lambda part: len(part[0]) > 0)
         return combine.scaled(combine.best(parts, reader.doc_count_all()), q.boost)
     if kind is wq.And:
-        return combine.scaled(combine.intersection([_combined(s, searcher, reader, leaves, clock)
-                                                    for s in q.subqueries]), q.boost)
+        return combine.scaled(
+            combine.intersection([_combined(s, searcher, reader, leaves, clock) for s in q.subqueries]), q.boost
+        )
     parts = _or_parts(q, clock, lambda s: _combined(s, searcher, reader, leaves, clock))
     needed = getattr(q, "minmatch", 0) or 0
     return combine.scaled(combine.union(parts, reader.doc_count_all(), needed), q.boost)
@@ -406,6 +426,7 @@ def _boosted(scores: dict[int, float], boost: float) -> dict[int, float]:
 
 
 # --- document numbers -----------------------------------------------------------------------
+
 
 def matching_docnums(query, searcher, cache) -> list[int]:
     """Document numbers of every (non-deleted) document matching ``query``, ascending.
@@ -487,12 +508,12 @@ def _range_ascending(q, sub, offset: int, columns) -> list[int]:
     if columns.use_numpy(size):
         import numpy as np
 
-        values = columns.numpy_arrays()[q.fieldname][offset:offset + size]
+        values = columns.numpy_arrays()[q.fieldname][offset : offset + size]
         inside = values >= low
         if high is not None:
             inside &= values <= high
         return np.flatnonzero(inside).tolist()
-    values = columns.arrays[q.fieldname][offset:offset + size]
+    values = columns.arrays[q.fieldname][offset : offset + size]
     if high is None:
         return [docnum for docnum, value in enumerate(values) if value >= low]
     return [docnum for docnum, value in enumerate(values) if low <= value <= high]

@@ -31,6 +31,7 @@ from math import log
 
 from whoosh import query as wq
 
+from searchengine.analysis.splitting import best_split, may_split
 from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.bm25f import is_bm25f_term
 from searchengine.engines.whoosh.cache import generation_cache, remembered
@@ -38,7 +39,6 @@ from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.engines.whoosh.queries import MinShouldMatch, Proximity, WrittenFuzzy
 from searchengine.engines.whoosh.querying import reweighed, word_query
 from searchengine.querylang import tree as t
-from searchengine.analysis.splitting import best_split, may_split
 from searchengine.querylang.text import may_expand_to, whole_term
 from searchengine.ranking import PROXIMITY_FIELDS
 
@@ -117,8 +117,9 @@ def _vocabulary(reader, fieldname: str, clock: MatchClock | None, stored=None) -
     return vocabulary
 
 
-def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int, clock: MatchClock | None = None,
-                stored=None) -> list[str] | None:
+def fuzzy_terms(
+    reader, fieldname: str, text: str, maxdist: int, clock: MatchClock | None = None, stored=None
+) -> list[str] | None:
     """The indexed terms of ``fieldname`` within ``maxdist`` edits of ``text``
     (the optimal string alignment distance: Damerau–Levenshtein with a swap
     of neighbours counting one, as Lucene's fuzzy query) that it may expand
@@ -141,8 +142,9 @@ def fuzzy_terms(reader, fieldname: str, text: str, maxdist: int, clock: MatchClo
     if vocabulary is None:
         return None
     by_distance: dict[int, list[str]] = {}
-    for term, distance, _ in process.extract(text, vocabulary.terms, scorer=OSA.distance, processor=None,
-                                             score_cutoff=maxdist, limit=None):
+    for term, distance, _ in process.extract(
+        text, vocabulary.terms, scorer=OSA.distance, processor=None, score_cutoff=maxdist, limit=None
+    ):
         if may_expand_to(term, distance):
             by_distance.setdefault(int(distance), []).append(term)
     found: list[str] = []
@@ -177,8 +179,12 @@ def written_fuzzy_terms(reader, fieldname: str, word: str, maxdist: int, words: 
     from rapidfuzz.distance import OSA
 
     def neighbours(key: tuple[str, int]) -> list[tuple[str, int]]:
-        return [(found, int(distance)) for found, distance, _ in process.extract(
-            key[0], words, scorer=OSA.distance, processor=None, score_cutoff=key[1], limit=None)]
+        return [
+            (found, int(distance))
+            for found, distance, _ in process.extract(
+                key[0], words, scorer=OSA.distance, processor=None, score_cutoff=key[1], limit=None
+            )
+        ]
 
     # Kept with the generation: the title and the abstract compare the same
     # word with the same words, and the OR fallback and did-you-mean again.
@@ -187,13 +193,18 @@ def written_fuzzy_terms(reader, fieldname: str, word: str, maxdist: int, words: 
     closest: dict[str, int] = {}
     for written, distance in near:
         # Whoosh reuses one token object: copy what is needed as it goes.
-        term = whole_term([(token.text, getattr(token, "joined", False))
-                           for token in field.tokenize(written, mode="query", removestops=True)])
+        term = whole_term(
+            [
+                (token.text, getattr(token, "joined", False))
+                for token in field.tokenize(written, mode="query", removestops=True)
+            ]
+        )
         if term is not None and may_expand_to(term, distance) and distance < closest.get(term, maxdist + 1):
             closest[term] = int(distance)
     frequency = {term: reader.doc_frequency(fieldname, term) for term in closest}
-    held = sorted((term for term in closest if frequency[term]), key=lambda term: (closest[term], -frequency[term],
-                                                                                 term))
+    held = sorted(
+        (term for term in closest if frequency[term]), key=lambda term: (closest[term], -frequency[term], term)
+    )
     return [(term, closest[term]) for term in held[:MAX_EXPANSIONS]]
 
 
@@ -220,12 +231,20 @@ def fuzzy_weights(reader, fieldname: str, text: str, expansions: list[tuple[str,
 
     frequencies = [max(1, reader.doc_frequency(fieldname, term)) for term, _ in expansions]
     blended = idf(max(frequencies, default=1))
-    return [blended / idf(n) * max(0.1, 1 - edits / max(1, len(text)))
-            for (_, edits), n in zip(expansions, frequencies)]
+    return [
+        blended / idf(n) * max(0.1, 1 - edits / max(1, len(text))) for (_, edits), n in zip(expansions, frequencies)
+    ]
 
 
-def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchClock | None = None,
-                     memo: dict | None = None, vocabulary=None, written=None) -> wq.Query:
+def expand_wildcards(
+    query: wq.Query,
+    reader,
+    notes: list[str],
+    clock: MatchClock | None = None,
+    memo: dict | None = None,
+    vocabulary=None,
+    written=None,
+) -> wq.Query:
     """Replace each prefix, wildcard and fuzzy node with an OR of at most
     :data:`MAX_EXPANSIONS` terms.
 
@@ -271,8 +290,11 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
                 if terms is not None:
                     found = [(term, int(OSA.distance(stem, term))) for term in terms]
                     if words is not None:
-                        found = _closest(reader, fieldname, found + written_fuzzy_terms(
-                            reader, fieldname, node.text, node.maxdist, words))
+                        found = _closest(
+                            reader,
+                            fieldname,
+                            found + written_fuzzy_terms(reader, fieldname, node.text, node.maxdist, words),
+                        )
             if found is None:
                 if clock is not None:
                     clock.cut = True
@@ -288,10 +310,14 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
             frequency = None
         said = []
         if len(candidates) > MAX_EXPANSIONS:
-            candidates.sort(key=frequency.__getitem__ if frequency is not None
-                            else lambda t: reader.doc_frequency(fieldname, t), reverse=True)
-            said.append(f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
-                        f"searched the {MAX_EXPANSIONS} most frequent")
+            candidates.sort(
+                key=frequency.__getitem__ if frequency is not None else lambda t: reader.doc_frequency(fieldname, t),
+                reverse=True,
+            )
+            said.append(
+                f"'{node.text}*' matches {len(candidates)} terms in {fieldname}; "
+                f"searched the {MAX_EXPANSIONS} most frequent"
+            )
             candidates = candidates[:MAX_EXPANSIONS]
         field = reader.schema[fieldname]
         return [field.from_bytes(t) for t in candidates], said, None
@@ -312,8 +338,9 @@ def expand_wildcards(query: wq.Query, reader, notes: list[str], clock: MatchCloc
                 return wq.Term(fieldname, _as_typed(node))
             if boosts is None:
                 return wq.Or([wq.Term(fieldname, term) for term in terms], boost=node.boost)
-            return wq.Or([wq.Term(fieldname, term, boost=boost) for term, boost in zip(terms, boosts)],
-                         boost=node.boost)
+            return wq.Or(
+                [wq.Term(fieldname, term, boost=boost) for term, boost in zip(terms, boosts)], boost=node.boost
+            )
         if node.is_leaf():
             return node
         return node.apply(expand)
@@ -379,8 +406,9 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
             if text is None or not may_split(text):
                 return node
             # A word some author's name holds is a name, not two words (Vedaldi, Ritter).
-            if any(sub.fieldname == NAME_FIELD and reader.doc_frequency(NAME_FIELD, sub.text)
-                   for sub in node.subqueries):
+            if any(
+                sub.fieldname == NAME_FIELD and reader.doc_frequency(NAME_FIELD, sub.text) for sub in node.subqueries
+            ):
                 return node
             best = best_split(text, abstract_frequency(reader), stem)
             if best is None:

@@ -35,8 +35,7 @@ from itertools import chain
 from pathlib import Path
 
 from searchengine.engines.whoosh.blocks import posting_blocks
-from searchengine.engines.whoosh.columns import (COLUMNS_FILE, NUMBER_COLUMNS, SET_COLUMNS, build_arrays,
-                                                 map_columns)
+from searchengine.engines.whoosh.columns import COLUMNS_FILE, NUMBER_COLUMNS, SET_COLUMNS, build_arrays, map_columns
 from searchengine.errors import QueryError
 from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue
 from searchengine.filters import FIRST_MARK
@@ -74,8 +73,9 @@ class FacetColumns:
     def __init__(self, reader=None, *, arrays: dict | None = None) -> None:
         if arrays is None:
             arrays = build_arrays(reader)
-        self.arrays = {name: values if isinstance(values, memoryview) else memoryview(values)
-                       for name, values in arrays.items()}
+        self.arrays = {
+            name: values if isinstance(values, memoryview) else memoryview(values) for name, values in arrays.items()
+        }
         self.size = len(self.arrays["order.newest"])
         self._numpy: dict | None = None
 
@@ -152,13 +152,13 @@ class FacetColumns:
         found: set[int] = set()
         for key in keys:
             first = key.startswith(FIRST_MARK)
-            at = self._find("author_key", key[len(FIRST_MARK):] if first else key)
+            at = self._find("author_key", key[len(FIRST_MARK) :] if first else key)
             if at is None:
                 continue
             part = "author.first_" if first else "author.all_"
             doc_offsets, docs = arrays[part + "offsets"], arrays[part + "docs"]
-            for vid in vids[offsets[at]:offsets[at + 1]]:
-                found.update(docs[doc_offsets[vid]:doc_offsets[vid + 1]])
+            for vid in vids[offsets[at] : offsets[at + 1]]:
+                found.update(docs[doc_offsets[vid] : doc_offsets[vid + 1]])
         return sorted(found)
 
     def has_spelling_word(self, word: str) -> bool:
@@ -172,12 +172,12 @@ class FacetColumns:
         start = self._position("spelling", prefix.encode("utf-8"))
         # b"\xff" sorts after every UTF-8 continuation of the prefix.
         end = self._position("spelling", prefix.encode("utf-8") + b"\xff") if prefix else len(offsets) - 1
-        blob, base = bytes(names[offsets[start]:offsets[end]]), offsets[start]
-        return [blob[offsets[i] - base:offsets[i + 1] - base].decode("utf-8") for i in range(start, end)]
+        blob, base = bytes(names[offsets[start] : offsets[end]]), offsets[start]
+        return [blob[offsets[i] - base : offsets[i + 1] - base].decode("utf-8") for i in range(start, end)]
 
     def _string_at(self, table: str, i: int) -> bytes:
         offsets = self.arrays[table + ".name_offsets"]
-        return bytes(self.arrays[table + ".names"][offsets[i]:offsets[i + 1]])
+        return bytes(self.arrays[table + ".names"][offsets[i] : offsets[i + 1]])
 
     def _position(self, table: str, wanted: bytes) -> int:
         """Where ``wanted`` is, or would be inserted, in the sorted string
@@ -201,7 +201,7 @@ class FacetColumns:
     def name(self, column: str, vid: int) -> str:
         """The string of value id ``vid`` of set column ``column``."""
         offsets = self.arrays[column + ".name_offsets"]
-        return bytes(self.arrays[column + ".names"][offsets[vid]:offsets[vid + 1]]).decode("utf-8")
+        return bytes(self.arrays[column + ".names"][offsets[vid] : offsets[vid + 1]]).decode("utf-8")
 
     def number_counts(self, column: str, docnums: Sequence[int], size: int) -> tuple[list, int, int]:
         """The ``size`` highest values of number column ``column`` among
@@ -220,8 +220,9 @@ class FacetColumns:
         top = list(zip(values[::-1][:size].tolist(), counts[::-1][:size].tolist()))
         return top, len(values), len(found) - len(known)
 
-    def set_counts(self, column: str, docnums: Sequence[int], size: int, *,
-                   first_only: bool = False) -> tuple[list, int, int]:
+    def set_counts(
+        self, column: str, docnums: Sequence[int], size: int, *, first_only: bool = False
+    ) -> tuple[list, int, int]:
         """The ``size`` values of set column ``column`` held by most of
         ``docnums`` (ties in string order): ``([(value id, count)], distinct
         values, unknown)``, a count being the number of those documents
@@ -240,8 +241,9 @@ class FacetColumns:
             rank = self.arrays[column + ".name_rank"]
             if len(counts) > size:  # only values at or above the size-th largest count are ordered
                 threshold = heapq.nlargest(size, counts.values())[-1]
-                top = heapq.nsmallest(size, ((-count, rank[vid], vid) for vid, count in counts.items()
-                                             if count >= threshold))
+                top = heapq.nsmallest(
+                    size, ((-count, rank[vid], vid) for vid, count in counts.items() if count >= threshold)
+                )
             else:
                 top = sorted((-count, rank[vid], vid) for vid, count in counts.items())
             return [(vid, -negative) for negative, _, vid in top], len(counts), unknown
@@ -306,8 +308,9 @@ def count_facets(
         if name in NUMBER_COLUMNS:
             values, distinct, unknown = columns.number_counts(name, docnums, size)
         elif name in SET_COLUMNS:
-            top, distinct, unknown = columns.set_counts(name, docnums, size,
-                                                        first_only=primary_only and name == "category")
+            top, distinct, unknown = columns.set_counts(
+                name, docnums, size, first_only=primary_only and name == "category"
+            )
             values = [(columns.name(name, vid), count) for vid, count in top]
         else:
             raise QueryError(f"unknown facet {name!r} (choose from {', '.join(FACET_NAMES)})")
@@ -372,9 +375,12 @@ class SearcherCache:
                         from searchengine.engines.whoosh.integrity import damaged
                         from searchengine.errors import IndexDamagedError
 
-                        raise IndexDamagedError(damaged(
-                            self.folder.parent, f"{self.folder.name}/{COLUMNS_FILE} does not fit its generation's "
-                                                "documents"))
+                        raise IndexDamagedError(
+                            damaged(
+                                self.folder.parent,
+                                f"{self.folder.name}/{COLUMNS_FILE} does not fit its generation's documents",
+                            )
+                        )
                     columns = FacetColumns(arrays=build_arrays(reader))
                 self._columns = columns
             return self._columns

@@ -83,7 +83,7 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
         ranked = heapq.nlargest(settings.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
     if not clear_lead(ranked):
         return scores
-    model = relevance_model(searcher, ranked[:settings.FEEDBACK_DOCS], settings.FEEDBACK_TERMS)
+    model = relevance_model(searcher, ranked[: settings.FEEDBACK_DOCS], settings.FEEDBACK_TERMS)
     if not model:
         return scores
     from whoosh import query as wq

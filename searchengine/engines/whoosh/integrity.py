@@ -60,10 +60,15 @@ class Stamp:
 def indexed_files(generation: Path) -> list[str]:
     """The names of the files a checksum covers: every file of the
     generation but lock files, temporary files and the two lists themselves, sorted."""
-    return sorted(entry.name for entry in generation.iterdir()
-                  if entry.is_file() and entry.name not in (CHECKSUMS, VERIFIED)
-                  and "LOCK" not in entry.name.upper() and not entry.name.endswith(".tmp")
-                  and not entry.name.startswith("."))
+    return sorted(
+        entry.name
+        for entry in generation.iterdir()
+        if entry.is_file()
+        and entry.name not in (CHECKSUMS, VERIFIED)
+        and "LOCK" not in entry.name.upper()
+        and not entry.name.endswith(".tmp")
+        and not entry.name.startswith(".")
+    )
 
 
 def crc32(path: Path) -> int:
@@ -141,8 +146,9 @@ def verify(generation: Path, *, everything: bool = False) -> dict[str, Stamp]:
     stray = sorted(set(indexed_files(generation)) - expected.keys())
     if stray:
         # Whoosh opens the newest table of contents it finds, listed or not.
-        raise IndexDamagedError(_damaged(generation, stray[0], "is not one of the index's files "
-                                                               "(the index did not write it)"))
+        raise IndexDamagedError(
+            _damaged(generation, stray[0], "is not one of the index's files (the index did not write it)")
+        )
     trusted = {} if everything else _read_verified(generation)
     stamps: dict[str, Stamp] = {}
     hashed = False
@@ -158,19 +164,18 @@ def verify(generation: Path, *, everything: bool = False) -> dict[str, Stamp]:
             raise IndexDamagedError(_damaged(generation, name, f"cannot be read ({exc.strerror or exc})")) from None
         if stamp.size != size:
             how = "cut short" if stamp.size < size else "longer than written"
-            raise IndexDamagedError(_damaged(generation, name, f"is {how} ({stamp.size:,} bytes, "
-                                                               f"written as {size:,})"))
+            raise IndexDamagedError(_damaged(generation, name, f"is {how} ({stamp.size:,} bytes, written as {size:,})"))
         if trusted.get(name) != stamp:
             try:
                 found = crc32(path)
             except PermissionError as exc:
                 raise unreadable(exc) from None
             except OSError as exc:
-                raise IndexDamagedError(_damaged(generation, name,
-                                                 f"cannot be read ({exc.strerror or exc})")) from None
+                raise IndexDamagedError(_damaged(generation, name, f"cannot be read ({exc.strerror or exc})")) from None
             if found != crc:
-                raise IndexDamagedError(_damaged(generation, name, "is damaged (its bytes differ from "
-                                                                   "those written: checksum mismatch)"))
+                raise IndexDamagedError(
+                    _damaged(generation, name, "is damaged (its bytes differ from those written: checksum mismatch)")
+                )
             hashed = True
         stamps[name] = stamp
     if hashed:
@@ -218,15 +223,18 @@ def unreadable(exc: PermissionError):
     """The :class:`~searchengine.errors.IndexUnreadableError` for ``exc``, naming its file."""
     from searchengine.errors import IndexUnreadableError
 
-    return IndexUnreadableError(f"{exc.filename}: permission denied: this user cannot read the index "
-                                "(it is not damaged)")
+    return IndexUnreadableError(
+        f"{exc.filename}: permission denied: this user cannot read the index (it is not damaged)"
+    )
 
 
 def damaged(index_dir: Path, what: str) -> str:
     """The one form of every damage message: ``what`` is damaged in the index
     at ``index_dir``, and the command that rebuilds it."""
-    return (f"{index_dir}: the index is damaged: {what}; rebuild it with "
-            f"'searchengine index PATH... --index-dir {index_dir}'")
+    return (
+        f"{index_dir}: the index is damaged: {what}; rebuild it with "
+        f"'searchengine index PATH... --index-dir {index_dir}'"
+    )
 
 
 def _damaged(generation: Path, name: str, what: str) -> str:

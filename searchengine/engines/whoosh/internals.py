@@ -1,7 +1,8 @@
 """Every private name of Whoosh and NLTK the embedded engine uses, in one place.
 
 The engine reaches below the public APIs where that is many times faster
-(posting blocks read whole, field lengths read as one column) or where Whoosh offers no public hook (a writer's temporary storage and
+(posting blocks read whole, field lengths read as one column) or where
+Whoosh offers no public hook (a writer's temporary storage and
 posting stream), or where it has a bug (terms of one posting are never
 inlined in their term info: :mod:`searchengine.engines.whoosh.codec`). The
 import shortcut that relies on Whoosh's layout lives here too: its English
@@ -24,10 +25,21 @@ from itertools import accumulate
 
 # Names read on a Whoosh leaf matcher (whoosh.codec.whoosh3.W3LeafMatcher)
 # to take a block of postings whole.
-BLOCK_NAMES = ("_read_data", "_data", "_byteids", "_read_weights", "_read_values", "_next_block", "_maxid", "_ids", "_i")
+BLOCK_NAMES = (
+    "_read_data",
+    "_data",
+    "_byteids",
+    "_read_weights",
+    "_read_values",
+    "_next_block",
+    "_maxid",
+    "_ids",
+    "_i",
+)
 
 
 # --- Whoosh: postings ------------------------------------------------------------------
+
 
 def unfiltered(matcher):
     """``(matcher, deleted docnums or None)``: a segment's posting matcher with
@@ -110,6 +122,7 @@ def wildcard_terms(node, reader) -> list:
 
 # --- Whoosh: writing ------------------------------------------------------------------------
 
+
 def temp_storage(writer):
     """A segment writer's storage for temporary files (posting runs)."""
     return writer._tempstorage
@@ -158,6 +171,7 @@ def defer_morphology() -> None:
 
 # --- the check ------------------------------------------------------------------------------
 
+
 def missing() -> list[str]:
     """The private names above that the installed Whoosh or NLTK lacks, as
     ``"module.Class.name"``; empty when all are there."""
@@ -194,8 +208,22 @@ def missing() -> list[str]:
         writer = writing.SegmentWriter(FileStorage(folder).create_index(fields.Schema(text=fields.TEXT)))
         need(writer, ("_tempstorage", "_process_posts"), "whoosh.writing.SegmentWriter")
         writer.cancel()
-    need(whoosh3.W3TermInfo(), ("set_inlined", "_struct", "_inlined", "_weight", "_df", "_minlength",
-                                "_maxlength", "_maxweight", "_minid", "_maxid"), "whoosh.codec.whoosh3.W3TermInfo")
+    need(
+        whoosh3.W3TermInfo(),
+        (
+            "set_inlined",
+            "_struct",
+            "_inlined",
+            "_weight",
+            "_df",
+            "_minlength",
+            "_maxlength",
+            "_maxweight",
+            "_minid",
+            "_maxid",
+        ),
+        "whoosh.codec.whoosh3.W3TermInfo",
+    )
     need(whoosh3.W3FieldWriter, ("start_term",), "whoosh.codec.whoosh3.W3FieldWriter")
     from whoosh.filedb import filetables
 
@@ -207,6 +235,9 @@ def missing() -> list[str]:
     from searchengine.analysis.stemming import nltk_module
 
     porter = nltk_module("nltk.stem.porter").PorterStemmer()
-    need(porter, ("_step1a", "_step1b", "_step1c", "_step2", "_step3", "_step5a", "_step5b", "pool"),
-         "nltk.stem.porter.PorterStemmer")
+    need(
+        porter,
+        ("_step1a", "_step1b", "_step1c", "_step2", "_step3", "_step5a", "_step5b", "pool"),
+        "nltk.stem.porter.PorterStemmer",
+    )
     return gone

@@ -136,7 +136,7 @@ class TermPostingPool:
             while offset < end:
                 docnum, weight, length = unpack(data, offset)
                 offset += head
-                postings.append((fieldname, btext, docnum, weight, data[offset:offset + length]))
+                postings.append((fieldname, btext, docnum, weight, data[offset : offset + length]))
                 offset += length
                 if docnum < last:
                     ordered = False

@@ -89,21 +89,29 @@ def proximity_bonus(searcher, pairs, docnums, clock: MatchClock | None = None) -
                     if doc not in second:
                         continue
                     ends = second[doc][1]
-                    freq = sum(1.0 / (1 + extra) for start in starts for extra in range(PROXIMITY_SLOP + 1)
-                               if start + gap + extra in ends)
+                    freq = sum(
+                        1.0 / (1 + extra)
+                        for start in starts
+                        for extra in range(PROXIMITY_SLOP + 1)
+                        if start + gap + extra in ends
+                    )
                     if freq:
                         tf[doc] = tf.get(doc, 0.0) + weight * freq / norms[doc]
             if not tf:
                 continue
-            pair_idf = sum(idf(searcher, keys) for keys in (indexed(searcher, [(f, word) for f in fieldnames])
-                                                            for word in (a, b)) if keys)
+            pair_idf = sum(
+                idf(searcher, keys)
+                for keys in (indexed(searcher, [(f, word) for f in fieldnames]) for word in (a, b))
+                if keys
+            )
             for doc, value in tf.items():
                 found[doc + offset] = found.get(doc + offset, 0.0) + PROXIMITY_WEIGHT * saturated(pair_idf, value)
     return found
 
 
-def phrase_postings(searcher, reader, fieldname: str, words: list[str], within: set[int] | None = None,
-                    clock: MatchClock | None = None) -> tuple[array, array]:
+def phrase_postings(
+    searcher, reader, fieldname: str, words: list[str], within: set[int] | None = None, clock: MatchClock | None = None
+) -> tuple[array, array]:
     """``(docs, scores)`` of the segment's documents with ``words`` at
     consecutive positions in ``fieldname``, each scored as the sum of the
     words' BM25 scores there.
@@ -126,8 +134,9 @@ def phrase_postings(searcher, reader, fieldname: str, words: list[str], within: 
     return found
 
 
-def _phrase_matches(searcher, reader, fieldname: str, words: list[str], within: set[int] | None,
-                    clock: MatchClock | None = None) -> tuple[tuple[array, array], bool]:
+def _phrase_matches(
+    searcher, reader, fieldname: str, words: list[str], within: set[int] | None, clock: MatchClock | None = None
+) -> tuple[tuple[array, array], bool]:
     """``((docs, scores), complete)`` of a phrase: candidates are the documents
     with every word, or those of ``within`` (few, when given); positions are
     read for those only, once per distinct word. At the ``clock``'s deadline
@@ -141,8 +150,10 @@ def _phrase_matches(searcher, reader, fieldname: str, words: list[str], within: 
         candidates = [doc for doc in candidates if all(doc in found for found in postings)]
         norms = length_norms(searcher, reader, fieldname)
         idfs = [idf(searcher, ((fieldname, word),)) for word in words]
-        total = {doc: sum(saturated(word_idf, found[doc][0] / norms[doc]) for word_idf, found in zip(idfs, postings))
-                 for doc in candidates}
+        total = {
+            doc: sum(saturated(word_idf, found[doc][0] / norms[doc]) for word_idf, found in zip(idfs, postings))
+            for doc in candidates
+        }
     else:
         total = word_conjunction(searcher, reader, fieldname, words)
         candidates = sorted(total)
@@ -228,6 +239,7 @@ def _positions(reader, fieldname: str, words: list[str], docs: list[int], clock:
 
 # --- the position cache ---------------------------------------------------------------------
 
+
 class _TermPositions:
     """The posting blocks of one term (one field) read so far in a segment,
     with their positions.
@@ -277,7 +289,7 @@ class _TermPositions:
             ids, weights, values, offsets = blocks[at]
             i = bisect_left(ids, doc)
             if i < len(ids) and ids[i] == doc:
-                found[doc] = (weights[i], set(decode(values[offsets[i]:offsets[i + 1]])))
+                found[doc] = (weights[i], set(decode(values[offsets[i] : offsets[i + 1]])))
         return found
 
 
@@ -332,11 +344,12 @@ def _read_position_blocks(matcher, term: _TermPositions, docs: list[int], clock:
             values, offsets = matcher.packed_values()
             # The ids start where the matcher stands in the block (past deleted
             # documents a filter skipped); the offsets are the whole block's.
-            term.add(before + 1, last, ids, weights, values, offsets[len(offsets) - 1 - len(ids):])
+            term.add(before + 1, last, ids, weights, values, offsets[len(offsets) - 1 - len(ids) :])
         else:
             ids, weights, values = internals.read_block(matcher, True)
-            term.add(before + 1, last, ids, weights, b"".join(values),
-                     array("I", accumulate(map(len, values), initial=0)))
+            term.add(
+                before + 1, last, ids, weights, b"".join(values), array("I", accumulate(map(len, values), initial=0))
+            )
         while at < len(docs) and docs[at] <= last:
             at += 1
         before = last

@@ -35,6 +35,7 @@ from searchengine.engines.whoosh.clock import MatchClock
 from searchengine.engines.whoosh.evaluate import score_documents
 from searchengine.engines.whoosh.textstore import TextStore, segment_text_store
 
+
 class MinShouldMatch(wq.Or):
     """Documents matching at least ``minmatch`` of the subqueries, scored by their sum.
 
@@ -141,8 +142,12 @@ class ExactText(WrappingQuery):
         self._checked: dict[int, tuple] = {}  # id(searcher) → (searcher, documents with the text)
 
     def __eq__(self, other) -> bool:
-        return (type(other) is type(self) and other.child == self.child
-                and other.fieldname == self.fieldname and other.pattern == self.pattern)
+        return (
+            type(other) is type(self)
+            and other.child == self.child
+            and other.fieldname == self.fieldname
+            and other.pattern == self.pattern
+        )
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.child, self.fieldname, self.pattern))
@@ -248,7 +253,7 @@ def exact_pattern(text: str) -> str | None:
     # the look-behind (of its fixed width) then checks no letter comes before.
     start = "" if is_cjk_run(words[0][0]) else rf"(?<![^\W_]{first})"
     end = "" if is_cjk_run(words[-1][-1]) else r"(?![^\W_])"
-    return first + start + body[len(first):] + end
+    return first + start + body[len(first) :] + end
 
 
 class DocumentSet(wq.Query):
@@ -293,7 +298,7 @@ class DocumentSet(wq.Query):
         for leaf, offset in self._leaves:
             if leaf is reader:
                 end = offset + reader.doc_count_all()
-                docs = [d - offset for d in docs[bisect_left(docs, offset):bisect_left(docs, end)]]
+                docs = [d - offset for d in docs[bisect_left(docs, offset) : bisect_left(docs, end)]]
                 break
         if reader.has_deletions():
             docs = [d for d in docs if not reader.is_deleted(d)]
@@ -318,4 +323,3 @@ class WrittenFuzzy(wq.FuzzyTerm):
     would compare it with stems."""
 
     JOINT = "~"
-

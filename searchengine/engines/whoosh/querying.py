@@ -47,8 +47,14 @@ from searchengine.analysis.folding import fold
 from searchengine.analysis.tokens import word_pattern
 from searchengine.dates import intersection
 from searchengine.engines.whoosh.bm25f import bm25f_term, is_bm25f_term, joined_term
-from searchengine.engines.whoosh.queries import (DocumentSet, ExactText, MinShouldMatch, Proximity, WrittenFuzzy,
-                                                 exact_pattern)
+from searchengine.engines.whoosh.queries import (
+    DocumentSet,
+    ExactText,
+    MinShouldMatch,
+    Proximity,
+    WrittenFuzzy,
+    exact_pattern,
+)
 from searchengine.errors import QueryError
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
@@ -192,7 +198,7 @@ class _Translator:
         # fields), not as one phrase score per field added up.
         words = [[] for _ in phrases[0].words]
         for q in phrases:
-            for i, word in enumerate(q.words[:len(words)]):
+            for i, word in enumerate(q.words[: len(words)]):
                 words[i].append(wq.Term(q.fieldname, word))
         spaced = wq.Require(wq.And([bm25f_term(terms) for terms in words]), wq.Or(phrases))
         others = [q for q in sequences if not isinstance(q, wq.Phrase)]
@@ -247,21 +253,33 @@ class _Translator:
         from searchengine.engines.whoosh.schema import SpelledTEXT
 
         field = self.schema[fieldname]
-        terms = [token.text for token in field.tokenize(text, mode="query", removestops=True)
-                 if not getattr(token, "joined", False)]
+        terms = [
+            token.text
+            for token in field.tokenize(text, mode="query", removestops=True)
+            if not getattr(token, "joined", False)
+        ]
         if isinstance(field, SpelledTEXT) and terms:
             folded = fold(text)
-            written = [word for word in word_pattern(folded).findall(folded)
-                       if list(field.tokenize(word, mode="query", removestops=True))]
+            written = [
+                word
+                for word in word_pattern(folded).findall(folded)
+                if list(field.tokenize(word, mode="query", removestops=True))
+            ]
             if written:
                 # A part too short to be fuzzy (cs.DC, x.y) or with a digit: as typed, as x~ alone is refused.
-                fuzzy = [WrittenFuzzy(fieldname, word, maxdist=fuzzy_edits(word, distance), prefixlength=0)
-                         if may_be_fuzzy(word) else self.term_query(fieldname, word)
-                         for word in dict.fromkeys(written)]
+                fuzzy = [
+                    WrittenFuzzy(fieldname, word, maxdist=fuzzy_edits(word, distance), prefixlength=0)
+                    if may_be_fuzzy(word)
+                    else self.term_query(fieldname, word)
+                    for word in dict.fromkeys(written)
+                ]
                 return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)
-        fuzzy = [wq.FuzzyTerm(fieldname, term, maxdist=fuzzy_edits(term, distance), prefixlength=0)
-                 if may_be_fuzzy(term)
-                 else wq.Term(fieldname, term) for term in dict.fromkeys(terms)]
+        fuzzy = [
+            wq.FuzzyTerm(fieldname, term, maxdist=fuzzy_edits(term, distance), prefixlength=0)
+            if may_be_fuzzy(term)
+            else wq.Term(fieldname, term)
+            for term in dict.fromkeys(terms)
+        ]
         if not fuzzy:
             return None
         return fuzzy[0] if len(fuzzy) == 1 else wq.And(fuzzy)
@@ -276,8 +294,10 @@ class _Translator:
         terms = []
         for fieldname in t.DEFAULT_FIELDS:
             # Whoosh reuses one token object: copy what is needed as it goes.
-            tokens = [(token.text, getattr(token, "joined", False))
-                      for token in self.schema[fieldname].tokenize(text, mode="query")]
+            tokens = [
+                (token.text, getattr(token, "joined", False))
+                for token in self.schema[fieldname].tokenize(text, mode="query")
+            ]
             joined = [word for word, is_joined in tokens if is_joined]
             texts = joined or [word for word, _ in tokens]
             if len(texts) == 1:
@@ -286,8 +306,11 @@ class _Translator:
             return None
         parts = []
         for word in words:
-            found = [wq.Term(fieldname, token.text) for fieldname in t.DEFAULT_FIELDS
-                     for token in self.schema[fieldname].tokenize(word, mode="phrase", removestops=True)]
+            found = [
+                wq.Term(fieldname, token.text)
+                for fieldname in t.DEFAULT_FIELDS
+                for token in self.schema[fieldname].tokenize(word, mode="phrase", removestops=True)
+            ]
             if found:
                 parts.append(found)
         return joined_term(terms, parts)
@@ -300,8 +323,10 @@ class _Translator:
         for fieldname in PROXIMITY_FIELDS:
             if fieldname not in self.schema:
                 continue
-            tokens = [(token.text, token.pos)
-                      for token in self.schema[fieldname].tokenize(text, mode="phrase", positions=True)]
+            tokens = [
+                (token.text, token.pos)
+                for token in self.schema[fieldname].tokenize(text, mode="phrase", positions=True)
+            ]
             found.extend((fieldname, a, b, bpos - apos) for (a, apos), (b, bpos) in pairwise(tokens))
         return tuple(found)
 
@@ -370,12 +395,11 @@ def parse(text: str, schema, *, allow_empty: bool = False, frequencies=None) -> 
     # alike (GPU, GPUs) are one, as they always were.
     if parsed.tree is not None and query is None:
         if allow_empty:
-            return WhooshParsedQuery(text=parsed.text, query=None,
-                                     notes=parsed.notes + ["the query has no searchable words"])
-        raise QueryError(f"the query {parsed.text!r} has no searchable words "
-                         "(only common words such as 'the' or 'of')")
-    return WhooshParsedQuery(text=parsed.text, query=query, words=parsed.words, notes=parsed.notes,
-                             tree=parsed.tree)
+            return WhooshParsedQuery(
+                text=parsed.text, query=None, notes=parsed.notes + ["the query has no searchable words"]
+            )
+        raise QueryError(f"the query {parsed.text!r} has no searchable words (only common words such as 'the' or 'of')")
+    return WhooshParsedQuery(text=parsed.text, query=query, words=parsed.words, notes=parsed.notes, tree=parsed.tree)
 
 
 def word_query(text: str, schema):
@@ -446,6 +470,7 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     counts = Counter(token.text for word in words for token in field.tokenize(word, mode="phrase"))
     if not counts or max(counts.values()) == 1:
         return query
+
     def text(sub) -> str | None:
         if not is_bm25f_term(sub):
             return None
@@ -473,6 +498,7 @@ def filter_query(filters: Filters, cache):
     :class:`~searchengine.engines.whoosh.facetcolumns.SearcherCache`) and
     matched as a :class:`~.queries.DocumentSet`.
     """
+
     def any_of(queries):
         return queries[0] if len(queries) == 1 else wq.Or(queries)
 
@@ -481,17 +507,33 @@ def filter_query(filters: Filters, cache):
     if filters.years:
         # The year field is unsigned: a bound below 0 ("<0000") is out of its
         # range, and no record has a year below 1000, so 0 stands in for it.
-        parts.append(any_of([wq.NumericRange("year", None if f.low is None else max(f.low, 0),
-                                             None if f.high is None else max(f.high, 0)) for f in filters.years]))
+        parts.append(
+            any_of(
+                [
+                    wq.NumericRange(
+                        "year", None if f.low is None else max(f.low, 0), None if f.high is None else max(f.high, 0)
+                    )
+                    for f in filters.years
+                ]
+            )
+        )
     if filters.dates:  # date ranges AND: one range of the days they all allow
         low, high = intersection(filters.dates)
-        parts.append(wq.NullQuery if low and high and low > high else
-                     wq.NumericRange("day", low and low.toordinal(), high and high.toordinal()))
+        parts.append(
+            wq.NullQuery
+            if low and high and low > high
+            else wq.NumericRange("day", low and low.toordinal(), high and high.toordinal())
+        )
     if filters.authors:
         keys = list(dict.fromkeys(k for f in filters.authors for k in f.keys))
         label = " OR ".join(f"author_keys:{k}" for k in keys)
-        parts.append(DocumentSet(label if len(keys) == 1 else f"({label})", cache.columns().author_docs(keys),
-                                 cache.searcher.reader().leaf_readers()))
+        parts.append(
+            DocumentSet(
+                label if len(keys) == 1 else f"({label})",
+                cache.columns().author_docs(keys),
+                cache.searcher.reader().leaf_readers(),
+            )
+        )
     if filters.categories:
         parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
     if not parts:

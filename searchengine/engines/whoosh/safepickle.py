@@ -24,11 +24,29 @@ import types
 from _compat_pickle import IMPORT_MAPPING, NAME_MAPPING
 
 # Builtins a Whoosh pickle holds: containers, numbers, text.
-_BUILTINS = frozenset({"bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list",
-                       "object", "range", "set", "slice", "str", "tuple"})
+_BUILTINS = frozenset(
+    {
+        "bool",
+        "bytearray",
+        "bytes",
+        "complex",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "object",
+        "range",
+        "set",
+        "slice",
+        "str",
+        "tuple",
+    }
+)
 # Functions a pickle of these objects names to rebuild them.
-_FUNCTIONS = frozenset({("_codecs", "encode"), ("copyreg", "_reconstructor"), ("array", "_array_reconstructor"),
-                        ("re", "_compile")})
+_FUNCTIONS = frozenset(
+    {("_codecs", "encode"), ("copyreg", "_reconstructor"), ("array", "_array_reconstructor"), ("re", "_compile")}
+)
 # Packages whose classes (never their functions) an index's pickles name.
 _CLASS_PACKAGES = frozenset({"whoosh", "searchengine", "nltk", "collections", "datetime", "array", "re", "enum"})
 
@@ -52,8 +70,9 @@ class IndexUnpickler(pickle.Unpickler):
             found = super().find_class(module, name)
             if isinstance(found, type):
                 return found
-        raise pickle.UnpicklingError(f"it names {module}.{name}, which no index holds (the folder may have "
-                                     "been made to run code)")
+        raise pickle.UnpicklingError(
+            f"it names {module}.{name}, which no index holds (the folder may have been made to run code)"
+        )
 
 
 def loads(data: bytes):

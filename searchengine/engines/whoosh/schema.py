@@ -53,11 +53,11 @@ from searchengine import dates, filters
 from searchengine.analysis.analyzer import index_positions
 from searchengine.analysis.folding import fold
 from searchengine.analysis.tokens import word_pattern
-from searchengine.records import doi_key
 from searchengine.engines.whoosh import columns as facets
-from searchengine.engines.whoosh.codec import compact_positions
 from searchengine.engines.whoosh.analysis import name_analyzer, text_analyzer
+from searchengine.engines.whoosh.codec import compact_positions
 from searchengine.ranking import TITLE_BOOST
+from searchengine.records import doi_key
 
 # Fields a query searches when it names none.
 DEFAULT_FIELDS = ("title", "abstract", "authors")
@@ -186,5 +186,8 @@ def document_fields(record) -> dict:
 def stored_dates(record) -> dict:
     """The ``dates`` stored field: ``{"submitted", "updated": ISO or None,
     "versions": [[number, ISO], ...]}``."""
-    return {"submitted": dates.iso(record.submitted), "updated": dates.iso(record.updated),
-            "versions": [[number, day.isoformat()] for number, day in record.versions]}
+    return {
+        "submitted": dates.iso(record.submitted),
+        "updated": dates.iso(record.updated),
+        "versions": [[number, day.isoformat()] for number, day in record.versions],
+    }

@@ -52,8 +52,11 @@ def _dates(stored: dict | None) -> dict:
     if not stored:
         return {}
     versions = [(int(n), day) for n, text in stored.get("versions") or [] if (day := from_iso(text))]
-    return {"submitted": from_iso(stored.get("submitted")), "updated": from_iso(stored.get("updated")),
-            "versions": versions}
+    return {
+        "submitted": from_iso(stored.get("submitted")),
+        "updated": from_iso(stored.get("updated")),
+        "versions": versions,
+    }
 
 
 @dataclass
@@ -113,7 +116,7 @@ class WhooshSearcher:
 
     def __init__(self, searcher, cache) -> None:
         self.searcher = searcher  # whoosh.searching.Searcher
-        self.cache = cache        # facetcolumns.SearcherCache of that searcher
+        self.cache = cache  # facetcolumns.SearcherCache of that searcher
         self._last_filter = None  # (filter query, its docnums): see _filtered
         self._kept_stored: dict[int, dict] = {}  # see _stored
         self._written: list[str] | None = None  # see _written_words
@@ -153,8 +156,9 @@ class WhooshSearcher:
         wanted = None
         expansions: dict = {}
         if parsed.query is not None:
-            wanted = expansion.expand_wildcards(parsed.query, self.searcher.reader(), notes, clock, expansions,
-                                                self._vocabulary, self._written_words)
+            wanted = expansion.expand_wildcards(
+                parsed.query, self.searcher.reader(), notes, clock, expansions, self._vocabulary, self._written_words
+            )
             wanted = expansion.split_joined(wanted, self.searcher.reader())
             wanted = querylang.weigh_repeated(wanted, parsed.words, self.searcher.schema)
             queries.time_phrases(wanted, clock)
@@ -173,8 +177,15 @@ class WhooshSearcher:
         fallback = querylang.relaxed(parsed, self.searcher.schema)
         if fallback is None:
             return None
-        fallback = expansion.expand_wildcards(fallback, self.searcher.reader(), [], matches.clock,
-                                              matches.expansions, self._vocabulary, self._written_words)
+        fallback = expansion.expand_wildcards(
+            fallback,
+            self.searcher.reader(),
+            [],
+            matches.clock,
+            matches.expansions,
+            self._vocabulary,
+            self._written_words,
+        )
         fallback = expansion.split_joined(fallback, self.searcher.reader())
         scores = score_documents(fallback, self.searcher, clock=matches.clock)
         found = self._matching(fallback, scores, matches.restrict)
@@ -287,8 +298,9 @@ class WhooshSearcher:
         docs = np.asarray(matches.docnums, dtype=np.int64)
         nearest = np.zeros(0, dtype=np.int64)
         if open_query:
-            pool = (np.asarray(self._filtered(matches.restrict), dtype=np.int64)
-                    if matches.restrict is not None else None)
+            pool = (
+                np.asarray(self._filtered(matches.restrict), dtype=np.int64) if matches.restrict is not None else None
+            )
             found = similarity if pool is None else similarity[pool]
             wanted = min(MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST, len(found))
             if wanted:
@@ -298,9 +310,15 @@ class WhooshSearcher:
         made = (matches, vector, mode, open_query)
         if mode == "semantic":
             chosen = nearest if open_query else docs
-            return Matches(matches.query, matches.restrict,
-                           ScoredDocs(chosen, similarity[chosen].astype(np.float64)),
-                           chosen.tolist(), matches.clock, matches.expansions, made)
+            return Matches(
+                matches.query,
+                matches.restrict,
+                ScoredDocs(chosen, similarity[chosen].astype(np.float64)),
+                chosen.tolist(),
+                matches.clock,
+                matches.expansions,
+                made,
+            )
         # The nearest that are no keyword match, put in place (numpy's union1d
         # hashes every match: 12 ms for 60,000 of them).
         at = np.searchsorted(docs, nearest)
@@ -310,8 +328,15 @@ class WhooshSearcher:
         chosen = np.insert(docs, at[extra], nearest[extra])
         lexical = np.insert(self._keyword_scores(matches, docs), at[extra], 0.0)
         fused = fuse(lexical, similarity[chosen], HYBRID_LEXICAL_WEIGHT)
-        return Matches(matches.query, matches.restrict, ScoredDocs(chosen, fused), chosen.tolist(), matches.clock,
-                       matches.expansions, made)
+        return Matches(
+            matches.query,
+            matches.restrict,
+            ScoredDocs(chosen, fused),
+            chosen.tolist(),
+            matches.clock,
+            matches.expansions,
+            made,
+        )
 
     def _keyword_scores(self, matches: Matches, docs):
         """BM25F scores of ``docs`` (the matches' ascending docnums, an int
@@ -345,8 +370,9 @@ class WhooshSearcher:
         """The document of one :meth:`window` item (its number), to tell two windows' hits apart."""
         return item[0]
 
-    def window(self, matches: Matches, sort: str, start: int, limit: int,
-               deadline: float) -> tuple[list[tuple[int, float]], bool]:
+    def window(
+        self, matches: Matches, sort: str, start: int, limit: int, deadline: float
+    ) -> tuple[list[tuple[int, float]], bool]:
         """``(docnum, score)`` of hits ``start .. start+limit`` in ``sort`` order,
         and whether the ``deadline`` cut the ranking short.
 
@@ -358,15 +384,17 @@ class WhooshSearcher:
         if sort == "relevance" and matches.query is not None:
             allowed = set(matches.docnums) if matches.restrict is not None else None
             return self._ranked_window(matches, allowed, start, limit, deadline)
-        docs = self.cache.columns().sorted_docnums(matches.docnums, "newest" if sort == "relevance" else sort,
-                                                   start, start + limit)
+        docs = self.cache.columns().sorted_docnums(
+            matches.docnums, "newest" if sort == "relevance" else sort, start, start + limit
+        )
         scores = matches.scores
         if matches.query is not None and scores is None:
             scores = self._window_scores(matches.query, docs)
         return [(docnum, (scores or {}).get(docnum, 0.0)) for docnum in docs], False
 
-    def _ranked_window(self, matches: Matches, allowed: set[int] | None, start: int, limit: int,
-                       deadline: float) -> tuple[list[tuple[int, float]], bool]:
+    def _ranked_window(
+        self, matches: Matches, allowed: set[int] | None, start: int, limit: int, deadline: float
+    ) -> tuple[list[tuple[int, float]], bool]:
         """Hits ``start .. start+limit`` by score (see :meth:`window`).
 
         With the fast scorer's scores, every document scoring at least the
@@ -498,14 +526,22 @@ class WhooshSearcher:
                 # Ranked by meaning: the same step again, under the other filters.
                 keyword, vector, mode, open_query = matches.meaning
                 restrict = querylang.filter_query(others, self.cache)
-                widened = Matches(keyword.query, restrict, keyword.scores,
-                                  self._matching(keyword.query, keyword.scores, restrict), keyword.clock,
-                                  keyword.expansions)
+                widened = Matches(
+                    keyword.query,
+                    restrict,
+                    keyword.scores,
+                    self._matching(keyword.query, keyword.scores, restrict),
+                    keyword.clock,
+                    keyword.expansions,
+                )
                 docnums = self.semantic(widened, vector, mode, open_query).docnums
             else:
                 docnums = self._matching(matches.query, matches.scores, querylang.filter_query(others, self.cache))
-            counted.update(count_facets(columns, docnums, [name], size=size,
-                                        primary_only=filters.primary_only, selects=filters.selects))
+            counted.update(
+                count_facets(
+                    columns, docnums, [name], size=size, primary_only=filters.primary_only, selects=filters.selects
+                )
+            )
         return counted
 
     def date_histogram(self, matches: Matches):
@@ -568,8 +604,9 @@ class WhooshSearcher:
         terms = self.searcher.key_terms_from_text("abstract", text, numterms=SIMILAR_TERMS)
         if not terms:
             return 0, [], ""
-        wanted = wq.Or([bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight)
-                        for term, weight in terms])
+        wanted = wq.Or(
+            [bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight) for term, weight in terms]
+        )
         mask = wq.Or([wq.Term("id", record.id) for record in records])
         results = self.searcher.search(wanted, limit=limit, mask=mask)
         ranked = [(results.docnum(i), results.score(i)) for i in range(results.scored_length())]
@@ -627,8 +664,15 @@ class Corrections:
         if text not in self._matches:
             searcher = self.searcher.searcher
             candidate = querylang.parse(text, searcher.schema)
-            wanted = expansion.expand_wildcards(candidate.query, searcher.reader(), [], None, self.expansions,
-                                                self.searcher._vocabulary, self.searcher._written_words)
+            wanted = expansion.expand_wildcards(
+                candidate.query,
+                searcher.reader(),
+                [],
+                None,
+                self.expansions,
+                self.searcher._vocabulary,
+                self.searcher._written_words,
+            )
             self._matches[text] = self.searcher._matching(wanted, score_documents(wanted, searcher), self.restrict)
         return self._matches[text]
 

@@ -20,4 +20,3 @@ def query_terms(query) -> dict[str, frozenset[str]]:
                 text = text.decode("utf-8", "replace")
             found.setdefault(fieldname, set()).add(text)
     return {fieldname: frozenset(texts) for fieldname, texts in found.items()}
-

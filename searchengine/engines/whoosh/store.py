@@ -76,22 +76,25 @@ def current_generation(index_dir: Path, *, strict: bool = True, writer: bool = F
         generations = [p for p in index_dir.glob(PREFIX + "*") if p.is_dir()]
         if strict and generations:
             if not writer and being_written(index_dir):  # the first build of this index is under way
-                raise IndexBusyError(f"{index_dir}: the index is being built; "
-                                     "try again when the build has finished") from None
+                raise IndexBusyError(
+                    f"{index_dir}: the index is being built; try again when the build has finished"
+                ) from None
             # Generations that never committed are what a killed first build
             # leaves: there is no index yet. A committed one may have been
             # current, so which one is stays unknown.
             if any(committed(g) for g in generations):
-                raise IndexDamagedError(integrity.damaged(
-                    index_dir, f"{POINTER} is missing beside index generations")) from None
+                raise IndexDamagedError(
+                    integrity.damaged(index_dir, f"{POINTER} is missing beside index generations")
+                ) from None
         return None
     except OSError as exc:
         if not strict:
             return None
         if isinstance(exc, PermissionError):
             raise integrity.unreadable(exc) from None
-        raise IndexDamagedError(integrity.damaged(
-            index_dir, f"{POINTER} cannot be read ({exc.strerror or exc})")) from None
+        raise IndexDamagedError(
+            integrity.damaged(index_dir, f"{POINTER} cannot be read ({exc.strerror or exc})")
+        ) from None
     try:
         name = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -112,7 +115,7 @@ def committed(generation: Path) -> bool:
 def being_written(index_dir: Path) -> bool:
     """Whether another process holds the index's write lock (see :func:`write_lock`)."""
     try:
-        handle = open(index_dir / LOCK, "rb")
+        handle = open(index_dir / LOCK, "rb")  # noqa: SIM115 (held past this block)
     except OSError:
         return False
     with handle:
@@ -178,7 +181,7 @@ PEEK = 512
 def mapped_file_class():
     """The class ``MappedFile`` (made on first use: it extends Whoosh's
     ``StructFile``, and this module is imported before Whoosh is needed)."""
-    from whoosh.filedb.structfile import IS_LITTLE, _SIZEMAP, StructFile
+    from whoosh.filedb.structfile import _SIZEMAP, IS_LITTLE, StructFile
 
     class MappedFile(StructFile):
         """A read-only Whoosh ``StructFile`` over a range of a memory map.
@@ -201,8 +204,9 @@ def mapped_file_class():
                 mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             return cls(mapped, 0, len(mapped), name=name, onclose=onclose, owner=True)
 
-        def __init__(self, mapped, base: int, length: int, name: str | None = None, onclose=None,
-                     owner: bool = False) -> None:
+        def __init__(
+            self, mapped, base: int, length: int, name: str | None = None, onclose=None, owner: bool = False
+        ) -> None:
             super().__init__(self, name=name, onclose=onclose)
             self.is_real = False  # StructFile reads arrays from files with fileno
             self._map, self._base, self._end, self._pos, self._owner = mapped, base, base + length, base, owner
@@ -218,7 +222,7 @@ def mapped_file_class():
             # used in one read; without it, it reads each opcode separately.
             # Like a buffered file's, the bytes returned ignore ``size``: a
             # block header or term info is far shorter than PEEK.
-            return self._map[self._pos:min(self._pos + PEEK, self._end)]
+            return self._map[self._pos : min(self._pos + PEEK, self._end)]
 
         def readline(self, size: int = -1) -> bytes:
             start = self._pos
@@ -239,7 +243,7 @@ def mapped_file_class():
 
         def get(self, position: int, length: int) -> bytes:
             start = self._base + position
-            return self._map[start:min(start + length, self._end)]
+            return self._map[start : min(start + length, self._end)]
 
         def get_array(self, position: int, typecode: str, length: int):
             from array import array
@@ -303,7 +307,8 @@ def open_failure(generation: Path, exc: BaseException):
         return IndexUnreadableError(
             f"{generation.parent}: cannot be read: the package {missing.split('.')[0]!r} is not installed "
             f"in this Python ({sys.executable}); install searchengine with its dependencies "
-            f"(pip install searchengine, or pip install . in a clone)")
+            f"(pip install searchengine, or pip install . in a clone)"
+        )
     return IndexDamagedError(cannot_open(generation, exc))
 
 
@@ -318,8 +323,15 @@ def damage_errors() -> tuple[type[BaseException], ...]:
     from whoosh.index import IndexError as WhooshIndexError
     from whoosh.reading import CorruptIndexError
 
-    return (CorruptIndexError, FileFormatError, WhooshIndexError, EOFError, zlib.error,
-            pickle.UnpicklingError, struct.error)
+    return (
+        CorruptIndexError,
+        FileFormatError,
+        WhooshIndexError,
+        EOFError,
+        zlib.error,
+        pickle.UnpicklingError,
+        struct.error,
+    )
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -333,7 +345,8 @@ def is_damage(exc: BaseException) -> bool:
     import errno
 
     if isinstance(exc, damage_errors() + (UnicodeDecodeError,)) or (
-            isinstance(exc, OSError) and exc.errno == errno.EINVAL):
+        isinstance(exc, OSError) and exc.errno == errno.EINVAL
+    ):
         return True
     return isinstance(exc, (IndexError, KeyError, AssertionError)) and _raised_in_whoosh(exc)
 
@@ -397,9 +410,28 @@ def write_layout(generation: Path) -> None:
 
 #: File system types whose locks and memory maps do not behave as a local
 #: disk's (Linux names, as /proc/self/mountinfo gives them).
-NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "9p", "ceph",
-                                 "glusterfs", "fuse.glusterfs", "fuse.ceph", "fuse.sshfs", "fuse.rclone",
-                                 "fuse.s3fs", "fuse.gcsfuse", "davfs", "fuse.davfs2"})
+NETWORK_FILESYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "ncpfs",
+        "afs",
+        "9p",
+        "ceph",
+        "glusterfs",
+        "fuse.glusterfs",
+        "fuse.ceph",
+        "fuse.sshfs",
+        "fuse.rclone",
+        "fuse.s3fs",
+        "fuse.gcsfuse",
+        "davfs",
+        "fuse.davfs2",
+    }
+)
 #: Set to 1 to write an index on a network file system anyway.
 ALLOW_NETWORK_ENV = "SEARCHENGINE_ALLOW_NETWORK_FS"
 
@@ -449,9 +481,11 @@ def check_local(index_dir: Path) -> None:
     if kind is not None:
         from searchengine.errors import InputError
 
-        raise InputError(f"{index_dir} is on a network file system ({kind}): an index needs a local disk, whose "
-                         "locks and memory maps work across processes; build it on a local disk and copy it, or "
-                         f"set {ALLOW_NETWORK_ENV}=1 to write it there anyway (nothing was written)")
+        raise InputError(
+            f"{index_dir} is on a network file system ({kind}): an index needs a local disk, whose "
+            "locks and memory maps work across processes; build it on a local disk and copy it, or "
+            f"set {ALLOW_NETWORK_ENV}=1 to write it there anyway (nothing was written)"
+        )
 
 
 def foreign_files(folder: Path) -> list[str]:
@@ -461,9 +495,13 @@ def foreign_files(folder: Path) -> list[str]:
     if not folder.is_dir():
         return []
     ours = {POINTER, LOCK}
-    return sorted(entry.name for entry in folder.iterdir()
-                  if entry.name not in ours and not entry.name.startswith(".")
-                  and not (entry.is_dir() and _GENERATION_NAME.fullmatch(entry.name)))
+    return sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if entry.name not in ours
+        and not entry.name.startswith(".")
+        and not (entry.is_dir() and _GENERATION_NAME.fullmatch(entry.name))
+    )
 
 
 def holds_index(folder: Path) -> bool:
@@ -516,7 +554,8 @@ def check_layout(generation: Path, index_dir: Path) -> None:
         raise IndexOutdatedError(
             f"{index_dir}: this index was built by another version of searchengine (layout {shown}, "
             f"this version reads layout {LAYOUT}); rebuild it with "
-            f"'searchengine index PATHS --index-dir {index_dir}'")
+            f"'searchengine index PATHS --index-dir {index_dir}'"
+        )
 
 
 def check_generation(generation: Path, index_dir: Path, *, everything: bool = False):
@@ -628,7 +667,7 @@ def write_lock(index_dir: Path, timeout: float = 0.0) -> Iterator[None]:
         IndexBusyError: another process still holds the lock after ``timeout``.
     """
     index_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(index_dir / LOCK, "a+")
+    handle = open(index_dir / LOCK, "a+")  # noqa: SIM115 (held past this block)
     try:
         deadline = time.monotonic() + timeout
         while True:

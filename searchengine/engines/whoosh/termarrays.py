@@ -65,7 +65,7 @@ def encode_weights(weights: list[float]) -> tuple[str, bytes]:
     """``(type code, bytes)`` of a posting list's weights (see the module)."""
     if all(weight == 1 for weight in weights):
         return "1", b""
-    if all(weight == int(weight) and 0 <= weight for weight in weights):
+    if all(weight == int(weight) and weight >= 0 for weight in weights):
         top = max(weights)
         if top < 256:
             return "B", bytes(int(weight) for weight in weights)
@@ -89,8 +89,13 @@ def position_gaps(encoded: bytes, decode) -> bytes | None:
     if size == 8 and encoded[4] == 93 and encoded[5] == _K and encoded[7] == 97:  # ] K gap a
         if encoded[6] != _ESCAPE:
             return encoded[6:7]
-    elif size > 8 and encoded[4:6] == b"](" and encoded[-1] == 101 and size % 2 \
-            and encoded[6:-1:2].count(_K) == (size - 7) // 2:  # ] ( K gap K gap ... e
+    elif (
+        size > 8
+        and encoded[4:6] == b"]("
+        and encoded[-1] == 101
+        and size % 2
+        and encoded[6:-1:2].count(_K) == (size - 7) // 2
+    ):  # ] ( K gap K gap ... e
         gaps = encoded[7:-1:2]
         if _ESCAPE not in gaps:
             return gaps
@@ -119,7 +124,7 @@ def positions_from_gaps(gaps: bytes) -> set[int]:
     while at < len(gaps):
         gap = gaps[at]
         if gap == _ESCAPE:
-            gap = int.from_bytes(gaps[at + 1:at + 4], "little")
+            gap = int.from_bytes(gaps[at + 1 : at + 4], "little")
             at += 3
         before += gap
         found.add(before)
@@ -165,12 +170,20 @@ class TermArraysWriter:
             if None not in found:
                 sizes = list(map(len, found))
                 sizes_code = "B" if max(sizes) < 256 else "I"
-                packed_sizes = zlib.compress(bytes(sizes) if sizes_code == "B" else to_bytes(array("I", sizes)),
-                                             _LEVEL)
+                packed_sizes = zlib.compress(bytes(sizes) if sizes_code == "B" else to_bytes(array("I", sizes)), _LEVEL)
                 packed_positions = zlib.compress(b"".join(found), _LEVEL)
         self._file.write(packed_ids + packed_weights + packed_sizes + packed_positions)
-        self._fields[-1][1].append((btext, self._position, len(packed_ids), len(packed_weights),
-                                    len(packed_sizes), len(ids), weight_code + sizes_code))
+        self._fields[-1][1].append(
+            (
+                btext,
+                self._position,
+                len(packed_ids),
+                len(packed_weights),
+                len(packed_sizes),
+                len(ids),
+                weight_code + sizes_code,
+            )
+        )
         self._position += len(packed_ids) + len(packed_weights) + len(packed_sizes) + len(packed_positions)
 
     def close(self) -> None:
@@ -185,16 +198,18 @@ class TermArraysWriter:
             columns = list(zip(*terms))
             starts = array("Q", columns[1])
             starts.append(end)  # the end of the last term's lists
-            table = b"".join([
-                b"".join(columns[0]),
-                to_bytes(array("I", map(len, columns[0]))),
-                to_bytes(starts),
-                to_bytes(array("I", columns[2])),
-                to_bytes(array("I", columns[3])),
-                to_bytes(array("I", columns[4])),
-                to_bytes(array("I", columns[5])),
-                "".join(columns[6]).encode("ascii"),
-            ])
+            table = b"".join(
+                [
+                    b"".join(columns[0]),
+                    to_bytes(array("I", map(len, columns[0]))),
+                    to_bytes(starts),
+                    to_bytes(array("I", columns[2])),
+                    to_bytes(array("I", columns[3])),
+                    to_bytes(array("I", columns[4])),
+                    to_bytes(array("I", columns[5])),
+                    "".join(columns[6]).encode("ascii"),
+                ]
+            )
             self._file.write(table)
             self._position += len(table)
         encoded = json.dumps({"fields": header}).encode("utf-8")
@@ -246,7 +261,7 @@ class TermPostings:
         if self._offsets is None:
             self._unpack()
         offsets = self._offsets
-        return positions_from_gaps(self._gaps[offsets[number]:offsets[number + 1]])
+        return positions_from_gaps(self._gaps[offsets[number] : offsets[number + 1]])
 
     def position_table(self, np) -> tuple:
         """``(documents, positions)``: every position of the term as two
@@ -272,8 +287,9 @@ class TermPostings:
             keep[marks + 1] = keep[marks + 2] = keep[marks + 3] = False
             values = values[keep]
             counts = counts.copy()
-            np.subtract.at(counts, np.searchsorted(np.frombuffer(self._offsets, dtype=np.int64), marks,
-                                                   side="right") - 1, 3)
+            np.subtract.at(
+                counts, np.searchsorted(np.frombuffer(self._offsets, dtype=np.int64), marks, side="right") - 1, 3
+            )
         totals = np.cumsum(values)
         starts = np.cumsum(counts) - counts
         before = np.where(starts > 0, totals[np.maximum(starts - 1, 0)], 0)
@@ -346,16 +362,19 @@ class TermArrays:
         if count <= 0 or keys_size < 0:
             raise damaged
         columns, at = [], keys_size
-        for typecode, size in (("I", count), ("Q", count + 1), ("I", count), ("I", count), ("I", count),
-                               ("I", count)):
+        for typecode, size in (("I", count), ("Q", count + 1), ("I", count), ("I", count), ("I", count), ("I", count)):
             width = array(typecode).itemsize * size
-            columns.append(from_bytes(typecode, data[at:at + width]))
+            columns.append(from_bytes(typecode, data[at : at + width]))
             at += width
         lengths, starts, id_sizes, weight_sizes, size_sizes, counts = columns
         codes = data[at:].decode("ascii", "replace")
         ends = list(accumulate(lengths, initial=0))
-        if (len(codes) != 2 * count or ends[-1] != keys_size or starts[-1] > start
-                or any(a > b for a, b in zip(starts, starts[1:]))):
+        if (
+            len(codes) != 2 * count
+            or ends[-1] != keys_size
+            or starts[-1] > start
+            or any(a > b for a, b in zip(starts, starts[1:]))
+        ):
             raise damaged
         keys = data[:keys_size]
         lookup = {keys[a:b]: number for number, (a, b) in enumerate(zip(ends, ends[1:]))}
@@ -363,8 +382,9 @@ class TermArrays:
         self._tables[fieldname] = found
         return found
 
-    def postings(self, fieldname: str, btext: bytes,
-                 frequency: Callable[[str, bytes], int] | None = None) -> TermPostings | None:
+    def postings(
+        self, fieldname: str, btext: bytes, frequency: Callable[[str, bytes], int] | None = None
+    ) -> TermPostings | None:
         """A term's :class:`TermPostings`; ``None`` when the file does not
         keep the term (fewer than :data:`MIN_POSTINGS` postings, or a field
         it does not keep). The last read are kept (:data:`KEPT_POSTINGS`).
@@ -416,8 +436,9 @@ class TermArrays:
     def _miscounted(fieldname: str, held: int, expected: int):
         from whoosh.reading import CorruptIndexError
 
-        return CorruptIndexError(f"a term arrays list of field {fieldname!r} holds {held:,} postings "
-                                 f"where the term table has {expected:,}")
+        return CorruptIndexError(
+            f"a term arrays list of field {fieldname!r} holds {held:,} postings where the term table has {expected:,}"
+        )
 
     def _decode(self, fieldname: str, lists: _FieldTable, number: int) -> TermPostings:
         from whoosh.reading import CorruptIndexError
@@ -427,7 +448,7 @@ class TermArrays:
 
         start, end = lists.starts[number], lists.starts[number + 1]
         count = lists.counts[number]
-        weight_code, size_code = lists.codes[2 * number:2 * number + 2]
+        weight_code, size_code = lists.codes[2 * number : 2 * number + 2]
         at = lists.id_sizes[number]
         weights_end = at + lists.weight_sizes[number]
         if weights_end > end - start:

@@ -157,8 +157,13 @@ class TextStoreWriter:
                 position += len(field.dictionary)
             for field, starts in zip(self._fields, offsets):
                 handle.write(to_bytes(field.firsts) + to_bytes(starts))
-            header = json.dumps({"fields": self.fieldnames, "blocks": [len(f.blocks) for f in self._fields],
-                                 "dictionaries": dictionaries}).encode("utf-8")
+            header = json.dumps(
+                {
+                    "fields": self.fieldnames,
+                    "blocks": [len(f.blocks) for f in self._fields],
+                    "dictionaries": dictionaries,
+                }
+            ).encode("utf-8")
             handle.write(header)
             handle.write(_trailer.pack(_MAGIC, self.documents, len(header), position))
         finally:
@@ -186,15 +191,16 @@ class TextStore:
         self._file = None
         if isinstance(data, (bytes, bytearray)):
             whole = bytes(data)
-            self._read = lambda position, size: whole[position:position + size]
+            self._read = lambda position, size: whole[position : position + size]
             length = len(whole)
         else:
             self._file = data
             self._read = lambda position, size: bytes(data.get(position, size))
         if length is None or length < _trailer.size:
             raise CorruptIndexError("a text store shorter than its trailer")
-        magic, documents, header_length, table_start = _trailer.unpack(self._read(length - _trailer.size,
-                                                                                  _trailer.size))
+        magic, documents, header_length, table_start = _trailer.unpack(
+            self._read(length - _trailer.size, _trailer.size)
+        )
         header_start = length - _trailer.size - header_length
         if magic != _MAGIC or not 0 <= table_start <= header_start:
             raise CorruptIndexError("a text store whose trailer does not fit it")
@@ -213,17 +219,20 @@ class TextStore:
         for count in counts:
             if count < 0 or position + 12 * count + 8 > len(table):
                 raise CorruptIndexError("a text store's table does not fit it")
-            firsts = from_bytes("I", table[position:position + 4 * count])
+            firsts = from_bytes("I", table[position : position + 4 * count])
             position += 4 * count
-            offsets = from_bytes("Q", table[position:position + 8 * (count + 1)])
+            offsets = from_bytes("Q", table[position : position + 8 * (count + 1)])
             position += 8 * (count + 1)
-            if (len(firsts) != count or len(offsets) != count + 1 or (count and firsts[0] != 0)
-                    or offsets[-1] > table_start):
+            if (
+                len(firsts) != count
+                or len(offsets) != count + 1
+                or (count and firsts[0] != 0)
+                or offsets[-1] > table_start
+            ):
                 raise CorruptIndexError("a text store's table does not fit it")
             self._firsts.append(firsts)
             self._offsets.append(offsets)
-        if (position != len(table) or len(counts) != len(self.fieldnames)
-                or len(self._dictionaries) != len(counts)):
+        if position != len(table) or len(counts) != len(self.fieldnames) or len(self._dictionaries) != len(counts):
             raise CorruptIndexError("a text store's table does not fit it")
         self._index = {name: number for number, name in enumerate(self.fieldnames)}
         self._kept: list[tuple[int, int, list[str]]] = [(-1, -1, [])] * len(self.fieldnames)
@@ -265,8 +274,14 @@ class TextStore:
         value = values[doc - first]
         return None if value == _ABSENT else value
 
-    def matching(self, fieldname: str, search: Callable, docs: list[int], fold: Callable[[str], str],
-                 out_of_time: Callable[[], bool] | None = None) -> tuple[list[int], bool]:
+    def matching(
+        self,
+        fieldname: str,
+        search: Callable,
+        docs: list[int],
+        fold: Callable[[str], str],
+        out_of_time: Callable[[], bool] | None = None,
+    ) -> tuple[list[int], bool]:
         """``(found, complete)``: those of ``docs`` (ascending) whose value of
         ``fieldname``, folded by ``fold``, gives ``search`` (a compiled
         pattern's ``search``) a match. ``out_of_time()`` is asked before each
@@ -307,8 +322,10 @@ def read_text_store(storage, segment) -> TextStore | None:
         found.close()
         from whoosh.reading import CorruptIndexError
 
-        raise CorruptIndexError(f"a text store of {found.documents} documents and fields {found.fieldnames} "
-                                f"in a segment of {segment.doc_count_all()}")
+        raise CorruptIndexError(
+            f"a text store of {found.documents} documents and fields {found.fieldnames} "
+            f"in a segment of {segment.doc_count_all()}"
+        )
     return found
 
 

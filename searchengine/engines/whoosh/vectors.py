@@ -121,8 +121,9 @@ class VectorCache:
         path = self.folder / f"chunk-{time.time_ns():020d}-{os.getpid()}.npz"
         temporary = path.with_name("." + path.name)
         with open(temporary, "wb") as out:
-            np.savez(out, keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), -1),
-                     rows=rows, scales=scales)
+            np.savez(
+                out, keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), -1), rows=rows, scales=scales
+            )
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
@@ -141,8 +142,15 @@ class VectorCache:
         self._found, self._chunks = {}, []
 
 
-def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | None = None, threads: int = 1,
-                  progress: Callable[[int, int], None] | None = None) -> int:
+def write_vectors(
+    generation: Path,
+    reader,
+    index_dir: Path,
+    *,
+    base: Path | None = None,
+    threads: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Write ``generation``'s vector files for every live document of ``reader``
     (its Whoosh reader), encoding the records that neither ``base`` (the
     generation it was copied from) nor the cache holds with the same text.
@@ -189,11 +197,14 @@ def write_vectors(generation: Path, reader, index_dir: Path, *, base: Path | Non
 
         def save() -> None:
             if pending:
-                cache.add([k for part in pending for k in part[0]], np.concatenate([p[1] for p in pending]),
-                          np.concatenate([p[2] for p in pending]))
+                cache.add(
+                    [k for part in pending for k in part[0]],
+                    np.concatenate([p[1] for p in pending]),
+                    np.concatenate([p[2] for p in pending]),
+                )
                 pending.clear()
 
-        steps = [todo[start:start + ENCODE_STEP] for start in range(0, len(todo), ENCODE_STEP)]
+        steps = [todo[start : start + ENCODE_STEP] for start in range(0, len(todo), ENCODE_STEP)]
         # One single-threaded model per core, for enough records to pay for starting them.
         pool = EncodingPool(threads, processes=len(todo) >= PARALLEL_ENCODE_MIN and len(steps) > 1)
         try:
@@ -283,8 +294,9 @@ class GenerationVectors:
         except (OSError, ValueError) as exc:
             raise IndexDamagedError(damaged(generation.parent, f"its vector files cannot be read ({exc})")) from exc
         if self.rows.shape != (documents, DIMENSIONS) or self.scales.shape != (documents,):
-            raise IndexDamagedError(damaged(generation.parent, f"its vectors ({self.rows.shape}) do not fit its "
-                                                               f"{documents} documents"))
+            raise IndexDamagedError(
+                damaged(generation.parent, f"its vectors ({self.rows.shape}) do not fit its {documents} documents")
+            )
         self._matrix = None
         self._lock = threading.Lock()
 

@@ -68,7 +68,11 @@ def _writer_classes() -> dict[str, type]:
         from whoosh.writing import SegmentWriter
 
         from searchengine.engines.whoosh.codec import (
-            OLD_SPELLING_FIELDS, DictionaryCodec, segment_words, write_segment_words)
+            OLD_SPELLING_FIELDS,
+            DictionaryCodec,
+            segment_words,
+            write_segment_words,
+        )
         from searchengine.engines.whoosh.postings import TermPostingPool
         from searchengine.engines.whoosh.schema import spelled_fields, spelling_words
 
@@ -190,14 +194,14 @@ class _JobQueue:
 
 def _parallel_writer(ix, jobs: int, limitmb: int):
     """Whoosh's multiprocessing writer whose workers never outlive this process."""
+
     class Writer(_writer_classes()["parallel"]):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.jobqueue = _JobQueue(self.jobqueue, self.tasks)
 
         def _new_task(self):
-            args = (self.storage, self.indexname, self.jobqueue.jobs, self.resultqueue,
-                    self.subargs, self.multisegment)
+            args = (self.storage, self.indexname, self.jobqueue.jobs, self.resultqueue, self.subargs, self.multisegment)
             task = self._mpctx.Process(target=_subwriter, args=(os.getpid(), *args), daemon=True)
             self.tasks.append(task)
             task.start()
@@ -222,8 +226,7 @@ def _parallel_writer(ix, jobs: int, limitmb: int):
             super().cancel()
 
     # fork: workers inherit the loaded analyzer instead of importing it again.
-    return Writer(ix, procs=jobs, batchsize=BATCH_SIZE, multisegment=True,
-                  start_method="fork", limitmb=limitmb)
+    return Writer(ix, procs=jobs, batchsize=BATCH_SIZE, multisegment=True, start_method="fork", limitmb=limitmb)
 
 
 def _writer(ix, jobs: int, memory_mb: int):
@@ -293,9 +296,17 @@ class WhooshWriter:
         IndexOutdatedError: the current generation has an older layout (rebuild).
     """
 
-    def __init__(self, index_dir: str | os.PathLike, *, mode: str, lock_timeout: float,
-                 jobs: int | None = None, memory_mb: int = 512, vectors: bool | None = None,
-                 on_encode=None) -> None:
+    def __init__(
+        self,
+        index_dir: str | os.PathLike,
+        *,
+        mode: str,
+        lock_timeout: float,
+        jobs: int | None = None,
+        memory_mb: int = 512,
+        vectors: bool | None = None,
+        on_encode=None,
+    ) -> None:
         self.target = Path(index_dir)
         self.vectors = self._asked = vectors
         self.on_encode = on_encode
@@ -311,9 +322,9 @@ class WhooshWriter:
         self._generation: Path | None = None
         self._ix = None
         self._searcher = None  # the base generation's, for version lookups
-        self._writer = None    # the open Whoosh writer of the current pass
+        self._writer = None  # the open Whoosh writer of the current pass
         self._first_done = False
-        self._expected = 0     # documents after the first pass
+        self._expected = 0  # documents after the first pass
         self._changed = False  # whether the second pass changed anything
         self._rewritten: set[str] = set()
         self._published = False
@@ -331,8 +342,10 @@ class WhooshWriter:
         foreign = [] if store.holds_index(target) else store.foreign_files(target)
         if foreign:
             shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-            raise InputError(f"{target} holds other files ({shown}) and no index: name an empty or new folder "
-                             "for the index (nothing was written)")
+            raise InputError(
+                f"{target} holds other files ({shown}) and no index: name an empty or new folder "
+                "for the index (nothing was written)"
+            )
         self._stack.enter_context(store.write_lock(target, timeout=self.lock_timeout))
         try:
             store.remove_stale(target)
@@ -346,8 +359,7 @@ class WhooshWriter:
                     check_model()  # before anything is written
                 except SemanticUnavailableError as exc:
                     kept = "this index keeps vectors for semantic search" if self._asked is None else "--vectors"
-                    raise SemanticUnavailableError(f"{target}: {kept}, and {exc}; or index with --no-vectors") \
-                        from None
+                    raise SemanticUnavailableError(f"{target}: {kept}, and {exc}; or index with --no-vectors") from None
             self._current = current  # its vectors are kept by a rebuild too
             base = current if self.mode != "build" else None
             generation = self._generation = store.new_generation(target)
@@ -376,8 +388,10 @@ class WhooshWriter:
             return
         self._abandon()
         if self._base is not None and not isinstance(exc, SearchEngineError) and store.is_damage(exc):
-            raise IndexDamagedError(f"{self._base}: index cannot be read ({type(exc).__name__}: {exc}); "
-                                    "rebuild it with 'searchengine index PATH...'") from exc
+            raise IndexDamagedError(
+                f"{self._base}: index cannot be read ({type(exc).__name__}: {exc}); "
+                "rebuild it with 'searchengine index PATH...'"
+            ) from exc
 
     def _abandon(self) -> None:
         """Stop the writers (an indexing process stops now), remove the unfinished generation, unlock."""
@@ -548,8 +562,9 @@ class WhooshWriter:
         with ix.reader() as reader:  # the facet and sort columns belong to the generation
             columns.write_columns(generation, reader)  # (reads every kept segment's columns)
             if self.vectors:
-                self.encoded = vector_files.write_vectors(generation, reader, self.target, base=self._current,
-                                                          threads=self.jobs, progress=self.on_encode)
+                self.encoded = vector_files.write_vectors(
+                    generation, reader, self.target, base=self._current, threads=self.jobs, progress=self.on_encode
+                )
             else:
                 for name in (vector_files.VECTORS_FILE, vector_files.SCALES_FILE):
                     (generation / name).unlink(missing_ok=True)

@@ -16,8 +16,9 @@ import uuid
 import pytest
 
 CLUSTER_VARIABLE = "SEARCHENGINE_TEST_CLUSTER"
-SKIP_REASON = ("needs an OpenSearch cluster: scripts/dev-cluster.sh start, "
-               f"then {CLUSTER_VARIABLE}=http://127.0.0.1:9200")
+SKIP_REASON = (
+    f"needs an OpenSearch cluster: scripts/dev-cluster.sh start, then {CLUSTER_VARIABLE}=http://127.0.0.1:9200"
+)
 
 
 @pytest.fixture(scope="session")
@@ -26,8 +27,11 @@ def cluster_url() -> str:
     url = os.environ.get(CLUSTER_VARIABLE, "").strip().rstrip("/")
     if not url:
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{CLUSTER_VARIABLE} is not set under CI=true: the OpenSearch tests must run "
-                        "(start a cluster with scripts/dev-cluster.sh start)", pytrace=False)
+            pytest.fail(
+                f"{CLUSTER_VARIABLE} is not set under CI=true: the OpenSearch tests must run "
+                "(start a cluster with scripts/dev-cluster.sh start)",
+                pytrace=False,
+            )
         pytest.skip(SKIP_REASON)
     return url
 
@@ -64,8 +68,9 @@ def location(cluster_url, index_name) -> str:
 
 def delete_everything(client, name: str) -> None:
     """Delete the alias ``name``, its physical indexes and its lock index."""
-    found = client.indices.get(index=f"{name}-*", expand_wildcards="all",
-                               allow_no_indices=True, ignore_unavailable=True)
+    found = client.indices.get(
+        index=f"{name}-*", expand_wildcards="all", allow_no_indices=True, ignore_unavailable=True
+    )
     for index in found:
         client.indices.delete(index=index, ignore_unavailable=True)
     if client.indices.exists(index=name):

@@ -18,8 +18,7 @@ def test_a_built_index_is_sound_with_every_shard_copy_named(location, index_name
     result = CliRunner().invoke(main, ["check", "--index", location, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert (report["engine"], report["documents"], report["sound"], report["problem"]) == ("opensearch", 24, True,
-                                                                                          None)
+    assert (report["engine"], report["documents"], report["sound"], report["problem"]) == ("opensearch", 24, True, None)
     assert report["version"].startswith(index_name + "-")
     primaries = [part for part in report["parts"] if " primary on " in part["name"]]
     assert primaries and sum(part["size"] for part in primaries) == 24

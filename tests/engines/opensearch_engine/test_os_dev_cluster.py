@@ -48,8 +48,9 @@ def alive(pid: int) -> bool:
 
 
 def script(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True,
-                          timeout=900, cwd=REPO, check=False)
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=900, cwd=REPO, check=False
+    )
 
 
 @pytest.fixture
@@ -58,9 +59,12 @@ def script_env(tmp_path) -> dict:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail("no Java to run OpenSearch on", pytrace=False)
         pytest.skip("needs Java 11-21 to run OpenSearch (scripts/dev-cluster.sh)")
-    env = dict(os.environ, SEARCHENGINE_CLUSTER_PORT=str(free_base_port()),
-               SEARCHENGINE_CLUSTER_DIR=str(tmp_path / "started-here"),
-               SEARCHENGINE_CLUSTER_NAME="searchengine-stop-test")
+    env = dict(
+        os.environ,
+        SEARCHENGINE_CLUSTER_PORT=str(free_base_port()),
+        SEARCHENGINE_CLUSTER_DIR=str(tmp_path / "started-here"),
+        SEARCHENGINE_CLUSTER_NAME="searchengine-stop-test",
+    )
     # Settings of another cluster (CI exports its own) must not leak in.
     env.pop("SEARCHENGINE_CLUSTER_TRANSPORT_PORT", None)
     yield env
@@ -80,8 +84,10 @@ def test_stop_with_another_directory_stops_the_cluster_that_runs(script_env, tmp
     status = script("status", env=elsewhere)
     assert status.returncode == 3
     assert status.stdout.startswith(f"no dev cluster configured in {tmp_path / 'elsewhere'}\n")
-    assert (f"  cluster 'searchengine-stop-test', 1 of 1 node(s) running, http 127.0.0.1:{port}, "
-            f"dir {tmp_path / 'started-here'}\n") in status.stdout
+    assert (
+        f"  cluster 'searchengine-stop-test', 1 of 1 node(s) running, http 127.0.0.1:{port}, "
+        f"dir {tmp_path / 'started-here'}\n"
+    ) in status.stdout
 
     stopped = script("stop", env=elsewhere)
     assert stopped.returncode == 0, stopped.stderr

@@ -39,8 +39,9 @@ def published(cluster_client) -> tuple[tuple[str, int], ...]:
 
 
 @pytest.mark.cluster
-def test_a_server_learns_the_nodes_and_adds_those_that_answer(cluster_client, cluster_url, location,
-                                                              index_name, monkeypatch):
+def test_a_server_learns_the_nodes_and_adds_those_that_answer(
+    cluster_client, cluster_url, location, index_name, monkeypatch
+):
     build_index([CORPUS], location)
     nodes = published(cluster_client)
     host, port = parse_location(location).hosts[0]
@@ -74,21 +75,30 @@ def _dev_cluster_dir() -> Path:
 
 def _script(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, SEARCHENGINE_CLUSTER_DIR=str(_dev_cluster_dir()))
-    return subprocess.run(["bash", str(REPO / "scripts" / "dev-cluster.sh"), *args], env=env, cwd=REPO,
-                          capture_output=True, text=True, timeout=900, check=False)
+    return subprocess.run(
+        ["bash", str(REPO / "scripts" / "dev-cluster.sh"), *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
 
 
 @pytest.mark.cluster
-def test_a_warmed_up_index_of_one_address_goes_on_when_that_node_dies(cluster_client, cluster_url, location,
-                                                                      index_name):
+def test_a_warmed_up_index_of_one_address_goes_on_when_that_node_dies(
+    cluster_client, cluster_url, location, index_name
+):
     state = _dev_cluster_dir() / "cluster.env"
     settings = dict(re.findall(r"^(\w+)=(\S*)$", state.read_text(), re.M)) if state.exists() else {}
     given = parse_location(cluster_url + "/x").hosts
     base, count = int(settings.get("HTTP_BASE") or 0), int(settings.get("NODES") or 0)
-    if count < 3 or not all(host in ("127.0.0.1", "localhost") and base <= port < base + count
-                            for host, port in given):
-        pytest.skip(f"needs the test cluster to be a dev cluster of 3 nodes or more whose state is in "
-                    f"{_dev_cluster_dir()} (SEARCHENGINE_CLUSTER_DIR)")
+    if count < 3 or not all(host in ("127.0.0.1", "localhost") and base <= port < base + count for host, port in given):
+        pytest.skip(
+            f"needs the test cluster to be a dev cluster of 3 nodes or more whose state is in "
+            f"{_dev_cluster_dir()} (SEARCHENGINE_CLUSTER_DIR)"
+        )
     manager = cluster_client.cat.cluster_manager(format="json")[0]["node"]
     victim = max(i for i in range(count) if f"node-{i}" != manager and base + i not in {p for _, p in given})
     victim_port = base + victim
@@ -113,7 +123,10 @@ def test_a_warmed_up_index_of_one_address_goes_on_when_that_node_dies(cluster_cl
         started = time.monotonic()
         after = index.search("matrix", facets=("year",))
         assert (after.total, after.facets, [hit.id for hit in after.hits]) == (
-            before.total, before.facets, [hit.id for hit in before.hits])
+            before.total,
+            before.facets,
+            [hit.id for hit in before.hits],
+        )
         assert index.doc_count == 24
         assert time.monotonic() - started < 10
 
@@ -125,7 +138,8 @@ def test_a_warmed_up_index_of_one_address_goes_on_when_that_node_dies(cluster_cl
         assert str(caught.value) == (
             f"{single}: search failed: cluster unreachable (connection refused); the cluster's other nodes "
             f"were {', '.join(others)} when last asked: name several in the location, so that another "
-            f"answers when one is down (http://127.0.0.1:{victim_port},{','.join(others)}/{index_name})")
+            f"answers when one is down (http://127.0.0.1:{victim_port},{','.join(others)}/{index_name})"
+        )
     finally:
         index.close()
         if killed:

@@ -7,25 +7,28 @@ from pathlib import Path
 
 import pytest
 
+from searchengine.engines import is_cluster
 from searchengine.engines.opensearch.location import (
     DEFAULT_PORT,
     MAX_NAME_BYTES,
     check_index_name,
     parse_location,
 )
-from searchengine.engines import is_cluster
 from searchengine.errors import InputError
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("http://127.0.0.1:9200/papers", True),
-    ("HTTPS://node:9200/papers", True),
-    ("  http://x/papers", True),
-    ("index", False),
-    ("/var/lib/index", False),
-    ("./http:/x", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("http://127.0.0.1:9200/papers", True),
+        ("HTTPS://node:9200/papers", True),
+        ("  http://x/papers", True),
+        ("index", False),
+        ("/var/lib/index", False),
+        ("./http:/x", False),
+        ("", False),
+    ],
+)
 def test_is_cluster(text, expected):
     assert is_cluster(text) is expected
 
@@ -55,8 +58,10 @@ def test_the_password_never_shows():
     location = parse_location("http://user:secret@127.0.0.1:9200/papers")
     for text in (str(location), repr(location), location.redacted(), location.redacted("papers-1")):
         assert "secret" not in text and "user" not in text
-    assert location.scrub("GET http://user:secret@127.0.0.1:9200/ failed: secret") == \
-        "GET http://***@127.0.0.1:9200/ failed: ***"
+    assert (
+        location.scrub("GET http://user:secret@127.0.0.1:9200/ failed: secret")
+        == "GET http://***@127.0.0.1:9200/ failed: ***"
+    )
 
 
 def test_an_unencoded_slash_or_at_in_the_password():
@@ -65,18 +70,21 @@ def test_an_unencoded_slash_or_at_in_the_password():
     assert location.hosts == (("127.0.0.1", 9200),)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("ftp://user:secret@host/papers", "starts with http:// or https://"),
-    ("http://user:secret@host:9200", "names no index"),
-    ("http://user:secret@host:9200/", "names no index"),
-    ("http://user:secret@host:99999/papers", "out of range"),
-    ("http://user:secret@host:port/papers", "is not HOST:PORT"),
-    ("http://user:secret@a:9200,,b:9200/papers", "is not HOST:PORT"),
-    ("http://user:secret@host:9200/papers?pretty", "no query string"),
-    ("http://user:secret@host:9200/a/b", "must not contain '/'"),
-    ("http://user:secret@host:9200/Papers", "must be lower case"),
-    ("http://user:secret@host:9200/_papers", "must not start with '_'"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("ftp://user:secret@host/papers", "starts with http:// or https://"),
+        ("http://user:secret@host:9200", "names no index"),
+        ("http://user:secret@host:9200/", "names no index"),
+        ("http://user:secret@host:99999/papers", "out of range"),
+        ("http://user:secret@host:port/papers", "is not HOST:PORT"),
+        ("http://user:secret@a:9200,,b:9200/papers", "is not HOST:PORT"),
+        ("http://user:secret@host:9200/papers?pretty", "no query string"),
+        ("http://user:secret@host:9200/a/b", "must not contain '/'"),
+        ("http://user:secret@host:9200/Papers", "must be lower case"),
+        ("http://user:secret@host:9200/_papers", "must not start with '_'"),
+    ],
+)
 def test_malformed_locations_are_one_clear_line_without_the_password(text, words):
     with pytest.raises(InputError) as caught:
         parse_location(text)
@@ -85,23 +93,26 @@ def test_malformed_locations_are_one_clear_line_without_the_password(text, words
     assert "secret" not in message and "\n" not in message
 
 
-@pytest.mark.parametrize("name, words", [
-    ("Papers", "lower case"),
-    ("pa pers", "space"),
-    ("pa*pers", "'*'"),
-    ("a,b", "','"),
-    ("a#b", "'#'"),
-    ("a:b", "':'"),
-    ("a\\b", "'\\\\'"),
-    ("a|b", "'|'"),
-    ('a"b', "'\"'"),
-    ("a<b", "'<'"),
-    ("a?b", "'?'"),
-    ("-papers", "start with '-'"),
-    ("+papers", "start with '+'"),
-    (".papers", "start with '.'"),
-    ("p" * (MAX_NAME_BYTES + 1), "longer than"),
-])
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("Papers", "lower case"),
+        ("pa pers", "space"),
+        ("pa*pers", "'*'"),
+        ("a,b", "','"),
+        ("a#b", "'#'"),
+        ("a:b", "':'"),
+        ("a\\b", "'\\\\'"),
+        ("a|b", "'|'"),
+        ('a"b', "'\"'"),
+        ("a<b", "'<'"),
+        ("a?b", "'?'"),
+        ("-papers", "start with '-'"),
+        ("+papers", "start with '+'"),
+        (".papers", "start with '.'"),
+        ("p" * (MAX_NAME_BYTES + 1), "longer than"),
+    ],
+)
 def test_index_name_rules(name, words):
     with pytest.raises(InputError, match="index name") as caught:
         check_index_name(name)

@@ -23,14 +23,28 @@ def test_repeated_searches_give_the_same_scores_and_order(location, tmp_path, cl
     # Documents replaced: shard copies now hold different deleted documents
     # (each merges on its own), which is what made the order vary.
     changed = tmp_path / "changed.jsonl"
-    changed.write_text("".join(json.dumps({"id": f"extra-{n}", "title": f"GPU memory planning {n}",
-                                           "abstract": "Sparse matrix kernels on GPUs and memory."}) + "\n"
-                               for n in range(30)), encoding="utf-8")
+    changed.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"extra-{n}",
+                    "title": f"GPU memory planning {n}",
+                    "abstract": "Sparse matrix kernels on GPUs and memory.",
+                }
+            )
+            + "\n"
+            for n in range(30)
+        ),
+        encoding="utf-8",
+    )
     update_index([changed], location)
     update_index([changed], location)
     index = open_index(location)
-    runs = [[(hit.id, hit.score) for hit in index.search(query, limit=10).hits]
-            for query in ("gpu memory", "sparse matrix", "training") for _ in range(6)]
+    runs = [
+        [(hit.id, hit.score) for hit in index.search(query, limit=10).hits]
+        for query in ("gpu memory", "sparse matrix", "training")
+        for _ in range(6)
+    ]
     for at in range(0, len(runs), 6):
-        assert runs[at] and all(run == runs[at] for run in runs[at:at + 6]), runs[at:at + 6]
+        assert runs[at] and all(run == runs[at] for run in runs[at : at + 6]), runs[at : at + 6]
     index.close()

@@ -12,8 +12,14 @@ from math import log
 import pytest
 
 from searchengine import querylang
-from searchengine.engines.opensearch.querying import (fuzzy_expansion, fuzzy_words, marked_terms,
-                                                      name_fuzzy_expansion, split_joined, to_dsl)
+from searchengine.engines.opensearch.querying import (
+    fuzzy_expansion,
+    fuzzy_words,
+    marked_terms,
+    name_fuzzy_expansion,
+    split_joined,
+    to_dsl,
+)
 from searchengine.engines.opensearch.scoring import Statistics
 from searchengine.engines.opensearch.terms import NO_TERM, SAME_POSITION, term_text, word_text
 from searchengine.querylang import tree as t
@@ -45,12 +51,20 @@ SATURATE = "params.idf * _score * 3.0 / (_score + 2.0)"
 def test_a_word_is_one_bm25f_term_over_title_abstract_and_names_with_its_largest_frequency():
     stats = Statistics(1000, {("title", "gpu"): 10, ("abstract", "gpu"): 40, ("authors", "gpus"): 0})
     stats.averages = {"title": 10.0, "abstract": 150.0}
-    assert dsl("GPUs", stats) == {"script_score": {
-        "query": {"bool": {"should": [
-            {"term": {"title_terms": {"value": "gpu", "boost": 2.0}}},
-            {"term": {"abstract_terms": {"value": "gpu", "boost": 1.0}}},
-            {"match": {"authors": {"query": "gpus", "operator": "and"}}}]}},
-        "script": {"source": SATURATE, "params": {"idf": pytest.approx(idf(40))}}}}
+    assert dsl("GPUs", stats) == {
+        "script_score": {
+            "query": {
+                "bool": {
+                    "should": [
+                        {"term": {"title_terms": {"value": "gpu", "boost": 2.0}}},
+                        {"term": {"abstract_terms": {"value": "gpu", "boost": 1.0}}},
+                        {"match": {"authors": {"query": "gpus", "operator": "and"}}},
+                    ]
+                }
+            },
+            "script": {"source": SATURATE, "params": {"idf": pytest.approx(idf(40))}},
+        }
+    }
     assert stats.missing == {}
 
 
@@ -67,8 +81,10 @@ def test_a_field_term_is_divided_by_the_length_norm_the_embedded_engine_keeps():
     script = clause["script_score"]["script"]
     assert clause["script_score"]["query"] == {"term": {"title_terms": {"value": "matrix", "boost": 2.0}}}
     assert script["params"] == {"average": 10.5}
-    assert script["source"] == ("double length = doc['title_length'].size() == 0 ? 0 : doc['title_length'].value; "
-                                "return _score / (0.7 + 0.3 * length / params.average);")
+    assert script["source"] == (
+        "double length = doc['title_length'].size() == 0 ? 0 : doc['title_length'].value; "
+        "return _score / (0.7 + 0.3 * length / params.average);"
+    )
 
 
 def test_a_compound_weighs_its_parts_idf_added_up_or_its_parts_in_sequence():
@@ -79,16 +95,21 @@ def test_a_compound_weighs_its_parts_idf_added_up_or_its_parts_in_sequence():
     assert whole["script_score"]["script"]["params"]["idf"] == pytest.approx(idf(9) + idf(99))
     assert apart["bool"]["boost"] == 0.9
     assert apart["bool"]["must"][0]["bool"]["filter"] == [
-        {"match_phrase": {"abstract_terms": {"query": "flash attention", "analyzer": "se_terms"}}}]
+        {"match_phrase": {"abstract_terms": {"query": "flash attention", "analyzer": "se_terms"}}}
+    ]
 
 
 def test_a_quoted_phrase_is_scored_by_its_stems_and_kept_where_the_words_stand_as_written():
     found = dsl('abstract:"large language models"', Statistics(1000))
     assert [q["script_score"]["query"]["term"]["abstract_terms"]["value"] for q in found["bool"]["must"]] == [
-        "larg", "languag", "model"]
+        "larg",
+        "languag",
+        "model",
+    ]
     assert found["bool"]["filter"] == [
         {"match_phrase": {"abstract_terms": {"query": "larg languag model", "analyzer": "se_terms", "slop": 0}}},
-        {"match_phrase": {"abstract_words": {"query": "large language models", "analyzer": "se_terms"}}}]
+        {"match_phrase": {"abstract_words": {"query": "large language models", "analyzer": "se_terms"}}},
+    ]
     # Stop words keep their gaps: the stems may stand that far apart.
     art = dsl('title:"state of the art"')["bool"]["filter"][0]["match_phrase"]["title_terms"]
     assert (art["query"], art["slop"]) == ("state art", 2)
@@ -103,8 +124,12 @@ def test_the_proximity_bonus_is_a_pseudo_term_of_each_pair_with_the_idf_of_both_
     (bonus,) = found["bool"]["should"]
     assert bonus["script_score"]["query"]["bool"]["should"] == [
         {"match_phrase": {"title_terms": {"query": "spars matrix", "analyzer": "se_terms", "slop": 0, "boost": 1.0}}},
-        {"match_phrase": {"abstract_terms": {"query": "spars matrix", "analyzer": "se_terms", "slop": 0,
-                                             "boost": 0.5}}}]
+        {
+            "match_phrase": {
+                "abstract_terms": {"query": "spars matrix", "analyzer": "se_terms", "slop": 0, "boost": 0.5}
+            }
+        },
+    ]
     assert bonus["script_score"]["script"]["params"]["idf"] == pytest.approx(2.0 * (idf(50) + idf(20)))
 
 
@@ -129,8 +154,10 @@ def test_a_joined_word_is_split_as_the_embedded_engine_splits_it():
 
 
 def test_a_long_question_is_not_split():
-    tree = querylang.parse("how do flashattention kernels use the memory of a gpu during long training "
-                           "runs on many devices with few errors").tree
+    tree = querylang.parse(
+        "how do flashattention kernels use the memory of a gpu during long training "
+        "runs on many devices with few errors"
+    ).tree
     assert isinstance(tree.child if isinstance(tree, t.Proximity) else tree, t.MinMatch)
     assert split_joined(tree, lambda terms: dict.fromkeys(terms, 100)) is tree
 
@@ -144,8 +171,11 @@ def test_fuzzy_expansions_are_the_closest_then_the_most_frequent():
 
 
 def test_fuzzy_terms_weigh_the_idf_of_the_most_frequent_times_the_share_of_the_word_kept():
-    stats = Statistics(10_000, {("abstract", "transform"): 900, ("abstract", "transformer"): 700},
-                       expansions={("abstract", "transformr", 1): [("transform", 1), ("transformer", 1)]})
+    stats = Statistics(
+        10_000,
+        {("abstract", "transform"): 900, ("abstract", "transformer"): 700},
+        expansions={("abstract", "transformr", 1): [("transform", 1), ("transformer", 1)]},
+    )
     stats.averages = {"title": 10.0, "abstract": 150.0}
     found = to_dsl(querylang.parse("abstract:transformr~1").tree, stats)
     weights = [q["script_score"]["script"]["params"]["idf"] for q in found["bool"]["should"]]
@@ -166,38 +196,72 @@ def test_a_fuzzy_word_expands_to_whole_words_never_to_a_compounds_number_or_lett
 def test_a_fuzzy_author_name_expands_to_names_of_three_letters_or_more():
     names = [("lee", 2), ("lei", 9), ("le", 30), ("li", 90), ("leo", 0)]
     assert name_fuzzy_expansion("lee", 1, names) == [("lee", 0), ("lei", 1)]
-    stats = Statistics(1000, {("authors", "lee"): 2, ("authors", "lei"): 9},
-                       expansions={("authors", "lee", 1): [("lee", 0), ("lei", 1)]})
+    stats = Statistics(
+        1000,
+        {("authors", "lee"): 2, ("authors", "lei"): 9},
+        expansions={("authors", "lee", 1): [("lee", 0), ("lei", 1)]},
+    )
     found = to_dsl(querylang.parse("lee~2").tree, stats)  # three letters: one edit
     authors = [clause for clause in found["bool"]["should"] if "'authors'" in str(clause)]
-    assert authors == [{"bool": {"should": [
-        {"script_score": {"query": {"term": {"authors": "lee"}},
-                          "script": {"source": SATURATE, "params": {"idf": idf(9)}}}},
-        {"script_score": {"query": {"term": {"authors": "lei"}},
-                          "script": {"source": SATURATE, "params": {"idf": idf(9) * (1 - 1 / 3)}}}}],
-        "minimum_should_match": 1}}]
+    assert authors == [
+        {
+            "bool": {
+                "should": [
+                    {
+                        "script_score": {
+                            "query": {"term": {"authors": "lee"}},
+                            "script": {"source": SATURATE, "params": {"idf": idf(9)}},
+                        }
+                    },
+                    {
+                        "script_score": {
+                            "query": {"term": {"authors": "lei"}},
+                            "script": {"source": SATURATE, "params": {"idf": idf(9) * (1 - 1 / 3)}},
+                        }
+                    },
+                ],
+                "minimum_should_match": 1,
+            }
+        }
+    ]
 
 
 def test_a_fuzzy_word_of_five_letters_or_fewer_asks_for_one_edit():
     assert fuzzy_words(querylang.parse("graph~2").tree) == [
-        ("title", "graph", 1), ("abstract", "graph", 1), ("authors", "graph", 1)]
+        ("title", "graph", 1),
+        ("abstract", "graph", 1),
+        ("authors", "graph", 1),
+    ]
     assert fuzzy_words(querylang.parse("neural~").tree) == [
-        ("title", "neural", 2), ("abstract", "neural", 2), ("authors", "neural", 2)]
+        ("title", "neural", 2),
+        ("abstract", "neural", 2),
+        ("authors", "neural", 2),
+    ]
     # A part too short or with a digit is searched as typed, never expanded.
     assert fuzzy_words(querylang.parse("memroy.v2~1").tree) == [
-        ("title", "memroy", 1), ("abstract", "memroy", 1), ("authors", "memroy", 1)]
+        ("title", "memroy", 1),
+        ("abstract", "memroy", 1),
+        ("authors", "memroy", 1),
+    ]
 
 
 def test_fuzzy_words_name_each_field_and_word_and_the_dsl_uses_their_expansions():
     tree = querylang.parse("transformr~1 attention").tree
-    assert fuzzy_words(tree) == [("title", "transformr", 1), ("abstract", "transformr", 1),
-                                 ("authors", "transformr", 1)]
-    stats = Statistics(1000, {("title", "transform"): 9, ("abstract", "transform"): 99},
-                       expansions={("title", "transformr", 1): [("transform", 1)],
-                                   ("abstract", "transformr", 1): [("transform", 1)]})
+    assert fuzzy_words(tree) == [
+        ("title", "transformr", 1),
+        ("abstract", "transformr", 1),
+        ("authors", "transformr", 1),
+    ]
+    stats = Statistics(
+        1000,
+        {("title", "transform"): 9, ("abstract", "transform"): 99},
+        expansions={("title", "transformr", 1): [("transform", 1)], ("abstract", "transformr", 1): [("transform", 1)]},
+    )
     text = str(plain(to_dsl(tree, stats)))
-    assert ("{'term': {'title_terms': {'value': 'transform', 'boost': 2.0}}}, 'script': {'source': "
-            f"'{SATURATE}', 'params': {{'idf': {idf(9) * 0.9!r}}}") in text
+    assert (
+        "{'term': {'title_terms': {'value': 'transform', 'boost': 2.0}}}, 'script': {'source': "
+        f"'{SATURATE}', 'params': {{'idf': {idf(9) * 0.9!r}}}"
+    ) in text
     assert "{'term': {'abstract_terms': {'value': 'transform', 'boost': 1.0}}}" in text
 
 

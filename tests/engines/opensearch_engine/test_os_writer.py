@@ -56,8 +56,15 @@ def jsonl(path: Path, *records: dict) -> Path:
 
 
 def paper(doc_id: str, title: str, authors=("Ada Lovelace",), **fields) -> dict:
-    return {"id": doc_id, "title": title, "abstract": f"An abstract about {title.lower()}.",
-            "authors": list(authors), "year": 2021, "categories": ["cs.DC"], **fields}
+    return {
+        "id": doc_id,
+        "title": title,
+        "abstract": f"An abstract about {title.lower()}.",
+        "authors": list(authors),
+        "year": 2021,
+        "categories": ["cs.DC"],
+        **fields,
+    }
 
 
 @pytest.mark.cluster
@@ -65,8 +72,7 @@ class TestBuild:
     def test_build_of_the_corpus(self, cluster_client, location, index_name):
         progress = []
         summary = build_index([CORPUS], location, progress=progress.append)
-        assert (summary.documents, summary.records, summary.added) == (CORPUS_RECORDS, CORPUS_RECORDS,
-                                                                          CORPUS_RECORDS)
+        assert (summary.documents, summary.records, summary.added) == (CORPUS_RECORDS, CORPUS_RECORDS, CORPUS_RECORDS)
         assert (summary.replaced, summary.merged, summary.skipped) == (0, 0, 0)
         assert summary.index_dir == location
         assert progress.count(1) == CORPUS_RECORDS and progress[-1] == 0
@@ -81,13 +87,33 @@ class TestBuild:
         assert cluster_client.cluster.health(index=name)["status"] == "green"
 
     def test_documents_hold_the_filter_and_sort_fields(self, cluster_client, location, index_name, tmp_path):
-        build_index([jsonl(tmp_path / "a.jsonl", paper("2101.00001v3", "Épée Fencing",
-                                                        authors=["Depei Qian", "Zoë Pérez"],
-                                                        categories=["cs.DC", "math.NA"]))], location)
+        build_index(
+            [
+                jsonl(
+                    tmp_path / "a.jsonl",
+                    paper(
+                        "2101.00001v3",
+                        "Épée Fencing",
+                        authors=["Depei Qian", "Zoë Pérez"],
+                        categories=["cs.DC", "math.NA"],
+                    ),
+                )
+            ],
+            location,
+        )
         doc = source(cluster_client, index_name, "2101.00001")
         assert doc["version"] == 3
-        assert doc["author_keys"] == ["qian", "qian/d", "qian/depei", "^qian", "^qian/d", "^qian/depei",
-                                      "perez", "perez/z", "perez/zoe"]
+        assert doc["author_keys"] == [
+            "qian",
+            "qian/d",
+            "qian/depei",
+            "^qian",
+            "^qian/d",
+            "^qian/depei",
+            "perez",
+            "perez/z",
+            "perez/zoe",
+        ]
         assert doc["category_keys"] == ["cs.dc", "^cs.dc", "cs.*", "^cs.*", "math.na", "math.*"]
         assert doc["primary_category"] == "cs.DC"
         assert doc["sort_title"] == "epee fencing"
@@ -105,8 +131,9 @@ class TestBuild:
         assert all_physical(cluster_client, index_name) == [second]
         assert count(cluster_client, index_name) == CORPUS_RECORDS
 
-    def test_a_build_of_only_bad_records_leaves_the_index_as_it_was(self, cluster_client, location,
-                                                                    index_name, tmp_path):
+    def test_a_build_of_only_bad_records_leaves_the_index_as_it_was(
+        self, cluster_client, location, index_name, tmp_path
+    ):
         build_index([CORPUS], location)
         before = physical(cluster_client, index_name)
         bad = tmp_path / "bad.jsonl"
@@ -120,8 +147,7 @@ class TestBuild:
         assert count(cluster_client, index_name) == CORPUS_RECORDS
 
     @pytest.mark.parametrize("jobs", [1, 4])
-    def test_a_build_that_fails_half_way_leaves_the_index_as_it_was(self, cluster_client, location,
-                                                                    index_name, jobs):
+    def test_a_build_that_fails_half_way_leaves_the_index_as_it_was(self, cluster_client, location, index_name, jobs):
         build_index([CORPUS], location)
         before = physical(cluster_client, index_name)
 
@@ -147,27 +173,41 @@ class TestBuild:
         assert cluster_client.indices.get(index=f"{index_name}*", allow_no_indices=True) == {}
 
     def test_repeats_in_one_run_are_one_document(self, cluster_client, location, index_name, tmp_path):
-        path = jsonl(tmp_path / "r.jsonl",
-                     paper("2101.00002", "Shared Paper", authors=["Ada Lovelace"]),
-                     paper("2101.00002", "Shared Paper", authors=["Alan Turing"], categories=["cs.LG"]),
-                     paper("2101.00003v1", "Old Version"),
-                     paper("2101.00003v2", "New Version"),
-                     paper("2101.00003v1", "Old Version Again"))
+        path = jsonl(
+            tmp_path / "r.jsonl",
+            paper("2101.00002", "Shared Paper", authors=["Ada Lovelace"]),
+            paper("2101.00002", "Shared Paper", authors=["Alan Turing"], categories=["cs.LG"]),
+            paper("2101.00003v1", "Old Version"),
+            paper("2101.00003v2", "New Version"),
+            paper("2101.00003v1", "Old Version Again"),
+        )
         summary = build_index([path], location)
         assert (summary.documents, summary.records, summary.added, summary.merged) == (2, 5, 2, 3)
         merged = source(cluster_client, index_name, "2101.00002")
         assert merged["authors"] == ["Ada Lovelace", "Alan Turing"]
         assert merged["categories"] == ["cs.DC", "cs.LG"]
-        assert merged["author_keys"] == ["lovelace", "lovelace/a", "lovelace/ada",
-                                         "^lovelace", "^lovelace/a", "^lovelace/ada",
-                                         "turing", "turing/a", "turing/alan"]
+        assert merged["author_keys"] == [
+            "lovelace",
+            "lovelace/a",
+            "lovelace/ada",
+            "^lovelace",
+            "^lovelace/a",
+            "^lovelace/ada",
+            "turing",
+            "turing/a",
+            "turing/alan",
+        ]
         assert source(cluster_client, index_name, "2101.00003")["title"] == "New Version"
 
     def test_a_plain_index_with_the_name_is_refused(self, cluster_client, location, index_name):
-        cluster_client.indices.create(index=index_name, body={"settings": {"number_of_shards": 1,
-                                                                           "number_of_replicas": 0}})
-        for run in (lambda: build_index([CORPUS], location), lambda: update_index([CORPUS], location),
-                    lambda: remove_documents(["x"], location)):
+        cluster_client.indices.create(
+            index=index_name, body={"settings": {"number_of_shards": 1, "number_of_replicas": 0}}
+        )
+        for run in (
+            lambda: build_index([CORPUS], location),
+            lambda: update_index([CORPUS], location),
+            lambda: remove_documents(["x"], location),
+        ):
             with pytest.raises(IndexDamagedError, match="is a plain index, not an alias"):
                 run()
         assert cluster_client.count(index=index_name)["count"] == 0
@@ -182,11 +222,16 @@ class TestBuild:
         assert not cluster_client.indices.exists(index=stale)
         assert len(all_physical(cluster_client, index_name)) == 1
 
-    def test_an_item_the_cluster_refuses_is_reported_and_the_rest_indexed(self, cluster_client, location,
-                                                                         index_name, tmp_path):
+    def test_an_item_the_cluster_refuses_is_reported_and_the_rest_indexed(
+        self, cluster_client, location, index_name, tmp_path
+    ):
         # A version past 2**63 does not fit OpenSearch's long: a real refusal of one bulk item.
-        path = jsonl(tmp_path / "refused.jsonl", paper("2101.00010", "Good One"),
-                     paper("2101.00012v" + "9" * 20, "Version Too Large"), paper("2101.00011", "Good Two"))
+        path = jsonl(
+            tmp_path / "refused.jsonl",
+            paper("2101.00010", "Good One"),
+            paper("2101.00012v" + "9" * 20, "Version Too Large"),
+            paper("2101.00011", "Good Two"),
+        )
         summary = build_index([path], location)
         assert (summary.documents, summary.records, summary.added) == (2, 3, 2)
         [problem] = summary.problems
@@ -194,22 +239,28 @@ class TestBuild:
         assert str(problem).endswith("(skipped)")
         assert count(cluster_client, index_name) == 2
 
-    def test_an_id_too_long_for_opensearch_is_reported_and_the_rest_indexed(self, cluster_client, location,
-                                                                            index_name, tmp_path):
+    def test_an_id_too_long_for_opensearch_is_reported_and_the_rest_indexed(
+        self, cluster_client, location, index_name, tmp_path
+    ):
         # An id over 512 bytes would fail the whole bulk request, so it is reported before sending.
-        path = jsonl(tmp_path / "long.jsonl", paper("2101.00010", "Good One"),
-                     paper("x" * 600, "Id Too Long"), paper("2101.00011", "Good Two"))
+        path = jsonl(
+            tmp_path / "long.jsonl",
+            paper("2101.00010", "Good One"),
+            paper("x" * 600, "Id Too Long"),
+            paper("2101.00011", "Good Two"),
+        )
         summary = build_index([path], location)
         assert (summary.documents, summary.records, summary.added) == (2, 3, 2)
         [problem] = summary.problems
         assert str(problem) == f"{path}:2: id is longer than 512 bytes, the most OpenSearch takes (skipped)"
 
-    def test_huge_words_and_values_do_not_lose_the_record(self, cluster_client, location, index_name,
-                                                          tmp_path):
+    def test_huge_words_and_values_do_not_lose_the_record(self, cluster_client, location, index_name, tmp_path):
         # Lucene refuses a term over 32,766 bytes; words are cut and long keyword values left out.
         huge = "é" * 20000
-        path = jsonl(tmp_path / "huge.jsonl", paper("2101.00013", f"Title {huge}", authors=[f"Ada {huge}"],
-                                                     abstract=f"words {huge} end"))
+        path = jsonl(
+            tmp_path / "huge.jsonl",
+            paper("2101.00013", f"Title {huge}", authors=[f"Ada {huge}"], abstract=f"words {huge} end"),
+        )
         summary = build_index([path], location)
         assert (summary.documents, summary.skipped) == (1, 0)
         assert source(cluster_client, index_name, "2101.00013")["abstract"] == f"words {huge} end"
@@ -222,15 +273,24 @@ class TestBuild:
 @pytest.mark.cluster
 class TestUpdate:
     def test_versions_on_update(self, cluster_client, location, index_name, tmp_path):
-        build_index([jsonl(tmp_path / "base.jsonl",
-                           paper("2101.00001v2", "First", authors=["Ada Lovelace"]),
-                           paper("2101.00002v2", "Second"),
-                           paper("2101.00003v2", "Third"))], location)
-        update = jsonl(tmp_path / "update.jsonl",
-                       paper("2101.00001v3", "First, Revised"),              # higher: replaces
-                       paper("2101.00002v2", "Second", authors=["Alan Turing"]),  # equal: replaces
-                       paper("2101.00003v1", "Third, Older"),                 # older: skipped
-                       paper("2101.00004", "Fourth"))                         # new
+        build_index(
+            [
+                jsonl(
+                    tmp_path / "base.jsonl",
+                    paper("2101.00001v2", "First", authors=["Ada Lovelace"]),
+                    paper("2101.00002v2", "Second"),
+                    paper("2101.00003v2", "Third"),
+                )
+            ],
+            location,
+        )
+        update = jsonl(
+            tmp_path / "update.jsonl",
+            paper("2101.00001v3", "First, Revised"),  # higher: replaces
+            paper("2101.00002v2", "Second", authors=["Alan Turing"]),  # equal: replaces
+            paper("2101.00003v1", "Third, Older"),  # older: skipped
+            paper("2101.00004", "Fourth"),
+        )  # new
         summary = update_index([update], location)
         assert (summary.records, summary.added, summary.replaced, summary.merged) == (4, 1, 2, 0)
         assert summary.documents == 4
@@ -243,9 +303,11 @@ class TestUpdate:
 
     def test_equal_versions_in_one_update_merge(self, cluster_client, location, index_name, tmp_path):
         build_index([CORPUS], location)
-        update = jsonl(tmp_path / "u.jsonl",
-                       paper("2101.00005", "Twice Listed", authors=["Ada Lovelace"]),
-                       paper("2101.00005", "Twice Listed", authors=["Alan Turing"]))
+        update = jsonl(
+            tmp_path / "u.jsonl",
+            paper("2101.00005", "Twice Listed", authors=["Ada Lovelace"]),
+            paper("2101.00005", "Twice Listed", authors=["Alan Turing"]),
+        )
         summary = update_index([update], location)
         assert (summary.added, summary.replaced, summary.merged, summary.documents) == (1, 0, 1, 25)
         assert source(cluster_client, index_name, "2101.00005")["authors"] == ["Ada Lovelace", "Alan Turing"]
@@ -272,8 +334,7 @@ class TestRejectedWrites:
     def block(client, alias: str, on: bool) -> None:
         client.indices.put_settings(index=alias, body={"index.blocks.read_only_allow_delete": on or None})
 
-    def test_a_passing_rejection_is_sent_again(self, cluster_client, location, index_name, tmp_path,
-                                              monkeypatch):
+    def test_a_passing_rejection_is_sent_again(self, cluster_client, location, index_name, tmp_path, monkeypatch):
         import threading
 
         build_index([CORPUS], location)
@@ -282,14 +343,23 @@ class TestRejectedWrites:
         lift = threading.Timer(1.0, self.block, (cluster_client, index_name, False))
         lift.start()
         try:
-            summary = update_index([jsonl(tmp_path / "u.jsonl", paper("2101.00020", "Blocked For A While"),
-                                          paper("2101.00021", "Also Blocked"))], location)
+            summary = update_index(
+                [
+                    jsonl(
+                        tmp_path / "u.jsonl",
+                        paper("2101.00020", "Blocked For A While"),
+                        paper("2101.00021", "Also Blocked"),
+                    )
+                ],
+                location,
+            )
         finally:
             lift.join()
         assert (summary.added, summary.skipped, summary.documents) == (2, 0, CORPUS_RECORDS + 2)
 
-    def test_a_lasting_rejection_is_reported_at_file_and_line(self, cluster_client, location, index_name,
-                                                             tmp_path, monkeypatch):
+    def test_a_lasting_rejection_is_reported_at_file_and_line(
+        self, cluster_client, location, index_name, tmp_path, monkeypatch
+    ):
         build_index([CORPUS], location)
         monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
         path = jsonl(tmp_path / "u.jsonl", paper("2101.00022", "Never Written"), paper("2101.00023", "Nor This"))
@@ -315,26 +385,28 @@ class TestRejectedWrites:
         def bulk(client, *args, **kwargs):
             calls.append(len(calls))
             if len(calls) <= times:
-                raise opensearchpy.ConnectionError("N/A", "Remote end closed connection without response",
-                                                   None)
+                raise opensearchpy.ConnectionError("N/A", "Remote end closed connection without response", None)
             return real(client, *args, **kwargs)
 
         monkeypatch.setattr(opensearchpy.OpenSearch, "bulk", bulk)
         return calls
 
-    def test_a_bulk_request_lost_with_its_node_is_sent_again(self, cluster_client, location, index_name,
-                                                             tmp_path, monkeypatch):
+    def test_a_bulk_request_lost_with_its_node_is_sent_again(
+        self, cluster_client, location, index_name, tmp_path, monkeypatch
+    ):
         build_index([CORPUS], location)
         monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
         calls = self.drop_bulk_requests(monkeypatch, 2)
-        summary = update_index([jsonl(tmp_path / "u.jsonl", paper("2101.00024", "Sent Three Times"),
-                                      paper("2101.00025", "Also Three"))], location)
+        summary = update_index(
+            [jsonl(tmp_path / "u.jsonl", paper("2101.00024", "Sent Three Times"), paper("2101.00025", "Also Three"))],
+            location,
+        )
         assert len(calls) == 3
-        assert (summary.added, summary.skipped, summary.problems, summary.documents) == (2, 0, [],
-                                                                                          CORPUS_RECORDS + 2)
+        assert (summary.added, summary.skipped, summary.problems, summary.documents) == (2, 0, [], CORPUS_RECORDS + 2)
 
-    def test_bulk_requests_lost_every_time_are_reported_at_file_and_line(self, cluster_client, location,
-                                                                        index_name, tmp_path, monkeypatch):
+    def test_bulk_requests_lost_every_time_are_reported_at_file_and_line(
+        self, cluster_client, location, index_name, tmp_path, monkeypatch
+    ):
         build_index([CORPUS], location)
         monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
         path = jsonl(tmp_path / "u.jsonl", paper("2101.00026", "Never Sent"))
@@ -350,8 +422,17 @@ class TestRejectedWrites:
 @pytest.mark.cluster
 class TestRemove:
     def test_remove_by_id(self, cluster_client, location, index_name, tmp_path):
-        build_index([jsonl(tmp_path / "r.jsonl", paper("2101.00001v2", "One"), paper("2101.00002", "Two"),
-                           paper("t-30f1b8f5a2a1", "Three"))], location)
+        build_index(
+            [
+                jsonl(
+                    tmp_path / "r.jsonl",
+                    paper("2101.00001v2", "One"),
+                    paper("2101.00002", "Two"),
+                    paper("t-30f1b8f5a2a1", "Three"),
+                )
+            ],
+            location,
+        )
         summary = remove_documents(["2101.00001v5", "t-30f1b8f5a2a1", "0704.9999", "2101.00001"], location)
         assert (summary.removed, summary.not_found, summary.documents) == (2, ["0704.9999"], 1)
         assert count(cluster_client, index_name) == 1
@@ -376,11 +457,14 @@ class TestLock:
     def test_an_expired_lease_is_taken_over(self, cluster_client, location, index_name):
         build_index([CORPUS], location)
         # What a killed writer leaves: its lock document, with a lease that has run out.
-        cluster_client.index(index=writer.lock_name(index_name), id=index_name,
-                             body={"owner": "killed", "expires": time.time() - 1}, refresh=True)
+        cluster_client.index(
+            index=writer.lock_name(index_name),
+            id=index_name,
+            body={"owner": "killed", "expires": time.time() - 1},
+            refresh=True,
+        )
         assert update_index([CORPUS], location, lock_timeout=0).documents == CORPUS_RECORDS
         assert not cluster_client.exists(index=writer.lock_name(index_name), id=index_name)
-
 
     # The client retries a request whose reply is slow (retry_on_timeout): a
     # create or a renewal the cluster applied is then sent again, and refused
@@ -406,11 +490,15 @@ class TestLock:
 
     def test_a_lease_taken_over_by_another_writer_is_lost(self, cluster_client, location, index_name):
         with writer.WriteLock(cluster_client, parse_location(location), timeout=0, lease=0.4) as lock:
-            cluster_client.index(index=lock.index, id=lock.doc_id, body={"owner": "other", "expires": time.time() + 60},
-                                 refresh=True)
+            cluster_client.index(
+                index=lock.index, id=lock.doc_id, body={"owner": "other", "expires": time.time() + 60}, refresh=True
+            )
             time.sleep(0.3)
-            with pytest.raises(ClusterError, match=r"another process took the write lock over \(the run was too slow "
-                                                   r"to renew it\); nothing was published$"):
+            with pytest.raises(
+                ClusterError,
+                match=r"another process took the write lock over \(the run was too slow "
+                r"to renew it\); nothing was published$",
+            ):
                 lock.check()
         held = cluster_client.get(index=lock.index, id=lock.doc_id)
         assert held["_source"]["owner"] == "other"  # the lost lock is left to its new holder
@@ -437,9 +525,11 @@ def closed_port() -> int:
 @pytest.mark.parametrize("run", ["build", "update", "remove"])
 def test_an_unreachable_cluster_is_one_line_without_the_password(run, tmp_path):
     location = f"http://admin:secret@127.0.0.1:{closed_port()}/papers"
-    calls = {"build": lambda: build_index([CORPUS], location),
-             "update": lambda: update_index([CORPUS], location),
-             "remove": lambda: remove_documents(["x"], location)}
+    calls = {
+        "build": lambda: build_index([CORPUS], location),
+        "update": lambda: update_index([CORPUS], location),
+        "remove": lambda: remove_documents(["x"], location),
+    }
     with pytest.raises(ClusterError) as caught:
         calls[run]()
     message = str(caught.value)
@@ -454,11 +544,13 @@ def test_unreachable_on_the_command_line(tmp_path):
     import subprocess
     import sys
 
-    code = ("import searchengine, sys\n"
-            "try:\n"
-            f"    searchengine.build_index(['{CORPUS}'], 'http://u:secret@127.0.0.1:{closed_port()}/p')\n"
-            "except searchengine.SearchEngineError as exc:\n"
-            "    print(exc); sys.exit(1)\n")
+    code = (
+        "import searchengine, sys\n"
+        "try:\n"
+        f"    searchengine.build_index(['{CORPUS}'], 'http://u:secret@127.0.0.1:{closed_port()}/p')\n"
+        "except searchengine.SearchEngineError as exc:\n"
+        "    print(exc); sys.exit(1)\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr == ""  # nothing logged by the client
@@ -503,8 +595,9 @@ def test_engine_skeleton_counts(cluster_client, location, index_name):
     try:
         with pytest.raises(IndexNotFoundError) as missing:
             engine.doc_count()
-        assert str(missing.value) == (f"{location}: no index here "
-                                      f"(run 'searchengine index PATH... --index {location}' first)")
+        assert str(missing.value) == (
+            f"{location}: no index here (run 'searchengine index PATH... --index {location}' first)"
+        )
         build_index([CORPUS], location)
         assert engine.doc_count() == CORPUS_RECORDS
         assert engine.location == location and engine.index == index_name
@@ -519,12 +612,14 @@ def test_an_index_of_another_layout_is_refused_with_a_rebuild_hint(cluster_clien
     assert open_index(location).search("gpu").total == 12
     physical = writer.aliased_indexes(cluster_client, parse_location(location))[0]
     cluster_client.indices.put_mapping(
-        index=physical, body={"_meta": {mapping.META_KEY: {"alias": index_name, "layout": mapping.LAYOUT - 1}}})
+        index=physical, body={"_meta": {mapping.META_KEY: {"alias": index_name, "layout": mapping.LAYOUT - 1}}}
+    )
     with pytest.raises(IndexDamagedError) as refused:
         open_index(location).search("gpu")
     assert str(refused.value) == (
         f"{location}: the index {physical} was built by another version of searchengine (layout "
         f"{mapping.LAYOUT - 1}, this version reads layout {mapping.LAYOUT}); rebuild it with "
-        f"'searchengine index PATH... --index {location}'")
+        f"'searchengine index PATH... --index {location}'"
+    )
     build_index([CORPUS], location)  # a rebuild makes a new index of this layout
     assert open_index(location).search("gpu").total == 12

@@ -11,9 +11,7 @@ import json
 
 import pytest
 
-from searchengine import QueryError
-
-from searchengine import build_index, open_index
+from searchengine import QueryError, build_index, open_index
 from searchengine.engines.whoosh.analysis import text_analyzer
 from searchengine.querylang import required_terms
 from searchengine.tex import tex_to_text
@@ -164,8 +162,10 @@ def test_query_finds_exactly_the_expected_records(index, query, expected, ordere
     assert (hits if ordered else sorted(hits)) == expected
 
 
-@pytest.mark.parametrize(("query", "parts"), [("languagemodel", ["languag", "model"]),
-                                               ("texttoimage", ["text", "imag"]), ("diffusion", None)])
+@pytest.mark.parametrize(
+    ("query", "parts"),
+    [("languagemodel", ["languag", "model"]), ("texttoimage", ["text", "imag"]), ("diffusion", None)],
+)
 def test_a_joined_word_is_split_by_its_parts_stems_across_a_stop_word(index, query, parts):
     from whoosh import query as wq
 
@@ -282,34 +282,54 @@ def test_tokens_are_the_same_with_or_without_character_offsets():
     text = "CB-SpMV:A C++ vs C# on 802.11ax; FlashAttention 大规模语言模型 e.g. the US"
     analyzer = text_analyzer()
     plain = [(t.text, t.pos) for t in analyzer(text, positions=True, mode="index")]
-    located = [(t.text, t.pos, t.startchar, t.endchar)
-               for t in analyzer(text, positions=True, chars=True, mode="index")]
+    located = [
+        (t.text, t.pos, t.startchar, t.endchar) for t in analyzer(text, positions=True, chars=True, mode="index")
+    ]
     assert plain == [(text, pos) for text, pos, _, _ in located]
     assert located == [
-        ("cbspmv", 0, 0, 7), ("cb", 0, 0, 2), ("spmv", 1, 3, 7), ("c++", 3, 10, 13),
-        ("vs", 4, 14, 16), ("c#", 5, 17, 19), ("802.11ax", 7, 23, 31),
-        ("flashattention", 8, 33, 47), ("flash", 8, 33, 38), ("attention", 9, 38, 47),
-        ("大规", 10, 48, 50), ("规模", 11, 49, 51), ("模语", 12, 50, 52), ("语言", 13, 51, 53),
-        ("言模", 14, 52, 54), ("模型", 15, 53, 55), ("e", 16, 56, 57), ("g", 17, 58, 59), ("us", 19, 65, 67),
+        ("cbspmv", 0, 0, 7),
+        ("cb", 0, 0, 2),
+        ("spmv", 1, 3, 7),
+        ("c++", 3, 10, 13),
+        ("vs", 4, 14, 16),
+        ("c#", 5, 17, 19),
+        ("802.11ax", 7, 23, 31),
+        ("flashattention", 8, 33, 47),
+        ("flash", 8, 33, 38),
+        ("attention", 9, 38, 47),
+        ("大规", 10, 48, 50),
+        ("规模", 11, 49, 51),
+        ("模语", 12, 50, 52),
+        ("语言", 13, 51, 53),
+        ("言模", 14, 52, 54),
+        ("模型", 15, 53, 55),
+        ("e", 16, 56, 57),
+        ("g", 17, 58, 59),
+        ("us", 19, 65, 67),
     ]
 
 
-TRICKY = ("fail-slow FlashAttention 16GB 3,700x 10,000-GPU C++ C# 802.11ax IT it US AS GPUs GPUS matrices "
-          "radii ﬁnite ＧＰＵ 语言模型 大规模语言模型的研究 zz ZZ Schrödinger e\u0301cole a-b-c-d the of and CB-SpMV:A")
+TRICKY = (
+    "fail-slow FlashAttention 16GB 3,700x 10,000-GPU C++ C# 802.11ax IT it US AS GPUs GPUS matrices "
+    "radii ﬁnite ＧＰＵ 语言模型 大规模语言模型的研究 zz ZZ Schrödinger e\u0301cole a-b-c-d the of and CB-SpMV:A"
+)
 
 
 def _token_stream_terms(field, text):
     from whoosh.formats import Positions
 
-    return [(word.encode(), freq, weight, value)
-            for word, freq, weight, value in Positions.word_values(field.format, text, field.analyzer, mode="index")]
+    return [
+        (word.encode(), freq, weight, value)
+        for word, freq, weight, value in Positions.word_values(field.format, text, field.analyzer, mode="index")
+    ]
 
 
 @pytest.mark.parametrize("cache_size", [100_000, 3])
 def test_indexing_analyses_each_word_once_and_gives_the_token_streams_terms(monkeypatch, cache_size):
-    from conftest import corpus_records
     from searchengine.analysis import analyzer as analysis
     from searchengine.engines.whoosh.schema import build_schema
+
+    from conftest import corpus_records
 
     monkeypatch.setattr(analysis, "EXPANSION_CACHE_SIZE", cache_size)  # 3: the cache is emptied again and again
     schema = build_schema()
@@ -320,10 +340,18 @@ def test_indexing_analyses_each_word_once_and_gives_the_token_streams_terms(monk
             assert list(field.index(text)) == _token_stream_terms(field, text)
     words = analysis.index_positions(schema["title"].analyzer, "Fail-slow GPUs: the IT of 16GB GPUs")
     # Stop words take their position (the, of); a compound's parts take one each.
-    assert words == {"failslow": [0], "fail": [0], "slow": [1], "gpu": [2, 8], "it": [4], "16gb": [6],
-                     "16": [6], "gb": [7]}
+    assert words == {
+        "failslow": [0],
+        "fail": [0],
+        "slow": [1],
+        "gpu": [2, 8],
+        "it": [4],
+        "16gb": [6],
+        "16": [6],
+        "gb": [7],
+    }
     # The title counts TITLE_BOOST times: 2 occurrences, weight 4.
-    assert (b"gpu", 2, 4.0) == list(schema["title"].index("GPUs GPU"))[0][:3]
+    assert list(schema["title"].index("GPUs GPU"))[0][:3] == (b"gpu", 2, 4.0)
 
 
 def test_indexing_uses_the_token_stream_for_a_filter_that_is_not_token_local():
@@ -343,8 +371,22 @@ def test_indexing_uses_the_token_stream_for_a_filter_that_is_not_token_local():
     assert list(field.index(TRICKY)) == _token_stream_terms(field, TRICKY)
 
 
-@pytest.mark.parametrize("text", ["10,000 GPUs", "3,700x", "1,2 and 0,25", "1,234,567", "12,3456", "a,123",
-                                  ",123", "9,99", "x" * 500 + ",000", "7,000,0000", "1,000.5"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "10,000 GPUs",
+        "3,700x",
+        "1,2 and 0,25",
+        "1,234,567",
+        "12,3456",
+        "a,123",
+        ",123",
+        "9,99",
+        "x" * 500 + ",000",
+        "7,000,0000",
+        "1,000.5",
+    ],
+)
 def test_fold_drops_the_thousands_separators_the_shared_pattern_names(text):
     import re
 
@@ -354,9 +396,17 @@ def test_fold_drops_the_thousands_separators_the_shared_pattern_names(text):
     assert fold(text) == re.sub(THOUSANDS, "", text.lower())
 
 
-@pytest.mark.parametrize("text, found", [("Large language models.", True), ("xlanguage models", False),
-                                         ("language modelsx", False), ("language-models", True),
-                                         ("language_models", True), ("the language model", False)])
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("Large language models.", True),
+        ("xlanguage models", False),
+        ("language modelsx", False),
+        ("language-models", True),
+        ("language_models", True),
+        ("the language model", False),
+    ],
+)
 def test_a_phrase_pattern_finds_its_words_as_written_and_whole(text, found):
     import re
 
@@ -364,7 +414,6 @@ def test_a_phrase_pattern_finds_its_words_as_written_and_whole(text, found):
     from searchengine.engines.whoosh.queries import exact_pattern
 
     assert (re.search(exact_pattern("language models"), fold(text)) is not None) is found
-
 
 
 def test_latin_plurals_meet_their_singulars_and_nothing_else():
@@ -383,8 +432,14 @@ def test_latin_plurals_meet_their_singulars_and_nothing_else():
     stems = [{stem(word) for word in group} for group in groups]
     assert stems == [{"index"}, {"matrix"}, {"vertex"}, {"complex"}, {"apex"}, {"analys"}, {"devic"}]
     # Singulars once rewritten as -ices plurals met Porter's -icate and -ical stems.
-    for word, other in [("index", "indicate"), ("index", "indication"), ("complex", "complications"),
-                        ("vertex", "vertical"), ("basis", "based"), ("basis", "bases")]:
+    for word, other in [
+        ("index", "indicate"),
+        ("index", "indication"),
+        ("complex", "complications"),
+        ("vertex", "vertical"),
+        ("basis", "based"),
+        ("basis", "bases"),
+    ]:
         assert stem(word) != stem(other), (word, other)
 
 
@@ -397,9 +452,13 @@ def test_the_engine_free_analyzer_gives_the_whoosh_chains_tokens_and_terms():
     for text in (TRICKY, "Fail-slow GPUs: the IT of 16GB GPUs", "", "ﬁnite ＧＰＵ 大规模语言模型 Müller"):
         assert term_positions(free, text) == term_positions(chain, text)
         for mode in ("index", "query", "phrase"):
+
             def tokens(analyzer):
-                return [(t.text, t.pos, t.startchar, t.endchar, t.stopped, t.joined)
-                        for t in analyzer(text, positions=True, chars=True, mode=mode, removestops=False)]
+                return [
+                    (t.text, t.pos, t.startchar, t.endchar, t.stopped, t.joined)
+                    for t in analyzer(text, positions=True, chars=True, mode=mode, removestops=False)
+                ]
+
             assert tokens(free) == tokens(chain)
     names = "Jean-Pierre O'Brien, Vlček Müller, ＧＰＵ Søren"
     assert name_terms(names) == [t.text for t in name_analyzer()(names)]
@@ -413,7 +472,7 @@ def test_the_accent_table_and_the_kept_lengths_are_whooshs():
     from searchengine.engines.opensearch.terms import kept_length
 
     assert list(ACCENT_MAP.items()) == list(accent_map.items())
-    for tokens in [*range(3000), 52061, 106373, 106374, 106375, 10 ** 6]:
+    for tokens in [*range(3000), 52061, 106373, 106374, 106375, 10**6]:
         assert kept_length(tokens) == byte_to_length(length_to_byte(tokens))
 
 
@@ -437,7 +496,12 @@ def test_the_engine_free_modules_import_no_engine():
     root = Path(__file__).resolve().parents[3] / "searchengine"
     for path in [*(root / "analysis").glob("*.py"), *(root / "engines" / "opensearch").glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 assert not name.startswith(("whoosh", "searchengine.engines.whoosh")), (path, name)

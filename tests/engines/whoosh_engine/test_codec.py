@@ -9,10 +9,22 @@ from searchengine.engines.whoosh import integrity, store
 from conftest import write
 
 RECORDS = [
-    {"id": "2101.00001v1", "title": "Sparse solvers on GPUs", "abstract": "A quokka tuned sparse solver.",
-     "authors": ["Ada Lovelace"], "categories": ["cs.DC"], "year": 2021},
-    {"id": "2101.00002v1", "title": "Sparse graphs", "abstract": "Sparse graphs and their solver.",
-     "authors": ["Alan Turing"], "categories": ["math.CO"], "year": 2022},
+    {
+        "id": "2101.00001v1",
+        "title": "Sparse solvers on GPUs",
+        "abstract": "A quokka tuned sparse solver.",
+        "authors": ["Ada Lovelace"],
+        "categories": ["cs.DC"],
+        "year": 2021,
+    },
+    {
+        "id": "2101.00002v1",
+        "title": "Sparse graphs",
+        "abstract": "Sparse graphs and their solver.",
+        "authors": ["Alan Turing"],
+        "categories": ["math.CO"],
+        "year": 2022,
+    },
 ]
 
 
@@ -81,7 +93,7 @@ def test_an_inlined_posting_is_pickled_without_memo_and_a_whole_weight_as_an_int
     assert type(weights[0]) is int
     # Protocol 3, no memo (13 bytes around the value); the value is the
     # count of positions, then their deltas as bare protocol-1 opcodes.
-    assert raw[header:header + 2] == b"\x80\x03" and len(raw) - header == 13 + len(values[0])
+    assert raw[header : header + 2] == b"\x80\x03" and len(raw) - header == 13 + len(values[0])
     assert values == (b"\x00\x00\x00\x01]K\x01a",)  # "quokka" is the second word (position 1)
     # A title word weighs its title boost (2.0), also written as an integer.
     title = W3TermInfo.from_bytes(_raw_term_info(index_dir, "title", "graph"))
@@ -103,13 +115,13 @@ def test_a_segment_with_spelling_terms_gives_them_as_its_words_and_a_merge_moves
         writer.add_document(id="a", abstract="Sparse solvers", spell_abstract="sparse solvers")
         writer.add_document(id="b", abstract="Dense", spell_abstract="dense")
     with ix.reader() as reader:
-        (segment, _), = reader.leaf_readers()
+        ((segment, _),) = reader.leaf_readers()
         assert segment_words(segment) == {"sparse", "solvers", "dense"}
     writer = _segment_writer(ix)
     writer.add_document(id="c", abstract="Quokka")  # no SpelledTEXT field: no words of its own
     writer.commit(optimize=True)
     with ix.reader() as reader:
-        (segment, _), = reader.leaf_readers()
+        ((segment, _),) = reader.leaf_readers()
         assert list(reader.lexicon("spell_abstract")) == []  # the old postings were not copied
         assert segment.segment().make_filename(WORDS_EXT).endswith(".wrd")
         assert segment_words(segment) == {"sparse", "solvers", "dense"}
@@ -163,7 +175,7 @@ def _colliding_keys() -> tuple[bytes, bytes]:
 def test_the_term_table_finds_colliding_keys_and_reports_an_overwritten_entry(tmp_path):
     import pytest
     from whoosh.filedb.filestore import FileStorage
-    from whoosh.filedb.filetables import OrderedHashWriter, OrderedHashReader
+    from whoosh.filedb.filetables import OrderedHashReader, OrderedHashWriter
     from whoosh.reading import CorruptIndexError
 
     from searchengine.engines.whoosh.codec import CheckedTermTable
@@ -182,12 +194,15 @@ def test_the_term_table_finds_colliding_keys_and_reports_an_overwritten_entry(tm
         return reader
 
     found = table()
-    assert [found[key] for key in (first, second, b"word7")] == [b"value of " + first, b"value of " + second,
-                                                                 b"value of word7"]
+    assert [found[key] for key in (first, second, b"word7")] == [
+        b"value of " + first,
+        b"value of " + second,
+        b"value of word7",
+    ]
     assert b"missing" not in found and b"word500" not in found
     # Junk over the entries: a lookup that reaches them says so.
     data = bytearray((tmp_path / "t.hsh").read_bytes())
-    data[16:found.endofdata] = b"\x07" * (found.endofdata - 16)
+    data[16 : found.endofdata] = b"\x07" * (found.endofdata - 16)
     (tmp_path / "t.hsh").write_bytes(bytes(data))
     with pytest.raises(CorruptIndexError, match="damaged"):
         table()[b"word7"]
@@ -236,9 +251,17 @@ def test_the_dictionary_column_compresses_against_its_first_values():
     import pickle
     import zlib
 
-    documents = [pickle.dumps({"title": f"Sparse solvers for graph {n}", "url": f"https://arxiv.org/abs/2401.{n:05d}",
-                               "abstract": "We study sparse matrix vector products on GPUs and their solvers. " * 3},
-                              2) for n in range(2000)]
+    documents = [
+        pickle.dumps(
+            {
+                "title": f"Sparse solvers for graph {n}",
+                "url": f"https://arxiv.org/abs/2401.{n:05d}",
+                "abstract": "We study sparse matrix vector products on GPUs and their solvers. " * 3,
+            },
+            2,
+        )
+        for n in range(2000)
+    ]
     data = _column_bytes(dict(enumerate(documents)), len(documents))
     alone = sum(len(zlib.compress(d, 3)) for d in documents)  # Whoosh's own stored column: each deflated alone
     assert len(data) < alone / 2  # the 32 KiB dictionary included
@@ -258,12 +281,12 @@ def test_a_damaged_dictionary_column_raises_what_the_engine_reports_as_damage():
     for docnum, value in ((119, b"\0\0\0\0"), (0, b"\x05\0\0\0")):
         changed = bytearray(data)
         at = len(changed) - trailer - 4 * (120 - docnum)
-        changed[at:at + 4] = value
+        changed[at : at + 4] = value
         with pytest.raises(Exception) as raised:
             list(_column_reader(bytes(changed), 120))
         assert is_damage(raised.value)
     garbled = bytearray(data)
-    garbled[len(garbled) // 3: len(garbled) // 3 + 40] = b"\xff" * 40  # in the compressed values
+    garbled[len(garbled) // 3 : len(garbled) // 3 + 40] = b"\xff" * 40  # in the compressed values
     with pytest.raises(Exception) as raised:
         list(_column_reader(bytes(garbled), 120))
     assert is_damage(raised.value)
@@ -290,7 +313,9 @@ def test_new_segments_use_the_dictionary_codec_and_old_segments_still_read(tmp_p
     assert [h.title for h in index.search("id:2101.00130").hits] == ["Sparse paper 130"]
 
 
-@pytest.mark.parametrize("values", [(), (b"",), (b"ab", b"", b"c" * 255), (b"x" * 256, b"y"), tuple(b"%d" % n for n in range(128))])
+@pytest.mark.parametrize(
+    "values", [(), (b"",), (b"ab", b"", b"c" * 255), (b"x" * 256, b"y"), tuple(b"%d" % n for n in range(128))]
+)
 def test_packed_block_values_read_back_as_written(values):
     from searchengine.engines.whoosh.codec import PackedPostingsWriter, unpack_values
 
@@ -311,8 +336,15 @@ def test_packed_block_values_that_do_not_add_up_are_damage():
     from searchengine.engines.whoosh.codec import unpack_values
     from searchengine.engines.whoosh.store import is_damage
 
-    for damaged in [(b"abcdef", bytes([2, 2]), 1), (b"ab", b"\x02\0\0", 4), (b"ab", bytes([2]), 3), (b"ab", [2], 1),
-                    ("ab", bytes([2]), 1), (b"ab", bytes([2])), ["ab"]]:
+    for damaged in [
+        (b"abcdef", bytes([2, 2]), 1),
+        (b"ab", b"\x02\0\0", 4),
+        (b"ab", bytes([2]), 3),
+        (b"ab", [2], 1),
+        ("ab", bytes([2]), 1),
+        (b"ab", bytes([2])),
+        ["ab"],
+    ]:
         with pytest.raises(Exception) as raised:
             unpack_values(damaged)
         assert is_damage(raised.value), damaged
@@ -324,8 +356,15 @@ def test_positions_of_packed_blocks_read_back_through_whoosh_and_phrases(tmp_pat
     from searchengine.engines.whoosh.codec import PackedLeafMatcher
 
     # 300 papers: "sparse" everywhere (several blocks), 200 times in paper 7 (a value over 255 bytes).
-    records = [dict(RECORDS[0], id=f"2101.{n:05d}v1", title=f"Paper {n}",
-                    abstract=("sparse solver " * (200 if n == 7 else 1 + n % 3)) + "graphs") for n in range(300)]
+    records = [
+        dict(
+            RECORDS[0],
+            id=f"2101.{n:05d}v1",
+            title=f"Paper {n}",
+            abstract=("sparse solver " * (200 if n == 7 else 1 + n % 3)) + "graphs",
+        )
+        for n in range(300)
+    ]
     index_dir = tmp_path / "index"
     build_index([_jsonl(tmp_path / "a.jsonl", records)], index_dir, jobs=1)
     with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:

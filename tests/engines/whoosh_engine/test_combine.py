@@ -8,9 +8,8 @@ import pytest
 
 from searchengine.engines.whoosh import combine
 from searchengine.engines.whoosh.combine import ScoredDocs
-from searchengine.engines.whoosh.querying import parse
 from searchengine.engines.whoosh.evaluate import score_documents
-
+from searchengine.engines.whoosh.querying import parse
 from tests.engines.whoosh_engine.test_ranking import QUERIES
 
 
@@ -36,10 +35,10 @@ def test_keyword_queries_of_many_postings_come_as_scored_docs(corpus_searcher, m
     assert isinstance(score_documents(parse("GPU memory", corpus_searcher.schema).query, corpus_searcher), ScoredDocs)
     # An Or of other nodes (a quoted phrase in each field) is combined too, once numpy is loaded;
     # a node that is not an Or, DisjunctionMax or word (a phrase in one field) is not.
-    assert isinstance(score_documents(parse('"sparse matrix"', corpus_searcher.schema).query, corpus_searcher),
-                      ScoredDocs)
-    assert type(score_documents(parse('title:"sparse matrix"', corpus_searcher.schema).query,
-                                corpus_searcher)) is dict
+    assert isinstance(
+        score_documents(parse('"sparse matrix"', corpus_searcher.schema).query, corpus_searcher), ScoredDocs
+    )
+    assert type(score_documents(parse('title:"sparse matrix"', corpus_searcher.schema).query, corpus_searcher)) is dict
 
 
 def test_dense_needs_enough_postings_for_the_segment(monkeypatch):
@@ -55,8 +54,14 @@ def test_dense_once_numpy_is_loaded_needs_fewer_postings():
     assert combine.dense(combine.LOADED_DENSE_FROM, 10**6)
 
 
-@pytest.mark.parametrize("text", ['"sparse matrix" OR GPU', "sparse-matrix GPU kernels on multicore CPUs and GPUs",
-                                  'title:"sparse matrix" OR abstract:"matrix multiplication"'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"sparse matrix" OR GPU',
+        "sparse-matrix GPU kernels on multicore CPUs and GPUs",
+        'title:"sparse matrix" OR abstract:"matrix multiplication"',
+    ],
+)
 def test_or_of_other_nodes_gives_the_same_floats(corpus_searcher, text, monkeypatch):
     by_dict = scores_of(corpus_searcher, text, False, monkeypatch)
     assert scores_of(corpus_searcher, text, True, monkeypatch) == by_dict

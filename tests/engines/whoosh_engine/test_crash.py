@@ -79,8 +79,14 @@ def driver(tmp_path_factory):
 
 def run(driver, point, nth, *args, **popen):
     env = dict(os.environ, PYTHONPATH=str(REPO), **popen.pop("env", {}))
-    return subprocess.run([sys.executable, str(driver), point, str(nth), *args],
-                          capture_output=True, text=True, timeout=300, env=env, **popen)
+    return subprocess.run(
+        [sys.executable, str(driver), point, str(nth), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        **popen,
+    )
 
 
 def records_file(path, count, start=0):
@@ -117,10 +123,10 @@ def old_index(small_inputs, tmp_path):
 
 # (point, n-th call): where the kill lands.
 KILL_POINTS = [
-    ("record", 120),   # mid-stream, before anything is committed
-    ("commit", 1),     # inside Whoosh's commit, before its table of contents
-    ("publish", 1),    # committed, CURRENT not yet switched
-    ("pointer", 1),    # new pointer written to a temporary file, not yet renamed
+    ("record", 120),  # mid-stream, before anything is committed
+    ("commit", 1),  # inside Whoosh's commit, before its table of contents
+    ("publish", 1),  # committed, CURRENT not yet switched
+    ("pointer", 1),  # new pointer written to a temporary file, not yet renamed
 ]
 
 
@@ -158,8 +164,13 @@ def test_killed_remove_leaves_the_index(driver, small_inputs, tmp_path):
     result = run(driver, "publish", 1, "remove", first_id, "--index-dir", str(index_dir))
     assert result.returncode == -signal.SIGKILL
     assert open_index(index_dir).doc_count == 300
-    again = subprocess.run([sys.executable, "-m", "searchengine", "remove", first_id, "--index-dir", str(index_dir)],
-                           capture_output=True, text=True, timeout=60, cwd=REPO)
+    again = subprocess.run(
+        [sys.executable, "-m", "searchengine", "remove", first_id, "--index-dir", str(index_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert again.returncode == 0, again.stderr
     assert_clean_and_intact(index_dir, 299)
 
@@ -169,9 +180,12 @@ def test_sigkill_during_a_parallel_build_leaves_no_workers_behind(driver, tmp_pa
     index_dir = tmp_path / "index"
     build_index([source], index_dir, jobs=1)
     before = store.current_generation(index_dir)
-    process = subprocess.Popen([sys.executable, "-m", "searchengine", "index", str(source), "--jobs", "2",
-                                "--index-dir", str(index_dir)], cwd=REPO, stderr=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "searchengine", "index", str(source), "--jobs", "2", "--index-dir", str(index_dir)],
+        cwd=REPO,
+        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     workers = []
     while time.monotonic() < deadline and len(workers) < 2:
@@ -187,8 +201,13 @@ def test_sigkill_during_a_parallel_build_leaves_no_workers_behind(driver, tmp_pa
     assert store.current_generation(index_dir) == before
     assert open_index(index_dir).doc_count == 2100
     first_id = json.loads(source.read_text().splitlines()[0])["id"]
-    again = subprocess.run([sys.executable, "-m", "searchengine", "remove", first_id,
-                            "--index-dir", str(index_dir)], capture_output=True, text=True, timeout=300, cwd=REPO)
+    again = subprocess.run(
+        [sys.executable, "-m", "searchengine", "remove", first_id, "--index-dir", str(index_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert again.returncode == 0, again.stderr
     assert_clean_and_intact(index_dir, 2099)
     assert len(list(index_dir.glob("gen-*"))) == 2
@@ -199,21 +218,53 @@ def test_two_writers_take_turns_or_the_second_gives_up(driver, small_inputs, tmp
     index_dir = old_index(small_inputs, tmp_path)
     env = {"LINGER": "4"}
     first = subprocess.Popen(
-        [sys.executable, str(driver), "publish:linger", "1", "index", str(new), "--update",
-         "--index-dir", str(index_dir)],
-        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO), **env))
+        [
+            sys.executable,
+            str(driver),
+            "publish:linger",
+            "1",
+            "index",
+            str(new),
+            "--update",
+            "--index-dir",
+            str(index_dir),
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO), **env),
+    )
     assert first.stderr.readline() == "holding the lock\n"
     # A reader is not blocked by the writer.
     started = time.monotonic()
     assert open_index(index_dir).search("model").total > 0
     assert time.monotonic() - started < 2
-    impatient = subprocess.run([sys.executable, "-m", "searchengine", "index", str(old), "--wait", "0.5",
-                                "--index-dir", str(index_dir)], capture_output=True, text=True, cwd=REPO, timeout=60)
+    impatient = subprocess.run(
+        [sys.executable, "-m", "searchengine", "index", str(old), "--wait", "0.5", "--index-dir", str(index_dir)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
     assert impatient.returncode == 1
     assert impatient.stderr == f"Error: {index_dir}: another process is writing this index (waited 0.5 s)\n"
-    patient = subprocess.run([sys.executable, "-m", "searchengine", "remove", json.loads(old.read_text().splitlines()[0])["id"],
-                              "--wait", "60", "--index-dir", str(index_dir)],
-                             capture_output=True, text=True, cwd=REPO, timeout=120)
+    patient = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "searchengine",
+            "remove",
+            json.loads(old.read_text().splitlines()[0])["id"],
+            "--wait",
+            "60",
+            "--index-dir",
+            str(index_dir),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert first.wait(timeout=60) == 0
     assert patient.returncode == 0, patient.stderr
     # The update (300 + 150 new) went first, then the remove.

@@ -54,7 +54,9 @@ def test_expansion_past_the_deadline_keeps_a_fuzzy_word_as_typed_and_drops_prefi
     query = wq.Or([wq.FuzzyTerm("abstract", "memroy", maxdist=2), wq.Prefix("title", "spar")])
     clock = expired()
     # a prefix left unexpanded matches nothing as typed (kept, so an AND of it finds nothing)
-    assert expansion.expand_wildcards(query, reader, [], clock) == wq.Or([wq.Term("abstract", "memroy"), wq.Term("title", "spar*")])
+    assert expansion.expand_wildcards(query, reader, [], clock) == wq.Or(
+        [wq.Term("abstract", "memroy"), wq.Term("title", "spar*")]
+    )
     assert clock.cut is True
 
 
@@ -119,4 +121,3 @@ def test_the_expansions_of_a_fuzzy_word_share_the_largest_document_frequency(cor
     assert weights == [1.0, idf(n_common) / idf(n_rare) * (1 - 2 / 4)]
     # Each scores as a term with the common word's idf: the rare one is not worth more.
     assert weights[1] * idf(n_rare) < weights[0] * idf(n_common)
-

@@ -7,10 +7,11 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from conftest import CORPUS
 from searchengine import IndexDamagedError, build_index, open_index
 from searchengine.cli import main
 from searchengine.engines.whoosh import integrity, store
+
+from conftest import CORPUS
 
 
 @pytest.fixture
@@ -26,8 +27,9 @@ def generation(index_dir):
 def test_every_file_is_listed_with_its_size_and_crc32(index_dir):
     folder = generation(index_dir)
     listed = integrity.read_checksums(folder)
-    assert sorted(listed) == sorted(p.name for p in folder.iterdir()
-                                    if p.name not in ("CHECKSUMS", "VERIFIED", "MAIN_WRITELOCK"))
+    assert sorted(listed) == sorted(
+        p.name for p in folder.iterdir() if p.name not in ("CHECKSUMS", "VERIFIED", "MAIN_WRITELOCK")
+    )
     for name, (crc, size) in listed.items():
         assert (integrity.crc32(folder / name), (folder / name).stat().st_size) == (crc, size)
     lines = (folder / "CHECKSUMS").read_text().splitlines()
@@ -70,17 +72,22 @@ def test_a_read_only_index_is_hashed_at_every_open_and_still_searched(index_dir,
     assert len(hashed) == 2 * len(integrity.read_checksums(folder))
 
 
-@pytest.mark.parametrize("text, shown", [
-    ("", "is damaged (not the list written)"),
-    ("searchengine checksums 1: crc32 bytes name\nend 00000000\n", "is damaged (not the list written)"),
-])
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("", "is damaged (not the list written)"),
+        ("searchengine checksums 1: crc32 bytes name\nend 00000000\n", "is damaged (not the list written)"),
+    ],
+)
 def test_a_damaged_list_is_named(index_dir, text, shown):
     folder = generation(index_dir)
     (folder / "CHECKSUMS").write_text(text)
     with pytest.raises(IndexDamagedError) as caught:
         open_index(index_dir)
-    assert str(caught.value) == (f"{index_dir}: the index is damaged: {folder.name}/CHECKSUMS {shown}; "
-                                 f"rebuild it with 'searchengine index PATH... --index-dir {index_dir}'")
+    assert str(caught.value) == (
+        f"{index_dir}: the index is damaged: {folder.name}/CHECKSUMS {shown}; "
+        f"rebuild it with 'searchengine index PATH... --index-dir {index_dir}'"
+    )
 
 
 def test_a_file_written_under_an_open_index_is_never_read(index_dir):
@@ -106,9 +113,17 @@ MOUNTINFO = """\
 """
 
 
-@pytest.mark.parametrize("path, kind", [("/mnt/papers/index", "nfs4"), ("/mnt/papers", "nfs4"),
-                                        ("/mnt/paperstack/index", None), ("/mnt/my share/x", "cifs"),
-                                        ("/mnt/papers/local/index", None), ("/home/x", None)])
+@pytest.mark.parametrize(
+    "path, kind",
+    [
+        ("/mnt/papers/index", "nfs4"),
+        ("/mnt/papers", "nfs4"),
+        ("/mnt/paperstack/index", None),
+        ("/mnt/my share/x", "cifs"),
+        ("/mnt/papers/local/index", None),
+        ("/home/x", None),
+    ],
+)
 def test_network_file_systems_are_told_from_mounts(path, kind):
     from pathlib import Path
 
@@ -123,15 +138,18 @@ def test_an_index_is_not_written_on_a_network_file_system(tmp_path, monkeypatch,
     assert result.stderr == (
         f"Error: {tmp_path / 'index'} is on a network file system (nfs4): an index needs a local disk, whose "
         "locks and memory maps work across processes; build it on a local disk and copy it, or set "
-        "SEARCHENGINE_ALLOW_NETWORK_FS=1 to write it there anyway (nothing was written)\n")
+        "SEARCHENGINE_ALLOW_NETWORK_FS=1 to write it there anyway (nothing was written)\n"
+    )
     assert not (tmp_path / "index").exists()
     monkeypatch.setenv(store.ALLOW_NETWORK_ENV, "1")
     result = CliRunner().invoke(main, ["index", str(CORPUS), "--index-dir", str(tmp_path / "index"), "-q"])
     assert result.exit_code == 0
     result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(tmp_path / "index")])
     assert result.exit_code == 0
-    assert caplog.messages == [f"warning: {tmp_path / 'index'} is on a network file system (nfs4): a rebuild from "
-                               "another machine can stop this process; keep the index on a local disk"]
+    assert caplog.messages == [
+        f"warning: {tmp_path / 'index'} is on a network file system (nfs4): a rebuild from "
+        "another machine can stop this process; keep the index on a local disk"
+    ]
 
 
 def test_check_says_sound_with_the_counts(index_dir):
@@ -139,7 +157,9 @@ def test_check_says_sound_with_the_counts(index_dir):
     folder = generation(index_dir)
     size = sum(size for _, size in integrity.read_checksums(folder).values())
     assert (result.exit_code, result.stdout) == (
-        0, f"{index_dir}: sound ({folder.name}: 4 files, {size / 1e6:,.1f} MB, 24 documents)\n")
+        0,
+        f"{index_dir}: sound ({folder.name}: 4 files, {size / 1e6:,.1f} MB, 24 documents)\n",
+    )
 
 
 def test_a_file_this_user_cannot_read_is_not_called_damage(index_dir, monkeypatch):
@@ -156,8 +176,9 @@ def test_a_file_this_user_cannot_read_is_not_called_damage(index_dir, monkeypatc
     monkeypatch.setattr(integrity.Stamp, "of", staticmethod(refuse))
     with pytest.raises(IndexUnreadableError) as caught:
         open_index(index_dir)
-    assert str(caught.value) == (f"{folder / 'facet.columns'}: permission denied: this user cannot read the "
-                                 "index (it is not damaged)")
+    assert str(caught.value) == (
+        f"{folder / 'facet.columns'}: permission denied: this user cannot read the index (it is not damaged)"
+    )
     result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])
     assert (result.exit_code, result.stderr) == (1, f"Error: {caught.value}\n")
     from searchengine.search import SearchIndex
@@ -166,7 +187,10 @@ def test_a_file_this_user_cannot_read_is_not_called_damage(index_dir, monkeypatc
     client = create_app(index=SearchIndex(index_dir, lazy=True)).test_client()
     answer = client.get("/api/search?q=gpu")
     assert (answer.status_code, answer.get_json(), answer.headers["Retry-After"]) == (
-        503, {"error": "the index is not available right now"}, "30")
+        503,
+        {"error": "the index is not available right now"},
+        "30",
+    )
 
 
 def test_a_missing_package_is_named_not_called_damage(index_dir, monkeypatch):
@@ -179,7 +203,8 @@ def test_a_missing_package_is_named_not_called_damage(index_dir, monkeypatch):
         open_index(index_dir)
     assert str(caught.value) == (
         f"{index_dir}: cannot be read: the package 'whoosh' is not installed in this Python ({sys.executable}); "
-        "install searchengine with its dependencies (pip install searchengine, or pip install . in a clone)")
+        "install searchengine with its dependencies (pip install searchengine, or pip install . in a clone)"
+    )
     result = CliRunner().invoke(main, ["search", "gpu", "--index-dir", str(index_dir)])
     assert (result.exit_code, result.stderr) == (1, f"Error: {caught.value}\n")
     result = CliRunner().invoke(main, ["check", "--index-dir", str(index_dir)])

@@ -7,7 +7,8 @@ def test_the_installed_whoosh_and_nltk_have_every_private_name_the_engine_uses()
     gone = internals.missing()
     assert gone == [], (
         "the installed Whoosh or NLTK lacks private names the embedded engine uses: "
-        + ", ".join(gone) + " (see searchengine/engines/whoosh/internals.py; pin the tested releases)"
+        + ", ".join(gone)
+        + " (see searchengine/engines/whoosh/internals.py; pin the tested releases)"
     )
 
 

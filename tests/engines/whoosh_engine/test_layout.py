@@ -50,9 +50,11 @@ def test_an_index_of_another_layout_is_refused_with_a_rebuild_hint(tmp_path, lay
     index_dir = tmp_path / "ix"
     build_index([CORPUS], index_dir)
     outdated(index_dir, layout)
-    message = (f"{index_dir}: this index was built by another version of searchengine (layout {shown}, "
-               f"this version reads layout {store.LAYOUT}); rebuild it with "
-               f"'searchengine index PATHS --index-dir {index_dir}'")
+    message = (
+        f"{index_dir}: this index was built by another version of searchengine (layout {shown}, "
+        f"this version reads layout {store.LAYOUT}); rebuild it with "
+        f"'searchengine index PATHS --index-dir {index_dir}'"
+    )
     with pytest.raises(IndexOutdatedError) as caught:
         open_index(index_dir)
     assert str(caught.value) == message

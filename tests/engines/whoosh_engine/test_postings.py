@@ -23,8 +23,9 @@ def whoosh_pool_index(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("whoosh-pool")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(postings, "TermPostingPool",
-                      lambda tempstore, limitmb: PostingPool(tempstore, None, limitmb=limitmb))
+        patch.setattr(
+            postings, "TermPostingPool", lambda tempstore, limitmb: PostingPool(tempstore, None, limitmb=limitmb)
+        )
         patch.setattr(indexer, "_WRITER_CLASSES", {})
         build_index([CORPUS], folder, jobs=1)
     indexer._WRITER_CLASSES.clear()
@@ -58,15 +59,24 @@ def test_term_pool_orders_each_term_by_document_and_spills_in_run_order(tmp_path
     monkeypatch.setattr(postings, "MAX_OPEN_RUNS", max_open)
     pool = postings.TermPostingPool(FileStorage(str(tmp_path)).create(), limitmb=1)
     pool.limit = 200  # every few postings go to a run file
-    added = [("b", b"x", 0, 1.0, b"v0"), ("a", b"y", 1, 2.5, b""), ("b", b"x", 3, 1.0, b"v33"),
-             ("a", b"y", 2, 1.0, None), ("b", b"w", 4, 1.0, b"w"), ("b", b"x", 2, 0.5, b"late")]
+    added = [
+        ("b", b"x", 0, 1.0, b"v0"),
+        ("a", b"y", 1, 2.5, b""),
+        ("b", b"x", 3, 1.0, b"v33"),
+        ("a", b"y", 2, 1.0, None),
+        ("b", b"w", 4, 1.0, b"w"),
+        ("b", b"x", 2, 0.5, b"late"),
+    ]
     for item in added:
         pool.add(item)
     assert len(pool.runs) == 3
     assert list(pool.iter_postings()) == [
-        ("a", b"y", 1, 2.5, b""), ("a", b"y", 2, 1.0, b""),
+        ("a", b"y", 1, 2.5, b""),
+        ("a", b"y", 2, 1.0, b""),
         ("b", b"w", 4, 1.0, b"w"),
-        ("b", b"x", 0, 1.0, b"v0"), ("b", b"x", 2, 0.5, b"late"), ("b", b"x", 3, 1.0, b"v33"),
+        ("b", b"x", 0, 1.0, b"v0"),
+        ("b", b"x", 2, 0.5, b"late"),
+        ("b", b"x", 3, 1.0, b"v33"),
     ]
     assert len(pool.runs) == min(3, max_open)
     pool.cleanup()

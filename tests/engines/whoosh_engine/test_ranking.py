@@ -3,23 +3,43 @@
 import pytest
 
 from searchengine import build_index, open_index
-from searchengine.indexer import update_index
-from searchengine.engines.whoosh.querying import parse
 from searchengine.engines.whoosh.blocks import posting_blocks
 from searchengine.engines.whoosh.evaluate import score_documents
+from searchengine.engines.whoosh.querying import parse
+from searchengine.indexer import update_index
 
 from conftest import CORPUS, corpus_records
 
 QUERIES = [
-    "GPU", "SpMV GPU", "GPU memory", "large language model", "fail slow", "GPU -memory",
-    "gpu NOT memory", "gpu OR spmv", "title:gpu", "ti:gpu abs:memory", "(gpu OR spmv) memory", "sparse matrix vector multiplication on GPUs",
+    "GPU",
+    "SpMV GPU",
+    "GPU memory",
+    "large language model",
+    "fail slow",
+    "GPU -memory",
+    "gpu NOT memory",
+    "gpu OR spmv",
+    "title:gpu",
+    "ti:gpu abs:memory",
+    "(gpu OR spmv) memory",
+    "sparse matrix vector multiplication on GPUs",
     "how do large language models use GPU memory for training and inference at scale",
     # Compounds: the joined word OR the parts as a phrase in each field.
-    "state-of-the-art", "root-cause analysis", "CB-SpMV GPU", "test-time adaptation", "log-based -ChatGPT",
-    "fine-grained OR two-level", "state-of-the-art transformers",
+    "state-of-the-art",
+    "root-cause analysis",
+    "CB-SpMV GPU",
+    "test-time adaptation",
+    "log-based -ChatGPT",
+    "fine-grained OR two-level",
+    "state-of-the-art transformers",
     # Quoted phrases: the stemmed phrase, then the words as written in the stored text.
-    '"cache-friendly"', '"sparse matrix"', '"language model"', '"large language models" GPU',
-    'title:"sparse matrix"', '"GPU" memory', '"sparse matrix" OR "language model"',
+    '"cache-friendly"',
+    '"sparse matrix"',
+    '"language model"',
+    '"large language models" GPU',
+    'title:"sparse matrix"',
+    '"GPU" memory',
+    '"sparse matrix" OR "language model"',
 ]
 
 
@@ -38,8 +58,17 @@ def updated(tmp_path_factory):
 
     with replaced.open("w", encoding="utf-8") as out:
         for record in corpus_records()[:5]:
-            out.write(json.dumps({"id": record.id, "title": record.title, "authors": record.authors,
-                                  "abstract": record.abstract + " state-of-the-art GPU"}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "id": record.id,
+                        "title": record.title,
+                        "authors": record.authors,
+                        "abstract": record.abstract + " state-of-the-art GPU",
+                    }
+                )
+                + "\n"
+            )
     update_index([replaced], folder)
     index = open_index(folder)
     yield index.engine.current().searcher
@@ -75,8 +104,11 @@ def test_posting_blocks_give_the_public_postings_without_deleted_documents(updat
             if (fieldname, text) not in segment:
                 continue
             expected = list(segment.postings(fieldname, text).items_as("weight"))
-            blocks = [(doc, weight) for ids, weights in posting_blocks(segment, fieldname, text)
-                      for doc, weight in zip(ids, weights)]
+            blocks = [
+                (doc, weight)
+                for ids, weights in posting_blocks(segment, fieldname, text)
+                for doc, weight in zip(ids, weights)
+            ]
             assert blocks == expected and not any(segment.is_deleted(doc) for doc, _ in blocks)
     assert reader.has_deletions()
 
@@ -92,8 +124,10 @@ def test_length_norms_read_in_one_piece_equal_per_document_lengths(searcher):
         generation_cache(segment).norms.clear()  # as a new process has them
         for fieldname in ("title", "abstract", "authors"):
             b, average = FIELD_B[fieldname], searcher.avg_field_length(fieldname)
-            expected = [1 - b + b * (segment.doc_field_length(doc, fieldname) or 0) / average
-                        for doc in range(segment.doc_count_all())]
+            expected = [
+                1 - b + b * (segment.doc_field_length(doc, fieldname) or 0) / average
+                for doc in range(segment.doc_count_all())
+            ]
             norms, docs = length_norms(sub, segment, fieldname), range(segment.doc_count_all())
             # Looked up one by one, then (past a quarter of the segment) from the whole list.
             assert [norms[doc] for doc in docs] == pytest.approx(expected, rel=1e-12)
@@ -150,7 +184,12 @@ def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_inde
         warm.warm_up()
         reader = warm.engine.current().searcher.reader()
         top = [text for _, text in reader.most_frequent_terms("abstract", number=3)]
-        cached = {term for key in generation_cache(reader).postings.entries if key and isinstance(key[0], tuple) for term in key}
+        cached = {
+            term
+            for key in generation_cache(reader).postings.entries
+            if key and isinstance(key[0], tuple)
+            for term in key
+        }
         assert {("abstract", text.decode()) for text in top} <= cached
         for text in ["model", "large language models", "GPU memory"]:
             expected = [(h.id, h.score) for h in cold.search(text, limit=20).hits]
@@ -174,8 +213,17 @@ def many_postings(tmp_path_factory, request):
     with source.open("w", encoding="utf-8") as out:
         for number in range(600):
             words = ["alpha", "delta"] + (["beta"] if number % 2 == 0 else []) + (["alpha"] if number % 3 == 0 else [])
-            out.write(json.dumps({"id": f"2401.{number:05d}", "title": f"Paper {number}",
-                                  "abstract": " ".join(words), "authors": ["A. Writer"]}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "id": f"2401.{number:05d}",
+                        "title": f"Paper {number}",
+                        "abstract": " ".join(words),
+                        "authors": ["A. Writer"],
+                    }
+                )
+                + "\n"
+            )
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(codec, "DictionaryCodec", getattr(codec, request.param))
         patched.setattr(writer, "_WRITER_CLASSES", {})  # made anew with that codec
@@ -209,11 +257,13 @@ def test_cached_positions_read_each_block_once_and_match_a_direct_read(many_post
         assert read == 2  # the block of 3..5 and the block of 590
         # Documents in the blocks read (with the word or without it) are known: nothing more is read.
         assert proximity.cached_positions(reader, "abstract", text, [0, 1, 7, 589]) == {
-            doc: expected[doc] for doc in [0, 1, 7, 589] if doc in expected}
+            doc: expected[doc] for doc in [0, 1, 7, 589] if doc in expected
+        }
         assert len(blocks) == read
         assert proximity.cached_positions(reader, "abstract", text, list(range(600))) == expected
         assert proximity.cached_positions(reader, "abstract", text, [599, 700]) == {
-            doc: expected[doc] for doc in [599] if doc in expected}
+            doc: expected[doc] for doc in [599] if doc in expected
+        }
     # The cache counts what each word holds: its blocks' postings.
     cache = generation_cache(reader).positions
     for text, postings in [("alpha", 600), ("beta", 300)]:
@@ -232,8 +282,12 @@ def test_phrases_and_compounds_find_their_papers_after_removals_at_a_blocks_star
     from searchengine import remove_documents
 
     source = tmp_path / "papers.jsonl"
-    papers = [("a1", "learning"), ("a2", "Self supervised learning"), ("a3", "deep learning"),
-              ("a4", "Supervised learning of self-supervised models")]
+    papers = [
+        ("a1", "learning"),
+        ("a2", "Self supervised learning"),
+        ("a3", "deep learning"),
+        ("a4", "Supervised learning of self-supervised models"),
+    ]
     source.write_text("".join(json.dumps({"id": i, "title": t, "abstract": t}) + "\n" for i, t in papers))
     build_index([source], tmp_path / "index", jobs=1)
     remove_documents(removed, tmp_path / "index")

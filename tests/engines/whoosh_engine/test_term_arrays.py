@@ -14,8 +14,16 @@ from searchengine.engines.whoosh.store import is_damage
 from conftest import write
 from synthetic import listing_lines, listing_record
 
-QUERIES = ["language models", '"language models"', "sparse matrix GPU", "title:attention", "robot -video",
-           '"neural network" training', "reinforcement learning agents", "quantum circuits qubit"]
+QUERIES = [
+    "language models",
+    '"language models"',
+    "sparse matrix GPU",
+    "title:attention",
+    "robot -video",
+    '"neural network" training',
+    "reinforcement learning agents",
+    "quantum circuits qubit",
+]
 
 
 def _build(tmp_path, count=600, name="index"):
@@ -87,8 +95,9 @@ def test_searches_answer_the_same_from_the_arrays_as_from_the_blocks(tmp_path, m
 
 def test_updates_removals_and_merges_keep_the_arrays_in_line(tmp_path, monkeypatch):
     index_dir = _build(tmp_path, 400)
-    changed = [dict(listing_record(n), summary="Language models on a robot, sparse matrix kernels.")
-               for n in range(0, 60)]
+    changed = [
+        dict(listing_record(n), summary="Language models on a robot, sparse matrix kernels.") for n in range(0, 60)
+    ]
     import json
 
     update_index([write(tmp_path / "b.jsonl", "".join(json.dumps(r) + "\n" for r in changed))], index_dir, jobs=1)
@@ -108,8 +117,11 @@ def test_a_segment_written_without_the_file_reads_from_its_blocks(tmp_path, monk
     from searchengine.engines.whoosh import codec
 
     with monkeypatch.context() as patched:  # a segment as written before there were term arrays
-        patched.setattr(codec.DictionaryCodec, "field_writer",
-                        lambda self, storage, segment: codec.CompactFieldWriter(self, storage, segment))
+        patched.setattr(
+            codec.DictionaryCodec,
+            "field_writer",
+            lambda self, storage, segment: codec.CompactFieldWriter(self, storage, segment),
+        )
         old = _build(tmp_path, 300, "old")
     new = _build(tmp_path, 300, "new")
     for index_dir, kept in ((old, False), (new, True)):
@@ -155,7 +167,7 @@ class _Sink:
         pass
 
     def get(self, position, size):
-        return self.data[position:position + size]
+        return self.data[position : position + size]
 
 
 def _written(terms) -> bytes:
@@ -175,9 +187,13 @@ def test_gaps_of_255_and_more_and_any_weights_read_back():
     ids = list(range(0, 3 * termarrays.MIN_POSTINGS, 3))
     positions = [[n % 7, 300 + n, 300 + n + 255, 70_000 + n] if n % 5 == 0 else [n % 250] for n in range(len(ids))]
     weights = [float(len(p)) * 1.5 for p in positions]
-    data = _written([(b"alpha", ids, weights, positions),
-                     (b"beta", ids, [1.0] * len(ids), [[0]] * len(ids)),
-                     (b"rare", ids[:5], [1.0] * 5, [[1]] * 5)])
+    data = _written(
+        [
+            (b"alpha", ids, weights, positions),
+            (b"beta", ids, [1.0] * len(ids), [[0]] * len(ids)),
+            (b"rare", ids[:5], [1.0] * 5, [[1]] * 5),
+        ]
+    )
     sink = _Sink()
     sink.data = data
     arrays = termarrays.TermArrays(sink, len(data), 10_000)
@@ -199,8 +215,12 @@ def test_protocol_2_positions_of_older_segments_are_taken_as_well():
 
 def test_any_damaged_byte_reads_back_or_raises_what_the_engine_reports_as_damage():
     ids = list(range(0, 2 * termarrays.MIN_POSTINGS, 2))
-    data = _written([(b"alpha", ids, [2.0] * len(ids), [[1, 5]] * len(ids)),
-                     (b"gamma", ids, [1.0] * len(ids), [[n % 300] for n in range(len(ids))])])
+    data = _written(
+        [
+            (b"alpha", ids, [2.0] * len(ids), [[1, 5]] * len(ids)),
+            (b"gamma", ids, [1.0] * len(ids), [[n % 300] for n in range(len(ids))]),
+        ]
+    )
     generator = random.Random(7)
     outcomes = {"read": 0, "damage": 0}
     for _ in range(300):
@@ -221,8 +241,7 @@ def test_any_damaged_byte_reads_back_or_raises_what_the_engine_reports_as_damage
     assert outcomes["damage"] > 100 and outcomes["read"] > 0
 
 
-def test_phrases_of_common_words_checked_over_whole_tables_find_what_a_check_per_document_finds(tmp_path,
-                                                                                                 monkeypatch):
+def test_phrases_of_common_words_checked_over_whole_tables_find_what_a_check_per_document_finds(tmp_path, monkeypatch):
     import numpy  # noqa: F401 - the tables are checked with numpy once it is loaded
     from whoosh import searching
 
@@ -232,8 +251,9 @@ def test_phrases_of_common_words_checked_over_whole_tables_find_what_a_check_per
     with _leaves(index_dir) as reader:
         ((segment, _),) = reader.leaf_readers()
         searcher = searching.Searcher(reader)
-        common = sorted((t.decode() for t in segment.lexicon("abstract")),
-                        key=lambda t: -segment.doc_frequency("abstract", t))[:10]
+        common = sorted(
+            (t.decode() for t in segment.lexicon("abstract")), key=lambda t: -segment.doc_frequency("abstract", t)
+        )[:10]
         assert segment.doc_frequency("abstract", common[-1]) >= termarrays.MIN_POSTINGS
         phrases = [[a, b] for a in common for b in common] + [common[:3], [common[0]] * 3]
         monkeypatch.setattr(proximity, "TABLE_CANDIDATES", 0)
@@ -257,8 +277,12 @@ def test_a_check_reads_every_list_and_names_a_damaged_one(tmp_path):
     index_dir = _build(tmp_path, 300)
     with _leaves(index_dir) as reader:
         read = checking._read_term_arrays(reader)
-        common = sum(1 for name in reader.indexed_field_names() for t in reader.lexicon(name)
-                     if reader.doc_frequency(name, t) >= termarrays.MIN_POSTINGS)
+        common = sum(
+            1
+            for name in reader.indexed_field_names()
+            for t in reader.lexicon(name)
+            if reader.doc_frequency(name, t) >= termarrays.MIN_POSTINGS
+        )
         name = reader.segment().make_filename(termarrays.EXTENSION)
     assert read == common > 10
     assert check_index(index_dir).problem is None
@@ -277,9 +301,16 @@ def test_a_check_reads_every_list_and_names_a_damaged_one(tmp_path):
 
 def _point_e_records():
     def record(number, title, summary):
-        return {"id": f"2402.{number:05d}", "title": title, "authors": ["Ann Smith"], "categories": ["cs.CV"],
-                "abs": f"https://arxiv.org/abs/2402.{number:05d}", "pdf": f"https://arxiv.org/pdf/2402.{number:05d}",
-                "comment": None, "summary": summary}
+        return {
+            "id": f"2402.{number:05d}",
+            "title": title,
+            "authors": ["Ann Smith"],
+            "categories": ["cs.CV"],
+            "abs": f"https://arxiv.org/abs/2402.{number:05d}",
+            "pdf": f"https://arxiv.org/pdf/2402.{number:05d}",
+            "comment": None,
+            "summary": summary,
+        }
 
     records = [record(n, f"Shapes study {n}", f"A point cloud and a model of it, number w{n}.") for n in range(1, 301)]
     records += [record(n, f"Exact study {n}", f"The point model analysis, number w{n}.") for n in range(301, 311)]
@@ -316,8 +347,9 @@ def test_a_key_or_type_code_damaged_into_another_is_damage_not_another_answer():
     from whoosh.reading import CorruptIndexError
 
     ids = list(range(0, 2 * termarrays.MIN_POSTINGS, 2))
-    data = _written([(b"alpha", ids, [2.0] * len(ids), [[1, 5]] * len(ids)),
-                     (b"gamma", ids, [1.0] * len(ids), [[3]] * len(ids))])
+    data = _written(
+        [(b"alpha", ids, [2.0] * len(ids), [[1, 5]] * len(ids)), (b"gamma", ids, [1.0] * len(ids), [[3]] * len(ids))]
+    )
     frequency = {b"alpha": len(ids), b"gamma": len(ids), b"alphz": 7}.__getitem__
 
     def arrays(damaged: bytes):
@@ -331,9 +363,9 @@ def test_a_key_or_type_code_damaged_into_another_is_damage_not_another_answer():
     with pytest.raises(CorruptIndexError, match="term table has 7"):
         arrays(renamed).postings("abstract", b"alphz", lambda f, t: frequency(t))
     codes = data.rindex(b'{"fields"') - 4  # alpha's two codes, then gamma's: "BB1B"
-    assert data[codes:codes + 4] == b"BB1B"
+    assert data[codes : codes + 4] == b"BB1B"
     for damaged_codes in (b"1B1B", b"B-1B", b"BBBB"):
-        damaged = data[:codes] + damaged_codes + data[codes + 4:]
+        damaged = data[:codes] + damaged_codes + data[codes + 4 :]
         with pytest.raises(CorruptIndexError):
             found = arrays(damaged)
             found.postings("abstract", b"alpha")

@@ -13,21 +13,49 @@ from searchengine.engines.whoosh import store, textstore
 from conftest import write
 
 RECORDS = [
-    {"id": "2101.00001", "title": "Large language models for sparse solvers",
-     "abstract": "We tune large language models. A language model is small; models of language are not.",
-     "authors": ["Ada Lovelace"], "categories": ["cs.CL"], "year": 2021},
-    {"id": "2101.00002", "title": "Modelling language",
-     "abstract": "Language modelling with a large language model on GPUs.",
-     "authors": ["Alan Turing"], "categories": ["cs.CL"], "year": 2022},
-    {"id": "2101.00003", "title": "Schrödinger bridges",
-     "abstract": "The Schrödinger bridge problem; language, then models.",
-     "authors": ["Emmy Noether"], "categories": ["math.PR"], "year": 2023},
-    {"id": "2101.00004", "title": "Language-models as judges",
-     "abstract": "LANGUAGE MODELS judge language models' answers.",
-     "authors": ["Grace Hopper"], "categories": ["cs.AI"], "year": 2024},
+    {
+        "id": "2101.00001",
+        "title": "Large language models for sparse solvers",
+        "abstract": "We tune large language models. A language model is small; models of language are not.",
+        "authors": ["Ada Lovelace"],
+        "categories": ["cs.CL"],
+        "year": 2021,
+    },
+    {
+        "id": "2101.00002",
+        "title": "Modelling language",
+        "abstract": "Language modelling with a large language model on GPUs.",
+        "authors": ["Alan Turing"],
+        "categories": ["cs.CL"],
+        "year": 2022,
+    },
+    {
+        "id": "2101.00003",
+        "title": "Schrödinger bridges",
+        "abstract": "The Schrödinger bridge problem; language, then models.",
+        "authors": ["Emmy Noether"],
+        "categories": ["math.PR"],
+        "year": 2023,
+    },
+    {
+        "id": "2101.00004",
+        "title": "Language-models as judges",
+        "abstract": "LANGUAGE MODELS judge language models' answers.",
+        "authors": ["Grace Hopper"],
+        "categories": ["cs.AI"],
+        "year": 2024,
+    },
 ]
-PHRASES = ['"language models"', '"large language model"', '"language model"', 'title:"language models"',
-           '"schrodinger bridge"', '"Schrödinger bridges"', '"language modelling"', '"models"']
+PHRASES = [
+    '"language models"',
+    '"large language model"',
+    '"language model"',
+    'title:"language models"',
+    '"schrodinger bridge"',
+    '"Schrödinger bridges"',
+    '"language modelling"',
+    '"models"',
+]
 
 
 def _jsonl(path, records):
@@ -61,7 +89,10 @@ def test_a_built_segment_keeps_titles_and_abstracts_apart_and_gives_records_back
         assert text.get("abstract", by_id["2101.00004"]) == "LANGUAGE MODELS judge language models' answers."
         record = segment.stored_fields(by_id["2101.00001"])
         assert (record["title"], record["abstract"], record["authors"]) == (
-            RECORDS[0]["title"], RECORDS[0]["abstract"], ["Ada Lovelace"])
+            RECORDS[0]["title"],
+            RECORDS[0]["abstract"],
+            ["Ada Lovelace"],
+        )
         # The stored record itself no longer holds them.
         pickled = segment._perdoc._cached_reader("_stored", _stored_column())[by_id["2101.00001"]]
         assert "title" not in pickled and "abstract" not in pickled and pickled["id"] == "2101.00001"
@@ -100,8 +131,11 @@ def test_an_update_and_a_removal_keep_the_text_store_in_line_with_the_documents(
         titles = []
         for segment, _ in reader.leaf_readers():
             assert textstore.segment_text_store(segment).documents == segment.doc_count_all()
-            titles += [segment.stored_fields(doc)["title"] for doc in range(segment.doc_count_all())
-                       if not segment.is_deleted(doc)]
+            titles += [
+                segment.stored_fields(doc)["title"]
+                for doc in range(segment.doc_count_all())
+                if not segment.is_deleted(doc)
+            ]
     assert sorted(titles) == ["Modelling language", "Schrödinger bridges", "Sparse solvers"]
 
 
@@ -119,8 +153,14 @@ def test_a_segment_written_without_a_text_store_reads_as_before_and_a_merge_give
         assert reader.stored_fields(0)["title"] == RECORDS[0]["title"]
     found = _answers(index_dir)
     assert [hit for hit, _ in found['"language models"']] == ["2101.00001", "2101.00004"]
-    extra = {"id": "2101.00005", "title": "Small language models", "abstract": "Language models, small.",
-             "authors": ["Ada Lovelace"], "categories": ["cs.CL"], "year": 2025}
+    extra = {
+        "id": "2101.00005",
+        "title": "Small language models",
+        "abstract": "Language models, small.",
+        "authors": ["Ada Lovelace"],
+        "categories": ["cs.CL"],
+        "year": 2025,
+    }
     # Three of the segment's four documents replaced: it is merged into the new one.
     replaced = [dict(record, title=record["title"] + " revisited") for record in RECORDS[1:]]
     update_index([_jsonl(tmp_path / "b.jsonl", [*replaced, extra])], index_dir, jobs=1)
@@ -129,12 +169,19 @@ def test_a_segment_written_without_a_text_store_reads_as_before_and_a_merge_give
         ((segment, _),) = reader.leaf_readers()
         text = textstore.segment_text_store(segment)
         titles = {segment.stored_fields(doc)["id"]: text.get("title", doc) for doc in range(text.documents)}
-    assert titles == {"2101.00001": "Large language models for sparse solvers",
-                      "2101.00002": "Modelling language revisited", "2101.00003": "Schrödinger bridges revisited",
-                      "2101.00004": "Language-models as judges revisited", "2101.00005": "Small language models"}
+    assert titles == {
+        "2101.00001": "Large language models for sparse solvers",
+        "2101.00002": "Modelling language revisited",
+        "2101.00003": "Schrödinger bridges revisited",
+        "2101.00004": "Language-models as judges revisited",
+        "2101.00005": "Small language models",
+    }
     index = open_index(index_dir)
     assert sorted(hit.id for hit in index.search('"language models"').hits) == [
-        "2101.00001", "2101.00004", "2101.00005"]
+        "2101.00001",
+        "2101.00004",
+        "2101.00005",
+    ]
 
 
 def test_a_damaged_text_store_is_reported_as_a_damaged_index(tmp_path):

@@ -18,12 +18,17 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from searchengine.analysis.folding import fold, normalize
 
 if TYPE_CHECKING:
+    import regex
+
     from searchengine.analysis.analyzer import Expansion
+
+    # A compiled token pattern: of ``re``, or of the ``regex`` engine (the same methods).
+    WordPattern = re.Pattern[str] | regex.Pattern[str]
 
 # Han, Hiragana, Katakana and Hangul: scripts written without spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -116,13 +121,12 @@ def _words() -> re.Pattern[str]:
 
 
 @functools.cache
-def _analyzed() -> re.Pattern[str]:
+def _analyzed() -> WordPattern:
     try:
         import regex
     except ImportError:  # an NLTK that tokenizes with ``re``
         return _words()
-    # regex is untyped; its patterns have the methods of re's used here.
-    return cast("re.Pattern[str]", regex.compile(TOKEN_PATTERN, regex.UNICODE | regex.MULTILINE | regex.DOTALL))
+    return regex.compile(TOKEN_PATTERN, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
 
 
 def _is_cjk(ch: str) -> bool:
@@ -139,7 +143,7 @@ def word_pattern(text: str) -> re.Pattern[str]:
     return _words()
 
 
-def analyzed_pattern(text: str) -> re.Pattern[str]:
+def analyzed_pattern(text: str) -> WordPattern:
     """:data:`TOKEN_PATTERN` compiled as the analyzer tokenizes ``text``: a
     compiled pattern of ``re`` or ``regex`` (``findall``, ``finditer``, ``search``).
 
@@ -261,7 +265,7 @@ class TechTokenizer:
 
     def __init__(self, pattern: str = TOKEN_PATTERN) -> None:
         self.pattern = pattern
-        self._compiled: re.Pattern[str] | None = None
+        self._compiled: regex.Pattern[str] | None = None
         # index_positions' cache: filters' ids -> {word: its expansion}
         self._expansions: dict[tuple[int, ...], dict[str, Expansion]] = {}
 
@@ -276,7 +280,7 @@ class TechTokenizer:
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
 
-    def _tokenizer(self, value: str) -> re.Pattern[str]:
+    def _tokenizer(self, value: str) -> WordPattern:
         # What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``,
         # its ``span_tokenize`` the spans of ``finditer``), with the same
         # engine and flags, minus two costs: its package imports the
@@ -293,10 +297,7 @@ class TechTokenizer:
         if self._compiled is None:
             import regex
 
-            # regex is untyped; its patterns have the methods of re's used here.
-            self._compiled = cast(
-                "re.Pattern[str]", regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
-            )
+            self._compiled = regex.compile(self.pattern, regex.UNICODE | regex.MULTILINE | regex.DOTALL)
         return self._compiled
 
     def word_spans(self, value: str) -> WordSpans:

@@ -306,10 +306,10 @@ class TechTokenizer:
         (snippets tokenize ten abstracts per page of hits).
         """
         normal, starts, ends = normalize(value)
-        found = list(self._tokenizer(normal).finditer(normal))
+        found: list[re.Match[str] | regex.Match[str]] = list(self._tokenizer(normal).finditer(normal))
         if not found:
             return WordSpans(normal, [], [], [], [], None if starts is None else [])
-        match = type(found[0])  # re's or regex's: its methods mapped in C, not called from Python
+        match: Any = type(found[0])  # re's or regex's: its methods mapped in C, not called from Python
         words = list(map(match.group, found))
         positions = list(map(match.start, found))
         if starts is None or ends is None:  # (None together: the text is in NFKC form)

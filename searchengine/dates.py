@@ -24,7 +24,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
@@ -188,8 +188,8 @@ def parse_range(text: str) -> DateFilter:
     """
     raw = text.strip()
     if _RANGE not in raw:
-        low, high = _period(raw, "date")
-        return DateFilter(low, high, raw)
+        first, last = _period(raw, "date")
+        return DateFilter(first, last, raw)
     start, _, end = raw.partition(_RANGE)
     if not start.strip() and not end.strip():
         raise QueryError(f"date range {raw!r} has no date (write e.g. 2025-03..2025-06)")
@@ -301,7 +301,7 @@ class DateHistogram:
     rows: list[tuple[date, int]]
     undated: int = 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """``{"bin": unit, "rows": [["2025-03-01", 12], ...], "undated": n}``, as in JSON."""
         return {
             "bin": self.unit,
@@ -310,31 +310,32 @@ class DateHistogram:
         }
 
 
-def histogram(counts: Counter | dict, undated: int = 0) -> DateHistogram:
+def histogram(counts: Mapping[date, int], undated: int = 0) -> DateHistogram:
     """The :class:`DateHistogram` of ``{day: hits}`` (days as :class:`date`)."""
     days = [day for day, count in counts.items() if count]
     if not days:
         return DateHistogram(None, [], undated)
     first, last = min(days), max(days)
     unit = bin_unit(first, last)
-    binned: Counter = Counter()
+    binned: Counter[date] = Counter()
     for day, count in counts.items():
         binned[bin_start(day, unit)] += count
     return DateHistogram(unit, fill(binned, unit), undated)
 
 
-def fill(binned: dict, unit: str) -> list[tuple[date, int]]:
+def fill(binned: Mapping[date, int], unit: str) -> list[tuple[date, int]]:
     """``[(bin start, count)]`` from the first bin of ``binned`` to its last, empty bins as 0."""
     if not binned:
         return []
-    rows, start, end = [], min(binned), max(binned)
+    rows: list[tuple[date, int]] = []
+    start, end = min(binned), max(binned)
     while start <= end:
         rows.append((start, binned.get(start, 0)))
         start = next_bin(start, unit)
     return rows
 
 
-def days_of(values: Iterable[int]) -> Counter:
+def days_of(values: Iterable[int]) -> Counter[date]:
     """``{date: count}`` from day numbers (``date.toordinal``; 0 for none is skipped)."""
     counted = Counter(values)
     counted.pop(0, None)

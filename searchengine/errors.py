@@ -4,6 +4,15 @@ Every error message is one line meant for the user: it names the offending
 file, index, query part or option.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from searchengine.records import Problem
+
 
 class SearchEngineError(Exception):
     """Base class of every error the package raises on purpose."""
@@ -16,7 +25,7 @@ class InputError(SearchEngineError):
     (:class:`~searchengine.records.Problem`), so the reasons can be shown.
     """
 
-    def __init__(self, message: str, problems=()) -> None:
+    def __init__(self, message: str, problems: Iterable[Problem] = ()) -> None:
         super().__init__(message)
         self.problems = list(problems)
 

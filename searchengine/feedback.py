@@ -17,7 +17,7 @@ and which terms it adds (:func:`relevance_model`).
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 
 from searchengine import ranking as settings
 
@@ -56,7 +56,7 @@ def relevance_model(documents: list[tuple[dict[str, float], float]], count: int)
         no terms.
     """
     total = sum(score for _, score in documents)
-    model: Counter = Counter()
+    model: defaultdict[str, float] = defaultdict(float)
     for freqs, score in documents:
         length = sum(freqs.values())
         if not length:

@@ -86,7 +86,7 @@ class Location:
         return str(self.folder) if self.cluster is None else self.cluster.redacted()
 
     @classmethod
-    def parse(cls, location: str | os.PathLike | Location) -> Location:
+    def parse(cls, location: str | os.PathLike[str] | Location) -> Location:
         """``location`` read once (a :class:`Location` is returned as it is).
 
         Raises:

@@ -26,6 +26,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from searchengine.engines.base import Lexicon, Matches, Searcher
+    from searchengine.filters import AuthorFilter, Filters
+    from searchengine.querylang import ParsedQuery
 
 # Words of a query read as a name, at most (given names, particles, surname).
 MAX_NAME_WORDS = 4
@@ -53,8 +59,8 @@ class AuthorReading:
     """
 
     text: str
-    filter: object
-    matches: object
+    filter: AuthorFilter
+    matches: Matches
     names: list[tuple[str, int]] = field(default_factory=list)
     overlap: int = 0
 
@@ -74,7 +80,7 @@ class AuthorReading:
             f'(only theirs: --author "{self.text}")'
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON form: ``{"query", "filter", "papers", "names": [{"name", "papers"}]}``."""
         return {
             "query": self.text,
@@ -84,7 +90,15 @@ class AuthorReading:
         }
 
 
-def reading(searcher, text: str, parsed, filters, sort: str | None, lexicon, deadline: float):
+def reading(
+    searcher: Searcher,
+    text: str,
+    parsed: ParsedQuery,
+    filters: Filters,
+    sort: str | None,
+    lexicon: Lexicon | None,
+    deadline: float,
+) -> AuthorReading | None:
     """The :class:`AuthorReading` of the query ``text`` (filters taken out),
     or ``None`` when it does not read as an author's name (module docstring).
 

@@ -11,7 +11,7 @@ valid: its page, sort, facets and filters were checked when it was made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from searchengine import limits
 from searchengine.errors import QueryError
@@ -19,6 +19,17 @@ from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_
 from searchengine.filters import Filters, _as_tuple, build_filters
 from searchengine.limits import DEFAULT_LIMIT, check_page, check_sort
 from searchengine.parameters import request_options
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from searchengine.dates import DateFilter
+    from searchengine.filters import AuthorFilter
+
+    # Date values as the front ends give them: one or several, as typed or parsed.
+    _Dates = str | DateFilter | Iterable[str | DateFilter] | None
+    # Author values likewise (an AuthorFilter only inside an iterable).
+    _Authors = str | Iterable[str | AuthorFilter] | None
 
 
 @dataclass(frozen=True)
@@ -153,7 +164,7 @@ def _filters(given: dict[str, Any]) -> Filters:
     return build_filters(given["year"], authors, given["category"], given["primary_only"], days)
 
 
-def check_mode(mode) -> None:
+def check_mode(mode: str | None) -> None:
     """Refuse a query mode that is not ``None`` or one of :data:`searchengine.semantic.MODES`.
 
     Raises:
@@ -165,11 +176,11 @@ def check_mode(mode) -> None:
         raise QueryError(f"unknown mode {mode!r}: use {', '.join(MODES)}")
 
 
-def _with_first_authors(author, first_author) -> tuple:
+def _with_first_authors(author: _Authors, first_author: _Authors) -> tuple[str | AuthorFilter, ...]:
     """Author values with the first-author values marked ``^``, as the query text writes them."""
     from searchengine.filters import FIRST_MARK, AuthorFilter
 
-    def marked(value):
+    def marked(value: str | AuthorFilter) -> str | AuthorFilter:
         if isinstance(value, AuthorFilter) or str(value).startswith(FIRST_MARK):
             return value
         return FIRST_MARK + str(value)
@@ -177,7 +188,9 @@ def _with_first_authors(author, first_author) -> tuple:
     return _as_tuple(author) + tuple(marked(v) for v in _as_tuple(first_author))
 
 
-def date_filters(since=(), until=(), date=(), past=None) -> tuple:
+def date_filters(
+    since: _Dates = (), until: _Dates = (), date: _Dates = (), past: str | DateFilter | None = None
+) -> tuple[DateFilter, ...]:
     """The :class:`~searchengine.dates.DateFilter` s of ``since``, ``until``,
     ``date:`` values and ``past`` (``week``, ``month`` or ``year``), each one
     value or an iterable; text as typed or already parsed.
@@ -188,9 +201,9 @@ def date_filters(since=(), until=(), date=(), past=None) -> tuple:
     """
     from searchengine import dates
 
-    def parsed(values, parser):
-        values = (values,) if isinstance(values, dates.DateFilter) else _as_tuple(values)
-        return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in values if v)
+    def parsed(values: _Dates, parser: Callable[[str], DateFilter]) -> tuple[DateFilter, ...]:
+        items = (values,) if isinstance(values, dates.DateFilter) else _as_tuple(values)
+        return tuple(v if isinstance(v, dates.DateFilter) else parser(str(v)) for v in items if v)
 
     starts, ends = parsed(since, dates.parse_since), parsed(until, dates.parse_until)
     for start in starts:

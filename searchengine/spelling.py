@@ -52,8 +52,19 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from searchengine import realwords
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from searchengine.engines.base import Lexicon
+
+    # Query text -> its number of hits (may raise QueryError).
+    CountHits = Callable[[str], int]
+    # (quoted phrase, query text) -> share of the query's hits holding the phrase (may raise QueryError).
+    PhraseShare = Callable[[str, str], float]
 
 # Below this many hits, words found once are checked too, not only unknown ones.
 FEW_HITS = 3
@@ -116,7 +127,7 @@ def prefixes(word: str) -> set[str]:
     return {word[:SHARED_PREFIX], word[1::-1], word[0] + word[2:3]}
 
 
-def within(lexicon, word: str, maxdist: int) -> set[str]:
+def within(lexicon: Lexicon, word: str, maxdist: int) -> set[str]:
     """Words of the ``lexicon`` within ``maxdist`` edits of ``word`` that
     start with one of its :func:`prefixes`.
 
@@ -149,7 +160,7 @@ def within(lexicon, word: str, maxdist: int) -> set[str]:
 RAPIDFUZZ_FROM = 150
 
 
-def _distance(count: int):
+def _distance(count: int) -> Callable[[str, str], int]:
     """:func:`edit_distance`, or rapidfuzz's implementation of the same
     (optimal string alignment) for ``count`` words or more."""
     if count < RAPIDFUZZ_FROM:
@@ -159,7 +170,7 @@ def _distance(count: int):
     return OSA.distance
 
 
-def _candidates(lexicon, word: str, maxdist: int | None = None) -> list[str]:
+def _candidates(lexicon: Lexicon, word: str, maxdist: int | None = None) -> list[str]:
     """The best corrections of ``word``: closest, then most common. Only
     plain words: an indexed token such as ``graph-s`` is not one word to
     type, and its frequency is its first part's."""
@@ -187,7 +198,7 @@ def forms(word: str) -> list[str]:
     return found
 
 
-def held(lexicon, word: str, count_hits=None) -> int:
+def held(lexicon: Lexicon, word: str, count_hits: CountHits | None = None) -> int:
     """How many papers hold ``word`` (folded); 0: the index does not hold it.
 
     The word's frequency; else that of its most common form (:func:`forms`)
@@ -217,7 +228,7 @@ def _in_text(word: str) -> str:
     return f"(title:{word} OR abstract:{word})"
 
 
-def _together(lexicon, count_hits, word: str, option: str) -> bool:
+def _together(lexicon: Lexicon, count_hits: CountHits, word: str, option: str) -> bool:
     """Whether the papers holding ``word`` hold ``option`` too, at least
     :data:`TOGETHER_LIFT` times as often as the index's papers do."""
     alone = _hits(count_hits, word)
@@ -263,14 +274,26 @@ class Correction:
         )
 
 
-def suggest(lexicon, text: str, total: int, count_hits, deadline: float | None = None, phrase_share=None) -> str | None:
+def suggest(
+    lexicon: Lexicon,
+    text: str,
+    total: int,
+    count_hits: CountHits,
+    deadline: float | None = None,
+    phrase_share: PhraseShare | None = None,
+) -> str | None:
     """The text of :func:`correct`'s correction of the query ``text``, or ``None``."""
     found = correct(lexicon, text, total, count_hits, deadline, phrase_share)
     return None if found is None else found.text
 
 
 def correct(
-    lexicon, text: str, total: int, count_hits, deadline: float | None = None, phrase_share=None
+    lexicon: Lexicon,
+    text: str,
+    total: int,
+    count_hits: CountHits,
+    deadline: float | None = None,
+    phrase_share: PhraseShare | None = None,
 ) -> Correction | None:
     """A :class:`Correction` of the query ``text``, or ``None``.
 
@@ -298,7 +321,7 @@ def correct(
         return None
     rare = max(1, int(lexicon.doc_count() * RARE_SHARE))
     spans: list[tuple[int, int, list[str]]] = []
-    typed: list[tuple[str, bool]] = []
+    typed: list[tuple[str, bool, bool, bool]] = []  # (word, held, real, named)
     for match in _WORD.finditer(text):
         word = match.group(1)
         if word in _OPERATORS or len(word) > MAX_WORD or _NAME_CASE.search(word):
@@ -339,7 +362,8 @@ def correct(
             break
     if not spans:
         return None
-    best, best_key = None, (-1.0, total)
+    best: Correction | None = None
+    best_key: tuple[float, float] = (-1.0, total)
     for choice in itertools.product(*(options for _, _, options in spans)):
         if deadline is not None and time.monotonic() > deadline:
             break
@@ -347,7 +371,8 @@ def correct(
         hits = _hits(count_hits, candidate)
         if hits <= total:
             continue
-        context, phrases = 0.0, []
+        context = 0.0
+        phrases: list[str] = []
         if phrase_share is not None:
             phrases = _neighbour_phrases(lexicon, candidate, replaced)
             context = hits * sum(_share(phrase_share, phrase, candidate) for phrase in phrases)
@@ -373,9 +398,11 @@ def correct(
     return best
 
 
-def _replace(text: str, spans, choice) -> tuple[str, list[int]]:
+def _replace(text: str, spans: list[tuple[int, int, list[str]]], choice: tuple[str, ...]) -> tuple[str, list[int]]:
     """``text`` with each span replaced by the chosen word, and where the replacements start."""
-    parts, starts, position, length = [], [], 0, 0
+    parts: list[str] = []
+    starts: list[int] = []
+    position, length = 0, 0
     for (start, end, _), replacement in zip(spans, choice):
         parts.append(text[position:start])
         length += start - position
@@ -390,7 +417,7 @@ def _replace(text: str, spans, choice) -> tuple[str, list[int]]:
 _TOKEN = re.compile(r"\w+")
 
 
-def _neighbour_phrases(lexicon, text: str, starts: list[int]) -> list[str]:
+def _neighbour_phrases(lexicon: Lexicon, text: str, starts: list[int]) -> list[str]:
     """Quoted two-word phrases of each replaced word (starting at one of
     ``starts`` in ``text``) with the word right before and after it, when
     that word is a content word and only spaces or hyphens lie between:
@@ -398,7 +425,7 @@ def _neighbour_phrases(lexicon, text: str, starts: list[int]) -> list[str]:
     words is given once."""
     tokens = list(_TOKEN.finditer(text))
 
-    def joinable(left, right) -> bool:
+    def joinable(left: re.Match[str], right: re.Match[str]) -> bool:
         return text[left.end() : right.start()].strip(" -") == "" and all(
             t.group() not in _OPERATORS and lexicon.normalise(t.group()) is not None for t in (left, right)
         )
@@ -410,7 +437,7 @@ def _neighbour_phrases(lexicon, text: str, starts: list[int]) -> list[str]:
     return phrases
 
 
-def _share(phrase_share, phrase: str, text: str) -> float:
+def _share(phrase_share: PhraseShare, phrase: str, text: str) -> float:
     from searchengine.errors import QueryError
 
     try:
@@ -419,7 +446,7 @@ def _share(phrase_share, phrase: str, text: str) -> float:
         return 0.0
 
 
-def _hits(count_hits, text: str) -> int:
+def _hits(count_hits: CountHits, text: str) -> int:
     from searchengine.errors import QueryError
 
     try:

@@ -13,6 +13,10 @@ starts a TeX comment).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from searchengine.records import Record
 
 # Inline math: $...$ opening and closing on a non-space character ($x$, $O(n^2)$).
 _MATH = re.compile(r"\$(?=[^\s$])[^$]{0,400}?(?<=[^\s\\])\$")
@@ -22,7 +26,7 @@ _SPACE = re.compile(r"\s+")
 # A tie (Fig.~3) is a space; a tilde after a space (~5 %) means "about".
 _TIE = re.compile(r"(?<=\S)~(?=\S)")
 
-_converter = None
+_converter: Any = None  # pylatexenc's LatexNodes2Text (untyped), made on first use
 
 
 def has_tex(text: str) -> bool:
@@ -86,7 +90,7 @@ def _convert(piece: str) -> str:
         logging.getLogger("pylatexenc").setLevel(logging.ERROR)
         _converter = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
     try:
-        text = _converter.latex_to_text(piece)
+        text: str = _converter.latex_to_text(piece)
     except Exception:  # pylatexenc is tolerant; never lose a record over markup
         return piece
     if "%s" in text or "%(" in text:
@@ -95,7 +99,7 @@ def _convert(piece: str) -> str:
     return text
 
 
-def detex_record(record):
+def detex_record(record: Record) -> Record:
     """Convert the TeX in a :class:`~searchengine.records.Record`'s title, abstract and authors, in place.
 
     Returns the same record.

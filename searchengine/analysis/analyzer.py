@@ -28,7 +28,7 @@ Plain Python; no search engine's code.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from searchengine.analysis.accents import ACCENT_MAP
 from searchengine.analysis.compounds import CompoundFilter
@@ -36,6 +36,21 @@ from searchengine.analysis.folding import UmlautFilter, normalize
 from searchengine.analysis.stemming import InflectionStemFilter
 from searchengine.analysis.stopwords import AcronymStopFilter
 from searchengine.analysis.tokens import TechTokenizer, Token, analyzed_pattern
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    # A step after the tokenizer: tokens in, tokens out (one Token object, reused).
+    TokenFilter = Callable[[Iterator[Any]], Iterator[Any]]
+    # A word's analysis: its (term, position from the word's first) pairs and the positions it takes.
+    Expansion = tuple[tuple[tuple[str, int], ...], int]
+
+
+class Chain(Protocol):
+    """An analyzer as a tokenizer and the filters after it, in ``items``
+    (:class:`Analyzer`, or Whoosh's ``CompositeAnalyzer`` of the same steps)."""
+
+    items: list[Any]
 
 
 class Analyzer:
@@ -48,7 +63,7 @@ class Analyzer:
         self.items = list(items)
 
     def __call__(self, value: str, **kwargs: Any) -> Iterator[Any]:
-        tokens = self.items[0](value, **kwargs)
+        tokens: Iterator[Any] = self.items[0](value, **kwargs)
         for item in self.items[1:]:
             tokens = item(tokens)
         return tokens
@@ -74,7 +89,7 @@ EXPANSION_CACHE_SIZE = 100_000
 _NEXT_WORD = "zz"
 
 
-def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
+def index_positions(analyzer: object, value: str) -> dict[str, list[int]] | None:
     """The terms ``analyzer`` indexes for ``value``, each with its positions.
 
     The same terms and positions as the analyzer's token stream in
@@ -99,8 +114,9 @@ def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
         or not all(getattr(item, "token_local", False) for item in items[1:])
     ):
         return None
-    tokenizer, filters = items[0], tuple(items[1:])
-    caches = tokenizer.__dict__.setdefault("_expansions", {})
+    tokenizer: TechTokenizer = items[0]
+    filters: tuple[TokenFilter, ...] = tuple(items[1:])
+    caches: dict[tuple[int, ...], dict[str, Expansion]] = tokenizer.__dict__.setdefault("_expansions", {})
     key = tuple(map(id, filters))  # filters compare by value and are not hashable
     cache = caches.get(key)
     if cache is None:
@@ -129,7 +145,7 @@ def index_positions(analyzer, value: str) -> dict[str, list[int]] | None:
     return positions
 
 
-def term_positions(analyzer, value: str) -> dict[str, list[int]]:
+def term_positions(analyzer: Callable[..., Iterable[Any]], value: str) -> dict[str, list[int]]:
     """``{term: positions}`` of ``value`` as ``analyzer`` indexes it:
     :func:`index_positions`, or the token stream for a chain it cannot read."""
     found = index_positions(analyzer, value)
@@ -140,14 +156,14 @@ def term_positions(analyzer, value: str) -> dict[str, list[int]]:
     return found
 
 
-def _expand_all(filters: tuple, words: list[str]) -> dict | None:
+def _expand_all(filters: tuple[TokenFilter, ...], words: list[str]) -> dict[str, Expansion] | None:
     """``{word: (terms, width)}`` of distinct ``words`` as :func:`_expand`
     gives them, the words run through ``filters`` as one stream (a filter
     chain's generators cost more to set up than a word to analyse), each
     followed by a marker word whose position tells the width; ``None`` when
     a word's analysis cannot be told. Words whose analysis gives the marker
     itself are analysed one by one."""
-    found: dict = {}
+    found: dict[str, Expansion] = {}
     terms: list[tuple[str, int]] = []
     start = 0  # where the current word's terms start
     for t in _marked(filters, words):
@@ -165,11 +181,16 @@ def _expand_all(filters: tuple, words: list[str]) -> dict | None:
     else:
         if len(found) == len(words) and not terms:
             return found
-    one_by_one = {word: _expand(filters, word) for word in words}
-    return None if None in one_by_one.values() else one_by_one
+    one_by_one = {}
+    for word in words:
+        expansion = _expand(filters, word)
+        if expansion is None:
+            return None
+        one_by_one[word] = expansion
+    return one_by_one
 
 
-def _marked(filters: tuple, words: list[str]) -> Iterator[Any]:
+def _marked(filters: tuple[TokenFilter, ...], words: list[str]) -> Iterator[Any]:
     """The tokens ``filters`` make of ``words``, each word followed by the
     marker :data:`_NEXT_WORD` (positions 0, 1, 2 ...); one token object is
     reused, so each is read before the next is asked for."""
@@ -188,7 +209,7 @@ def _marked(filters: tuple, words: list[str]) -> Iterator[Any]:
     return tokens
 
 
-def _expand(filters: tuple, word: str) -> tuple[tuple[tuple[str, int], ...], int] | None:
+def _expand(filters: tuple[TokenFilter, ...], word: str) -> Expansion | None:
     """``(terms, width)``: ``word``'s ``(term, position)`` pairs through ``filters``
     (positions from 0) and the number of positions it takes; ``None`` when
     that cannot be told (the next word did not come out as written)."""

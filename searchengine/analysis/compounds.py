@@ -68,7 +68,7 @@ def text_tokens(text: str, *, phrase: bool = False) -> list[str]:
     return out
 
 
-def _span(start: int, charmap, begin: int, end: int) -> tuple[int, int]:
+def _span(start: int, charmap: tuple[list[int], list[int]] | None, begin: int, end: int) -> tuple[int, int]:
     """The written offsets of characters ``[begin, end)`` of a token's text that starts at ``start``."""
     if charmap is None:
         return start + begin, start + end

@@ -43,7 +43,7 @@ def fold(text: str) -> str:
     return _THOUSANDS.sub("", text) if "," in text else text
 
 
-def _strip_accents(run: re.Match) -> str:
+def _strip_accents(run: re.Match[str]) -> str:
     return run.group().translate(ACCENT_MAP)
 
 

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from searchengine.analysis.tokens import WordSpans
+    from collections.abc import Sequence
+
+    from searchengine.analysis.analyzer import Chain, TokenFilter
+    from searchengine.analysis.tokens import TechTokenizer, WordSpans
 
 # Fragment size and context around a match, in characters.
 FRAGMENT_CHARS = 180
@@ -86,15 +89,19 @@ class WordAnalysis:
             or the embedded engine's Whoosh chain of the same steps).
     """
 
-    def __init__(self, analyzer, size: int = 100_000) -> None:
+    def __init__(self, analyzer: Chain, size: int = 100_000) -> None:
         from searchengine.analysis.compounds import CompoundFilter
         from searchengine.analysis.folding import fold
         from searchengine.analysis.stemming import InflectionStemFilter
         from searchengine.analysis.stopwords import AcronymStopFilter
         from searchengine.analysis.tokens import Token as StreamToken
 
-        self.tokenizer, filters = analyzer.items[0], list(analyzer.items[1:])
-        self.stemmer = filters.pop() if filters and isinstance(filters[-1], InflectionStemFilter) else None
+        self.tokenizer: TechTokenizer = analyzer.items[0]
+        filters: list[TokenFilter] = list(analyzer.items[1:])
+        last = filters[-1] if filters else None
+        self.stemmer = last if isinstance(last, InflectionStemFilter) else None
+        if self.stemmer is not None:
+            filters.pop()
         self.filters = filters
         # Where a token may start within a word is known of these filters only.
         self.prescan = all(isinstance(step, (CompoundFilter, AcronymStopFilter)) for step in filters)
@@ -159,6 +166,7 @@ class WordAnalysis:
         if terms is None:
             return TextTokens(self, spans, None, [])
         firsts = frozenset(term[:1] for term in terms)
+        candidates: Sequence[int]
         if self.prescan:
             candidates = _words_at(spans, _start_pattern(firsts))
         else:
@@ -174,7 +182,7 @@ class WordAnalysis:
         return TextTokens(self, spans, firsts, matched)
 
 
-def _words_at(spans: WordSpans, pattern: re.Pattern) -> list[int]:
+def _words_at(spans: WordSpans, pattern: re.Pattern[str]) -> list[int]:
     """The numbers of the words of ``spans`` that hold a match of ``pattern``
     (and of any word right before a match outside words), in order.
 
@@ -187,7 +195,7 @@ def _words_at(spans: WordSpans, pattern: re.Pattern) -> list[int]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _start_pattern(firsts: frozenset[str]) -> re.Pattern:
+def _start_pattern(firsts: frozenset[str]) -> re.Pattern[str]:
     """Where in a text (in NFKC form) a token whose folded text starts with
     one of ``firsts`` may start: a superset, found in one C-level pass.
 
@@ -312,9 +320,10 @@ def _context_fragments(length: int, text: TextTokens, terms: frozenset[str]) -> 
     while number < count:
         if countdown < 0:
             if following < number:
-                following = next((later for later in upcoming if later >= number), None)
-                if following is None:
+                later_match = next((later for later in upcoming if later >= number), None)
+                if later_match is None:
                     break
+                following = later_match
                 resume = text.context_start(number, following)
             if number < resume:
                 number = resume

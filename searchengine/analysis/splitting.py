@@ -9,7 +9,12 @@ engine's code.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from searchengine.analysis.stopwords import STOP_WORDS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # A joined word typed in lower case (``flashattention``) is also searched as
 # two words (``flash attention``) when each of the two has MIN_SPLIT_PART
@@ -30,7 +35,7 @@ def may_split(term: str) -> bool:
     return term.isalpha() and len(term) >= 2 * MIN_SPLIT_PART
 
 
-def split_candidates(term: str, stem) -> list[str]:
+def split_candidates(term: str, stem: Callable[[str], str]) -> list[str]:
     """Every term :func:`best_split` may look up for ``term``: the term, each
     cut's left part stemmed and right part (after a connector too)."""
     wanted = {term}
@@ -43,7 +48,7 @@ def split_candidates(term: str, stem) -> list[str]:
     return sorted(wanted)
 
 
-def best_split(term: str, frequency, stem) -> tuple[str, ...] | None:
+def best_split(term: str, frequency: Callable[[str], int], stem: Callable[[str], str]) -> tuple[str, ...] | None:
     """The two words (with a connector between them when one stands inside:
     ``texttoimage`` → ``("text", "to", "image")``) that the analysed keyword
     ``term`` is written from, or ``None``.

@@ -25,7 +25,7 @@ import importlib.util
 import re
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from searchengine.analysis.folding import fold
@@ -105,7 +105,7 @@ _NLTK_DEFERRED = ("nltk.redos",)
 class _DeferredModule(types.ModuleType):
     """A stand-in for an NLTK module, which imports it (:func:`nltk_module`) on first attribute use."""
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if sys.modules.get(self.__name__) is self:
             del sys.modules[self.__name__]
         return getattr(nltk_module(self.__name__), name)
@@ -161,11 +161,13 @@ def _import_normally(name: str, placed: list[str]) -> types.ModuleType:
 # --- NLTK: stemming -------------------------------------------------------------------------
 
 
-def porter_steps(porter, word: str) -> str:
-    """NLTK Porter's steps 1a to 5b on ``word``, without step 4 (root cutting)."""
+def porter_steps(porter: Any, word: str) -> str:
+    """NLTK Porter's steps 1a to 5b on ``word``, without step 4 (root cutting).
+    ``porter`` is NLTK's ``PorterStemmer`` (NLTK is untyped: its steps give ``Any``)."""
     word = porter._step1c(porter._step1b(porter._step1a(word)))
     word = porter._step3(porter._step2(word))
-    return porter._step5b(porter._step5a(word))
+    stem: str = porter._step5b(porter._step5a(word))
+    return stem
 
 
 class InflectionStemmer:
@@ -198,7 +200,8 @@ class InflectionStemmer:
             return word
         porter = self._porter
         if word in porter.pool:  # NLTK's irregular forms: dying → die, skies → sky
-            return porter.pool[word]
+            irregular: str = porter.pool[word]
+            return irregular
         if _ANY_PLURAL.search(word):
             for pattern, replacement in _PLURALS:
                 word = pattern.sub(replacement, word, count=1)
@@ -228,7 +231,7 @@ class InflectionStemFilter:
 
     def __init__(self, cachesize: int = 200_000) -> None:
         self.cachesize = cachesize
-        self._stem = None
+        self._stem: Callable[[str], str] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"cachesize": self.cachesize}
@@ -240,7 +243,7 @@ class InflectionStemFilter:
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.cachesize == self.cachesize
 
-    def _stemmer(self):
+    def _stemmer(self) -> Callable[[str], str]:
         if self._stem is None:
             stemmer = InflectionStemmer()
 

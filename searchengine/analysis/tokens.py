@@ -18,9 +18,17 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from searchengine.analysis.folding import fold, normalize
+
+if TYPE_CHECKING:
+    import regex
+
+    from searchengine.analysis.analyzer import Expansion
+
+    # A compiled token pattern: of ``re``, or of the ``regex`` engine (the same methods).
+    WordPattern = re.Pattern[str] | regex.Pattern[str]
 
 # Han, Hiragana, Katakana and Hangul: scripts written without spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -93,27 +101,27 @@ _SPACED = re.compile(r"[^ \t\r\n]+")
 
 
 @functools.cache
-def _plain_words() -> re.Pattern:
+def _plain_words() -> re.Pattern[str]:
     return re.compile(_PLAIN_TOKEN_PATTERN)
 
 
 @functools.cache
-def _ascii_words() -> re.Pattern:
+def _ascii_words() -> re.Pattern[str]:
     return re.compile(_ASCII_TOKEN_PATTERN, re.ASCII)
 
 
 @functools.cache
-def _marked_words() -> re.Pattern:
+def _marked_words() -> re.Pattern[str]:
     return re.compile(_MARKED_TOKEN_PATTERN)
 
 
 @functools.cache
-def _words() -> re.Pattern:
+def _words() -> re.Pattern[str]:
     return re.compile(TOKEN_PATTERN)
 
 
 @functools.cache
-def _analyzed():
+def _analyzed() -> WordPattern:
     try:
         import regex
     except ImportError:  # an NLTK that tokenizes with ``re``
@@ -125,7 +133,7 @@ def _is_cjk(ch: str) -> bool:
     return any(first <= ch <= last for first, last in _CJK_RANGES)
 
 
-def word_pattern(text: str) -> re.Pattern:
+def word_pattern(text: str) -> re.Pattern[str]:
     """:data:`TOKEN_PATTERN` compiled with Python's ``re``, to cut ``text`` into
     the query's words as the parser does (compiled on first use; without
     its CJK ranges for text without CJK characters, which finds the same
@@ -135,7 +143,7 @@ def word_pattern(text: str) -> re.Pattern:
     return _words()
 
 
-def analyzed_pattern(text: str):
+def analyzed_pattern(text: str) -> WordPattern:
     """:data:`TOKEN_PATTERN` compiled as the analyzer tokenizes ``text``: a
     compiled pattern of ``re`` or ``regex`` (``findall``, ``finditer``, ``search``).
 
@@ -196,6 +204,15 @@ class Token:
     (Whoosh's ``Token`` has the same shape; its adapters yield that one.)
     """
 
+    # Set by the tokenizer and the filters, not here (reading one before it is set raises).
+    text: str
+    pos: int
+    startchar: int
+    endchar: int
+    joined: bool
+    charmap: tuple[list[int], list[int]] | None
+    original: str
+
     def __init__(
         self, positions: bool = False, chars: bool = False, removestops: bool = True, mode: str = "", **kwargs: Any
     ) -> None:
@@ -244,12 +261,13 @@ class TechTokenizer:
     :attr:`token_class` (the embedded engine's adapter makes Whoosh's).
     """
 
-    token_class: type = Token
+    token_class: type[Any] = Token  # or Whoosh's Token, of the same shape
 
     def __init__(self, pattern: str = TOKEN_PATTERN) -> None:
         self.pattern = pattern
-        self._compiled = None
-        self._expansions: dict = {}
+        self._compiled: regex.Pattern[str] | None = None
+        # index_positions' cache: filters' ids -> {word: its expansion}
+        self._expansions: dict[tuple[int, ...], dict[str, Expansion]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {"pattern": self.pattern}
@@ -262,7 +280,7 @@ class TechTokenizer:
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.pattern == self.pattern
 
-    def _tokenizer(self, value: str):
+    def _tokenizer(self, value: str) -> WordPattern:
         # What NLTK's RegexpTokenizer does (its ``tokenize`` is ``findall``,
         # its ``span_tokenize`` the spans of ``finditer``), with the same
         # engine and flags, minus two costs: its package imports the
@@ -288,15 +306,17 @@ class TechTokenizer:
         (snippets tokenize ten abstracts per page of hits).
         """
         normal, starts, ends = normalize(value)
-        found = list(self._tokenizer(normal).finditer(normal))
+        found: list[re.Match[str] | regex.Match[str]] = list(self._tokenizer(normal).finditer(normal))
         if not found:
             return WordSpans(normal, [], [], [], [], None if starts is None else [])
-        match = type(found[0])  # re's or regex's: its methods mapped in C, not called from Python
+        match: Any = type(found[0])  # re's or regex's: its methods mapped in C, not called from Python
         words = list(map(match.group, found))
         positions = list(map(match.start, found))
-        if starts is None:
+        if starts is None or ends is None:  # (None together: the text is in NFKC form)
             return WordSpans(normal, words, positions, positions, list(map(match.end, found)), None)
-        firsts, lasts, charmaps = [], [], []
+        firsts: list[int] = []
+        lasts: list[int] = []
+        charmaps: list[tuple[list[int], list[int]] | None] = []
         for m in found:
             start, end = m.span()
             first, last = starts[start], ends[end - 1]
@@ -345,7 +365,7 @@ class TechTokenizer:
             if positions:
                 token.pos = start_pos + pos
             if chars:
-                if starts is None:
+                if starts is None or ends is None:  # (None together: the text is in NFKC form)
                     token.startchar = start_char + start
                     token.endchar = start_char + end
                 else:

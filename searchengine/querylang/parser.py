@@ -37,8 +37,10 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from searchengine import filters as _filters
+from searchengine.analysis.compounds import text_tokens
 from searchengine.analysis.tokens import DASHES, word_pattern
 from searchengine.errors import QueryError
 from searchengine.querylang import syntax
@@ -53,6 +55,9 @@ from searchengine.querylang.syntax import (
 from searchengine.querylang.text import MIN_FUZZY, may_be_fuzzy
 from searchengine.records import arxiv_id, doi, doi_key
 from searchengine.tex import query_tex_to_text
+
+if TYPE_CHECKING:
+    from searchengine.querylang.syntax import Raw
 
 __all__ = [
     "ALL_TERMS_UP_TO",
@@ -200,7 +205,7 @@ def split_filters(text: str) -> tuple[str, _filters.Filters]:
         QueryError: a filter value is malformed, or a filter is combined with
             ``OR``/``NOT`` or put in parentheses (it would not mean what it says).
     """
-    found = {"year": [], "author": [], "category": [], "date": []}
+    found: dict[str, list[str]] = {"year": [], "author": [], "category": [], "date": []}
     kept, last = [], 0
     for match in _FILTER_CLAUSE.finditer(text):
         clause = match.group(0)
@@ -281,7 +286,7 @@ def _balance_parentheses(text: str) -> str:
 
 
 def _rewrite_fields(part: str, strict: bool = True) -> str:
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         canonical = FIELD_ALIASES.get(name.lower())
         if canonical:
@@ -388,7 +393,7 @@ def _plain_identifiers(part: str, notes: list[str]) -> str:
     if "~" not in part:
         return part
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         text = match.group("text")
         if match.group("distance") == "0" or not any(ch.isnumeric() for ch in text):
             return match.group()
@@ -448,7 +453,7 @@ def _plain_prefixes(part: str, seen: list[int], notes: list[str]) -> str:
     ``seen`` holds the count of wildcard words met so far (shared across parts).
     """
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         seen[0] += 1
         if seen[0] <= MAX_PREFIXES:
             return match.group()
@@ -543,7 +548,7 @@ def _drop_parentheses(text: str) -> str:
 # --- the tree -------------------------------------------------------------------------
 
 
-def simplify(node) -> t.Node | None:
+def simplify(node: Raw | None) -> t.Node | None:
     """``node`` without what matches nothing, nested like groups merged, single
     children lifted and repeated children dropped; ``None`` when nothing is left.
 
@@ -553,7 +558,7 @@ def simplify(node) -> t.Node | None:
     :class:`MinMatch` keeps its minimum and is not merged into an enclosing
     :class:`Or`; an :class:`Or` of one child is kept as it is.
     """
-    if isinstance(node, syntax.Null):
+    if node is None or isinstance(node, syntax.Null):
         return None
     if isinstance(node, t.Phrase):
         if node.field is None and not syntax.default_phrase_searches(node.text):
@@ -565,7 +570,7 @@ def simplify(node) -> t.Node | None:
         child = simplify(node.child)
         return None if child is None else t.Proximity(child, node.words)
     if isinstance(node, (t.And, t.Or, t.Alternatives, t.MinMatch)):
-        subs: list = []
+        subs: list[t.Node] = []
         for child in node.children:
             child = simplify(child)
             if child is None:
@@ -613,7 +618,7 @@ def only_negative(node: t.Node | None) -> bool:
     return False
 
 
-def _tree(text: str):
+def _tree(text: str) -> Raw | None:
     """The tree of prepared ``text`` before :func:`simplify`."""
     return syntax.to_tree(syntax.syntax_tree(text))
 
@@ -701,7 +706,7 @@ def parse(
     try:
         parsed = _tree(cleaned)
         parsed, kept = key_terms(parsed, frequencies, notes)
-        if check is not None:
+        if check is not None and parsed is not None and not isinstance(parsed, syntax.Null):
             try:
                 for leaf in t.leaves(parsed):
                     check(leaf)
@@ -731,8 +736,8 @@ def parse(
 
 
 def key_terms(
-    tree, frequencies: Callable[[list[str]], dict[str, int]] | None, notes: list[str]
-) -> tuple[object, set[str] | None]:
+    tree: Raw | None, frequencies: Callable[[list[str]], dict[str, int]] | None, notes: list[str]
+) -> tuple[Raw | None, set[str] | None]:
     """A long question (a :class:`~searchengine.querylang.tree.MinMatch` of more
     than :data:`MAX_QUESTION_TERMS` different words, alone or beside excluded
     words) cut to its :data:`MAX_QUESTION_TERMS` most specific words.
@@ -750,11 +755,20 @@ def key_terms(
     if isinstance(tree, t.And):
         for number, child in enumerate(tree.children):
             if isinstance(child, t.MinMatch):
-                shortened, kept = key_terms(child, frequencies, notes)
+                shortened, kept = _question_terms(child, frequencies, notes)
                 children = tree.children[:number] + (shortened,) + tree.children[number + 1 :]
                 return t.And(children), kept
         return tree, None
-    if frequencies is None or not isinstance(tree, t.MinMatch):
+    if not isinstance(tree, t.MinMatch):
+        return tree, None
+    return _question_terms(tree, frequencies, notes)
+
+
+def _question_terms(
+    tree: t.MinMatch, frequencies: Callable[[list[str]], dict[str, int]] | None, notes: list[str]
+) -> tuple[t.MinMatch, set[str] | None]:
+    """:func:`key_terms` of a :class:`~searchengine.querylang.tree.MinMatch`."""
+    if frequencies is None:
         return tree, None
     typed: dict[str, str] = {}  # folded → first spelling
     for child in tree.children:
@@ -765,7 +779,7 @@ def key_terms(
     found = frequencies(list(typed.values()))
     order = {key: number for number, key in enumerate(typed)}
 
-    def rank(key: str) -> tuple:
+    def rank(key: str) -> tuple[bool, int, int]:
         df = found.get(typed[key], 0)
         return (not df, df, order[key])
 
@@ -778,7 +792,7 @@ def key_terms(
     return t.MinMatch(children, required_terms(len(children))), kept
 
 
-def _check_term_count(tree) -> None:
+def _check_term_count(tree: t.Node) -> None:
     """Refuse a query combining more than :data:`MAX_QUERY_TERMS` different
     terms (a question of plain words is not refused: :func:`key_terms`)."""
     if isinstance(tree, t.MinMatch):
@@ -804,7 +818,7 @@ def with_proximity(tree: t.Node, words: list[str]) -> t.Node:
     A single word is left alone even when it is a compound: its parts in
     sequence are already one of its alternatives.
     """
-    plain = [word for word in words if syntax.text_tokens(word)]
+    plain = [word for word in words if text_tokens(word)]
     if not 2 <= len(plain) <= PROXIMITY_UP_TO:
         return tree
     stack = [tree]

@@ -29,12 +29,24 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from typing import TYPE_CHECKING, cast
 
 from searchengine.analysis.compounds import text_tokens
 from searchengine.analysis.folding import transliterated
 from searchengine.analysis.tokens import DASHES, name_tokens, spaced_tokens, word_pattern
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import greek_spelling
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import TypeAlias
+
+    from typing_extensions import Self
+
+    # A syntax node made from a match of a tagger's pattern.
+    Tagger = tuple[re.Pattern[str], Callable[[re.Match[str]], "Node"]]
+    # A query tree before simplify: a tree node, or NULL (also inside: see _nodes).
+    Raw: TypeAlias = "t.Node | Null"
 
 # A query of this many terms or fewer needs all of them in a hit.
 ALL_TERMS_UP_TO = 3
@@ -100,6 +112,9 @@ class Node:
 
     has_fieldname = False
     has_text = False
+    # Set only where has_fieldname / has_text says so.
+    fieldname: str | None
+    text: str
 
     def set_fieldname(self, name: str, override: bool = False) -> None:
         if self.has_fieldname and (self.fieldname is None or override):
@@ -125,6 +140,8 @@ class CloseBracket(Node):
 
 class FieldnameNode(Node):
     """``name:`` (applies to the next node, or is text)."""
+
+    fieldname: str
 
     def __init__(self, fieldname: str, original: str) -> None:
         self.fieldname = fieldname
@@ -177,7 +194,7 @@ class JoinedWordNode(TextNode):
 
 
 class Operator(Node):
-    def __init__(self, text: str, grouptype: type, prefix: bool = False) -> None:
+    def __init__(self, text: str, grouptype: type[GroupNode], prefix: bool = False) -> None:
         self.text = text
         self.grouptype = grouptype
         self.prefix = prefix
@@ -192,32 +209,32 @@ class GroupNode(Node):
 
     merging = True
 
-    def __init__(self, nodes=None) -> None:
+    def __init__(self, nodes: Iterable[Node] | None = None) -> None:
         self.nodes = list(nodes or [])
 
-    def empty_copy(self) -> GroupNode:
+    def empty_copy(self) -> Self:
         return type(self)()
 
     def set_fieldname(self, name: str, override: bool = False) -> None:
         for node in self.nodes:
             node.set_fieldname(name, override)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
 
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Node:
         return self.nodes[i]
 
-    def __setitem__(self, i, value) -> None:
+    def __setitem__(self, i: int, value: Node) -> None:
         self.nodes[i] = value
 
-    def __delitem__(self, i) -> None:
+    def __delitem__(self, i: int) -> None:
         del self.nodes[i]
 
-    def append(self, node) -> None:
+    def append(self, node: Node) -> None:
         self.nodes.append(node)
 
     def __repr__(self) -> str:
@@ -231,7 +248,7 @@ class TermsGroup(GroupNode):
 
     keywords = False
 
-    def empty_copy(self) -> GroupNode:
+    def empty_copy(self) -> Self:
         copy = type(self)()
         copy.keywords = self.keywords
         return copy
@@ -274,10 +291,10 @@ class RequireGroup(BinaryGroup):
 # --- tagging --------------------------------------------------------------------
 
 
-def _operator(pattern: str, grouptype: type, prefix: bool = False):
+def _operator(pattern: str, grouptype: type[GroupNode], prefix: bool = False) -> Tagger:
     expr = re.compile(pattern)
 
-    def make(match: re.Match) -> Node:
+    def make(match: re.Match[str]) -> Node:
         return Operator(match.group(0), grouptype, prefix)
 
     return expr, make
@@ -290,15 +307,15 @@ FUZZY = re.compile(r"(?<![^\s(:])(?P<text>[^\W\d_][^\s()\"*?:~]*)~(?P<distance>[
 DEFAULT_FUZZY_DISTANCE = 2
 
 
-def _fuzzy(match: re.Match) -> Node:
-    distance = match.group("distance")
-    distance = DEFAULT_FUZZY_DISTANCE if distance is None else int(distance)
+def _fuzzy(match: re.Match[str]) -> Node:
+    digit = match.group("distance")
+    distance = DEFAULT_FUZZY_DISTANCE if digit is None else int(digit)
     # No edit allowed: the word itself, analysed like any other.
     return FuzzyNode(match.group("text"), distance) if distance else WordNode(match.group("text"))
 
 
 # In the order they are tried at each position (first match wins).
-TAGGERS = [
+TAGGERS: list[Tagger] = [
     _operator(r"(?<=\s)ANDNOT(?=\s)", AndNotGroup),
     _operator(r"(?<=\s)ANDMAYBE(?=\s)", AndMaybeGroup),
     (re.compile(r"(^|(?<=\W))'(?P<text>.*?)'(?=\s|\]|[)}]|$)"), lambda m: WordNode(m.group("text"))),
@@ -352,7 +369,7 @@ def do_groups(group: GroupNode) -> GroupNode:
                 stack[-1].append(last)
         else:
             stack[-1].append(node)
-    top = stack[0]
+    top: GroupNode = stack[0]
     for level in stack[1:]:
         top.nodes.extend(level.nodes)
     if len(top) == 1 and isinstance(top[0], GroupNode):
@@ -384,7 +401,7 @@ def do_fieldnames(group: GroupNode) -> GroupNode:
         newgroup.append(_merge_field_nodes(unknown))
     group = newgroup
 
-    out = []
+    out: list[Node] = []
     i = len(group)
     while i > 0:
         i -= 1
@@ -393,8 +410,9 @@ def do_fieldnames(group: GroupNode) -> GroupNode:
             node = _to_word(node)
         elif isinstance(node, GroupNode):
             node = do_fieldnames(node)
-        if i > 0 and not isinstance(node, Whitespace) and isinstance(group[i - 1], FieldnameNode):
-            node.set_fieldname(group[i - 1].fieldname, override=False)
+        before = group[i - 1] if i > 0 else None
+        if not isinstance(node, Whitespace) and isinstance(before, FieldnameNode):
+            node.set_fieldname(before.fieldname, override=False)
             i -= 1
         out.append(node)
     out.reverse()
@@ -470,7 +488,7 @@ def _split_compounds(group: GroupNode) -> GroupNode:
     return out
 
 
-def _segmentations(words: list) -> list[list[tuple]]:
+def _segmentations(words: list[Node]) -> list[list[tuple[Node, ...]]]:
     """Every way to join neighbouring pairs: ``[a, b]`` → ``[[(a,), (b,)], [(a, b)]]``."""
     if len(words) < 2:
         return [[(word,) for word in words]]
@@ -479,7 +497,7 @@ def _segmentations(words: list) -> list[list[tuple]]:
     return keep + joined
 
 
-def _word(nodes: tuple) -> Node:
+def _word(nodes: tuple[Node, ...]) -> Node:
     if len(nodes) == 1:
         return WordNode(nodes[0].text)
     return JoinedWordNode(tuple(node.text for node in nodes))
@@ -542,7 +560,7 @@ def _prefix_operator(group: GroupNode, position: int) -> int:
     return position
 
 
-def _infix_operator(group: GroupNode, position: int, gtype: type) -> int:
+def _infix_operator(group: GroupNode, position: int, gtype: type[GroupNode]) -> int:
     if 0 < position < len(group) - 1:
         left, right = group[position - 1], group[position + 1]
         if gtype.merging and isinstance(left, gtype):
@@ -573,7 +591,7 @@ def _check_nesting(group: GroupNode) -> None:
 
 def _check_chains(group: GroupNode) -> None:
     """``a ANDNOT b ANDNOT c ...`` nests one group per operator: bound it as parentheses are."""
-    stack = [(group, 0)]
+    stack: list[tuple[Node, int]] = [(group, 0)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, BinaryGroup):
@@ -591,7 +609,7 @@ def syntax_tree(text: str) -> GroupNode:
         NestingError: parentheses, or a chain of ``ANDNOT``, ``ANDMAYBE`` or
             ``REQUIRE``, nested deeper than :data:`MAX_NESTING`.
     """
-    group = tag(text)
+    group: GroupNode = tag(text)
     _check_nesting(group)
     group = do_groups(group)
     group = do_fieldnames(group)
@@ -614,7 +632,7 @@ class Null:
     def __repr__(self) -> str:
         return "Null"
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Null)
 
     def __hash__(self) -> int:
@@ -653,23 +671,39 @@ def default_phrase_searches(text: str) -> bool:
     return any(phrase_searches(field, text) for field in t.DEFAULT_FIELDS)
 
 
-def _empty_compound(node) -> bool:
+def _empty_compound(node: Raw) -> bool:
     return isinstance(node, (t.And, t.Or)) and not node.children
 
 
-def to_tree(node: Node):
+# Before simplify, NULL may stand where a tree node does: the tree's classes are
+# typed for simplified trees (what engines get), and hold it as it is.
+
+
+def _node(node: Raw) -> t.Node:
+    return cast("t.Node", node)
+
+
+def _nodes(nodes: tuple[Raw, ...]) -> tuple[t.Node, ...]:
+    return cast("tuple[t.Node, ...]", nodes)
+
+
+def _subtrees(nodes: list[Node]) -> tuple[t.Node, ...]:
+    return _nodes(tuple(c for c in map(to_tree, nodes) if c is not None))
+
+
+def to_tree(node: Node) -> Raw | None:
     """The query tree of a syntax node: a tree node, :data:`NULL`, or ``None``
     for nothing to search (a stop word in a field, an empty phrase)."""
     if isinstance(node, TermsGroup):
-        subs = tuple(c for c in map(to_tree, node.nodes) if c is not None)
+        subs = _subtrees(node.nodes)
         needed = len(subs) if node.keywords else required_terms(len(subs))
         return t.And(subs) if needed >= len(subs) else t.MinMatch(subs, needed)
     if isinstance(node, AndGroup):
-        return t.And(tuple(c for c in map(to_tree, node.nodes) if c is not None))
+        return t.And(_subtrees(node.nodes))
     if isinstance(node, AlternativesGroup):
-        return t.Alternatives(tuple(c for c in map(to_tree, node.nodes) if c is not None))
+        return t.Alternatives(_subtrees(node.nodes))
     if isinstance(node, OrGroup):
-        return t.Or(tuple(c for c in map(to_tree, node.nodes) if c is not None))
+        return t.Or(_subtrees(node.nodes))
     if isinstance(node, NotGroup):
         if not node.nodes:
             return None
@@ -681,15 +715,19 @@ def to_tree(node: Node):
             or (isinstance(child, t.Phrase) and child.field is None and not default_phrase_searches(child.text))
         ):
             return None
-        return t.Not(child)
+        return t.Not(_node(child))
     if isinstance(node, BinaryGroup):
         a, b = to_tree(node.nodes[0]), to_tree(node.nodes[1])
         if a is None and b is None:
             return NULL
         if a is None or b is None:
             return b if a is None else a
-        kind = {AndNotGroup: t.AndNot, AndMaybeGroup: t.AndMaybe, RequireGroup: t.Require}[type(node)]
-        return kind(a, b)
+        kinds: dict[type[Node], Callable[[t.Node, t.Node], t.Node]] = {
+            AndNotGroup: t.AndNot,
+            AndMaybeGroup: t.AndMaybe,
+            RequireGroup: t.Require,
+        }
+        return kinds[type(node)](_node(a), _node(b))
     if isinstance(node, FieldsTermNode):
         return _spellings(node.text, t.Word)
     if isinstance(node, JoinedWordNode):
@@ -701,8 +739,8 @@ def to_tree(node: Node):
     if isinstance(node, PrefixNode):
         return t.Prefix(node.text, node.fieldname)
     if isinstance(node, FuzzyNode):
-        fielded = node.fieldname is not None
-        if not (field_word_searches(node.fieldname, node.text) if fielded else text_tokens(node.text)):
+        fieldname = node.fieldname
+        if not (field_word_searches(fieldname, node.text) if fieldname is not None else text_tokens(node.text)):
             return None  # a stop word
         return t.Fuzzy(node.text, node.distance, node.fieldname)
     if isinstance(node, WordNode):
@@ -711,12 +749,13 @@ def to_tree(node: Node):
         if not field_word_searches(node.fieldname, node.text):
             return None
         if node.fieldname in TEXT_FIELDS:
-            return _spellings(node.text, lambda text: t.FieldWord(node.fieldname, text))
+            fieldname = node.fieldname
+            return _spellings(node.text, lambda text: t.FieldWord(fieldname, text))
         return t.FieldWord(node.fieldname, node.text)
     raise ValueError(f"unexpected syntax node {node!r}")
 
 
-def _spellings(text: str, make):
+def _spellings(text: str, make: Callable[[str], t.Word | t.FieldWord]) -> t.Node:
     """``make(text)``, or the alternatives ``make(text)`` and ``make`` of the
     word's other spelling: for a word typed with an umlaut (``Müller``) its
     transliteration (``Mueller``; folding finds Müller and Muller, the other

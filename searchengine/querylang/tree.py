@@ -35,6 +35,19 @@ in the language; the engines weigh :class:`Alternatives` and
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from typing_extensions import dataclass_transform
+else:
+
+    def dataclass_transform(**kwargs: object) -> object:
+        """At run time a no-op: the marker only tells type checkers that
+        :class:`Value` subclasses are frozen dataclasses."""
+        return lambda cls: cls
+
 
 # Fields an unfielded word, phrase or prefix is searched in.
 DEFAULT_FIELDS = ("title", "abstract", "authors")
@@ -45,6 +58,7 @@ DEFAULT_FIELDS = ("title", "abstract", "authors")
 MAX_EXPANSIONS = 64
 
 
+@dataclass_transform(frozen_default=True)
 class Value:
     """A frozen value class: what ``@dataclass(frozen=True)`` gives, without its generated code.
 
@@ -61,13 +75,13 @@ class Value:
     _fields: tuple[str, ...] = ()
     _defaults: dict[str, object] = {}
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._fields = tuple(cls.__dict__.get("__annotations__", {}))
         cls._defaults = {name: cls.__dict__[name] for name in cls._fields if name in cls.__dict__}
-        cls.__match_args__ = cls._fields
+        setattr(cls, "__match_args__", cls._fields)  # noqa: B010 (mypy refuses assigning __match_args__)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         fields, name = self._fields, type(self).__qualname__
         if len(args) > len(fields):
             raise TypeError(
@@ -87,7 +101,7 @@ class Value:
                 values[field] = self._defaults[field]
             object.__setattr__(self, field, values[field])
 
-    def _values(self) -> tuple:
+    def _values(self) -> tuple[object, ...]:
         return tuple(self.__dict__[field] for field in self._fields)
 
     def __repr__(self) -> str:
@@ -302,6 +316,7 @@ Node = (
     | Require
     | Proximity
 )
+Leaf = Word | Joined | FieldWord | Phrase | Prefix | Fuzzy
 LEAVES = (Word, Joined, FieldWord, Phrase, Prefix, Fuzzy)
 
 
@@ -316,7 +331,7 @@ def children(node: Node) -> tuple[Node, ...]:
     return ()
 
 
-def map_leaves(node: Node, change) -> Node:
+def map_leaves(node: Node, change: Callable[[Leaf], Node]) -> Node:
     """``node`` with each leaf replaced by ``change(leaf)`` (a node); the tree
     is rebuilt only where a leaf changed."""
     if isinstance(node, LEAVES):
@@ -339,7 +354,7 @@ def map_leaves(node: Node, change) -> Node:
     return node
 
 
-def leaves(node: Node):
+def leaves(node: Node) -> Iterator[Leaf]:
     """Every leaf of ``node``, depth first, left to right."""
     stack = [node]
     while stack:

@@ -155,14 +155,15 @@ class ExactText(WrappingQuery):
     def __str__(self) -> str:
         return f"exact({self.child})"
 
-    # The stemmed child does the scoring, so its boost is the phrase's.
+    # The stemmed child does the scoring, so its boost is the phrase's. (The ignores: Whoosh's
+    # Query declares no boost; the child, a Term or Phrase, has one.)
     @property
     def boost(self) -> float:
-        return self.child.boost
+        return self.child.boost  # type: ignore[attr-defined]
 
     @boost.setter
     def boost(self, value: float) -> None:
-        self.child.boost = value
+        self.child.boost = value  # type: ignore[attr-defined]
 
     def _rewrap(self, child):
         return ExactText(child, self.fieldname, self.pattern, self.clock)
@@ -187,7 +188,7 @@ class ExactText(WrappingQuery):
         texts = self.text_store(reader)
         if texts is not None:
             return texts.matching(self.fieldname, self._regex.search, docs, fold, self.out_of_time)
-        found = []
+        found: list[int] = []
         for doc in docs:
             if self.out_of_time():
                 return found, False

@@ -33,15 +33,11 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable
 from math import log
-from typing import TYPE_CHECKING, TypeGuard
 
 from searchengine.engines.whoosh import internals
 from searchengine.engines.whoosh.blocks import posting_blocks, postings_at, segment_docs
 from searchengine.engines.whoosh.cache import generation_cache
 from searchengine.ranking import DEFAULT_B, FIELD_B, K1
-
-if TYPE_CHECKING:
-    from whoosh import query as wq
 
 
 def weighting():
@@ -154,7 +150,7 @@ def joined_term(terms, parts, boost: float = 1.0):
     return _JOINED(terms, boost=boost, parts=parts)
 
 
-def is_bm25f_term(query) -> TypeGuard[wq.Or]:
+def is_bm25f_term(query) -> bool:
     """Whether ``query`` is a plain :class:`BM25FTerm` (not a :class:`JoinedTerm`)."""
     return _BM25F is not None and type(query) is _BM25F
 

@@ -401,7 +401,7 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
     stem = _abstract_stem(reader)
 
     def split(node: wq.Query) -> wq.Query:
-        if is_bm25f_term(node):
+        if isinstance(node, wq.Or) and is_bm25f_term(node):  # (a BM25FTerm is an Or)
             fields = [sub for sub in node.subqueries if isinstance(sub, wq.Term)]  # (all: a Term per field)
             texts = {sub.text for sub in fields if sub.fieldname in PROXIMITY_FIELDS}
             text = texts.pop() if len(texts) == 1 else None

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 
 from whoosh import query as wq
-from whoosh.matching import NullMatcher
+from whoosh.matching import Matcher, NullMatcher
 from whoosh.query.wrappers import WrappingQuery
 
 from searchengine.analysis.folding import fold
@@ -49,7 +49,7 @@ class MinShouldMatch(wq.Or):
     def apply(self, fn):
         return self.__class__([fn(q) for q in self.subqueries], boost=self.boost, minmatch=self.minmatch)
 
-    def _matcher(self, subs, searcher, context):
+    def _matcher(self, subs, searcher, context) -> Matcher:
         needed = max(1, self.minmatch)
         scores: dict[int, float] = {}
         counts: dict[int, int] = {}
@@ -211,7 +211,7 @@ class ExactText(WrappingQuery):
             return True
         return False
 
-    def matcher(self, searcher, context=None):
+    def matcher(self, searcher, context=None) -> Matcher:
         matcher = self.child.matcher(searcher, context)
         scored = context.weighting is not None if context else True
         known = self._checked.get(id(searcher))
@@ -226,6 +226,7 @@ class ExactText(WrappingQuery):
             else:
                 if self.out_of_time():
                     break
+                assert check is not None  # made when nothing is known yet
                 found = check(doc)
                 if found:
                     passed.add(doc)

@@ -83,7 +83,7 @@ def rerank(searcher, query, scores: Mapping[int, float], allowed: set[int] | Non
         candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
         # Ties broken by document number, so the result does not depend on dict order.
         ranked = heapq.nlargest(settings.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
-    # clear_lead only reads the list (its parameter, a list of any documents, is invariant).
+    # clear_lead takes a list[tuple[object, float]] (a list type is invariant) and only reads it.
     if not clear_lead(cast("list[tuple[object, float]]", ranked)):
         return scores
     model = relevance_model(searcher, ranked[: settings.FEEDBACK_DOCS], settings.FEEDBACK_TERMS)

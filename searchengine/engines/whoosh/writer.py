@@ -82,7 +82,8 @@ def _writer_classes() -> dict[str, type[SegmentWriter]]:
         from searchengine.engines.whoosh.postings import TermPostingPool
         from searchengine.engines.whoosh.schema import spelled_fields, spelling_words
 
-        # Based on SegmentWriter (the method order of the writers below is the same as with object).
+        # Extends SegmentWriter, whose methods it calls through super(); the writers' method
+        # order stays IndexWriting, then MpWriter or SegmentWriter (as with an object base).
         class IndexWriting(SegmentWriter):
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
                 kwargs.setdefault("codec", DictionaryCodec())  # the workers' too (MpWriter's subargs)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left
+from collections.abc import Iterable
 from math import log
 
 from searchengine.engines.whoosh import internals
@@ -224,7 +225,15 @@ class SegmentNorms:
     """
 
     def __init__(self, codes: bytes | None, table: list[float] | None, norms: array | None = None) -> None:
-        self._codes, self._table, self._norms = codes, table, norms
+        """Either ``codes`` (a length byte per document) and ``table`` (the
+        norm of each byte), or ``norms`` (every document's norm, listed);
+        raises ValueError when neither is given."""
+        if norms is None and (codes is None or table is None):
+            raise ValueError("SegmentNorms needs the length codes and their table, or the norms")
+        # Without norms, both are given (checked above); with norms, they are never read.
+        self._codes: bytes = codes if codes is not None else b""
+        self._table: list[float] = table if table is not None else []
+        self._norms = norms
         self._asked = 0
 
     def of(self, docs):
@@ -357,13 +366,14 @@ def _bm25f_postings(searcher, reader, terms) -> tuple[array, array]:
         return _bm25f_arrays(searcher, terms, fields, reader.doc_count_all())
     per_field = [(ids.tolist(), list(map(truediv, weights, norms.of(ids)))) for norms, ids, weights in fields]
     per_field.sort(key=lambda found: len(found[0]), reverse=True)
+    tfs: Iterable[float]
     docs, tfs = per_field[0]
     if len(per_field) > 1:
         # Field frequencies add up before saturation; the longest list is taken whole.
         combined = dict(zip(docs, tfs))
         get = combined.get
-        for ids, more in per_field[1:]:
-            for doc, tf in zip(ids, more):
+        for more_docs, more in per_field[1:]:
+            for doc, tf in zip(more_docs, more):
                 combined[doc] = get(doc, 0.0) + tf
         docs = sorted(combined)
         tfs = map(combined.__getitem__, docs)

@@ -46,6 +46,7 @@ import struct
 import sys
 from array import array
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from whoosh.codec.whoosh3 import (
     W3Codec,
@@ -61,6 +62,9 @@ from whoosh.filedb.filetables import OrderedHashReader, _lengths, _pointer
 from whoosh.formats import Positions
 from whoosh.reading import CorruptIndexError
 from whoosh.util.numeric import length_to_byte
+
+if TYPE_CHECKING:
+    import zlib
 
 # Postings a term may have and still be stored in its term info (fewer than this).
 INLINE_LIMIT = 2
@@ -536,7 +540,7 @@ class _DictionaryColumnWriter:
         self._lengths = array("I")
         self._pending: list[bytes] = []  # values before the dictionary is made
         self._sampled = 0  # the non-empty ones among them
-        self._compressor = None
+        self._compressor: zlib._Compress | None = None  # made with the dictionary (_start)
         self._dictionary = b""
         self._written = 0
 
@@ -576,6 +580,7 @@ class _DictionaryColumnWriter:
         if not value:
             self._lengths.append(0)
             return
+        assert self._compressor is not None, "written before the dictionary was made"
         compressor = self._compressor.copy()  # the dictionary is set once, not per value
         packed = compressor.compress(value) + compressor.flush()
         self._dbfile.write(packed)
@@ -619,7 +624,7 @@ class _DictionaryColumnReader:
         if sum(self._lengths) != written:  # a changed length would shift or empty documents silently
             raise CorruptIndexError("the stored fields column's lengths are damaged")
         self._start = basepos + dictionary
-        self._offsets = None  # where each value starts, made on first read
+        self._offsets: array[int] | None = None  # where each value starts, made on first read
 
     def __len__(self) -> int:
         return self._doccount
@@ -632,12 +637,13 @@ class _DictionaryColumnReader:
         length = self._lengths[docnum]
         if not length:
             return b""
-        if self._offsets is None:
+        offsets = self._offsets
+        if offsets is None:
             from array import array
             from itertools import accumulate
 
-            self._offsets = array("Q", accumulate(self._lengths, initial=0))
-        packed = bytes(self._dbfile.get(self._start + self._offsets[docnum], length))
+            offsets = self._offsets = array("Q", accumulate(self._lengths, initial=0))
+        packed = bytes(self._dbfile.get(self._start + offsets[docnum], length))
         stream = zlib.decompressobj(zlib.MAX_WBITS, *([self._dictionary] if self._dictionary else []))
         value = stream.decompress(packed)
         if not stream.eof or stream.unused_data:  # a cut or overlong value: its checksum was never read

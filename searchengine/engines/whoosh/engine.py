@@ -93,11 +93,12 @@ class WhooshEngine:
                 return work(searcher)
             except Exception as exc:
                 if store.is_damage(exc):
-                    generation = self._generation
+                    generation = self._generation  # set with the searcher by _switch
+                    name = generation.name if generation is not None else "the open generation"
                     # Read the files afresh next time: they may be restored from a backup.
                     self._drop()
                     raise IndexDamagedError(
-                        integrity.damaged(self.path, f"{generation.name} cannot be read ({type(exc).__name__}: {exc})")
+                        integrity.damaged(self.path, f"{name} cannot be read ({type(exc).__name__}: {exc})")
                     ) from exc
                 raise
             finally:
@@ -114,7 +115,7 @@ class WhooshEngine:
         generation = store.current_generation(self.path)
         if generation is None:
             raise IndexNotFoundError(f"{self.path}: no index here (run 'searchengine index' first)")
-        if generation == self._generation:
+        if generation == self._generation and self._searcher is not None:  # (both are set, or neither)
             if integrity.changed(generation, self._stamps) is None:
                 return self._searcher
             self._drop()  # before anything reads the changed file

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
+from typing import Any
 
 from whoosh import query as wq
 
@@ -110,7 +111,7 @@ def _with_proximity(query, searcher, within, clock):
 def _segments_joined(found: list):
     """One ``{docnum: score}`` of the segments' ``(offset, scores)``, in segment order."""
     if any(not isinstance(part, dict) for _, part in found):
-        shifted = []
+        shifted: list[dict[int, float] | tuple[Any, Any]] = []  # a dict, or (docs, scores) numpy arrays
         for offset, part in found:
             if isinstance(part, dict):
                 shifted.append({doc + offset: score for doc, score in part.items()} if offset else part)
@@ -377,7 +378,7 @@ def _or_parts(q, clock: MatchClock | None, score) -> list:
     known: dict = {}
     results: list = []
     for number, s in enumerate(q.subqueries):
-        if number and timed and clock.expired():
+        if number and timed and clock is not None and clock.expired():
             clock.cut = True
             break
         found = known.get(s)

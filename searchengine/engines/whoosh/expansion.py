@@ -271,10 +271,11 @@ def expand_wildcards(
             return True
         return False
 
-    def terms_of(node: wq.Query) -> tuple[list, list[str], list[float] | None]:
-        """``(terms, notes, boosts)`` of one node, ``terms`` as the field stores
-        them, ``boosts`` each term's (a fuzzy word's, else ``None``)."""
-        fieldname = node.field()
+    def terms_of(
+        node: wq.Prefix | wq.Wildcard | wq.FuzzyTerm, fieldname: str
+    ) -> tuple[list, list[str], list[float] | None]:
+        """``(terms, notes, boosts)`` of one node (in ``fieldname``), ``terms``
+        as the field stores them, ``boosts`` each term's (a fuzzy word's, else ``None``)."""
         if isinstance(node, wq.FuzzyTerm):
             stem, words = node.text, None
             if isinstance(node, WrittenFuzzy):
@@ -325,11 +326,11 @@ def expand_wildcards(
     def expand(node: wq.Query) -> wq.Query:
         if isinstance(node, (wq.Prefix, wq.Wildcard, wq.FuzzyTerm)):
             fieldname = node.field()
-            if fieldname not in reader.schema:
+            if fieldname is None or fieldname not in reader.schema:
                 return wq.NullQuery
             key = (type(node).__name__, fieldname, node.text, getattr(node, "maxdist", 0))
             if key not in memo:
-                memo[key] = terms_of(node)
+                memo[key] = terms_of(node, fieldname)
             terms, said, boosts = memo[key]
             notes.extend(said)
             if not terms:
@@ -348,7 +349,7 @@ def expand_wildcards(
     return expand(query).normalize()
 
 
-def _as_typed(node: wq.Query) -> str:
+def _as_typed(node: wq.Prefix | wq.Wildcard | wq.FuzzyTerm) -> str:
     """A prefix or fuzzy node as typed (``zzq*``, ``memroy~2``): a term no
     field holds, since analysis never keeps ``*`` or ``~``."""
     if isinstance(node, wq.FuzzyTerm):
@@ -400,15 +401,14 @@ def split_joined(query: wq.Query, reader) -> wq.Query:
     stem = _abstract_stem(reader)
 
     def split(node: wq.Query) -> wq.Query:
-        if is_bm25f_term(node):
-            texts = {sub.text for sub in node.subqueries if sub.fieldname in PROXIMITY_FIELDS}
+        if isinstance(node, wq.Or) and is_bm25f_term(node):  # (a BM25FTerm is an Or)
+            fields = [sub for sub in node.subqueries if isinstance(sub, wq.Term)]  # (all: a Term per field)
+            texts = {sub.text for sub in fields if sub.fieldname in PROXIMITY_FIELDS}
             text = texts.pop() if len(texts) == 1 else None
             if text is None or not may_split(text):
                 return node
             # A word some author's name holds is a name, not two words (Vedaldi, Ritter).
-            if any(
-                sub.fieldname == NAME_FIELD and reader.doc_frequency(NAME_FIELD, sub.text) for sub in node.subqueries
-            ):
+            if any(sub.fieldname == NAME_FIELD and reader.doc_frequency(NAME_FIELD, sub.text) for sub in fields):
                 return node
             best = best_split(text, abstract_frequency(reader), stem)
             if best is None:

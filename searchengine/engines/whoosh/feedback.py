@@ -25,6 +25,8 @@ feedback and says so in a note.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
+from typing import cast
 
 from searchengine import feedback as shared
 from searchengine import ranking as settings
@@ -51,7 +53,7 @@ def applies(query) -> bool:
     return settings.FEEDBACK_WEIGHT > 0 and question_terms(query) >= settings.FEEDBACK_MIN_TERMS
 
 
-def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None = None) -> dict[int, float]:
+def rerank(searcher, query, scores: Mapping[int, float], allowed: set[int] | None = None) -> Mapping[int, float]:
     """``scores`` with the expansion terms' weighted BM25F scores added.
 
     Args:
@@ -74,14 +76,15 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
     from searchengine.engines.whoosh.combine import ScoredDocs
 
     count = question_terms(query)
-    arrays = isinstance(scores, ScoredDocs)
-    if arrays:  # a question of common words matches most of the index: rank in C
+    ranked: list[tuple[int, float]]
+    if isinstance(scores, ScoredDocs):  # a question of common words matches most of the index: rank in C
         ranked = (scores if allowed is None else scores.restricted(allowed)).top(settings.FEEDBACK_DEPTH)
     else:
         candidates = scores.items() if allowed is None else [(d, s) for d, s in scores.items() if d in allowed]
         # Ties broken by document number, so the result does not depend on dict order.
         ranked = heapq.nlargest(settings.FEEDBACK_DEPTH, candidates, key=lambda item: (item[1], -item[0]))
-    if not clear_lead(ranked):
+    # clear_lead takes a list[tuple[object, float]] (a list type is invariant) and only reads it.
+    if not clear_lead(cast("list[tuple[object, float]]", ranked)):
         return scores
     model = relevance_model(searcher, ranked[: settings.FEEDBACK_DOCS], settings.FEEDBACK_TERMS)
     if not model:
@@ -95,18 +98,18 @@ def rerank(searcher, query, scores: dict[int, float], allowed: set[int] | None =
 
     docnums = [doc for doc, _ in ranked]
     weight = settings.FEEDBACK_WEIGHT * count
-    if arrays:
+    if isinstance(scores, ScoredDocs):
         reranked = ScoredDocs(scores.docs.copy(), scores.scores.copy())
         for term, probability in model:
             fields = [wq.Term("title", term), wq.Term("abstract", term)]
             reranked.add(bm25f_scores_at(searcher, fields, docnums, weight * probability))
         return reranked
-    reranked = dict(scores.items())
+    plain = dict(scores.items())
     for term, probability in model:
         fields = [wq.Term("title", term), wq.Term("abstract", term)]
         for doc, score in bm25f_scores_at(searcher, fields, docnums, weight * probability).items():
-            reranked[doc] += score
-    return reranked
+            plain[doc] += score
+    return plain
 
 
 def relevance_model(searcher, top: list[tuple[int, float]], count: int) -> list[tuple[str, float]]:

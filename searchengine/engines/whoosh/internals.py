@@ -21,7 +21,9 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from collections.abc import Callable
 from itertools import accumulate
+from typing import Any
 
 # Names read on a Whoosh leaf matcher (whoosh.codec.whoosh3.W3LeafMatcher)
 # to take a block of postings whole.
@@ -156,6 +158,8 @@ def defer_morphology() -> None:
         return importlib.import_module(MORPH_EN)
 
     class _Deferred(types.ModuleType):
+        variations: Callable[[str], Any]  # set on the instance below: the one name Whoosh imports early
+
         def __getattr__(self, name: str):
             if name.startswith("__"):  # the import system asks for __path__ and the like
                 raise AttributeError(name)
@@ -181,7 +185,7 @@ def missing() -> list[str]:
     from whoosh.codec import whoosh3
     from whoosh.filedb.filestore import RamStorage
 
-    gone = []
+    gone: list[str] = []
 
     def need(owner, names, label) -> None:
         gone.extend(f"{label}.{name}" for name in names if not hasattr(owner, name))

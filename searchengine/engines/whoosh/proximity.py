@@ -202,6 +202,7 @@ def _phrase_docs_at_once(reader, fieldname: str, words: list[str], candidates: l
         docs, positions = by_word[word]
         keys = (docs << 32) + positions + (len(words) - place)  # distinct: a posting's positions are
         shared = keys if shared is None else np.intersect1d(shared, keys, assume_unique=True)
+    assert shared is not None, "a phrase has words"
     if len(shared) == 0:
         return []
     starts = shared >> 32  # ascending (np.intersect1d sorts), a document once per start
@@ -227,7 +228,7 @@ def word_conjunction(searcher, reader, fieldname: str, words: list[str]) -> dict
 def _positions(reader, fieldname: str, words: list[str], docs: list[int], clock: MatchClock | None) -> dict:
     """``{word: cached_positions(...)}`` for each of ``words`` (distinct);
     past the ``clock``'s deadline the words left are read as absent (``cut`` noted)."""
-    found = {}
+    found: dict[str, dict] = {}
     for word in words:
         if clock is not None and clock.expired():
             clock.cut = True

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 
 from whoosh import query as wq
-from whoosh.matching import NullMatcher
+from whoosh.matching import Matcher, NullMatcher
 from whoosh.query.wrappers import WrappingQuery
 
 from searchengine.analysis.folding import fold
@@ -49,7 +49,7 @@ class MinShouldMatch(wq.Or):
     def apply(self, fn):
         return self.__class__([fn(q) for q in self.subqueries], boost=self.boost, minmatch=self.minmatch)
 
-    def _matcher(self, subs, searcher, context):
+    def _matcher(self, subs, searcher, context) -> Matcher:
         needed = max(1, self.minmatch)
         scores: dict[int, float] = {}
         counts: dict[int, int] = {}
@@ -155,14 +155,15 @@ class ExactText(WrappingQuery):
     def __str__(self) -> str:
         return f"exact({self.child})"
 
-    # The stemmed child does the scoring, so its boost is the phrase's.
+    # The stemmed child does the scoring, so its boost is the phrase's. (The ignores: Whoosh's
+    # Query declares no boost; the child, a Term or Phrase, has one.)
     @property
     def boost(self) -> float:
-        return self.child.boost
+        return self.child.boost  # type: ignore[attr-defined]
 
     @boost.setter
     def boost(self, value: float) -> None:
-        self.child.boost = value
+        self.child.boost = value  # type: ignore[attr-defined]
 
     def _rewrap(self, child):
         return ExactText(child, self.fieldname, self.pattern, self.clock)
@@ -187,7 +188,7 @@ class ExactText(WrappingQuery):
         texts = self.text_store(reader)
         if texts is not None:
             return texts.matching(self.fieldname, self._regex.search, docs, fold, self.out_of_time)
-        found = []
+        found: list[int] = []
         for doc in docs:
             if self.out_of_time():
                 return found, False
@@ -210,7 +211,7 @@ class ExactText(WrappingQuery):
             return True
         return False
 
-    def matcher(self, searcher, context=None):
+    def matcher(self, searcher, context=None) -> Matcher:
         matcher = self.child.matcher(searcher, context)
         scored = context.weighting is not None if context else True
         known = self._checked.get(id(searcher))
@@ -225,6 +226,7 @@ class ExactText(WrappingQuery):
             else:
                 if self.out_of_time():
                     break
+                assert check is not None  # made when nothing is known yet
                 found = check(doc)
                 if found:
                     passed.add(doc)

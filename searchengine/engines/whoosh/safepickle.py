@@ -99,6 +99,8 @@ def install() -> None:
 
     checked = types.SimpleNamespace(**vars(pickle))
     checked.loads, checked.load, checked.Unpickler = loads, load, IndexUnpickler
-    whoosh.index.pickle = checked  # the schema of the table of contents
-    StructFile.read_pickle = lambda self: load(self.file)  # segment list, compound directory, block headers
+    # Whoosh's own names replaced in place (the ignores: their declared types are the originals').
+    # The schema of the table of contents; the segment list, compound directories and block headers.
+    whoosh.index.pickle = checked  # type: ignore[assignment]
+    StructFile.read_pickle = lambda self: load(self.file)  # type: ignore[method-assign]
     _installed = True

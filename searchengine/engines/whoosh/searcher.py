@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from searchengine.engines.whoosh import snippets
 from searchengine.records import LINK_FIELDS, Record, arxiv_id
 from searchengine.results import Hit
+
+if TYPE_CHECKING:
+    from searchengine.engines.whoosh.clock import MatchClock
 
 # Ranked candidates up to this many are put in tie order from their stored
 # fields; more, from the facet columns.
@@ -29,6 +33,7 @@ STORED_KEPT = 1000
 
 def record_from_stored(stored: dict) -> Record:
     """The :class:`Record` a document's stored fields hold (the one converter)."""
+    links: dict[str, Any] = {name: stored.get(name) or "" for name in LINK_FIELDS}
     return Record(
         id=stored["id"],
         title=stored.get("title", ""),
@@ -41,11 +46,11 @@ def record_from_stored(stored: dict) -> Record:
         version=stored.get("version"),
         **_dates(stored.get("dates")),
         # --- links and identifiers ---
-        **{name: stored.get(name) or "" for name in LINK_FIELDS},
+        **links,
     )
 
 
-def _dates(stored: dict | None) -> dict:
+def _dates(stored: dict | None) -> dict[str, Any]:
     """The Record's date fields from the ``dates`` stored field (absent: none known)."""
     from searchengine.dates import from_iso
 
@@ -88,7 +93,7 @@ class Matches:
     restrict: object
     scores: Mapping[int, float] | None
     docnums: list[int]
-    clock: object = None
+    clock: MatchClock | None = None
     expansions: dict = field(default_factory=dict)
     meaning: tuple | None = None
 
@@ -117,7 +122,7 @@ class WhooshSearcher:
     def __init__(self, searcher, cache) -> None:
         self.searcher = searcher  # whoosh.searching.Searcher
         self.cache = cache  # facetcolumns.SearcherCache of that searcher
-        self._last_filter = None  # (filter query, its docnums): see _filtered
+        self._last_filter: tuple[object, list[int]] | None = None  # (filter query, its docnums): see _filtered
         self._kept_stored: dict[int, dict] = {}  # see _stored
         self._written: list[str] | None = None  # see _written_words
         self._vectors = None  # see vectors
@@ -250,6 +255,8 @@ class WhooshSearcher:
         """Re-rank ``matches`` by feedback from its best hits (:mod:`.feedback`), in place."""
         from searchengine.engines.whoosh import feedback
 
+        if matches.scores is None:  # nothing to re-rank (feedback_applies says so)
+            return
         allowed = set(matches.docnums) if matches.restrict is not None else None
         matches.scores = feedback.rerank(self.searcher, matches.query, matches.scores, allowed)
 
@@ -440,10 +447,12 @@ class WhooshSearcher:
                 timed_out = True
             results = collector.results()
             scored = results.scored_length()
-            if timed_out or scored < fetch or results.score(fetch - 1) < results.score(end - 1):
+            # A scored search: every hit has a score (Results.score is None only when unscored).
+            score = cast("Callable[[int], float]", results.score)
+            if timed_out or scored < fetch or score(fetch - 1) < score(end - 1):
                 break
             fetch *= 2
-        pairs = [(results.docnum(i), results.score(i)) for i in range(scored)]
+        pairs = [(results.docnum(i), score(i)) for i in range(scored)]
         return self._tie_order(pairs)[start:end], timed_out
 
     def _tie_order(self, pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -492,6 +501,7 @@ class WhooshSearcher:
         terms = snippets.query_terms(query) if with_snippets and query is not None else {}
         analyzer = self.cache.snippet_analyzer()
         hits = []
+        title: Sequence[tuple[int, int]]  # offsets of the title's matched words
         for docnum, score in window:
             record = record_from_stored(self._stored(docnum))
             if not with_snippets:
@@ -516,8 +526,10 @@ class WhooshSearcher:
         from searchengine.engines.whoosh import querying as querylang
         from searchengine.engines.whoosh.facetcolumns import count_facets
 
-        counted = {}
-        columns = self.cache.columns() if names else None
+        counted: dict = {}
+        if not names:
+            return counted
+        columns = self.cache.columns()
         for name in names:
             others = filters.for_facet(name)
             if others == filters:
@@ -619,8 +631,10 @@ class WhooshSearcher:
 
         store = self.vectors()
         docnums = [d for d in (self.searcher.document_number(id=record.id) for record in records) if d is not None]
-        centre = np.mean([store.vector(d) for d in docnums], axis=0) if docnums else None
-        norm = float(np.linalg.norm(centre)) if docnums else 0.0
+        if not docnums:
+            return 0, [], ""
+        centre = np.mean([store.vector(d) for d in docnums], axis=0)
+        norm = float(np.linalg.norm(centre))
         if norm == 0:
             return 0, [], ""
         found = store.similarities(centre / norm)
@@ -664,6 +678,7 @@ class Corrections:
         if text not in self._matches:
             searcher = self.searcher.searcher
             candidate = querylang.parse(text, searcher.schema)
+            assert candidate.query is not None, "parse without allow_empty gives a query or raises QueryError"
             wanted = expansion.expand_wildcards(
                 candidate.query,
                 searcher.reader(),

@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from searchengine import settings
 from searchengine.engines.whoosh import integrity
@@ -207,7 +208,8 @@ def mapped_file_class():
         def __init__(
             self, mapped, base: int, length: int, name: str | None = None, onclose=None, owner: bool = False
         ) -> None:
-            super().__init__(self, name=name, onclose=onclose)
+            # The map is its own file object: the file methods StructFile would call are overridden below.
+            super().__init__(cast(BinaryIO, self), name=name, onclose=onclose)
             self.is_real = False  # StructFile reads arrays from files with fileno
             self._map, self._base, self._end, self._pos, self._owner = mapped, base, base + length, base, owner
 

@@ -46,6 +46,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from itertools import accumulate
 from operator import sub
+from typing import Any
 
 from searchengine.engines.whoosh.littleendian import from_bytes, loaded_numpy, to_bytes
 
@@ -243,7 +244,9 @@ class TermPostings:
     def __init__(self, ids: array, weights, packed: Callable[[], tuple[bytes, array]] | None) -> None:
         """``packed``: reads and decodes the positions (:meth:`TermArrays.postings`), or ``None``."""
         self.ids, self.weights, self._packed = ids, weights, packed
-        self._gaps = self._offsets = self._table = None
+        self._gaps: bytes | None = None
+        self._offsets: array | None = None
+        self._table: tuple[Any, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -253,29 +256,33 @@ class TermPostings:
         """Whether the positions are kept (read when first asked for: scoring needs none)."""
         return self._packed is not None
 
-    def _unpack(self) -> None:
-        self._gaps, self._offsets = self._packed()
+    def _unpack(self) -> tuple[bytes, array]:
+        """Read and decode the positions, kept: ``(gaps, offsets)``."""
+        packed = self._packed
+        assert packed is not None, "a field without positions"
+        self._gaps, self._offsets = unpacked = packed()
+        return unpacked
 
     def positions(self, number: int) -> set[int]:
         """The positions of the ``number``-th posting (its index in ``ids``)."""
-        if self._offsets is None:
-            self._unpack()
-        offsets = self._offsets
-        return positions_from_gaps(self._gaps[offsets[number] : offsets[number + 1]])
+        gaps, offsets = self._gaps, self._offsets
+        if gaps is None or offsets is None:
+            gaps, offsets = self._unpack()
+        return positions_from_gaps(gaps[offsets[number] : offsets[number + 1]])
 
-    def position_table(self, np) -> tuple:
+    def position_table(self, np) -> tuple[Any, Any]:
         """``(documents, positions)``: every position of the term as two
         numpy ``int64`` arrays of the same length, by document then position,
         each pair once (``np``: the numpy module); kept once made. Only for a
         field with positions."""
         if self._table is not None:
             return self._table
-        if self._offsets is None:
-            self._unpack()
-        gaps = self._gaps
+        gaps, offsets = self._gaps, self._offsets
+        if gaps is None or offsets is None:
+            gaps, offsets = self._unpack()
         raw = np.frombuffer(gaps, dtype=np.uint8)
         values = raw.astype(np.int64)
-        counts = np.diff(np.frombuffer(self._offsets, dtype=np.int64))
+        counts = np.diff(np.frombuffer(offsets, dtype=np.int64))
         escapes, at = [], gaps.find(_ESCAPE)
         while at >= 0:  # an escape's 3 bytes may hold 255 too: found in order, skipping them
             escapes.append(at)
@@ -287,9 +294,7 @@ class TermPostings:
             keep[marks + 1] = keep[marks + 2] = keep[marks + 3] = False
             values = values[keep]
             counts = counts.copy()
-            np.subtract.at(
-                counts, np.searchsorted(np.frombuffer(self._offsets, dtype=np.int64), marks, side="right") - 1, 3
-            )
+            np.subtract.at(counts, np.searchsorted(np.frombuffer(offsets, dtype=np.int64), marks, side="right") - 1, 3)
         totals = np.cumsum(values)
         starts = np.cumsum(counts) - counts
         before = np.where(starts > 0, totals[np.maximum(starts - 1, 0)], 0)

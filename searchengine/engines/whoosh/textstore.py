@@ -101,12 +101,14 @@ class _FieldBlocks:
         if self._raw_bytes >= DICTIONARY_BYTES:
             self.finish()
 
-    def finish(self) -> None:
-        """Choose the dictionary (once) and deflate the blocks kept raw until then."""
+    def finish(self) -> bytes:
+        """Choose the dictionary (once) and deflate the blocks kept raw until
+        then; the dictionary chosen."""
         if self.dictionary is None:
             self.dictionary = b" ".join(self._raw)[-DICTIONARY_BYTES:]
         self.blocks.extend(map(self._deflate, self._raw))
         self._raw, self._raw_bytes = [], 0
+        return self.dictionary
 
     def _deflate(self, text: bytes) -> bytes:
         if not self.dictionary:
@@ -137,9 +139,10 @@ class TextStoreWriter:
     def write(self, segment, storage) -> None:
         """Write the file of ``segment`` (a Whoosh segment being written in
         ``storage``, before its compound file is assembled)."""
+        chosen: list[bytes] = []
         for field in self._fields:
             field.close_block()
-            field.finish()
+            chosen.append(field.finish())
         handle = segment.create_file(storage, EXTENSION)
         try:
             offsets, position = [], 0
@@ -151,10 +154,10 @@ class TextStoreWriter:
                     starts.append(position)
                 offsets.append(starts)
             dictionaries = []
-            for field in self._fields:
-                handle.write(field.dictionary)
-                dictionaries.append([position, len(field.dictionary)])
-                position += len(field.dictionary)
+            for dictionary in chosen:
+                handle.write(dictionary)
+                dictionaries.append([position, len(dictionary)])
+                position += len(dictionary)
             for field, starts in zip(self._fields, offsets):
                 handle.write(to_bytes(field.firsts) + to_bytes(starts))
             header = json.dumps(
@@ -289,7 +292,7 @@ class TextStore:
         returned (``complete`` False)."""
         number = self._index[fieldname]
         first, end, values = self._kept[number]
-        found = []
+        found: list[int] = []
         for doc in docs:
             if not first <= doc < end:
                 if out_of_time is not None and out_of_time():

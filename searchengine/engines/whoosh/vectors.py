@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from searchengine.semantic import CACHE_DIR
 
@@ -105,7 +106,7 @@ class VectorCache:
     def __contains__(self, key: bytes) -> bool:
         return key in self._found
 
-    def get(self, key: bytes):
+    def get(self, key: bytes) -> tuple[Any, Any]:
         """``(int8 row, scale)`` of ``key``; raises KeyError when not cached."""
         number, row = self._found[key]
         _, rows, scales = self._chunks[number]
@@ -224,22 +225,23 @@ def write_vectors(
     rows = np.zeros((size, DIMENSIONS), dtype=np.int8)
     scales = np.zeros(size, dtype=np.float32)
     rows_of, base_rows, base_scales = kept
-    for docnum, key in enumerate(keys):
-        if key is None:
+    for docnum, kept_key in enumerate(keys):
+        if kept_key is None:
             continue
-        if key in rows_of:
-            rows[docnum], scales[docnum] = base_rows[rows_of[key]], base_scales[rows_of[key]]
+        if kept_key in rows_of:
+            rows[docnum], scales[docnum] = base_rows[rows_of[kept_key]], base_scales[rows_of[kept_key]]
         else:
-            rows[docnum], scales[docnum] = cache.get(key)
+            rows[docnum], scales[docnum] = cache.get(kept_key)
     _save_array(generation / VECTORS_FILE, rows)
     _save_array(generation / SCALES_FILE, scales)
     cache.clear()
     return len(todo)
 
 
-def _base_vectors(base: Path | None) -> tuple[dict[bytes, int], object, object]:
+def _base_vectors(base: Path | None) -> tuple[dict[bytes, int], Any, Any]:
     """``({content key: row}, rows, scales)`` of the vectors ``base`` holds
-    (empty when it has none); the keys come from its stored titles and abstracts."""
+    (numpy arrays; ``({}, None, None)`` when it has none); the keys come
+    from its stored titles and abstracts."""
     from searchengine.engines.whoosh import store
     from searchengine.semantic.encoder import content_key, record_text
 

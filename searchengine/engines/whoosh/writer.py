@@ -30,6 +30,7 @@ import signal
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from searchengine.engines.whoosh import columns, integrity, internals, store
 from searchengine.engines.whoosh import vectors as vector_files
@@ -37,16 +38,21 @@ from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputErro
 from searchengine.processes import exit_with_parent
 from searchengine.records import Record
 
+if TYPE_CHECKING:
+    from whoosh.index import FileIndex
+    from whoosh.searching import Searcher
+    from whoosh.writing import SegmentWriter
+
 # Documents handed to a worker process at a time.
 BATCH_SIZE = 256
 # Inputs with fewer records are indexed in one process.
 PARALLEL_MIN_RECORDS = 2000
 
 
-_WRITER_CLASSES: dict[str, type] = {}
+_WRITER_CLASSES: dict[str, type[SegmentWriter]] = {}
 
 
-def _writer_classes() -> dict[str, type]:
+def _writer_classes() -> dict[str, type[SegmentWriter]]:
     """Whoosh's writers with the index's posting buffer and spelling words.
 
     Built on first use (Whoosh is imported lazily): ``"segment"`` (one
@@ -76,10 +82,13 @@ def _writer_classes() -> dict[str, type]:
         from searchengine.engines.whoosh.postings import TermPostingPool
         from searchengine.engines.whoosh.schema import spelled_fields, spelling_words
 
-        class IndexWriting:
+        # Extends SegmentWriter, whose methods it calls through super(); the writers' method
+        # order stays IndexWriting, then MpWriter or SegmentWriter (as with an object base).
+        class IndexWriting(SegmentWriter):
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
                 kwargs.setdefault("codec", DictionaryCodec())  # the workers' too (MpWriter's subargs)
-                super().__init__(ix, *args, limitmb=limitmb, **kwargs)
+                # (*args never reaches limitmb's place: Whoosh and this module make writers with keywords)
+                super().__init__(ix, *args, limitmb=limitmb, **kwargs)  # type: ignore[misc]
                 self.pool = TermPostingPool(internals.temp_storage(self), limitmb)
                 self.spelling_words: set[str] = set()
                 self._spelled = spelled_fields(self.schema)
@@ -169,7 +178,7 @@ def _subwriter(parent: int, *args) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Whoosh's worker makes its writer from this module name; in this (forked)
     # process only, it becomes ours (posting buffer, spelling words).
-    multiproc.SegmentWriter = _writer_classes()["segment"]
+    multiproc.SegmentWriter = _writer_classes()["segment"]  # type: ignore[misc]  # (a class name replaced)
     exit_with_parent(parent)
     SubWriterTask(*args).run()
 
@@ -195,7 +204,7 @@ class _JobQueue:
 def _parallel_writer(ix, jobs: int, limitmb: int):
     """Whoosh's multiprocessing writer whose workers never outlive this process."""
 
-    class Writer(_writer_classes()["parallel"]):
+    class Writer(_writer_classes()["parallel"]):  # type: ignore[misc]  # a class made on first use
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.jobqueue = _JobQueue(self.jobqueue, self.tasks)
@@ -320,9 +329,9 @@ class WhooshWriter:
         self._base: Path | None = None
         self._current: Path | None = None
         self._generation: Path | None = None
-        self._ix = None
-        self._searcher = None  # the base generation's, for version lookups
-        self._writer = None  # the open Whoosh writer of the current pass
+        self._ix: FileIndex | None = None  # the new generation's (set on entering)
+        self._searcher: Searcher | None = None  # the base generation's, for version lookups
+        self._writer: SegmentWriter | None = None  # the open Whoosh writer of the current pass
         self._first_done = False
         self._expected = 0  # documents after the first pass
         self._changed = False  # whether the second pass changed anything
@@ -407,6 +416,12 @@ class WhooshWriter:
         finally:
             self._stack.close()
 
+    def _opened(self) -> FileIndex:
+        """The new generation's Whoosh index; raises RuntimeError outside the ``with`` block."""
+        if self._ix is None:
+            raise RuntimeError(f"{self.target}: the index writer is used outside its 'with' block")
+        return self._ix
+
     def _close_searcher(self) -> None:
         if self._searcher is not None:
             self._searcher.close()
@@ -421,12 +436,13 @@ class WhooshWriter:
         if self._base is None:
             return {}
         if self._searcher is None:
-            self._searcher = self._ix.searcher()
+            self._searcher = self._opened().searcher()
         searcher, found = self._searcher, {}
+        stored = searcher.stored_fields  # type: ignore[attr-defined]  # Whoosh copies it from the reader at run time
         for doc_id in ids:
             docnums = _live(searcher, doc_id)
             if docnums:
-                found[doc_id] = max((searcher.stored_fields(d).get("version") or 0) for d in docnums)
+                found[doc_id] = max((stored(d).get("version") or 0) for d in docnums)
         return found
 
     def write(self, documents: Iterable, on_failed=None) -> None:
@@ -443,12 +459,13 @@ class WhooshWriter:
         # Small inputs are indexed in this process: starting workers would cost more.
         head = list(itertools.islice(documents, PARALLEL_MIN_RECORDS))
         parallel = self.jobs if len(head) == PARALLEL_MIN_RECORDS else 1
-        writer = self._writer = _writer(self._ix, parallel, self.memory_mb)
-        count = self._ix.doc_count()
+        ix = self._opened()
+        writer = self._writer = _writer(ix, parallel, self.memory_mb)
+        count = ix.doc_count()
         for document in itertools.chain(head, documents):
             if document.replace and self._base is not None:
                 if self._searcher is None:
-                    self._searcher = self._ix.searcher()
+                    self._searcher = ix.searcher()
                 docnums = _live(self._searcher, document.record.id)
                 for docnum in docnums:
                     writer.delete_document(docnum)
@@ -469,16 +486,17 @@ class WhooshWriter:
         if writer is not None:
             writer.commit(mergetype=merge_policy)
         self._first_done = True
-        if self._ix.doc_count() != self._expected and writer is not None:
+        ix = self._opened()
+        if ix.doc_count() != self._expected and writer is not None:
             raise SearchEngineError(
-                f"{self.target}: {self._expected - self._ix.doc_count()} documents were not written (an "
+                f"{self.target}: {self._expected - ix.doc_count()} documents were not written (an "
                 "indexing process failed); the index is unchanged"
             )
 
     def _second_pass(self):
         """The writer of the second pass (opened on first need) and its searcher."""
         if self._writer is None:
-            self._writer = _segment_writer(self._ix, max(16, self.memory_mb // 2))
+            self._writer = _segment_writer(self._opened(), max(16, self.memory_mb // 2))
         return self._writer, self._writer.searcher()
 
     def _rewrite(self, documents: Iterable) -> None:
@@ -546,7 +564,9 @@ class WhooshWriter:
         its document count."""
         from whoosh import index as whoosh_index
 
-        ix, generation = self._ix, self._generation
+        ix, generation = self._opened(), self._generation
+        if generation is None:  # (set with the index on entering)
+            raise RuntimeError(f"{self.target}: the index writer is used outside its 'with' block")
         if not self._first_done:
             self.flush()
         writer, self._writer = self._writer, None

@@ -89,7 +89,7 @@ class Clock:
         return max(self.deadline, time.monotonic() + self.budget * part)
 
 
-def run(searcher: Searcher, request: SearchRequest, clock: Clock) -> SearchResults:
+def run(searcher: Searcher[Any], request: SearchRequest, clock: Clock) -> SearchResults:
     """Run the search pipeline's steps for ``request`` on one ``searcher`` (one
     generation of the index, held for the whole call), within ``clock``'s budget.
 

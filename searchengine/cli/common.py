@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO, cast
 
 import click
 
@@ -162,7 +164,9 @@ def write_output(text: str) -> None:
     import errno
 
     sys.stdout.flush()
-    stream = click.get_binary_stream("stdout")
+    # click 8.4 serves get_binary_stream through a module __getattr__ (deprecated), typed ``object``.
+    get_binary_stream = cast("Callable[[str], BinaryIO]", click.get_binary_stream)
+    stream = get_binary_stream("stdout")
     view = memoryview(text.encode("utf-8"))
     while view:
         written = stream.write(view)

@@ -122,14 +122,14 @@ def _dates_line(record: dict) -> str:
     from searchengine.dates import from_iso, shown
 
     parts = []
-    if record.get("submitted"):
-        parts.append(f"Submitted {shown(from_iso(record['submitted']))}")
-    if record.get("updated"):
-        parts.append(f"last updated {shown(from_iso(record['updated']))}")
-    if record.get("versions"):
-        parts.append(
-            "versions " + ", ".join(f"v{v['version']} {shown(from_iso(v['date']))}" for v in record["versions"])
-        )
+    submitted, updated = from_iso(record.get("submitted")), from_iso(record.get("updated"))
+    if submitted:
+        parts.append(f"Submitted {shown(submitted)}")
+    if updated:
+        parts.append(f"last updated {shown(updated)}")
+    versions = [(v["version"], from_iso(v["date"])) for v in record.get("versions") or ()]
+    if versions:
+        parts.append("versions " + ", ".join(f"v{number} {shown(day)}" for number, day in versions if day))
     text = "; ".join(parts)
     return text[:1].upper() + text[1:]
 

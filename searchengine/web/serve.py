@@ -171,11 +171,12 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
             start(slot)
         while True:
             pid, status = os.wait()
-            began = started.pop(pid, None)
-            if began is None:
+            # (not ``began``: announce() reads that one from its thread)
+            child_began = started.pop(pid, None)
+            if child_began is None:
                 continue
             slot = slots.pop(pid)
-            early = time.monotonic() - began < SERVER_PROCESS_MIN_SECONDS
+            early = time.monotonic() - child_began < SERVER_PROCESS_MIN_SECONDS
             if early and not os.WIFSIGNALED(status):
                 raise SearchEngineError("a server process failed at start; stopping")
             how = f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exited"

@@ -316,12 +316,16 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="searchengine-eval-") as tmp:
         records = Path(tmp) / "records.jsonl"
         write_records(collection, records)
-        index_dir = index if index is not None else Path(tmp) / "index"
-        if vectors and index is None:
-            from searchengine.semantic import CACHE_DIR
+        index_dir: str | Path
+        if index is not None:
+            index_dir = index
+        else:
+            index_dir = Path(tmp) / "index"
+            if vectors:
+                from searchengine.semantic import CACHE_DIR
 
-            index_dir.mkdir()
-            (index_dir / CACHE_DIR).symlink_to(vector_cache(), target_is_directory=True)
+                index_dir.mkdir()
+                (index_dir / CACHE_DIR).symlink_to(vector_cache(), target_is_directory=True)
         build_index([records], index_dir, vectors=vectors)
         searched = open_index(index_dir)
         try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -169,7 +169,7 @@ class _Ingest:
         """The documents of ``records`` to write in the first pass."""
         updating = self.writer.updating
         for batch in _batches(records, LOOKUP_BATCH if updating else 1):
-            versions = {}
+            versions: Mapping[str, int | None] = {}
             if updating:
                 fresh = sorted({r.id for r in batch if r.id not in self.kinds})
                 versions = self.writer.versions(fresh) if fresh else {}
@@ -178,7 +178,7 @@ class _Ingest:
                 if document is not None:
                     yield document
 
-    def _take(self, record: Record, versions: dict) -> Document | None:
+    def _take(self, record: Record, versions: Mapping[str, int | None]) -> Document | None:
         summary = self.summary
         summary.records += 1
         if self.progress is not None:

@@ -220,8 +220,9 @@ class SearchIndex:
             RecordNotFoundError: no document has that id.
         """
         found = self.engine.call(lambda searcher: searcher.document(record_id))
-        if found is None and doi(record_id):  # a paper named by its DOI
-            hits = self.search("doi:" + doi(record_id), limit=1).hits
+        named = doi(record_id)
+        if found is None and named:  # a paper named by its DOI
+            hits = self.search("doi:" + named, limit=1).hits
             found = self.engine.call(lambda searcher: searcher.document(hits[0].id)) if hits else None
         if found is None:
             raise RecordNotFoundError(f"no record with id {record_id!r}")

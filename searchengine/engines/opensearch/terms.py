@@ -114,7 +114,7 @@ def phrase_words(text: str) -> list[str]:
     stand in a slot left out."""
     from searchengine.analysis.tokens import is_cjk_run, written_words
 
-    words = []
+    words: list[str] = []
     for word in written_words(text):
         if _BREAKS.search(word):
             continue

@@ -39,12 +39,18 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, closing
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from searchengine.engines.opensearch import mapping
 from searchengine.engines.opensearch.client import cluster_errors, connect
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
 from searchengine.errors import ClusterError, IndexBusyError, IndexDamagedError, IndexNotFoundError
 from searchengine.records import Record
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+    from searchengine.indexer import Document
 
 #: Documents per bulk request.
 BULK_DOCS = 500
@@ -244,6 +250,8 @@ class WriteLock:
             with self._mutex:
                 if self._stop.is_set():
                     return
+                if self._seq is None:  # never: taken (with its sequence number) before this thread started
+                    return
                 try:
                     seq_no, term = self._seq
                     result = self.client.index(
@@ -305,7 +313,14 @@ class _BulkWriter:
     """
 
     def __init__(
-        self, client, location: ClusterLocation, index: str, *, jobs: int, memory_mb: int, lock: WriteLock | None
+        self,
+        client: OpenSearch,
+        location: ClusterLocation,
+        index: str,
+        *,
+        jobs: int,
+        memory_mb: int,
+        lock: WriteLock | None,
     ) -> None:
         self.client, self.location, self.index = client, location, index
         self.jobs, self.lock = max(1, jobs), lock
@@ -315,7 +330,7 @@ class _BulkWriter:
         # Fields added to a record's source until it is written (its vector).
         self.extra: dict[str, dict] = {}
 
-    def send(self, documents: Iterable, on_failed: Callable) -> None:
+    def send(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
         """Write every document; transient rejections are re-sent in rounds."""
         retry = self._round(documents, on_failed, final=False)
         for round_number in range(1, RETRY_ROUNDS + 1):
@@ -324,10 +339,12 @@ class _BulkWriter:
             time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
             retry = self._round(retry, on_failed, final=round_number == RETRY_ROUNDS)
 
-    def _round(self, documents: Iterable, on_failed: Callable, *, final: bool) -> list:
+    def _round(
+        self, documents: Iterable[Document], on_failed: Callable[[Document, str], None], *, final: bool
+    ) -> list[Document]:
         from opensearchpy import helpers
 
-        in_flight: dict[str, object] = {}
+        in_flight: dict[str, Document] = {}
 
         def actions() -> Iterator[dict]:
             for document in documents:
@@ -337,7 +354,7 @@ class _BulkWriter:
         # A bulk request that fails as a whole (its node died mid-request, and the
         # client's retries on the other nodes failed too) comes back item by item
         # with a status "N/A": a passing failure, sent again next round.
-        options = dict(
+        options: dict[str, Any] = dict(
             chunk_size=BULK_DOCS, max_chunk_bytes=self.chunk_bytes, raise_on_error=False, raise_on_exception=False
         )
         if self.jobs > 1:  # every item's result comes back, in order
@@ -346,7 +363,7 @@ class _BulkWriter:
             )
         else:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
-        retry: list = []
+        retry: list[Document] = []
         probed = False
         with cluster_errors(self.location, "bulk indexing", index=self.index), closing(results):
             # Closed here, in this thread, however the loop ends (a lost lease, Ctrl-C):
@@ -512,13 +529,14 @@ class ClusterWriter:
         self.jobs = max(1, min(jobs or DEFAULT_JOBS, MAX_JOBS))
         self.memory_mb = memory_mb
         self._stack = ExitStack()
-        self._client = None
-        self._lock: WriteLock | None = None
+        # The client, the write lock and the bulk writer of the run: set by __enter__.
+        self._client: OpenSearch
+        self._lock: WriteLock
+        self._bulk: _BulkWriter
         self._index = ""  # where documents go: the new physical index or the alias
         self._new: str | None = None
         self._old: list[str] = []
         self._data_nodes = 1
-        self._bulk: _BulkWriter | None = None
         self._published = False
 
     @property
@@ -606,7 +624,7 @@ class ClusterWriter:
             found = self._client.mget(index=index, body={"ids": ids}, _source_includes=["version"], realtime=True)
         return {doc["_id"]: (doc.get("_source") or {}).get("version") for doc in found["docs"] if doc.get("found")}
 
-    def write(self, documents: Iterable, on_failed: Callable) -> None:
+    def write(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
         """Index ``documents`` (each with ``record``; a document replaces any
         with its id); a document the cluster finally refuses goes to
         ``on_failed(document, reason)``. With vectors, each record is

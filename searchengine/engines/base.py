@@ -106,7 +106,7 @@ class Searcher(Protocol[M]):
         text: str,
         *,
         allow_empty: bool = False,
-        frequencies: Callable[[Sequence[str]], Mapping[str, int]] | None = None,
+        frequencies: Callable[[list[str]], dict[str, int]] | None = None,
     ) -> ParsedQuery:
         """The query text (filters taken out) parsed; raises QueryError.
         ``frequencies`` choose a long question's words (:func:`searchengine.querylang.parse`)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -33,7 +34,7 @@ class Group(click.Group):
     """Turns the package's errors into one-line messages with exit status 1
     (:data:`EXIT_REBUILD` for an index to rebuild)."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         from searchengine.errors import IndexDamagedError, SearchEngineError
 
         try:

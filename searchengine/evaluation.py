@@ -31,11 +31,16 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from searchengine import settings
 from searchengine.errors import InputError, QueryError, SearchEngineError
+
+if TYPE_CHECKING:
+    from searchengine.search import SearchIndex
 
 # How deep each query's ranking goes (MAP is computed over this depth).
 DEPTH = 1000
@@ -98,7 +103,7 @@ def load_collection(path: str | os.PathLike) -> Collection:
     return _load_beir(path)
 
 
-def _lines(path: Path):
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
         with open(path, encoding="utf-8-sig", newline=None) as handle:
             for number, line in enumerate(handle, start=1):
@@ -168,7 +173,7 @@ def _load_cranfield(path: Path) -> Collection:
     return collection
 
 
-def _json_objects(path: Path):
+def _json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in _lines(path):
         if not line.strip():
             continue
@@ -206,7 +211,7 @@ def _load_beir(path: Path) -> Collection:
     return collection
 
 
-def _evaluator(qrels: dict[str, dict[str, int]]):
+def _evaluator(qrels: dict[str, dict[str, int]]) -> Any:  # pytrec_eval has no type hints
     try:
         import pytrec_eval
     except ImportError:
@@ -224,7 +229,7 @@ def write_records(collection: Collection, path: Path) -> None:
 
 
 def run_queries(
-    index, collection: Collection, depth: int = DEPTH, mode: str = "lexical"
+    index: SearchIndex, collection: Collection, depth: int = DEPTH, mode: str = "lexical"
 ) -> dict[str, dict[str, float]]:
     """Search every judged query in ``mode``; return ``{query id: {doc id: score}}`` (a trec run).
 
@@ -316,12 +321,16 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="searchengine-eval-") as tmp:
         records = Path(tmp) / "records.jsonl"
         write_records(collection, records)
-        index_dir = index if index is not None else Path(tmp) / "index"
-        if vectors and index is None:
-            from searchengine.semantic import CACHE_DIR
+        index_dir: str | Path
+        if index is not None:
+            index_dir = index
+        else:
+            index_dir = Path(tmp) / "index"
+            if vectors:
+                from searchengine.semantic import CACHE_DIR
 
-            index_dir.mkdir()
-            (index_dir / CACHE_DIR).symlink_to(vector_cache(), target_is_directory=True)
+                index_dir.mkdir()
+                (index_dir / CACHE_DIR).symlink_to(vector_cache(), target_is_directory=True)
         build_index([records], index_dir, vectors=vectors)
         searched = open_index(index_dir)
         try:

@@ -40,9 +40,12 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from searchengine.records import abs_link, arxiv_doi, arxiv_id, pdf_link
+
+if TYPE_CHECKING:
+    from searchengine.results import Hit
 
 #: The links and identifiers, as the JSON forms name them.
 LINK_KEYS = ("url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments", "license")
@@ -106,7 +109,7 @@ FORMATS = {
 }
 
 
-def rows(hits) -> list[dict[str, Any]]:
+def rows(hits: Iterable[Hit]) -> list[dict[str, Any]]:
     """Export rows for :class:`~searchengine.results.Hit` s: their JSON form with the whole abstract."""
     return [dict(hit.to_dict(), abstract=hit.abstract) for hit in hits]
 
@@ -225,7 +228,8 @@ def _tex(text: str) -> str:
         # as UTF-8; pylatexenc would also log a warning for each one on stderr.
         logging.getLogger("pylatexenc").setLevel(logging.ERROR)
         _encoder = UnicodeToLatexEncoder(unknown_char_policy="keep")
-    return _encoder.unicode_to_latex(text)
+    latex: str = _encoder.unicode_to_latex(text)  # pylatexenc has no type hints
+    return latex
 
 
 # A word: letters and digits. One to protect has a capital after its first character.
@@ -334,9 +338,9 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
     """
     import bibtexparser
     from bibtexparser.middlewares.parsestack import default_unparse_stack
-    from bibtexparser.model import Entry, Field
+    from bibtexparser.model import Block, Entry, Field
 
-    entries = []
+    entries: list[Block] = []
     used: dict[str, int] = {}
     for record in records:
         key = citation_key(record)
@@ -376,7 +380,7 @@ def to_bibtex(records: Iterable[dict[str, Any]]) -> str:
 # --- CSV -----------------------------------------------------------------------
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     """A CSV cell that a spreadsheet will not run as a formula.
 
     A text starting with ``=``, ``+``, ``-``, ``@`` or a tab/return is
@@ -465,10 +469,10 @@ def ris_author(name: str) -> str:
     if parts:
         given, surname, suffix = parts
         return f"{surname}, {given}, {suffix}"
-    surname = [words.pop()]
+    surnames = [words.pop()]
     while len(words) > 1 and words[-1][:1].islower():  # particles: "van", "de la"
-        surname.insert(0, words.pop())
-    return f"{' '.join(surname)}, {' '.join(words)}"
+        surnames.insert(0, words.pop())
+    return f"{' '.join(surnames)}, {' '.join(words)}"
 
 
 def to_ris(records: Iterable[dict[str, Any]]) -> str:

@@ -72,8 +72,9 @@ def entry_updated(row: dict[str, Any]) -> str:
     """The ``updated`` of a row's entry: its last update, else its first
     version's day, else 1 January of its year, else the Unix epoch (Atom
     requires one)."""
-    if row.get("updated") or row.get("submitted"):
-        return _moment(row.get("updated") or row.get("submitted"))
+    moment = _moment(row.get("updated") or row.get("submitted"))
+    if moment:
+        return moment
     if row.get("year"):
         return f"{int(row['year']):04d}-01-01T00:00:00Z"
     return "1970-01-01T00:00:00Z"
@@ -111,7 +112,7 @@ def atom_feed(
 
     ET.register_namespace("", ATOM_NS)
 
-    def element(parent, tag: str, text: str | None = None, **attributes: str):
+    def element(parent: ET.Element, tag: str, text: str | None = None, **attributes: str) -> ET.Element:
         node = ET.SubElement(parent, f"{{{ATOM_NS}}}{tag}", {k: _text(v) for k, v in attributes.items()})
         if text is not None:
             node.text = _text(text)

@@ -23,14 +23,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from searchengine.errors import InputError
 from searchengine.location import Location
 from searchengine.records import Problem, Record
+
+if TYPE_CHECKING:
+    from searchengine.engines.base import Writer
 
 #: Default memory for posting buffers, across all writer processes (MB).
 DEFAULT_MEMORY_MB = 512
@@ -159,7 +163,7 @@ class _Ingest:
     ``repeats`` and folded in after the first pass (:meth:`folded`).
     """
 
-    def __init__(self, writer, summary: IndexSummary, progress) -> None:
+    def __init__(self, writer: Writer, summary: IndexSummary, progress: Callable[[int], None] | None) -> None:
         self.writer, self.summary, self.progress = writer, summary, progress
         self.kinds: dict[str, str] = {}
         self.repeats: dict[str, Record] = {}
@@ -169,7 +173,7 @@ class _Ingest:
         """The documents of ``records`` to write in the first pass."""
         updating = self.writer.updating
         for batch in _batches(records, LOOKUP_BATCH if updating else 1):
-            versions = {}
+            versions: Mapping[str, int | None] = {}
             if updating:
                 fresh = sorted({r.id for r in batch if r.id not in self.kinds})
                 versions = self.writer.versions(fresh) if fresh else {}
@@ -178,7 +182,7 @@ class _Ingest:
                 if document is not None:
                     yield document
 
-    def _take(self, record: Record, versions: dict) -> Document | None:
+    def _take(self, record: Record, versions: Mapping[str, int | None]) -> Document | None:
         summary = self.summary
         summary.records += 1
         if self.progress is not None:
@@ -243,7 +247,10 @@ def input_size(paths: Iterable[str | os.PathLike]) -> int | None:
     return size(paths, engines.holds_index)
 
 
-def _listed(items) -> list:
+_P = TypeVar("_P", bound="str | os.PathLike[str]")
+
+
+def _listed(items: _P | Iterable[_P]) -> list[_P]:
     """``items`` as a list; one path or id given alone (a ``str``, not a list of
     its characters) is a list of one."""
     if isinstance(items, (str, bytes, os.PathLike)):
@@ -251,7 +258,7 @@ def _listed(items) -> list:
     return list(items)
 
 
-def _nothing_read(paths: list, summary: IndexSummary) -> InputError:
+def _nothing_read(paths: list[str | os.PathLike[str]], summary: IndexSummary) -> InputError:
     skipped = summary.skipped
     return InputError(
         "nothing to index in "
@@ -262,8 +269,8 @@ def _nothing_read(paths: list, summary: IndexSummary) -> InputError:
 
 
 def _index(
-    paths,
-    location,
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    location: str | os.PathLike[str] | Location,
     *,
     update: bool,
     format: str | None,

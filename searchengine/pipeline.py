@@ -27,7 +27,14 @@ from searchengine.request import SearchRequest
 from searchengine.results import Hit, SearchResults
 
 if TYPE_CHECKING:
-    from searchengine.engines.base import Searcher
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from searchengine.engines.base import Lexicon, M, Matches, Searcher
+    from searchengine.facets import FacetCounts
+    from searchengine.filters import Filters
+    from searchengine.names import AuthorReading
+    from searchengine.querylang import ParsedQuery
+    from searchengine.spelling import Correction
 
 #: A sure correction (:attr:`searchengine.spelling.Correction.sure`) is
 #: searched instead of the typed query when it finds this many times as many
@@ -59,12 +66,12 @@ class Plan:
     """
 
     searched: str
-    parsed: Any
-    filters: Any
+    parsed: ParsedQuery
+    filters: Filters
     sort: str | None
     facets: tuple[str, ...]
     notes: list[str] = field(default_factory=list)
-    lexicon: Any = None
+    lexicon: Lexicon | None = None
 
 
 class Clock:
@@ -89,7 +96,7 @@ class Clock:
         return max(self.deadline, time.monotonic() + self.budget * part)
 
 
-def run(searcher: Searcher, request: SearchRequest, clock: Clock) -> SearchResults:
+def run(searcher: Searcher[M], request: SearchRequest, clock: Clock) -> SearchResults:
     """Run the search pipeline's steps for ``request`` on one ``searcher`` (one
     generation of the index, held for the whole call), within ``clock``'s budget.
 
@@ -188,7 +195,7 @@ def run(searcher: Searcher, request: SearchRequest, clock: Clock) -> SearchResul
     )
 
 
-def _facets(searcher, matches, plan: Plan, size: int) -> dict:
+def _facets(searcher: Searcher[M], matches: M, plan: Plan, size: int) -> dict[str, FacetCounts]:
     """Facet step: ``{name: FacetCounts}`` in the order asked.
 
     Under an author filter the author facet lists the chosen authors first
@@ -207,7 +214,7 @@ def _facets(searcher, matches, plan: Plan, size: int) -> dict:
     return {name: counted[name] for name in names}
 
 
-def _plan(searcher, request: SearchRequest, clock: Clock) -> Plan:
+def _plan(searcher: Searcher[Any], request: SearchRequest, clock: Clock) -> Plan:
     """Parse step: the query text cleaned, its filters taken out and added to
     the request's filters, the rest parsed. A query that is one arXiv
     category code of the index's papers (``cs.DC``, ``hep-th``) is that
@@ -246,7 +253,7 @@ def _plan(searcher, request: SearchRequest, clock: Clock) -> Plan:
 _CATEGORY_CODE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)?\.[A-Za-z]+(?:-[A-Za-z]+)?|[A-Za-z]+-[A-Za-z]+")
 
 
-def _category_typed(searcher, text: str, chosen, clock: Clock):
+def _category_typed(searcher: Searcher[Any], text: str, chosen: Filters, clock: Clock) -> Filters | None:
     """The category filter of ``text`` when it is one category code that the
     index's papers have and no category filter is chosen; else ``None``."""
     from searchengine.filters import Filters, build_filters
@@ -262,7 +269,7 @@ def _category_typed(searcher, text: str, chosen, clock: Clock):
     return category if searcher.match(everything, alone, clock.deadline, []).total else None
 
 
-def _author_reading(searcher, plan: Plan, clock: Clock):
+def _author_reading(searcher: Searcher[Any], plan: Plan, clock: Clock) -> AuthorReading | None:
     """Name step: the :class:`~searchengine.names.AuthorReading` of a query that
     names an author whose papers are within the filters, with ``overlap``
     (how many of them the words match too) set; else ``None``."""
@@ -278,7 +285,9 @@ def _author_reading(searcher, plan: Plan, clock: Clock):
     return found
 
 
-def _author_first(searcher, author, matches, start: int, limit: int, deadline: float):
+def _author_first(
+    searcher: Searcher[Any], author: AuthorReading, matches: Matches, start: int, limit: int, deadline: float
+) -> tuple[list[Any], bool]:
     """The window of hits ``start .. start+limit`` of the author's papers
     (newest first) followed by the other ``matches`` (by relevance), each
     paper once: ``(window, timed_out)`` as :meth:`searcher.window` gives.
@@ -286,7 +295,8 @@ def _author_first(searcher, author, matches, start: int, limit: int, deadline: f
     The author's papers are read whole only when the page reaches past them
     (then fewer than ``start + limit``, a page's depth)."""
     papers = author.papers
-    window, timed_out = [], False
+    window: list[Any] = []
+    timed_out = False
     if start < papers:
         window, timed_out = searcher.window(author.matches, "newest", start, min(limit, papers - start), deadline)
     wanted = start + limit - papers
@@ -299,12 +309,12 @@ def _author_first(searcher, author, matches, start: int, limit: int, deadline: f
     return window + others[max(0, start - papers) : wanted], timed_out or cut
 
 
-def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:
+def _unknown_categories(searcher: Searcher[Any], plan: Plan, clock: Clock) -> list[str]:
     """Notes naming each category filter no paper of the index has (``cs.XX``):
     a search with no hits says why, rather than only that there are none."""
     from searchengine.filters import Filters
 
-    notes = []
+    notes: list[str] = []
     everything = searcher.parse("", allow_empty=True)
     for wanted in plan.filters.categories:
         alone = Filters(categories=(wanted,), primary_only=plan.filters.primary_only)
@@ -314,7 +324,7 @@ def _unknown_categories(searcher, plan: Plan, clock: Clock) -> list[str]:
     return notes
 
 
-def _undated_index(searcher, plan: Plan, clock: Clock) -> list[str]:
+def _undated_index(searcher: Searcher[Any], plan: Plan, clock: Clock) -> list[str]:
     """A note when a search with a date filter found nothing in an index
     whose papers have no submitted day at all (sources without dates): the
     filter could match nothing, which "0 hits" alone does not say."""
@@ -332,7 +342,7 @@ def _undated_index(searcher, plan: Plan, clock: Clock) -> list[str]:
     ]
 
 
-def _mode(searcher, request: SearchRequest, matches, plan: Plan) -> str:
+def _mode(searcher: Searcher[M], request: SearchRequest, matches: M, plan: Plan) -> str:
     """The mode a search runs in: the one asked for, or by default hybrid when
     the index keeps vectors and the ``semantic`` extra is installed. Without
     query text there is nothing to rank by meaning: lexical.
@@ -358,17 +368,17 @@ def _mode(searcher, request: SearchRequest, matches, plan: Plan) -> str:
     return request.mode
 
 
-_encoder_threads = None
+_encoder_threads: ThreadPoolExecutor | None = None
 
 
-def _vectors_unused(searcher) -> bool:
+def _vectors_unused(searcher: Searcher[Any]) -> bool:
     """Whether the index keeps vectors that this installation cannot use."""
     from searchengine import semantic
 
     return not semantic.available() and searcher.has_vectors()
 
 
-def _encode_early(searcher, request: SearchRequest, plan: Plan):
+def _encode_early(searcher: Searcher[Any], request: SearchRequest, plan: Plan) -> Future[Any] | None:
     """The query's vector, being encoded in another thread while the words are
     matched (the model leaves Python's lock while it runs, so the two share
     the cores), when the search may rank by meaning; else ``None``."""
@@ -389,7 +399,14 @@ def _encode_early(searcher, request: SearchRequest, plan: Plan):
     return _encoder_threads.submit(query_vector, query_text(plan.parsed.text, plan.parsed.tree))
 
 
-def _by_meaning(searcher, plan: Plan, matches, mode: str, corrected: str | None, encoding=None):
+def _by_meaning(
+    searcher: Searcher[M],
+    plan: Plan,
+    matches: M,
+    mode: str,
+    corrected: str | None,
+    encoding: Future[Any] | None = None,
+) -> M:
     """Semantic or hybrid step: the query's vector (``encoding``'s, unless the
     query was corrected), and ``matches`` ranked by it
     (:meth:`searcher.semantic`; :mod:`searchengine.semantic.fusion`)."""
@@ -409,14 +426,14 @@ def _by_meaning(searcher, plan: Plan, matches, mode: str, corrected: str | None,
     return searcher.semantic(matches, vector, mode, open_query(tree))
 
 
-def _only_negative(parsed) -> bool:
+def _only_negative(parsed: ParsedQuery) -> bool:
     """Whether the parsed query only excludes words (``NOT transformer``)."""
     from searchengine import querylang
 
     return querylang.only_negative(parsed.tree)
 
 
-def _feedback(searcher, matches, plan: Plan, clock: Clock) -> None:
+def _feedback(searcher: Searcher[M], matches: M, plan: Plan, clock: Clock) -> None:
     """Feedback step: a long question ranked by relevance is re-ranked by the
     terms of its best hits, when half the budget is still left."""
     if plan.sort not in (None, "relevance") or not searcher.feedback_applies(matches):
@@ -427,7 +444,7 @@ def _feedback(searcher, matches, plan: Plan, clock: Clock) -> None:
         plan.notes.append(FEEDBACK_SKIPPED)
 
 
-def _suggestion(searcher, plan: Plan, matches, deadline: float):
+def _suggestion(searcher: Searcher[M], plan: Plan, matches: M, deadline: float) -> Correction | None:
     """Did-you-mean step (:mod:`searchengine.spelling`), in the context of the
     filters: a :class:`~searchengine.spelling.Correction` or ``None``."""
     from searchengine import spelling
@@ -438,6 +455,8 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float):
     if lexicon is None:  # an engine without a word list offers no corrections
         return None
     corrections = searcher.corrections(matches)
+    if corrections is None:  # nor without a count of a correction's hits
+        return None
     return spelling.correct(
         lexicon,
         plan.parsed.text,
@@ -448,7 +467,7 @@ def _suggestion(searcher, plan: Plan, matches, deadline: float):
     )
 
 
-def _correction(searcher, plan: Plan, matches, correction, clock: Clock):
+def _correction(searcher: Searcher[M], plan: Plan, matches: M, correction: Correction, clock: Clock) -> M | None:
     """Correction step: the matches of the corrected query, when they should
     be shown instead of the query as typed (``plan`` then holds the corrected
     query), or ``None``.
@@ -474,7 +493,7 @@ def _correction(searcher, plan: Plan, matches, correction, clock: Clock):
     return found
 
 
-def _unmatched(searcher, plan: Plan, matches, deadline: float) -> list[str]:
+def _unmatched(searcher: Searcher[M], plan: Plan, matches: M, deadline: float) -> list[str]:
     """The words of the query that no paper within the filters holds (said
     when the query is relaxed: ``SpMV`` matched no paper), at most
     :data:`MAX_UNMATCHED` words checked, and none once ``deadline`` (a
@@ -483,7 +502,7 @@ def _unmatched(searcher, plan: Plan, matches, deadline: float) -> list[str]:
     corrections = searcher.corrections(matches)
     if corrections is None:
         return []
-    unmatched = []
+    unmatched: list[str] = []
     for word in dict.fromkeys(plan.parsed.words[:MAX_UNMATCHED]):
         if time.monotonic() > deadline:
             break

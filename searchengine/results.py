@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from searchengine.records import link_fields
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from searchengine.records import Record
 
 #: Without a match in the abstract, a hit shows its start, cut at a word boundary.
 LEAD_CHARS = 240
@@ -19,7 +24,7 @@ LEAD_CHARS = 240
 SHOWN_AUTHORS = 10
 
 
-def shown_authors(authors, limit: int = SHOWN_AUTHORS) -> tuple[list[str], int]:
+def shown_authors(authors: Iterable[str], limit: int = SHOWN_AUTHORS) -> tuple[list[str], int]:
     """The first ``limit`` of ``authors`` and how many are left out:
     ``(["A", "B"], 2995)`` reads "A, B … and 2,995 more"."""
     authors = list(authors)
@@ -71,7 +76,14 @@ class Hit:
     links: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_record(cls, record, score: float, snippet: str = "", snippet_matches=(), title_matches=()) -> Hit:
+    def from_record(
+        cls,
+        record: Record,
+        score: float,
+        snippet: str = "",
+        snippet_matches: Iterable[tuple[int, int]] = (),
+        title_matches: Iterable[tuple[int, int]] = (),
+    ) -> Hit:
         """A hit for a :class:`~searchengine.records.Record` with its score and snippet."""
         return cls(
             id=record.id,
@@ -110,7 +122,7 @@ class Hit:
         }
 
 
-def date_fields(paper) -> dict[str, Any]:
+def date_fields(paper: Hit | Record) -> dict[str, Any]:
     """``{"submitted", "updated": "YYYY-MM-DD" or None, "versions": [{"version": 2,
     "date": "YYYY-MM-DD"}, ...]}`` of a hit or record, as JSON and exports give them."""
     return {

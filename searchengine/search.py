@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from searchengine import pipeline, settings
 from searchengine.errors import QueryError, RecordNotFoundError
@@ -31,6 +31,10 @@ from searchengine.location import Location
 from searchengine.records import Record, doi, link_fields
 from searchengine.request import SearchRequest
 from searchengine.results import Hit, SearchResults, date_fields
+
+if TYPE_CHECKING:
+    from searchengine.engines.base import Searcher
+    from searchengine.indexer import IndexSummary
 
 __all__ = ["DEFAULT_INDEX_DIR", "Hit", "SearchIndex", "SearchRequest", "SearchResults", "open_index"]
 
@@ -200,7 +204,7 @@ class SearchIndex:
         do not wait for them."""
         from searchengine.facets import FACET_NAMES
 
-        def warm(searcher) -> None:
+        def warm(searcher: Searcher[Any]) -> None:
             try:
                 self.search("index", facets=FACET_NAMES)
             except QueryError:
@@ -220,8 +224,9 @@ class SearchIndex:
             RecordNotFoundError: no document has that id.
         """
         found = self.engine.call(lambda searcher: searcher.document(record_id))
-        if found is None and doi(record_id):  # a paper named by its DOI
-            hits = self.search("doi:" + doi(record_id), limit=1).hits
+        named = doi(record_id)
+        if found is None and named:  # a paper named by its DOI
+            hits = self.search("doi:" + named, limit=1).hits
             found = self.engine.call(lambda searcher: searcher.document(hits[0].id)) if hits else None
         if found is None:
             raise RecordNotFoundError(f"no record with id {record_id!r}")
@@ -255,7 +260,7 @@ class SearchIndex:
             **link_fields(record),
         }
 
-    def documents(self, record_ids) -> tuple[list[dict[str, Any]], list[str]]:
+    def documents(self, record_ids: Iterable[str]) -> tuple[list[dict[str, Any]], list[str]]:
         """``(found, missing)`` for many ids and DOIs: the :meth:`document` of
         each, in the order given and each record once (an id and its DOI
         give it once), and the ids and DOIs no record has.
@@ -278,7 +283,7 @@ class SearchIndex:
         """Every record of the index (one generation, read whole), in index order."""
         return iter(self.engine.call(lambda searcher: list(searcher.records())))
 
-    def similar(self, record_id, *, limit: int = 10) -> SearchResults:
+    def similar(self, record_id: str | Iterable[str], *, limit: int = 10) -> SearchResults:
         """Documents about the same topic as ``record_id`` (one id, or a list of
         ids: papers like these), the records themselves excluded.
 
@@ -303,8 +308,8 @@ class SearchIndex:
             raise QueryError(f"{len(wanted)} ids given; papers like at most {MAX_SIMILAR_IDS} are found at once")
         started = time.perf_counter()
 
-        def run(searcher) -> SearchResults:
-            records = []
+        def run(searcher: Searcher[Any]) -> SearchResults:
+            records: list[Record] = []
             for one in wanted:
                 record = searcher.document(one)
                 if record is None:
@@ -334,7 +339,7 @@ class SearchIndex:
         """
         from searchengine.filters import build_filters
 
-        def run(searcher) -> dict[str, Any]:
+        def run(searcher: Searcher[Any]) -> dict[str, Any]:
             everything = build_filters((), (), (), False)
             matches = searcher.match(
                 searcher.parse("", allow_empty=True), everything, time.monotonic() + self.time_budget, []
@@ -358,7 +363,12 @@ class SearchIndex:
         self.engine.close()
 
 
-def open_index(path: str | os.PathLike | None = None, *, build_from=None, on_build=None) -> SearchIndex:
+def open_index(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    build_from: Iterable[str | os.PathLike[str]] | None = None,
+    on_build: Callable[[IndexSummary | None], None] | None = None,
+) -> SearchIndex:
     """Open the index at ``path`` (default: ``$SEARCHENGINE_INDEX`` or ``index/``).
 
     Args:

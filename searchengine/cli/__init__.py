@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -23,20 +24,24 @@ from searchengine import settings
 from searchengine.cli.common import EXIT_REBUILD, report_problems
 
 
+class _RebuildError(click.ClickException):
+    """A failure whose cure is rebuilding the index: exit status :data:`EXIT_REBUILD`."""
+
+    exit_code = EXIT_REBUILD
+
+
 class Group(click.Group):
     """Turns the package's errors into one-line messages with exit status 1
     (:data:`EXIT_REBUILD` for an index to rebuild)."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         from searchengine.errors import IndexDamagedError, SearchEngineError
 
         try:
             return super().invoke(ctx)
         except SearchEngineError as exc:
             report_problems(getattr(exc, "problems", []))
-            error = click.ClickException(str(exc))
-            if isinstance(exc, IndexDamagedError):
-                error.exit_code = EXIT_REBUILD
+            error = _RebuildError(str(exc)) if isinstance(exc, IndexDamagedError) else click.ClickException(str(exc))
             raise error from None
         except BrokenPipeError:
             # The reader went away (`| head`): stop quietly with 128 + SIGPIPE,

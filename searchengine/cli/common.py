@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import click
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from searchengine.indexer import IndexSummary
+    from searchengine.search import SearchIndex
 
 DEFAULT_CORPUS = "corpus"
 
@@ -48,7 +56,7 @@ def counted(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
-def print_json(data) -> None:
+def print_json(data: object) -> None:
     """``data`` as indented JSON: UTF-8 text where the output holds it, else
     ``\\u`` escapes, so that no character of the data becomes ``?``."""
     text = json.dumps(data, ensure_ascii=False, indent=2)
@@ -59,7 +67,7 @@ def print_json(data) -> None:
     click.echo(text)
 
 
-def report_without_abstract(summary) -> None:
+def report_without_abstract(summary: IndexSummary) -> None:
     if summary.without_abstract:
         count = summary.without_abstract
         click.echo(
@@ -69,7 +77,7 @@ def report_without_abstract(summary) -> None:
         )
 
 
-def report_problems(problems, limit: int = 10) -> None:
+def report_problems(problems: Sequence[object], limit: int = 10) -> None:
     for problem in problems[:limit]:
         click.echo(f"{problem}", err=True)
     if len(problems) > limit:
@@ -85,7 +93,7 @@ wait_option = click.option(
 )
 
 
-def open_existing(index_dir: Path):
+def open_existing(index_dir: Path) -> SearchIndex:
     """Open the index; a missing one is named as it was given, with the command that builds it.
 
     Raises:
@@ -121,7 +129,7 @@ def _option_typed(names: tuple[str, ...], default: str) -> str:
     return typed[-1] if typed else default
 
 
-def open_or_build(index_dir: Path):
+def open_or_build(index_dir: Path) -> SearchIndex:
     """Open the index; on first use of the default index, build it from the bundled corpus.
 
     An index directory named by ``--index-dir`` or ``SEARCHENGINE_INDEX`` is
@@ -141,7 +149,7 @@ def open_or_build(index_dir: Path):
             "'searchengine index PATHS' (files or folders of papers), or name one with --index-dir LOCATION"
         )
 
-    def report(summary) -> None:
+    def report(summary: IndexSummary | None) -> None:
         if summary is None:
             click.echo(f"No index in {index_dir}/; building it from {DEFAULT_CORPUS}/ ...", err=True)
         else:
@@ -162,7 +170,9 @@ def write_output(text: str) -> None:
     import errno
 
     sys.stdout.flush()
-    stream = click.get_binary_stream("stdout")
+    # click 8.4 serves get_binary_stream through a module __getattr__ (deprecated), typed ``object``.
+    get_binary_stream = cast("Callable[[str], BinaryIO]", click.get_binary_stream)
+    stream = get_binary_stream("stdout")
     view = memoryview(text.encode("utf-8"))
     while view:
         written = stream.write(view)

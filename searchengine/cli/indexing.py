@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +22,9 @@ from searchengine.cli.common import (
     wait_option,
 )
 from searchengine.cli.progress import EncodeProgress, progress_bar
+
+if TYPE_CHECKING:
+    from searchengine.indexer import IndexSummary
 
 FORMAT_NAMES = "arxiv-oai, arxiv-listing, arxiv-atom, csv, authorpage, jsonl"
 
@@ -152,7 +156,7 @@ def index(
     _fail_when_cut_off(summary, quiet=False)
 
 
-def _fail_when_cut_off(summary, quiet: bool) -> None:
+def _fail_when_cut_off(summary: IndexSummary, quiet: bool) -> None:
     """Exit with status 1 when an input file ended early (a truncated ``.gz``):
     the index holds what was read before the cut, not the whole input."""
     if not summary.cut_off:

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 import click
+
+if TYPE_CHECKING:
+    import os
+    import threading
+    from collections.abc import Iterable
+
+    from tqdm import tqdm
 
 
 class IndexProgress:
@@ -18,7 +26,7 @@ class IndexProgress:
     # Records between two looks at the read position (a look is a tell()).
     EVERY = 64
 
-    def __init__(self, total_bytes: int | None, stream) -> None:
+    def __init__(self, total_bytes: int | None, stream: TextIO) -> None:
         from tqdm import tqdm
 
         from searchengine.readers import POSITION
@@ -27,6 +35,8 @@ class IndexProgress:
         self.records = 0
         self.start = POSITION.total()  # what this process read before (a library user's earlier runs)
         self.sized = bool(total_bytes)
+        self.total = total_bytes or 0  # the bar's total, when sized
+        self.bar: tqdm[NoReturn]
         if self.sized:
             self.bar = tqdm(
                 total=total_bytes,
@@ -42,7 +52,7 @@ class IndexProgress:
             )
         else:
             self.bar = tqdm(unit=" records", unit_scale=True, file=stream, mininterval=0.5, desc="Reading", leave=False)
-        self._stop = None
+        self._stop: threading.Event | None = None
 
     def __call__(self, records: int) -> None:
         """The indexer's progress callback: ``records`` more read, or 0 when the commit begins."""
@@ -54,7 +64,7 @@ class IndexProgress:
                 from searchengine.readers import POSITION
 
                 self.bar.set_postfix_str(f"{self.records:,} records", refresh=False)
-                self.bar.update(min(POSITION.total() - self.start, self.bar.total) - self.bar.n)
+                self.bar.update(min(POSITION.total() - self.start, self.total) - self.bar.n)
             return
         self._commit()
 
@@ -66,11 +76,11 @@ class IndexProgress:
         self.bar.set_description_str("Committing", refresh=False)
         self.bar.set_postfix_str(f"{self.records:,} records read; merging and writing the index", refresh=True)
         self._stop = threading.Event()
-        ticker = threading.Thread(target=self._tick, name="searchengine-progress", daemon=True)
+        ticker = threading.Thread(target=self._tick, args=(self._stop,), name="searchengine-progress", daemon=True)
         ticker.start()
 
-    def _tick(self) -> None:
-        while not self._stop.wait(0.5):
+    def _tick(self, stop: threading.Event) -> None:
+        while not stop.wait(0.5):
             self.bar.refresh()
 
     def close(self) -> None:
@@ -87,9 +97,9 @@ class EncodeProgress:
 
     EVERY_SECONDS = 30.0
 
-    def __init__(self, stream, bar: IndexProgress | None) -> None:
+    def __init__(self, stream: TextIO, bar: IndexProgress | None) -> None:
         self.stream, self.reading = stream, bar
-        self.bar = None
+        self.bar: tqdm[NoReturn] | None = None
         self.started = self.said = 0.0
 
     def __call__(self, done: int, total: int) -> None:
@@ -129,7 +139,7 @@ class EncodeProgress:
             self.bar.close()
 
 
-def progress_bar(quiet: bool, paths) -> IndexProgress | None:
+def progress_bar(quiet: bool, paths: Iterable[str | os.PathLike[str]]) -> IndexProgress | None:
     """The progress bar on stderr when it is a terminal, else nothing."""
     if quiet or not sys.stderr.isatty():
         return None

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from searchengine.cli.common import counted, print_json, write_output
 from searchengine.export import FORMATS
 from searchengine.results import shown_authors
+
+if TYPE_CHECKING:
+    from searchengine.results import SearchResults
 
 # What search and similar print: a table, JSON, or an export format.
 EXPORT_FORMATS = tuple(FORMATS)
@@ -15,7 +21,7 @@ OUTPUT_FORMATS = ("table", "json", *EXPORT_FORMATS)
 SEARCH_FORMATS = (*OUTPUT_FORMATS, "atom")
 
 
-def _marked(text: str, matches) -> str:
+def _marked(text: str, matches: Iterable[tuple[int, int]]) -> str:
     """``text`` with the matched spans in bold (plain when not on a terminal)."""
     parts, position = [], 0
     for start, end in matches:
@@ -26,7 +32,7 @@ def _marked(text: str, matches) -> str:
     return "".join(parts)
 
 
-def _render_hits(results, first_rank: int, scored: bool = True) -> None:
+def _render_hits(results: SearchResults, first_rank: int, scored: bool = True) -> None:
     for rank, hit in enumerate(results.hits, start=first_rank):
         year = hit.submitted.isoformat() if hit.submitted else hit.year if hit.year is not None else "----"
         category = hit.categories[0] if hit.categories else "-"
@@ -50,7 +56,7 @@ def _render_hits(results, first_rank: int, scored: bool = True) -> None:
         click.echo(f"\nPage {number} of {pages}{reach}")
 
 
-def _render_facets(results) -> None:
+def _render_facets(results: SearchResults) -> None:
     for name, values in results.facets.items():
         click.echo(f"\n{name.capitalize()}:")
         for entry in values:
@@ -63,7 +69,7 @@ def _render_facets(results) -> None:
     _render_histogram(results.date_histogram)
 
 
-def _render_histogram(histogram) -> None:
+def _render_histogram(histogram: dict[str, Any] | None) -> None:
     """The date histogram as rows of bin, count and a bar (``--facets date``)."""
     if histogram is None:
         return
@@ -77,7 +83,7 @@ def _render_histogram(histogram) -> None:
         click.echo(f"  {'no date':<10} {histogram['undated']:>6}")
 
 
-def emit(results, output_format: str, heading: str, scored: bool = True) -> None:
+def emit(results: SearchResults, output_format: str, heading: str, scored: bool = True) -> None:
     """Print results as a table (with ``heading`` and facets), JSON, or an export format."""
     first_rank = (results.page["number"] - 1) * results.page["size"] + 1
     if output_format == "json":
@@ -122,14 +128,14 @@ def _dates_line(record: dict) -> str:
     from searchengine.dates import from_iso, shown
 
     parts = []
-    if record.get("submitted"):
-        parts.append(f"Submitted {shown(from_iso(record['submitted']))}")
-    if record.get("updated"):
-        parts.append(f"last updated {shown(from_iso(record['updated']))}")
-    if record.get("versions"):
-        parts.append(
-            "versions " + ", ".join(f"v{v['version']} {shown(from_iso(v['date']))}" for v in record["versions"])
-        )
+    submitted, updated = from_iso(record.get("submitted")), from_iso(record.get("updated"))
+    if submitted:
+        parts.append(f"Submitted {shown(submitted)}")
+    if updated:
+        parts.append(f"last updated {shown(updated)}")
+    versions = [(v["version"], from_iso(v["date"])) for v in record.get("versions") or ()]
+    if versions:
+        parts.append("versions " + ", ".join(f"v{number} {shown(day)}" for number, day in versions if day))
     text = "; ".join(parts)
     return text[:1].upper() + text[1:]
 

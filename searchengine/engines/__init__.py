@@ -23,6 +23,7 @@ same tests (``tests/contract/``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from searchengine.engines.base import Corrections, Engine, IndexCheck, Lexicon, Matches, PartCheck, Searcher, Writer
@@ -107,7 +108,7 @@ def open_writer(
     jobs: int | None = None,
     memory_mb: int = 512,
     vectors: bool | None = None,
-    on_encode=None,
+    on_encode: Callable[[int, int], None] | None = None,
 ) -> Writer:
     """A :class:`Writer` for the index at ``location`` (not entered yet).
 

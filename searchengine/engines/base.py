@@ -88,8 +88,15 @@ class Corrections(Protocol):
         """The share (0..1) of at most ``sample`` of ``text``'s hits that hold ``phrase`` as a phrase."""
 
 
-class Searcher(Protocol):
-    """One consistent view of an index (a generation, a point in time), for one call."""
+M = TypeVar("M", bound=Matches)
+
+
+class Searcher(Protocol[M]):
+    """One consistent view of an index (a generation, a point in time), for one call.
+
+    ``M`` is the engine's own :class:`Matches` class: what :meth:`match` returns
+    is what the other methods take back (an engine reads its own object only).
+    """
 
     def doc_count(self) -> int:
         """Number of documents."""
@@ -99,31 +106,31 @@ class Searcher(Protocol):
         text: str,
         *,
         allow_empty: bool = False,
-        frequencies: Callable[[Sequence[str]], Mapping[str, int]] | None = None,
+        frequencies: Callable[[list[str]], dict[str, int]] | None = None,
     ) -> ParsedQuery:
         """The query text (filters taken out) parsed; raises QueryError.
         ``frequencies`` choose a long question's words (:func:`searchengine.querylang.parse`)."""
 
-    def match(self, parsed: ParsedQuery, filters: Filters, deadline: float, notes: list[str]) -> Matches:
+    def match(self, parsed: ParsedQuery, filters: Filters, deadline: float, notes: list[str]) -> M:
         """Every document matching ``parsed`` and ``filters`` (:class:`searchengine.filters.Filters`);
         ``deadline`` is a ``time.monotonic()`` value; notes about the match are appended to ``notes``."""
 
-    def relax(self, parsed: ParsedQuery, matches: Matches) -> Matches | None:
+    def relax(self, parsed: ParsedQuery, matches: M) -> M | None:
         """The OR form of the query within the same filters, when it matches something."""
 
-    def describe(self, matches: Matches) -> str:
+    def describe(self, matches: M) -> str:
         """The query as understood, in the engine's notation (``parsed`` of results)."""
 
-    def feedback_applies(self, matches: Matches) -> bool:
+    def feedback_applies(self, matches: M) -> bool:
         """Whether pseudo-relevance feedback re-ranks these matches."""
 
-    def rerank(self, matches: Matches) -> None:
+    def rerank(self, matches: M) -> None:
         """Re-rank ``matches`` by feedback from its best hits, in place."""
 
     def has_vectors(self) -> bool:
         """Whether the index keeps record vectors (semantic and hybrid modes can run)."""
 
-    def semantic(self, matches: Matches, vector: Any, mode: str, open_query: bool) -> Matches:
+    def semantic(self, matches: M, vector: Any, mode: str, open_query: bool) -> M:
         """``matches`` ranked by meaning: ``mode`` ``"semantic"`` (cosine similarity
         to ``vector``, a unit float32 array ``(384,)``) or ``"hybrid"`` (fused with
         the keyword scores: :func:`searchengine.semantic.fusion.fuse`). With
@@ -134,7 +141,7 @@ class Searcher(Protocol):
         """The document one :meth:`window` item stands for (equal for the same
         document in two windows of one generation)."""
 
-    def window(self, matches: Matches, sort: str, start: int, limit: int, deadline: float) -> tuple[list[Any], bool]:
+    def window(self, matches: M, sort: str, start: int, limit: int, deadline: float) -> tuple[list[Any], bool]:
         """Hits ``start .. start+limit`` in ``sort`` order (engine handles with
         scores) and whether the deadline cut the ranking short. Relevance ties
         go by year (newest first, unknown last), then id (descending); ``newest``
@@ -143,17 +150,17 @@ class Searcher(Protocol):
     def hits(self, query: Any, window: list[Any], with_snippets: bool = True) -> list[Hit]:
         """:class:`~searchengine.results.Hit` s of a window, with snippets of ``query``."""
 
-    def facets(self, matches: Matches, filters: Filters, names: Sequence[str], size: int) -> dict[str, FacetCounts]:
+    def facets(self, matches: M, filters: Filters, names: Sequence[str], size: int) -> dict[str, FacetCounts]:
         """``{name: FacetCounts}``, each facet counted with every filter but its own."""
 
-    def date_histogram(self, matches: Matches) -> DateHistogram:
+    def date_histogram(self, matches: M) -> DateHistogram:
         """The :class:`~searchengine.dates.DateHistogram` of the matches' submitted days."""
 
     def lexicon(self) -> Lexicon | None:
         """The indexed words did-you-mean chooses from (see :func:`searchengine.spelling.suggest`),
         ``None`` when the engine offers none."""
 
-    def corrections(self, matches: Matches) -> Corrections | None:
+    def corrections(self, matches: M) -> Corrections | None:
         """Hits of candidate corrections within the filters of ``matches``."""
 
     def document(self, record_id: str) -> Record | None:
@@ -221,7 +228,7 @@ class Engine(Protocol):
     def location(self) -> str:
         """Where the index is, as given (never with credentials)."""
 
-    def call(self, work: Callable[[Searcher], T]) -> T:
+    def call(self, work: Callable[[Searcher[Any]], T]) -> T:
         """Run ``work`` on one :class:`Searcher`; a call made inside ``work``
         reuses it. Raises IndexNotFoundError / IndexDamagedError."""
 

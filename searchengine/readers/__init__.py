@@ -13,12 +13,16 @@ import os
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from searchengine import dates
 from searchengine.errors import InputError
 from searchengine.readers import arxivatom, arxivlisting, arxivoai, authorpage, csvfile, jsonlines
 from searchengine.records import Problem, Record, has_name, split_authors
 from searchengine.tex import detex_record
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 # Sniffing tries the formats in this order: the specific JSON-lines layouts
 # before plain JSON lines, which accepts any object.
@@ -54,7 +58,7 @@ class _GzipRaw(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         while not self.pending:
             if self.done:
                 return 0
@@ -78,8 +82,9 @@ class _GzipRaw(io.RawIOBase):
             self.input = self.decompressor.unconsumed_tail
             if self.decompressor.eof:  # another member may follow
                 self.input, self.between_members = self.decompressor.unused_data, True
-        size = min(len(buffer), len(self.pending))
-        buffer[:size] = self.pending[:size]
+        view = memoryview(buffer)
+        size = min(len(view), len(self.pending))
+        view[:size] = self.pending[:size]
         self.pending = self.pending[size:]
         return size
 
@@ -92,7 +97,7 @@ class _GzipRaw(io.RawIOBase):
         super().close()
 
 
-def _open_binary(path: Path):
+def _open_binary(path: Path) -> io.BufferedReader:
     with open(path, "rb") as probe:
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
@@ -164,13 +169,13 @@ def input_size(paths: Iterable[str | os.PathLike], skip_folder: Callable[[Path],
         return None
 
 
-def _lines(path: Path, stream, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+def _lines(path: Path, stream: io.BufferedReader, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     """The lines of an open file, for :func:`numbered_lines`; keeps :data:`POSITION` current."""
     gz = getattr(stream, "raw", None)
     where = gz.compressed_position if isinstance(gz, _GzipRaw) else stream.tell
     if stream.peek(2)[:2] in _UTF16_BOMS:
-        text = io.TextIOWrapper(stream, encoding="utf-16", errors="replace", newline="\n")
-        for number, line in enumerate(text, start=1):
+        decoded = io.TextIOWrapper(stream, encoding="utf-16", errors="replace", newline="\n")
+        for number, line in enumerate(decoded, start=1):
             yield number, line.lstrip("\ufeff").rstrip("\r\n") if number == 1 else line.rstrip("\r\n")
         POSITION.current = path.stat().st_size
         return

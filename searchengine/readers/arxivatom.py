@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import cast
 from xml.etree import ElementTree
 
 from searchengine.readers import arxivmeta
@@ -100,7 +101,7 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     formed ends the file at that point (records before it are kept); a file
     that ends inside an entry reports that entry.
     """
-    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    parser: ElementTree.XMLPullParser[ElementTree.Element] = ElementTree.XMLPullParser(events=("start", "end"))
     start = 0
     inside = False  # an <entry> is open
     number = 0
@@ -108,7 +109,8 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     for number, line in lines:
         try:
             parser.feed(line + "\n")
-            events = list(parser.read_events())
+            # Start and end events only: (event, element) pairs, which typeshed cannot tell.
+            events = cast("list[tuple[str, ElementTree.Element]]", list(parser.read_events()))
         except ElementTree.ParseError as exc:
             problems.append(Problem(str(path), number, f"XML is not well formed ({exc}); rest of file skipped"))
             return
@@ -131,6 +133,8 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
                 yield record
             # Drop finished entries so a long feed is not kept in memory.
             try:
+                if feed is None:  # never: the root's start event comes before any end event
+                    raise ValueError("no root element")
                 feed.remove(element)
             except ValueError:  # an entry not directly under <feed>
                 element.clear()

@@ -82,13 +82,14 @@ def listing_dates(path: Path, problems: list[Problem]) -> dict[str, tuple[date, 
     return found
 
 
-def parse_object(obj: object) -> Record:
+def parse_object(value: object) -> Record:
     """Turn one decoded listing object into a Record (``source`` left empty).
 
     Raises:
-        ValueError: no id, no title, or a field of the wrong type; the message
-            names the field.
+        ValueError: not an object, no id, no title, or a field of the wrong
+            type; the message names the field.
     """
+    obj = jsonlines.json_object(value)
     arxiv_id, version, title = id_and_title(obj)
     return Record(
         id=arxiv_id,

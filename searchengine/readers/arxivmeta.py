@@ -13,6 +13,7 @@ document, so the suffix is split off the id and kept as the record's version.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _VERSIONED = re.compile(r"^(?P<id>.+?)v(?P<version>\d+)$")
 _NEW_STYLE = re.compile(r"^(?P<yy>\d{2})(?P<mm>\d{2})\.\d{4,5}$")
@@ -57,7 +58,7 @@ def year_from_id(arxiv_id: str) -> int | None:
     return 1900 + yy if yy >= 91 else 2000 + yy
 
 
-def arxiv_categories(values) -> list[str]:
+def arxiv_categories(values: Iterable[str]) -> list[str]:
     """Keep the arXiv subject categories of ``values`` in order, each once.
 
     Class codes that some listings mix in (ACM ``I.2.7``, MSC ``68T07``,

@@ -32,6 +32,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from searchengine.readers import arxivmeta, jsonlines
 from searchengine.records import Problem, Record, clean_text, source_doi, split_authors
@@ -59,14 +60,12 @@ _Invalid = jsonlines.InvalidRecord
 _text = jsonlines.string_field
 
 
-def id_and_title(obj: object) -> tuple[str, int | None, str]:
+def id_and_title(obj: dict[str, Any]) -> tuple[str, int | None, str]:
     """``(arxiv id without version, version or None, title)`` of a decoded arXiv object.
 
     Raises:
-        InvalidRecord: not an object, or no id or title.
+        InvalidRecord: no id or title.
     """
-    if not isinstance(obj, dict):
-        raise _Invalid(f"expected a JSON object, found {type(obj).__name__}")
     raw_id = obj.get("id")
     if not isinstance(raw_id, str) or not raw_id.strip():
         raise _Invalid("record has no id")
@@ -116,13 +115,14 @@ def _versions(obj: dict, notes: list[str]) -> tuple[int | None, list[tuple[int, 
     return (max(numbers) if numbers else None), sorted(days)
 
 
-def parse_object(obj: object) -> Record:
+def parse_object(value: object) -> Record:
     """Turn one decoded OAI JSON object into a Record (``source`` left empty).
 
     Raises:
-        ValueError: no id, no title, or a field of the wrong type; the message
-            names the field.
+        ValueError: not an object, no id, no title, or a field of the wrong
+            type; the message names the field.
     """
+    obj = jsonlines.json_object(value)
     arxiv_id, id_version, title = id_and_title(obj)
     categories = obj.get("categories")
     if categories is not None and not isinstance(categories, str):

@@ -73,7 +73,7 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     """Yield one Record per good row; report bad rows as ``file:line: reason``."""
     start = {"line": 0, "open": True}  # first line of the row being read
 
-    def texts():
+    def texts() -> Iterator[str]:
         for number, line in lines:
             if start["open"]:
                 start["line"], start["open"] = number, False

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from searchengine.dates import parse_day
 from searchengine.readers.arxivmeta import split_version, year_from_id
@@ -104,15 +105,25 @@ def _year(obj: dict) -> int | None:
     raise InvalidRecord(f"field 'year' must be a four-digit year, not {value!r}")
 
 
-def parse_object(obj: object) -> Record:
+def json_object(value: object) -> dict[str, Any]:
+    """``value`` (one decoded JSON value) as the object it must be.
+
+    Raises:
+        InvalidRecord: ``value`` is not a JSON object.
+    """
+    if not isinstance(value, dict):
+        raise InvalidRecord(f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def parse_object(value: object) -> Record:
     """Turn one decoded JSON value into a Record (``source`` left empty).
 
     Raises:
         ValueError: the value is not an object, has no title, or a field has
             the wrong type; the message names the field.
     """
-    if not isinstance(obj, dict):
-        raise InvalidRecord(f"expected a JSON object, found {type(obj).__name__}")
+    obj = json_object(value)
     title = string_field(obj, "title")
     if not title:
         raise InvalidRecord("record has no title")

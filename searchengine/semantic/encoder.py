@@ -14,10 +14,18 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from searchengine.errors import SearchEngineError
 from searchengine.semantic import DIMENSIONS, INSTALL_HINT, MAX_TOKENS, MODEL_SHA256, TOKENIZER_SHA256
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
+
+    import numpy as np
+    from numpy.typing import NDArray
 
 TOKENIZER_FILE = Path(__file__).with_name("tokenizer.json.gz")
 # Texts per model run: larger batches pad more, smaller ones pay more per call.
@@ -27,7 +35,7 @@ QUERY_VECTORS_KEPT = 256
 
 _lock = threading.Lock()
 _encoders: dict[int, Encoder] = {}
-_query_vectors: OrderedDict[str, object] = OrderedDict()
+_query_vectors: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
 
 
 class SemanticUnavailableError(SearchEngineError):
@@ -125,7 +133,7 @@ class Encoder:
         self.threads = threads
         self._lock = threading.Lock()  # one run at a time: the session's threads are the budget
 
-    def encode(self, texts: list[str]):
+    def encode(self, texts: list[str]) -> NDArray[np.float32]:
         """Unit vectors of ``texts``: a float32 array of shape ``(len(texts), 384)``.
 
         An empty text gets the vector of the empty input (``[CLS] [SEP]``).
@@ -139,11 +147,11 @@ class Encoder:
             out[chosen] = self._batch([texts[i] for i in chosen])
         return out
 
-    def encode_query(self, text: str):
+    def encode_query(self, text: str) -> NDArray[np.float32]:
         """The unit vector of one query text: float32, shape ``(384,)``."""
         return self._batch([text])[0]
 
-    def _batch(self, texts: list[str]):
+    def _batch(self, texts: list[str]) -> NDArray[np.float32]:
         import numpy as np
 
         encoded = self.tokenizer.encode_batch(texts)
@@ -187,12 +195,12 @@ class EncodingPool:
     def __init__(self, cores: int, processes: bool = True) -> None:
         self.cores = max(1, cores)
         self.processes = processes and self.cores > 1
-        self._pool = None
+        self._pool: Pool | None = None
 
     def __enter__(self) -> EncodingPool:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -207,7 +215,7 @@ class EncodingPool:
         if self.processes:
             self._processes()
 
-    def _processes(self):
+    def _processes(self) -> Pool:
         if self._pool is None:
             import multiprocessing
 
@@ -219,7 +227,7 @@ class EncodingPool:
             )
         return self._pool
 
-    def encode(self, texts: list[str]):
+    def encode(self, texts: list[str]) -> NDArray[np.float32]:
         """Unit vectors of ``texts``: float32 ``(len(texts), 384)``, as :meth:`Encoder.encode`."""
         import numpy as np
 
@@ -229,7 +237,7 @@ class EncodingPool:
         parts = [texts[start : start + size] for start in range(0, len(texts), size)]
         return np.concatenate(self._processes().map(_encode_part, parts))
 
-    def imap(self, batches):
+    def imap(self, batches: Iterable[list[str]]) -> Iterator[NDArray[np.float32]]:
         """The unit vectors of each batch of texts in ``batches`` (an iterable
         of lists), in order, each batch encoded whole by one process."""
         if not self.processes:
@@ -238,12 +246,12 @@ class EncodingPool:
         return self._processes().imap(_encode_part, batches)
 
 
-def _encode_part(texts: list[str]):
+def _encode_part(texts: list[str]) -> NDArray[np.float32]:
     """``encoder(1).encode(texts)`` in an encoding process."""
     return encoder(1).encode(texts)
 
 
-def query_vector(text: str):
+def query_vector(text: str) -> NDArray[np.float32]:
     """The unit vector of a query text (read-only float32 ``(384,)``), the last
     :data:`QUERY_VECTORS_KEPT` kept: paging through a search encodes it once.
 

@@ -26,13 +26,19 @@ fuzzy word, an excluded word, ``OR``) keeps exactly its keyword matches:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from searchengine.querylang import tree as t
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
 
 # Nodes a query of plain words is made of (the parser's forms of "a b c").
 _PLAIN = (t.Word, t.Joined, t.And, t.MinMatch, t.Alternatives, t.Proximity)
 
 
-def open_query(node) -> bool:
+def open_query(node: t.Node | None) -> bool:
     """Whether the query tree ``node`` is plain words, so that papers near it in
     meaning may be added to its keyword matches (``None``: no query text: false)."""
     if node is None or not isinstance(node, _PLAIN):
@@ -44,7 +50,7 @@ def open_query(node) -> bool:
     return all(open_query(child) for child in node.children)
 
 
-def fuse(lexical, similarities, weight: float):
+def fuse(lexical: ArrayLike, similarities: ArrayLike, weight: float) -> NDArray[np.float64]:
     """Fused scores (float64 array) of candidates whose keyword scores are
     ``lexical`` (float array, 0 for a paper that is no keyword match) and
     whose cosine similarities to the query are ``similarities`` (same length),
@@ -60,7 +66,7 @@ def fuse(lexical, similarities, weight: float):
     return weight * keyword + (1.0 - weight) * meaning
 
 
-def query_text(text: str, node) -> str:
+def query_text(text: str, node: t.Node | None) -> str:
     """What a query is encoded from: its text as written when it is plain words
     (a question keeps its wording), else the words, phrases and fields' words
     it asks for, in order, without operators and excluded words."""
@@ -68,7 +74,7 @@ def query_text(text: str, node) -> str:
         return text
     parts: list[str] = []
 
-    def walk(item) -> None:
+    def walk(item: t.Node) -> None:
         if isinstance(item, t.Not):
             return
         if isinstance(item, t.AndNot):
@@ -84,5 +90,6 @@ def query_text(text: str, node) -> str:
         for child in getattr(item, "children", ()):
             walk(child)
 
-    walk(node)
+    if node is not None:
+        walk(node)
     return " ".join(parts) or text

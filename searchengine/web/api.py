@@ -51,13 +51,13 @@ def api_parameters_are_known() -> None:
 
 
 @blueprint.get("/api/search")
-def api_search():
+def api_search() -> Response:
     params = SearchParams.from_args(request.args)
     return jsonify(current_index().run(params.request()).to_dict())
 
 
 @blueprint.get("/api/export")
-def api_export():
+def api_export() -> Response:
     from searchengine.export import FORMATS, render, rows
 
     # An export has no page: page and limit, if given, are ignored.
@@ -75,20 +75,20 @@ def api_export():
 
 
 @blueprint.get("/api/records/<record_id:record_id>/similar")
-def api_similar(record_id: str):
+def api_similar(record_id: str) -> Response:
     limit = read_limit(request.args)
     return jsonify(current_index().similar(record_id, limit=limit).to_dict())
 
 
 @blueprint.get("/api/similar")
-def api_similar_to_several():
+def api_similar_to_several() -> Response:
     wanted = read_ids(request.args, "record ids")
     limit = read_limit(request.args)
     return jsonify(current_index().similar(wanted, limit=limit).to_dict())
 
 
 @blueprint.get("/api/records")
-def api_records():
+def api_records() -> Response:
     wanted = read_ids(request.args, "ids or DOIs")
     if len(wanted) > MAX_API_LOOKUP:
         raise QueryError(f"{len(wanted)} ids given; at most {MAX_API_LOOKUP} are looked up in one request")
@@ -99,7 +99,7 @@ def api_records():
 
 
 @blueprint.get("/api/records/<record_id:record_id>")
-def api_record(record_id: str):
+def api_record(record_id: str) -> Response:
     record = current_index().document(record_id)
     # "source" is a file path on the server: not for the web.
     record.pop("source", None)
@@ -107,7 +107,7 @@ def api_record(record_id: str):
 
 
 @blueprint.get("/api/openapi.json")
-def api_openapi():
+def api_openapi() -> Response:
     from searchengine.web.openapi import openapi_document
 
     return jsonify(openapi_document())

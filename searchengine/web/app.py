@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import cast
 
 from flask import Flask, Response, current_app, jsonify, make_response, render_template, request
+from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
 from searchengine import settings
@@ -96,8 +98,9 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     """
     app = Flask(__name__)
     app.config.update(JSON_SORT_KEYS=False, MAX_CONTENT_LENGTH=16 * 1024, PROPAGATE_EXCEPTIONS=False)
-    app.json.sort_keys = False
-    app.json.ensure_ascii = False
+    provider = cast(DefaultJSONProvider, app.json)  # Flask's default: the app sets no other
+    provider.sort_keys = False
+    provider.ensure_ascii = False
     app.extensions[INDEX_KEY] = index or open_index(index_dir or settings.index_location() or DEFAULT_INDEX_DIR)
     app.extensions[_UNAVAILABLE_KEY] = {}
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
@@ -191,7 +194,8 @@ def _engine_error(exc: SearchEngineError) -> Response:
 
 def _http_error(exc: HTTPException) -> Response:
     messages = {404: "no such page", 405: "method not allowed (only GET is served)"}
-    response = _error_response(exc.code or 400, messages.get(exc.code, exc.name.lower()))
+    code = exc.code or 400
+    response = _error_response(code, messages.get(code, exc.name.lower()))
     if exc.code == 405:
         response.headers["Allow"] = "GET, HEAD"
     return response

@@ -21,7 +21,7 @@ _HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-
 
 
 @blueprint.get("/feed.atom")
-def search_feed():
+def search_feed() -> Response:
     from searchengine.feeds import FEED_SIZE, MEDIA_TYPE, search_feed
 
     if not _HOST.fullmatch(request.host):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from datetime import date
+from typing import Any
 from urllib.parse import quote
 
 from flask import current_app, request
@@ -27,7 +30,7 @@ def is_api() -> bool:
     return request.path == "/api" or request.path.startswith("/api/")
 
 
-def marked(text: str, matches) -> Markup:
+def marked(text: str, matches: Iterable[Sequence[Any]] | None) -> Markup:
     """``text`` escaped, with the ``[start, end)`` spans in ``matches`` wrapped in ``<mark>``.
 
     The only live markup in a page's record text comes from here: every
@@ -92,7 +95,7 @@ def safe_link(url: str) -> str | None:
     return url if url.lower().startswith(("https://", "http://")) else None
 
 
-def shown_day(value) -> str:
+def shown_day(value: date | str | None) -> str:
     """A day (:class:`datetime.date` or ISO text) as arXiv writes it, ``14 Mar 2025``; ``""`` for none."""
     from searchengine import dates
 

@@ -38,8 +38,15 @@ def _param(name: str, description: str, schema: dict, *, repeat: bool = False) -
 
 
 def _query_parameter(declared: Parameter) -> dict[str, Any]:
-    """A search parameter as its :class:`~searchengine.parameters.WebForm` declares it."""
-    return _param(declared.web.name, declared.web.description, declared.web.openapi_schema(), repeat=declared.multiple)
+    """A search parameter as its :class:`~searchengine.parameters.WebForm` declares it.
+
+    Raises:
+        ValueError: the parameter has no query-string form.
+    """
+    web = declared.web
+    if web is None:
+        raise ValueError(f"parameter {declared.name!r} is not in the query string")
+    return _param(web.name, web.description, web.openapi_schema(), repeat=declared.multiple)
 
 
 def _error(description: str) -> dict[str, Any]:

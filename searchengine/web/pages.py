@@ -11,6 +11,8 @@ Routes (blueprint ``pages``)::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 
 from searchengine.errors import QueryError
@@ -20,6 +22,11 @@ from searchengine.records import arxiv_id
 from searchengine.web.helpers import current_index, safe_link
 from searchengine.web.params import SearchParams
 
+if TYPE_CHECKING:
+    from flask.typing import ResponseReturnValue
+
+    from searchengine.results import SearchResults
+
 blueprint = Blueprint("pages", __name__)
 
 SIMILAR_ON_PAGE = 5
@@ -28,7 +35,7 @@ BIN_CHARS = {"year": 4, "month": 7, "day": 10}
 
 
 @blueprint.get("/")
-def search_page():
+def search_page() -> ResponseReturnValue:
     search_index = current_index()
     params = SearchParams.from_args(request.args)
     if params.from_range:
@@ -49,7 +56,7 @@ def search_page():
 
 
 @blueprint.get("/records/<record_id:record_id>")
-def record_page(record_id: str):
+def record_page(record_id: str) -> str:
     search_index = current_index()
     record = search_index.document(record_id)
     similar = search_index.similar(record["id"], limit=SIMILAR_ON_PAGE)
@@ -76,7 +83,7 @@ def record_page(record_id: str):
 
 @blueprint.get("/records/<record_id:record_id>/bibtex", defaults={"format_name": "bibtex"}, endpoint="record_bibtex")
 @blueprint.get("/records/<record_id:record_id>/ris", defaults={"format_name": "ris"}, endpoint="record_ris")
-def record_export(record_id: str, format_name: str):
+def record_export(record_id: str, format_name: str) -> Response:
     from searchengine.export import FORMATS, citation_key, render
 
     record = current_index().document(record_id)
@@ -142,7 +149,7 @@ def _date_bars(histogram: dict | None, params: SearchParams, width: int = 220, h
     return {"unit": histogram["bin"], "undated": histogram.get("undated", 0), "bars": bars}
 
 
-def _facet_view(params: SearchParams, results) -> list[dict]:
+def _facet_view(params: SearchParams, results: SearchResults) -> list[dict[str, Any]]:
     """The sidebar: per facet its values with toggle URLs, the unknown count and histogram bars.
 
     Returns ``[{"name", "values": [{"value", "count", "selected", "url"}], "more_url", "fewer_url",
@@ -185,7 +192,7 @@ def _facet_view(params: SearchParams, results) -> list[dict]:
     return view
 
 
-def _filterable(facet: str, value) -> bool:
+def _filterable(facet: str, value: object) -> bool:
     """Whether a facet value can be a filter of that facet (a link to it
     would otherwise lead to an error page): short enough, and understood by
     the filter's parser."""
@@ -201,7 +208,7 @@ def _filterable(facet: str, value) -> bool:
     return True
 
 
-def _pagination(params: SearchParams, results) -> dict | None:
+def _pagination(params: SearchParams, results: SearchResults | None) -> dict[str, Any] | None:
     """Links of the page navigation: previous, next and a window of numbers.
 
     Returns ``None`` when everything fits on one page; otherwise

@@ -16,11 +16,17 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from searchengine.errors import SearchEngineError
 from searchengine.processes import exit_with_parent
 from searchengine.web import create_app
+
+if TYPE_CHECKING:
+    from searchengine.search import SearchIndex
 
 
 def _say(message: str) -> None:
@@ -28,7 +34,9 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def serve(index, index_dir: Path | str, *, host: str, port: int, threads: int, workers: int, debug: bool) -> None:
+def serve(
+    index: SearchIndex, index_dir: Path | str, *, host: str, port: int, threads: int, workers: int, debug: bool
+) -> None:
     """Serve ``index`` (open at ``index_dir``, a folder or a cluster URL) on
     ``host:port`` until Ctrl-C or SIGTERM. Messages name the index without credentials.
 
@@ -160,7 +168,7 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
         finally:
             os._exit(code)
 
-    def terminate(signum, frame):
+    def terminate(signum: int, frame: FrameType | None) -> NoReturn:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)
@@ -171,11 +179,12 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
             start(slot)
         while True:
             pid, status = os.wait()
-            began = started.pop(pid, None)
-            if began is None:
+            # (not ``began``: announce() reads that one from its thread)
+            child_began = started.pop(pid, None)
+            if child_began is None:
                 continue
             slot = slots.pop(pid)
-            early = time.monotonic() - began < SERVER_PROCESS_MIN_SECONDS
+            early = time.monotonic() - child_began < SERVER_PROCESS_MIN_SECONDS
             if early and not os.WIFSIGNALED(status):
                 raise SearchEngineError("a server process failed at start; stopping")
             how = f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exited"
@@ -192,7 +201,7 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
         sock.close()
 
 
-def _stop(pids, grace: float = STOP_GRACE_SECONDS) -> None:
+def _stop(pids: Collection[int], grace: float = STOP_GRACE_SECONDS) -> None:
     """SIGTERM to each of ``pids`` (children of this process), then SIGKILL to
     any still running ``grace`` seconds later; returns once all are reaped."""
     for pid in pids:
@@ -212,7 +221,9 @@ def _stop(pids, grace: float = STOP_GRACE_SECONDS) -> None:
         time.sleep(0.02)
 
 
-def _serve_socket(index_dir: Path | str, sock, threads: int, ready: int, shares: ConnectionShares, slot: int) -> None:
+def _serve_socket(
+    index_dir: Path | str, sock: socket.socket, threads: int, ready: int, shares: ConnectionShares, slot: int
+) -> None:
     """One server process: the index, warmed, behind waitress on the shared ``sock``
     (accepting in turn with the others: ``shares``, its place ``slot``); a
     byte written to the pipe ``ready`` once it listens."""
@@ -267,7 +278,7 @@ class ConnectionShares:
         """Take place ``slot`` out of the count (its process is not serving)."""
         self.counts[slot] = self.UNREADY
 
-    def balance(self, server, slot: int) -> None:
+    def balance(self, server: Any, slot: int) -> None:
         """Make waitress ``server`` (a ``TcpWSGIServer``) note its open
         connections in place ``slot``, and accept later than a process with fewer."""
         readable, accept = server.readable, server.handle_accept
@@ -287,7 +298,7 @@ class ConnectionShares:
         server.readable, server.handle_accept = noted, handle_accept
 
 
-def waitress_options(threads: int) -> dict:
+def waitress_options(threads: int) -> dict[str, Any]:
     """Waitress settings of every server process.
 
     Open connections wait for free threads in waitress's event loop, so

@@ -22,10 +22,15 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from searchengine import settings
 from searchengine.engines.opensearch.location import ClusterLocation
 from searchengine.errors import ClusterError, IndexNotFoundError, SearchEngineError
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch, Transport
 
 #: Seconds a request may take before it is retried (``SEARCHENGINE_CLUSTER_TIMEOUT``).
 DEFAULT_TIMEOUT = 30.0
@@ -62,7 +67,7 @@ CUT_SHARDS = "_searchengine_cut_shards"
 PROBE_TIMEOUT = 2.0
 
 
-def client_module():
+def client_module() -> ModuleType:
     """The ``opensearchpy`` module, imported now.
 
     Raises:
@@ -91,7 +96,7 @@ def request_timeout() -> float:
     return value if value > 0 else DEFAULT_TIMEOUT
 
 
-def connect(location: ClusterLocation, *, timeout: float | None = None, max_retries: int = MAX_RETRIES):
+def connect(location: ClusterLocation, *, timeout: float | None = None, max_retries: int = MAX_RETRIES) -> OpenSearch:
     """An ``opensearchpy.OpenSearch`` client for the nodes of ``location``.
 
     Requests time out after ``timeout`` seconds (default :func:`request_timeout`)
@@ -104,7 +109,7 @@ def connect(location: ClusterLocation, *, timeout: float | None = None, max_retr
         SearchEngineError: opensearch-py is not installed.
     """
     opensearchpy = client_module()
-    options = dict(
+    options: dict[str, Any] = dict(
         hosts=[{"host": host, "port": port} for host, port in location.hosts],
         use_ssl=location.scheme == "https",
         timeout=timeout or request_timeout(),
@@ -121,7 +126,8 @@ def connect(location: ClusterLocation, *, timeout: float | None = None, max_retr
             options["ca_certs"] = settings.cluster_ca_certs()
     if location.username is not None or location.password is not None:
         options["http_auth"] = (location.username or "", location.password or "")
-    return opensearchpy.OpenSearch(**options)
+    client: OpenSearch = opensearchpy.OpenSearch(**options)
+    return client
 
 
 @contextlib.contextmanager
@@ -251,7 +257,7 @@ def learned_nodes(location: ClusterLocation) -> tuple[tuple[str, int], ...]:
     return _LEARNED.get((location.scheme, location.hosts), ())
 
 
-def learn_nodes(client, location: ClusterLocation, *, add: bool = True) -> tuple[tuple[str, int], ...]:
+def learn_nodes(client: OpenSearch, location: ClusterLocation, *, add: bool = True) -> tuple[tuple[str, int], ...]:
     """Ask the cluster for its nodes' HTTP addresses (``GET _nodes/_all/http``,
     each node's ``publish_address``) and remember them for error messages.
 
@@ -302,7 +308,7 @@ def _address_of(published: str) -> tuple[str, int] | None:
     return (host, int(port)) if host else None
 
 
-def _answers(transport, host: str, port: int) -> bool:
+def _answers(transport: Transport, host: str, port: int) -> bool:
     """Whether ``host:port`` answers ``HEAD /`` within :data:`PROBE_TIMEOUT` seconds,
     with the client's settings (scheme, certificates, credentials)."""
     connection = None
@@ -314,7 +320,8 @@ def _answers(transport, host: str, port: int) -> bool:
         return False
     finally:
         if connection is not None:
-            connection.close()
+            # Both of opensearch-py's connection classes close; their base class declares no close().
+            connection.close()  # type: ignore[attr-defined]
 
 
 def _more_addresses(location: ClusterLocation) -> str:
@@ -349,7 +356,7 @@ def describe_error(
     opensearchpy = client_module()
     exceptions = opensearchpy.exceptions
 
-    def fail(cls, reason: str) -> SearchEngineError:
+    def fail(cls: type[SearchEngineError], reason: str) -> SearchEngineError:
         return cls(location.scrub(f"{where}: {action} failed: {reason}"))
 
     if isinstance(exc, exceptions.ConnectionTimeout):
@@ -392,7 +399,7 @@ def _is_transport_library_error(exc: BaseException) -> bool:
     return module.split(".")[0] in ("urllib3", "requests")
 
 
-def _root(exc) -> str:
+def _root(exc: BaseException) -> str:
     """The underlying cause of a connection failure, in a few words."""
     cause = getattr(exc, "info", None)
     text = str(cause) if isinstance(cause, BaseException) else str(getattr(exc, "error", "") or exc)
@@ -412,7 +419,7 @@ def _root(exc) -> str:
     return _first_line(text.rpartition(": ")[2] or text)
 
 
-def _error_type(exc) -> str:
+def _error_type(exc: BaseException) -> str:
     info = getattr(exc, "info", None)
     if isinstance(info, dict):
         error = info.get("error")
@@ -422,7 +429,7 @@ def _error_type(exc) -> str:
     return error if isinstance(error, str) and error.endswith("_exception") else ""
 
 
-def _reason(exc) -> str:
+def _reason(exc: BaseException) -> str:
     """OpenSearch's own explanation (root cause first), on one line."""
     info = getattr(exc, "info", None)
     if isinstance(info, dict):

@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from searchengine.engines.opensearch.client import cluster_errors, connect, learn_nodes, sniffing, whole_answer
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
+
+if TYPE_CHECKING:
+    from searchengine.engines.base import IndexCheck
+    from searchengine.engines.opensearch.searcher import OpenSearchSearcher
+
+T = TypeVar("T")
 
 # Seconds between two looks at whether the index maps record vectors.
 VECTORS_CHECKED_FOR = 30.0
@@ -78,7 +86,7 @@ class OpenSearchEngine:
         with cluster_errors(self._location, "list the cluster's nodes"):
             return learn_nodes(self.client, self._location, add=sniffing())
 
-    def call(self, work):
+    def call(self, work: Callable[[OpenSearchSearcher], T]) -> T:
         """Run ``work(searcher)``; the cluster's failures become one-line errors.
 
         The index must exist: an alias or index missing is IndexNotFoundError
@@ -131,7 +139,7 @@ class OpenSearchEngine:
                 )
         self._layout_checked = True
 
-    def check(self):
+    def check(self) -> IndexCheck:
         """The :class:`~searchengine.engines.IndexCheck` of the index: its
         layout, its health and each shard copy (its state and documents; a
         replica that holds another count than its primary is named).

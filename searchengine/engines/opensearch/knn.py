@@ -16,14 +16,19 @@ no native libraries, so only ``"method": {"engine": "lucene", "name":
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from searchengine.engines.opensearch.location import ClusterLocation
 from searchengine.errors import ClusterError
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
 
 #: The plugin's name, as ``_cat/plugins`` and ``_nodes/plugins`` give it.
 KNN_PLUGIN = "opensearch-knn"
 
 
-def _plugin_census(client) -> tuple[int, list[str]]:
+def _plugin_census(client: OpenSearch) -> tuple[int, list[str]]:
     """How many nodes answer, and the names of those without the plugin (sorted; a
     node without a name by its id). One ``GET _nodes/plugins`` request."""
     answer = client.nodes.info(metric="plugins")
@@ -36,7 +41,7 @@ def _plugin_census(client) -> tuple[int, list[str]]:
     return len(nodes), sorted(lacking)
 
 
-def nodes_without_knn(client) -> list[str]:
+def nodes_without_knn(client: OpenSearch) -> list[str]:
     """Names of the cluster's nodes that lack the k-NN plugin (empty: every node has it).
 
     One ``GET _nodes/plugins`` request through ``client`` (an
@@ -49,7 +54,7 @@ def nodes_without_knn(client) -> list[str]:
     return _plugin_census(client)[1]
 
 
-def knn_available(client) -> bool:
+def knn_available(client: OpenSearch) -> bool:
     """True when every node of the cluster has the k-NN plugin (``knn_vector``
     fields and ``knn`` queries work), False otherwise (also for an answer that
     lists no node). One ``GET _nodes/plugins`` request.
@@ -62,7 +67,7 @@ def knn_available(client) -> bool:
     return count > 0 and not lacking
 
 
-def require_knn(client, location: ClusterLocation, action: str = "create a vector index") -> None:
+def require_knn(client: OpenSearch, location: ClusterLocation, action: str = "create a vector index") -> None:
     """Refuse ``action`` unless every node has the k-NN plugin.
 
     Raises:

@@ -20,9 +20,14 @@ sample.
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING
 
 from searchengine import querylang
 from searchengine.analysis.stopwords import STOP_WORDS
+
+if TYPE_CHECKING:
+    from searchengine.engines.opensearch.searcher import OpenSearchSearcher
+    from searchengine.filters import Filters
 
 #: The fields the term suggester reads (multi-fields of title and abstract).
 SPELL_FIELDS = ("title.spell", "abstract.spell")
@@ -46,7 +51,7 @@ class ClusterLexicon:
     (:class:`~searchengine.errors.ClusterError` when the cluster fails).
     """
 
-    def __init__(self, searcher) -> None:
+    def __init__(self, searcher: OpenSearchSearcher) -> None:
         self.searcher = searcher
         self._frequencies: dict[str, int] = {}
         self._names: dict[str, int] = {}
@@ -142,7 +147,7 @@ class ClusterCorrections:
     :class:`~searchengine.errors.QueryError`, as on the embedded engine.
     """
 
-    def __init__(self, searcher, filters) -> None:
+    def __init__(self, searcher: OpenSearchSearcher, filters: Filters) -> None:
         self.searcher = searcher
         self.filters = filters
         self._hits: dict[str, int] = {}

@@ -27,6 +27,7 @@ its number of words.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from math import log
 
 from searchengine.ranking import FIELD_B, K1
@@ -119,7 +120,7 @@ class Statistics:
         self.typed_or = True
         self.missing: dict = {}
 
-    def frequency(self, key, query: dict) -> int:
+    def frequency(self, key: Hashable, query: dict) -> int:
         """Documents matching ``query`` (0 and recorded as missing when not yet counted)."""
         if key in self.frequencies:
             return self.frequencies[key]

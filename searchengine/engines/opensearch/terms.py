@@ -32,6 +32,12 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_left
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from searchengine.analysis.analyzer import Analyzer
+    from searchengine.analysis.snippets import Snippet, WordAnalysis
+    from searchengine.records import Record
 
 #: Joins the terms that share a position in a term text.
 SAME_POSITION = "\u0001"
@@ -50,7 +56,7 @@ _BYTE_LENGTHS = tuple(round((1.033**code - 1) * 27) for code in range(256))
 
 
 @functools.cache
-def text_analyzer():
+def text_analyzer() -> Analyzer:
     """The product's analyzer of titles and abstracts (the embedded engine's steps, built once)."""
     from searchengine.analysis.analyzer import text_analyzer as analyzer
 
@@ -114,7 +120,7 @@ def phrase_words(text: str) -> list[str]:
     stand in a slot left out."""
     from searchengine.analysis.tokens import is_cjk_run, written_words
 
-    words = []
+    words: list[str] = []
     for word in written_words(text):
         if _BREAKS.search(word):
             continue
@@ -158,13 +164,13 @@ def query_tokens(text: str, mode: str = "query") -> list[tuple[str, int, bool]]:
 
 
 @functools.cache
-def _snippet_analysis():
+def _snippet_analysis() -> WordAnalysis:
     from searchengine.analysis.snippets import WordAnalysis
 
     return WordAnalysis(text_analyzer())
 
 
-def snippet_parts(record, marked: dict):
+def snippet_parts(record: Record, marked: dict[str, Any]) -> tuple[Snippet, list[tuple[int, int]]]:
     """The abstract's snippet and the title's match offsets of ``record`` (a
     :class:`~searchengine.records.Record`), made as the embedded engine makes
     them: ``(Snippet, [(start, end), ...])``. ``marked`` is what

@@ -39,12 +39,21 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, closing
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from searchengine.engines.opensearch import mapping
 from searchengine.engines.opensearch.client import cluster_errors, connect
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
 from searchengine.errors import ClusterError, IndexBusyError, IndexDamagedError, IndexNotFoundError
 from searchengine.records import Record
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from opensearchpy import OpenSearch
+
+    from searchengine.indexer import Document
+    from searchengine.semantic.encoder import EncodingPool
 
 #: Documents per bulk request.
 BULK_DOCS = 500
@@ -93,7 +102,7 @@ def lock_name(alias: str) -> str:
 # The alias and its physical indexes
 
 
-def aliased_indexes(client, location: ClusterLocation) -> list[str] | None:
+def aliased_indexes(client: OpenSearch, location: ClusterLocation) -> list[str] | None:
     """The physical indexes behind the alias ``location.index``; ``None`` when
     neither an alias nor an index of that name exists.
 
@@ -115,7 +124,7 @@ def aliased_indexes(client, location: ClusterLocation) -> list[str] | None:
     return None
 
 
-def _single(client, location: ClusterLocation) -> str | None:
+def _single(client: OpenSearch, location: ClusterLocation) -> str | None:
     """The one physical index behind the alias, or ``None`` when there is no index.
 
     Raises:
@@ -132,7 +141,7 @@ def _single(client, location: ClusterLocation) -> str | None:
     return indexes[0]
 
 
-def _remove_stale(client, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
+def _remove_stale(client: OpenSearch, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
     """Delete physical indexes of this alias that it does not point at (left by a
     killed build). Only indexes named like :func:`physical_name` and marked in
     their mapping as written for this alias are touched. Returns their names."""
@@ -169,7 +178,9 @@ class WriteLock:
         ClusterError: the cluster failed a request.
     """
 
-    def __init__(self, client, location: ClusterLocation, timeout: float, lease: float = LOCK_LEASE) -> None:
+    def __init__(
+        self, client: OpenSearch, location: ClusterLocation, timeout: float, lease: float = LOCK_LEASE
+    ) -> None:
         self.client, self.location, self.timeout, self.lease = client, location, timeout, lease
         self.index, self.doc_id = lock_name(location.index), location.index
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
@@ -244,6 +255,8 @@ class WriteLock:
             with self._mutex:
                 if self._stop.is_set():
                     return
+                if self._seq is None:  # never: taken (with its sequence number) before this thread started
+                    return
                 try:
                     seq_no, term = self._seq
                     result = self.client.index(
@@ -277,7 +290,7 @@ class WriteLock:
                 f"{self.location}: {self._lost} (the run was too slow to renew it); nothing was published"
             )
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         with self._mutex:
             if self._seq is not None and not self._lost:
@@ -305,7 +318,14 @@ class _BulkWriter:
     """
 
     def __init__(
-        self, client, location: ClusterLocation, index: str, *, jobs: int, memory_mb: int, lock: WriteLock | None
+        self,
+        client: OpenSearch,
+        location: ClusterLocation,
+        index: str,
+        *,
+        jobs: int,
+        memory_mb: int,
+        lock: WriteLock | None,
     ) -> None:
         self.client, self.location, self.index = client, location, index
         self.jobs, self.lock = max(1, jobs), lock
@@ -315,7 +335,7 @@ class _BulkWriter:
         # Fields added to a record's source until it is written (its vector).
         self.extra: dict[str, dict] = {}
 
-    def send(self, documents: Iterable, on_failed: Callable) -> None:
+    def send(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
         """Write every document; transient rejections are re-sent in rounds."""
         retry = self._round(documents, on_failed, final=False)
         for round_number in range(1, RETRY_ROUNDS + 1):
@@ -324,10 +344,12 @@ class _BulkWriter:
             time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
             retry = self._round(retry, on_failed, final=round_number == RETRY_ROUNDS)
 
-    def _round(self, documents: Iterable, on_failed: Callable, *, final: bool) -> list:
+    def _round(
+        self, documents: Iterable[Document], on_failed: Callable[[Document, str], None], *, final: bool
+    ) -> list[Document]:
         from opensearchpy import helpers
 
-        in_flight: dict[str, object] = {}
+        in_flight: dict[str, Document] = {}
 
         def actions() -> Iterator[dict]:
             for document in documents:
@@ -337,7 +359,7 @@ class _BulkWriter:
         # A bulk request that fails as a whole (its node died mid-request, and the
         # client's retries on the other nodes failed too) comes back item by item
         # with a status "N/A": a passing failure, sent again next round.
-        options = dict(
+        options: dict[str, Any] = dict(
             chunk_size=BULK_DOCS, max_chunk_bytes=self.chunk_bytes, raise_on_error=False, raise_on_exception=False
         )
         if self.jobs > 1:  # every item's result comes back, in order
@@ -346,7 +368,7 @@ class _BulkWriter:
             )
         else:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
-        retry: list = []
+        retry: list[Document] = []
         probed = False
         with cluster_errors(self.location, "bulk indexing", index=self.index), closing(results):
             # Closed here, in this thread, however the loop ends (a lost lease, Ctrl-C):
@@ -375,7 +397,7 @@ class _BulkWriter:
                     on_failed(document, self._reason(document.record, status, info.get("error")))
         return retry
 
-    def _reason(self, record: Record, status, error) -> str:
+    def _reason(self, record: Record, status: object, error: object) -> str:
         if isinstance(error, dict):
             reason = error.get("reason") or error.get("type") or "rejected"
             caused = error.get("caused_by") or {}
@@ -401,7 +423,7 @@ def _index_action(index: str, record: Record, extra: dict | None = None) -> dict
     }
 
 
-def has_vector_field(client, index: str) -> bool:
+def has_vector_field(client: OpenSearch, index: str) -> bool:
     """Whether the index (or an alias's indexes) maps :data:`~.mapping.VECTOR_FIELD`."""
     found = client.indices.get_mapping(index=index)
     return any(
@@ -409,13 +431,13 @@ def has_vector_field(client, index: str) -> bool:
     )
 
 
-def _count(client, location: ClusterLocation, index: str) -> int:
+def _count(client: OpenSearch, location: ClusterLocation, index: str) -> int:
     with cluster_errors(location, "refresh and count", index=index):
         client.indices.refresh(index=index)
         return int(client.count(index=index)["count"])
 
 
-def _create_index(client, name: str, body: dict) -> dict:
+def _create_index(client: OpenSearch, name: str, body: dict) -> dict:
     """Create the index ``name`` (new, unique to this run: the write lock is
     held); the create's answer, with ``shards_acknowledged``.
 
@@ -434,7 +456,7 @@ def _create_index(client, name: str, body: dict) -> dict:
     return {"shards_acknowledged": not health.get("timed_out") and health.get("status") in ("yellow", "green")}
 
 
-def _data_nodes(client, location: ClusterLocation) -> int:
+def _data_nodes(client: OpenSearch, location: ClusterLocation) -> int:
     """The cluster's data nodes; the first request of every run, so that an
     unreachable cluster is reported as such.
 
@@ -451,7 +473,7 @@ def _data_nodes(client, location: ClusterLocation) -> int:
     return max(1, int(health.get("number_of_data_nodes") or 1))
 
 
-def _wait_for_replicas(client, location: ClusterLocation, index: str) -> None:
+def _wait_for_replicas(client: OpenSearch, location: ClusterLocation, index: str) -> None:
     """Wait up to :data:`GREEN_WAIT` s for the index to be green; at least yellow is required."""
     with cluster_errors(location, "wait for the new index's shards", index=index):
         # 408: not green in time (the body still tells the status).
@@ -498,7 +520,7 @@ class ClusterWriter:
         jobs: int | None = None,
         memory_mb: int = 512,
         vectors: bool | None = None,
-        on_encode=None,
+        on_encode: Callable[[int, int], None] | None = None,
     ) -> None:
         self.cluster = (
             location_text if isinstance(location_text, ClusterLocation) else parse_location(str(location_text))
@@ -512,13 +534,14 @@ class ClusterWriter:
         self.jobs = max(1, min(jobs or DEFAULT_JOBS, MAX_JOBS))
         self.memory_mb = memory_mb
         self._stack = ExitStack()
-        self._client = None
-        self._lock: WriteLock | None = None
+        # The client, the write lock and the bulk writer of the run: set by __enter__.
+        self._client: OpenSearch
+        self._lock: WriteLock
+        self._bulk: _BulkWriter
         self._index = ""  # where documents go: the new physical index or the alias
         self._new: str | None = None
         self._old: list[str] = []
         self._data_nodes = 1
-        self._bulk: _BulkWriter | None = None
         self._published = False
 
     @property
@@ -583,7 +606,9 @@ class ClusterWriter:
                 "(is the cluster red or out of disk?); the index is unchanged"
             )
 
-    def __exit__(self, kind, exc, traceback) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         try:
             if exc is not None and self._new is not None and not self._published:
                 try:
@@ -606,7 +631,7 @@ class ClusterWriter:
             found = self._client.mget(index=index, body={"ids": ids}, _source_includes=["version"], realtime=True)
         return {doc["_id"]: (doc.get("_source") or {}).get("version") for doc in found["docs"] if doc.get("found")}
 
-    def write(self, documents: Iterable, on_failed: Callable) -> None:
+    def write(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
         """Index ``documents`` (each with ``record``; a document replaces any
         with its id); a document the cluster finally refuses goes to
         ``on_failed(document, reason)``. With vectors, each record is
@@ -621,8 +646,8 @@ class ClusterWriter:
             pool.start()  # forked before the bulk writer starts its threads
             self._bulk.send(self._with_vectors(documents, pool), on_failed)
 
-    def _with_vectors(self, documents: Iterable, pool) -> Iterator:
-        batch: list = []
+    def _with_vectors(self, documents: Iterable[Document], pool: EncodingPool) -> Iterator[Document]:
+        batch: list[Document] = []
         for document in documents:
             batch.append(document)
             if len(batch) == ENCODE_BATCH:
@@ -630,7 +655,7 @@ class ClusterWriter:
                 batch = []
         yield from self._encoded(batch, pool)
 
-    def _encoded(self, batch: list, pool) -> list:
+    def _encoded(self, batch: list[Document], pool: EncodingPool) -> list[Document]:
         """``batch``, its vectors (encoded by ``pool``, an
         :class:`~searchengine.semantic.encoder.EncodingPool`) put in the bulk writer's ``extra``."""
         from searchengine.semantic.encoder import content_key, record_text

@@ -29,8 +29,9 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from searchengine.engines.base import Document
+from searchengine.engines.location import Location
 from searchengine.errors import InputError
-from searchengine.location import Location
 from searchengine.records import Problem, Record
 
 if TYPE_CHECKING:
@@ -125,22 +126,6 @@ def combine(earlier: Record, later: Record) -> Record:
     if old > new:
         return earlier
     return earlier.merged_with(later)
-
-
-@dataclass
-class Document:
-    """A record on its way into an index.
-
-    Attributes:
-        record: what is written.
-        replace: whether the index holds a copy of its id (to be replaced).
-        kind: how it counts in the summary: ``"added"``, ``"replaced"`` or
-            ``"merged"`` (a repeat folded into the copy written).
-    """
-
-    record: Record
-    replace: bool
-    kind: str
 
 
 def _problem(record: Record, reason: str) -> Problem:

@@ -91,7 +91,7 @@ class AuthorReading:
 
 
 def reading(
-    searcher: Searcher,
+    searcher: Searcher[Any],
     text: str,
     parsed: ParsedQuery,
     filters: Filters,

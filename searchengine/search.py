@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from searchengine import pipeline, settings
+from searchengine.engines.location import Location
 from searchengine.errors import QueryError, RecordNotFoundError
 from searchengine.facets import MAX_FACET_SIZE
 from searchengine.limits import DEFAULT_TIME_BUDGET, check_page, page_count
-from searchengine.location import Location
 from searchengine.records import Record, doi, link_fields
 from searchengine.request import SearchRequest
 from searchengine.results import Hit, SearchResults, date_fields
@@ -51,7 +51,7 @@ class SearchIndex:
 
     Args:
         path: the index folder or cluster URL (or its
-            :class:`~searchengine.location.Location`).
+            :class:`~searchengine.engines.location.Location`).
         time_budget: seconds a search may take unless it says otherwise.
         lazy: do not open the index until the first call (then each call
             raises what opening raises, until it opens).

@@ -51,20 +51,44 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from searchengine import realwords
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from searchengine.engines.base import Lexicon
-
     # Query text -> its number of hits (may raise QueryError).
     CountHits = Callable[[str], int]
     # (quoted phrase, query text) -> share of the query's hits holding the phrase (may raise QueryError).
     PhraseShare = Callable[[str, str], float]
+
+
+class Lexicon(Protocol):
+    """The indexed words did-you-mean chooses from (:func:`searchengine.spelling.correct`)
+    and a name query is read with (:mod:`searchengine.names`)."""
+
+    def doc_count(self) -> int:
+        """Number of documents."""
+
+    @staticmethod
+    def normalise(word: str) -> str | None:
+        """``word`` as the spelling words are kept (case and accents folded), ``None`` for a stop word."""
+
+    def frequency(self, word: str) -> int:
+        """Papers whose title or abstract holds ``word`` (the larger count); 0 for none."""
+
+    def name_frequency(self, word: str) -> int:
+        """Papers whose author names hold ``word``; 0 for none."""
+
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        """``{word: frequency}`` of words as typed, all at once (for choosing a long question's words)."""
+
+    def near(self, word: str, maxdist: int) -> Iterable[str]:
+        """Candidate words within ``maxdist`` edits of ``word`` (the distance is checked by the caller)."""
+
 
 # Below this many hits, words found once are checked too, not only unknown ones.
 FEW_HITS = 3

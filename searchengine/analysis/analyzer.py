@@ -42,8 +42,7 @@ if TYPE_CHECKING:
 
     # A step after the tokenizer: tokens in, tokens out (one Token object, reused).
     TokenFilter = Callable[[Iterator[Any]], Iterator[Any]]
-    # A word's analysis: its (term, position from the word's first) pairs and the positions it takes.
-    Expansion = tuple[tuple[tuple[str, int], ...], int]
+    from searchengine.analysis.tokens import Expansion
 
 
 class Chain(Protocol):

@@ -25,8 +25,8 @@ from searchengine.analysis.folding import fold, normalize
 if TYPE_CHECKING:
     import regex
 
-    from searchengine.analysis.analyzer import Expansion
-
+    # A word's analysis: its (term, position from the word's first) pairs and the positions it takes.
+    Expansion = tuple[tuple[tuple[str, int], ...], int]
     # A compiled token pattern: of ``re``, or of the ``regex`` engine (the same methods).
     WordPattern = re.Pattern[str] | regex.Pattern[str]
 

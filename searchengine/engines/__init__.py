@@ -3,7 +3,7 @@
 This package is the only code that chooses an engine for an index location
 (:func:`check_location`, :func:`open_engine`, :func:`open_writer`,
 :func:`needs_build`), each taking the text as given or the
-:class:`~searchengine.location.Location` it was read into once: a folder is the embedded engine
+:class:`~searchengine.engines.location.Location` it was read into once: a folder is the embedded engine
 (:mod:`searchengine.engines.whoosh`, the only package that imports
 Whoosh); an ``http(s)://host:port/NAME`` URL is an index on an OpenSearch
 cluster (:mod:`searchengine.engines.opensearch`, the only package that
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from searchengine.engines.base import Corrections, Engine, IndexCheck, Lexicon, Matches, PartCheck, Searcher, Writer
-from searchengine.location import Location, is_cluster
+from searchengine.engines.location import Location, is_cluster
 
 __all__ = [
     "Corrections",
@@ -69,7 +69,7 @@ def check_index(location: str | os.PathLike | Location) -> IndexCheck:
 def check_location(location: str | os.PathLike | Location) -> str | Path:
     """``location`` checked and in its working form: a cluster URL as text (a
     ``Path`` would fold its ``//``), a folder as a ``Path``
-    (:attr:`searchengine.location.Location.working`).
+    (:attr:`searchengine.engines.location.Location.working`).
 
     Raises:
         InputError: the text is empty, a cluster URL is malformed (naming

@@ -22,16 +22,34 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+# The words did-you-mean chooses from: declared by its consumer, below the engines.
+from searchengine.spelling import Lexicon as Lexicon
+
 if TYPE_CHECKING:
     from searchengine.dates import DateHistogram
     from searchengine.facets import FacetCounts
     from searchengine.filters import Filters
-    from searchengine.indexer import Document
     from searchengine.querylang import ParsedQuery
     from searchengine.records import Record
     from searchengine.results import Hit
 
 T = TypeVar("T")
+
+
+@dataclass
+class Document:
+    """A record on its way into an index.
+
+    Attributes:
+        record: what is written.
+        replace: whether the index holds a copy of its id (to be replaced).
+        kind: how it counts in the summary: ``"added"``, ``"replaced"`` or
+            ``"merged"`` (a repeat folded into the copy written).
+    """
+
+    record: Record
+    replace: bool
+    kind: str
 
 
 class Matches(Protocol):
@@ -52,30 +70,6 @@ class Matches(Protocol):
     @property
     def approximate(self) -> bool:
         """Whether the time budget cut scoring short (the order of the best hits is approximate)."""
-
-
-class Lexicon(Protocol):
-    """The indexed words did-you-mean chooses from (:func:`searchengine.spelling.correct`)
-    and a name query is read with (:mod:`searchengine.names`)."""
-
-    def doc_count(self) -> int:
-        """Number of documents."""
-
-    @staticmethod
-    def normalise(word: str) -> str | None:
-        """``word`` as the spelling words are kept (case and accents folded), ``None`` for a stop word."""
-
-    def frequency(self, word: str) -> int:
-        """Papers whose title or abstract holds ``word`` (the larger count); 0 for none."""
-
-    def name_frequency(self, word: str) -> int:
-        """Papers whose author names hold ``word``; 0 for none."""
-
-    def frequencies(self, words: list[str]) -> dict[str, int]:
-        """``{word: frequency}`` of words as typed, all at once (for choosing a long question's words)."""
-
-    def near(self, word: str, maxdist: int) -> Iterable[str]:
-        """Candidate words within ``maxdist`` edits of ``word`` (the distance is checked by the caller)."""
 
 
 class Corrections(Protocol):
@@ -277,7 +271,7 @@ class Writer(Protocol):
         """``{id: indexed version}`` of those ``ids`` the index holds."""
 
     def write(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
-        """Write :class:`searchengine.indexer.Document` s (``replace``: delete the
+        """Write :class:`Document` s (``replace``: delete the
         indexed copies of the id first); a document the engine finally refuses
         goes to ``on_failed(document, reason)``. Calls after :meth:`flush`
         rewrite documents already written (repeats folded in)."""

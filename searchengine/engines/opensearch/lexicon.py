@@ -20,13 +20,12 @@ sample.
 from __future__ import annotations
 
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from searchengine import querylang
 from searchengine.analysis.stopwords import STOP_WORDS
 
 if TYPE_CHECKING:
-    from searchengine.engines.opensearch.searcher import OpenSearchSearcher
     from searchengine.filters import Filters
 
 #: The fields the term suggester reads (multi-fields of title and abstract).
@@ -43,6 +42,16 @@ def fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+class ClusterRequests(Protocol):
+    """What the lexicon asks of the cluster's searcher (:class:`.searcher.OpenSearchSearcher`)."""
+
+    def doc_count(self) -> int: ...
+
+    def count(self, query: dict[str, Any]) -> int: ...
+
+    def request(self, action: str, body: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class ClusterLexicon:
     """The spelling words of an index on a cluster, for one search.
 
@@ -51,7 +60,7 @@ class ClusterLexicon:
     (:class:`~searchengine.errors.ClusterError` when the cluster fails).
     """
 
-    def __init__(self, searcher: OpenSearchSearcher) -> None:
+    def __init__(self, searcher: ClusterRequests) -> None:
         self.searcher = searcher
         self._frequencies: dict[str, int] = {}
         self._names: dict[str, int] = {}
@@ -147,7 +156,7 @@ class ClusterCorrections:
     :class:`~searchengine.errors.QueryError`, as on the embedded engine.
     """
 
-    def __init__(self, searcher: OpenSearchSearcher, filters: Filters) -> None:
+    def __init__(self, searcher: ClusterRequests, filters: Filters) -> None:
         self.searcher = searcher
         self.filters = filters
         self._hits: dict[str, int] = {}

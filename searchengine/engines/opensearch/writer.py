@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from opensearchpy import OpenSearch
 
-    from searchengine.indexer import Document
+    from searchengine.engines.base import Document
     from searchengine.semantic.encoder import EncodingPool
 
 #: Documents per bulk request.

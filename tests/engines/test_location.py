@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from searchengine.engines import check_location, is_cluster, needs_build
+from searchengine.engines.location import Location
 from searchengine.errors import InputError
-from searchengine.location import Location
 
 
 def test_a_folder_and_a_cluster_location():

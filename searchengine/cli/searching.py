@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +20,26 @@ from searchengine.cli.common import (
     write_output,
 )
 from searchengine.cli.render import EXPORT_FORMATS, OUTPUT_FORMATS, SEARCH_FORMATS, echo_record, emit
+from searchengine.facets import FACET_NAMES, FACETS
 from searchengine.limits import LISTING_SORTS, MAX_LOOKUP
 from searchengine.parameters import Parameter, cli_parameters, parameter
 
+# The options that filter: a search with one of them needs no query text.
+_FILTERS = (*FACET_NAMES, "first_author", "since", "until", "past")
 
-def _filter_values(parser_name: str):
+
+def _filter_values(parser_name: str, facet: str | None = None):
     """A click callback parsing each value of a repeatable filter option with
-    :mod:`searchengine.filters` ``parser_name``, so a bad value is a usage error."""
+    :mod:`searchengine.filters` ``parser_name``, or as ``facet``'s filter
+    (:func:`searchengine.filters.parse_filter`), so a bad value is a usage error."""
 
     def callback(ctx, param, values):
         from searchengine import filters
         from searchengine.errors import QueryError
 
         try:
+            if facet is not None:
+                return tuple(filters.parse_filter(facet, v) for v in values)
             return tuple(getattr(filters, parser_name)(v) for v in values)
         except QueryError as exc:
             raise click.BadParameter(str(exc)) from None
@@ -88,7 +95,10 @@ def parameter_option(declared: Parameter) -> Callable[[Callable], Callable]:
         settings["callback"] = _parse_facets
     elif form.parse is not None:
         module, name = form.parse.split(".")
-        settings["callback"] = _filter_values(name) if module == "filters" else _date_value(name)
+        if module == "facet":
+            settings["callback"] = _filter_values("", name)
+        else:
+            settings["callback"] = _filter_values(name) if module == "filters" else _date_value(name)
     return click.option(*form.flags, form.dest or declared.name, **settings)
 
 
@@ -168,14 +178,13 @@ def search(
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     # A bare `search` is most likely a slip: it gets a usage message, not the whole index.
-    filtered = any(asked[name] for name in ("year", "author", "first_author", "category", "since", "until", "past"))
-    lists_all = query is None and not filtered
+    filtering = [p for p in cli_parameters() if p.name in _FILTERS]
+    lists_all = query is None and not any(asked[p.name] for p in filtering)
     sort = asked["sort"]
     if lists_all and sort not in LISTING_SORTS:
         raise click.UsageError(
-            "give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
-            "--until, --past) or both; or --sort newest, oldest or title alone to list every "
-            "paper"
+            f"give a QUERY, a filter ({', '.join(p.cli.flags[0] for p in filtering if p.cli)}) or both; "
+            "or --sort newest, oldest or title alone to list every paper"
         )
     output_format = output_format_of(as_json, output_format)
     from searchengine.request import SearchRequest
@@ -189,13 +198,16 @@ def search(
     request = SearchRequest.make(query or "", **asked)
     results = open_or_build(index_dir).run(request)
     filters = request.filters
-    author = filters.authors
-    named = (
-        ("year", filters.years),
-        ("author", [a for a in author if not a.first]),
-        ("first author", [a for a in author if a.first]),
-        ("category", filters.categories),
-    )
+    named: list[tuple[str, Sequence[Any]]] = []
+    for facet in FACETS:
+        chosen = filters.values(facet.name)
+        if facet.kind == "author":  # first authors are named apart
+            named += [
+                (facet.name, [a for a in chosen if not a.first]),
+                ("first author", [a for a in chosen if a.first]),
+            ]
+        else:
+            named.append((facet.name, chosen))
     described = [
         f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}" for label, values in named if values
     ]
@@ -250,8 +262,7 @@ def _print_feed(query: str | None, asked: dict[str, Any], index_dir: Path, base_
     results = open_or_build(index_dir).run(request)
     filters, exact, sort = request.filters, asked["exact"], asked["sort"]
     pairs = [("q", query)] if query else []
-    pairs += [("year", v.text) for v in filters.years] + [("author", v.text) for v in filters.authors]
-    pairs += [("category", v.text) for v in filters.categories]
+    pairs += [(facet.name, v.text) for facet in FACETS for v in filters.values(facet.name)]
     pairs += [(d.text.split(" ", 1)[0], d.text.split(" ", 1)[1]) for d in filters.dates]
     if exact:
         pairs.append(("exact", "1"))

@@ -244,8 +244,11 @@ class SearchParams:
 
     Attributes:
         q: query text, whitespace collapsed ("" to browse by filters).
-        years, authors, categories: filter values, in the order given,
-            each at most once.
+        chosen: the filter values of each declared facet
+            (:data:`searchengine.facets.FACETS`), ``(facet name, values)``
+            in the facets' order, the values in the order given, each at
+            most once (:meth:`values_of`; ``years``, ``authors`` and
+            ``categories`` read the first facets').
         sort: one of :data:`SORTS`, or ``None`` for the search API's default.
         page: 1-based page number.
         limit: hits per page.
@@ -258,9 +261,7 @@ class SearchParams:
     """
 
     q: str = ""
-    years: tuple[str, ...] = ()
-    authors: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
+    chosen: tuple[tuple[str, tuple[str, ...]], ...] = tuple((name, ()) for name in FACET_NAMES)
     sort: str | None = None
     page: int = 1
     limit: int = DEFAULT_LIMIT
@@ -298,11 +299,10 @@ class SearchParams:
         authors = tuple(dict.fromkeys(given["author"] + firsts))
         if len(authors) > MAX_VALUES:
             raise QueryError(f"at most {MAX_VALUES} author and first_author values are allowed, not {len(authors)}")
+        values = {**{name: given[name] for name in FACET_NAMES}, "year": years, "author": authors}
         return cls(
             q=given["q"],
-            years=years,
-            authors=authors,
-            categories=given["category"],
+            chosen=tuple((name, values[name]) for name in FACET_NAMES),
             sort=given["sort"],
             page=given["page"],
             limit=given["limit"],
@@ -316,6 +316,21 @@ class SearchParams:
         )
 
     @property
+    def years(self) -> tuple[str, ...]:
+        """The year filter values."""
+        return self.values_of("year")
+
+    @property
+    def authors(self) -> tuple[str, ...]:
+        """The author filter values (first authors marked ``^``)."""
+        return self.values_of("author")
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The category filter values."""
+        return self.values_of("category")
+
+    @property
     def year_bounds(self) -> tuple[str, str]:
         """``(from, to)`` for the year range fields: the one active year range, else empty."""
         if len(self.years) == 1:
@@ -326,15 +341,13 @@ class SearchParams:
 
     @property
     def has_filters(self) -> bool:
-        return bool(self.years or self.authors or self.categories or self.since or self.until or self.past)
+        return any(values for _, values in self.chosen) or bool(self.since or self.until or self.past)
 
     def _filter_options(self) -> dict[str, object]:
         """The filters and the flag of this state as options of :meth:`SearchRequest.make
         <searchengine.request.SearchRequest.make>` (first authors are author values marked ``^``)."""
         return {
-            "year": self.years,
-            "author": self.authors,
-            "category": self.categories,
+            **dict(self.chosen),
             "since": self.since,
             "until": self.until,
             "past": self.past,
@@ -406,9 +419,7 @@ class SearchParams:
         pairs: list[tuple[str, str]] = []
         if self.q:
             pairs.append(("q", self.q))
-        pairs += [("year", v) for v in self.years]
-        pairs += [("author", v) for v in self.authors]
-        pairs += [("category", v) for v in self.categories]
+        pairs += [(name, v) for name, values in self.chosen for v in values]
         pairs += [(name, getattr(self, name)) for name in DATE_PARAMS if getattr(self, name)]
         if self.sort:
             pairs.append(("sort", self.sort))
@@ -437,10 +448,13 @@ class SearchParams:
 
     def values_of(self, facet: str) -> tuple[str, ...]:
         """The values chosen for ``facet`` (a name in :data:`searchengine.facets.FACETS`)."""
-        return getattr(self, facet_spec(facet).filter_field)
+        name = facet_spec(facet).name
+        return next(values for chosen, values in self.chosen if chosen == name)
 
     def _with_values(self, facet: str, values: tuple[str, ...]) -> SearchParams:
-        return replace(self, **{facet_spec(facet).filter_field: values}, page=1, from_range=False)
+        name = facet_spec(facet).name
+        chosen = tuple((other, values if other == name else kept) for other, kept in self.chosen)
+        return replace(self, chosen=chosen, page=1, from_range=False)
 
     def without(self, facet: str, value: str) -> SearchParams:
         """This state minus one filter value, back on page 1 (a chip's remove link)."""
@@ -466,7 +480,8 @@ class SearchParams:
 
     def cleared(self) -> SearchParams:
         """This state without any filter, back on page 1."""
-        return replace(self, years=(), authors=(), categories=(), since="", until="", past="", page=1, from_range=False)
+        chosen = tuple((name, ()) for name, _ in self.chosen)
+        return replace(self, chosen=chosen, since="", until="", past="", page=1, from_range=False)
 
     def with_query(self, q: str) -> SearchParams:
         """This state with another query text (a suggestion's link), back on page 1."""

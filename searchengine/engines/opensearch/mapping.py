@@ -65,6 +65,7 @@ from searchengine.engines.opensearch.terms import (
     indexed,
     word_text,
 )
+from searchengine.facets import FACETS, Facet
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -258,6 +259,13 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
             "primary_category": keyword,
             "author_keys": keyword,
             "category_keys": keyword,
+            # The keyword facets' values (counted) and their folded keys (filtered).
+            **{
+                name: keyword
+                for facet in FACETS
+                if facet.kind == "keyword"
+                for name in (facet_fields(facet)["count"], facet_fields(facet)["filter"])
+            },
             "sort_title": keyword,
             "url": kept,
             "source": kept,
@@ -342,6 +350,26 @@ def finished_settings(replicas: int | None, data_nodes: int) -> dict:
     return {"index": {**replica_settings(replicas, data_nodes), "refresh_interval": None}}
 
 
+def facet_fields(facet: Facet) -> dict[str, str]:
+    """The cluster fields of one declared facet: ``count`` (aggregated for its
+    counts), ``primary`` (its count under ``primary_only``, a category facet's
+    only) and ``filter`` (its filter's terms; a year facet's range is on
+    ``count``). The mapping (:func:`index_mapping`) and documents
+    (:func:`document`) hold them.
+
+    ``year`` → ``year``; ``author`` → ``authors.raw`` and ``author_keys``;
+    ``category`` → ``categories``, ``primary_category`` and ``category_keys``;
+    a keyword facet ``journal`` → ``journal`` and ``journal_keys``.
+    """
+    if facet.kind == "year":
+        return {"count": facet.name, "filter": facet.name}
+    if facet.kind == "author":
+        return {"count": facet.record_field + ".raw", "filter": facet.name + "_keys"}
+    if facet.kind == "category":
+        return {"count": facet.record_field, "primary": "primary_" + facet.name, "filter": facet.name + "_keys"}
+    return {"count": facet.name, "filter": facet.name + "_keys"}
+
+
 def title_sort_key(title: str) -> str:
     """The ``sort_title`` value: the title folded for case and accents, exactly
     the embedded engine's title order key (code point order of the folded
@@ -372,6 +400,12 @@ def document(record: Record) -> dict:
         source["year"] = record.year
     if record.version is not None:
         source["version"] = record.version
+    for facet in FACETS:  # keyword facets: their values and folded keys, left out when none
+        values = facet.values(record) if facet.kind == "keyword" else []
+        if values:
+            fields = facet_fields(facet)
+            source[fields["count"]] = values
+            source[fields["filter"]] = list(dict.fromkeys(filters.keyword_key(v) for v in values))
     source.update(_date_source(record))
     # --- links and identifiers ---
     keys = doi_keys(record)

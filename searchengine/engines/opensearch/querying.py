@@ -51,6 +51,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 from searchengine.dates import intersection
+from searchengine.engines.opensearch.mapping import facet_fields
 from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, normalised, saturated
 from searchengine.engines.opensearch.terms import (
     NO_TERM,
@@ -63,7 +64,8 @@ from searchengine.engines.opensearch.terms import (
     phrase_words,
     query_tokens,
 )
-from searchengine.filters import PRIMARY_MARK, Filters
+from searchengine.facets import FACETS
+from searchengine.filters import PRIMARY_MARK, AuthorFilter, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, may_expand_to, whole_term
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
@@ -312,32 +314,42 @@ def _mark(kind: str, fieldname: str, text: str, found: dict, prefixes: set) -> N
 
 def filter_clauses(filters: Filters) -> list[dict]:
     """The ``filter`` clauses of ``filters``: values of one filter OR, filters AND
-    (date ranges AND each other)."""
+    (date ranges AND each other). Each facet of :data:`searchengine.facets.FACETS`
+    is matched as its kind says (:func:`.mapping.facet_fields` names the fields)."""
     clauses = []
-    if filters.years:
-        ranges = []
-        for year in filters.years:
-            bounds = {}
-            if year.low is not None:
-                bounds["gte"] = year.low
-            if year.high is not None:
-                bounds["lte"] = year.high
-            ranges.append({"range": {"year": bounds}} if bounds else {"exists": {"field": "year"}})
-        clauses.append(_any(ranges))
-    if filters.dates:  # date ranges AND: one range of the days they all allow
-        low, high = intersection(filters.dates)
-        bounds = {"format": "strict_date"}
-        if low is not None:
-            bounds["gte"] = low.isoformat()
-        if high is not None:
-            bounds["lte"] = high.isoformat()
-        clauses.append({"range": {"submitted": bounds}} if len(bounds) > 1 else {"exists": {"field": "submitted"}})
-    if filters.authors:
-        clauses.append({"terms": {"author_keys": [k for f in filters.authors for k in f.keys]}})
-    if filters.categories:
-        mark = PRIMARY_MARK if filters.primary_only else ""
-        clauses.append({"terms": {"category_keys": [mark + f.key for f in filters.categories]}})
+    for facet in FACETS:
+        chosen = filters.values(facet.name)
+        if not chosen:
+            pass
+        elif facet.kind == "year":
+            ranges = []
+            for year in chosen:
+                bounds = {}
+                if year.low is not None:
+                    bounds["gte"] = year.low
+                if year.high is not None:
+                    bounds["lte"] = year.high
+                ranges.append({"range": {facet.name: bounds}} if bounds else {"exists": {"field": facet.name}})
+            clauses.append(_any(ranges))
+        elif facet.kind == "category":
+            mark = PRIMARY_MARK if filters.primary_only else ""
+            clauses.append({"terms": {facet_fields(facet)["filter"]: [mark + f.key for f in chosen]}})
+        else:  # author keys, keyword keys
+            clauses.append({"terms": {facet_fields(facet)["filter"]: [k for f in chosen for k in _keys(f)]}})
+        if facet.kind == "year" and filters.dates:  # (after the years, where they always were) date ranges AND
+            low, high = intersection(filters.dates)
+            bounds = {"format": "strict_date"}
+            if low is not None:
+                bounds["gte"] = low.isoformat()
+            if high is not None:
+                bounds["lte"] = high.isoformat()
+            clauses.append({"range": {"submitted": bounds}} if len(bounds) > 1 else {"exists": {"field": "submitted"}})
     return clauses
+
+
+def _keys(chosen) -> tuple[str, ...]:
+    """The index keys one filter value looks for: an author's name keys, a keyword's folded text."""
+    return chosen.keys if isinstance(chosen, AuthorFilter) else (chosen.key,)
 
 
 def _slots(tokens: list[tuple[str, int]]) -> str:

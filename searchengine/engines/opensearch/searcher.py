@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
-from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source
+from searchengine.engines.opensearch.mapping import VECTOR_FIELD, facet_fields, record_from_source
 from searchengine.engines.opensearch.querying import (
     MAX_EXPANSIONS,
     expansion_term,
@@ -61,7 +61,6 @@ _SORTS = {
     "oldest": [{"oldest_key": {"order": "asc", "missing": "_last"}}, {"id": "asc"}],
     "title": [{"sort_title": "asc"}, {"id": "asc"}],
 }
-_FACET_FIELDS = {"year": "year", "author": "authors.raw", "category": "categories"}
 
 
 @dataclass
@@ -521,7 +520,8 @@ class OpenSearchSearcher:
             return {}
         aggs = {}
         for name in names:
-            fieldname = "primary_category" if name == "category" and filters.primary_only else _FACET_FIELDS[name]
+            fields = facet_fields(facet(name))
+            fieldname = fields["primary"] if "primary" in fields and filters.primary_only else fields["count"]
             order = [{"_key": "desc"}] if facet(name).by_value else [{"_count": "desc"}, {"_key": "asc"}]
             aggs[name] = {
                 "filter": _with_filters(None, filter_clauses(filters.for_facet(name))),

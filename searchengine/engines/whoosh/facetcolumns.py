@@ -37,8 +37,8 @@ from pathlib import Path
 from searchengine.engines.whoosh.blocks import posting_blocks
 from searchengine.engines.whoosh.columns import COLUMNS_FILE, NUMBER_COLUMNS, SET_COLUMNS, build_arrays, map_columns
 from searchengine.errors import QueryError
-from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue
-from searchengine.filters import FIRST_MARK
+from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue, facet
+from searchengine.filters import FIRST_MARK, keyword_key
 from searchengine.limits import SORTS
 
 #: From this many hits, counting and sorting use numpy (imported then, which
@@ -160,6 +160,32 @@ class FacetColumns:
             for vid in vids[offsets[at] : offsets[at + 1]]:
                 found.update(docs[doc_offsets[vid] : doc_offsets[vid + 1]])
         return sorted(found)
+
+    def has_column(self, column: str) -> bool:
+        """Whether the file holds the set column ``column`` (one written
+        before its facet was declared does not)."""
+        return column + ".offsets" in self.arrays
+
+    def value_docs(self, column: str, keys: Iterable[str]) -> list[int]:
+        """Ascending document numbers (deleted ones included) of the
+        documents holding a value of set column ``column`` whose
+        :func:`~searchengine.filters.keyword_key` is one of ``keys``; none
+        when the file has no such column."""
+        if not self.has_column(column):
+            return []
+        wanted = set(keys)
+        count = len(self.arrays[column + ".name_offsets"]) - 1
+        vids = {vid for vid in range(count) if keyword_key(self.name(column, vid)) in wanted}
+        if not vids:
+            return []
+        import numpy as np
+
+        arrays = self.numpy_arrays()
+        offsets, values = arrays[column + ".offsets"], arrays[column + ".values"]
+        slots = np.flatnonzero(np.isin(values, np.fromiter(vids, dtype=np.int64)))
+        # The document of each slot: the last offset at or before it.
+        docs = np.searchsorted(offsets, slots, side="right") - 1
+        return np.unique(docs).tolist()
 
     def has_spelling_word(self, word: str) -> bool:
         """Whether some title or abstract holds ``word`` as written (folded:
@@ -307,9 +333,12 @@ def count_facets(
     for name in names:
         if name in NUMBER_COLUMNS:
             values, distinct, unknown = columns.number_counts(name, docnums, size)
+        elif name in SET_COLUMNS and not columns.has_column(name):
+            # A column file from before the facet was declared: no document has a value.
+            values, distinct, unknown = [], 0, len(docnums)
         elif name in SET_COLUMNS:
             top, distinct, unknown = columns.set_counts(
-                name, docnums, size, first_only=primary_only and name == "category"
+                name, docnums, size, first_only=primary_only and facet(name).kind == "category"
             )
             values = [(columns.name(name, vid), count) for vid, count in top]
         else:

@@ -56,6 +56,7 @@ from searchengine.engines.whoosh.queries import (
     exact_pattern,
 )
 from searchengine.errors import QueryError
+from searchengine.facets import FACETS
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy
@@ -491,51 +492,64 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
 def filter_query(filters: Filters, cache):
     """The Whoosh query that matches exactly the documents ``filters`` allow.
 
-    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
-    ``day`` and ``category_keys`` fields of
-    :func:`searchengine.engines.whoosh.schema.build_schema`; authors are
-    looked up in the column file of ``cache`` (the searcher's
-    :class:`~searchengine.engines.whoosh.facetcolumns.SearcherCache`) and
-    matched as a :class:`~.queries.DocumentSet`.
+    Returns ``None`` when ``filters`` restrict nothing. Each facet of
+    :data:`searchengine.facets.FACETS` is matched as its kind says: a
+    ``year`` facet by the numeric field of its name, a ``category`` facet by
+    the terms of its ``<name>_keys`` field (of
+    :func:`searchengine.engines.whoosh.schema.build_schema`); ``author`` and
+    ``keyword`` facets are looked up in the column file of ``cache`` (the
+    searcher's :class:`~searchengine.engines.whoosh.facetcolumns.SearcherCache`)
+    and matched as a :class:`~.queries.DocumentSet`. Date ranges use the ``day`` field.
     """
 
     def any_of(queries):
         return queries[0] if len(queries) == 1 else wq.Or(queries)
 
+    def documents(label: str, docnums: list[int]) -> DocumentSet:
+        return DocumentSet(label, docnums, cache.searcher.reader().leaf_readers())
+
     mark = PRIMARY_MARK if filters.primary_only else ""
     parts = []
-    if filters.years:
-        # The year field is unsigned: a bound below 0 ("<0000") is out of its
-        # range, and no record has a year below 1000, so 0 stands in for it.
-        parts.append(
-            any_of(
-                [
-                    wq.NumericRange(
-                        "year", None if f.low is None else max(f.low, 0), None if f.high is None else max(f.high, 0)
-                    )
-                    for f in filters.years
-                ]
+    for facet in FACETS:
+        chosen = filters.values(facet.name)
+        if not chosen:
+            pass
+        elif facet.kind == "year":
+            # The year field is unsigned: a bound below 0 ("<0000") is out of its
+            # range, and no record has a year below 1000, so 0 stands in for it.
+            parts.append(
+                any_of(
+                    [
+                        wq.NumericRange(
+                            facet.name,
+                            None if f.low is None else max(f.low, 0),
+                            None if f.high is None else max(f.high, 0),
+                        )
+                        for f in chosen
+                    ]
+                )
             )
-        )
-    if filters.dates:  # date ranges AND: one range of the days they all allow
-        low, high = intersection(filters.dates)
-        parts.append(
-            wq.NullQuery
-            if low and high and low > high
-            else wq.NumericRange("day", low and low.toordinal(), high and high.toordinal())
-        )
-    if filters.authors:
-        keys = list(dict.fromkeys(k for f in filters.authors for k in f.keys))
-        label = " OR ".join(f"author_keys:{k}" for k in keys)
-        parts.append(
-            DocumentSet(
-                label if len(keys) == 1 else f"({label})",
-                cache.columns().author_docs(keys),
-                cache.searcher.reader().leaf_readers(),
+        elif facet.kind == "author":
+            keys = list(dict.fromkeys(k for f in chosen for k in f.keys))
+            label = " OR ".join(f"author_keys:{k}" for k in keys)
+            parts.append(documents(label if len(keys) == 1 else f"({label})", cache.columns().author_docs(keys)))
+        elif facet.kind == "category":
+            parts.append(any_of([wq.Term(facet.name + "_keys", mark + f.key) for f in chosen]))
+        else:  # keyword
+            keys = list(dict.fromkeys(f.key for f in chosen))
+            label = " OR ".join(f"{facet.name}:{k!r}" for k in keys)
+            parts.append(
+                documents(label if len(keys) == 1 else f"({label})", cache.columns().value_docs(facet.name, keys))
             )
-        )
-    if filters.categories:
-        parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
+        if (
+            facet.kind == "year" and filters.dates
+        ):  # (after the years, where they always were) date ranges AND: one range of the days they all allow
+            low, high = intersection(filters.dates)
+            parts.append(
+                wq.NullQuery
+                if low and high and low > high
+                else wq.NumericRange("day", low and low.toordinal(), high and high.toordinal())
+            )
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else wq.And(parts)

@@ -116,6 +116,17 @@ FACETS = (
         help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).",
         description="Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
     ),
+    Facet(
+        "journal",
+        "Journal",
+        record_field="journal",
+        filter_field="journals",
+        kind="keyword",
+        flags=("--journal",),
+        help="Only papers published in this journal: 'Phys. Rev. D' (any case and spacing; repeat to OR).",
+        description="Journal name as its journal reference gives it before the volume (Phys. Rev. D), "
+        "any case and spacing (several: OR)",
+    ),
 )
 #: Their names, in display order.
 FACET_NAMES = tuple(facet.name for facet in FACETS)

@@ -81,7 +81,8 @@ META_KEY = "searchengine"
 #: 5: titles and abstracts searched by the product's own terms (title_terms, abstract_terms,
 #: title_words, abstract_words).
 #: 6: the terms of layout 4 of the embedded index (Latin plurals in -ices made singular).
-LAYOUT = 6
+#: 7: the journal facet's fields (journal, journal_keys).
+LAYOUT = 7
 
 
 #: Longest word indexed, in characters: longer ones are cut to this (Lucene

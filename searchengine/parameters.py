@@ -25,7 +25,7 @@ made when asked, as it needs :mod:`searchengine.dates`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +66,7 @@ CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?
 AUTHOR_PATTERN = rf"^[^,]*[0-9A-Za-z\u00c0-\uffff]|^{_SPACE}$"
 
 
-def choice_pattern(words) -> str:
+def choice_pattern(words: Iterable[str]) -> str:
     """A pattern for one of ``words`` in any letter case, padded by spaces or
     control characters, or for no value: what the API reads for ``sort``,
     ``past`` and ``exact`` (JSON Schema patterns take no case flag)."""
@@ -475,9 +475,10 @@ def web_parameter(name: str) -> Parameter:
 def cli_parameters() -> list[Parameter]:
     """The parameters ``searchengine search`` has options for, in ``--help`` order."""
     ordered = [p for p in PARAMETERS if p.cli]
-    for moved in [p for p in ordered if p.cli.after]:
+    for moved in [p for p in ordered if p.cli and p.cli.after]:
+        after = moved.cli.after if moved.cli else None
         ordered.remove(moved)
-        ordered.insert(next(i for i, p in enumerate(ordered) if p.name == moved.cli.after) + 1, moved)
+        ordered.insert(next(i for i, p in enumerate(ordered) if p.name == after) + 1, moved)
     return ordered
 
 

@@ -183,7 +183,7 @@ _SURNAME = re.compile(r"^(?:(?:[a-z]+|d'|de|van|von|der|den|del|della|la|le|du|d
 _GIVEN_THEN_PARTICLES = re.compile(r"^\S.*?\s(?:van|von|der|den|de|del|della|di|da|dos|du|la|le|ten|ter)$")
 
 
-def _top_level_split(text: str, separator: re.Pattern) -> list[str]:
+def _top_level_split(text: str, separator: re.Pattern[str]) -> list[str]:
     """``text`` cut at ``separator``, except inside braces (BibTeX's ``{Barnes and Noble}``)."""
     pieces, depth, start, i = [], 0, 0, 0
     while i < len(text):

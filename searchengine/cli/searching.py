@@ -75,7 +75,8 @@ def _parse_facets(ctx, param, value):
 
 def parameter_option(declared: Parameter) -> Callable[[Callable], Callable]:
     """The click option of a search parameter, as its :class:`~searchengine.parameters.CliForm` declares it."""
-    form = declared.cli
+    form, name = declared.cli, declared.name
+    assert form is not None and name is not None, declared  # (cli_parameters() have both)
     settings: dict[str, Any] = {"help": form.help}
     if declared.multiple:
         settings["multiple"] = True
@@ -94,12 +95,12 @@ def parameter_option(declared: Parameter) -> Callable[[Callable], Callable]:
     if form.parse == "facets":
         settings["callback"] = _parse_facets
     elif form.parse is not None:
-        module, name = form.parse.split(".")
+        module, function = form.parse.split(".")
         if module == "facet":
-            settings["callback"] = _filter_values("", name)
+            settings["callback"] = _filter_values("", function)
         else:
-            settings["callback"] = _filter_values(name) if module == "filters" else _date_value(name)
-    return click.option(*form.flags, form.dest or declared.name, **settings)
+            settings["callback"] = _filter_values(function) if module == "filters" else _date_value(function)
+    return click.option(*form.flags, form.dest or name, **settings)
 
 
 def search_options(command: Callable) -> Callable:
@@ -168,7 +169,11 @@ def search(
     the command says what to give. Builds the index from corpus/ first when
     there is none.
     """
-    asked = {declared.name: options[declared.cli.dest or declared.name] for declared in cli_parameters()}
+    asked = {
+        declared.name: options[declared.cli.dest or declared.name]
+        for declared in cli_parameters()
+        if declared.name and declared.cli
+    }
     query = " ".join(words) if words else None
     from searchengine import dates
     from searchengine.errors import QueryError
@@ -179,7 +184,7 @@ def search(
         raise click.UsageError(str(exc)) from None
     # A bare `search` is most likely a slip: it gets a usage message, not the whole index.
     filtering = [p for p in cli_parameters() if p.name in _FILTERS]
-    lists_all = query is None and not any(asked[p.name] for p in filtering)
+    lists_all = query is None and not any(asked[name] for name in _FILTERS)
     sort = asked["sort"]
     if lists_all and sort not in LISTING_SORTS:
         raise click.UsageError(
@@ -215,8 +220,8 @@ def search(
     if filters.primary_only and filters.categories:
         described.append("primary category only")
     shown = counted(results.total, "hit")
-    asked = f" for {(results.corrected or results.query)!r}" if results.query else ""
-    heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
+    searched = f" for {(results.corrected or results.query)!r}" if results.query else ""
+    heading = shown + searched + ((" with " + ", ".join(described)) if described else "")
     if lists_all:
         heading = f"{counted(results.total, 'paper')}, {LISTING_SORTS[sort]}"
     # Hits listed by a filter alone (no query text, or a category code typed as one) have no score.

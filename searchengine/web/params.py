@@ -199,6 +199,7 @@ def _read(args, declared: Parameter):
         QueryError: the value is malformed, too long or too many, naming the parameter.
     """
     form = declared.web
+    assert form is not None, declared  # (only query-string parameters are read)
     name, kind = form.name, form.read
     if kind == "values":
         return _values(args, name)
@@ -214,9 +215,11 @@ def _read(args, declared: Parameter):
     if kind == "year_bound":
         value = _single(args, name).strip()
         whole = _WHOLE.fullmatch(value)
-        if value and not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
+        if not value:
+            return ""
+        if not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
             raise QueryError(f"{name} must be a four-digit year, not {value[:40]!r}")
-        return whole.group(1) if value else ""
+        return whole.group(1)
     if kind == "date":
         from searchengine import dates
 
@@ -232,10 +235,10 @@ def _read(args, declared: Parameter):
             raise QueryError(f"{name} must be 1, 0, true or false, not {value[:40]!r}")
         return _FLAGS[value]
     # "choice": any letter case; "name": exactly as written
-    value = (plain_text(_single(args, name)).lower() if kind == "choice" else _single(args, name).strip()) or None
-    if value is not None and value not in form.choices:
-        raise QueryError(f"{name} must be one of {', '.join(form.choices)}, not {value[:40]!r}")
-    return value
+    chosen = (plain_text(_single(args, name)).lower() if kind == "choice" else _single(args, name).strip()) or None
+    if chosen is not None and chosen not in form.choices:
+        raise QueryError(f"{name} must be one of {', '.join(form.choices)}, not {chosen[:40]!r}")
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -282,7 +285,7 @@ class SearchParams:
             QueryError: a value is malformed, too long, too many, or past a cap;
                 the message names the parameter.
         """
-        given = {declared.web.name: _read(args, declared) for declared in web_parameters("search")}
+        given = {declared.web.name: _read(args, declared) for declared in web_parameters("search") if declared.web}
         check_page(given["page"], given["limit"])
         if given["since"] and given["until"]:
             from searchengine import dates
@@ -459,7 +462,7 @@ class SearchParams:
     def without(self, facet: str, value: str) -> SearchParams:
         """This state minus one filter value, back on page 1 (a chip's remove link)."""
         if facet in DATE_PARAMS:
-            return replace(self, **{facet: ""}, page=1, from_range=False)
+            return self.dated(**{name: getattr(self, name) for name in DATE_PARAMS if name != facet})
         return self._with_values(facet, tuple(v for v in self.values_of(facet) if v != value))
 
     def toggled(self, facet: str, value, selected: bool) -> SearchParams:

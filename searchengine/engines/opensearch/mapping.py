@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from typing import Any
 
 from searchengine import dates, filters, settings
 from searchengine.engines.opensearch.scoring import similarity_settings
@@ -114,7 +115,7 @@ def _rules():
 def _rule_text(text: str) -> str:
     """``text`` as one side of a ``mapping`` char filter rule: characters the
     rule parser would trim or read as syntax written as ``\\uXXXX``."""
-    out = []
+    out: list[str] = []
     for ch in text:
         if ch in "\\=>\"'" or ord(ch) <= 0x20 or unicodedata.category(ch)[0] in "ZC":
             data = ch.encode("utf-16-be")
@@ -420,7 +421,7 @@ def document(record: Record) -> dict:
 
 def text_fields(record: Record) -> dict:
     """The term texts of ``record``'s title and abstract (:mod:`.terms`)."""
-    fields = {}
+    fields: dict[str, Any] = {}
     for name in TEXT_FIELDS:
         value = getattr(record, name)
         fields[name + TERMS], fields[name + TOKENS], fields[name + LENGTH] = indexed(value)
@@ -445,7 +446,7 @@ def _date_source(record: Record) -> dict:
 
 def record_from_source(source: dict) -> Record:
     """The :class:`~searchengine.records.Record` a document's ``_source`` holds."""
-    return Record(
+    record = Record(
         id=source["id"],
         title=source.get("title") or "",
         abstract=source.get("abstract") or "",
@@ -458,6 +459,7 @@ def record_from_source(source: dict) -> Record:
         submitted=dates.from_iso(source.get("submitted")),
         updated=dates.from_iso(source.get("updated")),
         versions=[(int(n), day) for n, text in source.get("versions") or [] if (day := dates.from_iso(text))],
-        # --- links and identifiers ---
-        **{name: source.get(name) or "" for name in LINK_FIELDS},
     )
+    for name in LINK_FIELDS:  # --- links and identifiers ---
+        setattr(record, name, source.get(name) or "")
+    return record

@@ -132,21 +132,28 @@ def title_sort_key(title: str) -> bytes:
     return sort_title(title).encode("utf-8")
 
 
-# --- the columns: one per facet of searchengine.facets.FACETS (its record field is
-# a field of FacetData, packed by pack_facet_data), and the submitted day ---
+# --- the columns: one per facet of searchengine.facets.FACETS (its values are
+# FacetData.values[name], packed by pack_facet_data), and the submitted day ---
+
+
+def _number(name: str) -> Callable[[FacetData], int]:
+    """The value of numeric facet ``name`` in a :class:`FacetData` (0 when none)."""
+    return lambda data: data.values.get(name) or 0
+
+
+def _set(name: str) -> Callable[[FacetData], Iterable[str]]:
+    """The values of facet ``name`` in a :class:`FacetData` (none when the data predates it)."""
+    return lambda data: data.values.get(name, ())
+
 
 #: One integer per document (numpy dtype, value from :class:`FacetData`; 0 = none).
 NUMBER_COLUMNS: dict[str, tuple[str, Callable[[FacetData], int]]] = {
-    **{
-        facet.name: ("int32", lambda data, name=facet.name: data.values.get(name) or 0)
-        for facet in FACETS
-        if facet.numeric
-    },
+    **{facet.name: ("int32", _number(facet.name)) for facet in FACETS if facet.numeric},
     "day": ("int32", lambda data: data.day or 0),
 }
 #: Values per document (strings, each counted once per document, record order kept).
 SET_COLUMNS: dict[str, Callable[[FacetData], Iterable[str]]] = {
-    facet.name: lambda data, name=facet.name: data.values.get(name, ()) for facet in FACETS if not facet.numeric
+    facet.name: _set(facet.name) for facet in FACETS if not facet.numeric
 }
 #: The set column of the ``author`` facet, whose name keys the file holds too.
 AUTHOR_COLUMN = next(facet.name for facet in FACETS if facet.kind == "author")
@@ -218,7 +225,8 @@ def build_arrays(reader) -> dict:
     size = reader.doc_count_all()
     numbers = {name: [0] * size for name in NUMBER_COLUMNS}
     ids = [""] * size
-    sets = {name: ([0], [], {}) for name in SET_COLUMNS}  # offsets, value ids, value → id
+    # offsets, value ids, value → id
+    sets: dict[str, tuple[list[int], list[int], dict[str, int]]] = {name: ([0], [], {}) for name in SET_COLUMNS}
     # The submitted days are a column of their own (an index from before dates has none).
     days = reader.column_reader("date_data") if size and reader.has_column("date_data") else None
     for docnum, packed in enumerate(reader.column_reader("facet_data") if size else ()):
@@ -228,8 +236,8 @@ def build_arrays(reader) -> dict:
             data = data._replace(day=int(day) if day else None)
         if data is not None:
             ids[docnum] = data.id
-            for name, (_, value) in NUMBER_COLUMNS.items():
-                numbers[name][docnum] = value(data)
+            for name, (_, number) in NUMBER_COLUMNS.items():
+                numbers[name][docnum] = number(data)
         for name, (offsets, vids, table) in sets.items():
             if data is not None:
                 for value in dict.fromkeys(SET_COLUMNS[name](data)):  # once per document
@@ -384,7 +392,7 @@ def map_columns(path: Path, reader) -> dict | None:
         end = offset + count * struct.calcsize(code)
         if end > len(whole):
             raise ValueError(f"{path}: truncated")
-        arrays[name] = whole[offset:end].cast(code)
+        arrays[name] = whole[offset:end].cast(code)  # type: ignore[call-overload]  # (a code of _CODES)
     if len(arrays["order.newest"]) != header["documents"]:
         raise ValueError(f"{path}: wrong length")
     return arrays

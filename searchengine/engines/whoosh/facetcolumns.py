@@ -242,9 +242,9 @@ class FacetColumns:
 
         found = self.numpy_arrays()[column][np.asarray(docnums, dtype=np.int64)]
         known = found[found != 0]
-        values, counts = np.unique(known, return_counts=True)
-        top = list(zip(values[::-1][:size].tolist(), counts[::-1][:size].tolist()))
-        return top, len(values), len(found) - len(known)
+        numbers, tallies = np.unique(known, return_counts=True)
+        top = list(zip(numbers[::-1][:size].tolist(), tallies[::-1][:size].tolist()))
+        return top, len(numbers), len(found) - len(known)
 
     def set_counts(
         self, column: str, docnums: Sequence[int], size: int, *, first_only: bool = False
@@ -287,17 +287,19 @@ class FacetColumns:
             chosen = values  # every document: every value
         else:
             # The hits' runs of values, gathered: run i covers starts[i] .. starts[i]+lengths[i].
-            ends = np.cumsum(lengths)
-            chosen = values[np.repeat(starts - ends + lengths, lengths) + np.arange(ends[-1] if len(ends) else 0)]
+            run_ends = np.cumsum(lengths)
+            chosen = values[
+                np.repeat(starts - run_ends + lengths, lengths) + np.arange(run_ends[-1] if len(run_ends) else 0)
+            ]
         counted = np.bincount(chosen)
         vids = np.flatnonzero(counted)
-        counts = counted[vids]
+        tallies = counted[vids]
         distinct = len(vids)
         if distinct > size:  # only values at or above the size-th largest count are ordered
-            threshold = np.partition(counts, distinct - size)[distinct - size]
-            vids, counts = vids[counts >= threshold], counts[counts >= threshold]
-        top = np.lexsort((arrays[column + ".name_rank"][vids], -counts))[:size]
-        return list(zip(vids[top].tolist(), counts[top].tolist())), distinct, unknown
+            least = np.partition(tallies, distinct - size)[distinct - size]
+            vids, tallies = vids[tallies >= least], tallies[tallies >= least]
+        best = np.lexsort((arrays[column + ".name_rank"][vids], -tallies))[:size]
+        return list(zip(vids[best].tolist(), tallies[best].tolist())), distinct, unknown
 
 
 def count_facets(
@@ -406,8 +408,8 @@ class SearcherCache:
 
                         raise IndexDamagedError(
                             damaged(
-                                self.folder.parent,
-                                f"{self.folder.name}/{COLUMNS_FILE} does not fit its generation's documents",
+                                path.parent.parent,
+                                f"{path.parent.name}/{COLUMNS_FILE} does not fit its generation's documents",
                             )
                         )
                     columns = FacetColumns(arrays=build_arrays(reader))

@@ -193,7 +193,7 @@ class _Translator:
             return wq.Or(sequences)
         phrases = [q for q in sequences if isinstance(q, wq.Phrase)]
         if not phrases:  # one part left (the others are stop words: t-SNE)
-            words = [[q for q in sequences if q.fieldname in PROXIMITY_FIELDS]]
+            words = [[q for q in sequences if getattr(q, "fieldname", None) in PROXIMITY_FIELDS]]
             return alternatives([joined_term(joined, words), wq.Or(sequences)])
         # The parts in sequence score as the words would (BM25F over the
         # fields), not as one phrase score per field added up.
@@ -316,11 +316,11 @@ class _Translator:
                 parts.append(found)
         return joined_term(terms, parts)
 
-    def pairs(self, text: str) -> tuple:
+    def pairs(self, text: str) -> tuple[tuple[str, str, str, int], ...]:
         """The neighbouring words of ``text`` in the title and abstract, as
         ``(field, first stem, second stem, gap)`` (the gap in positions: 1 for
         adjacent words, more across a stop word); ``()`` for fewer than two words."""
-        found = []
+        found: list[tuple[str, str, str, int]] = []
         for fieldname in PROXIMITY_FIELDS:
             if fieldname not in self.schema:
                 continue
@@ -347,6 +347,7 @@ class _Translator:
         tokens = [(token.text, token.pos) for token in field.tokenize(text, mode="phrase", positions=True)]
         if pattern is None or not tokens:
             return None
+        candidates: wq.Query
         if len(tokens) == 1:
             candidates = wq.Term(fieldname, tokens[0][0])
         else:
@@ -451,7 +452,7 @@ def reweighed(query: wq.Query, boost: float) -> wq.Query:
     if type(query).with_boost is not wq.Query.with_boost:
         return query.with_boost(boost)
     changed = copy(query)
-    changed.boost = boost
+    changed.boost = boost  # type: ignore[attr-defined]  # (every Whoosh query has one; its stubs say not)
     return changed
 
 
@@ -484,7 +485,7 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     for sub in target.subqueries:
         qtf = counts.get(text(sub), 1)
         weight = (k3 + 1) * qtf / (k3 + qtf) / forms[text(sub)]
-        weighed.append(reweighed(sub, sub.boost * weight) if qtf > 1 else sub)
+        weighed.append(reweighed(sub, sub.boost * weight) if qtf > 1 else sub)  # type: ignore[attr-defined]
     found = MinShouldMatch(weighed, boost=target.boost, minmatch=target.minmatch)
     return Proximity(found, query.pairs) if type(query) is Proximity else found
 
@@ -541,14 +542,15 @@ def filter_query(filters: Filters, cache):
             parts.append(
                 documents(label if len(keys) == 1 else f"({label})", cache.columns().value_docs(facet.name, keys))
             )
-        if (
-            facet.kind == "year" and filters.dates
-        ):  # (after the years, where they always were) date ranges AND: one range of the days they all allow
+        # Date ranges (after the years, where they always were) AND: one range of the days they all allow.
+        if facet.kind == "year" and filters.dates:
             low, high = intersection(filters.dates)
             parts.append(
                 wq.NullQuery
                 if low and high and low > high
-                else wq.NumericRange("day", low and low.toordinal(), high and high.toordinal())
+                else wq.NumericRange(
+                    "day", None if low is None else low.toordinal(), None if high is None else high.toordinal()
+                )
             )
     if not parts:
         return None

@@ -591,7 +591,11 @@ class OpenSearchSearcher:
                 },
             },
         )
-        binned = {dates.from_iso(b["key_as_string"]): b["doc_count"] for b in found["aggregations"]["bins"]["buckets"]}
+        binned = {
+            day: b["doc_count"]
+            for b in found["aggregations"]["bins"]["buckets"]
+            if (day := dates.from_iso(b["key_as_string"])) is not None  # (every bin has its day)
+        }
         return dates.DateHistogram(unit, dates.fill(binned, unit), undated)
 
     def lexicon(self):

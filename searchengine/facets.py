@@ -21,20 +21,40 @@ from typing import Any
 
 from searchengine.errors import QueryError
 
+#: How a facet's filter values are read and matched (:mod:`searchengine.filters`
+#: parses them, each engine matches them):
+#:
+#: * ``year``: a number range (``2023-2025``) on a numeric facet;
+#: * ``author``: a person's name, matched by its name keys (initials, particles,
+#:   spellings), and counted under its own filter (the co-authors);
+#: * ``category``: an arXiv category code or archive, optionally the primary one only;
+#: * ``keyword``: the value itself, in any letter case and spacing.
+KINDS = ("year", "author", "category", "keyword")
+
 
 @dataclass(frozen=True)
 class Facet:
-    """One facet: what it counts and how its values are ordered, shown and filtered.
+    """One facet: what it counts, how its values are ordered, shown and
+    filtered, and the search parameter of its filter.
+
+    The engines derive their per-facet storage (embedded columns, cluster
+    fields), filter clauses and counts from these declarations, and the
+    parameter table (:mod:`searchengine.parameters`) its filter parameters.
 
     Attributes:
         name: how it is asked for (``facets="year,author"``), and the name of
-            its filter: the CLI option (``--year``), the URL parameter
-            (``?year=``) and the query prefix (``year:``).
+            its filter: the CLI option (``--year``) and the URL parameter
+            (``?year=``).
         label: its heading on the web page.
         record_field: the :class:`~searchengine.records.Record` attribute
-            counted (a list counts a document once per value).
+            counted (a list counts a document once per value; an empty
+            string or ``None`` is no value).
         filter_field: the :class:`~searchengine.filters.Filters` attribute
             (and the web page's parameter field) holding its chosen values.
+        kind: how a filter value is read and matched, one of :data:`KINDS`.
+        flags: its ``searchengine search`` option names, long first.
+        help: the option's ``--help`` text.
+        description: the web parameter's OpenAPI description.
         by_value: values listed by value, highest first (years), instead of
             by count, then value.
         numeric: one whole number per record (``None``: unknown).
@@ -44,15 +64,69 @@ class Facet:
     label: str
     record_field: str
     filter_field: str
+    kind: str
+    flags: tuple[str, ...]
+    help: str
+    description: str
     by_value: bool = False
     numeric: bool = False
+
+    def values(self, record: Any) -> list[Any]:
+        """The values ``record`` has for this facet: a list (in record order,
+        blank strings left out), empty when it has none."""
+        value = getattr(record, self.record_field)
+        if isinstance(value, (list, tuple)):
+            return [v for v in value if not isinstance(v, str) or v.strip()]
+        return [] if value is None or value == "" else [value]
 
 
 #: Facets a search can count, in display order.
 FACETS = (
-    Facet("year", "Year", record_field="year", filter_field="years", by_value=True, numeric=True),
-    Facet("author", "Author", record_field="authors", filter_field="authors"),
-    Facet("category", "Category", record_field="categories", filter_field="categories"),
+    Facet(
+        "year",
+        "Year",
+        record_field="year",
+        filter_field="years",
+        kind="year",
+        flags=("--year", "-y"),
+        help="Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).",
+        description="Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); a reversed range is a 400",
+        by_value=True,
+        numeric=True,
+    ),
+    Facet(
+        "author",
+        "Author",
+        record_field="authors",
+        filter_field="authors",
+        kind="author",
+        flags=("--author", "-a"),
+        help="Only papers by this author: 'Depei Qian', 'Qian, D.', 'Qian' or Qian_D (repeat to OR).",
+        description="Author name (First Last, Last, First or arXiv's Last_F), any case and "
+        "accents; an initial matches every first name with it, a full first name "
+        "also records giving only its initial; ^Name for a first author (several: OR)",
+    ),
+    Facet(
+        "category",
+        "Category",
+        record_field="categories",
+        filter_field="categories",
+        kind="category",
+        flags=("--category", "-c"),
+        help="Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).",
+        description="Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
+    ),
+    Facet(
+        "journal",
+        "Journal",
+        record_field="journal",
+        filter_field="journals",
+        kind="keyword",
+        flags=("--journal",),
+        help="Only papers published in this journal: 'Phys. Rev. D' (any case and spacing; repeat to OR).",
+        description="Journal name as its journal reference gives it before the volume (Phys. Rev. D), "
+        "any case and spacing (several: OR)",
+    ),
 )
 #: Their names, in display order.
 FACET_NAMES = tuple(facet.name for facet in FACETS)

@@ -1,4 +1,4 @@
-"""Filters on year, author and category: one meaning for every front end.
+"""Filters on the facets (year, author, category, ...): one meaning for every front end.
 
 The command-line options (``--year 2023-2025``), the query syntax
 (``year:>=2023``) and the web parameters all turn their text into the same
@@ -29,6 +29,9 @@ Semantics:
 * **category** -- an exact code (``cs.DC``, case-insensitive) or an archive
   (``cs`` or ``cs.*``: every ``cs.XX``); with ``primary_only`` only a
   document's first (primary) category is considered.
+* **keyword facets** (``kind="keyword"`` in :data:`searchengine.facets.FACETS`)
+  -- the value as a whole, in any letter case and spacing
+  (:class:`KeywordFilter`).
 * **date** -- a range of submitted days, both ends inclusive
   (:class:`searchengine.dates.DateFilter`: ``--since 2025-03``, ``--until
   2025-06-30``, ``date:2025-03..2025-06``). Unlike the other filters, date
@@ -42,16 +45,16 @@ value: a filter never silently disappears.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from searchengine.analysis.folding import transliterated
 from searchengine.dates import DateFilter, parse_range
 from searchengine.errors import QueryError
-from searchengine.facets import HISTOGRAM
+from searchengine.facets import FACETS, HISTOGRAM, Facet
 from searchengine.facets import facet as facet_spec
 
 # Index term prefixes: a primary-category key starts with this mark.
@@ -194,59 +197,134 @@ class CategoryFilter:
         return self.key in _category_terms(code)
 
 
-@dataclass(frozen=True, repr=False)
-class Filters:
-    """The filters of one search. Empty tuples mean "no filter on this facet".
+@dataclass(frozen=True)
+class KeywordFilter:
+    """One value of a ``keyword`` facet (:data:`searchengine.facets.KINDS`):
+    a value matches when it is the same text in any letter case and spacing.
 
-    Values within one tuple combine with OR, the tuples with AND.
+    ``key`` is the value folded (:func:`keyword_key`), ``text`` the value as
+    written, for messages.
     """
 
-    years: tuple[YearFilter, ...] = ()
-    authors: tuple[AuthorFilter, ...] = ()
-    categories: tuple[CategoryFilter, ...] = ()
-    primary_only: bool = False
+    key: str
+    text: str = ""
+
+    def matches(self, value: str) -> bool:
+        """True when the facet value ``value`` (as stored in a record) is this value."""
+        return keyword_key(value) == self.key
+
+
+def keyword_key(value: str) -> str:
+    """A ``keyword`` facet value as filters compare it: case-folded, spaces collapsed
+    (``"Phys.  Rev. D"`` → ``"phys. rev. d"``)."""
+    return " ".join(value.split()).casefold()
+
+
+#: A filter value of any facet kind.
+FacetFilter = YearFilter | AuthorFilter | CategoryFilter | KeywordFilter
+
+
+# The facets a Filters' repr always shows (the others only when chosen).
+_ALWAYS_SHOWN = ("years", "authors", "categories")
+
+
+@dataclass(frozen=True, init=False)
+class Filters:
+    """The filters of one search: chosen values per declared facet
+    (:data:`searchengine.facets.FACETS`), and date ranges.
+
+    Made as ``Filters(years=..., authors=..., categories=..., primary_only=...,
+    dates=...)``: one keyword per facet's ``filter_field``, each a tuple of
+    parsed values; an empty tuple means "no filter on this facet". Values
+    within one facet combine with OR, the facets with AND.
+
+    Raises:
+        TypeError: (constructor) a keyword is not a facet's filter field.
+    """
+
+    chosen: tuple[tuple[str, tuple[FacetFilter, ...]], ...]
+    primary_only: bool
     # Date ranges AND together (see the module docstring).
-    dates: tuple[DateFilter, ...] = ()
+    dates: tuple[DateFilter, ...]
+
+    def __init__(
+        self, *, primary_only: bool = False, dates: tuple[DateFilter, ...] = (), **chosen: tuple[FacetFilter, ...]
+    ) -> None:
+        unknown = set(chosen) - {f.filter_field for f in FACETS}
+        if unknown:
+            raise TypeError(f"Filters got unexpected keyword arguments {', '.join(sorted(unknown))}")
+        values = tuple((f.filter_field, tuple(chosen.get(f.filter_field, ()))) for f in FACETS)
+        object.__setattr__(self, "chosen", values)
+        object.__setattr__(self, "primary_only", primary_only)
+        object.__setattr__(self, "dates", tuple(dates))
+
+    def values(self, facet: str) -> tuple[Any, ...]:
+        """The chosen values of ``facet`` (a name in :data:`searchengine.facets.FACETS`):
+        the :class:`FacetFilter` type its kind parses to."""
+        field = facet_spec(facet).filter_field
+        return next(values for name, values in self.chosen if name == field)
+
+    # The attributes of the first facets, as code and tests have always read them.
+    @property
+    def years(self) -> tuple[YearFilter, ...]:
+        """The year filters."""
+        return self.values("year")
+
+    @property
+    def authors(self) -> tuple[AuthorFilter, ...]:
+        """The author filters."""
+        return self.values("author")
+
+    @property
+    def categories(self) -> tuple[CategoryFilter, ...]:
+        """The category filters."""
+        return self.values("category")
 
     def __bool__(self) -> bool:
         """True when at least one filter restricts the documents."""
-        return bool(self.years or self.authors or self.categories or self.dates)
+        return any(values for _, values in self.chosen) or bool(self.dates)
 
     def __repr__(self) -> str:
-        """The fields, ``dates`` only when there are some (filters without dates print as they always did)."""
-        shown = (
-            f"Filters(years={self.years!r}, authors={self.authors!r}, categories={self.categories!r}, "
-            f"primary_only={self.primary_only!r}"
-        )
+        """The facets' values and the flag: the first facets' always (filters
+        print as they always did: recorded query translations hold them),
+        another facet's and ``dates`` only when there are some."""
+        shown = ", ".join(f"{name}={values!r}" for name, values in self.chosen if values or name in _ALWAYS_SHOWN)
+        shown = f"Filters({shown}, primary_only={self.primary_only!r}"
         return shown + (f", dates={self.dates!r})" if self.dates else ")")
 
     def __add__(self, other: Filters) -> Filters:
         """Both sets of filters (values of one facet OR, facets AND)."""
+        ours, theirs = dict(self.chosen), dict(other.chosen)
         return Filters(
-            years=self.years + other.years,
-            authors=self.authors + other.authors,
-            categories=self.categories + other.categories,
             primary_only=self.primary_only or other.primary_only,
             dates=self.dates + other.dates,
+            **{name: ours[name] + theirs[name] for name in ours},
         )
+
+    def _replaced(self, field: str, values: tuple[Any, ...]) -> Filters:
+        chosen = dict(self.chosen)
+        if field == "dates":
+            return Filters(primary_only=self.primary_only, dates=values, **chosen)
+        chosen[field] = values
+        return Filters(primary_only=self.primary_only, dates=self.dates, **chosen)
 
     def without(self, facet: str) -> Filters:
         """These filters less those on ``facet`` (a name in :data:`searchengine.facets.FACETS`, or ``"date"``)."""
-        field = "dates" if facet == HISTOGRAM else facet_spec(facet).filter_field
-        return dataclasses.replace(self, **{field: ()})
+        return self._replaced("dates" if facet == HISTOGRAM else facet_spec(facet).filter_field, ())
 
     def for_facet(self, facet: str) -> Filters:
         """The filters ``facet`` is counted under.
 
         Every filter but the facet's own, so the values not chosen yet stay
-        visible as choices to add (OR), except for authors: under an author
-        filter the author facet counts the chosen authors' co-authors, as a
-        researcher looking at one author's papers wants them (the chosen
-        names are pinned on top by :func:`searchengine.facets.pin_selected`).
+        visible as choices to add (OR), except for authors (an ``author``
+        facet): under an author filter the author facet counts the chosen
+        authors' co-authors, as a researcher looking at one author's papers
+        wants them (the chosen names are pinned on top by
+        :func:`searchengine.facets.pin_selected`).
         """
-        return self if facet == "author" and self.authors else self.without(facet)
+        return self if facet_spec(facet).kind == "author" and self.values(facet) else self.without(facet)
 
-    def selects(self, facet: str, value) -> bool:
+    def selects(self, facet: str, value: Any) -> bool:
         """True when a facet value is among those the filters ask for.
 
         ``facet`` is a name in :data:`searchengine.facets.FACETS`; an unknown
@@ -254,7 +332,7 @@ class Filters:
         """
         if value is None:
             return False
-        return any(f.matches(value) for f in getattr(self, facet_spec(facet).filter_field))
+        return any(f.matches(value) for f in self.values(facet))
 
 
 def parse_year(text: str | int) -> YearFilter:
@@ -517,7 +595,40 @@ def parse_category(text: str) -> CategoryFilter:
     return CategoryFilter(normal, raw)
 
 
-def _as_tuple(values) -> tuple:
+def parse_keyword(text: str, facet: str = "keyword") -> KeywordFilter:
+    """Parse one value of a ``keyword`` facet's filter (``facet`` names it in messages).
+
+    Raises:
+        QueryError: the value is empty.
+    """
+    raw = " ".join(str(text).split())
+    if not raw:
+        raise QueryError(f"{facet} filter {text!r} is empty")
+    return KeywordFilter(keyword_key(raw), raw)
+
+
+# The parser and the parsed type of each facet kind (searchengine.facets.KINDS).
+_KIND_PARSERS: dict[str, tuple[type, Callable[[Any], FacetFilter]]] = {
+    "year": (YearFilter, parse_year),
+    "author": (AuthorFilter, parse_author),
+    "category": (CategoryFilter, parse_category),
+}
+
+
+def parse_filter(facet: str, text: str | int) -> FacetFilter:
+    """Parse one filter value of ``facet`` (a name in :data:`searchengine.facets.FACETS`)
+    as its kind reads it (``parse_filter("year", "2023-")`` is :func:`parse_year`).
+
+    Raises:
+        QueryError: the value is malformed, or ``facet`` is no facet.
+    """
+    kind = facet_spec(facet).kind
+    if kind == "keyword":
+        return parse_keyword(str(text), facet)
+    return _KIND_PARSERS[kind][1](text)
+
+
+def _as_tuple(values: Any) -> tuple[Any, ...]:
     if values is None:
         return ()
     if isinstance(values, (str, int)):
@@ -525,25 +636,33 @@ def _as_tuple(values) -> tuple:
     return tuple(values)
 
 
-def build_filters(year=(), author=(), category=(), primary_only: bool = False, date=()) -> Filters:
+def build_filters(
+    year: Any = (), author: Any = (), category: Any = (), primary_only: bool = False, date: Any = (), **more: Any
+) -> Filters:
     """Build :class:`Filters` from option values.
 
-    Each argument is one value or an iterable of values, given as text (as
-    typed by a user) or already parsed (:class:`YearFilter`, ...). A year
-    may also be an ``int``; a date is a ``date:`` value
-    (:func:`searchengine.dates.parse_range`) or a :class:`DateFilter`.
+    ``year``, ``author``, ``category`` and, by name, any other facet of
+    :data:`searchengine.facets.FACETS` (``journal=...``) take one value or an
+    iterable of values, given as text (as typed by a user) or already parsed
+    (:class:`YearFilter`, ...). A year may also be an ``int``; a date is a
+    ``date:`` value (:func:`searchengine.dates.parse_range`) or a
+    :class:`DateFilter`.
 
     Raises:
         QueryError: a value is malformed; the message quotes it.
+        TypeError: a keyword is not a facet's name.
     """
+    given = {"year": year, "author": author, "category": category, **more}
+    unknown = set(given) - {f.name for f in FACETS}
+    if unknown:
+        raise TypeError(f"build_filters got unexpected keyword arguments {', '.join(sorted(unknown))}")
 
-    def parsed(values, kind, parser):
-        return tuple(v if isinstance(v, kind) else parser(v) for v in _as_tuple(values))
+    def parsed(facet: Facet, values: Any) -> tuple[Any, ...]:
+        kind = KeywordFilter if facet.kind == "keyword" else _KIND_PARSERS[facet.kind][0]
+        return tuple(v if isinstance(v, kind) else parse_filter(facet.name, v) for v in _as_tuple(values))
 
     return Filters(
-        years=parsed(year, YearFilter, parse_year),
-        authors=parsed(author, AuthorFilter, parse_author),
-        categories=parsed(category, CategoryFilter, parse_category),
         primary_only=bool(primary_only),
-        dates=parsed(date, DateFilter, parse_range),
+        dates=tuple(v if isinstance(v, DateFilter) else parse_range(v) for v in _as_tuple(date)),
+        **{f.filter_field: parsed(f, given.get(f.name, ())) for f in FACETS},
     )

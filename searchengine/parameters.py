@@ -25,11 +25,11 @@ made when asked, as it needs :mod:`searchengine.dates`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES
+from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, FACETS
 from searchengine.limits import DEFAULT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
 from searchengine.semantic import MODES
 
@@ -66,7 +66,7 @@ CATEGORY_PATTERN = rf"^{_SPACE}([A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*(\.\*)?)?
 AUTHOR_PATTERN = rf"^[^,]*[0-9A-Za-z\u00c0-\uffff]|^{_SPACE}$"
 
 
-def choice_pattern(words) -> str:
+def choice_pattern(words: Iterable[str]) -> str:
     """A pattern for one of ``words`` in any letter case, padded by spaces or
     control characters, or for no value: what the API reads for ``sort``,
     ``past`` and ``exact`` (JSON Schema patterns take no case flag)."""
@@ -99,9 +99,11 @@ class CliForm:
         int_range: a whole number in ``(min, max)`` (``None`` for no bound).
         choices: one of these words; ``case_sensitive`` as click's ``Choice``.
         parse: how each value is read and checked (a bad one is a usage error):
-            ``"filters.parse_year"`` and the like, a function of
-            :mod:`searchengine.filters` or :mod:`searchengine.dates`, or
-            ``"facets"`` (:func:`searchengine.facets.parse_facet_names`).
+            ``"facet.year"`` and the like, a facet's filter
+            (:func:`searchengine.filters.parse_filter`); ``"filters.parse_first_author"``
+            and the like, a function of :mod:`searchengine.filters` or
+            :mod:`searchengine.dates`; or ``"facets"``
+            (:func:`searchengine.facets.parse_facet_names`).
         after: list the option after this parameter's (its place in ``--help``
             when that is not the table's order).
     """
@@ -185,6 +187,61 @@ class Parameter:
 
 _TEXT = {"type": "string", "maxLength": MAX_VALUE_CHARS}
 _YEAR_BOUND = {"type": "integer", "minimum": 1000, "maximum": 9999}
+# The OpenAPI pattern of one filter value, by facet kind (searchengine.facets.KINDS;
+# none: any text).
+_KIND_PATTERNS = {"year": YEAR_PATTERN, "author": AUTHOR_PATTERN, "category": CATEGORY_PATTERN}
+# Parameters that come with a facet's own, after it (the web's year range, the first author).
+_COMPANIONS = {
+    "year": (
+        Parameter(
+            None,
+            into="year",
+            web=WebForm("year_from", "year_bound", "First year of a range (same as year=A-)", _YEAR_BOUND),
+        ),
+        Parameter(
+            None,
+            into="year",
+            web=WebForm("year_to", "year_bound", "Last year of a range (same as year=-B)", _YEAR_BOUND),
+        ),
+    ),
+    "author": (
+        Parameter(
+            "first_author",
+            (),
+            multiple=True,
+            cli=CliForm(
+                ("--first-author",),
+                "Only papers with this first author (same forms as --author; ORs with --author).",
+                metavar="NAME",
+                parse="filters.parse_first_author",
+            ),
+            web=WebForm(
+                "first_author",
+                "values",
+                "First author's name, same forms as author (same as author=^Name; several, and with author: OR)",
+                {**_TEXT, "pattern": AUTHOR_PATTERN},
+            ),
+        ),
+    ),
+}
+
+
+def _facet_parameters() -> list[Parameter]:
+    """The filter parameter of each declared facet (its option and query-string
+    name are the facet's), each followed by its companions, in display order."""
+    found = []
+    for facet in FACETS:
+        pattern = _KIND_PATTERNS.get(facet.kind)
+        schema = {**_TEXT, "pattern": pattern} if pattern else dict(_TEXT)
+        cli = CliForm(facet.flags, facet.help, parse="facet." + facet.name)
+        found.append(
+            Parameter(
+                facet.name, (), multiple=True, cli=cli, web=WebForm(facet.name, "values", facet.description, schema)
+            )
+        )
+        found.extend(_COMPANIONS.get(facet.name, ()))
+    return found
+
 
 #: Every search parameter, in the order the OpenAPI document lists them
 #: (the command line's ``--help`` order but for ``--page``: :attr:`CliForm.after`).
@@ -200,81 +257,8 @@ PARAMETERS: tuple[Parameter, ...] = (
             {"type": "string", "maxLength": MAX_QUERY_CHARS},
         ),
     ),
-    Parameter(
-        "year",
-        (),
-        multiple=True,
-        cli=CliForm(
-            ("--year", "-y"),
-            "Only these years: 2023, 2023-2025, 2023-, -2020 (repeat to OR).",
-            parse="filters.parse_year",
-        ),
-        web=WebForm(
-            "year",
-            "values",
-            "Year or range: 2023, 2023-2025, 2023-, -2020, >=2023 (several: OR); a reversed range is a 400",
-            {**_TEXT, "pattern": YEAR_PATTERN},
-        ),
-    ),
-    Parameter(
-        None,
-        into="year",
-        web=WebForm("year_from", "year_bound", "First year of a range (same as year=A-)", _YEAR_BOUND),
-    ),
-    Parameter(
-        None, into="year", web=WebForm("year_to", "year_bound", "Last year of a range (same as year=-B)", _YEAR_BOUND)
-    ),
-    Parameter(
-        "author",
-        (),
-        multiple=True,
-        cli=CliForm(
-            ("--author", "-a"),
-            "Only papers by this author: 'Depei Qian', 'Qian, D.', 'Qian' or Qian_D (repeat to OR).",
-            parse="filters.parse_author",
-        ),
-        web=WebForm(
-            "author",
-            "values",
-            "Author name (First Last, Last, First or arXiv's Last_F), any case and "
-            "accents; an initial matches every first name with it, a full first name "
-            "also records giving only its initial; ^Name for a first author (several: OR)",
-            {**_TEXT, "pattern": AUTHOR_PATTERN},
-        ),
-    ),
-    Parameter(
-        "first_author",
-        (),
-        multiple=True,
-        cli=CliForm(
-            ("--first-author",),
-            "Only papers with this first author (same forms as --author; ORs with --author).",
-            metavar="NAME",
-            parse="filters.parse_first_author",
-        ),
-        web=WebForm(
-            "first_author",
-            "values",
-            "First author's name, same forms as author (same as author=^Name; several, and with author: OR)",
-            {**_TEXT, "pattern": AUTHOR_PATTERN},
-        ),
-    ),
-    Parameter(
-        "category",
-        (),
-        multiple=True,
-        cli=CliForm(
-            ("--category", "-c"),
-            "Only this category (cs.DC) or archive (cs, cs.*) (repeat to OR).",
-            parse="filters.parse_category",
-        ),
-        web=WebForm(
-            "category",
-            "values",
-            "Category code (cs.DC) or archive (cs, cs.*) (several: OR)",
-            {**_TEXT, "pattern": CATEGORY_PATTERN},
-        ),
-    ),
+    # The facets' filters (searchengine.facets.FACETS), each with its companions.
+    *_facet_parameters(),
     Parameter(
         "primary_only",
         False,
@@ -491,9 +475,10 @@ def web_parameter(name: str) -> Parameter:
 def cli_parameters() -> list[Parameter]:
     """The parameters ``searchengine search`` has options for, in ``--help`` order."""
     ordered = [p for p in PARAMETERS if p.cli]
-    for moved in [p for p in ordered if p.cli.after]:
+    for moved in [p for p in ordered if p.cli and p.cli.after]:
+        after = moved.cli.after if moved.cli else None
         ordered.remove(moved)
-        ordered.insert(next(i for i, p in enumerate(ordered) if p.name == moved.cli.after) + 1, moved)
+        ordered.insert(next(i for i, p in enumerate(ordered) if p.name == after) + 1, moved)
     return ordered
 
 

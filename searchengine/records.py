@@ -71,6 +71,11 @@ class Record:
     comments: str = ""
     license: str = ""
 
+    @property
+    def journal(self) -> str:
+        """The journal's name in :attr:`journal_ref` (:func:`journal_name`), ``""`` when none."""
+        return journal_name(self.journal_ref)
+
     def merged_with(self, other: Record) -> Record:
         """Return this record with ``other``'s authors and categories added.
 
@@ -98,6 +103,29 @@ class Record:
 
 #: The Record's link and identifier fields (strings, ``""`` when unknown).
 LINK_FIELDS = ("pdf_url", "doi", "journal_ref", "comments", "license")
+
+# A year leading a journal reference ("2020 J. Phys.: Conf. Ser. 1234").
+_LEADING_YEAR = re.compile(r"^\(?\d{4}\)?[\s,.:;]+")
+# A dot joined to the next word ("Phys.Rev.D"): a space goes between.
+_DOT_JOINED = re.compile(r"\.(?=[^\W\d_])")
+# What may end the name before the numbers: separators and volume words.
+_NAME_TAIL = re.compile(r"(?:[\s,;:(\[-]+|\b(?:vol|volume|no|nr|pp?)\b\.?)+$", re.IGNORECASE)
+
+
+def journal_name(journal_ref: str) -> str:
+    """The journal's name in a journal reference: the text before its first
+    number (the volume or year), spaces collapsed and a dot joined to the
+    next word spaced out; ``""`` when the reference has none.
+
+    ``"Phys. Rev. D 102, 034501 (2020)"`` → ``"Phys. Rev. D"``;
+    ``"Phys.Rev.D76:013009,2007"`` → ``"Phys. Rev. D"``;
+    ``"J. Low. Temp. Phys. Vol. 140 pp77-89"`` → ``"J. Low. Temp. Phys."``.
+    """
+    text = " ".join(journal_ref.split())
+    text = _LEADING_YEAR.sub("", text)
+    name = re.split(r"\d", text, maxsplit=1)[0]
+    name = _NAME_TAIL.sub("", name)
+    return " ".join(_DOT_JOINED.sub(". ", name).split())
 
 
 @dataclass(frozen=True)
@@ -155,7 +183,7 @@ _SURNAME = re.compile(r"^(?:(?:[a-z]+|d'|de|van|von|der|den|del|della|la|le|du|d
 _GIVEN_THEN_PARTICLES = re.compile(r"^\S.*?\s(?:van|von|der|den|de|del|della|di|da|dos|du|la|le|ten|ter)$")
 
 
-def _top_level_split(text: str, separator: re.Pattern) -> list[str]:
+def _top_level_split(text: str, separator: re.Pattern[str]) -> list[str]:
     """``text`` cut at ``separator``, except inside braces (BibTeX's ``{Barnes and Noble}``)."""
     pieces, depth, start, i = [], 0, 0, 0
     while i < len(text):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from searchengine import limits
 from searchengine.errors import QueryError
-from searchengine.facets import DEFAULT_FACET_SIZE, MAX_FACET_SIZE, parse_facet_names
+from searchengine.facets import DEFAULT_FACET_SIZE, FACETS, MAX_FACET_SIZE, parse_facet_names
 from searchengine.filters import Filters, _as_tuple, build_filters
 from searchengine.limits import DEFAULT_LIMIT, check_page, check_sort
 from searchengine.parameters import request_options
@@ -161,7 +161,9 @@ def _filters(given: dict[str, Any]) -> Filters:
     """
     days = date_filters(given["since"], given["until"], given["date"], given["past"])
     authors = _with_first_authors(given["author"], given["first_author"])
-    return build_filters(given["year"], authors, given["category"], given["primary_only"], days)
+    chosen = {facet.name: given[facet.name] for facet in FACETS}
+    chosen["author"] = authors
+    return build_filters(**chosen, primary_only=given["primary_only"], date=days)
 
 
 def check_mode(mode: str | None) -> None:

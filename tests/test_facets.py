@@ -355,7 +355,8 @@ def test_cli_without_query_filter_or_listing_sort_asks_for_one(cli, args):
     result = cli(*args)
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.endswith(
-        "Error: give a QUERY, a filter (--year, --author, --first-author, --category, --since, --until, --past) "
+        "Error: give a QUERY, a filter (--year, --author, --first-author, --category, --journal, --since, --until, "
+        "--past) "
         "or both; or --sort newest, oldest or title alone to list every paper\n"
     )
 
@@ -423,7 +424,11 @@ def test_cli_repeated_options_combine_with_or(cli):
         (["sparse", "--facets", "venue"], "Invalid value for '--facets': unknown facet 'venue'"),
         (["sparse", "--limit", "101"], "Invalid value for '--limit' / '-n': 101 is not in the range 1<=x<=100."),
         (["sparse", "--sort", "random"], "Invalid value for '--sort' / '-s': 'random' is not one of"),
-        ([], "give a QUERY, a filter (--year, --author, --first-author, --category, --since, --until, --past) or both"),
+        (
+            [],
+            "give a QUERY, a filter (--year, --author, --first-author, --category, --journal, --since, --until, "
+            "--past) or both",
+        ),
     ],
 )
 def test_cli_bad_options_are_usage_errors_naming_the_value(cli, args, message):
@@ -555,3 +560,60 @@ def test_year_and_day_ranges_from_the_columns_equal_whoosh(dated_searcher, monke
         assert cache.docnums(query) == expected, query
         found.append(len(expected))
     assert found == [5, 15, 15, 35, 25, 10, 13, 10, 10, 3, 0]  # counted from the records above
+
+
+@pytest.mark.parametrize(
+    ("reference", "journal"),
+    [
+        ("Phys. Rev. D 102, 034501 (2020)", "Phys. Rev. D"),
+        ("Phys.Rev.D76:013009,2007", "Phys. Rev. D"),
+        ("J. Phys.: Condens. Matter 19 (2007) 176210", "J. Phys.: Condens. Matter"),
+        ("J. Low. Temp. Phys. Vol. 140 pp77-89 (2005)", "J. Low. Temp. Phys."),
+        ("Nature Physics, volume 16, pages 1-5", "Nature Physics"),
+        ("2020 J. Phys.: Conf. Ser. 1234 012345", "J. Phys.: Conf. Ser."),
+        ("JHEP   0706:061,2007", "JHEP"),
+        ("", ""),
+        ("(2007) 12", ""),
+    ],
+)
+def test_the_journal_is_the_name_before_the_numbers_of_the_reference(reference, journal):
+    from searchengine.records import Record, journal_name
+
+    assert journal_name(reference) == journal
+    assert Record("x", "t", journal_ref=reference).journal == journal
+
+
+def test_a_column_file_written_before_a_facet_counts_it_unknown_and_filters_to_nothing(tmp_path):
+    # An index written before the journal facet: its column file has no journal arrays.
+    from searchengine.engines.whoosh.columns import COLUMNS_FILE
+    from searchengine.engines.whoosh.facetcolumns import FacetColumns, count_facets
+
+    records = [{"id": "a", "title": "Lattice", "journal_ref": "JHEP 05 (2020) 1"}, {"id": "b", "title": "Lattice"}]
+    source = write(tmp_path / "r.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+    build_index([source], tmp_path / "idx")
+    index = open_index(tmp_path / "idx")
+    assert [(v["value"], v["count"]) for v in index.search("lattice", facets="journal").facets["journal"]] == [
+        ("JHEP", 1),
+        (None, 1),
+    ]
+    (column_file,) = (tmp_path / "idx").glob("*/" + COLUMNS_FILE)
+    index.close()
+    arrays = {name: values for name, values in FacetColumns.load(column_file, _Reader(column_file)).arrays.items()}
+    old = FacetColumns(arrays={k: v for k, v in arrays.items() if not k.startswith("journal.")})
+    counted = count_facets(old, [0, 1], ["journal", "year"])
+    assert [(v.value, v.count) for v in counted["journal"].values] == [(None, 2)]
+    assert old.value_docs("journal", ["jhep"]) == []
+
+
+class _Reader:
+    """Just what :meth:`FacetColumns.load` asks of a reader: the column file's own generation and size."""
+
+    def __init__(self, path: Path) -> None:
+        data = path.read_bytes()
+        self.header = json.loads(data[16 : 16 + int.from_bytes(data[8:16], "little")])
+
+    def generation(self) -> int:
+        return self.header["generation"]
+
+    def doc_count_all(self) -> int:
+        return self.header["documents"]

@@ -102,7 +102,7 @@ def test_a_page_without_hits_lists_no_facets_and_a_page_with_hits_links_to_them(
     assert 'aria-label="Remove filter Year: 2023"' in empty  # the filter can still be removed
     full = client.get("/?q=SpMV").get_data(as_text=True)
     assert '<aside class="facets" id="filters" aria-label="Filters">' in full
-    assert '<p class="to-filters"><a href="#filters">Filter by year, author, category or date</a></p>' in full
+    assert '<p class="to-filters"><a href="#filters">Filter by year, author, category, journal or date</a></p>' in full
 
 
 def test_search_page_lists_every_hit_with_record_links_total_and_time(client):
@@ -495,7 +495,8 @@ def test_api_export_is_cut_at_the_cap_and_says_so(client, monkeypatch):
         ("/api/export?q=gpu", "format must be one of bibtex, csv, jsonl, ris; it is missing"),
         (
             "/api/export?q=gpu&format=ris&format=csv",
-            "format is given 2 times; it takes one value (only year, author, first_author and category repeat)",
+            "format is given 2 times; it takes one value "
+            "(only year, author, first_author, category and journal repeat)",
         ),
         ("/api/export?format=ris", "the query is empty"),
     ],
@@ -539,7 +540,7 @@ def test_api_search_is_the_cli_json(client, web_index_dir):
             "--page",
             "2",
             "--facets",
-            "year,author,category,date",
+            "year,author,category,journal,date",
             "--facet-size",
             "12",
             "--index-dir",
@@ -617,7 +618,8 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
     for path in ("/api/search", "/"):
         response = client.get(f"{path}?q=gpu&{name}={value}" + ("" if name == "q" else f"&{name}={value}"))
         assert response.status_code == 400, path
-        message = f"{name} is given 2 times; it takes one value (only year, author, first_author and category repeat)"
+        repeat = "only year, author, first_author, category and journal repeat"
+        message = f"{name} is given 2 times; it takes one value ({repeat})"
         if path == "/api/search":
             assert response.get_json() == {"error": message}
         else:
@@ -631,8 +633,8 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
     [
         (
             "/api/search?q=SpMV&offset=15&limit=1",
-            "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, limit, "
-            "mode, more, page, past, q, since, sort, until, year, year_from, year_to); "
+            "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, journal, "
+            "limit, mode, more, page, past, q, since, sort, until, year, year_from, year_to); "
             "pages are chosen with page and limit",
         ),
         ("/api/search?q=SpMV&yaer=2024&lmit=2", "unknown parameters 'lmit', 'yaer' for /api/search"),
@@ -773,6 +775,7 @@ def test_openapi_document_describes_every_api_route(client):
         "author",
         "first_author",
         "category",
+        "journal",
         "since",
         "until",
         "past",
@@ -792,6 +795,7 @@ def test_openapi_document_describes_every_api_route(client):
         "author",
         "first_author",
         "category",
+        "journal",
         "since",
         "until",
         "past",
@@ -1290,7 +1294,7 @@ def test_and_n_more_lists_a_facet_in_full_and_fewer_lists_it_in_short(tmp_path):
     assert facet_links(full, "author")["Author Name15"] == "/?q=detector&author=Author+Name15&more=author"
     refused = client.get("/api/search?q=detector&more=title")
     assert refused.status_code == 400
-    assert refused.get_json() == {"error": "more must be one of year, author, category, not 'title'"}
+    assert refused.get_json() == {"error": "more must be one of year, author, category, journal, not 'title'"}
 
 
 LINKED_RECORDS = [

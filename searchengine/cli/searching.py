@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +20,26 @@ from searchengine.cli.common import (
     write_output,
 )
 from searchengine.cli.render import EXPORT_FORMATS, OUTPUT_FORMATS, SEARCH_FORMATS, echo_record, emit
+from searchengine.facets import FACET_NAMES, FACETS
 from searchengine.limits import LISTING_SORTS, MAX_LOOKUP
 from searchengine.parameters import Parameter, cli_parameters, parameter
 
+# The options that filter: a search with one of them needs no query text.
+_FILTERS = (*FACET_NAMES, "first_author", "since", "until", "past")
 
-def _filter_values(parser_name: str):
+
+def _filter_values(parser_name: str, facet: str | None = None):
     """A click callback parsing each value of a repeatable filter option with
-    :mod:`searchengine.filters` ``parser_name``, so a bad value is a usage error."""
+    :mod:`searchengine.filters` ``parser_name``, or as ``facet``'s filter
+    (:func:`searchengine.filters.parse_filter`), so a bad value is a usage error."""
 
     def callback(ctx, param, values):
         from searchengine import filters
         from searchengine.errors import QueryError
 
         try:
+            if facet is not None:
+                return tuple(filters.parse_filter(facet, v) for v in values)
             return tuple(getattr(filters, parser_name)(v) for v in values)
         except QueryError as exc:
             raise click.BadParameter(str(exc)) from None
@@ -68,7 +75,8 @@ def _parse_facets(ctx, param, value):
 
 def parameter_option(declared: Parameter) -> Callable[[Callable], Callable]:
     """The click option of a search parameter, as its :class:`~searchengine.parameters.CliForm` declares it."""
-    form = declared.cli
+    form, name = declared.cli, declared.name
+    assert form is not None and name is not None, declared  # (cli_parameters() have both)
     settings: dict[str, Any] = {"help": form.help}
     if declared.multiple:
         settings["multiple"] = True
@@ -87,9 +95,12 @@ def parameter_option(declared: Parameter) -> Callable[[Callable], Callable]:
     if form.parse == "facets":
         settings["callback"] = _parse_facets
     elif form.parse is not None:
-        module, name = form.parse.split(".")
-        settings["callback"] = _filter_values(name) if module == "filters" else _date_value(name)
-    return click.option(*form.flags, form.dest or declared.name, **settings)
+        module, function = form.parse.split(".")
+        if module == "facet":
+            settings["callback"] = _filter_values("", function)
+        else:
+            settings["callback"] = _filter_values(function) if module == "filters" else _date_value(function)
+    return click.option(*form.flags, form.dest or name, **settings)
 
 
 def search_options(command: Callable) -> Callable:
@@ -158,7 +169,11 @@ def search(
     the command says what to give. Builds the index from corpus/ first when
     there is none.
     """
-    asked = {declared.name: options[declared.cli.dest or declared.name] for declared in cli_parameters()}
+    asked = {
+        declared.name: options[declared.cli.dest or declared.name]
+        for declared in cli_parameters()
+        if declared.name and declared.cli
+    }
     query = " ".join(words) if words else None
     from searchengine import dates
     from searchengine.errors import QueryError
@@ -168,14 +183,13 @@ def search(
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     # A bare `search` is most likely a slip: it gets a usage message, not the whole index.
-    filtered = any(asked[name] for name in ("year", "author", "first_author", "category", "since", "until", "past"))
-    lists_all = query is None and not filtered
+    filtering = [p for p in cli_parameters() if p.name in _FILTERS]
+    lists_all = query is None and not any(asked[name] for name in _FILTERS)
     sort = asked["sort"]
     if lists_all and sort not in LISTING_SORTS:
         raise click.UsageError(
-            "give a QUERY, a filter (--year, --author, --first-author, --category, --since, "
-            "--until, --past) or both; or --sort newest, oldest or title alone to list every "
-            "paper"
+            f"give a QUERY, a filter ({', '.join(p.cli.flags[0] for p in filtering if p.cli)}) or both; "
+            "or --sort newest, oldest or title alone to list every paper"
         )
     output_format = output_format_of(as_json, output_format)
     from searchengine.request import SearchRequest
@@ -189,13 +203,16 @@ def search(
     request = SearchRequest.make(query or "", **asked)
     results = open_or_build(index_dir).run(request)
     filters = request.filters
-    author = filters.authors
-    named = (
-        ("year", filters.years),
-        ("author", [a for a in author if not a.first]),
-        ("first author", [a for a in author if a.first]),
-        ("category", filters.categories),
-    )
+    named: list[tuple[str, Sequence[Any]]] = []
+    for facet in FACETS:
+        chosen = filters.values(facet.name)
+        if facet.kind == "author":  # first authors are named apart
+            named += [
+                (facet.name, [a for a in chosen if not a.first]),
+                ("first author", [a for a in chosen if a.first]),
+            ]
+        else:
+            named.append((facet.name, chosen))
     described = [
         f"{label} {' or '.join(v.text.removeprefix('^') for v in values)}" for label, values in named if values
     ]
@@ -203,8 +220,8 @@ def search(
     if filters.primary_only and filters.categories:
         described.append("primary category only")
     shown = counted(results.total, "hit")
-    asked = f" for {(results.corrected or results.query)!r}" if results.query else ""
-    heading = shown + asked + ((" with " + ", ".join(described)) if described else "")
+    searched = f" for {(results.corrected or results.query)!r}" if results.query else ""
+    heading = shown + searched + ((" with " + ", ".join(described)) if described else "")
     if lists_all:
         heading = f"{counted(results.total, 'paper')}, {LISTING_SORTS[sort]}"
     # Hits listed by a filter alone (no query text, or a category code typed as one) have no score.
@@ -250,8 +267,7 @@ def _print_feed(query: str | None, asked: dict[str, Any], index_dir: Path, base_
     results = open_or_build(index_dir).run(request)
     filters, exact, sort = request.filters, asked["exact"], asked["sort"]
     pairs = [("q", query)] if query else []
-    pairs += [("year", v.text) for v in filters.years] + [("author", v.text) for v in filters.authors]
-    pairs += [("category", v.text) for v in filters.categories]
+    pairs += [(facet.name, v.text) for facet in FACETS for v in filters.values(facet.name)]
     pairs += [(d.text.split(" ", 1)[0], d.text.split(" ", 1)[1]) for d in filters.dates]
     if exact:
         pairs.append(("exact", "1"))

@@ -202,7 +202,7 @@ def _filterable(facet: str, value: object) -> bool:
     if len(text) > MAX_VALUE_CHARS:
         return False
     try:
-        getattr(filters, f"parse_{facet}")(text)
+        filters.parse_filter(facet, text)
     except QueryError:
         return False
     return True

@@ -199,6 +199,7 @@ def _read(args, declared: Parameter):
         QueryError: the value is malformed, too long or too many, naming the parameter.
     """
     form = declared.web
+    assert form is not None, declared  # (only query-string parameters are read)
     name, kind = form.name, form.read
     if kind == "values":
         return _values(args, name)
@@ -214,9 +215,11 @@ def _read(args, declared: Parameter):
     if kind == "year_bound":
         value = _single(args, name).strip()
         whole = _WHOLE.fullmatch(value)
-        if value and not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
+        if not value:
+            return ""
+        if not (whole and re.fullmatch(r"[0-9]{4}", whole.group(1))):
             raise QueryError(f"{name} must be a four-digit year, not {value[:40]!r}")
-        return whole.group(1) if value else ""
+        return whole.group(1)
     if kind == "date":
         from searchengine import dates
 
@@ -232,10 +235,10 @@ def _read(args, declared: Parameter):
             raise QueryError(f"{name} must be 1, 0, true or false, not {value[:40]!r}")
         return _FLAGS[value]
     # "choice": any letter case; "name": exactly as written
-    value = (plain_text(_single(args, name)).lower() if kind == "choice" else _single(args, name).strip()) or None
-    if value is not None and value not in form.choices:
-        raise QueryError(f"{name} must be one of {', '.join(form.choices)}, not {value[:40]!r}")
-    return value
+    chosen = (plain_text(_single(args, name)).lower() if kind == "choice" else _single(args, name).strip()) or None
+    if chosen is not None and chosen not in form.choices:
+        raise QueryError(f"{name} must be one of {', '.join(form.choices)}, not {chosen[:40]!r}")
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -244,8 +247,11 @@ class SearchParams:
 
     Attributes:
         q: query text, whitespace collapsed ("" to browse by filters).
-        years, authors, categories: filter values, in the order given,
-            each at most once.
+        chosen: the filter values of each declared facet
+            (:data:`searchengine.facets.FACETS`), ``(facet name, values)``
+            in the facets' order, the values in the order given, each at
+            most once (:meth:`values_of`; ``years``, ``authors`` and
+            ``categories`` read the first facets').
         sort: one of :data:`SORTS`, or ``None`` for the search API's default.
         page: 1-based page number.
         limit: hits per page.
@@ -258,9 +264,7 @@ class SearchParams:
     """
 
     q: str = ""
-    years: tuple[str, ...] = ()
-    authors: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
+    chosen: tuple[tuple[str, tuple[str, ...]], ...] = tuple((name, ()) for name in FACET_NAMES)
     sort: str | None = None
     page: int = 1
     limit: int = DEFAULT_LIMIT
@@ -281,7 +285,7 @@ class SearchParams:
             QueryError: a value is malformed, too long, too many, or past a cap;
                 the message names the parameter.
         """
-        given = {declared.web.name: _read(args, declared) for declared in web_parameters("search")}
+        given = {declared.web.name: _read(args, declared) for declared in web_parameters("search") if declared.web}
         check_page(given["page"], given["limit"])
         if given["since"] and given["until"]:
             from searchengine import dates
@@ -298,11 +302,10 @@ class SearchParams:
         authors = tuple(dict.fromkeys(given["author"] + firsts))
         if len(authors) > MAX_VALUES:
             raise QueryError(f"at most {MAX_VALUES} author and first_author values are allowed, not {len(authors)}")
+        values = {**{name: given[name] for name in FACET_NAMES}, "year": years, "author": authors}
         return cls(
             q=given["q"],
-            years=years,
-            authors=authors,
-            categories=given["category"],
+            chosen=tuple((name, values[name]) for name in FACET_NAMES),
             sort=given["sort"],
             page=given["page"],
             limit=given["limit"],
@@ -316,6 +319,21 @@ class SearchParams:
         )
 
     @property
+    def years(self) -> tuple[str, ...]:
+        """The year filter values."""
+        return self.values_of("year")
+
+    @property
+    def authors(self) -> tuple[str, ...]:
+        """The author filter values (first authors marked ``^``)."""
+        return self.values_of("author")
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The category filter values."""
+        return self.values_of("category")
+
+    @property
     def year_bounds(self) -> tuple[str, str]:
         """``(from, to)`` for the year range fields: the one active year range, else empty."""
         if len(self.years) == 1:
@@ -326,15 +344,13 @@ class SearchParams:
 
     @property
     def has_filters(self) -> bool:
-        return bool(self.years or self.authors or self.categories or self.since or self.until or self.past)
+        return any(values for _, values in self.chosen) or bool(self.since or self.until or self.past)
 
     def _filter_options(self) -> dict[str, object]:
         """The filters and the flag of this state as options of :meth:`SearchRequest.make
         <searchengine.request.SearchRequest.make>` (first authors are author values marked ``^``)."""
         return {
-            "year": self.years,
-            "author": self.authors,
-            "category": self.categories,
+            **dict(self.chosen),
             "since": self.since,
             "until": self.until,
             "past": self.past,
@@ -406,9 +422,7 @@ class SearchParams:
         pairs: list[tuple[str, str]] = []
         if self.q:
             pairs.append(("q", self.q))
-        pairs += [("year", v) for v in self.years]
-        pairs += [("author", v) for v in self.authors]
-        pairs += [("category", v) for v in self.categories]
+        pairs += [(name, v) for name, values in self.chosen for v in values]
         pairs += [(name, getattr(self, name)) for name in DATE_PARAMS if getattr(self, name)]
         if self.sort:
             pairs.append(("sort", self.sort))
@@ -437,15 +451,18 @@ class SearchParams:
 
     def values_of(self, facet: str) -> tuple[str, ...]:
         """The values chosen for ``facet`` (a name in :data:`searchengine.facets.FACETS`)."""
-        return getattr(self, facet_spec(facet).filter_field)
+        name = facet_spec(facet).name
+        return next(values for chosen, values in self.chosen if chosen == name)
 
     def _with_values(self, facet: str, values: tuple[str, ...]) -> SearchParams:
-        return replace(self, **{facet_spec(facet).filter_field: values}, page=1, from_range=False)
+        name = facet_spec(facet).name
+        chosen = tuple((other, values if other == name else kept) for other, kept in self.chosen)
+        return replace(self, chosen=chosen, page=1, from_range=False)
 
     def without(self, facet: str, value: str) -> SearchParams:
         """This state minus one filter value, back on page 1 (a chip's remove link)."""
         if facet in DATE_PARAMS:
-            return replace(self, **{facet: ""}, page=1, from_range=False)
+            return self.dated(**{name: getattr(self, name) for name in DATE_PARAMS if name != facet})
         return self._with_values(facet, tuple(v for v in self.values_of(facet) if v != value))
 
     def toggled(self, facet: str, value, selected: bool) -> SearchParams:
@@ -466,7 +483,8 @@ class SearchParams:
 
     def cleared(self) -> SearchParams:
         """This state without any filter, back on page 1."""
-        return replace(self, years=(), authors=(), categories=(), since="", until="", past="", page=1, from_range=False)
+        chosen = tuple((name, ()) for name, _ in self.chosen)
+        return replace(self, chosen=chosen, since="", until="", past="", page=1, from_range=False)
 
     def with_query(self, q: str) -> SearchParams:
         """This state with another query text (a suggestion's link), back on page 1."""

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from typing import Any
 
 from searchengine import dates, filters, settings
 from searchengine.engines.opensearch.scoring import similarity_settings
@@ -65,6 +66,7 @@ from searchengine.engines.opensearch.terms import (
     indexed,
     word_text,
 )
+from searchengine.facets import FACETS, Facet
 from searchengine.records import LINK_FIELDS, Record, doi_keys, sort_title
 
 #: Primary shards of a new index (``SEARCHENGINE_OPENSEARCH_SHARDS``).
@@ -80,7 +82,8 @@ META_KEY = "searchengine"
 #: 5: titles and abstracts searched by the product's own terms (title_terms, abstract_terms,
 #: title_words, abstract_words).
 #: 6: the terms of layout 4 of the embedded index (Latin plurals in -ices made singular).
-LAYOUT = 6
+#: 7: the journal facet's fields (journal, journal_keys).
+LAYOUT = 7
 
 
 #: Longest word indexed, in characters: longer ones are cut to this (Lucene
@@ -112,7 +115,7 @@ def _rules():
 def _rule_text(text: str) -> str:
     """``text`` as one side of a ``mapping`` char filter rule: characters the
     rule parser would trim or read as syntax written as ``\\uXXXX``."""
-    out = []
+    out: list[str] = []
     for ch in text:
         if ch in "\\=>\"'" or ord(ch) <= 0x20 or unicodedata.category(ch)[0] in "ZC":
             data = ch.encode("utf-16-be")
@@ -258,6 +261,13 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
             "primary_category": keyword,
             "author_keys": keyword,
             "category_keys": keyword,
+            # The keyword facets' values (counted) and their folded keys (filtered).
+            **{
+                name: keyword
+                for facet in FACETS
+                if facet.kind == "keyword"
+                for name in (facet_fields(facet)["count"], facet_fields(facet)["filter"])
+            },
             "sort_title": keyword,
             "url": kept,
             "source": kept,
@@ -342,6 +352,26 @@ def finished_settings(replicas: int | None, data_nodes: int) -> dict:
     return {"index": {**replica_settings(replicas, data_nodes), "refresh_interval": None}}
 
 
+def facet_fields(facet: Facet) -> dict[str, str]:
+    """The cluster fields of one declared facet: ``count`` (aggregated for its
+    counts), ``primary`` (its count under ``primary_only``, a category facet's
+    only) and ``filter`` (its filter's terms; a year facet's range is on
+    ``count``). The mapping (:func:`index_mapping`) and documents
+    (:func:`document`) hold them.
+
+    ``year`` → ``year``; ``author`` → ``authors.raw`` and ``author_keys``;
+    ``category`` → ``categories``, ``primary_category`` and ``category_keys``;
+    a keyword facet ``journal`` → ``journal`` and ``journal_keys``.
+    """
+    if facet.kind == "year":
+        return {"count": facet.name, "filter": facet.name}
+    if facet.kind == "author":
+        return {"count": facet.record_field + ".raw", "filter": facet.name + "_keys"}
+    if facet.kind == "category":
+        return {"count": facet.record_field, "primary": "primary_" + facet.name, "filter": facet.name + "_keys"}
+    return {"count": facet.name, "filter": facet.name + "_keys"}
+
+
 def title_sort_key(title: str) -> str:
     """The ``sort_title`` value: the title folded for case and accents, exactly
     the embedded engine's title order key (code point order of the folded
@@ -372,6 +402,12 @@ def document(record: Record) -> dict:
         source["year"] = record.year
     if record.version is not None:
         source["version"] = record.version
+    for facet in FACETS:  # keyword facets: their values and folded keys, left out when none
+        values = facet.values(record) if facet.kind == "keyword" else []
+        if values:
+            fields = facet_fields(facet)
+            source[fields["count"]] = values
+            source[fields["filter"]] = list(dict.fromkeys(filters.keyword_key(v) for v in values))
     source.update(_date_source(record))
     # --- links and identifiers ---
     keys = doi_keys(record)
@@ -385,7 +421,7 @@ def document(record: Record) -> dict:
 
 def text_fields(record: Record) -> dict:
     """The term texts of ``record``'s title and abstract (:mod:`.terms`)."""
-    fields = {}
+    fields: dict[str, Any] = {}
     for name in TEXT_FIELDS:
         value = getattr(record, name)
         fields[name + TERMS], fields[name + TOKENS], fields[name + LENGTH] = indexed(value)
@@ -410,7 +446,7 @@ def _date_source(record: Record) -> dict:
 
 def record_from_source(source: dict) -> Record:
     """The :class:`~searchengine.records.Record` a document's ``_source`` holds."""
-    return Record(
+    record = Record(
         id=source["id"],
         title=source.get("title") or "",
         abstract=source.get("abstract") or "",
@@ -423,6 +459,7 @@ def record_from_source(source: dict) -> Record:
         submitted=dates.from_iso(source.get("submitted")),
         updated=dates.from_iso(source.get("updated")),
         versions=[(int(n), day) for n, text in source.get("versions") or [] if (day := dates.from_iso(text))],
-        # --- links and identifiers ---
-        **{name: source.get(name) or "" for name in LINK_FIELDS},
     )
+    for name in LINK_FIELDS:  # --- links and identifiers ---
+        setattr(record, name, source.get(name) or "")
+    return record

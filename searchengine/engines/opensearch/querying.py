@@ -49,8 +49,10 @@ snippets mark.
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import Any
 
 from searchengine.dates import intersection
+from searchengine.engines.opensearch.mapping import facet_fields
 from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics, normalised, saturated
 from searchengine.engines.opensearch.terms import (
     NO_TERM,
@@ -63,7 +65,8 @@ from searchengine.engines.opensearch.terms import (
     phrase_words,
     query_tokens,
 )
-from searchengine.filters import PRIMARY_MARK, Filters
+from searchengine.facets import FACETS
+from searchengine.filters import PRIMARY_MARK, AuthorFilter, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, may_expand_to, whole_term
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
@@ -116,12 +119,15 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
         ]
         return _any([q for _, q in _distinct([(child, way or to_dsl(child, stats)) for child, way in ways])])
     if isinstance(node, t.Alternatives):
-        ways = [way for way in (to_dsl(child, stats) for child in node.children) if way is not None]
-        if len(ways) <= 1:
-            return ways[0] if ways else None
+        choices = [way for way in (to_dsl(child, stats) for child in node.children) if way is not None]
+        if len(choices) <= 1:
+            return choices[0] if choices else None
         return {
             "dis_max": {
-                "queries": [ways[0], *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}} for way in ways[1:])]
+                "queries": [
+                    choices[0],
+                    *({"bool": {"must": [way], "boost": ALTERNATIVE_WEIGHT}} for way in choices[1:]),
+                ]
             }
         }
     if isinstance(node, t.Proximity):
@@ -181,7 +187,8 @@ def repeated_weights(tree: t.Node | None, words: list[str]) -> dict:
     forms = Counter(term for term, _ in distinct)
     weights = {}
     for child in target.children:
-        qtf = counts.get(term_of(child), 1)
+        term = term_of(child)
+        qtf = 1 if term is None else counts.get(term, 1)
         if qtf > 1:
             weights[child] = (QUERY_K3 + 1) * qtf / (QUERY_K3 + qtf) / forms[term_of(child)]
     return weights
@@ -312,32 +319,43 @@ def _mark(kind: str, fieldname: str, text: str, found: dict, prefixes: set) -> N
 
 def filter_clauses(filters: Filters) -> list[dict]:
     """The ``filter`` clauses of ``filters``: values of one filter OR, filters AND
-    (date ranges AND each other)."""
-    clauses = []
-    if filters.years:
-        ranges = []
-        for year in filters.years:
-            bounds = {}
-            if year.low is not None:
-                bounds["gte"] = year.low
-            if year.high is not None:
-                bounds["lte"] = year.high
-            ranges.append({"range": {"year": bounds}} if bounds else {"exists": {"field": "year"}})
-        clauses.append(_any(ranges))
-    if filters.dates:  # date ranges AND: one range of the days they all allow
-        low, high = intersection(filters.dates)
-        bounds = {"format": "strict_date"}
-        if low is not None:
-            bounds["gte"] = low.isoformat()
-        if high is not None:
-            bounds["lte"] = high.isoformat()
-        clauses.append({"range": {"submitted": bounds}} if len(bounds) > 1 else {"exists": {"field": "submitted"}})
-    if filters.authors:
-        clauses.append({"terms": {"author_keys": [k for f in filters.authors for k in f.keys]}})
-    if filters.categories:
-        mark = PRIMARY_MARK if filters.primary_only else ""
-        clauses.append({"terms": {"category_keys": [mark + f.key for f in filters.categories]}})
+    (date ranges AND each other). Each facet of :data:`searchengine.facets.FACETS`
+    is matched as its kind says (:func:`.mapping.facet_fields` names the fields)."""
+    clauses: list[dict] = []
+    for facet in FACETS:
+        chosen = filters.values(facet.name)
+        if not chosen:
+            pass
+        elif facet.kind == "year":
+            ranges: list[dict | None] = []
+            for year in chosen:
+                bounds: dict[str, Any] = {}
+                if year.low is not None:
+                    bounds["gte"] = year.low
+                if year.high is not None:
+                    bounds["lte"] = year.high
+                ranges.append({"range": {facet.name: bounds}} if bounds else {"exists": {"field": facet.name}})
+            clauses.append(_any(ranges) or {})  # (never empty: there are ranges)
+        elif facet.kind == "category":
+            mark = PRIMARY_MARK if filters.primary_only else ""
+            clauses.append({"terms": {facet_fields(facet)["filter"]: [mark + f.key for f in chosen]}})
+        else:  # author keys, keyword keys
+            clauses.append({"terms": {facet_fields(facet)["filter"]: [k for f in chosen for k in _keys(f)]}})
+        # Date ranges (after the years, where they always were) AND: one range of the days they all allow.
+        if facet.kind == "year" and filters.dates:
+            low, high = intersection(filters.dates)
+            bounds = {"format": "strict_date"}  # (a fresh dict: the years' bounds are in their clauses)
+            if low is not None:
+                bounds["gte"] = low.isoformat()
+            if high is not None:
+                bounds["lte"] = high.isoformat()
+            clauses.append({"range": {"submitted": bounds}} if len(bounds) > 1 else {"exists": {"field": "submitted"}})
     return clauses
+
+
+def _keys(chosen) -> tuple[str, ...]:
+    """The index keys one filter value looks for: an author's name keys, a keyword's folded text."""
+    return chosen.keys if isinstance(chosen, AuthorFilter) else (chosen.key,)
 
 
 def _slots(tokens: list[tuple[str, int]]) -> str:
@@ -388,7 +406,7 @@ def _blend(term: str, fields, stats: Statistics, author: str | None = None) -> d
     return saturated(clauses, stats.idf(*counted))
 
 
-def _in_sequence(parts: list[str], fields) -> dict:
+def _in_sequence(parts: list[str], fields) -> dict | None:
     """The ``parts`` next to each other, in order, in one of ``fields``."""
     return _any(
         [{"match_phrase": {name + TERMS: {"query": " ".join(parts), "analyzer": _ANALYZED}}} for name in fields]
@@ -419,6 +437,7 @@ def _analysed(
         return _any([_blend(joined[0], fields, stats), names])
     weight = sum(stats.idf(*(_key(field, part) for field in fields)) for part in parts)
     whole = saturated([_term_clause(field, joined[0], stats) for field in fields], weight)
+    apart: dict | None
     if len(parts) == 1:  # the other parts are stop words (t-SNE)
         apart = _blend(parts[0], fields, stats)
     else:
@@ -554,7 +573,7 @@ def fuzzy_words(tree: t.Node | None) -> list[tuple[str, str, int]]:
     in a title or abstract each word as written, in the author names each
     name term; their expansions are what :func:`to_dsl` wants in its
     statistics (:func:`fuzzy_expansion`, :func:`name_fuzzy_expansion`)."""
-    wanted = []
+    wanted: list[tuple[str, str, int]] = []
     for leaf in t.leaves(tree) if tree is not None else ():
         if not isinstance(leaf, t.Fuzzy):
             continue
@@ -601,10 +620,10 @@ def fuzzy_expansion(
         distance = int(OSA.distance(word, found))
         if distance > edits:
             continue
-        term = whole_term([(term, joined) for term, _, joined in query_tokens(found)])
-        if term is not None and may_expand_to(term, distance) and distance < closest.get(term, edits + 1):
-            closest[term] = distance
-            frequency.setdefault(term, documents)
+        whole = whole_term([(term, joined) for term, _, joined in query_tokens(found)])
+        if whole is not None and may_expand_to(whole, distance) and distance < closest.get(whole, edits + 1):
+            closest[whole] = distance
+            frequency.setdefault(whole, documents)
     return _closest(closest, frequency)
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
-from searchengine.engines.opensearch.mapping import VECTOR_FIELD, record_from_source
+from searchengine.engines.opensearch.mapping import VECTOR_FIELD, facet_fields, record_from_source
 from searchengine.engines.opensearch.querying import (
     MAX_EXPANSIONS,
     expansion_term,
@@ -35,6 +35,7 @@ from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics
 from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts, term_text
 from searchengine.errors import SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
+from searchengine.filters import Filters
 from searchengine.records import Record, arxiv_id
 from searchengine.results import Hit, lead_snippet
 
@@ -61,7 +62,6 @@ _SORTS = {
     "oldest": [{"oldest_key": {"order": "asc", "missing": "_last"}}, {"id": "asc"}],
     "title": [{"sort_title": "asc"}, {"id": "asc"}],
 }
-_FACET_FIELDS = {"year": "year", "author": "authors.raw", "category": "categories"}
 
 
 @dataclass
@@ -70,7 +70,7 @@ class Matches:
 
     tree: object
     query: dict | None
-    filters: object
+    filters: Filters
     total: int
     cut: bool = False
     approximate: bool = False  # the cluster reports a cut ranking with the page of hits (window)
@@ -170,7 +170,7 @@ class OpenSearchSearcher:
         found = self._search("count words", frequencies_body(terms, field))["aggregations"]["terms"]["buckets"]
         return {term: int(found[str(number)]["doc_count"]) for number, term in enumerate(terms)}
 
-    def _translated(self, tree, words: list[str] = (), typed: bool = True) -> dict | None:
+    def _translated(self, tree, words: Sequence[str] = (), typed: bool = True) -> dict | None:
         """``tree`` as Query DSL scored as on the embedded engine: the fuzzy
         words' expansions (one request when there are some) and the document
         frequencies of its terms (one request) are asked for first. ``typed``
@@ -249,10 +249,10 @@ class OpenSearchSearcher:
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """Any one of the query's words, within the same filters, when that
         matches something; counted within the deadline of ``matches``."""
-        alternatives = querylang.relaxed(parsed)
-        if alternatives is None:
+        found = querylang.relaxed(parsed)
+        if found is None:
             return None
-        alternatives = split_joined(alternatives, self._abstract_frequencies, self._named)
+        alternatives = split_joined(found, self._abstract_frequencies, self._named)
         relaxed = Matches(
             alternatives, self._translated(alternatives, typed=False), matches.filters, 0, cut=matches.cut
         )
@@ -418,7 +418,7 @@ class OpenSearchSearcher:
         if not stats.missing:
             return
         keys = [key for key in stats.missing if not (isinstance(key, tuple) and key[0] == "average")]
-        aggs = {f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS}
+        aggs: dict[str, dict] = {f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS}
         if keys:
             aggs["counted"] = {
                 "filters": {"filters": {str(number): stats.missing[key] for number, key in enumerate(keys)}}
@@ -471,7 +471,8 @@ class OpenSearchSearcher:
         """A page that starts among the hits feedback re-ranked: those in their
         new order, then (past them) the others in the first order, which they
         all stay above (they only gained)."""
-        page = matches.reranked[start : start + limit]
+        reranked = matches.reranked or []
+        page = reranked[start : start + limit]
         found = self._search(
             "read the best hits",
             {
@@ -484,12 +485,12 @@ class OpenSearchSearcher:
         by_id = {hit["_id"]: hit for hit in found["hits"]["hits"]}
         window = [{**by_id[doc], "_score": score} for doc, score in page if doc in by_id]
         timed_out = False
-        if start + limit > len(matches.reranked):
+        if start + limit > len(reranked):
             rest, timed_out = self.window(
                 Matches(matches.tree, matches.query, matches.filters, matches.total),
                 "relevance",
-                len(matches.reranked),
-                start + limit - len(matches.reranked),
+                len(reranked),
+                start + limit - len(reranked),
                 deadline,
             )
             window.extend(rest)
@@ -521,7 +522,8 @@ class OpenSearchSearcher:
             return {}
         aggs = {}
         for name in names:
-            fieldname = "primary_category" if name == "category" and filters.primary_only else _FACET_FIELDS[name]
+            fields = facet_fields(facet(name))
+            fieldname = fields["primary"] if "primary" in fields and filters.primary_only else fields["count"]
             order = [{"_key": "desc"}] if facet(name).by_value else [{"_count": "desc"}, {"_key": "asc"}]
             aggs[name] = {
                 "filter": _with_filters(None, filter_clauses(filters.for_facet(name))),
@@ -570,6 +572,7 @@ class OpenSearchSearcher:
         if not span["dated"]["value"]:
             return dates.DateHistogram(None, [], undated)
         first, last = (dates.from_iso(span[end]["value_as_string"]) for end in ("first", "last"))
+        assert first is not None and last is not None  # (dated papers have both ends)
         unit = dates.bin_unit(first, last)
         found = self._search(
             "count dates",
@@ -588,7 +591,11 @@ class OpenSearchSearcher:
                 },
             },
         )
-        binned = {dates.from_iso(b["key_as_string"]): b["doc_count"] for b in found["aggregations"]["bins"]["buckets"]}
+        binned = {
+            day: b["doc_count"]
+            for b in found["aggregations"]["bins"]["buckets"]
+            if (day := dates.from_iso(b["key_as_string"])) is not None  # (every bin has its day)
+        }
         return dates.DateHistogram(unit, dates.fill(binned, unit), undated)
 
     def lexicon(self):
@@ -672,8 +679,10 @@ class OpenSearchSearcher:
             for doc in answer["docs"]
             if doc.get("found") and (doc.get("_source") or {}).get(VECTOR_FIELD)
         ]
-        centre = np.mean(np.asarray(vectors, dtype=np.float32), axis=0) if vectors else None
-        norm = float(np.linalg.norm(centre)) if vectors else 0.0
+        if not vectors:
+            return 0, [], ""
+        centre = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
+        norm = float(np.linalg.norm(centre))
         if norm == 0:
             return 0, [], ""
         knn = {

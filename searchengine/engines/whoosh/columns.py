@@ -4,8 +4,9 @@ and the generation's column file that holds them as arrays.
 Counting and sorting read document-number-aligned arrays, not Whoosh's
 ``groupedby`` (several microseconds per hit) or stored fields:
 
-* At indexing time :func:`pack_facet_data` writes each document's year, id,
-  authors and categories into one bytes column (``facet_data``),
+* At indexing time :func:`pack_facet_data` writes each document's id and
+  facet values (year, authors, categories, ... as :data:`searchengine.facets.FACETS`
+  declares them) into one bytes column (``facet_data``),
   :func:`pack_date_data` its submitted day into another (``date_data``) and
   :func:`title_sort_key` its sort title into a third (``sort_title``).
 * When a generation is committed, the writer turns those into arrays
@@ -55,9 +56,8 @@ import struct
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from operator import attrgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from searchengine.facets import FACETS
 from searchengine.records import sort_title
@@ -77,37 +77,45 @@ _ALIGN = 8
 class FacetData(NamedTuple):
     """One document's ``facet_data`` value, unpacked (:func:`unpack_facet_data`)."""
 
-    year: int | None
     id: str
-    authors: list[str]
-    categories: list[str]
+    #: Facet name → the values (a numeric facet: its number or ``None``); a
+    #: facet the document was indexed without (declared later) is missing.
+    values: dict[str, Any]
     # The submitted day number (``date.toordinal``), from the ``date_data`` column.
     day: int | None = None
 
 
 def pack_facet_data(record) -> bytes:
-    """The ``facet_data`` column value of a record: year, id, authors, categories.
+    """The ``facet_data`` column value of a record: the first facet's value
+    (the year), the id, then each other facet of :data:`~searchengine.facets.FACETS`
+    in order (authors, categories, ...).
 
     UTF-8 text with fields separated by U+001E and list items by U+001F; an
-    unknown year is an empty field.
+    unknown value is an empty field. A facet declared later is a field added
+    at the end, so a value packed before it existed unpacks without it.
     """
-    year = "" if record.year is None else str(record.year)
-    authors = _VALUE_SEP.join(a.replace(_VALUE_SEP, " ") for a in record.authors)
-    categories = _VALUE_SEP.join(c for c in record.categories if c.strip())
-    return _FIELD_SEP.join((year, record.id, authors, categories)).encode("utf-8")
+    fields = []
+    for facet in FACETS:
+        values = facet.values(record)
+        if facet.numeric:
+            fields.append(str(values[0]) if values else "")
+        else:
+            fields.append(_VALUE_SEP.join(str(v).replace(_VALUE_SEP, " ") for v in values))
+    return _FIELD_SEP.join([fields[0], record.id, *fields[1:]]).encode("utf-8")
 
 
 def unpack_facet_data(packed: bytes) -> FacetData | None:
     """The inverse of :func:`pack_facet_data`; ``None`` for an empty value."""
     if not packed:
         return None
-    year, doc_id, authors, categories = packed.decode("utf-8").split(_FIELD_SEP)
-    return FacetData(
-        int(year) if year else None,
-        doc_id,
-        authors.split(_VALUE_SEP) if authors else [],
-        categories.split(_VALUE_SEP) if categories else [],
-    )
+    first, doc_id, *rest = packed.decode("utf-8").split(_FIELD_SEP)
+    values: dict[str, Any] = {}
+    for facet, text in zip(FACETS, [first, *rest]):
+        if facet.numeric:
+            values[facet.name] = int(text) if text else None
+        else:
+            values[facet.name] = text.split(_VALUE_SEP) if text else []
+    return FacetData(doc_id, values)
 
 
 def pack_date_data(record) -> bytes:
@@ -124,22 +132,31 @@ def title_sort_key(title: str) -> bytes:
     return sort_title(title).encode("utf-8")
 
 
-# --- the columns: one per facet of searchengine.facets.FACETS (its record field is
-# a field of FacetData, packed by pack_facet_data), and the submitted day ---
+# --- the columns: one per facet of searchengine.facets.FACETS (its values are
+# FacetData.values[name], packed by pack_facet_data), and the submitted day ---
+
+
+def _number(name: str) -> Callable[[FacetData], int]:
+    """The value of numeric facet ``name`` in a :class:`FacetData` (0 when none)."""
+    return lambda data: data.values.get(name) or 0
+
+
+def _set(name: str) -> Callable[[FacetData], Iterable[str]]:
+    """The values of facet ``name`` in a :class:`FacetData` (none when the data predates it)."""
+    return lambda data: data.values.get(name, ())
+
 
 #: One integer per document (numpy dtype, value from :class:`FacetData`; 0 = none).
 NUMBER_COLUMNS: dict[str, tuple[str, Callable[[FacetData], int]]] = {
-    **{
-        facet.name: ("int32", lambda data, field=facet.record_field: getattr(data, field) or 0)
-        for facet in FACETS
-        if facet.numeric
-    },
+    **{facet.name: ("int32", _number(facet.name)) for facet in FACETS if facet.numeric},
     "day": ("int32", lambda data: data.day or 0),
 }
 #: Values per document (strings, each counted once per document, record order kept).
 SET_COLUMNS: dict[str, Callable[[FacetData], Iterable[str]]] = {
-    facet.name: attrgetter(facet.record_field) for facet in FACETS if not facet.numeric
+    facet.name: _set(facet.name) for facet in FACETS if not facet.numeric
 }
+#: The set column of the ``author`` facet, whose name keys the file holds too.
+AUTHOR_COLUMN = next(facet.name for facet in FACETS if facet.kind == "author")
 
 
 def _by_date(newest: bool) -> Callable:
@@ -208,7 +225,8 @@ def build_arrays(reader) -> dict:
     size = reader.doc_count_all()
     numbers = {name: [0] * size for name in NUMBER_COLUMNS}
     ids = [""] * size
-    sets = {name: ([0], [], {}) for name in SET_COLUMNS}  # offsets, value ids, value → id
+    # offsets, value ids, value → id
+    sets: dict[str, tuple[list[int], list[int], dict[str, int]]] = {name: ([0], [], {}) for name in SET_COLUMNS}
     # The submitted days are a column of their own (an index from before dates has none).
     days = reader.column_reader("date_data") if size and reader.has_column("date_data") else None
     for docnum, packed in enumerate(reader.column_reader("facet_data") if size else ()):
@@ -218,8 +236,8 @@ def build_arrays(reader) -> dict:
             data = data._replace(day=int(day) if day else None)
         if data is not None:
             ids[docnum] = data.id
-            for name, (_, value) in NUMBER_COLUMNS.items():
-                numbers[name][docnum] = value(data)
+            for name, (_, number) in NUMBER_COLUMNS.items():
+                numbers[name][docnum] = number(data)
         for name, (offsets, vids, table) in sets.items():
             if data is not None:
                 for value in dict.fromkeys(SET_COLUMNS[name](data)):  # once per document
@@ -245,7 +263,11 @@ def build_arrays(reader) -> dict:
         name_rank = np.empty(len(names), dtype=np.int32)
         name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names), dtype=np.int32)
         arrays[name + ".name_rank"] = name_rank
-    arrays.update(_author_key_arrays(np, list(sets["author"][2]), arrays["author.offsets"], arrays["author.values"]))
+    arrays.update(
+        _author_key_arrays(
+            np, list(sets[AUTHOR_COLUMN][2]), arrays[AUTHOR_COLUMN + ".offsets"], arrays[AUTHOR_COLUMN + ".values"]
+        )
+    )
     arrays.update(_string_table(np, "spelling", _spelling_words(reader)))
     for fieldname in VOCABULARY_FIELDS:
         if fieldname in reader.schema:
@@ -328,11 +350,16 @@ def _vocabulary_bytes(reader, fieldname: str) -> bytes:
     return b"\n".join(sorted(terms))
 
 
+#: The arrays of one set column.
+SET_PARTS = ("offsets", "values", "names", "name_offsets", "name_rank")
+
+
 def _array_names() -> list[str]:
-    """Every array a column file must hold."""
+    """Every array a column file must hold. The set columns of facets other
+    than the author's may be missing: a file written before a facet was
+    declared lacks it, and that facet counts every document as unknown."""
     names = list(NUMBER_COLUMNS) + ["order." + sort for sort in SORT_ORDERS]
-    for name in SET_COLUMNS:
-        names += [f"{name}.{part}" for part in ("offsets", "values", "names", "name_offsets", "name_rank")]
+    names += [f"{AUTHOR_COLUMN}.{part}" for part in SET_PARTS]
     names += [f"author_key.{part}" for part in ("names", "name_offsets", "offsets", "values")]
     names += ["spelling.names", "spelling.name_offsets"]
     return names + [f"author.{part}" for part in ("all_docs", "all_offsets", "first_docs", "first_offsets")]
@@ -365,7 +392,7 @@ def map_columns(path: Path, reader) -> dict | None:
         end = offset + count * struct.calcsize(code)
         if end > len(whole):
             raise ValueError(f"{path}: truncated")
-        arrays[name] = whole[offset:end].cast(code)
+        arrays[name] = whole[offset:end].cast(code)  # type: ignore[call-overload]  # (a code of _CODES)
     if len(arrays["order.newest"]) != header["documents"]:
         raise ValueError(f"{path}: wrong length")
     return arrays

@@ -37,8 +37,8 @@ from pathlib import Path
 from searchengine.engines.whoosh.blocks import posting_blocks
 from searchengine.engines.whoosh.columns import COLUMNS_FILE, NUMBER_COLUMNS, SET_COLUMNS, build_arrays, map_columns
 from searchengine.errors import QueryError
-from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue
-from searchengine.filters import FIRST_MARK
+from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, MAX_FACET_SIZE, FacetCounts, FacetValue, facet
+from searchengine.filters import FIRST_MARK, keyword_key
 from searchengine.limits import SORTS
 
 #: From this many hits, counting and sorting use numpy (imported then, which
@@ -161,6 +161,32 @@ class FacetColumns:
                 found.update(docs[doc_offsets[vid] : doc_offsets[vid + 1]])
         return sorted(found)
 
+    def has_column(self, column: str) -> bool:
+        """Whether the file holds the set column ``column`` (one written
+        before its facet was declared does not)."""
+        return column + ".offsets" in self.arrays
+
+    def value_docs(self, column: str, keys: Iterable[str]) -> list[int]:
+        """Ascending document numbers (deleted ones included) of the
+        documents holding a value of set column ``column`` whose
+        :func:`~searchengine.filters.keyword_key` is one of ``keys``; none
+        when the file has no such column."""
+        if not self.has_column(column):
+            return []
+        wanted = set(keys)
+        count = len(self.arrays[column + ".name_offsets"]) - 1
+        vids = {vid for vid in range(count) if keyword_key(self.name(column, vid)) in wanted}
+        if not vids:
+            return []
+        import numpy as np
+
+        arrays = self.numpy_arrays()
+        offsets, values = arrays[column + ".offsets"], arrays[column + ".values"]
+        slots = np.flatnonzero(np.isin(values, np.fromiter(vids, dtype=np.int64)))
+        # The document of each slot: the last offset at or before it.
+        docs = np.searchsorted(offsets, slots, side="right") - 1
+        return np.unique(docs).tolist()
+
     def has_spelling_word(self, word: str) -> bool:
         """Whether some title or abstract holds ``word`` as written (folded:
         :func:`~searchengine.engines.whoosh.schema.spelling_words`)."""
@@ -216,9 +242,9 @@ class FacetColumns:
 
         found = self.numpy_arrays()[column][np.asarray(docnums, dtype=np.int64)]
         known = found[found != 0]
-        values, counts = np.unique(known, return_counts=True)
-        top = list(zip(values[::-1][:size].tolist(), counts[::-1][:size].tolist()))
-        return top, len(values), len(found) - len(known)
+        numbers, tallies = np.unique(known, return_counts=True)
+        top = list(zip(numbers[::-1][:size].tolist(), tallies[::-1][:size].tolist()))
+        return top, len(numbers), len(found) - len(known)
 
     def set_counts(
         self, column: str, docnums: Sequence[int], size: int, *, first_only: bool = False
@@ -261,17 +287,19 @@ class FacetColumns:
             chosen = values  # every document: every value
         else:
             # The hits' runs of values, gathered: run i covers starts[i] .. starts[i]+lengths[i].
-            ends = np.cumsum(lengths)
-            chosen = values[np.repeat(starts - ends + lengths, lengths) + np.arange(ends[-1] if len(ends) else 0)]
+            run_ends = np.cumsum(lengths)
+            chosen = values[
+                np.repeat(starts - run_ends + lengths, lengths) + np.arange(run_ends[-1] if len(run_ends) else 0)
+            ]
         counted = np.bincount(chosen)
         vids = np.flatnonzero(counted)
-        counts = counted[vids]
+        tallies = counted[vids]
         distinct = len(vids)
         if distinct > size:  # only values at or above the size-th largest count are ordered
-            threshold = np.partition(counts, distinct - size)[distinct - size]
-            vids, counts = vids[counts >= threshold], counts[counts >= threshold]
-        top = np.lexsort((arrays[column + ".name_rank"][vids], -counts))[:size]
-        return list(zip(vids[top].tolist(), counts[top].tolist())), distinct, unknown
+            least = np.partition(tallies, distinct - size)[distinct - size]
+            vids, tallies = vids[tallies >= least], tallies[tallies >= least]
+        best = np.lexsort((arrays[column + ".name_rank"][vids], -tallies))[:size]
+        return list(zip(vids[best].tolist(), tallies[best].tolist())), distinct, unknown
 
 
 def count_facets(
@@ -307,9 +335,12 @@ def count_facets(
     for name in names:
         if name in NUMBER_COLUMNS:
             values, distinct, unknown = columns.number_counts(name, docnums, size)
+        elif name in SET_COLUMNS and not columns.has_column(name):
+            # A column file from before the facet was declared: no document has a value.
+            values, distinct, unknown = [], 0, len(docnums)
         elif name in SET_COLUMNS:
             top, distinct, unknown = columns.set_counts(
-                name, docnums, size, first_only=primary_only and name == "category"
+                name, docnums, size, first_only=primary_only and facet(name).kind == "category"
             )
             values = [(columns.name(name, vid), count) for vid, count in top]
         else:
@@ -377,8 +408,8 @@ class SearcherCache:
 
                         raise IndexDamagedError(
                             damaged(
-                                self.folder.parent,
-                                f"{self.folder.name}/{COLUMNS_FILE} does not fit its generation's documents",
+                                path.parent.parent,
+                                f"{path.parent.name}/{COLUMNS_FILE} does not fit its generation's documents",
                             )
                         )
                     columns = FacetColumns(arrays=build_arrays(reader))

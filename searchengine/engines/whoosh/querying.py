@@ -56,6 +56,7 @@ from searchengine.engines.whoosh.queries import (
     exact_pattern,
 )
 from searchengine.errors import QueryError
+from searchengine.facets import FACETS
 from searchengine.filters import PRIMARY_MARK, Filters
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy
@@ -192,7 +193,7 @@ class _Translator:
             return wq.Or(sequences)
         phrases = [q for q in sequences if isinstance(q, wq.Phrase)]
         if not phrases:  # one part left (the others are stop words: t-SNE)
-            words = [[q for q in sequences if q.fieldname in PROXIMITY_FIELDS]]
+            words = [[q for q in sequences if getattr(q, "fieldname", None) in PROXIMITY_FIELDS]]
             return alternatives([joined_term(joined, words), wq.Or(sequences)])
         # The parts in sequence score as the words would (BM25F over the
         # fields), not as one phrase score per field added up.
@@ -315,11 +316,11 @@ class _Translator:
                 parts.append(found)
         return joined_term(terms, parts)
 
-    def pairs(self, text: str) -> tuple:
+    def pairs(self, text: str) -> tuple[tuple[str, str, str, int], ...]:
         """The neighbouring words of ``text`` in the title and abstract, as
         ``(field, first stem, second stem, gap)`` (the gap in positions: 1 for
         adjacent words, more across a stop word); ``()`` for fewer than two words."""
-        found = []
+        found: list[tuple[str, str, str, int]] = []
         for fieldname in PROXIMITY_FIELDS:
             if fieldname not in self.schema:
                 continue
@@ -346,6 +347,7 @@ class _Translator:
         tokens = [(token.text, token.pos) for token in field.tokenize(text, mode="phrase", positions=True)]
         if pattern is None or not tokens:
             return None
+        candidates: wq.Query
         if len(tokens) == 1:
             candidates = wq.Term(fieldname, tokens[0][0])
         else:
@@ -450,7 +452,7 @@ def reweighed(query: wq.Query, boost: float) -> wq.Query:
     if type(query).with_boost is not wq.Query.with_boost:
         return query.with_boost(boost)
     changed = copy(query)
-    changed.boost = boost
+    changed.boost = boost  # type: ignore[attr-defined]  # (every Whoosh query has one; its stubs say not)
     return changed
 
 
@@ -483,7 +485,7 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
     for sub in target.subqueries:
         qtf = counts.get(text(sub), 1)
         weight = (k3 + 1) * qtf / (k3 + qtf) / forms[text(sub)]
-        weighed.append(reweighed(sub, sub.boost * weight) if qtf > 1 else sub)
+        weighed.append(reweighed(sub, sub.boost * weight) if qtf > 1 else sub)  # type: ignore[attr-defined]
     found = MinShouldMatch(weighed, boost=target.boost, minmatch=target.minmatch)
     return Proximity(found, query.pairs) if type(query) is Proximity else found
 
@@ -491,51 +493,65 @@ def weigh_repeated(query: wq.Query, words: list[str], schema) -> wq.Query:
 def filter_query(filters: Filters, cache):
     """The Whoosh query that matches exactly the documents ``filters`` allow.
 
-    Returns ``None`` when ``filters`` restrict nothing. Uses the ``year``,
-    ``day`` and ``category_keys`` fields of
-    :func:`searchengine.engines.whoosh.schema.build_schema`; authors are
-    looked up in the column file of ``cache`` (the searcher's
-    :class:`~searchengine.engines.whoosh.facetcolumns.SearcherCache`) and
-    matched as a :class:`~.queries.DocumentSet`.
+    Returns ``None`` when ``filters`` restrict nothing. Each facet of
+    :data:`searchengine.facets.FACETS` is matched as its kind says: a
+    ``year`` facet by the numeric field of its name, a ``category`` facet by
+    the terms of its ``<name>_keys`` field (of
+    :func:`searchengine.engines.whoosh.schema.build_schema`); ``author`` and
+    ``keyword`` facets are looked up in the column file of ``cache`` (the
+    searcher's :class:`~searchengine.engines.whoosh.facetcolumns.SearcherCache`)
+    and matched as a :class:`~.queries.DocumentSet`. Date ranges use the ``day`` field.
     """
 
     def any_of(queries):
         return queries[0] if len(queries) == 1 else wq.Or(queries)
 
+    def documents(label: str, docnums: list[int]) -> DocumentSet:
+        return DocumentSet(label, docnums, cache.searcher.reader().leaf_readers())
+
     mark = PRIMARY_MARK if filters.primary_only else ""
     parts = []
-    if filters.years:
-        # The year field is unsigned: a bound below 0 ("<0000") is out of its
-        # range, and no record has a year below 1000, so 0 stands in for it.
-        parts.append(
-            any_of(
-                [
-                    wq.NumericRange(
-                        "year", None if f.low is None else max(f.low, 0), None if f.high is None else max(f.high, 0)
-                    )
-                    for f in filters.years
-                ]
+    for facet in FACETS:
+        chosen = filters.values(facet.name)
+        if not chosen:
+            pass
+        elif facet.kind == "year":
+            # The year field is unsigned: a bound below 0 ("<0000") is out of its
+            # range, and no record has a year below 1000, so 0 stands in for it.
+            parts.append(
+                any_of(
+                    [
+                        wq.NumericRange(
+                            facet.name,
+                            None if f.low is None else max(f.low, 0),
+                            None if f.high is None else max(f.high, 0),
+                        )
+                        for f in chosen
+                    ]
+                )
             )
-        )
-    if filters.dates:  # date ranges AND: one range of the days they all allow
-        low, high = intersection(filters.dates)
-        parts.append(
-            wq.NullQuery
-            if low and high and low > high
-            else wq.NumericRange("day", low and low.toordinal(), high and high.toordinal())
-        )
-    if filters.authors:
-        keys = list(dict.fromkeys(k for f in filters.authors for k in f.keys))
-        label = " OR ".join(f"author_keys:{k}" for k in keys)
-        parts.append(
-            DocumentSet(
-                label if len(keys) == 1 else f"({label})",
-                cache.columns().author_docs(keys),
-                cache.searcher.reader().leaf_readers(),
+        elif facet.kind == "author":
+            keys = list(dict.fromkeys(k for f in chosen for k in f.keys))
+            label = " OR ".join(f"author_keys:{k}" for k in keys)
+            parts.append(documents(label if len(keys) == 1 else f"({label})", cache.columns().author_docs(keys)))
+        elif facet.kind == "category":
+            parts.append(any_of([wq.Term(facet.name + "_keys", mark + f.key) for f in chosen]))
+        else:  # keyword
+            keys = list(dict.fromkeys(f.key for f in chosen))
+            label = " OR ".join(f"{facet.name}:{k!r}" for k in keys)
+            parts.append(
+                documents(label if len(keys) == 1 else f"({label})", cache.columns().value_docs(facet.name, keys))
             )
-        )
-    if filters.categories:
-        parts.append(any_of([wq.Term("category_keys", mark + f.key) for f in filters.categories]))
+        # Date ranges (after the years, where they always were) AND: one range of the days they all allow.
+        if facet.kind == "year" and filters.dates:
+            low, high = intersection(filters.dates)
+            parts.append(
+                wq.NullQuery
+                if low and high and low > high
+                else wq.NumericRange(
+                    "day", None if low is None else low.toordinal(), None if high is None else high.toordinal()
+                )
+            )
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else wq.And(parts)

@@ -34,7 +34,8 @@ and :mod:`searchengine.engines.whoosh.columns`, which also read them back):
 
 * ``category_keys``: lower-cased codes and archives (``cs.dc``, ``cs.*``),
   the primary category's also marked (``^cs.dc``, ``^cs.*``): ``--category``.
-* ``facet_data``: a column packing year, id, authors and categories: facet
+* ``facet_data``: a column packing year, id and the other facets' values
+  (authors, categories, journals: :func:`.columns.pack_facet_data`): facet
   counts, the year sorts (a missing year is empty here, never a number) and
   ``--author``, ``--first-author`` (answered from the generation's column
   file, :meth:`~searchengine.engines.whoosh.facetcolumns.FacetColumns.author_docs`;

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from searchengine.cli import main
@@ -52,7 +53,19 @@ def test_help_is_as_stored(command):
 
 
 def test_every_command_has_stored_help():
-    assert set(STORED_HELP) == {"", *main.commands}
+    assert set(STORED_HELP) == {"", *main.list_commands(click.Context(main))}
+
+
+def test_each_command_module_registers_what_the_group_lists():
+    import importlib
+
+    from searchengine.cli import COMMAND_MODULES
+
+    for module in set(COMMAND_MODULES.values()):
+        importlib.import_module(f"searchengine.cli.{module}")
+    assert sorted(main.commands) == sorted(COMMAND_MODULES)
+    registered = {name: command.callback.__module__.rpartition(".")[2] for name, command in main.commands.items()}
+    assert registered == COMMAND_MODULES
 
 
 def test_openapi_document_is_as_stored():
@@ -67,7 +80,8 @@ def test_the_declared_parameters_are_what_the_front_ends_take():
     from searchengine.request import SearchRequest
     from searchengine.web.openapi import query_parameters
 
-    search = next(command for name, command in main.commands.items() if name == "search")
+    search = main.get_command(click.Context(main), "search")
+    assert search is not None
     options = {param.name for param in search.params}
     assert {p.cli.dest or p.name for p in cli_parameters()} <= options
     assert query_parameters("/api/search") == {p.web.name for p in web_parameters("search")}

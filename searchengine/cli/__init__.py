@@ -14,6 +14,7 @@ hits and records in :mod:`~searchengine.cli.render`, progress bars in
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Any
@@ -30,9 +31,35 @@ class _RebuildError(click.ClickException):
     exit_code = EXIT_REBUILD
 
 
+# Each command's module, imported when the command is asked for: a search
+# does not load the indexing, serving and evaluation commands.
+COMMAND_MODULES = {
+    "check": "indexing",
+    "eval": "evaluating",
+    "index": "indexing",
+    "remove": "indexing",
+    "search": "searching",
+    "serve": "serving",
+    "show": "searching",
+    "similar": "searching",
+    "stats": "indexing",
+}
+
+
 class Group(click.Group):
     """Turns the package's errors into one-line messages with exit status 1
-    (:data:`EXIT_REBUILD` for an index to rebuild)."""
+    (:data:`EXIT_REBUILD` for an index to rebuild), and loads each command's
+    module on first use (:data:`COMMAND_MODULES`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if module is not None:
+            # The module registers its commands on `main` as it is imported.
+            importlib.import_module(f"searchengine.cli.{module}")
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         from searchengine.errors import IndexDamagedError, SearchEngineError
@@ -85,7 +112,3 @@ def run() -> None:
             f"Error: internal error: {type(exc).__name__}: {exc} (set SEARCHENGINE_DEBUG=1 for details)", err=True
         )
         sys.exit(1)
-
-
-# The commands register themselves on ``main`` when imported (after it exists).
-from searchengine.cli import evaluating, indexing, searching, serving  # noqa: E402, F401

@@ -265,6 +265,9 @@ def test_fuzzy_words_field_groups_and_exclusions_alone():
     assert long.tree.children[:2] == (Word("Lean"), Word("4"))
     assert parse('"sparse matrix"~0 gpu').tree == parse('"sparse matrix" gpu').tree
     assert parse("title:(graph neural)").tree == And((FieldWord("title", "graph"), FieldWord("title", "neural")))
+    # A group never closed: the field keeps its first word, the parenthesis is dropped.
+    assert parse("title:(gpu").tree == FieldWord("title", "gpu")
+    assert parse("title:(gpu memory").tree == And((FieldWord("title", "gpu"), Word("memory")))
     assert parse("abs:(sparse OR dense) gpu").tree == And(
         (Or((FieldWord("abstract", "sparse"), FieldWord("abstract", "dense"))), Word("gpu"))
     )

@@ -177,7 +177,8 @@ def _segments(text: str) -> list[tuple[bool, str]]:
 
 
 def _balance_parentheses(text: str) -> str:
-    """Drop ``)`` without an opener and ``(`` never closed."""
+    """Drop ``)`` without an opener and ``(`` never closed (``title:(gpu`` is
+    ``title:gpu``: the field keeps its first word)."""
     out: list[str] = []
     open_at: list[int] = []
     for ch in text:
@@ -190,7 +191,7 @@ def _balance_parentheses(text: str) -> str:
             open_at.pop()
         out.append(ch)
     for index in open_at:
-        out[index] = " "
+        out[index] = "" if index and out[index - 1] == ":" else " "
     return "".join(out)
 
 

@@ -707,7 +707,7 @@ def test_whole_numbers_may_be_written_as_json_schema_integers(client):
     data = client.get("/api/search?q=SpMV&limit=2.0&page=2.00").get_json()
     assert data["page"] == {"number": 2, "size": 2, "pages": 2}
     assert client.get("/api/search?q=SpMV&year_from=2024.0").get_json()["total"] == 2
-    for bad in ("limit=2.5", "limit=1e1", "year_from=2024.5", "page=two"):
+    for bad in ("limit=2.5", "limit=1e1", "year_from=2024.5", "page=two", "limit=+4", "limit=%2B4", "page=2."):
         assert client.get(f"/api/search?q=SpMV&{bad}").status_code == 400, bad
 
 

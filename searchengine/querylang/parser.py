@@ -301,7 +301,9 @@ def parse(
     if tree is None:
         if allow_empty:
             return ParsedQuery(text=cleaned, tree=None, notes=notes + ["the query has no searchable words"])
-        raise QueryError(f"the query {cleaned!r} has no searchable words (only common words such as 'the' or 'of', or symbols)")
+        raise QueryError(
+            f"the query {cleaned!r} has no searchable words (only common words such as 'the' or 'of', or symbols)"
+        )
     for leaf in t.leaves(tree):
         if isinstance(leaf, t.Fuzzy) and leaf.field not in (None, *t.DEFAULT_FIELDS):
             raise QueryError(

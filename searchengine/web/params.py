@@ -121,12 +121,13 @@ def _single(args, name: str) -> str:
     return values[0] if values else ""
 
 
-# A whole number as JSON Schema's "integer" allows it: 2, +2, -2, 2.0.
-_WHOLE = re.compile(r"([+-]?[0-9]{1,9})(?:\.0*)?")
+# A whole number as a JSON number that JSON Schema's "integer" allows: 2, -2,
+# 2.0 (no sign "+", no spaces: the OpenAPI document's reading of the query string).
+_WHOLE = re.compile(r"(-?[0-9]{1,9})(?:\.0+)?")
 
 
 def _int(args, name: str, default: int) -> int:
-    raw = _single(args, name).strip()
+    raw = _single(args, name)
     if not raw:
         return default
     whole = _WHOLE.fullmatch(raw)
@@ -213,7 +214,7 @@ def _read(args, declared: Parameter):
             raise QueryError(f"the query is {len(raw)} characters long; at most {MAX_QUERY_CHARS} are allowed")
         return plain_text(raw)
     if kind == "year_bound":
-        value = _single(args, name).strip()
+        value = _single(args, name)
         whole = _WHOLE.fullmatch(value)
         if not value:
             return ""

@@ -400,7 +400,9 @@ def parse(text: str, schema, *, allow_empty: bool = False, frequencies=None) -> 
             return WhooshParsedQuery(
                 text=parsed.text, query=None, notes=parsed.notes + ["the query has no searchable words"]
             )
-        raise QueryError(f"the query {parsed.text!r} has no searchable words (only common words such as 'the' or 'of', or symbols)")
+        raise QueryError(
+            f"the query {parsed.text!r} has no searchable words (only common words such as 'the' or 'of', or symbols)"
+        )
     return WhooshParsedQuery(text=parsed.text, query=query, words=parsed.words, notes=parsed.notes, tree=parsed.tree)
 
 

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from searchengine.engines.whoosh import snippets
+from searchengine.analysis import snippets
+from searchengine.engines.whoosh.snippets import query_terms
 from searchengine.records import LINK_FIELDS, Record, arxiv_id
 from searchengine.results import Hit
 
@@ -498,7 +499,7 @@ class WhooshSearcher:
         ``query`` is a Whoosh query (``None``: no snippet, the abstract's
         start); ``with_snippets=False`` leaves snippets and offsets empty.
         """
-        terms = snippets.query_terms(query) if with_snippets and query is not None else {}
+        terms = query_terms(query) if with_snippets and query is not None else {}
         analyzer = self.cache.snippet_analyzer()
         hits = []
         title: Sequence[tuple[int, int]]  # offsets of the title's matched words

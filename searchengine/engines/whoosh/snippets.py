@@ -1,14 +1,8 @@
-"""Snippets of the embedded engine's hits: the engine-free snippet making
-(:mod:`searchengine.analysis.snippets`), given the terms of a Whoosh query
-(:func:`query_terms`).
+"""The terms of a Whoosh query that snippets mark (:func:`query_terms`); the
+snippets themselves are made by :mod:`searchengine.analysis.snippets`.
 """
 
 from __future__ import annotations
-
-# The engine's face for snippets: its engine module reaches them through this one.
-from searchengine.analysis.snippets import Snippet, abstract_snippet, lead, title_matches
-
-__all__ = ["Snippet", "abstract_snippet", "lead", "query_terms", "title_matches"]
 
 
 def query_terms(query) -> dict[str, frozenset[str]]:

@@ -171,6 +171,9 @@ _GROUP_WORDS = re.compile(
     re.IGNORECASE,
 )
 _AND = re.compile(r"\s+and\s+|^and\s+|\s+and$")
+_COMMA, _SEMICOLON, _COMMA_SPACED = re.compile(","), re.compile(";"), re.compile(r"\s*,\s*")
+# Anything split_authors may cut at or unwrap: without one, a string is one name.
+_SEPARATOR = re.compile(r"[,;{}]|(?:^|\s)and(?:\s|$)")
 # A name's part that follows its comma without being given names: "King, Jr., Martin".
 _SUFFIX = re.compile(r"^(?:jr|sr|[ivx]+)\.?$", re.IGNORECASE)
 # The same written last ("Smith, John, Jr."): only the common ones, since a
@@ -185,6 +188,14 @@ _GIVEN_THEN_PARTICLES = re.compile(r"^\S.*?\s(?:van|von|der|den|de|del|della|di|
 
 def _top_level_split(text: str, separator: re.Pattern[str]) -> list[str]:
     """``text`` cut at ``separator``, except inside braces (BibTeX's ``{Barnes and Noble}``)."""
+    if "{" not in text and "}" not in text:  # nearly every name: cut by the regex engine
+        pieces, start = [], 0
+        for match in separator.finditer(text):
+            if match.end() > match.start():
+                pieces.append(text[start : match.start()])
+                start = match.end()
+        pieces.append(text[start:])
+        return pieces
     pieces, depth, start, i = [], 0, 0, 0
     while i < len(text):
         ch = text[i]
@@ -213,7 +224,7 @@ def _unbrace(name: str) -> str:
 def _inverted(name: str) -> str | None:
     """ "Last, First" (or "Last, Jr., First", "Last, First, Jr.") as "First Last" ("First Last Jr."); ``None``
     when ``name`` is not in that form."""
-    parts = [p.strip() for p in _top_level_split(name, re.compile(","))]
+    parts = [p.strip() for p in _top_level_split(name, _COMMA)]
     if len(parts) == 3 and _SUFFIX.match(parts[1]):
         last, suffix, first = parts
     elif len(parts) == 3 and _SUFFIX_LAST.match(parts[2]):  # "Smith, John, Jr." (RIS, CSL)
@@ -250,8 +261,10 @@ def split_authors(text: str) -> list[str]:
     text = text.strip()
     if not text:
         return []
+    if not _SEPARATOR.search(text):  # one name as it stands (nearly every name of a list)
+        return [text]
     if ";" in text:
-        names = [piece for piece in _top_level_split(text, re.compile(";"))]
+        names = [piece for piece in _top_level_split(text, _SEMICOLON)]
         return [n for n in (_inverted(name) or _unbrace(name) for name in names) if n]
     group = _GROUP_WORDS.search(text) is not None
     people = [] if group and "," not in text else _top_level_split(text, _AND)
@@ -270,7 +283,7 @@ def split_authors(text: str) -> list[str]:
     if single and " and " not in text:
         return [single]
     names = []
-    commas = [piece for piece in _top_level_split(text, re.compile(r"\s*,\s*")) if piece.strip()]
+    commas = [piece for piece in _top_level_split(text, _COMMA_SPACED) if piece.strip()]
     for piece in commas:
         if _SUFFIX.match(piece.strip()) and names:  # "Martin Luther King, Jr."
             names[-1] += ", " + piece.strip()
@@ -305,7 +318,8 @@ def clean_text(text: str) -> str:
     """
     if not text.isascii():
         text = _SURROGATE.sub("\ufffd", text)
-    return _SPACE.sub(" ", unicodedata.normalize("NFC", text.lstrip("\ufeff"))).strip()
+    # str.split() cuts at the characters the regex \s matches, several times faster than a sub
+    return " ".join(unicodedata.normalize("NFC", text.lstrip("\ufeff")).split())
 
 
 def title_key(title: str) -> str:

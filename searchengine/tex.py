@@ -12,6 +12,7 @@ starts a TeX comment).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ _SPACE = re.compile(r"\s+")
 _TIE = re.compile(r"(?<=\S)~(?=\S)")
 
 _converter: Any = None  # pylatexenc's LatexNodes2Text (untyped), made on first use
+_context: Any = None  # pylatexenc's default macro table, made with it
 
 
 def has_tex(text: str) -> bool:
@@ -78,19 +80,22 @@ def query_tex_to_text(text: str) -> str:
 _COMMAND = re.compile(r"\\[a-zA-Z]+\*?")
 
 
+@functools.lru_cache(maxsize=65536)  # the same pieces recur: \alpha, \"o, $O(n)$
 def _convert(piece: str) -> str:
-    global _converter
+    global _converter, _context
     if _converter is None:
         import logging
 
         from pylatexenc.latex2text import LatexNodes2Text
+        from pylatexenc.latexwalker import get_default_latex_context_db
 
         # A macro missing its arguments (a bare \frac) is logged as a
         # configuration warning on stderr; it is handled below instead.
         logging.getLogger("pylatexenc").setLevel(logging.ERROR)
         _converter = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
+        _context = get_default_latex_context_db()  # built once, not per piece as by default
     try:
-        text: str = _converter.latex_to_text(piece)
+        text: str = _converter.latex_to_text(piece, latex_context=_context)
     except Exception:  # pylatexenc is tolerant; never lose a record over markup
         return piece
     if "%s" in text or "%(" in text:

@@ -190,10 +190,10 @@ def _top_level_split(text: str, separator: re.Pattern[str]) -> list[str]:
     """``text`` cut at ``separator``, except inside braces (BibTeX's ``{Barnes and Noble}``)."""
     if "{" not in text and "}" not in text:  # nearly every name: cut by the regex engine
         pieces, start = [], 0
-        for match in separator.finditer(text):
-            if match.end() > match.start():
-                pieces.append(text[start : match.start()])
-                start = match.end()
+        for cut in separator.finditer(text):
+            if cut.end() > cut.start():
+                pieces.append(text[start : cut.start()])
+                start = cut.end()
         pieces.append(text[start:])
         return pieces
     pieces, depth, start, i = [], 0, 0, 0

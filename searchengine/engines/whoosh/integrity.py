@@ -80,21 +80,44 @@ def crc32(path: Path) -> int:
     return value
 
 
-def write_checksums(generation: Path) -> None:
+def write_checksums(generation: Path, base: Path | None = None) -> None:
     """Write ``CHECKSUMS`` for every file of ``generation`` (after the last
     file is written, before the generation is published), and ``VERIFIED``
     for them. Written under a temporary name and renamed into place: an
-    update's generation starts as links to the previous one's files."""
+    update's generation starts as links to the previous one's files.
+
+    ``base``: the generation an update started from. A file of both that
+    ``base`` verified with the stamp it has now (the same inode: a link
+    never written since) keeps ``base``'s checksum instead of being read
+    again, so an update hashes what it wrote, not the whole index.
+    """
+    known = _verified_checksums(base) if base is not None else {}
     lines, stamps = [_HEADER], {}
     for name in indexed_files(generation):
         path = generation / name
         stamp = Stamp.of(path)
-        lines.append(f"{crc32(path):08x} {stamp.size} {name}")
+        crc = known.get((name, stamp))
+        lines.append(f"{crc32(path) if crc is None else crc:08x} {stamp.size} {name}")
         stamps[name] = stamp
     body = "\n".join(lines) + "\n"
     # The list's own checksum last: damage to the list is named as such.
     _replace(generation / CHECKSUMS, body + _end_line(body) + "\n")  # made durable by store.publish
     _write_verified(generation, stamps)
+
+
+def _verified_checksums(generation: Path) -> dict[tuple[str, Stamp], int]:
+    """``{(name, stamp): crc32}`` of the files of ``generation`` whose bytes
+    were verified (or written) with that stamp; empty when either list is
+    missing or damaged (then every file is hashed)."""
+    try:
+        sums = read_checksums(generation)
+    except (IndexDamagedError, OSError):
+        return {}
+    return {
+        (name, stamp): sums[name][0]
+        for name, stamp in _read_verified(generation).items()
+        if name in sums and sums[name][1] == stamp.size
+    }
 
 
 def read_checksums(generation: Path) -> dict[str, tuple[int, int]]:

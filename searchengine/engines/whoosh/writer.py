@@ -627,7 +627,7 @@ class WhooshWriter:
                 for name in (vector_files.VECTORS_FILE, vector_files.SCALES_FILE):
                     (generation / name).unlink(missing_ok=True)
         store.write_layout(generation)
-        integrity.write_checksums(generation)
+        integrity.write_checksums(generation, base=self._current)
         documents = ix.doc_count()
         store.publish(self.target, generation)
         self._published = True

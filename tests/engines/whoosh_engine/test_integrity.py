@@ -209,3 +209,33 @@ def test_a_missing_package_is_named_not_called_damage(index_dir, monkeypatch):
     assert (result.exit_code, result.stderr) == (1, f"Error: {caught.value}\n")
     result = CliRunner().invoke(main, ["check", "--index-dir", str(index_dir)])
     assert result.exit_code == 1 and "is not installed" in result.stderr and "damaged" not in result.stderr
+
+
+def test_an_update_hashes_only_the_files_it_wrote_and_keeps_the_others_checksums(index_dir, tmp_path, monkeypatch):
+    import json
+
+    from searchengine import update_index
+
+    before = generation(index_dir)
+    old = integrity.read_checksums(before)
+    record = {"id": "2501.00001", "title": "Sparse matrix kernels", "abstract": "SpMV on GPUs.", "authors": ["A. B"]}
+    extra = tmp_path / "new.jsonl"
+    extra.write_text(json.dumps(record) + "\n")
+    hashed = []
+    real = integrity.crc32
+    monkeypatch.setattr(integrity, "crc32", lambda path: hashed.append(path.name) or real(path))
+    update_index([extra], index_dir, jobs=1)
+    after = generation(index_dir)
+    assert after != before
+    new = integrity.read_checksums(after)
+    linked = [name for name in new if name in old and (after / name).stat().st_ino == (before / name).stat().st_ino]
+    assert linked  # the earlier segment's files, carried over as links
+    for name in linked:
+        assert new[name] == old[name]
+    written = {name for name in new if name not in linked}
+    assert "facet.columns" in written
+    # Read once before the update (the base is checked whole), never to list the new generation's.
+    assert not set(linked) & set(hashed[len(old) :])
+    assert written <= set(hashed[len(old) :])
+    for name, (crc, size) in new.items():
+        assert (real(after / name), (after / name).stat().st_size) == (crc, size)

@@ -344,9 +344,11 @@ def _vocabulary_bytes(reader, fieldname: str) -> bytes:
     newlines (no term holds one: the analyzers split text at spaces). Each
     segment's term list is read on its own, which is three times as fast as
     Whoosh's merge of them."""
+    from searchengine.engines.whoosh.internals import field_terms
+
     terms: set[bytes] = set()
     for sub, _ in reader.leaf_readers():
-        terms.update(sub.lexicon(fieldname))
+        terms.update(field_terms(sub, fieldname))
     return b"\n".join(sorted(terms))
 
 

@@ -117,6 +117,61 @@ def length_codes(reader, fieldname: str, count: int) -> bytes | None:
     return codes + bytes(count - stored)  # documents past the column's end have no length
 
 
+# Bytes of a segment's term table read at a time when listing its terms.
+_TERM_TABLE_CHUNK = 1 << 22
+
+
+def field_terms(reader, fieldname: str) -> list[bytes]:
+    """Every term of ``fieldname`` in a Whoosh ``SegmentReader``, in term order.
+
+    The same list as ``reader.lexicon(fieldname)``, read from the term table
+    (a W3 ordered hash file: per term its key and value lengths, 4 bytes
+    each, big-endian, the key, which is the field's number then the term,
+    and the term info) in large chunks instead of two small file reads per
+    term, which Whoosh's listing costs: about a tenth of the time. ``None``
+    when the segment's table is not of that shape (the caller then asks
+    Whoosh).
+    """
+    from struct import Struct
+
+    from whoosh.codec.whoosh3 import W3TermsReader
+
+    terms = getattr(reader, "_terms", None)
+    if not isinstance(terms, W3TermsReader):
+        return list(reader.lexicon(fieldname))
+    number = terms._fieldmap.get(fieldname)
+    if number is None:
+        return []
+    table = terms._tindex
+    prefix = number.to_bytes(2, "big")
+    start = table.closest_key_pos(prefix)
+    if start is None:
+        return []
+    lengths = Struct("!ii")
+    head = lengths.size
+    found: list[bytes] = []
+    position, end = start, table.endofdata
+    buffer, base = b"", position  # table bytes from file position ``base`` on
+    while position < end:
+        offset = position - base
+        if offset + head > len(buffer):
+            buffer, base, offset = _table_bytes(table, position, head, end), position, 0
+        keylen, datalen = lengths.unpack_from(buffer, offset)
+        if offset + head + keylen > len(buffer):  # a key longer than what is left of the chunk
+            buffer, base, offset = _table_bytes(table, position, head + keylen, end), position, 0
+        key = buffer[offset + head : offset + head + keylen]
+        if key[:2] != prefix:
+            break  # the next field's terms
+        found.append(key[2:])
+        position += head + keylen + datalen
+    return found
+
+
+def _table_bytes(table, position: int, needed: int, end: int) -> bytes:
+    """A chunk of a term table from ``position``: at least ``needed`` bytes, at most to ``end``."""
+    return table.dbfile.get(position, min(max(_TERM_TABLE_CHUNK, needed), end - position))
+
+
 def wildcard_terms(node, reader) -> list:
     """The index terms a Whoosh wildcard query node expands to (empty when it cannot say)."""
     return list(node._btexts(reader)) if hasattr(node, "_btexts") else []
@@ -201,6 +256,12 @@ def missing() -> list[str]:
         leaf = unfiltered(reader.postings("text", "posting"))[0]
         need(leaf, BLOCK_NAMES + ("_weights", "_values"), "whoosh.codec.whoosh3.W3LeafMatcher")
         need(reader, ("_perdoc", "_storage", "_terms", "deleted_docs_set"), "whoosh.reading.SegmentReader")
+        need(reader._terms, ("_fieldmap", "_tindex"), "whoosh.codec.whoosh3.W3TermsReader")
+        need(
+            reader._terms._tindex,
+            ("closest_key_pos", "endofdata", "dbfile"),
+            "whoosh.filedb.filetables.OrderedHashReader",
+        )
         column = reader._perdoc._cached_reader("_text_len", whoosh3.LENGTHS_COLUMN)
         need(column, ("_count", "_dbfile", "_basepos", "_fixedlen"), "whoosh.columns.FixedBytesColumn.Reader")
     from whoosh import query

@@ -24,10 +24,10 @@ import pytest  # noqa: E402
 
 @pytest.mark.parametrize("chunk", [7, 64, 1 << 22])
 def test_a_fields_terms_are_read_from_the_term_table_as_whoosh_lists_them(tmp_path, monkeypatch, chunk):
-    from conftest import CORPUS
-
     from searchengine import build_index
     from searchengine.engines.whoosh import store
+
+    from conftest import CORPUS
 
     build_index([CORPUS], tmp_path / "index", jobs=1)
     monkeypatch.setattr(internals, "_TERM_TABLE_CHUNK", chunk)  # keys cut by every chunk boundary

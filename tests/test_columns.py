@@ -482,3 +482,23 @@ def test_author_filters_come_from_the_column_file_and_skip_replaced_documents(in
         assert "author_keys:hopper" in results.parsed
     finally:
         index.close()
+
+
+def test_an_update_works_out_the_keys_of_new_author_names_only(index_dir, tmp_path, monkeypatch):
+    from searchengine import filters
+
+    held = columns.known_name_keys(column_file(index_dir))
+    names = {a for r in RECORDS for a in r["authors"]}
+    assert {name: set(keys) for name, keys in held.items()} == {name: set(filters.name_keys(name)) for name in names}
+    worked_out = []
+    real = filters.name_keys
+    monkeypatch.setattr(filters, "name_keys", lambda name: worked_out.append(name) or real(name))
+    new = {"id": "c06", "title": "Sparse tensors", "abstract": "x", "authors": ["Mary Somerville", "Alan Turing"]}
+    update_index([write(tmp_path / "new.jsonl", [new])], index_dir)
+    assert "Mary Somerville" in worked_out and "Alan Turing" not in worked_out
+    assert counted(open_index(index_dir))["author"]["Mary Somerville"] == 1
+    assert open_index(index_dir).search("sparse", author="Somerville").total == 1
+    assert open_index(index_dir).search("sparse", author="Turing").total == 3
+    # A file whose keys were read otherwise (another version) is not reused.
+    monkeypatch.setattr(columns, "_NAME_KEY_PROBES", ("Somebody Else",))
+    assert columns.known_name_keys(column_file(index_dir)) == {}

@@ -209,10 +209,12 @@ RANGE_COLUMNS = ("year", "day")
 _CODES = {"<i4": "i", "<i8": "q", "|u1": "B"}
 
 
-def build_arrays(reader) -> dict:
+def build_arrays(reader, known_keys: dict[str, list[str]] | None = None) -> dict:
     """The arrays of the column file (numpy arrays, by name) from a Whoosh
     reader's ``facet_data``, ``date_data`` and ``sort_title`` columns, its
-    spelling words and its terms."""
+    spelling words and its terms. ``known_keys``: author names' keys already
+    worked out (:func:`known_name_keys` of an earlier generation's file),
+    which are not worked out again."""
     from searchengine.errors import IndexDamagedError
 
     if not reader.has_column("facet_data"):
@@ -265,7 +267,11 @@ def build_arrays(reader) -> dict:
         arrays[name + ".name_rank"] = name_rank
     arrays.update(
         _author_key_arrays(
-            np, list(sets[AUTHOR_COLUMN][2]), arrays[AUTHOR_COLUMN + ".offsets"], arrays[AUTHOR_COLUMN + ".values"]
+            np,
+            list(sets[AUTHOR_COLUMN][2]),
+            arrays[AUTHOR_COLUMN + ".offsets"],
+            arrays[AUTHOR_COLUMN + ".values"],
+            known_keys or {},
         )
     )
     arrays.update(_string_table(np, "spelling", _spelling_words(reader)))
@@ -275,7 +281,7 @@ def build_arrays(reader) -> dict:
     return arrays
 
 
-def _author_key_arrays(np, names: list[str], offsets, values) -> dict:
+def _author_key_arrays(np, names: list[str], offsets, values, known: dict[str, list[str]]) -> dict:
     """The arrays of :meth:`~.facetcolumns.FacetColumns.author_docs`, from
     the author set column (``names`` in value-id order, its ``offsets`` and ``values``).
 
@@ -291,7 +297,8 @@ def _author_key_arrays(np, names: list[str], offsets, values) -> dict:
 
     keyed: dict[bytes, list[int]] = {}
     for vid, name in enumerate(names):
-        for key in name_keys(name):
+        keys = known.get(name)
+        for key in name_keys(name) if keys is None else keys:
             keyed.setdefault(key.encode("utf-8"), []).append(vid)
     keys = sorted(keyed)
     arrays = _string_table(np, "author_key", keys)
@@ -367,10 +374,12 @@ def _array_names() -> list[str]:
     return names + [f"author.{part}" for part in ("all_docs", "all_offsets", "first_docs", "first_offsets")]
 
 
-def map_columns(path: Path, reader) -> dict | None:
+def map_columns(path: Path, reader, header_out: dict | None = None) -> dict | None:
     """The arrays of the column file ``path`` (memory-mapped), or ``None``
-    if it does not belong to ``reader``'s generation. Raises ``OSError``,
-    ``ValueError``, ``KeyError`` or ``TypeError`` on a malformed file."""
+    if it does not belong to ``reader``'s generation (any generation's when
+    ``reader`` is ``None``). ``header_out``, when given, receives the file's
+    header. Raises ``OSError``, ``ValueError``, ``KeyError`` or
+    ``TypeError`` on a malformed file."""
     import mmap
 
     with open(path, "rb") as handle:
@@ -378,10 +387,11 @@ def map_columns(path: Path, reader) -> dict | None:
         if len(head) < len(_MAGIC) + 8 or head[: len(_MAGIC)] != _MAGIC:
             raise ValueError("not a column file")
         header = json.loads(handle.read(int.from_bytes(head[len(_MAGIC) :], "little")))
-        if (
-            header["generation"] != reader.generation()
-            or header["documents"] != reader.doc_count_all()
-            or not set(_array_names()) <= header["arrays"].keys()
+        if header_out is not None:
+            header_out.update(header)
+        if not set(_array_names()) <= header["arrays"].keys() or (
+            reader is not None
+            and (header["generation"] != reader.generation() or header["documents"] != reader.doc_count_all())
         ):
             return None
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -400,22 +410,82 @@ def map_columns(path: Path, reader) -> dict | None:
     return arrays
 
 
-def write_columns(folder: Path, reader, arrays: dict | None = None) -> dict:
+# Names whose keys stand for how name_keys reads names: a file written by a
+# version that reads them otherwise is not reused (known_name_keys).
+_NAME_KEY_PROBES = (
+    "Depei Qian",
+    "Qian, D.",
+    "Maria del Mar Gómez-Pérez",
+    "J. van der Berg",
+    "Weinan E",
+    "Martin Luther King, Jr.",
+    "Ō'Neil Jean-Luc",
+    "ATLAS Collaboration",
+)
+
+
+def name_keys_fingerprint() -> int:
+    """CRC-32 of the keys of :data:`_NAME_KEY_PROBES`, stored in the column file's header."""
+    import zlib
+
+    from searchengine.filters import name_keys
+
+    return zlib.crc32(json.dumps([name_keys(name) for name in _NAME_KEY_PROBES]).encode("utf-8"))
+
+
+def known_name_keys(path: Path) -> dict[str, list[str]]:
+    """``{author name: its keys}`` as the column file ``path`` holds them
+    (an earlier generation's), or empty when it holds none this version
+    would give the same (no file, a damaged one, one written by a version
+    whose :func:`~searchengine.filters.name_keys` differs). Reading them
+    costs a fifth of working them out again."""
+    header: dict = {}
+    try:
+        arrays = map_columns(path, None, header)
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    if arrays is None or header.get("name_keys") != name_keys_fingerprint():
+        return {}
+    names = _strings(arrays, AUTHOR_COLUMN)
+    keys = _strings(arrays, "author_key")
+    offsets, values = arrays["author_key.offsets"], arrays["author_key.values"]
+    known: dict[str, list[str]] = {}
+    for number, key in enumerate(keys):
+        for vid in values[offsets[number] : offsets[number + 1]]:
+            known.setdefault(names[vid], []).append(key)
+    return known
+
+
+def _strings(arrays: dict, table: str) -> list[str]:
+    """The strings of table ``table`` of mapped arrays (``<table>.names``, ``.name_offsets``)."""
+    blob = bytes(arrays[table + ".names"])
+    offsets = arrays[table + ".name_offsets"].tolist()
+    return [blob[start:end].decode("utf-8") for start, end in zip(offsets, offsets[1:])]
+
+
+def write_columns(folder: Path, reader, arrays: dict | None = None, base: Path | None = None) -> dict:
     """Write the column file of the generation in ``folder``, which ``reader`` reads.
 
     The file is written under a temporary name, fsynced, and renamed into
     place (the folder is fsynced too), so a reader sees a complete file or
     none; a file linked from an earlier generation is replaced, never
     written into. ``arrays`` (:func:`build_arrays` of ``reader``) are built
-    from the reader when not given. Returns the arrays.
+    from the reader when not given, taking the author names' keys of the
+    generation in folder ``base`` (the one an update started from) where
+    its column file holds them. Returns the arrays.
 
     Raises ``OSError`` when the folder cannot be written, and
     ``IndexDamagedError`` for an index without facet data.
     """
     if arrays is None:
-        arrays = build_arrays(reader)
+        arrays = build_arrays(reader, known_name_keys(base / COLUMNS_FILE) if base is not None else None)
     layout: dict = {}
-    header = {"generation": reader.generation(), "documents": reader.doc_count_all(), "arrays": layout}
+    header = {
+        "generation": reader.generation(),
+        "documents": reader.doc_count_all(),
+        "name_keys": name_keys_fingerprint(),
+        "arrays": layout,
+    }
     reserved = 0
     while True:  # the header gives the arrays' offsets, which its length moves: settle it
         offset = -(-(len(_MAGIC) + 8 + reserved) // _ALIGN) * _ALIGN

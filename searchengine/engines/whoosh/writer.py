@@ -618,7 +618,8 @@ class WhooshWriter:
         toc = ix._read_toc()
         whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
         with ix.reader() as reader:  # the facet and sort columns belong to the generation
-            columns.write_columns(generation, reader)  # (reads every kept segment's columns)
+            # (reads every kept segment's columns; the names' keys of the generation before)
+            columns.write_columns(generation, reader, base=self._current)
             if self.vectors:
                 self.encoded = vector_files.write_vectors(
                     generation, reader, self.target, base=self._current, threads=self.jobs, progress=self.on_encode

@@ -297,8 +297,8 @@ def _author_key_arrays(np, names: list[str], offsets, values, known: dict[str, l
 
     keyed: dict[bytes, list[int]] = {}
     for vid, name in enumerate(names):
-        keys = known.get(name)
-        for key in name_keys(name) if keys is None else keys:
+        held = known.get(name)
+        for key in name_keys(name) if held is None else held:
             keyed.setdefault(key.encode("utf-8"), []).append(vid)
     keys = sorted(keyed)
     arrays = _string_table(np, "author_key", keys)

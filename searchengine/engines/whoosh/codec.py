@@ -45,7 +45,6 @@ import pickle
 import struct
 import sys
 from array import array
-from functools import partial
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
@@ -189,12 +188,9 @@ class DictionaryCodec(CompactCodec):
 
 
 class _ArraysFieldWriter(CompactFieldWriter):
-    """:class:`CompactFieldWriter` taking each term's postings whole
-    (:meth:`add_term`) and also writing the segment's term arrays
-    (:mod:`.termarrays`), whether the postings come from new documents or
-    merged segments. Whoosh's per-posting calls (``start_term``, ``add``,
-    ``finish_term``) collect a term's postings and hand them to
-    :meth:`add_term`."""
+    """:class:`CompactFieldWriter` also writing the segment's term arrays
+    (:mod:`.termarrays`): every term's postings go through :meth:`add`,
+    whether from new documents or merged segments."""
 
     def __init__(self, codec, storage, segment) -> None:
         from searchengine.engines.whoosh.termarrays import EXTENSION, TermArraysWriter
@@ -204,74 +200,28 @@ class _ArraysFieldWriter(CompactFieldWriter):
         self._ids: list[int] = []
         self._weights: list[float] = []
         self._values: list[bytes] = []
-        self._lengths: list[int] = []
 
     def start_field(self, fieldname, fieldobj):
         super().start_field(fieldname, fieldobj)
         self._arrays.start_field(fieldname, fieldobj.format)
 
     def start_term(self, btext: bytes) -> None:
-        self._btext = btext
-        self._ids, self._weights, self._values, self._lengths = [], [], [], []
+        super().start_term(btext)
+        self._ids, self._weights, self._values = [], [], []
 
     def add(self, docnum, weight, vbytes, length):
         self._ids.append(docnum)
         self._weights.append(weight)
         self._values.append(vbytes)
-        self._lengths.append(length)
+        super().add(docnum, weight, vbytes, length)
 
     def finish_term(self):
-        self.add_term(self._btext, self._ids, self._weights, self._values, self._lengths)
-
-    def add_term(
-        self, btext: bytes, ids: list[int], weights: list[float], values: list[bytes], lengths: list[int]
-    ) -> None:
-        """Write one term of the current field: its postings' document
-        numbers (ascending), weights, encoded values and the documents'
-        field lengths (0 for none), lists of equal length."""
-        super().start_term(btext)
-        self._postwriter.add_postings(ids, weights, values, lengths)
         super().finish_term()
-        self._arrays.add_term(btext, ids, weights, values)
+        self._arrays.add_term(self._btext, self._ids, self._weights, self._values)
 
     def close(self):
         super().close()
         self._arrays.close()
-
-
-def write_terms(fieldwriter, schema, lengths, terms) -> None:
-    """Write a segment's postings, term by term, with ``fieldwriter``.
-
-    ``terms``: ``(field, term bytes, document numbers, weights, values)``
-    in field and term order (as
-    :meth:`~searchengine.engines.whoosh.postings.TermPostingPool.iter_terms`
-    gives them); ``lengths``: the segment's per-document reader, for the
-    documents' field lengths, or ``None``. The bulk counterpart of Whoosh's
-    ``FieldWriter.add_postings``, which takes one posting per call.
-    """
-    add_term = getattr(fieldwriter, "add_term", None)
-    if add_term is None:  # a writer of an older codec: one posting per call
-        add_term = partial(_add_postings_one_by_one, fieldwriter)
-    current = None
-    field_lengths = None
-    for fieldname, btext, ids, weights, values in terms:
-        if fieldname != current:
-            if current is not None:
-                fieldwriter.finish_field()
-            fieldwriter.start_field(fieldname, schema[fieldname])
-            current = fieldname
-            field_lengths = lengths.doc_field_length_reader(fieldname) if lengths is not None else None
-        doc_lengths = list(map(field_lengths, ids)) if field_lengths is not None else [0] * len(ids)
-        add_term(btext, ids, weights, values, doc_lengths)
-    if current is not None:
-        fieldwriter.finish_field()
-
-
-def _add_postings_one_by_one(fieldwriter, btext: bytes, ids, weights, values, lengths) -> None:
-    fieldwriter.start_term(btext)
-    for posting in zip(ids, weights, values, lengths):
-        fieldwriter.add(*posting)
-    fieldwriter.finish_term()
 
 
 class _ArraysTermsReader(W3TermsReader):
@@ -308,26 +258,6 @@ class PackedPostingsWriter(W3PostingsWriter):
     length in ``width`` bytes (1, or 4 when one is 256 or longer; unsigned,
     little-endian).
     """
-
-    def add_postings(self, ids: list[int], weights: list[float], values: list[bytes], lengths: list[int]) -> None:
-        """Buffer a term's postings in blocks, as Whoosh's per-posting
-        ``add_posting`` would, one block per call: document numbers
-        (ascending), weights, encoded values (empty ones not kept) and the
-        documents' field lengths (0: none), lists of equal length. The
-        last block stays buffered for ``finish_postings``."""
-        limit = self._blocklimit
-        for start in range(0, len(ids), limit):
-            if start:
-                self._write_block()
-            end = start + limit
-            block_weights = weights[start:end]
-            self._ids = array("I", ids[start:end])
-            self._weights = array("f", block_weights)
-            self._values = [value for value in values[start:end] if value]
-            self._maxweight = max(0, max(block_weights))
-            block_lengths = [length for length in lengths[start:end] if length]
-            self._minlength = min(block_lengths) if block_lengths else None
-            self._maxlength = max(block_lengths, default=0)
 
     def _mini_values(self):
         fixedsize = self._format.fixed_value_size()

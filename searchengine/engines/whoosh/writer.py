@@ -78,7 +78,6 @@ def _writer_classes() -> dict[str, type[SegmentWriter]]:
             DictionaryCodec,
             segment_words,
             write_segment_words,
-            write_terms,
         )
         from searchengine.engines.whoosh.postings import TermPostingPool
         from searchengine.engines.whoosh.schema import spelled_fields, spelling_words
@@ -125,50 +124,13 @@ def _writer_classes() -> dict[str, type[SegmentWriter]]:
                         add(item)
 
             def _flush_segment(self) -> None:
-                # Whoosh's, with each term's postings written whole (write_terms)
-                self.perdocwriter.close()
-                lengths = self.per_document_reader() if self.codec.length_stats else None
-                write_terms(self.fieldwriter, self.schema, lengths, self.pool.iter_terms())
-                self.fieldwriter.close()
-                if lengths is not None:
-                    lengths.close()
+                super()._flush_segment()
                 if self.spelling_words:
                     write_segment_words(self.get_segment(), self.storage, self.spelling_words)
 
         class IndexSegmentWriter(IndexWriting, SegmentWriter):
             def add_document(self, **fields) -> None:
-                # Whoosh's, with each field's postings buffered in one call
-                # (the index's documents carry no boosts, spelling fields or
-                # term vectors, which Whoosh's also handles).
-                self._check_state()
-                perdoc, schema, docnum = self.perdocwriter, self.schema, self.docnum
-                names = sorted(name for name in fields if not name.startswith("_"))
-                self._check_fields(schema, names)
-                perdoc.start_doc(docnum)
-                try:
-                    for name in names:
-                        value = fields[name]
-                        if value is None:
-                            continue
-                        field = schema[name]
-                        length = 0
-                        if field.indexed:
-                            items = list(field.index(value))
-                            if field.scorable:
-                                length = sum(item[1] for item in items)
-                            self.pool.add_document_terms(
-                                name, docnum, [(text, weight, v) for text, _, weight, v in items]
-                            )
-                        stored = fields.get(f"_stored_{name}", value)  # the text shown, when it differs
-                        perdoc.add_field(name, field, stored if field.stored else None, length)
-                        if field.column_type and stored is not None:
-                            perdoc.add_column_value(name, field.column_type, field.to_column_value(stored))
-                except ValueError:
-                    perdoc.cancel_doc()
-                    raise
-                perdoc.finish_doc()
-                self._added = True
-                self.docnum += 1
+                super().add_document(**fields)
                 self._note_spelling(fields)
 
         class IndexMpWriter(IndexWriting, MpWriter):

@@ -16,31 +16,16 @@ def _postings_and_stored(index_dir):
     return list(reader.iter_postings()), list(reader.iter_docs())
 
 
-def _whoosh_pool(tempstore, limitmb):
-    """Whoosh's own PostingPool, given the two calls the index's writers make beyond Whoosh's."""
-    import itertools
-
-    from whoosh.writing import PostingPool
-
-    class WhooshPool(PostingPool):
-        def add_document_terms(self, fieldname, docnum, items):
-            for btext, weight, value in items:
-                self.add((fieldname, btext, docnum, weight, value))
-
-        def iter_terms(self):
-            for (fieldname, btext), group in itertools.groupby(self.iter_postings(), key=lambda p: p[:2]):
-                found = list(group)
-                yield fieldname, btext, [p[2] for p in found], [p[3] for p in found], [p[4] for p in found]
-
-    return WhooshPool(tempstore, None, limitmb=limitmb)
-
-
 @pytest.fixture(scope="module")
 def whoosh_pool_index(tmp_path_factory):
     """The corpus indexed with Whoosh's own PostingPool, the reference."""
+    from whoosh.writing import PostingPool
+
     folder = tmp_path_factory.mktemp("whoosh-pool")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(postings, "TermPostingPool", _whoosh_pool)
+        patch.setattr(
+            postings, "TermPostingPool", lambda tempstore, limitmb: PostingPool(tempstore, None, limitmb=limitmb)
+        )
         patch.setattr(indexer, "_WRITER_CLASSES", {})
         build_index([CORPUS], folder, jobs=1)
     indexer._WRITER_CLASSES.clear()
@@ -73,7 +58,7 @@ def test_term_pool_orders_each_term_by_document_and_spills_in_run_order(tmp_path
     # With 2, the first two of the three runs are first merged into one.
     monkeypatch.setattr(postings, "MAX_OPEN_RUNS", max_open)
     pool = postings.TermPostingPool(FileStorage(str(tmp_path)).create(), limitmb=1)
-    pool.limit = 830  # every two postings go to a run file (a new term takes about 420 bytes)
+    pool.limit = 200  # every few postings go to a run file
     added = [
         ("b", b"x", 0, 1.0, b"v0"),
         ("a", b"y", 1, 2.5, b""),

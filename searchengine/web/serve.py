@@ -22,11 +22,13 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from searchengine.errors import SearchEngineError
+from searchengine.limits import DEFAULT_TIME_BUDGET
 from searchengine.processes import exit_with_parent
 from searchengine.web import create_app
 
 if TYPE_CHECKING:
     from searchengine.search import SearchIndex
+    from searchengine.web.guard import ServeLimits
 
 
 def _say(message: str) -> None:
@@ -35,27 +37,42 @@ def _say(message: str) -> None:
 
 
 def serve(
-    index: SearchIndex, index_dir: Path | str, *, host: str, port: int, threads: int, workers: int, debug: bool
+    index: SearchIndex,
+    index_dir: Path | str,
+    *,
+    host: str,
+    port: int,
+    threads: int,
+    workers: int,
+    debug: bool,
+    limits: ServeLimits | None = None,
 ) -> None:
     """Serve ``index`` (open at ``index_dir``, a folder or a cluster URL) on
     ``host:port`` until Ctrl-C or SIGTERM. Messages name the index without credentials.
 
     With ``workers`` above 1, :func:`serve_processes` serves from that many
     processes; ``debug`` runs Flask's development server (never expose it).
+    ``limits``: rate limits, the cap on expensive requests and the trusted
+    proxies (:mod:`searchengine.web.guard`; default :class:`ServeLimits`'s).
+    Each search may take ``index.time_budget`` seconds.
 
     Raises:
         SearchEngineError: a server process failed at its start.
         OSError: the address cannot be bound (e.g. the port is in use).
     """
+    if limits is None:
+        from searchengine.web.guard import ServeLimits
+
+        limits = ServeLimits()
     if workers > 1 and not debug:
         # Each worker opens its own; files held here would be inherited by
         # every worker and keep the first generation on disk after rebuilds.
         index.close()
-        serve_processes(index_dir, index.engine.location, host, port, threads, workers)
+        serve_processes(index_dir, index.engine.location, host, port, threads, workers, limits, index.time_budget)
         return
     if debug:
         index.warm_up()
-        create_app(index=index).run(host=host, port=port, debug=True)
+        create_app(index=index, limits=limits).run(host=host, port=port, debug=True)
         return
     import waitress
 
@@ -66,7 +83,7 @@ def serve(
     _say(f"Loading {index.engine.location}; port {port} accepts connections once the index is ready")
     started = time.monotonic()
     index.warm_up()
-    server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
+    server = waitress.create_server(create_app(index=index, limits=limits), sockets=[sock], **waitress_options(threads))
     _say(
         f"Serving {index.engine.location} on http://{_shown_host(host)}:{port}/, ready in "
         f"{time.monotonic() - started:.1f} s (Ctrl-C to stop)"
@@ -107,9 +124,19 @@ SERVER_PROCESS_MIN_SECONDS = 10.0
 STOP_GRACE_SECONDS = 5.0
 
 
-def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, threads: int, workers: int) -> None:
+def serve_processes(
+    index_dir: Path | str,
+    shown: str,
+    host: str,
+    port: int,
+    threads: int,
+    workers: int,
+    limits: ServeLimits | None = None,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+) -> None:
     """Serve with ``workers`` waitress processes of ``threads`` threads each,
-    sharing one listening socket.
+    sharing one listening socket (each applying ``limits`` on its own, each
+    search taking ``time_budget`` seconds at most).
 
     Searching is CPU-bound Python, so one process uses one core at most;
     several processes use several. Waitress reads each request whole before
@@ -161,7 +188,7 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             exit_with_parent(parent)
-            _serve_socket(index_dir, sock, threads, ready_write, shares, slot)
+            _serve_socket(index_dir, sock, threads, ready_write, shares, slot, limits, time_budget)
             code = 0
         except BaseException as exc:  # noqa: BLE001 (a forked child must never return)
             _say(f"Error: server process {os.getpid()}: {exc}")
@@ -222,7 +249,14 @@ def _stop(pids: Collection[int], grace: float = STOP_GRACE_SECONDS) -> None:
 
 
 def _serve_socket(
-    index_dir: Path | str, sock: socket.socket, threads: int, ready: int, shares: ConnectionShares, slot: int
+    index_dir: Path | str,
+    sock: socket.socket,
+    threads: int,
+    ready: int,
+    shares: ConnectionShares,
+    slot: int,
+    limits: ServeLimits | None,
+    time_budget: float,
 ) -> None:
     """One server process: the index, warmed, behind waitress on the shared ``sock``
     (accepting in turn with the others: ``shares``, its place ``slot``); a
@@ -234,12 +268,12 @@ def _serve_socket(
     # Opened at the first request when it cannot be now: a process started
     # again while the index is damaged or being replaced answers 503 until
     # it can be read, instead of stopping the service.
-    index = SearchIndex(index_dir, lazy=True)
+    index = SearchIndex(index_dir, lazy=True, time_budget=time_budget)
     try:
         index.warm_up()
     except SearchEngineError as exc:
         _say(f"server process {os.getpid()}: {exc}; answering 503 until the index can be read")
-    server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
+    server = waitress.create_server(create_app(index=index, limits=limits), sockets=[sock], **waitress_options(threads))
     shares.balance(server, slot)
     os.write(ready, b"1")
     server.run()

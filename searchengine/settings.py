@@ -81,7 +81,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Replicas of each shard of a new OpenSearch index (never more than the data nodes less one).",
             "searchengine index on a cluster (engines/opensearch/mapping.py)"),
     # searchengine serve's abuse limits (options win over these; docs/reliability.md#security).
-    Setting("SEARCHENGINE_RATE_LIMIT", "limits (120/minute; several: 10/second;600/hour; off)", "120/minute",
+    Setting("SEARCHENGINE_RATE_LIMIT", "limits (60/minute; several: 10/second;600/hour; off)", "60/minute",
             "Cost units one client may spend (a cheap request costs 1, an expensive one --expensive-cost).",
             "searchengine serve --rate-limit (web/guard.py)"),
     Setting("SEARCHENGINE_EXPENSIVE_COST", "whole number, at least 1", "10",
@@ -92,6 +92,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SEARCHENGINE_EXPENSIVE_WAIT", "seconds", "1",
             "How long an expensive request waits for a slot before a 503 with Retry-After.",
             "searchengine serve --expensive-wait"),
+    Setting("SEARCHENGINE_REFUSAL_DELAY", "seconds", "0.5",
+            "How long a 429 is held back before it is sent (one at a time per server process).",
+            "searchengine serve --refusal-delay"),
     Setting("SEARCHENGINE_TIME_BUDGET", "seconds", "2",
             "Time one search of the server may run before it answers with the hits found so far.",
             "searchengine serve --time-budget"),

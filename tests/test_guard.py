@@ -43,6 +43,7 @@ def index(index_dir):
 
 
 def client_of(index, **limits):
+    limits.setdefault("refusal_delay", 0)  # refusals at once, unless a test says otherwise
     return create_app(index=index, limits=ServeLimits(**limits)).test_client()
 
 
@@ -101,6 +102,16 @@ def test_a_client_past_its_limit_gets_a_429_with_retry_after_and_a_json_body(ind
     assert client.get("/static/style.css", **peer("203.0.113.5")).status_code == 200
 
 
+def test_a_refusal_is_held_back(index):
+    import time
+
+    client = client_of(index, rate="1/minute", refusal_delay=0.3)
+    assert client.get("/api/search?q=gpu", **peer("203.0.113.12")).status_code == 200
+    began = time.monotonic()
+    assert client.get("/api/search?q=gpu", **peer("203.0.113.12")).status_code == 429
+    assert 0.3 <= time.monotonic() - began < 2
+
+
 def test_a_spoofed_forwarded_for_changes_nothing_without_a_trusted_proxy(index):
     client = client_of(index, rate="2/minute")
     statuses = [
@@ -132,10 +143,11 @@ def test_a_trusted_proxy_names_the_client_and_another_peer_cannot(index):
 
 def test_expensive_requests_cost_more(index):
     client = client_of(index, rate="25/minute", expensive_cost=10)
+    cheap = [client.get("/api/search?q=gpu", **peer("203.0.113.9")).status_code for _ in range(5)]
     exports = [client.get("/api/export?q=gpu&format=csv", **peer("203.0.113.9")).status_code for _ in range(3)]
-    assert exports == [200, 200, 429]  # 10 + 10, then 30 > 25
-    cheap = [client.get("/api/search?q=gpu", **peer("203.0.113.9")).status_code for _ in range(6)]
-    assert cheap == [200] * 5 + [429]  # 20 + 5 = 25
+    assert (cheap, exports) == ([200] * 5, [200, 200, 429])  # 5 + 10 + 10 = 25, then 35 > 25
+    # a refused request counts too: hammering does not earn a request back
+    assert client.get("/api/search?q=gpu", **peer("203.0.113.9")).status_code == 429
 
 
 def test_no_rate_limit_when_off(index):
@@ -295,3 +307,38 @@ def test_serve_verify_on_start_finds_damage_written_in_place_with_its_times_put_
     assert "searchengine index" in damaged.stderr  # how to rebuild
     assert started == [folder]  # never served
     shutil.rmtree(folder)
+
+
+def test_shared_counters_count_across_forked_processes_and_stay_bounded():
+    import os
+
+    from searchengine.web.counters import SharedCounters, SharedTable
+
+    counters = SharedCounters(table=SharedTable(places=64))
+    children = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:  # each child adds 1 fifty times and 10 five times
+            try:
+                for _ in range(50):
+                    counters.incr("LIMITER/203.0.113.1", 60)
+                for _ in range(5):
+                    counters.incr("LIMITER/203.0.113.1", 60, amount=10)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    for pid in children:
+        assert os.waitpid(pid, 0)[1] == 0
+    assert counters.get("LIMITER/203.0.113.1") == 2 * (50 + 50)
+    assert 59 <= counters.get_expiry("LIMITER/203.0.113.1") - __import__("time").time() <= 60
+    assert counters.get("LIMITER/203.0.113.2") == 0
+    # far more clients than places: the table holds at most 64, the newest always counted
+    for n in range(1000):
+        assert counters.incr(f"LIMITER/198.51.{n // 250}.{n % 250}", 60) == 1
+    assert counters.get("LIMITER/198.51.3.249") == 1
+    counters.clear("LIMITER/198.51.3.249")
+    assert counters.get("LIMITER/198.51.3.249") == 0
+    # a window that ended starts again from the request's cost
+    assert counters.incr("LIMITER/203.0.113.3", 0.05, amount=7) == 7
+    __import__("time").sleep(0.06)
+    assert counters.incr("LIMITER/203.0.113.3", 60, amount=2) == 2

@@ -12,7 +12,7 @@ from searchengine.cli.common import index_dir_option, open_or_build
 from searchengine.limits import DEFAULT_TIME_BUDGET, EXPORT_LIMIT, MAX_LIMIT
 
 # Defaults of the abuse limits (searchengine.web.guard, which imports Flask: not loaded at CLI start).
-_RATE, _COST, _SLOTS, _WAIT = "120/minute", 10, 1, 1.0
+_RATE, _COST, _SLOTS, _WAIT = "60/minute", 10, 1, 1.0
 
 
 @main.command()
@@ -65,6 +65,14 @@ _RATE, _COST, _SLOTS, _WAIT = "120/minute", 10, 1, 1.0
     envvar="SEARCHENGINE_EXPENSIVE_WAIT",
     type=click.FloatRange(0, 60),
     help="Seconds an expensive request waits for a slot before a 503 with Retry-After.",
+)
+@click.option(
+    "--refusal-delay",
+    default=0.5,
+    show_default=True,
+    envvar="SEARCHENGINE_REFUSAL_DELAY",
+    type=click.FloatRange(0, 10),
+    help="Seconds a 429 is held back (one at a time per process): a client retrying at once waits.",
 )
 @click.option(
     "--time-budget",
@@ -122,6 +130,7 @@ def serve(
     expensive_cost: int,
     expensive_slots: int,
     expensive_wait: float,
+    refusal_delay: float,
     time_budget: float,
     max_export: int,
     max_feed: int,
@@ -150,6 +159,7 @@ def serve(
             expensive_cost=expensive_cost,
             expensive_slots=expensive_slots,
             expensive_wait=expensive_wait,
+            refusal_delay=refusal_delay,
             max_export=max_export,
             max_feed=max_feed,
             trusted_proxies=tuple(part for entry in trusted_proxy for part in entry.replace(",", " ").split()),

@@ -11,17 +11,22 @@ trusted proxy.
   when that peer is a configured trusted proxy are ``X-Forwarded-For``,
   ``-Proto``, ``-Host`` and ``-Prefix`` read (Werkzeug's ``ProxyFix``, with
   ``proxy_count`` proxies in the chain); from anyone else they change nothing.
-- **Rate limits** (Flask-Limiter, memory storage): each client spends
+- **Rate limits** (Flask-Limiter, fixed windows): each client spends
   "cost units" out of :attr:`ServeLimits.rate` (e.g. ``120/minute``); a cheap
   request costs 1 and an expensive one :attr:`ServeLimits.expensive_cost`.
   Past the limit the API answers 429 with ``Retry-After`` and a JSON body,
-  the page a readable 429 page. Each server process counts on its own.
+  the page a readable 429 page. The server processes of one ``serve``
+  count in one table in shared memory (:mod:`searchengine.web.counters`).
 - **Expensive requests** (:func:`is_expensive`: pasted abstracts, queries of
   many wildcards or two-edit fuzzy words, exports, long feeds, "similar" and
   semantic searches) run at most :attr:`ServeLimits.expensive_slots` at a
   time per process; one that waits longer than
   :attr:`ServeLimits.expensive_wait` seconds for a slot is answered 503 with
   ``Retry-After``, so cheap requests keep the other threads.
+- **Refusals are slow**: a 429 is sent :attr:`ServeLimits.refusal_delay`
+  seconds late (one refusal at a time per process; others at once), so a
+  client that sends again as soon as it is refused, as fast as it can,
+  spends its time waiting instead of the server's processor.
 """
 
 from __future__ import annotations
@@ -44,13 +49,15 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 #: The per-client limit a served app applies unless told otherwise (cost units).
-DEFAULT_RATE = "120/minute"
+DEFAULT_RATE = "60/minute"
 #: Cost units of one expensive request (a cheap one costs 1).
 DEFAULT_EXPENSIVE_COST = 10
 #: Expensive requests one server process runs at once.
 DEFAULT_EXPENSIVE_SLOTS = 1
 #: Seconds an expensive request waits for a slot before it is answered 503.
 DEFAULT_EXPENSIVE_WAIT = 1.0
+#: Seconds a 429 is held back before it is sent.
+DEFAULT_REFUSAL_DELAY = 0.5
 #: Seconds a client is told to wait when every slot stayed busy.
 BUSY_RETRY_AFTER = 5
 #: Entries of a feed beyond which it counts as expensive (the feed's default size).
@@ -79,6 +86,7 @@ class ServeLimits:
         expensive_cost: cost units of one expensive request (1 or more).
         expensive_slots: expensive requests run at once per process (1 or more).
         expensive_wait: seconds an expensive request waits for a slot before a 503.
+        refusal_delay: seconds a 429 is held back (one at a time per process).
         max_export: hits in one ``/api/export`` (1 to :data:`~searchengine.limits.EXPORT_LIMIT`).
         max_feed: entries in one ``/feed.atom`` (1 to :data:`~searchengine.limits.MAX_LIMIT`).
         trusted_proxies: addresses or networks (``127.0.0.1``, ``10.0.0.0/8``)
@@ -91,6 +99,7 @@ class ServeLimits:
     expensive_cost: int = DEFAULT_EXPENSIVE_COST
     expensive_slots: int = DEFAULT_EXPENSIVE_SLOTS
     expensive_wait: float = DEFAULT_EXPENSIVE_WAIT
+    refusal_delay: float = DEFAULT_REFUSAL_DELAY
     max_export: int = EXPORT_LIMIT
     max_feed: int = MAX_LIMIT
     trusted_proxies: tuple[str, ...] = ()
@@ -108,8 +117,8 @@ class ServeLimits:
                 ) from None
         if self.expensive_cost < 1 or self.expensive_slots < 1 or self.proxy_count < 1:
             raise ValueError("expensive cost, expensive slots and proxy count are 1 or more")
-        if self.expensive_wait < 0:
-            raise ValueError("the wait for an expensive slot is 0 seconds or more")
+        if self.expensive_wait < 0 or self.refusal_delay < 0:
+            raise ValueError("the wait for an expensive slot and the delay of a refusal are 0 seconds or more")
         if not 1 <= self.max_export <= EXPORT_LIMIT or not 1 <= self.max_feed <= MAX_LIMIT:
             raise ValueError(f"an export holds 1 to {EXPORT_LIMIT} hits and a feed 1 to {MAX_LIMIT} entries")
         proxy_networks(self.trusted_proxies)
@@ -220,22 +229,36 @@ def install(app: Flask, limits: ServeLimits, error_response: Callable[[int, str]
         def cost() -> int:
             return limits.expensive_cost if _expensive() else 1
 
+        from searchengine.web.counters import shared
+
+        table = shared()
         limiter = Limiter(
             key_func=lambda: request.remote_addr or "unknown",
             app=app,
             # One budget per client for all routes (default limits would be one per route).
             application_limits=[limits.rate],
             application_limits_cost=cost,
-            strategy="sliding-window-counter",
-            storage_uri="memory://",
+            strategy="fixed-window",
+            # One table for all processes of a ``serve --workers N`` (made before they fork).
+            storage_uri="searchengine-shared://" if table is not None else "memory://",
+            storage_options={"table": table} if table is not None else {},  # type: ignore[dict-item]
             headers_enabled=False,
             key_prefix="searchengine",
         )
         limiter.request_filter(lambda: request.endpoint == "static")
 
+        held = threading.BoundedSemaphore(1)
+
         def too_many(exc: RateLimitExceeded) -> Response:
+            # A client refused again and again on one connection waits here, not
+            # the processor; one refusal at a time, so refusals never take every thread.
+            if limits.refusal_delay and held.acquire(blocking=False):
+                try:
+                    time.sleep(limits.refusal_delay)
+                finally:
+                    held.release()
             current = limiter.current_limit
-            wait = max(1, math.ceil(current.reset_at - time.time())) if current is not None else 60
+            wait = max(1, math.ceil(current.window[0] - time.time())) if current is not None else 60
             response = error_response(
                 429, f"too many requests from your address (limit {exc.limit.limit}); try again in {wait} s"
             )

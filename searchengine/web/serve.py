@@ -148,6 +148,9 @@ def serve_processes(
     """
     sock = _bind(host, port)  # a port in use is a one-line error before any process starts
     port = sock.getsockname()[1]
+    from searchengine.web.counters import share_between_processes
+
+    share_between_processes()  # one rate-limit count per client, whichever process answers it
     parent = os.getpid()
     started: dict[int, float] = {}
     slots: dict[int, int] = {}  # server process -> its place in shares

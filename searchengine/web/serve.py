@@ -144,13 +144,18 @@ def serve_processes(
     hold no thread. This process binds the socket, forks the servers (each
     opens the index itself and follows rebuilds like a single server does),
     starts again one that dies, and stops them all on Ctrl-C or SIGTERM.
-    Server processes exit on their own when this one is killed.
+    Server processes exit on their own when this one is killed. The requests
+    a process that died had not finished are answered 503 with
+    ``Retry-After`` by this one (:mod:`searchengine.web.inflight`).
     """
     sock = _bind(host, port)  # a port in use is a one-line error before any process starts
     port = sock.getsockname()[1]
     from searchengine.web.counters import share_between_processes
 
     share_between_processes()  # one rate-limit count per client, whichever process answers it
+    from searchengine.web.inflight import Supervision
+
+    supervision = Supervision()  # what each server process has not answered yet
     parent = os.getpid()
     started: dict[int, float] = {}
     slots: dict[int, int] = {}  # server process -> its place in shares
@@ -178,20 +183,26 @@ def serve_processes(
         # before it reset the parent's handler would be lost, and the child
         # would serve on after the parent stopped.
         shares.release(slot)
+        mine, theirs = supervision.pair()
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-        pid = os.fork()
+        with supervision.lock:  # no connection received from another process while forking
+            pid = os.fork()
         if pid:
+            theirs.close()
+            supervision.watch(pid, mine)
             started[pid] = time.monotonic()
             slots[pid] = slot
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             return
         code = 1
         try:
+            mine.close()
+            supervision.forget_in_child()
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the servers
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             exit_with_parent(parent)
-            _serve_socket(index_dir, sock, threads, ready_write, shares, slot, limits, time_budget)
+            _serve_socket(index_dir, sock, threads, ready_write, shares, slot, limits, time_budget, theirs)
             code = 0
         except BaseException as exc:  # noqa: BLE001 (a forked child must never return)
             _say(f"Error: server process {os.getpid()}: {exc}")
@@ -204,6 +215,7 @@ def serve_processes(
     signal.signal(signal.SIGTERM, terminate)
     _say(f"Loading {shown} into {workers} server processes; port {port} accepts connections once one is ready")
     threading.Thread(target=announce, name="ready", daemon=True).start()
+    threading.Thread(target=supervision.run, name="in-flight", daemon=True).start()
     try:
         for slot in range(workers):
             start(slot)
@@ -214,11 +226,13 @@ def serve_processes(
             if child_began is None:
                 continue
             slot = slots.pop(pid)
+            answered = supervision.died(pid)
             early = time.monotonic() - child_began < SERVER_PROCESS_MIN_SECONDS
             if early and not os.WIFSIGNALED(status):
                 raise SearchEngineError("a server process failed at start; stopping")
             how = f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exited"
-            _say(f"server process {pid} {how}; starting another")
+            unfinished = f"; 503 sent on the {answered} connections it held" if answered else ""
+            _say(f"server process {pid} {how}{unfinished}; starting another")
             if early:
                 time.sleep(1)  # no tight loop of restarts
             start(slot)
@@ -227,6 +241,7 @@ def serve_processes(
     finally:
         for name in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
             signal.signal(name, signal.SIG_IGN)
+        supervision.stop()
         _stop(started)
         sock.close()
 
@@ -260,10 +275,12 @@ def _serve_socket(
     slot: int,
     limits: ServeLimits | None,
     time_budget: float,
+    supervisor: socket.socket | None = None,
 ) -> None:
     """One server process: the index, warmed, behind waitress on the shared ``sock``
     (accepting in turn with the others: ``shares``, its place ``slot``); a
-    byte written to the pipe ``ready`` once it listens."""
+    byte written to the pipe ``ready`` once it listens; each request it queues
+    and finishes told to the ``supervisor`` (:mod:`searchengine.web.inflight`)."""
     import waitress
 
     from searchengine.search import SearchIndex
@@ -278,6 +295,10 @@ def _serve_socket(
         _say(f"server process {os.getpid()}: {exc}; answering 503 until the index can be read")
     server = waitress.create_server(create_app(index=index, limits=limits), sockets=[sock], **waitress_options(threads))
     shares.balance(server, slot)
+    if supervisor is not None:
+        from searchengine.web.inflight import report_requests
+
+        report_requests(server, supervisor)
     os.write(ready, b"1")
     server.run()
 

@@ -219,7 +219,7 @@ def test_behind_a_trusted_proxy_links_and_feeds_use_its_public_address_and_prefi
     feed = feedparser.parse(client.get("/feed.atom?q=SpMV+GPU&sort=newest", **peer("10.1.2.3", **proxy)).get_data())
     assert feed.feed.id == "https://papers.example.org/search/feed.atom?q=SpMV+GPU"
     assert {link.rel: link.href for link in feed.feed.links} == {
-        "self": "https://papers.example.org/search/feed.atom?q=SpMV+GPU",
+        "self": "https://papers.example.org/search/feed.atom?q=SpMV+GPU&sort=newest",
         "alternate": "https://papers.example.org/search/?q=SpMV+GPU&sort=newest",
     }
     assert len(feed.entries) == 4

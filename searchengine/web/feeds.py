@@ -44,5 +44,10 @@ def search_feed() -> Response:
         limit = min(limit, limits.max_feed)
     results = current_index().run(params.feed_request(limit))
     # Behind a trusted proxy, scheme, host and prefix are the proxy's public ones.
-    body = search_feed(results.hits, params.feed_items(), base_url=request.host_url.rstrip("/") + request.script_root)
+    base = request.host_url.rstrip("/") + request.script_root
+    # The self link is the address asked at, every parameter kept (sort, limit, ...);
+    # the id is the search's, the same whatever the sort or page.
+    asked = request.query_string.decode("utf-8")
+    self_url = f"{base}/feed.atom" + (f"?{asked}" if asked else "")
+    body = search_feed(results.hits, params.feed_items(), base_url=base, self_url=self_url)
     return Response(body, content_type=MEDIA_TYPE)

@@ -120,6 +120,8 @@ def start_server(
             str(threads),
             "--index-dir",
             str(index_dir),
+            "--rate-limit",
+            "off",  # the load comes from one address on purpose
         ]
         + (["--workers", str(workers)] if workers else []),
         stdout=subprocess.DEVNULL,

@@ -88,19 +88,21 @@ def atom_feed(
     page_url: str,
     record_url: Callable[[str], str],
     now: datetime | None = None,
+    feed_id: str | None = None,
 ) -> str:
     """The Atom document of ``rows`` (dicts with a record's field names, as
     :func:`searchengine.export.rows` makes them from hits), in their order.
 
     Args:
         title: the feed's title (say what was searched).
-        self_url: the feed's own absolute URL; also its ``id``, so that the
-            same search is the same feed.
+        self_url: the feed's own absolute URL; also its ``id`` unless
+            ``feed_id`` is given.
         page_url: the absolute URL of the same search on the web page.
         record_url: a record id → the absolute URL of its record page (each
             entry's ``id`` and link).
         now: the feed's ``updated`` when it has no entry (default: the
             current time, UTC).
+        feed_id: the feed's ``id`` (default: ``self_url``).
 
     Returns:
         The document as text, with an XML declaration.
@@ -119,7 +121,7 @@ def atom_feed(
         return node
 
     feed = ET.Element(f"{{{ATOM_NS}}}feed")
-    element(feed, "id", self_url)
+    element(feed, "id", feed_id or self_url)
     element(feed, "title", title)
     updated = element(feed, "updated")
     element(feed, "link", rel="self", type="application/atom+xml", href=self_url)
@@ -155,7 +157,14 @@ def atom_feed(
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode") + "\n"
 
 
-def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_url: str, sort: str = "newest") -> str:
+def search_feed(
+    hits: Iterable[Any],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    base_url: str,
+    sort: str = "newest",
+    self_url: str | None = None,
+) -> str:
     """The Atom document of a search's ``hits`` (:class:`~searchengine.results.Hit` s,
     newest first as searched), linking to the web page served at ``base_url``.
 
@@ -171,6 +180,9 @@ def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_u
             (``http://127.0.0.1:8000``, ``https://host/search``); a trailing
             ``/`` is ignored.
         sort: the sort of the search page the feed's ``alternate`` link opens.
+        self_url: the feed's ``self`` link (default: its ``id``, ``base_url``'s
+            ``/feed.atom`` with ``pairs``, the same for the same search); the
+            web page gives the address the feed was asked at, every parameter kept.
     """
     from searchengine.export import rows
 
@@ -179,7 +191,8 @@ def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_u
     return atom_feed(
         rows(hits),
         title=feed_title(list(pairs)),
-        self_url=f"{root}/feed.atom{query}",
+        self_url=self_url or f"{root}/feed.atom{query}",
+        feed_id=f"{root}/feed.atom{query}",
         page_url=f"{root}/?{urlencode([*pairs, ('sort', sort)])}",
         record_url=lambda record_id: f"{root}/records/{id_path(record_id)}",
     )

@@ -161,7 +161,12 @@ def test_a_feed_without_query_or_filter_is_the_latest_papers(client, index_dir):
         ],
     )
     assert cli.exit_code == 0, cli.output
-    assert cli.stdout == response.get_data(as_text=True)
+    # (but for the self link, the address the web's feed was asked at)
+    asked = 'rel="self" type="application/atom+xml" href="http://localhost/feed.atom?sort=oldest&amp;page=2"'
+    assert asked in response.get_data(as_text=True)
+    assert cli.stdout == response.get_data(as_text=True).replace(
+        asked, 'rel="self" type="application/atom+xml" href="http://localhost/feed.atom"'
+    )
 
 
 @pytest.mark.parametrize(
@@ -194,7 +199,12 @@ def test_the_command_line_prints_the_same_feed(client, index_dir):
         ],
     )
     assert cli.exit_code == 0, cli.output
-    assert cli.stdout == web
+    # (but for the self link, the address the web's feed was asked at)
+    asked = 'rel="self" type="application/atom+xml" href="http://localhost/feed.atom?q=SpMV&amp;limit=3"'
+    assert asked in web
+    assert cli.stdout == web.replace(
+        asked, 'rel="self" type="application/atom+xml" href="http://localhost/feed.atom?q=SpMV"'
+    )
     # without --limit, as many entries as the web's feed
     whole = CliRunner().invoke(
         main, ["search", "SpMV", "--format", "atom", "--base-url", "http://localhost", "--index-dir", str(index_dir)]
@@ -227,8 +237,15 @@ def test_a_feed_has_no_page(client, index_dir):
         main, ["search", "SpMV", "--format", "atom", "--page", "2", "--index-dir", str(index_dir)]
     )
     assert paged.exit_code == 2 and "--format atom is the search's feed, newest first; it has no --page" in paged.stderr
-    plain = client.get("/feed.atom?q=SpMV").get_data()
-    assert client.get("/feed.atom?q=SpMV&page=11&sort=title&more=author").get_data() == plain
+    plain = feedparser.parse(client.get("/feed.atom?q=SpMV").get_data())
+    paged = feedparser.parse(client.get("/feed.atom?q=SpMV&page=11&sort=title&more=author").get_data())
+    assert paged.feed.id == plain.feed.id == "http://localhost/feed.atom?q=SpMV"
+    assert [entry.id for entry in paged.entries] == [entry.id for entry in plain.entries]
+    assert len(plain.entries) == 4
+    # the self link is the address asked at, every parameter kept
+    assert next(link.href for link in paged.feed.links if link.rel == "self") == (
+        "http://localhost/feed.atom?q=SpMV&page=11&sort=title&more=author"
+    )
 
 
 def test_a_feed_asked_with_a_host_that_is_no_host_is_a_400(client):

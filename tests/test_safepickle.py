@@ -67,8 +67,27 @@ def test_a_crafted_table_of_contents_is_refused_and_runs_nothing(index_dir, tmp_
 def test_what_an_index_holds_reads_back():
     from collections import OrderedDict, defaultdict
 
-    data = (frozenset({"a"}), {"k": [1, 2.5, b"x", None, True]}, OrderedDict(a=1), defaultdict(int), range(3))
+    data = (frozenset({"a"}), {"k": [1, 2.5, b"x", None, True]}, OrderedDict(a=1), defaultdict(int))
     assert safepickle.loads(pickle.dumps(data, 2)) == data
-    for forbidden in (os.system, eval, getattr, __import__):
+    for forbidden in (os.system, eval, getattr, __import__, range(3)):
         with pytest.raises(pickle.UnpicklingError, match="which no index holds"):
             safepickle.loads(pickle.dumps(forbidden, 2))
+
+
+def test_only_the_exact_classes_an_index_holds_are_built():
+    from collections import Counter
+
+    from whoosh.fields import Schema
+    from whoosh.filedb.filestore import FileStorage
+
+    from searchengine.cli.progress import IndexProgress
+
+    assert isinstance(safepickle.loads(pickle.dumps(Schema(), 2)), Schema)
+    # Classes of the same packages that no index holds are refused, not only functions.
+    for other, name in [
+        (FileStorage("."), "whoosh.filedb.filestore.FileStorage"),
+        (Counter("ab"), "collections.Counter"),
+        (IndexProgress.__new__(IndexProgress), "searchengine.cli.progress.IndexProgress"),
+    ]:
+        with pytest.raises(pickle.UnpicklingError, match=f"it names {name}, which no index holds"):
+            safepickle.loads(pickle.dumps(other, 2))

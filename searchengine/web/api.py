@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.datastructures import MultiDict
 
 from searchengine.errors import QueryError
 from searchengine.limits import MAX_API_LOOKUP
+from searchengine.web.guard import app_limits
 from searchengine.web.helpers import current_index
 from searchengine.web.params import SearchParams, read_format, read_ids, read_limit
 
@@ -65,7 +66,8 @@ def api_export() -> Response:
         MultiDict([(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "limit")])
     )
     chosen = FORMATS[read_format(request.args)]
-    results = current_index().run(params.request(export=True))
+    limits = app_limits(current_app)
+    results = current_index().run(params.request(export=True, cap=limits.max_export if limits else None))
     response = Response(render(chosen.name, rows(results.hits)), content_type=chosen.media_type)
     response.headers["Content-Disposition"] = f'attachment; filename="search-results.{chosen.extension}"'
     # The file cannot say whether the cap cut it: these headers do.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from flask import Flask, Response, current_app, jsonify, make_response, render_template, request
 from flask.json.provider import DefaultJSONProvider
@@ -43,6 +43,7 @@ from searchengine.web.helpers import (
     RecordIdConverter,
     current_index,
     doi_link,
+    home,
     is_api,
     marked,
     record_link,
@@ -51,6 +52,9 @@ from searchengine.web.helpers import (
     shown_day,
 )
 from searchengine.web.params import EXPORT_FORMATS, SearchParams, plain_text
+
+if TYPE_CHECKING:
+    from searchengine.web.guard import ServeLimits
 
 FACET_LABELS = {
     **{facet.name: facet.label for facet in FACETS},
@@ -83,7 +87,9 @@ _UNAVAILABLE_KEY = "searchengine.unavailable"
 log = logging.getLogger("web")
 
 
-def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex | None = None) -> Flask:
+def create_app(
+    index_dir: str | os.PathLike | None = None, *, index: SearchIndex | None = None, limits: ServeLimits | None = None
+) -> Flask:
     """Build the web application over one index.
 
     Args:
@@ -91,6 +97,10 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
             ``$SEARCHENGINE_INDEX`` or ``index/``). The app follows the
             index as it is rebuilt, without a restart.
         index: an already open :class:`SearchIndex` to serve instead.
+        limits: per-client rate limits, the cap on concurrent expensive
+            requests and the export and feed sizes
+            (:mod:`searchengine.web.guard`); ``None``: no rate limit or cap
+            (``searchengine serve`` always gives them).
 
     Raises:
         IndexNotFoundError: there is no index at ``index_dir``.
@@ -118,6 +128,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         EXPORT_LABELS=EXPORT_LABELS,
         EXPORT_LIMIT=EXPORT_LIMIT,
         shown_authors=shown_authors,
+        home=home,
         MODE_LABELS=MODE_LABELS,
         LISTING_SORTS=LISTING_SORTS,
     )
@@ -134,6 +145,10 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.register_error_handler(Exception, _unexpected_error)
     app.after_request(_available_again)
     app.after_request(_security_headers)
+    if limits is not None:
+        from searchengine.web.guard import install
+
+        install(app, limits, _error_response)
     return app
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, current_app, request
 from werkzeug.datastructures import MultiDict
 
 from searchengine.errors import QueryError
+from searchengine.web.guard import app_limits
 from searchengine.web.helpers import current_index
 from searchengine.web.params import SearchParams
 
@@ -35,8 +36,18 @@ def search_feed() -> Response:
             [(name, value) for name, value in request.args.items(multi=True) if name not in ("page", "sort", "more")]
         )
     )
-    # The search page's 10 a page is few for a feed; a limit given is kept (at most 100).
+    # The search page's 10 a page is few for a feed; a limit given is kept
+    # (at most 100, or the server's cap on feeds).
     limit = params.limit if request.args.get("limit") else FEED_SIZE
+    limits = app_limits(current_app)
+    if limits is not None:
+        limit = min(limit, limits.max_feed)
     results = current_index().run(params.feed_request(limit))
-    body = search_feed(results.hits, params.feed_items(), base_url=request.host_url.rstrip("/") + request.script_root)
+    # Behind a trusted proxy, scheme, host and prefix are the proxy's public ones.
+    base = request.host_url.rstrip("/") + request.script_root
+    # The self link is the address asked at, every parameter kept (sort, limit, ...);
+    # the id is the search's, the same whatever the sort or page.
+    asked = request.query_string.decode("utf-8")
+    self_url = f"{base}/feed.atom" + (f"?{asked}" if asked else "")
+    body = search_feed(results.hits, params.feed_items(), base_url=base, self_url=self_url)
     return Response(body, content_type=MEDIA_TYPE)

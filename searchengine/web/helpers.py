@@ -25,6 +25,12 @@ def current_index() -> SearchIndex:
     return current_app.extensions[INDEX_KEY]
 
 
+def home(path: str = "/") -> str:
+    """``path`` of this app as the client addresses it: under the prefix a
+    trusted proxy serves the app at (``/search/``), else as it is."""
+    return request.script_root + path
+
+
 def is_api() -> bool:
     """Whether the current request is one of the JSON API's (its errors are JSON)."""
     return request.path == "/api" or request.path.startswith("/api/")

@@ -132,7 +132,18 @@ def openapi_document() -> dict[str, Any]:
         "description": "Ranked hits",
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchResults"}}},
     }
-    unavailable = _error("The index is not available")
+    retry_after = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer", "minimum": 1}}}
+    unavailable = {
+        **_error("The index is not available, or the server is busy with other long requests"),
+        "headers": retry_after,
+    }
+    too_many = {
+        **_error(
+            "Too many requests from this client (searchengine serve limits each client: "
+            "cost units per minute, an export or similar search costing more)"
+        ),
+        "headers": retry_after,
+    }
     string_list = {"type": "array", "items": {"type": "string"}}
     day = {"type": ["string", "null"], "format": "date"}
     dates = {
@@ -210,6 +221,7 @@ def openapi_document() -> dict[str, Any]:
                             },
                         },
                         "400": _error(BAD_REQUEST + ", or format is missing or unknown"),
+                        "429": too_many,
                         "503": unavailable,
                     },
                 }
@@ -255,6 +267,7 @@ def openapi_document() -> dict[str, Any]:
                             },
                         },
                         "400": _error("No id, more than the limit, or the query string is not valid UTF-8"),
+                        "429": too_many,
                         "503": unavailable,
                     },
                 }
@@ -271,6 +284,7 @@ def openapi_document() -> dict[str, Any]:
                         },
                         "400": _error("The query string is not valid UTF-8"),
                         "404": _error("No record has this id"),
+                        "429": too_many,
                         "503": unavailable,
                     },
                 }
@@ -284,6 +298,7 @@ def openapi_document() -> dict[str, Any]:
                         "200": results,
                         "400": _error(BAD_REQUEST),
                         "404": _error("No record has this id"),
+                        "429": too_many,
                         "503": unavailable,
                     },
                 }
@@ -316,6 +331,7 @@ def openapi_document() -> dict[str, Any]:
                         "200": results,
                         "400": _error(BAD_REQUEST),
                         "404": _error("No record has one of the ids"),
+                        "429": too_many,
                         "503": unavailable,
                     },
                 }

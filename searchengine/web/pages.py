@@ -19,7 +19,7 @@ from searchengine.errors import QueryError
 from searchengine.facets import FACETS
 from searchengine.parameters import FACET_SIZE, MAX_VALUE_CHARS
 from searchengine.records import arxiv_id
-from searchengine.web.helpers import current_index, safe_link
+from searchengine.web.helpers import current_index, home, safe_link
 from searchengine.web.params import SearchParams
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def search_page() -> ResponseReturnValue:
     search_index = current_index()
     params = SearchParams.from_args(request.args)
     if params.from_range:
-        return redirect(params.url("/"), code=303)
+        return redirect(params.url(home()), code=303)
     results = None if params.is_empty else search_index.run(params.request())
     facets = _facet_view(params, results) if results is not None else []
     pages = _pagination(params, results)
@@ -139,7 +139,7 @@ def _date_bars(histogram: dict | None, params: SearchParams, width: int = 220, h
             {
                 "label": label,
                 "count": count,
-                "url": params.dated(since=label, until=label).url("/"),
+                "url": params.dated(since=label, until=label).url(home()),
                 "x": round(i * slot + slot * 0.1, 2),
                 "w": round(max(slot * 0.8, 0.5), 2),
                 "y": round(height - h, 2),
@@ -164,7 +164,7 @@ def _facet_view(params: SearchParams, results: SearchResults) -> list[dict[str, 
         values = [
             dict(
                 v,
-                url=params.toggled(name, v["value"], bool(v.get("selected"))).url("/")
+                url=params.toggled(name, v["value"], bool(v.get("selected"))).url(home())
                 if _filterable(name, v["value"])
                 else None,
             )
@@ -184,8 +184,8 @@ def _facet_view(params: SearchParams, results: SearchResults) -> list[dict[str, 
                 "values": values,
                 "unknown": sum(v["count"] for v in results.facets.get(name) or [] if v.get("value") is None),
                 "remaining": remaining,
-                "more_url": params.expanded(name).url("/") if remaining and name != params.more else None,
-                "fewer_url": params.expanded(None).url("/") if name == params.more else None,
+                "more_url": params.expanded(name).url(home()) if remaining and name != params.more else None,
+                "fewer_url": params.expanded(None).url(home()) if name == params.more else None,
                 "bars": _year_bars(values) if facet.numeric else [],
             }
         )
@@ -228,10 +228,10 @@ def _pagination(params: SearchParams, results: SearchResults | None) -> dict[str
     for number in numbers:
         if number - previous > 1:
             items.append(None)
-        items.append({"number": number, "url": params.with_page(number).url("/"), "current": number == current})
+        items.append({"number": number, "url": params.with_page(number).url(home()), "current": number == current})
         previous = number
     return {
-        "prev": params.with_page(current - 1).url("/") if 1 < current <= last + 1 else None,
-        "next": params.with_page(current + 1).url("/") if current < last else None,
+        "prev": params.with_page(current - 1).url(home()) if 1 < current <= last + 1 else None,
+        "next": params.with_page(current + 1).url(home()) if current < last else None,
         "items": items,
     }

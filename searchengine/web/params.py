@@ -370,11 +370,11 @@ class SearchParams:
         filter, no sort that lists every paper): the start page."""
         return not self.q and not self.has_filters and not self.lists_all
 
-    def request(self, *, export: bool = False):
+    def request(self, *, export: bool = False, cap: int | None = None):
         """The :class:`~searchengine.request.SearchRequest` of this state: its
         page with every facet and the date histogram counted or, with
         ``export``, its whole result set (query, filters and sort) up to
-        :data:`~searchengine.limits.EXPORT_LIMIT` hits.
+        ``cap`` hits (default and at most :data:`~searchengine.limits.EXPORT_LIMIT`).
 
         Raises:
             QueryError: a filter value cannot be understood, naming it.
@@ -384,7 +384,11 @@ class SearchParams:
 
         if export:
             return SearchRequest.make_export(
-                self.q, cap=EXPORT_LIMIT, **self._filter_options(), sort=self.sort, mode=self.mode
+                self.q,
+                cap=min(cap or EXPORT_LIMIT, EXPORT_LIMIT),
+                **self._filter_options(),
+                sort=self.sort,
+                mode=self.mode,
             )
         # ``more`` lists one facet in full: every facet is counted that far.
         return SearchRequest.make(

@@ -22,11 +22,13 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from searchengine.errors import SearchEngineError
+from searchengine.limits import DEFAULT_TIME_BUDGET
 from searchengine.processes import exit_with_parent
 from searchengine.web import create_app
 
 if TYPE_CHECKING:
     from searchengine.search import SearchIndex
+    from searchengine.web.guard import ServeLimits
 
 
 def _say(message: str) -> None:
@@ -35,27 +37,42 @@ def _say(message: str) -> None:
 
 
 def serve(
-    index: SearchIndex, index_dir: Path | str, *, host: str, port: int, threads: int, workers: int, debug: bool
+    index: SearchIndex,
+    index_dir: Path | str,
+    *,
+    host: str,
+    port: int,
+    threads: int,
+    workers: int,
+    debug: bool,
+    limits: ServeLimits | None = None,
 ) -> None:
     """Serve ``index`` (open at ``index_dir``, a folder or a cluster URL) on
     ``host:port`` until Ctrl-C or SIGTERM. Messages name the index without credentials.
 
     With ``workers`` above 1, :func:`serve_processes` serves from that many
     processes; ``debug`` runs Flask's development server (never expose it).
+    ``limits``: rate limits, the cap on expensive requests and the trusted
+    proxies (:mod:`searchengine.web.guard`; default :class:`ServeLimits`'s).
+    Each search may take ``index.time_budget`` seconds.
 
     Raises:
         SearchEngineError: a server process failed at its start.
         OSError: the address cannot be bound (e.g. the port is in use).
     """
+    if limits is None:
+        from searchengine.web.guard import ServeLimits
+
+        limits = ServeLimits()
     if workers > 1 and not debug:
         # Each worker opens its own; files held here would be inherited by
         # every worker and keep the first generation on disk after rebuilds.
         index.close()
-        serve_processes(index_dir, index.engine.location, host, port, threads, workers)
+        serve_processes(index_dir, index.engine.location, host, port, threads, workers, limits, index.time_budget)
         return
     if debug:
         index.warm_up()
-        create_app(index=index).run(host=host, port=port, debug=True)
+        create_app(index=index, limits=limits).run(host=host, port=port, debug=True)
         return
     import waitress
 
@@ -66,7 +83,7 @@ def serve(
     _say(f"Loading {index.engine.location}; port {port} accepts connections once the index is ready")
     started = time.monotonic()
     index.warm_up()
-    server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
+    server = waitress.create_server(create_app(index=index, limits=limits), sockets=[sock], **waitress_options(threads))
     _say(
         f"Serving {index.engine.location} on http://{_shown_host(host)}:{port}/, ready in "
         f"{time.monotonic() - started:.1f} s (Ctrl-C to stop)"
@@ -107,9 +124,19 @@ SERVER_PROCESS_MIN_SECONDS = 10.0
 STOP_GRACE_SECONDS = 5.0
 
 
-def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, threads: int, workers: int) -> None:
+def serve_processes(
+    index_dir: Path | str,
+    shown: str,
+    host: str,
+    port: int,
+    threads: int,
+    workers: int,
+    limits: ServeLimits | None = None,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+) -> None:
     """Serve with ``workers`` waitress processes of ``threads`` threads each,
-    sharing one listening socket.
+    sharing one listening socket (each applying ``limits`` on its own, each
+    search taking ``time_budget`` seconds at most).
 
     Searching is CPU-bound Python, so one process uses one core at most;
     several processes use several. Waitress reads each request whole before
@@ -117,10 +144,18 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
     hold no thread. This process binds the socket, forks the servers (each
     opens the index itself and follows rebuilds like a single server does),
     starts again one that dies, and stops them all on Ctrl-C or SIGTERM.
-    Server processes exit on their own when this one is killed.
+    Server processes exit on their own when this one is killed. The requests
+    a process that died had not finished are answered 503 with
+    ``Retry-After`` by this one (:mod:`searchengine.web.inflight`).
     """
     sock = _bind(host, port)  # a port in use is a one-line error before any process starts
     port = sock.getsockname()[1]
+    from searchengine.web.counters import share_between_processes
+
+    share_between_processes()  # one rate-limit count per client, whichever process answers it
+    from searchengine.web.inflight import Supervision
+
+    supervision = Supervision()  # what each server process has not answered yet
     parent = os.getpid()
     started: dict[int, float] = {}
     slots: dict[int, int] = {}  # server process -> its place in shares
@@ -148,20 +183,26 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
         # before it reset the parent's handler would be lost, and the child
         # would serve on after the parent stopped.
         shares.release(slot)
+        mine, theirs = supervision.pair()
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-        pid = os.fork()
+        with supervision.lock:  # no connection received from another process while forking
+            pid = os.fork()
         if pid:
+            theirs.close()
+            supervision.watch(pid, mine)
             started[pid] = time.monotonic()
             slots[pid] = slot
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             return
         code = 1
         try:
+            mine.close()
+            supervision.forget_in_child()
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the servers
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             exit_with_parent(parent)
-            _serve_socket(index_dir, sock, threads, ready_write, shares, slot)
+            _serve_socket(index_dir, sock, threads, ready_write, shares, slot, limits, time_budget, theirs)
             code = 0
         except BaseException as exc:  # noqa: BLE001 (a forked child must never return)
             _say(f"Error: server process {os.getpid()}: {exc}")
@@ -174,6 +215,7 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
     signal.signal(signal.SIGTERM, terminate)
     _say(f"Loading {shown} into {workers} server processes; port {port} accepts connections once one is ready")
     threading.Thread(target=announce, name="ready", daemon=True).start()
+    threading.Thread(target=supervision.run, name="in-flight", daemon=True).start()
     try:
         for slot in range(workers):
             start(slot)
@@ -184,11 +226,13 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
             if child_began is None:
                 continue
             slot = slots.pop(pid)
+            answered = supervision.died(pid)
             early = time.monotonic() - child_began < SERVER_PROCESS_MIN_SECONDS
             if early and not os.WIFSIGNALED(status):
                 raise SearchEngineError("a server process failed at start; stopping")
             how = f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exited"
-            _say(f"server process {pid} {how}; starting another")
+            unfinished = f"; 503 sent on the {answered} connections it held" if answered else ""
+            _say(f"server process {pid} {how}{unfinished}; starting another")
             if early:
                 time.sleep(1)  # no tight loop of restarts
             start(slot)
@@ -197,6 +241,7 @@ def serve_processes(index_dir: Path | str, shown: str, host: str, port: int, thr
     finally:
         for name in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
             signal.signal(name, signal.SIG_IGN)
+        supervision.stop()
         _stop(started)
         sock.close()
 
@@ -222,11 +267,20 @@ def _stop(pids: Collection[int], grace: float = STOP_GRACE_SECONDS) -> None:
 
 
 def _serve_socket(
-    index_dir: Path | str, sock: socket.socket, threads: int, ready: int, shares: ConnectionShares, slot: int
+    index_dir: Path | str,
+    sock: socket.socket,
+    threads: int,
+    ready: int,
+    shares: ConnectionShares,
+    slot: int,
+    limits: ServeLimits | None,
+    time_budget: float,
+    supervisor: socket.socket | None = None,
 ) -> None:
     """One server process: the index, warmed, behind waitress on the shared ``sock``
     (accepting in turn with the others: ``shares``, its place ``slot``); a
-    byte written to the pipe ``ready`` once it listens."""
+    byte written to the pipe ``ready`` once it listens; each request it queues
+    and finishes told to the ``supervisor`` (:mod:`searchengine.web.inflight`)."""
     import waitress
 
     from searchengine.search import SearchIndex
@@ -234,13 +288,17 @@ def _serve_socket(
     # Opened at the first request when it cannot be now: a process started
     # again while the index is damaged or being replaced answers 503 until
     # it can be read, instead of stopping the service.
-    index = SearchIndex(index_dir, lazy=True)
+    index = SearchIndex(index_dir, lazy=True, time_budget=time_budget)
     try:
         index.warm_up()
     except SearchEngineError as exc:
         _say(f"server process {os.getpid()}: {exc}; answering 503 until the index can be read")
-    server = waitress.create_server(create_app(index=index), sockets=[sock], **waitress_options(threads))
+    server = waitress.create_server(create_app(index=index, limits=limits), sockets=[sock], **waitress_options(threads))
     shares.balance(server, slot)
+    if supervisor is not None:
+        from searchengine.web.inflight import report_requests
+
+        report_requests(server, supervisor)
     os.write(ready, b"1")
     server.run()
 

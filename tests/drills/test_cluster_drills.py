@@ -364,7 +364,8 @@ def totals(port: int) -> dict[str, tuple[int, str]]:
 def server(cluster, drill_data):
     """``searchengine serve`` of the drills' index (default processes and threads), stopped by pid."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index", cluster.location],
+        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index", cluster.location]
+        + ["--rate-limit", "off"],  # the load comes from one address on purpose,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -126,6 +126,8 @@ def test_segment_cut_under_serve(tmp_path, figures):
             "127.0.0.1",
             "--index-dir",
             str(index_dir),
+            "--rate-limit",
+            "off",  # the load comes from one address on purpose
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -265,7 +265,11 @@ def payload_index_dir(raw_records, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def servers(payload_index_dir):
     """The default server (one process per core) and a single-process one: name → base URL."""
-    with serving(payload_index_dir) as (_, processes), serving(payload_index_dir, "--workers", "1") as (_, single):
+    # Hundreds of requests from one address on purpose: no per-client limit.
+    with (
+        serving(payload_index_dir, "--rate-limit", "off") as (_, processes),
+        serving(payload_index_dir, "--workers", "1", "--rate-limit", "off") as (_, single),
+    ):
         yield {"processes": processes, "single": single}
 
 

@@ -228,7 +228,8 @@ def test_web_under_load_while_reindexing(record_sets, tmp_path, figures):
     index_dir = tmp_path / "index"
     shutil.copytree(sets["A"][1], index_dir)
     server = subprocess.Popen(
-        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index-dir", str(index_dir)],
+        [sys.executable, "-m", "searchengine", "serve", "--port", "0", "--index-dir", str(index_dir)]
+        + ["--rate-limit", "off"],  # the load comes from one address on purpose
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -98,9 +98,28 @@ def _read_term_arrays(reader) -> int:
     return read
 
 
+def _read_postings(reader) -> int:
+    """Decode every block of postings of every term of every segment (their
+    pickles go through the restricted unpickler, :mod:`.safepickle`); returns
+    the blocks read.
+
+    Raises what a damaged or crafted block raises (``UnpicklingError``, ``zlib.error``, ...)."""
+    blocks = 0
+    for segment, _ in reader.leaf_readers():
+        for fieldname, text in segment.all_terms():
+            matcher = segment.postings(fieldname, text)
+            if not hasattr(matcher, "_read_data"):  # inlined postings: decoded with the term
+                continue
+            while matcher.is_active():
+                matcher._read_data()  # the block's pickle, header read on the way here
+                blocks += 1
+                matcher._next_block()
+    return blocks
+
+
 def _read_everything(generation: Path) -> int:
-    """Open ``generation``, read every stored document, the facet columns and
-    the term arrays; returns the document count.
+    """Open ``generation``, read every stored document, the facet columns,
+    the term arrays and every block of postings; returns the document count.
 
     Raises:
         IndexDamagedError: something cannot be read, or the counts disagree.
@@ -117,6 +136,7 @@ def _read_everything(generation: Path) -> int:
             documents = reader.doc_count()
             stored = sum(1 for _ in reader.all_stored_fields())
             _read_term_arrays(reader)
+            _read_postings(reader)
             try:
                 arrays = columns.map_columns(generation / columns.COLUMNS_FILE, reader)
             except (ValueError, KeyError, TypeError) as exc:  # the column file's own checks

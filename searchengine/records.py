@@ -11,6 +11,10 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 @dataclass
@@ -151,6 +155,28 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.reason}"
+
+    @property
+    def kind(self) -> str:
+        """The reason with its particulars (quoted values, numbers) masked:
+        problems of one kind differ only in the record they are about."""
+        return _PARTICULARS.sub("…", self.reason)
+
+
+# A quoted value or a number in a problem's reason (what :attr:`Problem.kind` masks).
+_PARTICULARS = re.compile(r"'[^']*'|\d+")
+
+
+def group_problems(problems: Iterable[Problem]) -> list[tuple[Problem, int]]:
+    """``[(first problem of a kind, how many of that kind)]`` in the order each
+    kind was first met (:attr:`Problem.kind`, per file: a skipped file is its
+    own kind)."""
+    groups: dict[tuple[bool, str], tuple[Problem, int]] = {}
+    for problem in problems:
+        key = (problem.skipped, problem.kind if problem.line else f"{problem.path}\0{problem.reason}")
+        first, count = groups.get(key, (problem, 0))
+        groups[key] = (first, count + 1)
+    return list(groups.values())
 
 
 def _union(first: list[str], second: list[str]) -> list[str]:

@@ -81,6 +81,22 @@ class SearchIndex:
         """Number of documents in the index."""
         return self.engine.call(lambda searcher: searcher.doc_count())
 
+    @property
+    def has_dates(self) -> bool:
+        """Whether any document has a submitted day (an index of listings read
+        without their table of dates has years only): the date choices of
+        the web page are offered only then."""
+        from searchengine.filters import build_filters
+
+        def run(searcher: Searcher[Any]) -> bool:
+            everything = build_filters((), (), (), False)
+            matches = searcher.match(
+                searcher.parse("", allow_empty=True), everything, time.monotonic() + self.time_budget, []
+            )
+            return bool(searcher.date_histogram(matches).rows)
+
+        return self.engine.call(run)
+
     def search(self, query: str = "", **options: Any) -> SearchResults:
         """Run a ranked, filtered, faceted query.
 
@@ -331,8 +347,9 @@ class SearchIndex:
     def stats(self) -> dict[str, Any]:
         """Document count and per-year and per-category document counts.
 
-        Returns ``{"documents": int, "years": {"2026": int, ..., "unknown": int},
-        "categories": {"cs.DC": int, ...}}``; years newest first, categories
+        Returns ``{"documents": int, "undated": int, "years": {"2026": int, ...,
+        "unknown": int}, "categories": {"cs.DC": int, ...}}`` (``undated``:
+        documents without a submitted day); years newest first, categories
         by count then name, at most :data:`STATS_VALUES` of each. A paper in
         two categories counts in both. Counted as the year and category
         facets of every document (an aggregation on a cluster).
@@ -354,7 +371,13 @@ class SearchIndex:
                 ((v.value, v.count) for v in counted["category"].values if v.value is not None),
                 key=lambda kv: (-kv[1], kv[0]),
             )
-            return {"documents": searcher.doc_count(), "years": year_counts, "categories": dict(categories)}
+            undated = searcher.date_histogram(matches).undated
+            return {
+                "documents": searcher.doc_count(),
+                "undated": undated,
+                "years": year_counts,
+                "categories": dict(categories),
+            }
 
         return self.engine.call(run)
 

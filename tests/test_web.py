@@ -83,6 +83,7 @@ def test_the_document_count_has_thousands_separators():
     class LargeIndex:  # the landing page asks only for the count (and whether to offer ranking by meaning)
         doc_count = 74728
         has_vectors = False
+        has_dates = True
 
     html = create_app(index=LargeIndex()).test_client().get("/").get_data(as_text=True)
     assert "74,728 papers indexed" in html
@@ -327,6 +328,7 @@ def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_
     class Stub:
         doc_count = 6
         has_vectors = False
+        has_dates = True
 
         def run(self, request):
             query = request.query
@@ -356,6 +358,7 @@ def test_a_corrected_query_links_to_the_query_as_typed_and_names_unmatched_words
     class Stub:
         doc_count = 6
         has_vectors = False
+        has_dates = True
 
         def run(self, request):
             query = request.query
@@ -917,6 +920,7 @@ def test_unexpected_errors_are_logged_and_answered_without_a_trace(web_index_dir
     class Broken:
         doc_count = 1
         has_vectors = False
+        has_dates = True
 
         def run(self, request):
             raise ZeroDivisionError("secret detail")

@@ -44,6 +44,8 @@ def search_page() -> ResponseReturnValue:
     facets = _facet_view(params, results) if results is not None else []
     pages = _pagination(params, results)
     dated = _date_bars(results.date_histogram, params) if results is not None else None
+    # Without dated hits, whether the index has any dates at all (else its date choices would find nothing).
+    index_dated = dated is not None or (results is not None and bool(results.total) and search_index.has_dates)
     return render_template(
         "search.html",
         params=params,
@@ -51,6 +53,7 @@ def search_page() -> ResponseReturnValue:
         facets=facets,
         pages=pages,
         dated=dated,
+        index_dated=index_dated,
         documents=None if results is not None else search_index.doc_count,
     )
 

@@ -88,6 +88,7 @@ def atom_feed(
     page_url: str,
     record_url: Callable[[str], str],
     now: datetime | None = None,
+    stylesheet: str | None = None,
 ) -> str:
     """The Atom document of ``rows`` (dicts with a record's field names, as
     :func:`searchengine.export.rows` makes them from hits), in their order.
@@ -101,11 +102,14 @@ def atom_feed(
             entry's ``id`` and link).
         now: the feed's ``updated`` when it has no entry (default: the
             current time, UTC).
+        stylesheet: the URL of a CSS sheet a browser shows the feed with
+            (an ``xml-stylesheet`` instruction; feed readers ignore it).
 
     Returns:
         The document as text, with an XML declaration.
     """
     from xml.etree import ElementTree as ET
+    from xml.sax.saxutils import escape
 
     from searchengine import __version__
     from searchengine.export import links
@@ -152,7 +156,9 @@ def atom_feed(
     when = max(days) if days else (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
     updated.text = when
     ET.indent(feed)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode") + "\n"
+    href = escape(stylesheet or "", {'"': "&quot;"})
+    styled = f'<?xml-stylesheet type="text/css" href="{href}"?>\n' if stylesheet else ""
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + styled + ET.tostring(feed, encoding="unicode") + "\n"
 
 
 def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_url: str, sort: str = "newest") -> str:
@@ -171,6 +177,9 @@ def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_u
             (``http://127.0.0.1:8000``, ``https://host/search``); a trailing
             ``/`` is ignored.
         sort: the sort of the search page the feed's ``alternate`` link opens.
+
+    The feed names the web page's ``/static/feed.css``, which a browser shows
+    it with (a list of titles, authors and abstracts); readers ignore it.
     """
     from searchengine.export import rows
 
@@ -182,4 +191,5 @@ def search_feed(hits: Iterable[Any], pairs: Sequence[tuple[str, str]], *, base_u
         self_url=f"{root}/feed.atom{query}",
         page_url=f"{root}/?{urlencode([*pairs, ('sort', sort)])}",
         record_url=lambda record_id: f"{root}/records/{id_path(record_id)}",
+        stylesheet=f"{root}/static/feed.css",
     )

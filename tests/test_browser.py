@@ -341,3 +341,15 @@ def test_a_record_lists_each_similar_paper_once_and_a_corrected_search_names_wha
         )
     finally:
         browser.set_window_size(1280, 1000)
+
+
+def test_the_atom_feed_shows_as_a_readable_list(server, browser):
+    browser.get(server + "/feed.atom?q=SpMV")
+    style = browser.execute_script(
+        "const s = (q) => getComputedStyle(document.querySelector(q));"
+        "return [document.styleSheets.length, s('entry > id').display, s('entry > summary').display,"
+        " s('entry > title').fontWeight, document.querySelectorAll('entry').length];"
+    )
+    # The sheet came through the server (the page's security policy allows it):
+    # ids hidden, each abstract a block under a bold title.
+    assert style == [1, "none", "block", "600", 4]

@@ -259,7 +259,7 @@ def test_search_exports_bibtex_and_csv(runner, workdir):
     table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
     assert table[0] == (
         "rank,id,title,authors,year,categories,score,"
-        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated"
+        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated,abstract"
     )
     assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
 

@@ -43,6 +43,11 @@ class Record:
         notes: what reading left out of this record (a date that is not a
             date), reported by :func:`searchengine.readers.read_records` as
             notes; never stored.
+        tex: the title and abstract as the source wrote them, by field name
+            (``{"title": "... $O(n^2)$ ..."}``), for those that hold inline
+            math (:func:`searchengine.tex.detex_record`): the web page renders
+            their formulas; ``title`` and ``abstract`` hold the text that is
+            searched, shown in snippets and exported.
 
     Links and identifiers, as the source gives them (empty when it gives
     none; :func:`abs_link`, :func:`pdf_link` and :func:`arxiv_doi` derive
@@ -68,6 +73,7 @@ class Record:
     updated: date | None = None
     versions: list[tuple[int, date]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list, repr=False, compare=False)
+    tex: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     # --- links and identifiers -------------------------------------------
     pdf_url: str = ""
     doi: str = ""
@@ -100,6 +106,7 @@ class Record:
             submitted=self.submitted or other.submitted,
             updated=self.updated or other.updated,
             versions=self.versions or other.versions,
+            tex={**other.tex, **self.tex} if self.tex or other.tex else {},
             # --- links and identifiers ---
             **{name: getattr(self, name) or getattr(other, name) for name in LINK_FIELDS},
         )

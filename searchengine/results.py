@@ -74,6 +74,9 @@ class Hit:
     versions: list[tuple[int, date]] = field(default_factory=list)
     # --- links and identifiers ---
     links: dict[str, str] = field(default_factory=dict, repr=False)
+    #: The title and abstract as the source wrote them, when they hold math
+    #: (:attr:`~searchengine.records.Record.tex`): the web page draws their formulas.
+    tex: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_record(
@@ -101,6 +104,7 @@ class Hit:
             updated=record.updated,
             versions=list(record.versions),
             links=link_fields(record),
+            tex=dict(record.tex),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -353,3 +353,54 @@ def test_the_atom_feed_shows_as_a_readable_list(server, browser):
     # The sheet came through the server (the page's security policy allows it):
     # ids hidden, each abstract a block under a bold title.
     assert style == [1, "none", "block", "600", 4]
+
+
+MATH = [
+    {
+        "id": "2103.00001",
+        "title": r"Sorting in $O(n^2)$ time with $\frac{a}{b}$ ratios",
+        "abstract": r"We bound sorting by $\mathcal{O}(n \log n)$ comparisons and $\alpha$-stable laws.",
+        "authors": ["Ada Lovelace"],
+        "year": 2021,
+        "categories": ["cs.DS"],
+    },
+    {
+        "id": "2103.00002",
+        "title": "Sorting networks on the GPU",
+        "abstract": "Bitonic sorting networks, tuned for GPU memory.",
+        "authors": ["Grace Hopper"],
+        "year": 2022,
+        "categories": ["cs.DC"],
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def math_server(tmp_path_factory):
+    """``searchengine serve`` over two records, one with formulas; yields its base URL."""
+    import json
+
+    folder = tmp_path_factory.mktemp("browser-math")
+    source = folder / "math.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in MATH), encoding="utf-8")
+    build_index([source], folder / "index")
+    with serving(folder / "index") as (_, base):
+        yield base
+
+
+def test_a_formula_renders_as_mathml(math_server, browser):
+    browser.get(math_server + "/?q=sorting")
+    drawn = browser.execute_script(
+        "const title = document.querySelector('a[href^=\"/records/2103.00001\"]');"
+        "const maths = [...title.querySelectorAll('math')];"
+        "const frac = title.querySelector('mfrac');"
+        "const line = title.getBoundingClientRect().height;"
+        "return [maths.length, maths.every(m => m instanceof MathMLElement), frac.getBoundingClientRect().height,"
+        " title.querySelector('mi').getBoundingClientRect().height, line, title.textContent,"
+        " document.querySelectorAll('p.snippet math').length];"
+    )
+    count, native, fraction, letter, line, text, in_snippet = drawn
+    # Two formulas in the title, drawn by the browser's MathML (a fraction: a over b, taller than a letter).
+    assert (count, native, in_snippet) == (2, True, 2)
+    assert fraction > letter * 1.5 and line < 80
+    assert "$" not in text and "\\frac" not in text

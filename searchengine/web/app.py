@@ -50,6 +50,7 @@ from searchengine.web.helpers import (
     safe_link,
     shown_day,
 )
+from searchengine.web.mathml import with_math
 from searchengine.web.params import EXPORT_FORMATS, SearchParams, plain_text
 
 FACET_LABELS = {
@@ -105,6 +106,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
     app.extensions[_UNAVAILABLE_KEY] = {}
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
+    app.jinja_env.filters["with_math"] = with_math
     app.jinja_env.filters["day"] = shown_day
     app.jinja_env.globals.update(
         FACETS=FACETS,

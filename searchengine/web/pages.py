@@ -62,6 +62,7 @@ def search_page() -> ResponseReturnValue:
 def record_page(record_id: str) -> str:
     search_index = current_index()
     record = search_index.document(record_id)
+    tex = search_index.record(record["id"]).tex  # the formulas of its title and abstract, drawn as MathML
     similar = search_index.similar(record["id"], limit=SIMILAR_ON_PAGE)
     # The search the record was opened from rides in the query string (no
     # server state): the search box holds it and "back to results" returns
@@ -73,6 +74,7 @@ def record_page(record_id: str) -> str:
     return render_template(
         "record.html",
         record=record,
+        tex=tex,
         similar=similar,
         params=params,
         back=None if params.is_empty else params.url(url_for("pages.search_page")),

@@ -62,6 +62,7 @@ def _dates(stored: dict | None) -> dict[str, Any]:
         "submitted": from_iso(stored.get("submitted")),
         "updated": from_iso(stored.get("updated")),
         "versions": versions,
+        "tex": dict(stored.get("tex") or {}),  # the title's and abstract's TeX, kept with the dates
     }
 
 

@@ -77,6 +77,11 @@ class Hit:
     #: The title and abstract as the source wrote them, when they hold math
     #: (:attr:`~searchengine.records.Record.tex`): the web page draws their formulas.
     tex: dict[str, str] = field(default_factory=dict, repr=False)
+    #: Why the hit ranks where it does: ``{"keyword": part of the score from
+    #: the words (``None`` in semantic mode), "meaning": part from meaning
+    #: (``None`` in lexical mode), "fields": the fields its query words
+    #: matched}``; in hybrid mode the two parts add up to ``score``.
+    explain: dict[str, Any] | None = field(default=None, repr=False)
 
     @classmethod
     def from_record(
@@ -123,6 +128,7 @@ class Hit:
             **date_fields(self),
             # --- links and identifiers ---
             **self.links,
+            "explain": self.explain,
         }
 
 

@@ -383,7 +383,9 @@ def math_server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("browser-math")
     source = folder / "math.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in MATH), encoding="utf-8")
-    build_index([source], folder / "index")
+    from searchengine import semantic
+
+    build_index([source], folder / "index", vectors=semantic.available())  # hybrid "why" panels when it can
     with serving(folder / "index") as (_, base):
         yield base
 
@@ -404,3 +406,26 @@ def test_a_formula_renders_as_mathml(math_server, browser):
     assert (count, native, in_snippet) == (2, True, 2)
     assert fraction > letter * 1.5 and line < 80
     assert "$" not in text and "\\frac" not in text
+
+
+def test_screenshots_of_formulas_and_a_why_panel_at_desktop_and_phone_widths(math_server, browser, screenshots):
+    """The documentation's screenshots of a results page with rendered formulas and an open "why" panel."""
+    from selenium.webdriver.common.by import By
+
+    try:
+        for size, name in ((DESKTOP, "search-math-why-desktop.png"), (PHONE, "search-math-why-phone.png")):
+            browser.set_window_size(*size)
+            browser.get(math_server + "/?q=sorting+time")
+            first = browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit")
+            first.find_element(By.CSS_SELECTOR, "details.why summary").click()
+            panel = first.find_element(By.CSS_SELECTOR, "details.why")
+            assert panel.get_attribute("open") is not None
+            shown = panel.find_element(By.CSS_SELECTOR, ".why-fields").text
+            assert shown == "title, abstract"
+            assert panel.find_element(By.CSS_SELECTOR, ".why-keyword").is_displayed()
+            assert len(first.find_elements(By.CSS_SELECTOR, "h2 math")) == 2
+            width = browser.execute_script("return window.innerWidth")
+            assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+            _save_screenshot(browser, screenshots, name)
+    finally:
+        browser.set_window_size(1280, 1000)

@@ -637,7 +637,7 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
         (
             "/api/search?q=SpMV&offset=15&limit=1",
             "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, journal, "
-            "limit, mode, more, page, past, q, since, sort, until, year, year_from, year_to); "
+            "limit, mode, more, page, past, q, semantic_weight, since, sort, until, year, year_from, year_to); "
             "pages are chosen with page and limit",
         ),
         ("/api/search?q=SpMV&yaer=2024&lmit=2", "unknown parameters 'lmit', 'yaer' for /api/search"),
@@ -788,6 +788,7 @@ def test_openapi_document_describes_every_api_route(client):
         "more",
         "exact",
         "mode",
+        "semantic_weight",
     ]
     export = document["paths"]["/api/export"]["get"]
     assert [p["name"] for p in export["parameters"]] == [
@@ -805,6 +806,7 @@ def test_openapi_document_describes_every_api_route(client):
         "sort",
         "exact",
         "mode",
+        "semantic_weight",
         "format",
     ]
     assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]

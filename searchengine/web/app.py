@@ -35,6 +35,7 @@ from searchengine.errors import (
 from searchengine.export import FORMATS
 from searchengine.facets import FACETS
 from searchengine.limits import EXPORT_LIMIT, LISTING_SORTS, SORTS
+from searchengine.ranking import HYBRID_SEMANTIC_WEIGHT
 from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.web import api, feeds, pages
@@ -121,6 +122,7 @@ def create_app(index_dir: str | os.PathLike | None = None, *, index: SearchIndex
         EXPORT_LIMIT=EXPORT_LIMIT,
         shown_authors=shown_authors,
         MODE_LABELS=MODE_LABELS,
+        HYBRID_SEMANTIC_WEIGHT=HYBRID_SEMANTIC_WEIGHT,
         LISTING_SORTS=LISTING_SORTS,
     )
     app.context_processor(_semantic_choice)

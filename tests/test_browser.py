@@ -69,7 +69,7 @@ def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
     assert browser.current_url == server + "/?q=SpMV+GPU&sort=relevance"
     # the stylesheet came through the real server: the chip colour is the sheet's
     marks = browser.find_elements(By.TAG_NAME, "mark")
-    assert marks and marks[0].value_of_css_property("background-color") == "rgba(255, 240, 168, 1)"
+    assert marks and marks[0].value_of_css_property("background-color") == "rgba(255, 247, 209, 1)"
 
     browser.find_element(By.CSS_SELECTOR, 'a[data-facet="year"][data-value="2024"]').click()
     _wait(browser, EC.url_contains("year=2024"))

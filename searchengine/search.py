@@ -70,6 +70,7 @@ class SearchIndex:
         self.path = location.working  # as before: a cluster URL as text, a folder as a Path
         self.time_budget = time_budget
         self.engine = open_engine(location, lazy=lazy)
+        self._has_dates: tuple[int, bool] | None = None  # (document count, whether any has a date)
 
     @property
     def has_vectors(self) -> bool:
@@ -88,14 +89,18 @@ class SearchIndex:
         the web page are offered only then."""
         from searchengine.filters import build_filters
 
-        def run(searcher: Searcher[Any]) -> bool:
+        def run(searcher: Searcher[Any]) -> tuple[int, bool]:
             everything = build_filters((), (), (), False)
             matches = searcher.match(
                 searcher.parse("", allow_empty=True), everything, time.monotonic() + self.time_budget, []
             )
-            return bool(searcher.date_histogram(matches).rows)
+            return searcher.doc_count(), bool(searcher.date_histogram(matches).rows)
 
-        return self.engine.call(run)
+        # Asked by every page without dated hits: kept while the document count stays.
+        count = self.doc_count
+        if self._has_dates is None or self._has_dates[0] != count:
+            self._has_dates = self.engine.call(run)
+        return self._has_dates[1]
 
     def search(self, query: str = "", **options: Any) -> SearchResults:
         """Run a ranked, filtered, faceted query.
@@ -165,6 +170,10 @@ class SearchIndex:
                 (both, fused: :mod:`searchengine.semantic.fusion`); default
                 hybrid when the index keeps vectors and the ``semantic`` extra
                 is installed, else lexical. The results' ``mode`` says which ran.
+            semantic_weight: meaning's share of the hybrid ranking, 0 (words
+                alone) to 1 (meaning alone); ``None`` (default):
+                :data:`~searchengine.ranking.HYBRID_SEMANTIC_WEIGHT`. Each
+                hit's ``explain`` gives its score's parts and matched fields.
 
         Raises:
             QueryError: the query or an option cannot be understood, the

@@ -275,6 +275,7 @@ def test_csv_with_record_field_names(tmp_path):
     assert second.source == f"{path}:4"
     assert third.year == 2022
     assert [str(p) for p in problems] == [
+        f"{path}:1: column 'extra' not read (not a field of this format)",
         f"{path}:6: record has no title (skipped)",
         f"{path}:7: field 'year' must be a four-digit year, not 'soon' (skipped)",
         f"{path}:9: row has 9 values but the header names 8 (skipped)",

@@ -172,3 +172,10 @@ def test_the_page_offers_date_choices_only_when_the_index_has_dates(tmp_path):
     # A hit without a date in an index with dates: the choices stay.
     page = client.get("/?q=tiles").get_data(as_text=True)
     assert "No hit has a submitted date." in page and page.count("data-past=") == 3
+
+
+def test_a_csv_header_names_the_columns_not_read_once(tmp_path):
+    path = write(tmp_path / "p.csv", "id,title,venue,Pages\n1,A paper,X,3\n2,Another,Y,4\n")
+    problems: list[Problem] = []
+    assert [r.title for r in read_records([path], problems)] == ["A paper", "Another"]
+    assert [str(p) for p in problems] == [f"{path}:1: columns 'venue', 'pages' not read (not a field of this format)"]

@@ -18,15 +18,18 @@ makes them from hits, :func:`render` writes them in a format named in
   ``doi`` is the published version's DOI, else arXiv's DataCite DOI (as
   arXiv's export gives it); the journal reference goes in ``note`` (every
   style prints it; ``@misc`` has no ``journal``), ``url`` is the abstract page.
-  Styles lowercase titles, so in a title a word with a capital letter after
-  its first character (``BERT``, ``GPU``, ``SpMV``, ``3D``) is braced
-  (``{BERT}``), and inline math (``$O(n^2)$``) is kept as written. Words
-  capitalised only at the start (proper names such as ``Markov``) are left
-  to the style; a word with a capital and a symbol (``Q&A``, ``C#``,
-  ``O(n^2)`` outside math) is braced whole. A group's name (a collaboration,
-  or one holding the word "and") is braced whole, so that it stays one name,
-  and a suffix is written as BibTeX's "Jr" part (``Okafor, Jr., Bo``)
-  (Oren Patashnik, *BibTeXing*, 1988, on names and on the case of titles).
+  Styles lowercase titles, so in a title a word whose capitals matter is
+  braced (``{BERT}``): one with a capital after its first character (``GPU``,
+  ``SpMV``, ``PyTorch``, ``3D``), and one capitalised after the title's first
+  word (a proper noun: ``Gaussian``, ``Bayesian``, ``Markov``); inline math
+  (``$O(n^2)$``) is kept as written. A word with a capital and a symbol
+  (``Q&A``, ``C#``, ``O(n^2)`` outside math) is braced whole. A group's name
+  (a collaboration, or one holding the word "and") is braced whole, so that
+  it stays one name; a suffix is written as BibTeX's "Jr" part (``Okafor,
+  Jr., Bo``; ``King, Jr., Martin Luther`` from ``Martin Luther King, Jr.``),
+  and a surname with a capitalised particle as ``Van Assche, Walter``
+  (:func:`person_parts`; Oren Patashnik, *BibTeXing*, 1988, on names and
+  on the case of titles).
 - **CSV** has a header row (:data:`CSV_COLUMNS`); see :func:`to_csv`.
 - **JSON lines** (https://jsonlines.org/): one record per line, as
   ``/api/records/<id>`` gives it (:data:`JSONL_KEYS`).
@@ -49,7 +52,9 @@ if TYPE_CHECKING:
 
 #: The links and identifiers, as the JSON forms name them.
 LINK_KEYS = ("url", "pdf_url", "doi", "arxiv_doi", "journal_ref", "comments", "license")
-CSV_COLUMNS = ("rank", "id", "title", "authors", "year", "categories", "score", *LINK_KEYS, "submitted", "updated")
+CSV_COLUMNS = (
+    "rank", "id", "title", "authors", "year", "categories", "score", *LINK_KEYS, "submitted", "updated", "abstract",
+)  # fmt: skip
 #: The keys of a JSON lines row: the record as the JSON API gives it.
 JSONL_KEYS = (
     "id",
@@ -170,17 +175,41 @@ def _key_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", ascii_text).lower()
 
 
-def _name_parts(name: str) -> tuple[str, str, str] | None:
-    """``(given, surname, suffix)`` of a person's name written with a suffix
-    after the surname (``Bo van Okafor Jr.`` → ``("Bo", "van Okafor", "Jr.")``);
-    ``None`` for a name without one."""
-    words = name.split()
-    if len(words) < 3 or not _NAME_SUFFIX.match(words[-1]):
+# Surname particles, also when capitalised ("Walter Van Assche"); a lower-case
+# word inside a name is one too ("de la Vallée Poussin").
+_PARTICLES = frozenset(
+    "van von vom vander de del della dei der den des di da das do dos du la le lo ter ten zu bin ibn af".split()
+)
+# A suffix after a comma: "Martin Luther King, Jr.".
+_COMMA_SUFFIX = re.compile(r"^(?P<base>.+?),\s*(?P<suffix>[JS]r\.?|II|III|IV)$")
+
+
+def person_parts(name: str) -> tuple[str, str, str] | None:
+    """``(given, surname, suffix)`` of a person's name, the surname with its
+    particles: ``Bo van Okafor Jr.`` → ``("Bo", "van Okafor", "Jr.")``,
+    ``Walter Van Assche`` → ``("Walter", "Van Assche", "")``, ``Charles de la
+    Vallée Poussin`` → ``("Charles", "de la Vallée Poussin", "")``, ``Martin
+    Luther King, Jr.`` → ``("Martin Luther", "King", "Jr.")``; a name written
+    ``Surname, Given`` is read as such. ``None`` for a single word. (A given
+    name spelled like a particle, as Vietnamese "Van", is read as one.)"""
+    suffix = ""
+    base = name.strip()
+    match = _COMMA_SUFFIX.match(base)
+    if match:
+        base, suffix = match["base"], match["suffix"]
+    if "," in base:
+        surname, _, given = base.partition(",")
+        return (given.strip(), surname.strip(), suffix) if surname.strip() and given.strip() else None
+    words = base.split()
+    if not suffix and len(words) >= 3 and _NAME_SUFFIX.match(words[-1]):
+        suffix = words.pop()
+    if len(words) < 2:
         return None
-    given, surname = words[:-2], [words[-2]]
-    while len(given) > 1 and given[-1][:1].islower():  # particles: "van", "de la"
-        surname.insert(0, given.pop())
-    return " ".join(given), " ".join(surname), words[-1]
+    start = next(
+        (i for i in range(1, len(words) - 1) if words[i][:1].islower() or words[i].lower() in _PARTICLES),
+        len(words) - 1,
+    )
+    return " ".join(words[:start]), " ".join(words[start:]), suffix
 
 
 def _last_name(author: str) -> str:
@@ -188,9 +217,7 @@ def _last_name(author: str) -> str:
 
     if is_group_name(author):  # "ATLAS Collaboration": its distinctive word
         return next((w for w in author.split() if not _GROUP_KIND.match(w)), author)
-    if "," in author:
-        return author.split(",")[0]
-    parts = _name_parts(author)
+    parts = person_parts(author)
     if parts:
         return parts[1].split()[-1]
     words = author.split()
@@ -236,8 +263,11 @@ def _tex(text: str) -> str:
 _WORD = re.compile(r"[^\W_]+")
 
 
-def _protected(word: str) -> bool:
-    return any(ch.isupper() for ch in word[1:])
+def _protected(word: str, first: bool) -> bool:
+    """Whether a title's word keeps its case: a capital after its first
+    character (``GPU``, ``PyTorch``, ``3D``), or a capital first unless it is
+    the title's first word (``Gaussian``, ``Bayesian``: a proper noun)."""
+    return any(ch.isupper() for ch in word[1:]) or (word[:1].isupper() and not first)
 
 
 def _brace(tex: str) -> str:
@@ -256,11 +286,13 @@ def bibtex_title(title: str) -> str:
 
     parts: list[str] = []
     position = 0
+    first = _WORD.search(title)
+    seen = [first.start() if first else -1]  # where the title's first word starts, till it is met
     for math in INLINE_MATH.finditer(title):
-        parts.append(_protect_words(title[position : math.start()]))
+        parts.append(_protect_words(title[position : math.start()], position, seen))
         parts.append(math.group())
         position = math.end()
-    parts.append(_protect_words(title[position:]))
+    parts.append(_protect_words(title[position:], position, seen))
     return "".join(parts)
 
 
@@ -275,7 +307,9 @@ def _symbolic(core: str) -> bool:
     return any(ch.isupper() for ch in core) and any(ch in _SYMBOLS for ch in inner)
 
 
-def _protect_words(text: str) -> str:
+def _protect_words(text: str, offset: int, first: list[int]) -> str:
+    """``text`` (at ``offset`` in the title) with its words protected; ``first``
+    holds where the title's first word starts."""
     parts: list[str] = []
     position = 0
     for token in re.finditer(r"\S+", text):
@@ -284,18 +318,18 @@ def _protect_words(text: str) -> str:
         core = value.strip(_OUTER)
         if core and _symbolic(core):
             start = token.start() + lead
-            parts.append(_protect_capitals(text[position:start]))
+            parts.append(_protect_capitals(text[position:start], offset + position, first))
             parts.append(_brace(_tex(core)))
             position = start + len(core)
-    parts.append(_protect_capitals(text[position:]))
+    parts.append(_protect_capitals(text[position:], offset + position, first))
     return "".join(parts)
 
 
-def _protect_capitals(text: str) -> str:
+def _protect_capitals(text: str, offset: int, first: list[int]) -> str:
     parts: list[str] = []
     position = 0
     for word in _WORD.finditer(text):
-        if _protected(word.group()):
+        if _protected(word.group(), offset + word.start() == first[0]):
             parts.append(_tex(text[position : word.start()]))
             parts.append(_brace(_tex(word.group())))
             position = word.end()
@@ -311,15 +345,21 @@ def bibtex_author(name: str) -> str:
     or any name holding the word "and", which BibTeX would read as two names)
     is braced whole (``{Barnes and Noble Detector Collaboration}``); a name
     with a suffix is written ``Surname, Jr., Given`` so that the suffix is
-    BibTeX's "Jr" part (``Okafor, Jr., Bo``), not a surname."""
+    BibTeX's "Jr" part (``Okafor, Jr., Bo``), not a surname, and one whose
+    surname starts with a capitalised particle as ``Van Assche, Walter`` (else
+    BibTeX would read "Van" as a given name). Lower-case particles are
+    BibTeX's "von" part as written (``Charles de la Vall\'ee Poussin``)."""
     from searchengine.records import is_group_name
 
     if _AND.search(name) or is_group_name(name):
         return "{" + _tex(name) + "}"
-    parts = _name_parts(name)
-    if parts:
+    parts = person_parts(name)
+    if parts is not None:
         given, surname, suffix = parts
-        return f"{_tex(surname)}, {_tex(suffix)}, {_tex(given)}"
+        if suffix:
+            return f"{_tex(surname)}, {_tex(suffix)}, {_tex(given)}"
+        if " " in surname and surname[:1].isupper():
+            return f"{_tex(surname)}, {_tex(given)}"
     return _tex(name)
 
 
@@ -391,7 +431,8 @@ def _cell(value: object) -> str:
 
 
 def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
-    """CSV with a header row; list fields joined (authors with ``; ``, categories with spaces).
+    """CSV with a header row (:data:`CSV_COLUMNS`, the abstract last); list
+    fields joined (authors with ``; ``, categories with spaces).
 
     Text cells that a spreadsheet would read as a formula are prefixed with
     ``'`` (see :func:`_cell`); numbers are written as they are.
@@ -415,6 +456,7 @@ def to_csv(hits: Iterable[dict[str, Any]], first_rank: int = 1) -> str:
                 *(_cell(value) for value in links(hit).values()),
                 hit.get("submitted") or "",
                 hit.get("updated") or "",
+                _cell(hit.get("abstract") or ""),
             ]
         )
     return buffer.getvalue()
@@ -462,17 +504,11 @@ def ris_author(name: str) -> str:
     group's name and a single word are kept as written."""
     from searchengine.records import is_group_name
 
-    words = name.split()
-    if "," in name or len(words) < 2 or is_group_name(name):
+    parts = person_parts(name)
+    if parts is None or is_group_name(name):
         return name
-    parts = _name_parts(name)
-    if parts:
-        given, surname, suffix = parts
-        return f"{surname}, {given}, {suffix}"
-    surnames = [words.pop()]
-    while len(words) > 1 and words[-1][:1].islower():  # particles: "van", "de la"
-        surnames.insert(0, words.pop())
-    return f"{' '.join(surnames)}, {' '.join(words)}"
+    given, surname, suffix = parts
+    return f"{surname}, {given}, {suffix}" if suffix else f"{surname}, {given}"
 
 
 def to_ris(records: Iterable[dict[str, Any]]) -> str:

@@ -89,6 +89,7 @@ def atom_feed(
     record_url: Callable[[str], str],
     now: datetime | None = None,
     feed_id: str | None = None,
+    stylesheet: str | None = None,
 ) -> str:
     """The Atom document of ``rows`` (dicts with a record's field names, as
     :func:`searchengine.export.rows` makes them from hits), in their order.
@@ -103,11 +104,14 @@ def atom_feed(
         now: the feed's ``updated`` when it has no entry (default: the
             current time, UTC).
         feed_id: the feed's ``id`` (default: ``self_url``).
+        stylesheet: the URL of a CSS sheet a browser shows the feed with
+            (an ``xml-stylesheet`` instruction; feed readers ignore it).
 
     Returns:
         The document as text, with an XML declaration.
     """
     from xml.etree import ElementTree as ET
+    from xml.sax.saxutils import escape
 
     from searchengine import __version__
     from searchengine.export import links
@@ -154,7 +158,9 @@ def atom_feed(
     when = max(days) if days else (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
     updated.text = when
     ET.indent(feed)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode") + "\n"
+    href = escape(stylesheet or "", {'"': "&quot;"})
+    styled = f'<?xml-stylesheet type="text/css" href="{href}"?>\n' if stylesheet else ""
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + styled + ET.tostring(feed, encoding="unicode") + "\n"
 
 
 def search_feed(
@@ -183,6 +189,9 @@ def search_feed(
         self_url: the feed's ``self`` link (default: its ``id``, ``base_url``'s
             ``/feed.atom`` with ``pairs``, the same for the same search); the
             web page gives the address the feed was asked at, every parameter kept.
+
+    The feed names the web page's ``/static/feed.css``, which a browser shows
+    it with (a list of titles, authors and abstracts); readers ignore it.
     """
     from searchengine.export import rows
 
@@ -195,4 +204,5 @@ def search_feed(
         feed_id=f"{root}/feed.atom{query}",
         page_url=f"{root}/?{urlencode([*pairs, ('sort', sort)])}",
         record_url=lambda record_id: f"{root}/records/{id_path(record_id)}",
+        stylesheet=f"{root}/static/feed.css",
     )

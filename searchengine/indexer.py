@@ -295,6 +295,8 @@ def _index(
         if progress is not None:
             progress(0)
         writer.flush()
+        if progress is not None and hasattr(progress, "phase"):
+            progress.phase("committing")  # the merged pass is in; repeats, repair and publishing follow
         if ingest.repeats:
             writer.write(ingest.folded(), ingest.failed_write)
         if update:
@@ -328,7 +330,9 @@ def build_index(
         jobs: indexing processes (default: one per CPU core).
         memory_mb: approximate memory for posting buffers, all processes together.
         progress: called with 1 for each record read, then once with 0 when
-            reading is over and the commit (merging, writing) begins.
+            reading is over and the commit (merging, writing) begins; one
+            with a ``phase(name)`` method is also told when ``committing``
+            (after merging) begins.
         vectors: keep record vectors for semantic search (needs the
             ``semantic`` extra): ``True``, ``False``, or ``None`` for as the
             index does now (none for a new index). Only new and changed

@@ -31,6 +31,7 @@ from typing import Any
 
 from searchengine.facets import DEFAULT_FACET_SIZE, FACET_NAMES, FACETS
 from searchengine.limits import DEFAULT_LIMIT, MAX_DEPTH, MAX_LIMIT, SORTS
+from searchengine.ranking import HYBRID_SEMANTIC_WEIGHT
 from searchengine.semantic import MODES
 
 # --- limits of the web's query string -------------------------------------------------
@@ -97,6 +98,7 @@ class CliForm:
             ``--help`` with ``show_default``.
         show_default: print the default in ``--help``.
         int_range: a whole number in ``(min, max)`` (``None`` for no bound).
+        float_range: a number in ``(min, max)``, both ends included.
         choices: one of these words; ``case_sensitive`` as click's ``Choice``.
         parse: how each value is read and checked (a bad one is a usage error):
             ``"facet.year"`` and the like, a facet's filter
@@ -116,6 +118,7 @@ class CliForm:
     default: Any = None
     show_default: bool = False
     int_range: tuple[int | None, int | None] | None = None
+    float_range: tuple[float, float] | None = None
     choices: tuple[str, ...] | None = None
     case_sensitive: bool = True
     parse: str | None = None
@@ -135,7 +138,7 @@ class WebForm:
             ``"date"`` (a date filter, checked by :mod:`searchengine.dates`),
             ``"choice"`` (one of ``choices``, any letter case),
             ``"name"`` (one of ``choices`` exactly, spaces stripped),
-            ``"int"`` (a whole number), ``"limit"`` (hits per page, 1 to
+            ``"int"`` (a whole number), ``"share"`` (a number from 0 to 1), ``"limit"`` (hits per page, 1 to
             :data:`~searchengine.limits.MAX_LIMIT`), ``"flag"`` (``1``/``true``/``0``/``false``).
         choices: the words a ``choice`` or ``name`` takes.
         description: its OpenAPI description.
@@ -443,6 +446,24 @@ PARAMETERS: tuple[Parameter, ...] = (
             "semantic and hybrid on an index without vectors are a 400",
             {"type": "string", "pattern": choice_pattern(MODES)},
             choices=MODES,
+        ),
+    ),
+    Parameter(
+        "semantic_weight",
+        None,
+        cli=CliForm(
+            ("--semantic-weight",),
+            "Meaning's share of the hybrid ranking, 0 (words alone) to 1 (meaning alone)  "
+            f"[default: {HYBRID_SEMANTIC_WEIGHT}]",
+            metavar="W",
+            float_range=(0.0, 1.0),
+        ),
+        web=WebForm(
+            "semantic_weight",
+            "share",
+            "Meaning's share of the hybrid ranking, from 0 (words alone) to 1 (meaning alone); "
+            f"default {HYBRID_SEMANTIC_WEIGHT}. Other modes do not use it",
+            {"type": "number", "minimum": 0, "maximum": 1},
         ),
     ),
     # From Python only: the time budget, and searches without snippets (evaluation).

@@ -23,6 +23,7 @@ from searchengine import semantic
 from searchengine.errors import QueryError
 from searchengine.facets import HISTOGRAM, MAX_FACET_SIZE
 from searchengine.limits import EMPTY_QUERY, LISTING_SORTS, page_count
+from searchengine.ranking import HYBRID_SEMANTIC_WEIGHT
 from searchengine.request import SearchRequest
 from searchengine.results import Hit, SearchResults
 
@@ -127,7 +128,8 @@ def run(searcher: Searcher[M], request: SearchRequest, clock: Clock) -> SearchRe
             matches, relaxed = found, True
     mode = _mode(searcher, request, matches, plan)
     if mode != "lexical":
-        matches = _by_meaning(searcher, plan, matches, mode, corrected, encoding)
+        weight = HYBRID_SEMANTIC_WEIGHT if request.semantic_weight is None else float(request.semantic_weight)
+        matches = _by_meaning(searcher, plan, matches, mode, corrected, encoding, weight)
         from searchengine.semantic.fusion import open_query
 
         if mode == "semantic" and open_query(plan.parsed.tree):
@@ -159,6 +161,7 @@ def run(searcher: Searcher[M], request: SearchRequest, clock: Clock) -> SearchRe
         else:
             window, timed_out = _author_first(searcher, author, matches, start, limit, clock.at_least(0.25))
         hits = searcher.hits(matches.query, window, request.with_snippets)
+        _explained(hits, searcher.explain(matches, window) if mode == "hybrid" else None, mode, plan)
     if timed_out:
         notes.append(f"ranking was stopped after {clock.budget:g} s; the order of these hits is approximate")
     if matches.cut:
@@ -406,6 +409,7 @@ def _by_meaning(
     mode: str,
     corrected: str | None,
     encoding: Future[Any] | None = None,
+    weight: float = HYBRID_SEMANTIC_WEIGHT,
 ) -> M:
     """Semantic or hybrid step: the query's vector (``encoding``'s, unless the
     query was corrected), and ``matches`` ranked by it
@@ -423,7 +427,31 @@ def _by_meaning(
             vector = query_vector(query_text(text, tree))
     except SemanticUnavailableError as exc:
         raise QueryError(str(exc)) from None
-    return searcher.semantic(matches, vector, mode, open_query(tree))
+    return searcher.semantic(matches, vector, mode, open_query(tree), weight)
+
+
+def _explained(hits: list[Hit], parts: list[tuple[float, float]] | None, mode: str, plan: Plan) -> None:
+    """Set each hit's ``explain`` (:class:`~searchengine.results.Hit`): its
+    score's keyword and meaning parts (``parts``, from the engine in hybrid
+    mode; the whole score on one side in the others) and the fields its
+    query words matched."""
+    words = {w.casefold() for w in re.findall(r"\w+", plan.parsed.text or "") if len(w) > 1}
+    for number, hit in enumerate(hits):
+        keyword: float | None
+        meaning: float | None
+        if parts is not None:
+            keyword, meaning = parts[number]
+        else:
+            keyword, meaning = (hit.score, None) if mode == "lexical" else (None, hit.score)
+        fields = [name for name, spans in (("title", hit.title_matches), ("abstract", hit.snippet_matches)) if spans]
+        named = {w.casefold() for name in hit.authors for w in re.findall(r"\w+", name)}
+        if words & named:
+            fields.append("authors")
+        hit.explain = {
+            "keyword": None if keyword is None else round(keyword, 4),
+            "meaning": None if meaning is None else round(meaning, 4),
+            "fields": fields,
+        }
 
 
 def _only_negative(parsed: ParsedQuery) -> bool:

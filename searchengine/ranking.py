@@ -90,6 +90,9 @@ PROXIMITY_DEPTH = 100
 # 0.6 each lost more on one of them; "Evaluation"). 100 and 1,000 nearest
 # papers gave the same nDCG@10 on all three.
 HYBRID_LEXICAL_WEIGHT = 0.5
+#: Meaning's share of the hybrid ranking by default (``semantic_weight``,
+#: :data:`searchengine.parameters.PARAMETERS`): the rest of the keyword side's.
+HYBRID_SEMANTIC_WEIGHT = 1.0 - HYBRID_LEXICAL_WEIGHT
 HYBRID_NEAREST = 100
 
 # "Similar papers" without vectors: the SIMILAR_TERMS most informative terms

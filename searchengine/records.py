@@ -11,6 +11,10 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 @dataclass
@@ -39,6 +43,11 @@ class Record:
         notes: what reading left out of this record (a date that is not a
             date), reported by :func:`searchengine.readers.read_records` as
             notes; never stored.
+        tex: the title and abstract as the source wrote them, by field name
+            (``{"title": "... $O(n^2)$ ..."}``), for those that hold inline
+            math (:func:`searchengine.tex.detex_record`): the web page renders
+            their formulas; ``title`` and ``abstract`` hold the text that is
+            searched, shown in snippets and exported.
 
     Links and identifiers, as the source gives them (empty when it gives
     none; :func:`abs_link`, :func:`pdf_link` and :func:`arxiv_doi` derive
@@ -64,6 +73,7 @@ class Record:
     updated: date | None = None
     versions: list[tuple[int, date]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list, repr=False, compare=False)
+    tex: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     # --- links and identifiers -------------------------------------------
     pdf_url: str = ""
     doi: str = ""
@@ -96,6 +106,7 @@ class Record:
             submitted=self.submitted or other.submitted,
             updated=self.updated or other.updated,
             versions=self.versions or other.versions,
+            tex={**other.tex, **self.tex} if self.tex or other.tex else {},
             # --- links and identifiers ---
             **{name: getattr(self, name) or getattr(other, name) for name in LINK_FIELDS},
         )
@@ -151,6 +162,28 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.reason}"
+
+    @property
+    def kind(self) -> str:
+        """The reason with its particulars (quoted values, numbers) masked:
+        problems of one kind differ only in the record they are about."""
+        return _PARTICULARS.sub("…", self.reason)
+
+
+# A quoted value or a number in a problem's reason (what :attr:`Problem.kind` masks).
+_PARTICULARS = re.compile(r"'[^']*'|\d+")
+
+
+def group_problems(problems: Iterable[Problem]) -> list[tuple[Problem, int]]:
+    """``[(first problem of a kind, how many of that kind)]`` in the order each
+    kind was first met (:attr:`Problem.kind`, per file: a skipped file is its
+    own kind)."""
+    groups: dict[tuple[bool, str], tuple[Problem, int]] = {}
+    for problem in problems:
+        key = (problem.skipped, problem.kind if problem.line else f"{problem.path}\0{problem.reason}")
+        first, count = groups.get(key, (problem, 0))
+        groups[key] = (first, count + 1)
+    return list(groups.values())
 
 
 def _union(first: list[str], second: list[str]) -> list[str]:

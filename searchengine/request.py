@@ -56,6 +56,9 @@ class SearchRequest:
         exact: never search a corrected query in place of the one typed.
         export: every hit up to ``limit`` in one window, without snippets
             or facets (:meth:`searchengine.search.SearchIndex.export`).
+        semantic_weight: meaning's share of the hybrid ranking, 0 to 1
+            (``None``: :data:`~searchengine.ranking.HYBRID_SEMANTIC_WEIGHT`);
+            other modes do not use it.
         mode: ``lexical``, ``semantic``, ``hybrid`` (:data:`searchengine.semantic.MODES`),
             or ``None``: hybrid when the index keeps vectors and the
             ``semantic`` extra is installed, else lexical.
@@ -76,6 +79,7 @@ class SearchRequest:
     exact: bool = False
     export: bool = False
     mode: str | None = None
+    semantic_weight: float | None = None
 
     def __post_init__(self) -> None:
         if self.query is not None and not isinstance(self.query, str):
@@ -93,6 +97,7 @@ class SearchRequest:
         if isinstance(self.mode, str):
             object.__setattr__(self, "mode", self.mode.strip().lower() or None)
         check_mode(self.mode)
+        check_semantic_weight(self.semantic_weight)
         object.__setattr__(self, "facets", parse_facet_names(self.facets))
         if self.facets and not 1 <= self.facet_size <= MAX_FACET_SIZE:
             raise QueryError(f"facet size must be between 1 and {MAX_FACET_SIZE}, not {self.facet_size}")
@@ -123,6 +128,7 @@ class SearchRequest:
             given["with_snippets"],
             given["exact"],
             mode=given["mode"],
+            semantic_weight=given["semantic_weight"],
         )
 
     @classmethod
@@ -150,6 +156,7 @@ class SearchRequest:
             given["exact"],
             export=True,
             mode=given["mode"],
+            semantic_weight=given["semantic_weight"],
         )
 
 
@@ -164,6 +171,18 @@ def _filters(given: dict[str, Any]) -> Filters:
     chosen = {facet.name: given[facet.name] for facet in FACETS}
     chosen["author"] = authors
     return build_filters(**chosen, primary_only=given["primary_only"], date=days)
+
+
+def check_semantic_weight(weight: object) -> None:
+    """Refuse a hybrid weight that is not ``None`` or a number from 0 to 1.
+
+    Raises:
+        QueryError: naming the value.
+    """
+    if weight is None:
+        return
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
+        raise QueryError(f"semantic_weight must be a number from 0 to 1, not {weight!r}")
 
 
 def check_mode(mode: str | None) -> None:

@@ -74,6 +74,14 @@ class Hit:
     versions: list[tuple[int, date]] = field(default_factory=list)
     # --- links and identifiers ---
     links: dict[str, str] = field(default_factory=dict, repr=False)
+    #: The title and abstract as the source wrote them, when they hold math
+    #: (:attr:`~searchengine.records.Record.tex`): the web page draws their formulas.
+    tex: dict[str, str] = field(default_factory=dict, repr=False)
+    #: Why the hit ranks where it does: ``{"keyword": part of the score from
+    #: the words (``None`` in semantic mode), "meaning": part from meaning
+    #: (``None`` in lexical mode), "fields": the fields its query words
+    #: matched}``; in hybrid mode the two parts add up to ``score``.
+    explain: dict[str, Any] | None = field(default=None, repr=False)
 
     @classmethod
     def from_record(
@@ -101,6 +109,7 @@ class Hit:
             updated=record.updated,
             versions=list(record.versions),
             links=link_fields(record),
+            tex=dict(record.tex),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -119,6 +128,7 @@ class Hit:
             **date_fields(self),
             # --- links and identifiers ---
             **self.links,
+            "explain": self.explain,
         }
 
 

@@ -70,6 +70,7 @@ class SearchIndex:
         self.path = location.working  # as before: a cluster URL as text, a folder as a Path
         self.time_budget = time_budget
         self.engine = open_engine(location, lazy=lazy)
+        self._has_dates: tuple[int, bool] | None = None  # (document count, whether any has a date)
 
     @property
     def has_vectors(self) -> bool:
@@ -80,6 +81,26 @@ class SearchIndex:
     def doc_count(self) -> int:
         """Number of documents in the index."""
         return self.engine.call(lambda searcher: searcher.doc_count())
+
+    @property
+    def has_dates(self) -> bool:
+        """Whether any document has a submitted day (an index of listings read
+        without their table of dates has years only): the date choices of
+        the web page are offered only then."""
+        from searchengine.filters import build_filters
+
+        def run(searcher: Searcher[Any]) -> tuple[int, bool]:
+            everything = build_filters((), (), (), False)
+            matches = searcher.match(
+                searcher.parse("", allow_empty=True), everything, time.monotonic() + self.time_budget, []
+            )
+            return searcher.doc_count(), bool(searcher.date_histogram(matches).rows)
+
+        # Asked by every page without dated hits: kept while the document count stays.
+        count = self.doc_count
+        if self._has_dates is None or self._has_dates[0] != count:
+            self._has_dates = self.engine.call(run)
+        return self._has_dates[1]
 
     def search(self, query: str = "", **options: Any) -> SearchResults:
         """Run a ranked, filtered, faceted query.
@@ -149,6 +170,10 @@ class SearchIndex:
                 (both, fused: :mod:`searchengine.semantic.fusion`); default
                 hybrid when the index keeps vectors and the ``semantic`` extra
                 is installed, else lexical. The results' ``mode`` says which ran.
+            semantic_weight: meaning's share of the hybrid ranking, 0 (words
+                alone) to 1 (meaning alone); ``None`` (default):
+                :data:`~searchengine.ranking.HYBRID_SEMANTIC_WEIGHT`. Each
+                hit's ``explain`` gives its score's parts and matched fields.
 
         Raises:
             QueryError: the query or an option cannot be understood, the
@@ -331,8 +356,9 @@ class SearchIndex:
     def stats(self) -> dict[str, Any]:
         """Document count and per-year and per-category document counts.
 
-        Returns ``{"documents": int, "years": {"2026": int, ..., "unknown": int},
-        "categories": {"cs.DC": int, ...}}``; years newest first, categories
+        Returns ``{"documents": int, "undated": int, "years": {"2026": int, ...,
+        "unknown": int}, "categories": {"cs.DC": int, ...}}`` (``undated``:
+        documents without a submitted day); years newest first, categories
         by count then name, at most :data:`STATS_VALUES` of each. A paper in
         two categories counts in both. Counted as the year and category
         facets of every document (an aggregation on a cluster).
@@ -354,7 +380,13 @@ class SearchIndex:
                 ((v.value, v.count) for v in counted["category"].values if v.value is not None),
                 key=lambda kv: (-kv[1], kv[0]),
             )
-            return {"documents": searcher.doc_count(), "years": year_counts, "categories": dict(categories)}
+            undated = searcher.date_histogram(matches).undated
+            return {
+                "documents": searcher.doc_count(),
+                "undated": undated,
+                "years": year_counts,
+                "categories": dict(categories),
+            }
 
         return self.engine.call(run)
 

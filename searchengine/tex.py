@@ -107,9 +107,41 @@ def _convert(piece: str) -> str:
 def detex_record(record: Record) -> Record:
     """Convert the TeX in a :class:`~searchengine.records.Record`'s title, abstract and authors, in place.
 
-    Returns the same record.
+    A title or abstract holding inline math is kept as written in
+    :attr:`~searchengine.records.Record.tex` (the web page renders its
+    formulas, :func:`math_pieces`). Returns the same record.
     """
+    for name in ("title", "abstract"):
+        original = getattr(record, name)
+        if _MATH.search(original):
+            record.tex[name] = original
     record.title = tex_to_text(record.title)
     record.abstract = tex_to_text(record.abstract)
     record.authors = [tex_to_text(name) for name in record.authors]
     return record
+
+
+def math_pieces(original: str) -> list[tuple[str, str]]:
+    """``[(text, tex)]`` for each inline formula of ``original`` (a title or
+    abstract as written), in order: the formula's text as :func:`tex_to_text`
+    writes it in the stored text (``O(n^2)``, ``α``) and its TeX without the
+    dollars (``O(n^2)``, ``\\alpha``). A formula with no text is left out."""
+    pieces: list[tuple[str, str]] = []
+    for math in _MATH.finditer(original):
+        text = _SPACE.sub(" ", _convert(math.group()).replace("{", "").replace("}", "")).strip()
+        if text:
+            pieces.append((text, math.group()[1:-1]))
+    return pieces
+
+
+def to_mathml(tex: str) -> str | None:
+    """The MathML (``<math>`` element, inline) of one TeX formula, by
+    latex2mathml (imported on first use); ``None`` when it does not convert
+    (the caller keeps the formula's text)."""
+    from latex2mathml.converter import convert
+
+    try:
+        mathml: str = convert(tex)
+    except Exception:  # a formula latex2mathml cannot read: shown as text instead
+        return None
+    return mathml

@@ -69,7 +69,7 @@ def test_search_click_a_year_facet_and_see_the_chip(server, browser, tmp_path):
     assert browser.current_url == server + "/?q=SpMV+GPU&sort=relevance"
     # the stylesheet came through the real server: the chip colour is the sheet's
     marks = browser.find_elements(By.TAG_NAME, "mark")
-    assert marks and marks[0].value_of_css_property("background-color") == "rgba(255, 240, 168, 1)"
+    assert marks and marks[0].value_of_css_property("background-color") == "rgba(255, 247, 209, 1)"
 
     browser.find_element(By.CSS_SELECTOR, 'a[data-facet="year"][data-value="2024"]').click()
     _wait(browser, EC.url_contains("year=2024"))
@@ -339,5 +339,93 @@ def test_a_record_lists_each_similar_paper_once_and_a_corrected_search_names_wha
         assert browser.find_element(By.CSS_SELECTOR, ".notice.corrected").text == (
             "Showing results for SpMV kernels. Search instead for SpMV kernals."
         )
+    finally:
+        browser.set_window_size(1280, 1000)
+
+
+def test_the_atom_feed_shows_as_a_readable_list(server, browser):
+    browser.get(server + "/feed.atom?q=SpMV")
+    style = browser.execute_script(
+        "const s = (q) => getComputedStyle(document.querySelector(q));"
+        "return [document.styleSheets.length, s('entry > id').display, s('entry > summary').display,"
+        " s('entry > title').fontWeight, document.querySelectorAll('entry').length];"
+    )
+    # The sheet came through the server (the page's security policy allows it):
+    # ids hidden, each abstract a block under a bold title.
+    assert style == [1, "none", "block", "600", 4]
+
+
+MATH = [
+    {
+        "id": "2103.00001",
+        "title": r"Sorting in $O(n^2)$ time with $\frac{a}{b}$ ratios",
+        "abstract": r"We bound sorting by $\mathcal{O}(n \log n)$ comparisons and $\alpha$-stable laws.",
+        "authors": ["Ada Lovelace"],
+        "year": 2021,
+        "categories": ["cs.DS"],
+    },
+    {
+        "id": "2103.00002",
+        "title": "Sorting networks on the GPU",
+        "abstract": "Bitonic sorting networks, tuned for GPU memory.",
+        "authors": ["Grace Hopper"],
+        "year": 2022,
+        "categories": ["cs.DC"],
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def math_server(tmp_path_factory):
+    """``searchengine serve`` over two records, one with formulas; yields its base URL."""
+    import json
+
+    folder = tmp_path_factory.mktemp("browser-math")
+    source = folder / "math.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in MATH), encoding="utf-8")
+    from searchengine import semantic
+
+    build_index([source], folder / "index", vectors=semantic.available())  # hybrid "why" panels when it can
+    with serving(folder / "index") as (_, base):
+        yield base
+
+
+def test_a_formula_renders_as_mathml(math_server, browser):
+    browser.get(math_server + "/?q=sorting")
+    drawn = browser.execute_script(
+        "const title = document.querySelector('a[href^=\"/records/2103.00001\"]');"
+        "const maths = [...title.querySelectorAll('math')];"
+        "const frac = title.querySelector('mfrac');"
+        "const line = title.getBoundingClientRect().height;"
+        "return [maths.length, maths.every(m => m instanceof MathMLElement), frac.getBoundingClientRect().height,"
+        " title.querySelector('mi').getBoundingClientRect().height, line, title.textContent,"
+        " document.querySelectorAll('p.snippet math').length];"
+    )
+    count, native, fraction, letter, line, text, in_snippet = drawn
+    # Two formulas in the title, drawn by the browser's MathML (a fraction: a over b, taller than a letter).
+    assert (count, native, in_snippet) == (2, True, 2)
+    assert fraction > letter * 1.5 and line < 80
+    assert "$" not in text and "\\frac" not in text
+
+
+def test_screenshots_of_formulas_and_a_why_panel_at_desktop_and_phone_widths(math_server, browser, screenshots):
+    """The documentation's screenshots of a results page with rendered formulas and an open "why" panel."""
+    from selenium.webdriver.common.by import By
+
+    try:
+        for size, name in ((DESKTOP, "search-math-why-desktop.png"), (PHONE, "search-math-why-phone.png")):
+            browser.set_window_size(*size)
+            browser.get(math_server + "/?q=sorting+time")
+            first = browser.find_element(By.CSS_SELECTOR, "ol.hits li.hit")
+            first.find_element(By.CSS_SELECTOR, "details.why summary").click()
+            panel = first.find_element(By.CSS_SELECTOR, "details.why")
+            assert panel.get_attribute("open") is not None
+            shown = panel.find_element(By.CSS_SELECTOR, ".why-fields").text
+            assert shown == "title, abstract"
+            assert panel.find_element(By.CSS_SELECTOR, ".why-keyword").is_displayed()
+            assert len(first.find_elements(By.CSS_SELECTOR, "h2 math")) == 2
+            width = browser.execute_script("return window.innerWidth")
+            assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+            _save_screenshot(browser, screenshots, name)
     finally:
         browser.set_window_size(1280, 1000)

@@ -259,7 +259,7 @@ def test_search_exports_bibtex_and_csv(runner, workdir):
     table = runner.invoke(main, ["search", "SpMV GPU", "--format", "csv"]).stdout.splitlines()
     assert table[0] == (
         "rank,id,title,authors,year,categories,score,"
-        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated"
+        "url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated,abstract"
     )
     assert table[1].startswith(f"1,t-30f1b8f5a2a1,{CB_SPMV},Depei Qian,2026,cs.DC,")
 
@@ -751,3 +751,48 @@ def test_without_a_known_size_the_progress_bar_counts_records(tmp_path):
     bar.close()
     frames = [frame for frame in stream.getvalue().split("\r") if frame.strip()]
     assert frames[-1].startswith("Reading: 5.00 records [")
+
+
+def test_off_a_terminal_index_says_every_phase_with_the_time_left(monkeypatch):
+    import io
+
+    from searchengine.cli.progress import ProgressLines, encoding_estimate
+    from searchengine.readers import POSITION
+
+    now = [0.0]
+    stream = io.StringIO()
+    lines = ProgressLines(10_000_000, stream, every=30, clock=lambda: now[0], ticker=False)
+    now[0] = 10.0
+    for _ in range(63):
+        lines(1)
+    assert stream.getvalue() == ""  # under 30 s: nothing yet
+    now[0] = 40.0
+    monkeypatch.setattr(POSITION, "current", POSITION.current + 2_500_000)
+    lines(1)
+    # A quarter in 40 s: 120 s of reading left, and the commit's estimate (0.52 of the reading's 160 s).
+    assert stream.getvalue().splitlines() == [
+        "Reading and analysing: 25% of 10.0 MB, 64 records, 40 s so far; "
+        "about 3 min left (2 min reading, 83 s merging and committing)"
+    ]
+    now[0] = 100.0
+    lines(0)
+    now[0] = 130.0
+    said = lines.commit_line()
+    now[0] = 140.0
+    lines.phase("committing")
+    now[0] = 170.0
+    late = lines.commit_line()
+    lines.close()
+    assert stream.getvalue().splitlines()[1:] == [
+        "Read 64 records in 2 min; merging the index (about 52 s with committing)",
+        "Merged in 40 s; committing the new index",
+    ]
+    assert (said, late) == ("Merging: 30 s so far; about 22 s left", "Committing: 30 s so far; longer than estimated")
+    assert encoding_estimate(74_728, cores=2) == (
+        "Encoding vectors of 74,728 records: about 13 min (93 records/s on 2 cores)"
+    )
+
+
+def test_a_short_run_off_a_terminal_says_nothing_but_its_summary(runner, workdir):
+    result = runner.invoke(main, ["index", "corpus", "--index", "idx"])
+    assert result.exit_code == 0 and result.stderr == ""

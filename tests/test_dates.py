@@ -414,8 +414,8 @@ def test_show_and_exports_carry_the_dates(dated_dir):
         .invoke(main, ["search", "lattice", "--index", str(dated_dir), "--format", "csv", "--sort", "newest"])
         .output.splitlines()
     )
-    assert csv[0].endswith(",url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated")
-    assert [row.split(",")[-2:] for row in csv[1:]] == [["2025-06-30", ""], ["2025-03-14", "2025-04-02"], ["", ""]]
+    assert csv[0].endswith(",url,pdf_url,doi,arxiv_doi,journal_ref,comments,license,submitted,updated,abstract")
+    assert [row.split(",")[-3:-1] for row in csv[1:]] == [["2025-06-30", ""], ["2025-03-14", "2025-04-02"], ["", ""]]
     jsonl = (
         CliRunner()
         .invoke(main, ["search", "lattice", "--index", str(dated_dir), "--format", "jsonl", "--sort", "oldest"])
@@ -447,7 +447,7 @@ def test_api_since_until_past_and_the_histogram(client):
     assert (hit["submitted"], hit["updated"], hit["versions"]) == ("2025-03-14", "2025-04-02", [])
     export = client.get("/api/export?q=lattice&since=2025-06&format=csv")
     assert export.status_code == 200 and export.headers["X-Total-Hits"] == "1"
-    assert export.get_data(as_text=True).splitlines()[1].endswith(",2025-06-30,")
+    assert export.get_data(as_text=True).splitlines()[1].endswith(",2025-06-30,,lattice")
     # These papers are from 2025: none is of the past week, whatever today is after 2026.
     assert client.get("/api/search?q=lattice&past=week").get_json()["total"] == 0
 

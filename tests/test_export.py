@@ -83,6 +83,7 @@ def test_csv_has_a_header_and_one_row_per_hit():
         "license",
         "submitted",
         "updated",
+        "abstract",
     ]
     assert rows[1] == [
         "11",
@@ -101,8 +102,12 @@ def test_csv_has_a_header_and_one_row_per_hit():
         "",
         "",
         "",
+        "",
     ]
-    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", "", "", "", "", "", "", "", "", ""]
+    assert rows[2] == ["12", "t-abc", "A study of things", "", "", "", "1.5", *[""] * 10]
+    # The whole abstract, last, after the columns that were there before it.
+    with_abstract = to_csv([dict(COLLABORATION, score=2.0)])
+    assert list(csv.reader(io.StringIO(with_abstract)))[1][-1] == "We port BERT.\nIt runs   fast."
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
@@ -144,9 +149,10 @@ COLLABORATION = {
     [
         ("BERT for GPU kernels", "{BERT} for {GPU} kernels"),
         ("Fast SpMV on iPhone in 3D", "Fast {SpMV} on {iPhone} in {3D}"),
-        ("A study of Markov chains", "A study of Markov chains"),  # capital only at the start: left to the style
+        ("A study of Markov chains", "A study of {Markov} chains"),  # a proper noun after the first word
+        ("Gaussian processes", "Gaussian processes"),  # the first word: the style keeps its capital
         ("Sorting in $O(n^2)$ time, not $O(N)$", "Sorting in $O(n^2)$ time, not $O(N)$"),
-        ("GPU-Accelerated CB-SpMV", "{GPU}-Accelerated {CB}-{SpMV}"),
+        ("GPU-Accelerated CB-SpMV", "{GPU}-{Accelerated} {CB}-{SpMV}"),
         ("50% & {braces} #1 costs $5", "50\\% \\& \\{braces\\} \\#1 costs \\$5"),
         ("ŁUKASZ and ČR", "{{\\L}UKASZ} and {{\\v{C}R}}"),
     ],
@@ -159,7 +165,7 @@ def test_bibtex_titles_protect_inner_capitals_and_keep_math(title, expected):
     ("title", "expected"),
     [
         ("Q&A for C# and C++ in O(n^2) time", "{Q\\&A} for {C\\#} and {C++} in {O(n{\\textasciicircum}2)} time"),
-        ("TCP/IP (Markov) models: Q&A.", "{TCP/IP} (Markov) models: {Q\\&A}."),
+        ("TCP/IP (Markov) models: Q&A.", "{TCP/IP} ({Markov}) models: {Q\\&A}."),
     ],
 )
 def test_bibtex_titles_brace_words_with_capitals_and_symbols(title, expected):
@@ -220,7 +226,7 @@ def test_a_collaboration_holding_and_is_one_braced_name():
 def test_bibtex_entry_is_written_exactly():
     assert to_bibtex([COLLABORATION]) == (
         "@misc{capek2023bert,\n"
-        "\ttitle = {{BERT} for {GPU} kernels: {SpMV} in $O(n^2)$ with {3D} tiles by Markov chains},\n"
+        "\ttitle = {{BERT} for {GPU} kernels: {SpMV} in $O(n^2)$ with {3D} tiles by {Markov} chains},\n"
         "\tauthor = {Anna \\v{C}apek and {Barnes and Noble Detector Collaboration}},\n"
         "\tyear = {2023},\n"
         "\teprint = {2301.04567},\n"
@@ -429,4 +435,73 @@ def test_a_published_paper_exports_its_doi_journal_reference_and_links():
         "",
         "",
         "",
+        PUBLISHED.get("abstract", ""),
+    ]
+
+
+NAMED = {
+    "id": "2101.00009",
+    "title": "Gaussian processes for Bayesian optimisation of GPU kernels in PyTorch",
+    "year": 2021,
+    "categories": ["cs.LG"],
+    "authors": [
+        "Walter Van Assche",
+        "Charles de la Vallée Poussin",
+        "Guy L. Steele Jr.",
+        "John Smith III",
+        "Martin Luther King, Jr.",
+    ],
+    "url": "",
+}
+
+
+def test_bibtex_keeps_proper_nouns_and_acronyms_and_names_read_back_in_strict_pybtex():
+    from pybtex import errors
+    from pybtex.backends.plaintext import Backend
+    from pybtex.database import parse_string
+    from pybtex.style.formatting.unsrt import Style
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    text = to_bibtex([NAMED])
+    assert ",," not in text  # no doubled comma before "Jr."
+    errors.set_strict_mode(True)
+    try:
+        database = parse_string(text, "bibtex")
+    finally:
+        errors.set_strict_mode(False)
+    [entry] = database.entries.values()
+    decode = LatexNodes2Text().latex_to_text
+    people = [
+        tuple(
+            " ".join(decode(n) for n in part)
+            for part in (p.first_names + p.middle_names, p.prelast_names, p.last_names, p.lineage_names)
+        )
+        for p in entry.persons["author"]
+    ]
+    assert people == [
+        ("Walter", "", "Van Assche", ""),
+        ("Charles", "de la", "Vallée Poussin", ""),
+        ("Guy L.", "", "Steele", "Jr."),
+        ("John", "", "Smith", "III"),
+        ("Martin Luther", "", "King", "Jr."),
+    ]
+    # The unsrt style lower-cases the title but for its first letter and what is braced.
+    shown = next(Style().format_entries([entry])).text.render(Backend())
+    assert "Gaussian processes for Bayesian optimisation of GPU kernels in PyTorch." in shown
+    plain = dict(NAMED, title="Gaussian processes for bayesian optimisation")
+    assert "Gaussian processes for bayesian optimisation." in next(
+        Style().format_entries(parse_string(to_bibtex([plain]), "bibtex").entries.values())
+    ).text.render(Backend())
+
+
+def test_ris_names_with_particles_and_suffixes_read_back_in_rispy():
+    import rispy
+
+    [entry] = rispy.loads(to_ris([NAMED]))
+    assert entry["authors"] == [
+        "Van Assche, Walter",
+        "de la Vallée Poussin, Charles",
+        "Steele, Guy L., Jr.",
+        "Smith, John, III",
+        "King, Martin Luther, Jr.",
     ]

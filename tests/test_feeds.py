@@ -252,3 +252,29 @@ def test_a_feed_asked_with_a_host_that_is_no_host_is_a_400(client):
     for host in ['a"b<c>', "x y", ""]:
         response = client.get("/feed.atom?q=SpMV", headers={"Host": host})
         assert response.status_code == 400, host
+
+
+def test_the_feed_names_a_stylesheet_the_app_serves_and_stays_valid_atom(client):
+    response = client.get("/feed.atom?q=SpMV")
+    text = response.get_data(as_text=True)
+    assert text.splitlines()[:2] == [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        '<?xml-stylesheet type="text/css" href="http://localhost/static/feed.css"?>',
+    ]
+    feed = feedparser.parse(response.get_data())
+    assert not feed.bozo, feed.bozo_exception
+    assert len(feed.entries) == 4
+    sheet = client.get("/static/feed.css")
+    assert (sheet.status_code, sheet.mimetype) == (200, "text/css")
+    assert "entry > summary { display: block;" in sheet.get_data(as_text=True)
+
+
+def test_a_browser_gets_the_feed_as_xml_and_a_reader_as_atom(client):
+    browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    shown = client.get("/feed.atom?q=SpMV", headers={"Accept": browser})
+    read = client.get("/feed.atom?q=SpMV", headers={"Accept": "application/atom+xml, application/rss+xml"})
+    anything = client.get("/feed.atom?q=SpMV", headers={"Accept": "*/*"})
+    assert shown.content_type == "application/xml; charset=utf-8"
+    assert read.content_type == anything.content_type == "application/atom+xml; charset=utf-8"
+    assert shown.get_data() == read.get_data() and shown.headers["Vary"] == "Accept"
+    assert not feedparser.parse(shown.get_data()).bozo

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from searchengine.readers import FORMATS, detect_format, read_records
+from searchengine.readers.arxivlisting import NO_DATES
 from searchengine.readers.arxivmeta import arxiv_categories, split_version, year_from_id
 from searchengine.records import title_id
 from searchengine.tex import tex_to_text
@@ -125,11 +126,9 @@ def test_oai_bad_lines_are_reported_with_line_numbers(tmp_path):
 @pytest.mark.usefixtures("shared_data")
 def test_listing_sample_reads_all_74728_records():
     records, problems = read([LISTING])
-    # 43 listings name ":" as an author (after "NVIDIA", say): each is dropped
-    # with a note, and no record is skipped.
-    assert len(problems) == 43 and not any(p.skipped for p in problems)
-    assert {p.reason for p in problems} == {"author ':' has no letter or digit (dropped)"}
-    assert str(problems[0]) == f"{LISTING}:457: author ':' has no letter or digit (dropped)"
+    # 43 listings name ":" as an author after a group ("NVIDIA", ":", then its
+    # members): a separator, dropped without a note; no record is skipped.
+    assert problems == []
     by_id = {r.id: r for r in records}
     assert by_id["2503.14492"].authors[:3] == ["NVIDIA", "Hassan Abu Alhaija", "Jose Alvarez"]
     assert not any(not any(ch.isalnum() for ch in name) for r in records for name in r.authors)
@@ -276,6 +275,7 @@ def test_csv_with_record_field_names(tmp_path):
     assert second.source == f"{path}:4"
     assert third.year == 2022
     assert [str(p) for p in problems] == [
+        f"{path}:1: column 'extra' not read (not a field of this format)",
         f"{path}:6: record has no title (skipped)",
         f"{path}:7: field 'year' must be a four-digit year, not 'soon' (skipped)",
         f"{path}:9: row has 9 values but the header names 8 (skipped)",
@@ -284,14 +284,17 @@ def test_csv_with_record_field_names(tmp_path):
 
 @pytest.mark.usefixtures("shared_data")
 def test_format_can_be_forced(tmp_path):
-    # A listing line read as plain JSON lines has no abstract ("summary" is not a Record field).
+    # A listing line read as plain JSON lines has no abstract ("summary" is not
+    # a Record field), and a note names the keys left unread.
     with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
         line = lines.readline()
     path = write(tmp_path / "one.jsonl", line)
-    records, _ = read([path], format="jsonl")
+    records, problems = read([path], format="jsonl")
     assert records[0].id == "2503.11731" and records[0].abstract == ""
-    records, _ = read([path])
+    assert [str(p) for p in problems] == [f"{path}:1: fields 'abs', 'summary' not read (not a field of this format)"]
+    records, problems = read([path])
     assert records[0].abstract.startswith("Sensor simulation")
+    assert [p.reason for p in problems] == [NO_DATES]
 
 
 @pytest.mark.parametrize(
@@ -409,7 +412,7 @@ def test_listing_records_carry_abs_pdf_and_comment(tmp_path):
         json.dumps(line) + "\n" + json.dumps(dict(line, id="2503.11743", comment=None)) + "\n",
     )
     records, problems = read([path])
-    assert problems == [] and [r.id for r in records] == ["2503.11742", "2503.11743"]
+    assert [p.reason for p in problems] == [NO_DATES] and [r.id for r in records] == ["2503.11742", "2503.11743"]
     assert _links(records[0]) == (
         "https://arxiv.org/abs/2503.11742",
         "https://arxiv.org/pdf/2503.11742",

@@ -99,6 +99,7 @@ def test_damaged_index_is_reported(tmp_path):
 def test_stats_counts_years_and_categories(corpus_index):
     assert corpus_index.stats() == {
         "documents": 24,
+        "undated": 24,
         "years": {"2026": 7, "2025": 6, "2024": 4, "2023": 5, "2022": 2},
         "categories": {
             "cs.DC": 12,

@@ -80,12 +80,17 @@ def test_landing_page_has_labelled_search_box_and_document_count(client):
 
 
 def test_the_document_count_has_thousands_separators():
-    class LargeIndex:  # the landing page asks only for the count (and whether to offer ranking by meaning)
+    class LargeIndex:  # the landing page asks for the count, whether to offer ranking by meaning, and examples
         doc_count = 74728
         has_vectors = False
+        has_dates = True
+
+        def search(self, query, **options):
+            return SearchResults(query=query, total=0, hits=[], page={"number": 1, "size": 1, "pages": 0})
 
     html = create_app(index=LargeIndex()).test_client().get("/").get_data(as_text=True)
     assert "74,728 papers indexed" in html
+    assert 'id="examples-heading"' not in html and 'id="syntax-heading"' in html  # no paper to draw examples from
 
 
 def test_a_corrected_search_is_headed_by_what_was_searched(client):
@@ -327,6 +332,7 @@ def test_suggestion_and_relaxed_notices_are_shown_when_results_say_so(web_index_
     class Stub:
         doc_count = 6
         has_vectors = False
+        has_dates = True
 
         def run(self, request):
             query = request.query
@@ -356,6 +362,7 @@ def test_a_corrected_query_links_to_the_query_as_typed_and_names_unmatched_words
     class Stub:
         doc_count = 6
         has_vectors = False
+        has_dates = True
 
         def run(self, request):
             query = request.query
@@ -634,7 +641,7 @@ def test_a_single_valued_parameter_given_twice_is_a_400_naming_it(client, name, 
         (
             "/api/search?q=SpMV&offset=15&limit=1",
             "unknown parameter 'offset' for /api/search (it takes author, category, exact, first_author, journal, "
-            "limit, mode, more, page, past, q, since, sort, until, year, year_from, year_to); "
+            "limit, mode, more, page, past, q, semantic_weight, since, sort, until, year, year_from, year_to); "
             "pages are chosen with page and limit",
         ),
         ("/api/search?q=SpMV&yaer=2024&lmit=2", "unknown parameters 'lmit', 'yaer' for /api/search"),
@@ -785,6 +792,7 @@ def test_openapi_document_describes_every_api_route(client):
         "more",
         "exact",
         "mode",
+        "semantic_weight",
     ]
     export = document["paths"]["/api/export"]["get"]
     assert [p["name"] for p in export["parameters"]] == [
@@ -802,6 +810,7 @@ def test_openapi_document_describes_every_api_route(client):
         "sort",
         "exact",
         "mode",
+        "semantic_weight",
         "format",
     ]
     assert export["parameters"][-1]["schema"]["enum"] == ["bibtex", "csv", "jsonl", "ris"]
@@ -917,6 +926,7 @@ def test_unexpected_errors_are_logged_and_answered_without_a_trace(web_index_dir
     class Broken:
         doc_count = 1
         has_vectors = False
+        has_dates = True
 
         def run(self, request):
             raise ZeroDivisionError("secret detail")
@@ -1473,3 +1483,21 @@ def test_connection_shares_make_a_process_with_more_connections_accept_later(mon
     shares.release(2)  # died: out of the count until its replacement serves
     servers[0].active_channels.clear()  # a's clients left
     assert servers[0].readable() and list(shares.counts) == [0, 1, ConnectionShares.UNREADY]
+
+
+def test_the_start_page_helps_with_the_syntax_and_offers_examples_that_find_papers(web_index_dir):
+    from markupsafe import escape
+
+    from searchengine.web.pages import examples
+
+    index = open_index(web_index_dir)
+    offered = examples(index)
+    assert [e["label"] for e in offered][:2] == ["a word, in titles, abstracts or authors", "a phrase, word for word"]
+    for example in offered:  # each example finds papers of this index
+        assert index.search(example["q"], limit=1).total > 0, example
+    html = create_app(index_dir=web_index_dir).test_client().get("/").get_data(as_text=True)
+    for example in offered:
+        assert f"<code>{escape(example['q'])}</code>" in html
+    for syntax in ('<code>"graph neural"</code>', "<code>-word</code>", "<code>word~</code>", "<code>cat:cs.DC</code>"):
+        assert syntax in html, syntax
+    assert "<code>date:2025-03..</code>" in html and "<code>title:</code>" in html

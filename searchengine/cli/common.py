@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from searchengine.indexer import IndexSummary
+    from searchengine.records import Problem
     from searchengine.search import SearchIndex
 
 DEFAULT_CORPUS = "corpus"
@@ -77,11 +78,23 @@ def report_without_abstract(summary: IndexSummary) -> None:
         )
 
 
-def report_problems(problems: Sequence[object], limit: int = 10) -> None:
-    for problem in problems[:limit]:
-        click.echo(f"{problem}", err=True)
-    if len(problems) > limit:
-        click.echo(f"... and {len(problems) - limit} more", err=True)
+def report_problems(problems: Sequence[Problem], verbose: bool = False, limit: int = 20) -> None:
+    """The reading problems on stderr: one line per kind (:func:`~searchengine.records.group_problems`),
+    its first example with how many there are, at most ``limit`` kinds; with
+    ``verbose``, every problem on a line of its own."""
+    if verbose:
+        for problem in problems:
+            click.echo(f"{problem}", err=True)
+        return
+    from searchengine.records import group_problems
+
+    groups = group_problems(problems)
+    for first, count in groups[:limit]:
+        more = f" [{count:,} like this in all; the first shown: index --verbose lists every one]" if count > 1 else ""
+        click.echo(f"{first}{more}", err=True)
+    if len(groups) > limit:
+        left = sum(count for _, count in groups[limit:])
+        click.echo(f"... and {counted(left, 'more problem')} of other kinds (index --verbose lists them)", err=True)
 
 
 wait_option = click.option(

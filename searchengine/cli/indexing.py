@@ -70,6 +70,12 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no skipped-record lines; only the summary.")
 @click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Every skipped record and note on a line of its own  [default: one line per kind, with its count]",
+)
+@click.option(
     "--vectors/--no-vectors",
     default=None,
     help="Keep record vectors for semantic and hybrid search (needs the semantic extra; "
@@ -85,6 +91,7 @@ def index(
     jobs: int | None,
     memory_mb: int,
     quiet: bool,
+    verbose: bool,
     vectors: bool | None,
     wait: float,
     as_json: bool,
@@ -94,7 +101,8 @@ def index(
     The new index is written beside the old one and replaces it only when
     complete. With --update, documents are added to (or replace, by id) those
     already indexed. Records that cannot be read are reported as
-    file:line: reason and skipped.
+    file:line: reason and skipped: one line per kind of problem with its
+    count (--verbose: every one).
     """
     from searchengine.indexer import build_index, update_index
 
@@ -131,7 +139,7 @@ def index(
             if shown is not None:
                 shown.close()
     if not quiet:
-        report_problems(summary.problems)
+        report_problems(summary.problems, verbose=verbose)
         report_without_abstract(summary)
     if as_json:
         print_json(summary.to_dict())
@@ -200,13 +208,16 @@ def remove(ids: tuple[str, ...], index_dir: Path, wait: float, as_json: bool) ->
 @index_dir_option
 @json_option
 def stats(index_dir: Path, as_json: bool) -> None:
-    """Print the number of documents and counts by year and category."""
+    """Print document counts: all, without a submitted date, by year and by category."""
     index = open_existing(index_dir)
     data = index.stats()
     if as_json:
         print_json(data)
         return
     click.echo(f"{counted(data['documents'], 'document')} in {index.engine.location}")
+    if data["undated"]:
+        whole = " (none has one: date filters find nothing)" if data["undated"] == data["documents"] else ""
+        click.echo(f"{counted(data['undated'], 'document')} without a submitted date{whole}")
     width = max([10, *(len(c) for c in data["categories"])])
     click.echo("\nYears:")
     for year, count in data["years"].items():

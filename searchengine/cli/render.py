@@ -12,7 +12,7 @@ from searchengine.export import FORMATS
 from searchengine.results import shown_authors
 
 if TYPE_CHECKING:
-    from searchengine.results import SearchResults
+    from searchengine.results import Hit, SearchResults
 
 # What search and similar print: a table, JSON, or an export format.
 EXPORT_FORMATS = tuple(FORMATS)
@@ -32,6 +32,16 @@ def _marked(text: str, matches: Iterable[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
+def why(hit: Hit) -> str:
+    """`` (words 0.31 + meaning 0.52; title, abstract)``: a hybrid hit's
+    score parts and matched fields, ``""`` for other hits."""
+    explain = hit.explain or {}
+    if explain.get("keyword") is None or explain.get("meaning") is None:
+        return ""
+    fields = ", ".join(explain.get("fields") or []) or "no field"
+    return f" (words {explain['keyword']:.2f} + meaning {explain['meaning']:.2f}; {fields})"
+
+
 def _render_hits(results: SearchResults, first_rank: int, scored: bool = True) -> None:
     for rank, hit in enumerate(results.hits, start=first_rank):
         year = hit.submitted.isoformat() if hit.submitted else hit.year if hit.year is not None else "----"
@@ -40,7 +50,7 @@ def _render_hits(results: SearchResults, first_rank: int, scored: bool = True) -
         authors = (", ".join(names) + (f" … and {more:,} more" if more else "")) or "(no authors)"
         click.echo(f"\n{rank:>3}. {_marked(hit.title, hit.title_matches)}")
         click.echo(f"     {year} · {category} · {authors}")
-        click.echo(f"     id {hit.id}" + (f" · score {hit.score:.2f}" if scored else ""))
+        click.echo(f"     id {hit.id}" + (f" · score {hit.score:.2f}{why(hit)}" if scored else ""))
         if hit.snippet:
             click.echo(f"     {_marked(hit.snippet, hit.snippet_matches)}")
     pages, number = results.page.get("pages", 0), results.page.get("number", 1)

@@ -88,6 +88,8 @@ def parameter_option(declared: Parameter) -> Callable[[Callable], Callable]:
         settings["show_default"] = True
     if form.int_range is not None:
         settings["type"] = click.IntRange(*form.int_range)
+    if form.float_range is not None:
+        settings["type"] = click.FloatRange(*form.float_range)
     if form.choices is not None:
         settings["type"] = click.Choice(form.choices, case_sensitive=form.case_sensitive)
     if form.metavar is not None:
@@ -260,7 +262,9 @@ def _print_feed(query: str | None, asked: dict[str, Any], index_dir: Path, base_
     if ctx.get_parameter_source("limit") in (click.core.ParameterSource.DEFAULT, None):
         limit = FEED_SIZE  # as the web page's feed
     # Newest first unless sorted otherwise, ranked by words (no mode), no facets.
-    feed = {name: value for name, value in asked.items() if name not in ("mode", "facets", "facet_size")}
+    feed = {
+        name: value for name, value in asked.items() if name not in ("mode", "semantic_weight", "facets", "facet_size")
+    }
     request = SearchRequest.make(
         query or "", **{**feed, "sort": asked["sort"] or "newest", "limit": limit}, with_snippets=False
     )

@@ -124,12 +124,18 @@ class Searcher(Protocol[M]):
     def has_vectors(self) -> bool:
         """Whether the index keeps record vectors (semantic and hybrid modes can run)."""
 
-    def semantic(self, matches: M, vector: Any, mode: str, open_query: bool) -> M:
+    def semantic(self, matches: M, vector: Any, mode: str, open_query: bool, weight: float = 0.5) -> M:
         """``matches`` ranked by meaning: ``mode`` ``"semantic"`` (cosine similarity
         to ``vector``, a unit float32 array ``(384,)``) or ``"hybrid"`` (fused with
-        the keyword scores: :func:`searchengine.semantic.fusion.fuse`). With
-        ``open_query`` (plain words) the papers nearest to ``vector`` within
-        the filters join the candidates; otherwise the keyword matches are re-ranked."""
+        the keyword scores: :func:`searchengine.semantic.fusion.fuse`, meaning's
+        share ``weight``, 0..1). With ``open_query`` (plain words) the papers
+        nearest to ``vector`` within the filters join the candidates; otherwise
+        the keyword matches are re-ranked."""
+
+    def explain(self, matches: M, window: list[Any]) -> list[tuple[float, float]]:
+        """For each :meth:`window` item of hybrid ``matches`` (:meth:`semantic`),
+        its score's keyword part and meaning part (their sum is the score,
+        :func:`searchengine.semantic.fusion.fuse_parts`)."""
 
     def window_key(self, item: Any) -> Any:
         """The document one :meth:`window` item stands for (equal for the same

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 # before plain JSON lines, which accepts any object.
 FORMATS = {module.NAME: module for module in (arxivoai, arxivlisting, arxivatom, csvfile, authorpage, jsonlines)}
 
+#: The JSON-lines formats, each line of which is read by its own layout
+#: (:func:`searchengine.readers.jsonlines.parse_any`) unless a format is forced.
+JSON_LAYOUTS = (arxivoai.NAME, arxivlisting.NAME, jsonlines.NAME)
+
 _SNIFF_BYTES = 8192
 
 
@@ -297,15 +301,23 @@ def _special(path: Path) -> bool:
         return False
 
 
+#: Author entries that separate a group's name from its members in arXiv listings.
+_SEPARATORS = (":", ";")
+
+
 def _people(record: Record, problems: list[Problem]) -> Record:
     """``record`` with one name per person (:func:`~searchengine.records.split_authors`
     of each name: a list entry may still hold "A and B"), and without names
-    that are only punctuation (a listing's ``":"``), each dropped with a note."""
+    that are only punctuation, each dropped with a note; a ``":"`` after a
+    name (a listing's ``"NVIDIA", ":", "A. One"``: the group, then its
+    members) is a separator, dropped without one."""
     names: list[str] = []
     for name in record.authors:
         for person in split_authors(name):
             if has_name(person):
                 names.append(person)
+            elif person.strip() in _SEPARATORS and names:
+                continue  # "NVIDIA", ":", "A. One", ...: a group's name, then its members; nothing lost
             else:
                 path, _, line = record.source.rpartition(":")
                 problems.append(
@@ -391,7 +403,9 @@ def read_records(
             continue
         count = 0
         try:
-            for record in FORMATS[name].read(path, numbered_lines(path, problems), problems):
+            # A forced JSON-lines format reads every line its way (else each line by its own layout).
+            strict = {"strict": True} if format and name in JSON_LAYOUTS else {}
+            for record in FORMATS[name].read(path, numbered_lines(path, problems), problems, **strict):
                 # TeX → text for every format, at read time
                 yield _dated(_people(detex_record(record), problems), problems)
                 count += 1

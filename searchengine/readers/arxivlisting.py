@@ -16,9 +16,14 @@ One JSON object per line, every field present::
   n_listing_files``, see ``../shared/data/arxiv/PROVENANCE.md``), a paper's
   first listing day is its submitted day (and year), the last its updated
   day; a bad row of that table is reported with its line and left out.
-  Otherwise the year comes from a new-style id (``2506.06837`` → 2025).
+  Otherwise the year comes from a new-style id (``2506.06837`` → 2025), and
+  one note for the whole file says its records have no dates (:data:`NO_DATES`).
 * An id may carry a version suffix (``2506.06837v2``), kept as the version.
-* ``abs`` is the URL, ``pdf`` the PDF link, ``comment`` the comments.
+* ``abs`` is the URL, ``pdf`` the PDF link, ``comment`` the comments; any
+  other key is named in a note. A line in another JSON-lines layout (an OAI
+  snapshot record, a plain record with ``abstract`` and ``year``, appended to
+  the file) is read by its own reader
+  (:func:`searchengine.readers.jsonlines.parse_any`), its dates its own.
 """
 
 from __future__ import annotations
@@ -57,6 +62,15 @@ def _strings(obj: dict, key: str) -> list[str]:
 #: Names of the table of listing dates the reader looks for beside its input.
 DATES_FILES = ("listing_dates.tsv", "listing_dates.tsv.gz")
 
+#: The note (line 0 of the file) when no table of listing dates lies beside a listing file.
+NO_DATES = (
+    "no listing_dates.tsv(.gz) beside this listing file: its records are indexed with years "
+    "(from their ids) but no submitted dates, so date filters and 'past week/month/year' do not find them"
+)
+
+#: The keys of a listing record :func:`parse_object` reads.
+KEYS = frozenset(("id", "pdf", "abs", "authors", "title", "categories", "comment", "summary"))
+
 
 def listing_dates(path: Path, problems: list[Problem]) -> dict[str, tuple[date, date]]:
     """``{id: (first listing day, last listing day)}`` from the table beside
@@ -91,6 +105,8 @@ def parse_object(value: object) -> Record:
     """
     obj = jsonlines.json_object(value)
     arxiv_id, version, title = id_and_title(obj)
+    notes: list[str] = []
+    jsonlines.unread_keys(obj, KEYS, notes)
     return Record(
         id=arxiv_id,
         title=title,
@@ -100,19 +116,26 @@ def parse_object(value: object) -> Record:
         categories=arxivmeta.arxiv_categories(_strings(obj, "categories")),
         url=_text(obj, "abs"),
         version=version,
+        notes=notes,
         # --- links and identifiers ---
         pdf_url=_text(obj, "pdf"),
         comments=_text(obj, "comment"),
     )
 
 
-def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
+def read(
+    path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem], strict: bool = False
+) -> Iterator[Record]:
     """Yield one Record per good line, dated from the table of listing dates
-    beside ``path`` when there is one; report each bad line in ``problems``."""
+    beside ``path`` when there is one (else :data:`NO_DATES` is noted once);
+    report each bad line in ``problems``. ``strict`` (a format forced): every
+    line read as a listing record, whatever its layout."""
     days = listing_dates(path, problems)
-    for record in jsonlines.read_objects(path, lines, problems, parse_object):
+    if not days and not any((path.parent / name).is_file() for name in DATES_FILES):
+        problems.append(Problem(str(path), 0, NO_DATES, skipped=False))
+    for record in jsonlines.read_objects(path, lines, problems, parse_object if strict else jsonlines.parse_any):
         first_last = days.get(record.id)
-        if first_last is not None:
+        if first_last is not None and record.submitted is None:
             record.submitted, record.updated = first_last
             record.year = record.submitted.year
         yield record

@@ -24,6 +24,9 @@ One JSON object per line, with (among others)::
 * ``doi`` (the published version's; several are separated by spaces),
   ``journal-ref``, ``comments`` and ``license`` (a URL, or ``null``) are kept
   as the record's links and identifiers; the abstract page is the id's.
+* ``submitter`` and ``report-no`` are not kept; any other key is named in
+  a note (:func:`searchengine.readers.jsonlines.unread_keys`). A line in
+  another JSON-lines layout is read by its own reader.
 """
 
 from __future__ import annotations
@@ -115,6 +118,15 @@ def _versions(obj: dict, notes: list[str]) -> tuple[int | None, list[tuple[int, 
     return (max(numbers) if numbers else None), sorted(days)
 
 
+#: The keys of a snapshot record :func:`parse_object` reads, or knowingly leaves out.
+KEYS = frozenset(
+    (
+        "id", "title", "abstract", "authors", "authors_parsed", "categories", "versions", "update_date",
+        "doi", "journal-ref", "comments", "license", "submitter", "report-no",
+    )
+)  # fmt: skip
+
+
 def parse_object(value: object) -> Record:
     """Turn one decoded OAI JSON object into a Record (``source`` left empty).
 
@@ -131,6 +143,7 @@ def parse_object(value: object) -> Record:
     version, days = _versions(obj, notes)
     submitted = days[0][1] if days and days[0][0] == 1 else None
     updated = jsonlines.day_field(obj, "update_date", notes)
+    jsonlines.unread_keys(obj, KEYS, notes)
     year = submitted.year if submitted else arxivmeta.year_from_id(arxiv_id)
     if year is None and updated is not None:
         year = updated.year
@@ -155,6 +168,9 @@ def parse_object(value: object) -> Record:
     )
 
 
-def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
-    """Yield one Record per good line; report each bad line in ``problems``."""
-    return jsonlines.read_objects(path, lines, problems, parse_object)
+def read(
+    path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem], strict: bool = False
+) -> Iterator[Record]:
+    """Yield one Record per good line; report each bad line in ``problems``.
+    ``strict`` (a format forced): every line read as this format, whatever its layout."""
+    return jsonlines.read_objects(path, lines, problems, parse_object if strict else jsonlines.parse_any)

@@ -4,7 +4,8 @@ The first line is a header; ``title`` is required, the other known columns
 are ``id``, ``abstract``, ``authors``, ``year``, ``categories``, ``url``,
 ``version``, ``date`` (the submission day) and ``updated``, and the links
 and identifiers ``pdf``, ``doi``, ``journal_ref``, ``comments`` and
-``license``; other columns are ignored. Comma separated, RFC 4180 quoting
+``license``; other columns are not read, and a note names them (once, at
+the header's line). Comma separated, RFC 4180 quoting
 (a quoted value may span lines)::
 
     id,title,authors,year,categories
@@ -95,6 +96,17 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
             continue
         if header is None:
             header = [name.strip().lower() for name in row]
+            unread = [name for name in header if name and name not in FIELDS]
+            if unread:
+                names = ", ".join(repr(name) for name in unread)
+                problems.append(
+                    Problem(
+                        str(path),
+                        line,
+                        f"column{'s' if len(unread) > 1 else ''} {names} not read (not a field of this format)",
+                        skipped=False,
+                    )
+                )
             continue
         if len(row) > len(header):
             problems.append(

@@ -16,6 +16,13 @@ last update's (``YYYY-MM-DD``, ``YYYY-MM`` or an ISO timestamp, turned to
 its UTC day); a date that is not one is a note, the record kept without it.
 Links and identifiers, each a string: ``pdf`` (the PDF's URL), ``doi``,
 ``journal_ref``, ``comments`` and ``license``. Blank lines are ignored.
+
+A key the reader does not know is named in a note (``fields 'x', 'y' not
+read``), the record kept without it. A line in one of the arXiv layouts
+(an OAI snapshot record, a listing record) is read by that layout's reader
+whichever JSON-lines format the file was detected as
+(:func:`layout`), so a record appended from another source keeps its
+year, dates and abstract.
 """
 
 from __future__ import annotations
@@ -116,6 +123,51 @@ def json_object(value: object) -> dict[str, Any]:
     return value
 
 
+#: The keys :func:`parse_object` reads.
+KEYS = frozenset(
+    (
+        "id", "title", "abstract", "authors", "year", "categories", "url", "version",
+        "date", "updated", "pdf", "doi", "journal_ref", "comments", "license",
+    )
+)  # fmt: skip
+
+
+def unread_keys(obj: dict[str, Any], known: frozenset[str], notes: list[str]) -> None:
+    """Add a note to ``notes`` naming the keys of ``obj`` outside ``known`` that
+    hold a value (``null`` and ``""`` are nothing lost)."""
+    unread = [key for key, value in obj.items() if key not in known and value not in (None, "", [], {})]
+    if unread:
+        names = ", ".join(repr(key) for key in unread)
+        notes.append(f"field{'s' if len(unread) > 1 else ''} {names} not read (not a field of this format)")
+
+
+def layout(obj: dict[str, Any]) -> str:
+    """The JSON-lines layout an object is written in, by its keys: ``arxiv-oai``
+    (``authors_parsed``, or ``versions`` with ``update_date``),
+    ``arxiv-listing`` (``summary`` and ``id`` with ``abs`` or ``pdf``), else ``jsonl``."""
+    keys = obj.keys()
+    if "authors_parsed" in keys or ("versions" in keys and "update_date" in keys):
+        return "arxiv-oai"
+    if "summary" in keys and "id" in keys and ("abs" in keys or "pdf" in keys):
+        return "arxiv-listing"
+    return NAME
+
+
+def parse_any(value: object) -> Record:
+    """One decoded JSON value as a Record, read by the parser of its own
+    :func:`layout` (whatever the file's detected format).
+
+    Raises:
+        ValueError: as that parser raises.
+    """
+    from searchengine.readers import FORMATS
+
+    if not isinstance(value, dict):
+        return parse_object(value)
+    parser: Callable[[object], Record] = FORMATS[layout(value)].parse_object
+    return parser(value)
+
+
 def parse_object(value: object) -> Record:
     """Turn one decoded JSON value into a Record (``source`` left empty).
 
@@ -141,6 +193,7 @@ def parse_object(value: object) -> Record:
     notes: list[str] = []
     submitted = day_field(obj, "date", notes)
     updated = day_field(obj, "updated", notes)
+    unread_keys(obj, KEYS, notes)
     return Record(
         id=record_id or title_id(title),
         title=title,
@@ -168,7 +221,8 @@ def read_objects(
     problems: list[Problem],
     parse: Callable[[object], Record],
 ) -> Iterator[Record]:
-    """Decode one JSON value per non-blank line and turn it into a Record with ``parse``.
+    """Decode one JSON value per non-blank line and turn it into a Record with
+    ``parse`` (:func:`parse_any` reads each by its own layout).
 
     A line that is not JSON, or that ``parse`` rejects with ``ValueError``,
     is reported in ``problems`` as ``file:line: reason (skipped)``.
@@ -195,6 +249,9 @@ def read_objects(
         yield record
 
 
-def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) -> Iterator[Record]:
-    """Yield one Record per good line; report each bad line in ``problems``."""
-    return read_objects(path, lines, problems, parse_object)
+def read(
+    path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem], strict: bool = False
+) -> Iterator[Record]:
+    """Yield one Record per good line; report each bad line in ``problems``.
+    ``strict`` (a format forced): every line read as this format, whatever its layout."""
+    return read_objects(path, lines, problems, parse_object if strict else parse_any)

@@ -55,6 +55,15 @@ def fuse(lexical: ArrayLike, similarities: ArrayLike, weight: float) -> NDArray[
     ``lexical`` (float array, 0 for a paper that is no keyword match) and
     whose cosine similarities to the query are ``similarities`` (same length),
     ``weight`` the keyword side's share (0..1)."""
+    keyword, meaning = fuse_parts(lexical, similarities, weight)
+    return keyword + meaning
+
+
+def fuse_parts(
+    lexical: ArrayLike, similarities: ArrayLike, weight: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The two parts of :func:`fuse`'s scores, ``(keyword part, meaning part)``
+    (float64 arrays whose sum is the fused score): what a hit's "why" shows."""
     import numpy as np
 
     lexical = np.asarray(lexical, dtype=np.float64)
@@ -63,7 +72,7 @@ def fuse(lexical: ArrayLike, similarities: ArrayLike, weight: float) -> NDArray[
     top_similarity = similarities.max() if len(similarities) else 0.0
     keyword = lexical / top_lexical if top_lexical > 0 else np.zeros_like(lexical)
     meaning = similarities / top_similarity if top_similarity > 0 else np.zeros_like(similarities)
-    return weight * keyword + (1.0 - weight) * meaning
+    return weight * keyword, (1.0 - weight) * meaning
 
 
 def query_text(text: str, node: t.Node | None) -> str:

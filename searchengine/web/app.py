@@ -35,6 +35,7 @@ from searchengine.errors import (
 from searchengine.export import FORMATS
 from searchengine.facets import FACETS
 from searchengine.limits import EXPORT_LIMIT, LISTING_SORTS, SORTS
+from searchengine.ranking import HYBRID_SEMANTIC_WEIGHT
 from searchengine.results import shown_authors
 from searchengine.search import DEFAULT_INDEX_DIR, SearchIndex, open_index
 from searchengine.web import api, feeds, pages
@@ -51,6 +52,7 @@ from searchengine.web.helpers import (
     safe_link,
     shown_day,
 )
+from searchengine.web.mathml import with_math
 from searchengine.web.params import EXPORT_FORMATS, SearchParams, plain_text
 
 if TYPE_CHECKING:
@@ -115,6 +117,7 @@ def create_app(
     app.extensions[_UNAVAILABLE_KEY] = {}
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["marked"] = marked
+    app.jinja_env.filters["with_math"] = with_math
     app.jinja_env.filters["day"] = shown_day
     app.jinja_env.globals.update(
         FACETS=FACETS,
@@ -130,6 +133,7 @@ def create_app(
         shown_authors=shown_authors,
         home=home,
         MODE_LABELS=MODE_LABELS,
+        HYBRID_SEMANTIC_WEIGHT=HYBRID_SEMANTIC_WEIGHT,
         LISTING_SORTS=LISTING_SORTS,
     )
     app.context_processor(_semantic_choice)

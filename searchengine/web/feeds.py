@@ -1,6 +1,8 @@
 """The Atom feed of a search (blueprint ``feeds``)::
 
-GET /feed.atom                      the search's newest hits as an Atom feed (searchengine.feeds)
+GET /feed.atom                      the search's newest hits as an Atom feed (searchengine.feeds);
+                                    served as application/xml to a browser, which shows it
+                                    with /static/feed.css
 """
 
 from __future__ import annotations
@@ -50,4 +52,11 @@ def search_feed() -> Response:
     asked = request.query_string.decode("utf-8")
     self_url = f"{base}/feed.atom" + (f"?{asked}" if asked else "")
     body = search_feed(results.hits, params.feed_items(), base_url=base, self_url=self_url)
-    return Response(body, content_type=MEDIA_TYPE)
+    # A browser opening the feed (it asks for HTML first) gets the same Atom
+    # document as XML, which it shows with the feed's stylesheet; as
+    # application/atom+xml Chromium shows the source text. Feed readers ask
+    # for Atom (or anything) and get it as Atom.
+    browsing = request.accept_mimetypes.best_match(["application/atom+xml", "text/html"]) == "text/html"
+    response = Response(body, content_type="application/xml; charset=utf-8" if browsing else MEDIA_TYPE)
+    response.vary.add("Accept")
+    return response

@@ -374,13 +374,34 @@ def openapi_document() -> dict[str, Any]:
                         "authors": string_list,
                         "year": {"type": ["integer", "null"]},
                         "categories": string_list,
-                        "score": {"type": "number", "description": "BM25F score"},
+                        "score": {
+                            "type": "number",
+                            "description": "BM25F score (lexical), cosine similarity (semantic) "
+                            "or the fused score (hybrid)",
+                        },
                         "snippet": {"type": "string", "description": "Plain text from the abstract"},
                         "snippet_matches": {**spans, "description": "[start, end) offsets of matched words in snippet"},
                         "title_matches": {**spans, "description": "[start, end) offsets of matched words in title"},
                         "url": {"type": "string"},
                         **dates,
                         **links,
+                        "explain": {
+                            "type": ["object", "null"],
+                            "description": "Why the hit ranks where it does: keyword, the part of the score "
+                            "from the words (null in semantic mode); meaning, the part from meaning (null in "
+                            "lexical mode); in hybrid mode they add up to the score (semantic_weight sets "
+                            "meaning's share); fields, those its query words matched",
+                            "properties": {
+                                "keyword": {"type": ["number", "null"]},
+                                "meaning": {"type": ["number", "null"]},
+                                "fields": {
+                                    "type": "array",
+                                    "items": {"type": "string", "enum": ["title", "abstract", "authors"]},
+                                },
+                            },
+                            "required": ["keyword", "meaning", "fields"],
+                            "additionalProperties": False,
+                        },
                     }
                 ),
                 "FacetValue": _object(

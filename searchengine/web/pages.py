@@ -11,6 +11,7 @@ Routes (blueprint ``pages``)::
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
@@ -44,6 +45,8 @@ def search_page() -> ResponseReturnValue:
     facets = _facet_view(params, results) if results is not None else []
     pages = _pagination(params, results)
     dated = _date_bars(results.date_histogram, params) if results is not None else None
+    # Without dated hits, whether the index has any dates at all (else its date choices would find nothing).
+    index_dated = dated is not None or (results is not None and bool(results.total) and search_index.has_dates)
     return render_template(
         "search.html",
         params=params,
@@ -51,7 +54,9 @@ def search_page() -> ResponseReturnValue:
         facets=facets,
         pages=pages,
         dated=dated,
+        index_dated=index_dated,
         documents=None if results is not None else search_index.doc_count,
+        examples=examples(search_index) if results is None else None,
     )
 
 
@@ -59,6 +64,7 @@ def search_page() -> ResponseReturnValue:
 def record_page(record_id: str) -> str:
     search_index = current_index()
     record = search_index.document(record_id)
+    tex = search_index.record(record["id"]).tex  # the formulas of its title and abstract, drawn as MathML
     similar = search_index.similar(record["id"], limit=SIMILAR_ON_PAGE)
     # The search the record was opened from rides in the query string (no
     # server state): the search box holds it and "back to results" returns
@@ -70,6 +76,7 @@ def record_page(record_id: str) -> str:
     return render_template(
         "record.html",
         record=record,
+        tex=tex,
         similar=similar,
         params=params,
         back=None if params.is_empty else params.url(url_for("pages.search_page")),
@@ -92,6 +99,79 @@ def record_export(record_id: str, format_name: str) -> Response:
     name = f"{citation_key(record)}.{FORMATS[format_name].extension}"
     response.headers["Content-Disposition"] = f'inline; filename="{name}"'
     return response
+
+
+# Words too common in titles to make a telling example search.
+_PLAIN_WORDS = frozenset(
+    "using based towards toward learning analysis study approach method methods model models paper "
+    "through between their these those which where while under about after before across large".split()
+)
+
+
+def examples(search_index: Any) -> list[dict[str, str]]:
+    """Example searches for the start page, drawn from the index, each
+    ``{"q", "label"}``: a word and a phrase of the newest paper's title, the
+    word within the most frequent category, the most frequent author, the
+    word without another, the word misspelt and found anyway, and the word
+    within the newest year (or month, when papers have dates); only those
+    that find papers. Cached per index and document count; ``[]`` for an
+    empty index."""
+    count = search_index.doc_count
+    key = (id(search_index), count)
+    if key in _EXAMPLES:
+        return _EXAMPLES[key]
+    from collections import Counter
+
+    from searchengine.realwords import zipf
+
+    found: list[dict[str, str]] = []
+    results = search_index.search("", sort="newest", limit=20, facets="year,author,category", facet_size=1)
+    if results.hits:
+        newest = results.hits[0]
+        top = {
+            n: next((v["value"] for v in values if v["value"] is not None), None)
+            for n, values in results.facets.items()
+        }
+        titles = [hit.title for hit in results.hits]
+        # Words of the newest titles that are English words but not everyday ones, most frequent first.
+        counted = Counter(
+            w.lower()
+            for title in titles
+            for w in re.findall(r"\b[A-Za-z]{6,}\b", title)
+            if w.lower() not in _PLAIN_WORDS
+        )
+        words = [w for w, _ in counted.most_common() if 2.5 <= zipf(w) <= 5.0]
+        if words:
+            word = words[0]
+            found.append({"q": word, "label": "a word, in titles, abstracts or authors"})
+            pair = next(
+                (m.group(0) for t in titles for m in re.finditer(r"\b([a-z]{4,}) ([a-z]{4,})\b", t)
+                 if all(zipf(w) >= 2.5 for w in m.groups())),
+                None,
+            )  # fmt: skip
+            if pair:
+                found.append({"q": f'"{pair}"', "label": "a phrase, word for word"})
+            if top.get("category"):
+                found.append({"q": f"cat:{top['category']} {word}", "label": "within a category"})
+            if len(words) > 1:
+                found.append({"q": f"{word} -{words[1]}", "label": "without a word"})
+            found.append({"q": f"{word[:2]}{word[3]}{word[2]}{word[4:]}~", "label": "a misspelt word, found anyway"})
+            if newest.submitted is not None:
+                found.append(
+                    {"q": f"{word} date:{newest.submitted.isoformat()[:7]}..", "label": "submitted since a month"}
+                )
+            elif top.get("year"):
+                found.append({"q": f"{word} year:{top['year']}", "label": "within a year"})
+        if top.get("author"):
+            found.append({"q": f"au:{str(top['author']).split()[-1]}", "label": "an author's papers"})
+    # Only examples that find papers here (a word and a category may not meet).
+    found = [example for example in found if search_index.search(example["q"], limit=1, mode="lexical").total]
+    _EXAMPLES.clear()  # one index per app: the newest count only
+    _EXAMPLES[key] = found
+    return found
+
+
+_EXAMPLES: dict[tuple[int, int], list[dict[str, str]]] = {}
 
 
 def _year_bars(values: list[dict], width: int = 220, height: int = 60) -> list[dict]:

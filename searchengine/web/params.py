@@ -35,6 +35,8 @@ declaration says. Parameters (the same for ``/`` and ``/api/search``):
              of it (``0``/``false``: the default)
 ``mode``     ``lexical``, ``semantic`` or ``hybrid``: rank by words, by meaning
              or both (default: hybrid when the index keeps vectors, else lexical)
+``semantic_weight`` meaning's share of the hybrid ranking, 0 to 1 (default
+             :data:`~searchengine.ranking.HYBRID_SEMANTIC_WEIGHT`)
 ``format``   ``/api/export`` only: ``bibtex``, ``csv``, ``jsonl`` or ``ris``
 ========== ============================================================
 
@@ -42,8 +44,8 @@ An export (``/api/export``) takes the same parameters but ``page`` and
 ``limit``: it holds every hit, up to :data:`~searchengine.limits.EXPORT_LIMIT`.
 
 Only ``year``, ``author``, ``first_author`` and ``category`` may be given more than once; a
-second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``mode``, ``year_from``, ``year_to``,
-``since``, ``until`` or ``past`` is
+second ``q``, ``sort``, ``page``, ``limit``, ``more``, ``exact``, ``mode``, ``semantic_weight``,
+``year_from``, ``year_to``, ``since``, ``until`` or ``past`` is
 refused with a 400 naming it (which one would count is a guess). An empty
 value counts as not given. Lengths and numbers of values are counted as
 given (spaces, empty and repeated values included).
@@ -136,6 +138,20 @@ def _int(args, name: str, default: int) -> int:
     return int(whole.group(1))
 
 
+def _share(args, name: str) -> float | None:
+    """A number from 0 to 1 (``0.3``, ``1``, ``.25``), ``None`` when not given."""
+    raw = plain_text(_single(args, name)).strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value <= 1.0 or raw.lower().lstrip("+-").startswith(("inf", "nan")):
+        raise QueryError(f"{name} must be a number from 0 to 1, not {raw[:40]!r}")
+    return value
+
+
 def read_limit(args) -> int:
     """The ``limit`` parameter: hits per page, 1 to :data:`MAX_LIMIT` (default :data:`DEFAULT_LIMIT`).
 
@@ -208,6 +224,8 @@ def _read(args, declared: Parameter):
         return read_limit(args)
     if kind == "int":
         return _int(args, name, declared.default)
+    if kind == "share":
+        return _share(args, name)
     if kind == "text":
         raw = _single(args, name)
         if len(raw) > MAX_QUERY_CHARS:
@@ -259,6 +277,7 @@ class SearchParams:
         more: the facet listed in full, or ``None``.
         exact: search the query as typed, never a correction of it.
         mode: one of :data:`searchengine.semantic.MODES`, or ``None`` for the default.
+        semantic_weight: meaning's share of the hybrid ranking (0..1), or ``None`` for the default.
         since, until, past: the date filters as given (``""`` when not).
         from_range: True when ``year_from``/``year_to`` were given (the page
             redirects to the canonical URL with a ``year`` value instead).
@@ -272,6 +291,7 @@ class SearchParams:
     more: str | None = None
     exact: bool = False
     mode: str | None = None
+    semantic_weight: float | None = None
     from_range: bool = False
     # Date filters, kept apart from the fields above.
     since: str = ""
@@ -313,6 +333,7 @@ class SearchParams:
             more=given["more"],
             exact=given["exact"],
             mode=given["mode"],
+            semantic_weight=given["semantic_weight"],
             from_range=extra is not None,
             since=given["since"],
             until=given["until"],
@@ -389,6 +410,7 @@ class SearchParams:
                 **self._filter_options(),
                 sort=self.sort,
                 mode=self.mode,
+                semantic_weight=self.semantic_weight,
             )
         # ``more`` lists one facet in full: every facet is counted that far.
         return SearchRequest.make(
@@ -400,6 +422,7 @@ class SearchParams:
             facets=FACET_NAMES + ("date",),
             facet_size=EXPANDED_FACET_SIZE if self.more else FACET_SIZE,
             mode=self.mode,
+            semantic_weight=self.semantic_weight,
         )
 
     def feed_request(self, limit: int):
@@ -441,6 +464,8 @@ class SearchParams:
             pairs.append(("exact", "1"))
         if self.mode:
             pairs.append(("mode", self.mode))
+        if self.semantic_weight is not None:
+            pairs.append(("semantic_weight", f"{self.semantic_weight:g}"))
         return pairs
 
     def url(self, path: str = "/") -> str:

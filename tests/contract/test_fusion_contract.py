@@ -84,3 +84,32 @@ def test_hybrid_scores_and_order_are_the_same_on_both_engines(both, query, filte
     assert max(ours.values()) <= 1.0 + TOLERANCE
     # Each engine's order is the other's, up to papers within the tolerance.
     assert _in_order(theirs.hits, ours) and _in_order(mine.hits, cluster_scores)
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.2, 0.8, 1.0])
+def test_the_semantic_weight_and_each_hits_why_are_the_same_on_both_engines(both, weight):
+    embedded, cluster = both
+    mine = embedded.search("GPU memory", mode="hybrid", limit=24, semantic_weight=weight)
+    theirs = cluster.search("GPU memory", mode="hybrid", limit=24, semantic_weight=weight)
+    assert mine.total == theirs.total > 0
+    cluster_why = {hit.id: hit.explain for hit in theirs.hits}
+    for hit in mine.hits:
+        why = hit.explain
+        # The two parts add up to the score; each is at most its share of the best paper's.
+        assert why["keyword"] + why["meaning"] == pytest.approx(hit.score, abs=0.001)
+        assert why["keyword"] <= 1.0 - weight + 0.001 and why["meaning"] <= weight + 0.001
+        other = cluster_why[hit.id]
+        assert other["keyword"] == pytest.approx(why["keyword"], abs=TOLERANCE), hit.id
+        assert other["meaning"] == pytest.approx(why["meaning"], abs=TOLERANCE), hit.id
+        assert other["fields"] == why["fields"]
+    if weight == 0.0:  # words alone: the best keyword match on top, meaning no part
+        assert mine.hits[0].explain["keyword"] == 1.0 and {h.explain["meaning"] for h in mine.hits} == {0.0}
+    if weight == 1.0:
+        assert {h.explain["keyword"] for h in mine.hits} == {0.0} and mine.hits[0].explain["meaning"] == 1.0
+
+
+def test_the_default_weight_is_the_fusion_of_before(both):
+    embedded, _ = both
+    default = embedded.search("GPU memory", mode="hybrid", limit=24)
+    half = embedded.search("GPU memory", mode="hybrid", limit=24, semantic_weight=0.5)
+    assert [(h.id, h.score) for h in default.hits] == [(h.id, h.score) for h in half.hits]

@@ -216,6 +216,7 @@ def test_records_and_stats(engine_index):
     assert sorted(r.id for r in engine_index.records()) == sorted(_records())
     assert engine_index.stats() == {
         "documents": 24,
+        "undated": 24,
         "years": {"2026": 7, "2025": 6, "2024": 4, "2023": 5, "2022": 2},
         "categories": {
             "cs.DC": 12,

@@ -29,6 +29,8 @@ url, source          kept in ``_source`` only                   display, message
 version              long                                       the highest version wins
 submitted, updated   date (``yyyy-MM-dd``, absent when unknown)  date filters, date histogram
 versions             kept in ``_source`` only: ``[[n, day]]``   display
+tex                  kept in ``_source`` only: the title and    formulas on the web page
+                     abstract as written when they hold math
 newest_key,          long (:func:`searchengine.dates.sort_keys`,  ``--sort newest`` / ``oldest``
 oldest_key           absent when there is no day nor year)
 ===================  =========================================  ==================================
@@ -83,7 +85,8 @@ META_KEY = "searchengine"
 #: title_words, abstract_words).
 #: 6: the terms of layout 4 of the embedded index (Latin plurals in -ices made singular).
 #: 7: the journal facet's fields (journal, journal_keys).
-LAYOUT = 7
+#: 8: ``tex``, the title and abstract as written when they hold math (for display).
+LAYOUT = 8
 
 
 #: Longest word indexed, in characters: longer ones are cut to this (Lucene
@@ -276,6 +279,7 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
             "submitted": {"type": "date", "format": "strict_date"},
             "updated": {"type": "date", "format": "strict_date"},
             "versions": {"type": "object", "enabled": False},
+            "tex": {"type": "object", "enabled": False},
             "newest_key": {"type": "long"},
             "oldest_key": {"type": "long"},
             # --- links and identifiers ---
@@ -409,6 +413,8 @@ def document(record: Record) -> dict:
             source[fields["count"]] = values
             source[fields["filter"]] = list(dict.fromkeys(filters.keyword_key(v) for v in values))
     source.update(_date_source(record))
+    if record.tex:
+        source["tex"] = dict(record.tex)
     # --- links and identifiers ---
     keys = doi_keys(record)
     if keys:
@@ -459,6 +465,7 @@ def record_from_source(source: dict) -> Record:
         submitted=dates.from_iso(source.get("submitted")),
         updated=dates.from_iso(source.get("updated")),
         versions=[(int(n), day) for n, text in source.get("versions") or [] if (day := dates.from_iso(text))],
+        tex=dict(source.get("tex") or {}),
     )
     for name in LINK_FIELDS:  # --- links and identifiers ---
         setattr(record, name, source.get(name) or "")

@@ -78,6 +78,9 @@ class Matches:
     notes: list[str] = field(default_factory=list)
     #: After feedback: ``(id, score)`` of the best hits re-ranked, best first.
     reranked: list[tuple[str, float]] | None = None
+    #: Hybrid matches: ``{"vector", "top_meaning", "weight"}`` (meaning's share),
+    #: for each hit's cosine (a script field) and so its score's parts.
+    fusion: dict | None = None
 
     def full_query(self) -> dict:
         """The query with the filters as ``filter`` clauses."""
@@ -264,7 +267,7 @@ class OpenSearchSearcher:
         """Whether the index keeps record vectors (semantic and hybrid modes)."""
         return self.engine.has_vectors()
 
-    def semantic(self, matches: Matches, vector, mode: str, open_query: bool) -> Matches:
+    def semantic(self, matches: Matches, vector, mode: str, open_query: bool, weight: float = 0.5) -> Matches:
         """``matches`` ranked by meaning, as the embedded engine ranks them
         (:meth:`searchengine.engines.whoosh.searcher.WhooshSearcher.semantic`):
         the cluster finds the nearest papers (a ``knn`` query on the Lucene
@@ -276,7 +279,7 @@ class OpenSearchSearcher:
         here would fetch all their scores); ``tests/contract/test_fusion_contract.py``
         pins its scores and order to :func:`~searchengine.semantic.fusion.fuse`'s."""
         from searchengine.limits import MAX_DEPTH
-        from searchengine.ranking import HYBRID_LEXICAL_WEIGHT, HYBRID_NEAREST
+        from searchengine.ranking import HYBRID_NEAREST
 
         query_vector = [float(x) for x in vector]
         cosine = f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)"
@@ -325,13 +328,15 @@ class OpenSearchSearcher:
                             "vector": query_vector,
                             "top_words": top_words,
                             "top_meaning": top_meaning,
-                            "weight": HYBRID_LEXICAL_WEIGHT,
+                            "weight": 1.0 - weight,
                         },
                     },
                 }
             }
         fused_matches = Matches(matches.tree, ranked, matches.filters, 0, cut=matches.cut)
         fused_matches.deadline = matches.deadline
+        if mode == "hybrid":
+            fused_matches.fusion = {"vector": query_vector, "top_meaning": top_meaning, "weight": weight}
         return self._counted(fused_matches, matches.deadline)
 
     def _top_score(self, query: dict) -> float:
@@ -461,11 +466,32 @@ class OpenSearchSearcher:
             "track_total_hits": False,
             "timeout": _timeout(deadline),
         }
+        if matches.fusion is not None:  # each hit's cosine, for its score's parts (explain)
+            cosine = f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)"
+            body["script_fields"] = {
+                "meaning": {"script": {"source": cosine, "params": {"vector": matches.fusion["vector"]}}}
+            }
         found = self._search("search", body, search_type=_SEARCH_TYPE)
         if found.get(CUT_SHARDS):
             # Shards out of time gave no hits at all: papers may be missing, not just reordered.
             matches.cut = True
         return found["hits"]["hits"], bool(found.get("timed_out"))
+
+    def explain(self, matches: Matches, window: list[dict]) -> list[tuple[float, float]]:
+        """The keyword and meaning parts of each hybrid hit's score: the meaning
+        part from its cosine (the window's script field), the keyword part the rest."""
+        fusion = matches.fusion
+        parts = []
+        for raw in window:
+            score = float(raw.get("_score") or 0.0)
+            if fusion is None:
+                parts.append((score, 0.0))
+                continue
+            cosine = float((raw.get("fields") or {}).get("meaning", [0.0])[0])
+            top = fusion["top_meaning"]
+            meaning = fusion["weight"] * cosine / top if top > 0 else 0.0
+            parts.append((max(score - meaning, 0.0), meaning))
+        return parts
 
     def _reranked_window(self, matches: Matches, start: int, limit: int, deadline: float) -> tuple[list[dict], bool]:
         """A page that starts among the hits feedback re-ranked: those in their

@@ -13,7 +13,9 @@ url         stored only                                         display
 source      stored only (``file:line``)                         messages
 version     stored only (arXiv version number, or absent)      keeping the latest version
 day         integer: the submitted day (``date.toordinal``)     date filters
-dates       stored only: submitted, updated (ISO), versions     display
+dates       stored only: submitted, updated (ISO), versions;    display
+            ``tex``: the title and abstract as written when
+            they hold math (kept here: no layout change)
 doi         exact lower-cased terms (the record's own DOIs;     ``doi:``, a DOI as the query
             arXiv's DOI of its id is searched as the id),
             stored as the source wrote it
@@ -169,7 +171,7 @@ def document_fields(record) -> dict:
     fields["date_data"] = facets.pack_date_data(record)
     if record.submitted is not None:
         fields["day"] = record.submitted.toordinal()
-    if record.submitted or record.updated or record.versions:
+    if record.submitted or record.updated or record.versions or record.tex:
         fields["dates"] = stored_dates(record)
     # --- links and identifiers ---
     # Only the record's own DOIs: arXiv's DOI of its id is searched as the id
@@ -186,9 +188,14 @@ def document_fields(record) -> dict:
 
 def stored_dates(record) -> dict:
     """The ``dates`` stored field: ``{"submitted", "updated": ISO or None,
-    "versions": [[number, ISO], ...]}``."""
-    return {
+    "versions": [[number, ISO], ...]}``, and ``"tex"``: the record's
+    :attr:`~searchengine.records.Record.tex` when it has one (a stored field
+    of any shape: older indexes read it as absent)."""
+    stored: dict = {
         "submitted": dates.iso(record.submitted),
         "updated": dates.iso(record.updated),
         "versions": [[number, day.isoformat()] for number, day in record.versions],
     }
+    if record.tex:
+        stored["tex"] = dict(record.tex)
+    return stored

@@ -62,6 +62,7 @@ def _dates(stored: dict | None) -> dict[str, Any]:
         "submitted": from_iso(stored.get("submitted")),
         "updated": from_iso(stored.get("updated")),
         "versions": versions,
+        "tex": dict(stored.get("tex") or {}),  # the title's and abstract's TeX, kept with the dates
     }
 
 
@@ -97,6 +98,8 @@ class Matches:
     clock: MatchClock | None = None
     expansions: dict = field(default_factory=dict)
     meaning: tuple | None = None
+    #: Hybrid matches: ``(docnums, keyword parts, meaning parts)``, arrays in docnum order.
+    parts: tuple | None = None
 
     @property
     def cut(self) -> bool:
@@ -282,7 +285,7 @@ class WhooshSearcher:
             self._vectors = GenerationVectors(self.cache.folder, self.searcher.doc_count_all())
         return self._vectors
 
-    def semantic(self, matches: Matches, vector, mode: str, open_query: bool) -> Matches:
+    def semantic(self, matches: Matches, vector, mode: str, open_query: bool, weight: float = 0.5) -> Matches:
         """``matches`` ranked by meaning: ``mode`` ``"semantic"`` (cosine similarity
         to ``vector``, a unit float32 ``(384,)``) or ``"hybrid"`` (fused with
         the keyword scores, :func:`searchengine.semantic.fusion.fuse`).
@@ -297,8 +300,8 @@ class WhooshSearcher:
 
         from searchengine.engines.whoosh.combine import ScoredDocs
         from searchengine.limits import MAX_DEPTH
-        from searchengine.ranking import HYBRID_LEXICAL_WEIGHT, HYBRID_NEAREST
-        from searchengine.semantic.fusion import fuse
+        from searchengine.ranking import HYBRID_NEAREST
+        from searchengine.semantic.fusion import fuse_parts
 
         # One product with every row (a few ms for 75,000 records) costs less
         # than gathering the rows of many candidates first.
@@ -335,16 +338,27 @@ class WhooshSearcher:
         extra[inside] = docs[at[inside]] != nearest[inside]
         chosen = np.insert(docs, at[extra], nearest[extra])
         lexical = np.insert(self._keyword_scores(matches, docs), at[extra], 0.0)
-        fused = fuse(lexical, similarity[chosen], HYBRID_LEXICAL_WEIGHT)
+        keyword, meaning = fuse_parts(lexical, similarity[chosen], 1.0 - weight)
         return Matches(
             matches.query,
             matches.restrict,
-            ScoredDocs(chosen, fused),
+            ScoredDocs(chosen, keyword + meaning),
             chosen.tolist(),
             matches.clock,
             matches.expansions,
             made,
+            (chosen, keyword, meaning),
         )
+
+    def explain(self, matches: Matches, window: list[tuple[int, float]]) -> list[tuple[float, float]]:
+        """The keyword and meaning parts of each hybrid hit's score (see :class:`Matches`' ``parts``)."""
+        import numpy as np
+
+        if matches.parts is None:
+            return [(float(score), 0.0) for _, score in window]
+        docs, keyword, meaning = matches.parts
+        at = np.searchsorted(docs, [docnum for docnum, _ in window])
+        return [(float(keyword[i]), float(meaning[i])) for i in at.tolist()]
 
     def _keyword_scores(self, matches: Matches, docs):
         """BM25F scores of ``docs`` (the matches' ascending docnums, an int

@@ -249,3 +249,23 @@ def test_drawn_lists_are_saved_and_read_back_with_their_seed(tmp_path):
     again = everyday.load_lists(folder, 8, source)
     assert json.loads((folder / "random-surnames.json").read_text(encoding="utf-8"))["seed"] == 8
     assert sorted(map(str, again["random-surnames"])) == sorted(map(str, lists["random-surnames"]))
+
+
+def test_scale_build_rows_judge_time_rate_and_memory_against_their_targets():
+    import scale
+
+    ours = {"documents": 2_800_000, "seconds": 1500.0, "peak_mb": 2100, "cpu": 2900.0}
+    fts = {"documents": 2_800_000, "seconds": 300.0, "peak_mb": 30, "cpu": 290.0}
+    wall, rate, memory = scale.build_rows(ours, fts)
+    assert (wall.measured, wall.met) == ("25.0 min", True)
+    assert (rate.measured, rate.ratio, rate.met) == ("1,867 records/s", "0.20×", False)
+    assert (memory.measured, memory.met) == ("2,100 MB", True)
+
+
+def test_scale_reads_a_processes_proportional_and_private_memory():
+    import os
+
+    import scale
+
+    pss, private = scale.memory_of(os.getpid())
+    assert 1 < private <= pss < 10_000

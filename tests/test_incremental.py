@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from searchengine import IndexNotFoundError, build_index, open_index
 from searchengine.cli import main
 from searchengine.engines.whoosh import integrity, store
+from searchengine.engines.whoosh.writer import IDS_UNIQUE
 from searchengine.indexer import remove_documents, update_index
 
 from conftest import CORPUS, write
@@ -123,6 +124,7 @@ def test_update_adds_new_documents_and_replaces_by_id(samples, index_copy, tmp_p
         store.LAYOUT_FILE,
         "CHECKSUMS",
         "VERIFIED",
+        IDS_UNIQUE,
     }
     tocs = {name for name in files if name.startswith("_MAIN_")}
     assert len(tocs) == 1 and files - tocs and all(name.split(".")[0] in segments for name in files - tocs), sorted(
@@ -150,6 +152,7 @@ def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
     writer.commit()
     generation = store.current_generation(index_copy)
     (generation / "facet.columns").unlink()  # (its documents changed)
+    (generation / IDS_UNIQUE).unlink()  # an index of an older version has no mark
     integrity.write_checksums(generation)  # as if the index was written so
     assert len(open_index(index_copy).search("id:0704.0005").hits) == 2
     unrelated = jsonl(tmp_path / "one.jsonl", {"id": "2101.00001", "title": "Unrelated"})
@@ -157,6 +160,22 @@ def test_update_repairs_an_id_the_index_holds_twice(index_copy, tmp_path):
     assert (summary.added, summary.replaced, summary.documents) == (1, 1, 201)
     # The copy with the higher version is kept.
     assert [h.title for h in open_index(index_copy).search("id:0704.0005").hits] == ["Injected copy"]
+    assert (store.current_generation(index_copy) / IDS_UNIQUE).exists()
+
+
+def test_an_index_marked_with_unique_ids_is_not_scanned_for_copies(index_copy, tmp_path, monkeypatch):
+    from whoosh.reading import IndexReader
+
+    assert (store.current_generation(index_copy) / IDS_UNIQUE).exists()  # written by the build
+    scanned = []
+    real = IndexReader.iter_field
+    monkeypatch.setattr(IndexReader, "iter_field", lambda self, name, *a: scanned.append(name) or real(self, name, *a))
+    newer = jsonl(tmp_path / "newer.jsonl", {"id": "0704.0003v9", "title": "A newer version"})
+    summary = update_index([newer], index_copy)
+    assert (summary.added, summary.replaced, summary.documents) == (0, 1, 200)
+    assert "id" not in scanned
+    assert (store.current_generation(index_copy) / IDS_UNIQUE).exists()
+    assert [h.title for h in open_index(index_copy).search("id:0704.0003").hits] == ["A newer version"]
 
 
 def test_update_without_an_index_builds_one(oai, tmp_path):
@@ -345,7 +364,7 @@ def test_damaged_segments_are_named_by_their_checksums(oai, tmp_path, how, shown
     problem = f"1,000 bytes, written as {written:,}" if how == "truncate" else "checksum mismatch"
     assert result.stderr.splitlines() == [
         f"  {generation.name}/{segment.name}: {problem}",
-        f"Error: {tmp_path / 'index'}: the index is damaged: 1 of 4 files of {generation.name} ({segment.name}); "
+        f"Error: {tmp_path / 'index'}: the index is damaged: 1 of 5 files of {generation.name} ({segment.name}); "
         f"rebuild it with 'searchengine index PATH... --index-dir {tmp_path / 'index'}'",
     ]
 

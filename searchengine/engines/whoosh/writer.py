@@ -43,6 +43,11 @@ if TYPE_CHECKING:
     from whoosh.searching import Searcher
     from whoosh.writing import SegmentWriter
 
+#: A generation's mark (an empty file) that no id is held twice: written by
+#: a build, kept by updates and removals of such a generation, and written
+#: once an update has dropped the extra copies an older index may hold
+#: (:meth:`WhooshWriter.repair`).
+IDS_UNIQUE = "IDS_UNIQUE"
 # Documents handed to a worker process at a time.
 BATCH_SIZE = 256
 # Inputs with fewer records are indexed in one process.
@@ -337,6 +342,7 @@ class WhooshWriter:
         self._changed = False  # whether the second pass changed anything
         self._rewritten: set[str] = set()
         self._published = False
+        self._ids_unique = False  # whether no id is held twice (see IDS_UNIQUE)
 
     @property
     def updating(self) -> bool:
@@ -382,10 +388,12 @@ class WhooshWriter:
                 except Exception as exc:  # Whoosh raises many kinds on damage
                     raise store.open_failure(base, exc) from exc
                 self._base = base
+                self._ids_unique = (base / IDS_UNIQUE).exists()
             else:
                 from searchengine.engines.whoosh.schema import build_schema
 
                 self._ix = store.create_generation_index(generation, build_schema())
+                self._ids_unique = True  # a build folds repeated ids
         except BaseException:
             self._abandon()
             raise
@@ -526,7 +534,16 @@ class WhooshWriter:
     def repair(self) -> int:
         """Drop extra copies of one id (an index written by an older version, or
         by hand, may hold two): the copy with the higher version, then the one
-        written last, is kept. Returns the copies dropped."""
+        written last, is kept. Returns the copies dropped.
+
+        Every id is looked at only when the index started from may hold
+        one twice (it has no :data:`IDS_UNIQUE` mark): the first update of
+        an index of an older version. Otherwise the index's own writes
+        (each replacing the copies of its id) keep ids unique, and the scan,
+        which grows with the index (a minute at 1M documents), is skipped.
+        """
+        if self._ids_unique:
+            return 0
         writer, searcher = self._second_pass()
         dropped = 0
         for term, info in searcher.reader().iter_field("id"):
@@ -541,6 +558,7 @@ class WhooshWriter:
                     writer.delete_document(docnum)
                     dropped += 1
                     self._changed = True
+        self._ids_unique = True
         return dropped
 
     def delete(self, ids: list[str]) -> tuple[int, set[str]]:
@@ -590,6 +608,11 @@ class WhooshWriter:
                 for name in (vector_files.VECTORS_FILE, vector_files.SCALES_FILE):
                     (generation / name).unlink(missing_ok=True)
         store.write_layout(generation)
+        if self._ids_unique:
+            if not (generation / IDS_UNIQUE).exists():  # (one linked from the base is left as it is)
+                (generation / IDS_UNIQUE).write_bytes(b"")
+        else:
+            (generation / IDS_UNIQUE).unlink(missing_ok=True)
         integrity.write_checksums(generation, base=self._current)
         documents = ix.doc_count()
         store.publish(self.target, generation)

@@ -158,7 +158,7 @@ def test_check_says_sound_with_the_counts(index_dir):
     size = sum(size for _, size in integrity.read_checksums(folder).values())
     assert (result.exit_code, result.stdout) == (
         0,
-        f"{index_dir}: sound ({folder.name}: 4 files, {size / 1e6:,.1f} MB, 24 documents)\n",
+        f"{index_dir}: sound ({folder.name}: 5 files, {size / 1e6:,.1f} MB, 24 documents)\n",
     )
 
 

@@ -1,0 +1,214 @@
+"""Vector search at scale: the graph (``vectors.usearch``) against exact search, on derived vectors.
+
+    python benchmarks/vectors_scale.py [--vectors N] [--queries Q] [--seeds S] [--work DIR] [--reuse]
+
+Encoding millions of abstracts takes hours here, so the N vectors (default
+2,800,000, all of arXiv) are derived from S real ones (default 2,000: every
+25th record of ``../shared/data/arxiv/arxiv_listing_sample.jsonl.gz``,
+encoded by the product's model): each is ``a + u·b + g`` normalised, ``a``
+and ``b`` two seeds drawn at random, ``u`` uniform in [0, 0.7] and ``g``
+Gaussian noise of 0.035 a dimension (seed 0). The Q query vectors (default
+1,000) are real: the titles of the next Q records of the sample, encoded.
+
+In one run, on the same rows (int8 and a scale, as ``vectors.npy`` holds
+them) it prints:
+
+* the graph's build time (both cores) and its bytes on disk;
+* recall@10 of the product's nearest-neighbour search
+  (:meth:`GenerationVectors.nearest`, graph and exact re-ranking) against
+  exact search over every row, over the Q queries;
+* p50 and p95 milliseconds of a search for the 10 and the 100 nearest
+  (hybrid mode asks for 100) with the graph and exactly (the peer: every
+  row, a slice at a time, one thread), in the same process;
+* the same with a filter keeping a tenth of the documents (a year);
+* the cost of the similarities of a hybrid query's keyword matches (10,000
+  and 100,000 random documents);
+* the process's resident and private (not file-backed) memory after the
+  graph searches.
+
+``uptime`` is printed at both ends: the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+LISTING = REPO.parent / "shared" / "data" / "arxiv" / "arxiv_listing_sample.jsonl.gz"
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def seed_vectors(work: Path, seeds: int, queries: int):
+    """``(seed vectors, query vectors)``, encoded once and kept in ``work``."""
+    import numpy as np
+
+    path = work / f"seeds-{seeds}-{queries}.npz"
+    if path.is_file():
+        with np.load(path) as data:
+            return data["seeds"], data["queries"]
+    from searchengine.semantic.encoder import EncodingPool, record_text
+
+    items = []
+    with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines):
+            if number % 25 == 0:
+                items.append(json.loads(line))
+            if len(items) >= seeds + queries:
+                break
+    texts = [record_text(item.get("title", ""), item.get("abstract", "")) for item in items[:seeds]]
+    titles = [item.get("title", "") for item in items[seeds:]]
+    with EncodingPool(os.cpu_count() or 1) as pool:
+        found, asked = pool.encode(texts), pool.encode(titles)
+    np.savez(path, seeds=found, queries=asked)
+    return found, asked
+
+
+def derive(seeds, count: int, generation: Path) -> None:
+    """Write ``vectors.npy`` and ``vector-scales.npy`` of ``count`` derived vectors into ``generation``."""
+    import numpy as np
+
+    from searchengine.engines.whoosh.vectors import SCALES_FILE, VECTORS_FILE, quantize
+
+    rng = np.random.default_rng(0)
+    rows = np.lib.format.open_memmap(generation / VECTORS_FILE, mode="w+", dtype=np.int8, shape=(count, 384))
+    scales = np.lib.format.open_memmap(generation / SCALES_FILE, mode="w+", dtype=np.float32, shape=(count,))
+    step = 100_000
+    for start in range(0, count, step):
+        n = min(step, count - start)
+        a = seeds[rng.integers(0, len(seeds), n)]
+        b = seeds[rng.integers(0, len(seeds), n)]
+        mixed = a + rng.uniform(0, 0.7, (n, 1)).astype(np.float32) * b
+        mixed += rng.normal(0, 0.035, (n, 384)).astype(np.float32)
+        mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+        rows[start : start + n], scales[start : start + n] = quantize(mixed)
+    rows.flush()
+    scales.flush()
+    del rows, scales
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def timed(run, queries) -> tuple[list, float, float]:
+    found, times = [], []
+    for query in queries:
+        started = time.perf_counter()
+        found.append(run(query))
+        times.append((time.perf_counter() - started) * 1000)
+    return found, pct(times, 0.5), pct(times, 0.95)
+
+
+def memory() -> str:
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        fields[name] = value.strip()
+    return (
+        f"resident {fields.get('VmRSS')}, of it private (anonymous) {fields.get('RssAnon')}, "
+        f"file-backed {fields.get('RssFile')}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vectors", type=int, default=2_800_000)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, default=2000)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/searchengine-vectors-bench"))
+    parser.add_argument("--reuse", action="store_true", help="keep the vectors and graph a previous run wrote")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="cores to build the graph on")
+    args = parser.parse_args()
+
+    import numpy as np
+
+    from searchengine.engines.whoosh import ann
+    from searchengine.engines.whoosh.vectors import SCALES_FILE, VECTORS_FILE, GenerationVectors
+
+    print(uptime())
+    args.work.mkdir(parents=True, exist_ok=True)
+    seeds, queries = seed_vectors(args.work, args.seeds, args.queries)
+    generation = args.work / f"gen-{args.vectors}"
+    generation.mkdir(exist_ok=True)
+    if not (args.reuse and (generation / ann.ANN_FILE).is_file()):
+        started = time.perf_counter()
+        derive(seeds, args.vectors, generation)
+        print(
+            f"derived {args.vectors:,} vectors from {len(seeds):,} encoded records "
+            f"in {time.perf_counter() - started:.0f} s"
+        )
+        rows = np.load(generation / VECTORS_FILE, mmap_mode="r")
+        scales = np.load(generation / SCALES_FILE, mmap_mode="r")
+        saved, ann.ANN_MIN = ann.ANN_MIN, 0  # a graph at any size here
+        started, cpu = time.perf_counter(), time.process_time()
+        ann.write_ann(
+            generation,
+            rows,
+            scales,
+            threads=args.threads,
+            progress=lambda done, total: print(f"  graph: {done:,} of {total:,} added", flush=True),
+        )
+        ann.ANN_MIN = saved
+        print(
+            f"graph built in {time.perf_counter() - started:.0f} s "
+            f"({time.process_time() - cpu:.0f} CPU s, {args.threads} threads)"
+        )
+        del rows, scales
+    size = (generation / ann.ANN_FILE).stat().st_size
+    print(
+        f"graph: {size:,} bytes ({size / args.vectors:.0f} a vector); vectors.npy "
+        f"{(generation / VECTORS_FILE).stat().st_size:,} bytes"
+    )
+    store = GenerationVectors(generation, args.vectors)
+    assert store.graph is not None
+
+    def exact_nearest(query, count, pool=None):
+        # Every row (of the pool), a slice at a time, as an index without a graph past memory would.
+        wanted = np.arange(args.vectors) if pool is None else pool
+        similarities = store.similarities(query, None if pool is None else pool)
+        best = np.argpartition(-similarities, count - 1)[:count]
+        return wanted[best], similarities[best]
+
+    queries = [q.astype(np.float32) for q in queries]
+    rng = np.random.default_rng(1)
+    pool = np.sort(rng.choice(args.vectors, args.vectors // 10, replace=False))
+    rows_of = {}
+    for name, count, chosen in (
+        ("10 nearest", 10, None),
+        ("100 nearest", 100, None),
+        ("10 nearest, a tenth", 10, pool),
+    ):
+        exact_found, exact_p50, exact_p95 = timed(lambda q: exact_nearest(q, count, chosen), queries)
+        ann_found, ann_p50, ann_p95 = timed(lambda q: store.nearest(q, count, chosen), queries)
+        recall = np.mean([len(set(a[0].tolist()) & set(e[0].tolist())) / count for a, e in zip(ann_found, exact_found)])
+        rows_of[name] = (recall, ann_p50, ann_p95, exact_p50, exact_p95)
+        print(
+            f"{name}: recall@{count} {recall:.4f}; graph p50 {ann_p50:.2f} ms, p95 {ann_p95:.2f}; "
+            f"exact p50 {exact_p50:.1f} ms, p95 {exact_p95:.1f}"
+        )
+    print(memory())
+    for matches in (m for m in (10_000, 100_000) if m <= args.vectors):
+        chosen = [np.sort(rng.choice(args.vectors, matches, replace=False)) for _ in range(50)]
+        times = []
+        for query, docnums in zip(queries, chosen):
+            started = time.perf_counter()
+            store.similarities(query, docnums)
+            times.append((time.perf_counter() - started) * 1000)
+        print(f"similarities of {matches:,} keyword matches: p50 {pct(times, 0.5):.1f} ms, p95 {pct(times, 0.95):.1f}")
+    print(uptime())
+
+
+if __name__ == "__main__":
+    main()

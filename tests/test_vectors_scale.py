@@ -169,7 +169,7 @@ def test_a_damaged_graph_is_named_and_exits_3(tmp_path, monkeypatch):
 
 KILLED_ENCODE = """
 import os, signal, sys
-from searchengine import build_index
+from searchengine import build_index, update_index
 from searchengine.engines.whoosh import vectors
 from searchengine.semantic import encoder
 
@@ -183,24 +183,51 @@ def killed(self, texts):
     return real(self, texts)
 
 encoder.Encoder.encode = killed
-build_index([sys.argv[1]], sys.argv[2], vectors=True, jobs=1)
+run = update_index if sys.argv[3] == "update" else build_index
+run([sys.argv[1]], sys.argv[2], vectors=True, jobs=1)
 """
+
+
+def killed_encode(folder, how: str) -> None:
+    """Run ``build_index``/``update_index`` with vectors in a process killed (SIGKILL) at its third encoding step."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    command = [sys.executable, "-c", KILLED_ENCODE, str(CORPUS), str(folder), how]
+    assert subprocess.run(command, env=env, timeout=300).returncode == -9
+    assert len(list(folder.glob(".vectors/*/chunk-*.npz"))) == 2  # two steps of 8 written before the kill
 
 
 @needs_model
 def test_an_encode_killed_mid_way_goes_on_from_what_was_kept(tmp_path):
     folder = tmp_path / "index"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    killed = subprocess.run([sys.executable, "-c", KILLED_ENCODE, str(CORPUS), str(folder)], env=env, timeout=300)
-    assert killed.returncode == -9
+    killed_encode(folder, "build")
     assert not (folder / "CURRENT").exists()  # nothing published
-    chunks = list(folder.glob(".vectors/*/chunk-*.npz"))
-    assert len(chunks) == 2  # two steps of 8 written before the kill
     summary = build_index([CORPUS], folder, vectors=True)
     assert (summary.documents, summary.encoded) == (24, 8)  # only the last 8 encoded now
     assert not list(folder.glob(".vectors/*/chunk-*.npz"))  # in the generation now
     index = open_index(folder)
     try:
+        hits = index.search("speeding up sparse linear algebra kernels on graphics cards", mode="semantic", limit=3)
+        assert [hit.id for hit in hits.hits] == [SPMSPV, SPMV, SPGEMM]
+    finally:
+        index.close()
+
+
+@needs_model
+def test_vectors_added_by_an_update_leave_the_index_searchable_by_words_until_they_are_in(tmp_path):
+    folder = tmp_path / "index"
+    build_index([CORPUS], folder)
+    killed_encode(folder, "update")
+    index = open_index(folder)  # the index of words, as it was
+    try:
+        assert not index.has_vectors
+        assert index.search("sparse GPU", limit=3).total == index.search("sparse GPU", mode="lexical").total > 0
+    finally:
+        index.close()
+    summary = update_index([CORPUS], folder, vectors=True)
+    assert (summary.vectors, summary.encoded) == (True, 8)
+    index = open_index(folder)
+    try:
+        assert index.has_vectors
         hits = index.search("speeding up sparse linear algebra kernels on graphics cards", mode="semantic", limit=3)
         assert [hit.id for hit in hits.hits] == [SPMSPV, SPMV, SPGEMM]
     finally:

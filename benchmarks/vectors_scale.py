@@ -122,6 +122,35 @@ def memory() -> str:
     )
 
 
+def exact_alone(generation: Path, count: int, queries) -> None:
+    """Exact search over every row (a slice at a time, one thread): latency and memory."""
+    import numpy as np
+
+    from searchengine.engines.whoosh.vectors import GenerationVectors
+
+    store = GenerationVectors(generation, count)
+    store.graph = None
+    rows = np.arange(count)
+
+    def nearest(query):
+        similarities = store.similarities(query, rows)
+        return np.argpartition(-similarities, 9)[:10]
+
+    _, p50, p95 = timed(nearest, [q.astype(np.float32) for q in queries])
+    print(f"exact, 10 nearest of {count:,}: p50 {p50:.1f} ms, p95 {p95:.1f}")
+    print(memory())
+    rng = np.random.default_rng(1)
+    for matches in (10_000, 100_000):
+        times = []
+        for query in queries[:50]:
+            docnums = np.sort(rng.choice(count, matches, replace=False))
+            started = time.perf_counter()
+            store.similarities(query.astype(np.float32), docnums)
+            times.append((time.perf_counter() - started) * 1000)
+        print(f"similarities of {matches:,} keyword matches: p50 {pct(times, 0.5):.1f} ms, p95 {pct(times, 0.95):.1f}")
+    print(uptime())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vectors", type=int, default=2_800_000)
@@ -130,6 +159,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/searchengine-vectors-bench"))
     parser.add_argument("--reuse", action="store_true", help="keep the vectors and graph a previous run wrote")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="cores to build the graph on")
+    parser.add_argument(
+        "--exact-only",
+        action="store_true",
+        help="no graph: exact search's latency and memory alone (hours saved at 2.8M)",
+    )
     args = parser.parse_args()
 
     import numpy as np
@@ -142,6 +176,11 @@ def main() -> None:
     seeds, queries = seed_vectors(args.work, args.seeds, args.queries)
     generation = args.work / f"gen-{args.vectors}"
     generation.mkdir(exist_ok=True)
+    if args.exact_only:
+        if not (args.reuse and (generation / VECTORS_FILE).is_file()):
+            derive(seeds, args.vectors, generation)
+        exact_alone(generation, args.vectors, queries)
+        return
     if not (args.reuse and (generation / ann.ANN_FILE).is_file()):
         started = time.perf_counter()
         derive(seeds, args.vectors, generation)

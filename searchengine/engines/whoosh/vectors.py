@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from searchengine.engines.whoosh.ann import ANN_FILE, ROWS_PER_STEP, write_ann
+from searchengine.engines.whoosh.ann import ANN_FILE, write_ann
 from searchengine.engines.whoosh.ann import available as ann_available
 from searchengine.semantic import CACHE_DIR
 
@@ -45,6 +45,8 @@ ENCODE_STEP = 64
 # Records to encode from which one process per core is started.
 PARALLEL_ENCODE_MIN = 512
 CHUNK_SECONDS = 30.0
+# Rows turned into floats at a time by a search without the float matrix (12 MB).
+ROWS_PER_STEP = 8192
 
 
 def has_vectors(generation: Path) -> bool:

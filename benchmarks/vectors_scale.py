@@ -129,7 +129,8 @@ def exact_alone(generation: Path, count: int, queries) -> None:
     from searchengine.engines.whoosh.vectors import GenerationVectors
 
     store = GenerationVectors(generation, count)
-    store.graph = None
+    store.graph = None  # (a slice of the rows at a time all the same: past ANN_MIN documents)
+    assert store.by_slices
     rows = np.arange(count)
 
     def nearest(query):

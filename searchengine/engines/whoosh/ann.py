@@ -50,6 +50,11 @@ UPDATE_SHARE = 0.2
 ROWS_PER_STEP = 65_536
 
 
+def minimum() -> int:
+    """:data:`ANN_MIN` as it is now (tests lower it)."""
+    return ANN_MIN
+
+
 def available() -> bool:
     """Whether the ``usearch`` package is installed (without importing it)."""
     from importlib.util import find_spec

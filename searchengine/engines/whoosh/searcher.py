@@ -307,7 +307,7 @@ class WhooshSearcher:
         if open_query and matches.restrict is not None:
             pool = np.asarray(self._filtered(matches.restrict), dtype=np.int64)
         every = None
-        if store.graph is None:
+        if not store.by_slices and store.graph is None:
             # One product with every row (a few ms for 75,000 records) costs less
             # than gathering the rows of many candidates first.
             every = store.similarities(vector)

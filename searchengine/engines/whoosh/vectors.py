@@ -36,6 +36,7 @@ from typing import Any
 
 from searchengine.engines.whoosh.ann import ANN_FILE, write_ann
 from searchengine.engines.whoosh.ann import available as ann_available
+from searchengine.engines.whoosh.ann import minimum as ann_min
 from searchengine.semantic import CACHE_DIR
 
 VECTORS_FILE = "vectors.npy"
@@ -308,6 +309,8 @@ class GenerationVectors:
             )
         self._matrix = None
         self._lock = threading.Lock()
+        # Past ANN_MIN documents no float copy of every row is made (4 bytes a number).
+        self.by_slices = documents >= ann_min()
         self.graph = None
         if (generation / ANN_FILE).is_file() and ann_available():
             from searchengine.engines.whoosh.ann import Graph
@@ -335,7 +338,7 @@ class GenerationVectors:
         array): float32, one per document."""
         import numpy as np
 
-        if self.graph is not None:
+        if self.by_slices or self.graph is not None:
             # Large: from the int8 rows, a slice at a time (no float copy of them all).
             wanted = np.arange(len(self.rows)) if docnums is None else np.asarray(docnums, dtype=np.int64)
             out = np.empty(len(wanted), dtype=np.float32)
@@ -379,7 +382,7 @@ class GenerationVectors:
                     found = found[pool[at] == found]
                 if pool is None or len(found) >= count:
                     return _best(found, self.similarities(query, found), count)
-        if every is None and (pool is None or self.graph is None):
+        if every is None and pool is None:
             every = self.similarities(query)
         if pool is None:
             return _best(np.arange(len(self.rows)), every, count)

@@ -4,7 +4,7 @@
 
 Encoding millions of abstracts takes hours here, so the N vectors (default
 2,800,000, all of arXiv) are derived from S real ones (default 2,000: every
-25th record of ``../shared/data/arxiv/arxiv_listing_sample.jsonl.gz``,
+20th record of ``../shared/data/arxiv/arxiv_listing_sample.jsonl.gz``,
 encoded by the product's model): each is ``a + u·b + g`` normalised, ``a``
 and ``b`` two seeds drawn at random, ``u`` uniform in [0, 0.7] and ``g``
 Gaussian noise of 0.035 a dimension (seed 0). The Q query vectors (default
@@ -64,7 +64,7 @@ def seed_vectors(work: Path, seeds: int, queries: int):
     items = []
     with gzip.open(LISTING, "rt", encoding="utf-8") as lines:
         for number, line in enumerate(lines):
-            if number % 25 == 0:
+            if number % 20 == 0:
                 items.append(json.loads(line))
             if len(items) >= seeds + queries:
                 break

@@ -303,28 +303,32 @@ class WhooshSearcher:
         from searchengine.ranking import HYBRID_NEAREST
         from searchengine.semantic.fusion import fuse_parts
 
-        # One product with every row (a few ms for 75,000 records) costs less
-        # than gathering the rows of many candidates first.
-        similarity = self.vectors().similarities(vector)
+        store = self.vectors()
         docs = np.asarray(matches.docnums, dtype=np.int64)
         nearest = np.zeros(0, dtype=np.int64)
+        pool = None
+        if open_query and matches.restrict is not None:
+            pool = np.asarray(self._filtered(matches.restrict), dtype=np.int64)
+        every = None
+        if not store.by_slices and store.graph is None:
+            # One product with every row (a few ms for 75,000 records) costs less
+            # than gathering the rows of many candidates first.
+            every = store.similarities(vector)
         if open_query:
-            pool = (
-                np.asarray(self._filtered(matches.restrict), dtype=np.int64) if matches.restrict is not None else None
-            )
-            found = similarity if pool is None else similarity[pool]
-            wanted = min(MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST, len(found))
-            if wanted:
-                best = np.argpartition(-found, wanted - 1)[:wanted]
-                best = best[found[best] > 0]  # deleted documents' rows are zeros
-                nearest = np.sort(best if pool is None else pool[best])
+            # Exact, or from the graph past ann.ANN_MIN documents (see vectors.GenerationVectors.nearest).
+            wanted = MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST
+            nearest = np.sort(store.nearest(vector, wanted, pool, every=every)[0])
+
+        def similarity(chosen):
+            return every[chosen] if every is not None else store.similarities(vector, chosen)
+
         made = (matches, vector, mode, open_query)
         if mode == "semantic":
             chosen = nearest if open_query else docs
             return Matches(
                 matches.query,
                 matches.restrict,
-                ScoredDocs(chosen, similarity[chosen].astype(np.float64)),
+                ScoredDocs(chosen, similarity(chosen).astype(np.float64)),
                 chosen.tolist(),
                 matches.clock,
                 matches.expansions,
@@ -338,7 +342,7 @@ class WhooshSearcher:
         extra[inside] = docs[at[inside]] != nearest[inside]
         chosen = np.insert(docs, at[extra], nearest[extra])
         lexical = np.insert(self._keyword_scores(matches, docs), at[extra], 0.0)
-        keyword, meaning = fuse_parts(lexical, similarity[chosen], 1.0 - weight)
+        keyword, meaning = fuse_parts(lexical, similarity(chosen), 1.0 - weight)
         return Matches(
             matches.query,
             matches.restrict,
@@ -652,12 +656,14 @@ class WhooshSearcher:
         norm = float(np.linalg.norm(centre))
         if norm == 0:
             return 0, [], ""
-        found = store.similarities(centre / norm)
-        found[docnums] = 0.0  # the records themselves
-        total = min(int(np.count_nonzero(found > 0)), MAX_DEPTH)
+        # The records themselves are among the nearest: asked for beyond the depth, then dropped.
+        found, similarity = store.nearest(centre / norm, MAX_DEPTH + len(docnums))
+        kept = ~np.isin(found, docnums)
+        found, similarity = found[kept], similarity[kept]
+        total = min(len(found), MAX_DEPTH)
         wanted = min(limit, total)
-        best = np.argpartition(-found, wanted - 1)[:wanted] if wanted else np.zeros(0, dtype=np.int64)
-        ranked = self._tie_order([(int(d), float(found[d])) for d in best])
+        best = np.argsort(-similarity, kind="stable")[:wanted]
+        ranked = self._tie_order([(int(found[i]), float(similarity[i])) for i in best])
         return total, self.hits(None, ranked, True), "vectors: " + " ".join(record.id for record in records)
 
     def warm_up(self, seconds: float) -> None:

@@ -34,6 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from searchengine.engines.whoosh.ann import ANN_FILE, write_ann
+from searchengine.engines.whoosh.ann import available as ann_available
+from searchengine.engines.whoosh.ann import minimum as ann_min
 from searchengine.semantic import CACHE_DIR
 
 VECTORS_FILE = "vectors.npy"
@@ -43,6 +46,8 @@ ENCODE_STEP = 64
 # Records to encode from which one process per core is started.
 PARALLEL_ENCODE_MIN = 512
 CHUNK_SECONDS = 30.0
+# Rows turned into floats at a time by a search without the float matrix (12 MB).
+ROWS_PER_STEP = 8192
 
 
 def has_vectors(generation: Path) -> bool:
@@ -155,8 +160,10 @@ def write_vectors(
     """Write ``generation``'s vector files for every live document of ``reader``
     (its Whoosh reader), encoding the records that neither ``base`` (the
     generation it was copied from) nor the cache holds with the same text.
-    Once they are written, the cache is emptied: the vectors are in the
-    generation, so an index keeps each vector once.
+    Past :data:`~.ann.ANN_MIN` documents the generation's graph for
+    approximate search is written too (:func:`.ann.write_ann`). Once they
+    are written, the cache is emptied: the vectors are in the generation,
+    so an index keeps each vector once.
 
     Args:
         threads: cores to encode on: that many processes, each running the
@@ -234,6 +241,7 @@ def write_vectors(
             rows[docnum], scales[docnum] = cache.get(kept_key)
     _save_array(generation / VECTORS_FILE, rows)
     _save_array(generation / SCALES_FILE, scales)
+    write_ann(generation, rows, scales, base=base, threads=threads)
     cache.clear()
     return len(todo)
 
@@ -301,10 +309,22 @@ class GenerationVectors:
             )
         self._matrix = None
         self._lock = threading.Lock()
+        # Past ANN_MIN documents no float copy of every row is made (4 bytes a number).
+        self.by_slices = documents >= ann_min()
+        self.graph = None
+        if (generation / ANN_FILE).is_file() and ann_available():
+            from searchengine.engines.whoosh.ann import Graph
+
+            try:
+                self.graph = Graph(generation / ANN_FILE)
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise IndexDamagedError(damaged(generation.parent, f"its {ANN_FILE} cannot be read ({exc})")) from exc
 
     @property
     def matrix(self):
-        """float32 ``(documents, 384)``: the unit vectors (deleted documents: zeros)."""
+        """float32 ``(documents, 384)``: the unit vectors (deleted documents:
+        zeros). Made on first use (4 bytes a number); a generation with a
+        graph never needs it."""
         with self._lock:
             if self._matrix is None:
                 import numpy as np
@@ -318,12 +338,72 @@ class GenerationVectors:
         array): float32, one per document."""
         import numpy as np
 
+        if self.by_slices or self.graph is not None:
+            # Large: from the int8 rows, a slice at a time (no float copy of them all).
+            wanted = np.arange(len(self.rows)) if docnums is None else np.asarray(docnums, dtype=np.int64)
+            out = np.empty(len(wanted), dtype=np.float32)
+            for start in range(0, len(wanted), ROWS_PER_STEP):
+                part = wanted[start : start + ROWS_PER_STEP]
+                rows = self.rows[part] if docnums is not None else self.rows[start : start + len(part)]
+                out[start : start + len(part)] = (
+                    np.einsum("ij,j->i", rows.astype(np.float32), query) * self.scales[part]
+                )
+            return out
         # einsum, not BLAS: BLAS's threads wait for a busy machine's other
         # core (a hybrid search took twice as long at load 3), and a server
         # answers its requests in parallel anyway.
         matrix = self.matrix if docnums is None else self.matrix[docnums]
         return np.einsum("ij,j->i", matrix, query)
 
+    def nearest(self, query, count: int, pool=None, *, every=None):
+        """``(docnums, similarities)`` of the ``count`` documents nearest to
+        ``query`` (unit float32 ``(384,)``) among ``pool`` (ascending int
+        array of document numbers; ``None``: every document), in no set
+        order, deleted documents and those of cosine 0 or less left out.
+
+        Exact (every row, or every row of the pool) without a graph and for
+        pools of at most :data:`~.ann.EXACT_POOL` documents; else the
+        graph's nearest candidates (more for a pool: those outside it are
+        dropped), ranked again exactly. Should a pool's candidates be fewer
+        than ``count``, the pool is searched exactly. ``every``: the
+        similarities to every document, when the caller has them already.
+        """
+        import numpy as np
+
+        from searchengine.engines.whoosh.ann import candidates_wanted
+
+        count = max(0, count)
+        if self.graph is not None and count:
+            asked = candidates_wanted(count, None if pool is None else len(pool), self.graph.size)
+            if asked is not None:
+                found = self.graph.candidates(query, asked)
+                if pool is not None:
+                    at = np.minimum(np.searchsorted(pool, found), len(pool) - 1)
+                    found = found[pool[at] == found]
+                if pool is None or len(found) >= count:
+                    return _best(found, self.similarities(query, found), count)
+        if every is None and pool is None:
+            every = self.similarities(query)
+        if pool is None:
+            return _best(np.arange(len(self.rows)), every, count)
+        pool = np.asarray(pool, dtype=np.int64)
+        return _best(pool, every[pool] if every is not None else self.similarities(query, pool), count)
+
     def vector(self, docnum: int):
         """The unit vector of one document (float32 ``(384,)``)."""
-        return self.matrix[docnum]
+        import numpy as np
+
+        return np.multiply(self.rows[docnum], self.scales[docnum], dtype=np.float32)
+
+
+def _best(docnums, similarities, count: int):
+    """``(docnums, similarities)`` of the ``count`` highest of ``similarities``
+    (those above 0: deleted documents' rows are zeros)."""
+    import numpy as np
+
+    wanted = min(count, len(similarities))
+    if not wanted:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    best = np.argpartition(-similarities, wanted - 1)[:wanted]
+    best = best[similarities[best] > 0]
+    return np.asarray(docnums)[best], similarities[best]

@@ -144,11 +144,12 @@ def unread_keys(obj: dict[str, Any], known: frozenset[str], notes: list[str]) ->
 def layout(obj: dict[str, Any]) -> str:
     """The JSON-lines layout an object is written in, by its keys: ``arxiv-oai``
     (``authors_parsed``, or ``versions`` with ``update_date``),
-    ``arxiv-listing`` (``summary`` and ``id`` with ``abs`` or ``pdf``), else ``jsonl``."""
+    ``arxiv-listing`` (``summary`` with ``abs`` or ``pdf``: a listing record
+    that lost its ``id`` is still one, reported as such), else ``jsonl``."""
     keys = obj.keys()
     if "authors_parsed" in keys or ("versions" in keys and "update_date" in keys):
         return "arxiv-oai"
-    if "summary" in keys and "id" in keys and ("abs" in keys or "pdf" in keys):
+    if "summary" in keys and ("abs" in keys or "pdf" in keys):
         return "arxiv-listing"
     return NAME
 

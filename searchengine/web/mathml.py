@@ -24,12 +24,12 @@ from markupsafe import Markup, escape
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 
-# MathML Core's presentation elements (what latex2mathml writes).
-_ELEMENTS = frozenset(
+#: MathML Core's presentation elements (what latex2mathml writes), the only ones a formula keeps.
+ELEMENTS = frozenset(
     "math mrow mi mn mo mtext mspace ms mfrac msqrt mroot msub msup msubsup munder mover munderover "
     "mmultiscripts mprescripts none mtable mtr mtd mstyle mpadded mphantom menclose semantics annotation".split()
 )
-_ATTRIBUTES = frozenset(
+ATTRIBUTES = frozenset(
     "display mathvariant stretchy fence form separator accent accentunder lspace rspace movablelimits "
     "largeop symmetric displaystyle scriptlevel linethickness columnalign rowalign columnspacing "
     "rowspacing width height depth notation minsize maxsize".split()
@@ -63,11 +63,9 @@ def _rebuilt(node: ElementTree.Element, parts: list[str]) -> bool:
     """Append ``node`` as allowed MathML to ``parts``; ``False`` when it holds
     anything else (an element outside MathML, a command left as text)."""
     namespace, _, name = node.tag.rpartition("}")
-    if namespace.lstrip("{") != MATHML_NS or name not in _ELEMENTS:
+    if namespace.lstrip("{") != MATHML_NS or name not in ELEMENTS:
         return False
-    attributes = "".join(
-        f' {key}="{escape(value)}"' for key, value in sorted(node.attrib.items()) if key in _ATTRIBUTES
-    )
+    attributes = "".join(f' {key}="{escape(value)}"' for key, value in sorted(node.attrib.items()) if key in ATTRIBUTES)
     parts.append(f'<math xmlns="{MATHML_NS}"{attributes}>' if name == "math" else f"<{name}{attributes}>")
     text = node.text or ""
     if text.lstrip().startswith("\\"):

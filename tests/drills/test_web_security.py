@@ -47,6 +47,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 import pytest
 
 from searchengine import build_index
+from searchengine.web import mathml
 
 from .conftest import REPO
 from live import chromium, serving
@@ -552,7 +553,13 @@ TAGS = {
     "dd",
     "code",
     "pre",
-}
+    "details",
+    "summary",
+    "table",
+    "tr",
+    "th",
+    "td",
+} | mathml.ELEMENTS  # formulas drawn on the page: only the sanitiser's elements
 ATTRIBUTES = {
     "action",
     "data-format",
@@ -592,7 +599,8 @@ ATTRIBUTES = {
     "x",
     "y",
     "selected",
-}
+    "xmlns",
+} | mathml.ATTRIBUTES
 INSPECT = """
 const tags = new Set(arguments[0]), attributes = new Set(arguments[1]);
 const found = [];

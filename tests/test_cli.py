@@ -793,6 +793,29 @@ def test_off_a_terminal_index_says_every_phase_with_the_time_left(monkeypatch):
     )
 
 
+def test_off_a_terminal_the_vector_graph_says_its_progress_after_encoding(monkeypatch, capsys):
+    import io
+    import time
+
+    from searchengine.cli.progress import EncodeProgress
+
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    stream = io.StringIO()
+    progress = EncodeProgress(stream, None)
+    progress.graph(0, 3_000_000)
+    now[0] += 10
+    progress.graph(100_000, 3_000_000)  # under 30 s since the last line: nothing
+    now[0] += 50
+    progress.graph(600_000, 3_000_000)  # a fifth in 60 s: 4 min left
+    progress.close()
+    assert capsys.readouterr().err.splitlines() == [
+        "Building the vector graph of 3,000,000 documents",
+        "Vector graph: 600,000 of 3,000,000 added, about 4 min left",
+    ]
+    assert stream.getvalue() == ""  # no bar off a terminal
+
+
 def test_a_short_run_off_a_terminal_says_nothing_but_its_summary(runner, workdir):
     result = runner.invoke(main, ["index", "corpus", "--index", "idx"])
     assert result.exit_code == 0 and result.stderr == ""

@@ -48,7 +48,8 @@ def generation_of(folder, unit, monkeypatch, base=None):
     rows, scales = vectors.quantize(unit)
     np.save(folder / vectors.VECTORS_FILE, rows)
     np.save(folder / vectors.SCALES_FILE, scales)
-    assert ann.write_ann(folder, rows, scales, base=base, threads=2)
+    old = None if base is None else (np.load(base / vectors.VECTORS_FILE), np.load(base / vectors.SCALES_FILE))
+    assert ann.write_ann(folder, rows, scales, base=base, base_vectors=old, threads=2)
     return vectors.GenerationVectors(folder, len(unit))
 
 

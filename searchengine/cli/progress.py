@@ -263,7 +263,7 @@ class EncodeProgress:
     def __init__(self, stream: TextIO, bar: IndexProgress | ProgressLines | None) -> None:
         self.stream, self.reading = stream, bar
         self.bar: tqdm[NoReturn] | None = None
-        self.started = self.said = 0.0
+        self.started = self.said = self.graph_started = 0.0
 
     def __call__(self, done: int, total: int) -> None:
         """The writer's callback: ``done`` of ``total`` records encoded."""
@@ -295,10 +295,32 @@ class EncodeProgress:
             left = (now - self.started) / done * (total - done)
             click.echo(f"Encoding: {done:,} of {total:,} encoded, about {duration(left)} left", err=True)
 
+    def graph(self, done: int, total: int) -> None:
+        """The writer's callback while the approximate-search graph is
+        built (after encoding): ``done`` of ``total`` documents added."""
+        import time
+
+        now = time.monotonic()
+        if self.graph_started == 0.0:
+            self.close()
+            self.graph_started = self.said = now
+            click.echo(f"Building the vector graph of {total:,} documents", err=True)
+            if self.stream.isatty():
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit=" documents", file=self.stream, leave=False, desc="Vector graph")
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+        elif now - self.said >= self.EVERY_SECONDS and done:
+            self.said = now
+            left = (now - self.graph_started) / done * (total - done)
+            click.echo(f"Vector graph: {done:,} of {total:,} added, about {duration(left)} left", err=True)
+
     def close(self) -> None:
         """Clear the bar."""
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
 
 
 def progress_bar(quiet: bool, paths: Iterable[str | os.PathLike[str]]) -> IndexProgress | ProgressLines | None:

@@ -87,6 +87,7 @@ def write_ann(
     scales,
     *,
     base: Path | None = None,
+    base_vectors: tuple[Any, Any] | None = None,
     threads: int = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> bool:
@@ -94,10 +95,11 @@ def write_ann(
     384)`` and their ``scales`` (0: a deleted document, left out), or remove
     it below :data:`ANN_MIN` documents or without ``usearch``.
 
-    With ``base`` (the generation this one was copied from) holding a graph
-    of rows that differ in at most :data:`UPDATE_SHARE` of the documents,
-    that graph is loaded and only the changed documents are removed and
-    added again; otherwise the graph is built from every row.
+    With ``base`` (the generation this one was copied from) holding a graph,
+    and ``base_vectors`` (that generation's rows and scales) differing from
+    these in at most :data:`UPDATE_SHARE` of the documents, that graph is
+    loaded and only the changed documents are removed and added again;
+    otherwise the graph is built from every row.
 
     Args:
         threads: cores to build on.
@@ -115,8 +117,8 @@ def write_ann(
         return False
     live = np.asarray(scales) > 0
     index, todo = None, np.flatnonzero(live)
-    if base is not None and (base / ANN_FILE).is_file():
-        index, todo = _changed(base, rows, scales, live)
+    if base is not None and base_vectors is not None and (base / ANN_FILE).is_file():
+        index, todo = _changed(base, base_vectors, rows, scales, live)
     if index is None:
         index, todo = _new_index(), np.flatnonzero(live)
     step = max(ROWS_PER_STEP, len(todo) // 100)
@@ -131,18 +133,12 @@ def write_ann(
     return True
 
 
-def _changed(base: Path, rows, scales, live) -> tuple[Any, Any]:
+def _changed(base: Path, base_vectors: tuple[Any, Any], rows, scales, live) -> tuple[Any, Any]:
     """``(the base's graph loaded, documents to add)`` when few documents
     changed, with the changed ones removed from it; ``(None, None)`` otherwise."""
     import numpy as np
 
-    from searchengine.engines.whoosh.vectors import SCALES_FILE, VECTORS_FILE
-
-    try:
-        base_rows = np.load(base / VECTORS_FILE, mmap_mode="r")
-        base_scales = np.load(base / SCALES_FILE, mmap_mode="r")
-    except (OSError, ValueError):
-        return None, None
+    base_rows, base_scales = base_vectors
     size, shared = len(rows), min(len(rows), len(base_rows))
     differs = np.zeros(size, dtype=bool)
     differs[shared:] = True

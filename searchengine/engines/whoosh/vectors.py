@@ -169,7 +169,9 @@ def write_vectors(
         threads: cores to encode on: that many processes, each running the
             model on one thread (one process, and no new one, for a few records).
         progress: called with ``(encoded so far, to encode)`` after each
-            step, and once with ``(0, to encode)`` before the first.
+            step, and once with ``(0, to encode)`` before the first; its
+            ``graph`` method, if it has one, with ``(added, to add)`` while
+            the graph is built (minutes past a million documents).
 
     Returns:
         The number of records encoded (the rest came from the cache).
@@ -241,7 +243,9 @@ def write_vectors(
             rows[docnum], scales[docnum] = cache.get(kept_key)
     _save_array(generation / VECTORS_FILE, rows)
     _save_array(generation / SCALES_FILE, scales)
-    write_ann(generation, rows, scales, base=base, threads=threads)
+    base_vectors = None if base_rows is None else (base_rows, base_scales)
+    on_graph = getattr(progress, "graph", None)
+    write_ann(generation, rows, scales, base=base, base_vectors=base_vectors, threads=threads, progress=on_graph)
     cache.clear()
     return len(todo)
 

@@ -429,3 +429,35 @@ def test_a_json_lines_version_field_is_the_records_version(tmp_path):
     records = list(read_records([path], problems))
     assert [(r.id, r.version) for r in records] == [("2201.00010", 4), ("2201.00011", 2)]
     assert [str(p) for p in problems] == [f"{path}:3: field 'version' must be a whole number, not 'four' (skipped)"]
+
+
+def test_author_page_lines_outside_any_record_are_named_not_dropped(tmp_path):
+    stray = PAGE.replace("At least 9 recordsLinked", "Follow this author\n\nAt least 9 recordsLinked").replace(
+        "math.NA↗\n", "math.NA↗\n\nA note pasted between two records.\n"
+    )
+    page = write(tmp_path / "stray.txt", stray)
+    records, problems = read([page])
+    assert [r.title for r in records] == ["First Paper: On Engines", "Third Paper"]
+    assert [(p.line, p.reason, p.skipped) for p in problems if not p.skipped] == [
+        (7, "line 'Follow this author' not read (outside any record)", False),
+        (34, "line 'A note pasted between two records.' not read (outside any record)", False),
+    ]
+
+
+def test_atom_entry_elements_that_records_do_not_keep_are_named(tmp_path):
+    feed = write(
+        tmp_path / "feed.xml",
+        '<?xml version="1.0"?>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom"'
+        ' xmlns:x="urn:example">\n'
+        "<entry><id>http://arxiv.org/abs/2101.00001v1</id><title>Sparse kernels</title>"
+        "<summary>About SpMV.</summary><published>2021-01-01T00:00:00Z</published>"
+        "<author><name>Ada Lovelace</name><arxiv:affiliation>Analytical Society</arxiv:affiliation></author>"
+        "<x:rating>5</x:rating><arxiv:comment/></entry>\n"
+        "</feed>\n",
+    )
+    records, problems = read([feed])
+    assert [(r.id, r.title, r.authors) for r in records] == [("2101.00001", "Sparse kernels", ["Ada Lovelace"])]
+    assert [str(p) for p in problems] == [
+        f"{feed}:3: elements '{{urn:example}}rating', 'arxiv:affiliation' not read (not a field of this format)"
+    ]

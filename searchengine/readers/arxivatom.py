@@ -17,7 +17,9 @@ Both layouts the API has used are read: the older one declares the
   ``arxiv:comment`` as the record's links and identifiers (the API gives no license).
 
 An error response (an entry whose id is an ``/api/errors`` URL) is reported as a
-problem. The file is parsed incrementally, so long feeds stream.
+problem. Any other element of an entry that holds something (an author's
+``arxiv:affiliation``, an element of another namespace) is named in the
+record's notes as not read. The file is parsed incrementally, so long feeds stream.
 """
 
 from __future__ import annotations
@@ -42,6 +44,33 @@ def sniff(head: str) -> bool:
     return "<feed" in head and "http://www.w3.org/2005/Atom" in head
 
 
+#: The elements of an ``<entry>`` (and of its ``<author>``) that are read.
+_READ = frozenset(
+    f"{space}{name}"
+    for space, names in (
+        (ATOM, ("id", "title", "summary", "author", "category", "published", "updated", "link", "name")),
+        (ARXIV, ("primary_category", "doi", "journal_ref", "comment")),
+    )
+    for name in names
+)
+_PREFIXES = {ATOM: "", ARXIV: "arxiv:"}
+
+
+def _unread_elements(entry: ElementTree.Element, notes: list[str]) -> None:
+    """Note the entry's elements (and its authors') outside :data:`_READ`
+    that hold text or attributes: what the record leaves out is named."""
+    children = list(entry) + [part for author in entry.findall(f"{ATOM}author") for part in author]
+    unread: dict[str, None] = {}
+    for child in children:
+        if child.tag in _READ or not ((child.text or "").strip() or child.attrib or len(child)):
+            continue
+        space, _, local = child.tag[1:].rpartition("}") if child.tag.startswith("{") else ("", "", child.tag)
+        unread[_PREFIXES.get("{" + space + "}", f"{{{space}}}" if space else "") + local] = None
+    if unread:
+        names = ", ".join(f"'{name}'" for name in unread)
+        notes.append(f"element{'s' if len(unread) > 1 else ''} {names} not read (not a field of this format)")
+
+
 def _entry_record(entry: ElementTree.Element) -> Record:
     raw_id = clean_text(entry.findtext(f"{ATOM}id") or "")
     if "/api/errors" in raw_id:
@@ -56,6 +85,7 @@ def _entry_record(entry: ElementTree.Element) -> Record:
     terms = [primary.get("term", "")] if primary is not None else []
     terms += [c.get("term", "") for c in entry.findall(f"{ATOM}category")]
     notes: list[str] = []
+    _unread_elements(entry, notes)
     stamps = {key: entry.findtext(f"{ATOM}{key}") for key in ("published", "updated")}
     published = day_field(stamps, "published", notes)
     updated = day_field(stamps, "updated", notes)

@@ -12,7 +12,9 @@ Layout, one item per non-blank line::
     cs.DC↗                                       <- category line closes it
 
 The pages carry no arXiv ids, so each record's id is derived from its title
-(:func:`searchengine.records.title_id`).
+(:func:`searchengine.records.title_id`). A line that is none of these (text
+between a record's category line and the next year line, or an unknown line
+in the page's header) is not read, and is named in a note with its line.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ NAME = "authorpage"
 _YEAR = re.compile(r"^arXiv\s*(\d{4})$")
 _CATEGORY = re.compile(r"^([A-Za-z][\w.-]*)\s*↗$")
 _ATTRIBUTED = re.compile(r"^Publications and source records attributed to (.+?)\.?$")
+_COUNT = re.compile(r"^(At least )?[\d,]+ records?\s*(Linked to original sources)?$", re.IGNORECASE)
+_BANNER = "arXiv subjects"
 
 
 def sniff(head: str) -> bool:
@@ -51,6 +55,12 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     def problem(line: int, reason: str) -> None:
         problems.append(Problem(str(path), line, reason))
 
+    def unread(line: int, text: str) -> None:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        problems.append(Problem(str(path), line, f"line '{shown}' not read (outside any record)", skipped=False))
+
+    records = 0  # records closed so far: a line after one is not header
+
     for number, raw in lines:
         line = raw.strip()
         if not line:
@@ -62,14 +72,19 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
             start, year, body = number, int(year_match.group(1)), []
             continue
         if not start:
+            if records:
+                unread(number, line)
+                continue
             header.append(line)
             found = _ATTRIBUTED.match(line)
             if found:
                 author = clean_text(found.group(1))
-            elif len(header) == 2 and header[0] == "arXiv subjects" and not author:
+            elif len(header) == 2 and header[0] == _BANNER and not author:
                 # The line after the site banner names the author too; used
                 # when the "attributed to" sentence is missing.
                 author = clean_text(line)
+            elif not (line == _BANNER and len(header) == 1) and not _COUNT.match(line):
+                unread(number, line)
             continue
         category = _CATEGORY.match(line)
         if category:
@@ -86,7 +101,7 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
                     categories=[category.group(1)],
                     source=f"{path}:{start}",
                 )
-            start, body = 0, []
+            start, body, records = 0, [], records + 1
             continue
         body.append(line)
     if start:

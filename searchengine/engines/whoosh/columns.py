@@ -214,7 +214,8 @@ def build_arrays(reader, known_keys: dict[str, list[str]] | None = None) -> dict
     reader's ``facet_data``, ``date_data`` and ``sort_title`` columns, its
     spelling words and its terms. ``known_keys``: author names' keys already
     worked out (:func:`known_name_keys` of an earlier generation's file),
-    which are not worked out again."""
+    which are not worked out again. (An update's file is assembled from
+    its base's instead: :mod:`.columnmerge`.)"""
     from searchengine.errors import IndexDamagedError
 
     if not reader.has_column("facet_data"):
@@ -265,33 +266,31 @@ def build_arrays(reader, known_keys: dict[str, list[str]] | None = None) -> dict
         name_rank = np.empty(len(names), dtype=np.int32)
         name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names), dtype=np.int32)
         arrays[name + ".name_rank"] = name_rank
-    arrays.update(
-        _author_key_arrays(
-            np,
-            list(sets[AUTHOR_COLUMN][2]),
-            arrays[AUTHOR_COLUMN + ".offsets"],
-            arrays[AUTHOR_COLUMN + ".values"],
-            known_keys or {},
-        )
-    )
-    arrays.update(_string_table(np, "spelling", _spelling_words(reader)))
+    names = list(sets[AUTHOR_COLUMN][2])
+    arrays.update(_author_key_arrays(np, names, known_keys or {}))
+    held = arrays[AUTHOR_COLUMN + ".offsets"], arrays[AUTHOR_COLUMN + ".values"]
+    arrays.update(author_doc_arrays(np, *held, len(names)))
+    return arrays | word_arrays(np, reader)
+
+
+def word_arrays(np, reader) -> dict:
+    """The spelling table and the vocabularies of :data:`VOCABULARY_FIELDS`."""
+    arrays = _string_table(np, "spelling", _spelling_words(reader))
     for fieldname in VOCABULARY_FIELDS:
         if fieldname in reader.schema:
             arrays["vocabulary." + fieldname] = np.frombuffer(_vocabulary_bytes(reader, fieldname), dtype=np.uint8)
     return arrays
 
 
-def _author_key_arrays(np, names: list[str], offsets, values, known: dict[str, list[str]]) -> dict:
-    """The arrays of :meth:`~.facetcolumns.FacetColumns.author_docs`, from
-    the author set column (``names`` in value-id order, its ``offsets`` and ``values``).
+def _author_key_arrays(np, names: list[str], known: dict[str, list[str]]) -> dict:
+    """The author keys of :meth:`~.facetcolumns.FacetColumns.author_docs`,
+    from the author column's ``names`` in value-id order.
 
     ``author_key.names`` / ``.name_offsets``: the distinct keys of
     :func:`searchengine.filters.name_keys`, UTF-8, in byte order (for a
     binary search); ``author_key.offsets`` / ``.values``: the value ids of
-    the names having each key; ``author.all_offsets`` / ``.all_docs``: the
-    documents holding each value id; ``author.first_offsets`` /
-    ``.first_docs``: those whose first author it is. Offsets are 32-bit:
-    a generation holds fewer than 2**31 author names and keys.
+    the names having each key, ascending. Offsets are 32-bit: a generation
+    holds fewer than 2**31 author names and keys.
     """
     from searchengine.filters import name_keys
 
@@ -304,13 +303,22 @@ def _author_key_arrays(np, names: list[str], offsets, values, known: dict[str, l
     arrays = _string_table(np, "author_key", keys)
     arrays["author_key.offsets"] = np.cumsum([0] + [len(keyed[k]) for k in keys], dtype=np.int32)
     arrays["author_key.values"] = np.array([vid for k in keys for vid in keyed[k]], dtype=np.int32)
+    return arrays
+
+
+def author_doc_arrays(np, offsets, values, names: int) -> dict:
+    """``author.all_offsets`` / ``.all_docs``: the documents holding each of
+    the author column's ``names`` value ids (its CSR ``offsets`` and
+    ``values``); ``author.first_offsets`` / ``.first_docs``: those whose
+    first author it is. 32-bit, as :func:`_author_key_arrays`."""
+    arrays = {}
     lengths = np.diff(offsets)
     slot_docs = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
     firsts = offsets[:-1][lengths > 0]
     for part, (vids, docs) in {"all": (values, slot_docs), "first": (values[firsts], slot_docs[firsts])}.items():
         order = np.argsort(vids, kind="stable")  # by value id, documents ascending within one
         arrays[f"author.{part}_docs"] = docs[order].astype(np.int32)
-        arrays[f"author.{part}_offsets"] = np.searchsorted(vids[order], np.arange(len(names) + 1)).astype(np.int32)
+        arrays[f"author.{part}_offsets"] = np.searchsorted(vids[order], np.arange(names + 1)).astype(np.int32)
     return arrays
 
 
@@ -463,6 +471,18 @@ def _strings(arrays: dict, table: str) -> list[str]:
     return [blob[start:end].decode("utf-8") for start, end in zip(offsets, offsets[1:])]
 
 
+def segments_of(reader) -> list[list]:
+    """``[[segment id, documents], ...]`` of ``reader``'s segments in document
+    order (the column file's header keeps them as ``segments``)."""
+    from whoosh.reading import SegmentReader
+
+    return [
+        [sub.segment().segment_id(), sub.doc_count_all()]  # type: ignore[union-attr]  # (a segment's reader)
+        for sub, _ in reader.leaf_readers()
+        if isinstance(sub, SegmentReader)
+    ]
+
+
 def write_columns(folder: Path, reader, arrays: dict | None = None, base: Path | None = None) -> dict:
     """Write the column file of the generation in ``folder``, which ``reader`` reads.
 
@@ -472,7 +492,9 @@ def write_columns(folder: Path, reader, arrays: dict | None = None, base: Path |
     written into. ``arrays`` (:func:`build_arrays` of ``reader``) are built
     from the reader when not given, taking the author names' keys of the
     generation in folder ``base`` (the one an update started from) where
-    its column file holds them. Returns the arrays.
+    its column file holds them. The header lists the generation's segments
+    (:func:`segments_of`), from which the next update's file is assembled
+    (:mod:`.columnmerge`). Returns the arrays.
 
     Raises ``OSError`` when the folder cannot be written, and
     ``IndexDamagedError`` for an index without facet data.
@@ -484,6 +506,7 @@ def write_columns(folder: Path, reader, arrays: dict | None = None, base: Path |
         "generation": reader.generation(),
         "documents": reader.doc_count_all(),
         "name_keys": name_keys_fingerprint(),
+        "segments": segments_of(reader),
         "arrays": layout,
     }
     reserved = 0

@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from searchengine.engines.whoosh import columns, integrity, internals, store
+from searchengine.engines.whoosh import columnmerge, integrity, internals, store
 from searchengine.engines.whoosh import vectors as vector_files
 from searchengine.errors import IndexDamagedError, IndexNotFoundError, InputError, SearchEngineError
 from searchengine.processes import exit_with_parent
@@ -599,7 +599,7 @@ class WhooshWriter:
         whoosh_index.clean_files(ix.storage, ix.indexname, toc.generation, toc.segments)
         with ix.reader() as reader:  # the facet and sort columns belong to the generation
             # (reads every kept segment's columns; the names' keys of the generation before)
-            columns.write_columns(generation, reader, base=self._current)
+            columnmerge.write_update_columns(generation, reader, self._current)
             if self.vectors:
                 self.encoded = vector_files.write_vectors(
                     generation, reader, self.target, base=self._current, threads=self.jobs, progress=self.on_encode

@@ -15,13 +15,18 @@ documents. Its modes:
   when there is no index yet).
 * ``"remove"`` deletes documents by id through the alias.
 
-A bulk item the cluster rejects for a passing reason (429 overloaded, 503
-shard unavailable, ...) is sent again, up to :data:`RETRY_ROUNDS` times
-with growing pauses, and so are the items of a bulk request that failed as
-a whole (its node died, the client's retries on other nodes failed too)
-while some node still answers; an item still rejected, or refused outright
-(a field OpenSearch cannot take), is handed back to the pipeline, which
-reports it as ``file:line`` like a bad record; no other record is lost.
+A bulk item the cluster rejects for a passing reason (429 overloaded: a
+full write queue, ``es_rejected_execution_exception``, indexing pressure;
+503 shard unavailable, ...) is sent again, up to :data:`RETRY_ROUNDS` times
+with pauses doubling up to :data:`RETRY_PAUSE_MAX`, and so are the items of
+a bulk request that failed as a whole (429, or its node died and the
+client's retries on other nodes failed too) while some node still answers;
+after an answer with rejected items, the next request waits (backpressure).
+An item rejected through every round is never dropped: the run fails
+(ClusterError; a build is not published). An item refused outright (a
+field OpenSearch cannot take) is handed back to the pipeline, which reports
+it as ``file:line``, and the command exits 1. Every run ends by counting the
+index (a refresh, then ``_count``) against what was acknowledged.
 
 Writers of one ``NAME`` take turns on a lock document in the index
 ``NAME-lock`` (:class:`WriteLock`): a lease renewed while the run lasts, so
@@ -62,9 +67,12 @@ ENCODE_BATCH = 64
 #: Largest bulk request body, in bytes (OpenSearch works best with a few MB).
 BULK_BYTES_MAX = 10 * 2**20
 #: Rounds of re-sending items rejected for a passing reason, after the first attempt.
-RETRY_ROUNDS = 3
-#: Pause before the first re-send (seconds); doubled each round.
+RETRY_ROUNDS = 8
+#: Pause before the first re-send (seconds); doubled each round, and after each
+#: bulk answer with rejected items before the next request is sent.
 RETRY_PAUSE = 1.0
+#: Longest of those pauses (seconds): the rounds span about two minutes.
+RETRY_PAUSE_MAX = 30.0
 # Item statuses worth sending again: overloaded, shard unavailable, timeouts.
 _TRANSIENT = {408, 429, 500, 502, 503, 504}
 #: Bulk requests in flight by default (10,000 arXiv records into one 2-core
@@ -141,10 +149,15 @@ def _single(client: OpenSearch, location: ClusterLocation) -> str | None:
     return indexes[0]
 
 
-def _remove_stale(client: OpenSearch, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
-    """Delete physical indexes of this alias that it does not point at (left by a
-    killed build). Only indexes named like :func:`physical_name` and marked in
-    their mapping as written for this alias are touched. Returns their names."""
+def unaliased_indexes(client: OpenSearch, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
+    """The physical indexes of this alias other than ``keep`` (those it points
+    at): named like :func:`physical_name` and marked in their mapping as
+    written for this alias. Sorted. Without a live write lock, they were left
+    by a build that was killed (or whose clean-up failed).
+
+    Raises:
+        ClusterError: the cluster failed the request.
+    """
     alias, keep = location.index, set(keep)
     with cluster_errors(location, "list the alias's old indexes"):
         found = client.indices.get_mapping(
@@ -155,6 +168,25 @@ def _remove_stale(client: OpenSearch, location: ClusterLocation, keep: Iterable[
         meta = (body.get("mappings") or {}).get("_meta", {}).get(mapping.META_KEY, {})
         if name not in keep and is_physical_name(alias, name) and meta.get("alias") == alias:
             stale.append(name)
+    return sorted(stale)
+
+
+def lock_holder(client: OpenSearch, location: ClusterLocation) -> dict | None:
+    """The write lock document of the alias (``{"owner", "expires"}``, the
+    lease's end in Unix seconds), or ``None`` when no writer holds or left one.
+
+    Raises:
+        ClusterError: the cluster failed the request.
+    """
+    with cluster_errors(location, "read the write lock", index=lock_name(location.index)):
+        held = client.get(index=lock_name(location.index), id=location.index, ignore=404)
+    return held.get("_source") if held.get("found") else None
+
+
+def _remove_stale(client: OpenSearch, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
+    """Delete physical indexes of this alias that it does not point at (left by a
+    killed build; see :func:`unaliased_indexes`). Returns their names."""
+    stale = unaliased_indexes(client, location, keep)
     for name in stale:
         with cluster_errors(location, f"delete the unfinished index {name}", index=name):
             client.indices.delete(index=name, ignore_unavailable=True)
@@ -313,8 +345,9 @@ class _BulkWriter:
     """Sends index actions in bulk, re-sends transient rejections, hands back the rest.
 
     Documents (the pipeline's, with ``record``) go in through :meth:`send`;
-    results come back per item; an item that finally fails is handed to
-    ``on_failed(document, reason)``.
+    results come back per item; an item the cluster refuses for good is
+    handed to ``on_failed(document, reason)``; one still rejected for a
+    passing reason after every round fails the run (ClusterError).
     """
 
     def __init__(
@@ -330,35 +363,72 @@ class _BulkWriter:
         self.client, self.location, self.index = client, location, index
         self.jobs, self.lock = max(1, jobs), lock
         self.chunk_bytes = max(2**20, min(BULK_BYTES_MAX, memory_mb * 2**20 // (4 * (self.jobs + 1))))
-        # Ids of which some copy was written.
+        # Ids of which some copy was written, and of those the ones new to the index.
         self.written: set[str] = set()
+        self.added: set[str] = set()
         # Fields added to a record's source until it is written (its vector).
         self.extra: dict[str, dict] = {}
+        # Items sent again after a passing rejection (all rounds), for the run's figures.
+        self.resent = 0
+        # Backpressure: no request is sent before _resume_at (monotonic seconds);
+        # _backoff doubles with each answer that had rejected items.
+        self._backoff = 0.0
+        self._resume_at = 0.0
 
     def send(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
-        """Write every document; transient rejections are re-sent in rounds."""
-        retry = self._round(documents, on_failed, final=False)
+        """Write every document; transient rejections are re-sent in rounds.
+
+        Raises:
+            ClusterError: items still rejected for a passing reason after
+                :data:`RETRY_ROUNDS` rounds (never dropped), or no node answers.
+        """
+        started = time.monotonic()
+        retry = self._round(documents, on_failed)
         for round_number in range(1, RETRY_ROUNDS + 1):
             if not retry:
                 return
-            time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
-            retry = self._round(retry, on_failed, final=round_number == RETRY_ROUNDS)
+            time.sleep(min(RETRY_PAUSE_MAX, RETRY_PAUSE * 2 ** (round_number - 1)))
+            self.resent += len(retry)
+            retry = self._round([document for document, _ in retry], on_failed)
+        if retry:
+            raise self._still_rejected(retry, time.monotonic() - started)
+
+    def _still_rejected(self, retry: list[tuple[Document, str]], seconds: float) -> ClusterError:
+        first, reason = retry[0]
+        outcome = (
+            "the documents before were written: run the same command again"
+            if self.index == self.location.index
+            else "nothing was published, the index is as it was"
+        )
+        return ClusterError(
+            f"{self.location.redacted(self.index)}: {_counted(len(retry), 'document')} still rejected after "
+            f"{RETRY_ROUNDS + 1} tries over {seconds:,.0f} s (the first: {first.record.id} at "
+            f"{first.record.source}, {reason}); {outcome}"
+        )
+
+    def _wait_for_pressure(self) -> None:
+        pause = self._resume_at - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
 
     def _round(
-        self, documents: Iterable[Document], on_failed: Callable[[Document, str], None], *, final: bool
-    ) -> list[Document]:
+        self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]
+    ) -> list[tuple[Document, str]]:
+        """One pass over ``documents``; returns those rejected for a passing
+        reason, each with ``"STATUS: reason"``."""
         from opensearchpy import helpers
 
         in_flight: dict[str, Document] = {}
 
         def actions() -> Iterator[dict]:
             for document in documents:
+                self._wait_for_pressure()  # the cluster asked to slow down
                 in_flight[document.record.id] = document
                 yield _index_action(self.index, document.record, self.extra.get(document.record.id))
 
-        # A bulk request that fails as a whole (its node died mid-request, and the
-        # client's retries on the other nodes failed too) comes back item by item
-        # with a status "N/A": a passing failure, sent again next round.
+        # A bulk request that fails as a whole (429 after the client's own
+        # retries, or its node died mid-request and the retries on the other
+        # nodes failed too) comes back item by item with its status, or "N/A".
         options: dict[str, Any] = dict(
             chunk_size=BULK_DOCS, max_chunk_bytes=self.chunk_bytes, raise_on_error=False, raise_on_exception=False
         )
@@ -368,7 +438,7 @@ class _BulkWriter:
             )
         else:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
-        retry: list[Document] = []
+        retry: list[tuple[Document, str]] = []
         probed = False
         with cluster_errors(self.location, "bulk indexing", index=self.index), closing(results):
             # Closed here, in this thread, however the loop ends (a lost lease, Ctrl-C):
@@ -383,35 +453,64 @@ class _BulkWriter:
                     continue
                 if ok:
                     self.written.add(document.record.id)
+                    if document.kind == "added":
+                        self.added.add(document.record.id)
                     self.extra.pop(document.record.id, None)
+                    if self._backoff and time.monotonic() >= self._resume_at:
+                        self._backoff = 0.0  # taken again after the pause: full speed
                     continue
-                status = info.get("status")
+                status, error = info.get("status"), info.get("error")
                 if not isinstance(status, int) and not probed:
                     # A whole request failed: with no node answering at all, stop now
                     # (ClusterError) rather than send every other request in vain.
                     probed = True
                     self.client.cluster.health(local=True)  # any node's own view: no master needed
-                if not final and (status in _TRANSIENT or not isinstance(status, int)):
-                    retry.append(document)
+                if _passing(status, error):
+                    self._slow_down()
+                    retry.append((document, f"{status}: {_error_text(self.location, error)}"))
                 else:
-                    on_failed(document, self._reason(document.record, status, info.get("error")))
+                    on_failed(document, self._reason(document.record, status, error))
         return retry
 
+    def _slow_down(self) -> None:
+        """An answer with items rejected as overloaded: hold the next requests back,
+        twice as long as last time (from :data:`RETRY_PAUSE` up to :data:`RETRY_PAUSE_MAX`)."""
+        now = time.monotonic()
+        if now < self._resume_at:
+            return  # one pause per burst of rejections
+        self._backoff = min(RETRY_PAUSE_MAX, max(RETRY_PAUSE, 2 * self._backoff))
+        self._resume_at = now + self._backoff
+
     def _reason(self, record: Record, status: object, error: object) -> str:
-        if isinstance(error, dict):
-            reason = error.get("reason") or error.get("type") or "rejected"
-            caused = error.get("caused_by") or {}
-            if caused.get("reason"):
-                reason = f"{reason}: {caused['reason']}"
-        else:
-            reason = str(error or "rejected")
-        reason = self.location.scrub(" ".join(reason.split())[:300])
-        transient = status in _TRANSIENT or not isinstance(status, int)
-        return (
-            f"{record.id}: not indexed, the cluster "
-            + (f"rejected it {RETRY_ROUNDS + 1} times" if transient else "refused it")
-            + f" ({status}: {reason}) (skipped)"
-        )
+        reason = _error_text(self.location, error)
+        return f"{record.id}: not indexed, the cluster refused it ({status}: {reason}) (skipped)"
+
+
+def _passing(status: object, error: object) -> bool:
+    """Whether a bulk item failed for a passing reason (sent again): an
+    overloaded node (429, or a rejected execution whatever its status), a shard
+    unavailable or a timeout, or a whole request that got no answer (no status)."""
+    if not isinstance(status, int) or status in _TRANSIENT:
+        return True
+    kind = error.get("type", "") if isinstance(error, dict) else str(error)
+    return "rejected_execution" in str(kind)
+
+
+def _error_text(location: ClusterLocation, error: object) -> str:
+    """A bulk item's error in one line (its reason and cause), without credentials."""
+    if isinstance(error, dict):
+        reason = error.get("reason") or error.get("type") or "rejected"
+        caused = error.get("caused_by") or {}
+        if caused.get("reason"):
+            reason = f"{reason}: {caused['reason']}"
+    else:
+        reason = str(error or "rejected")
+    return location.scrub(" ".join(str(reason).split())[:300])
+
+
+def _counted(number: int, noun: str) -> str:
+    """``1 document``, ``2 documents``."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _index_action(index: str, record: Record, extra: dict | None = None) -> dict:
@@ -543,6 +642,8 @@ class ClusterWriter:
         self._old: list[str] = []
         self._data_nodes = 1
         self._published = False
+        self._before = 0  # documents through the alias before an update or removal
+        self._removed = 0
 
     @property
     def updating(self) -> bool:
@@ -580,6 +681,8 @@ class ClusterWriter:
                 self._start_new_index()
             else:
                 self._index = cluster.index
+                # What the index holds before: the count it must hold after.
+                self._before = _count(client, cluster, cluster.index)
         except BaseException:
             self._stack.close()
             raise
@@ -715,7 +818,7 @@ class ClusterWriter:
         todo, removed, missing = list(ids), 0, set()
         for round_number in range(RETRY_ROUNDS + 1):
             if round_number:
-                time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
+                time.sleep(min(RETRY_PAUSE_MAX, RETRY_PAUSE * 2 ** (round_number - 1)))
             retry = []
             actions = ({"_op_type": "delete", "_index": alias, "_id": doc_id} for doc_id in todo)
             with cluster_errors(cluster, "bulk delete"):
@@ -728,7 +831,7 @@ class ClusterWriter:
                         removed += 1
                     elif status == 404:
                         missing.add(doc_id)
-                    elif status in _TRANSIENT and round_number < RETRY_ROUNDS:
+                    elif _passing(status, info.get("error")) and round_number < RETRY_ROUNDS:
                         retry.append(doc_id)
                     else:
                         error = info.get("error")
@@ -740,6 +843,7 @@ class ClusterWriter:
             if not retry:
                 break
             todo = retry
+        self._removed += removed
         return removed, missing
 
     def publish(self) -> int:
@@ -753,7 +857,15 @@ class ClusterWriter:
         """
         client, cluster, new = self._client, self.cluster, self._new
         if new is None:
-            return _count(client, cluster, self._index)
+            documents = _count(client, cluster, self._index)
+            expected = self._before + len(self._bulk.added) - self._removed
+            if documents < expected:
+                raise ClusterError(
+                    f"{cluster}: {expected - documents:,} documents were acknowledged but are missing from "
+                    f"the index ({documents:,} counted after a refresh, {expected:,} expected); "
+                    "run the same command again"
+                )
+            return documents
         with cluster_errors(cluster, "finish the new index's settings", index=new):
             client.indices.put_settings(
                 index=new, body=mapping.finished_settings(mapping.replica_count(), self._data_nodes)

@@ -201,7 +201,8 @@ class OpenSearchEngine:
         of the alias it does not point at (``behind``), and a write lock whose
         lease ran out. While a writer's lease runs, a new physical index is a
         rebuild at work, not a leftover."""
-        from searchengine.engines.opensearch.writer import lock_holder, unaliased_indexes
+        from searchengine.engines.opensearch.lock import lock_holder
+        from searchengine.engines.opensearch.writer import unaliased_indexes
 
         holder = lock_holder(self.client, self._location)
         if holder is not None and float(holder.get("expires") or 0) > time.time():

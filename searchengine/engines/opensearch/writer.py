@@ -696,7 +696,7 @@ class ClusterWriter:
             expected = self._before + len(self._bulk.added) - self._removed
             if documents < expected:
                 raise ClusterError(
-                    f"{cluster}: {expected - documents:,} documents were acknowledged but are missing from "
+                    f"{cluster}: {_counted(expected - documents, 'acknowledged document')} missing from "
                     f"the index ({documents:,} counted after a refresh, {expected:,} expected); "
                     "run the same command again"
                 )
@@ -709,8 +709,9 @@ class ClusterWriter:
         expected = len(self._bulk.written)
         if documents != expected:
             raise ClusterError(
-                f"{cluster.redacted(new)}: {expected - documents} documents were "
-                "acknowledged but are missing from the new index; the index is unchanged"
+                f"{cluster.redacted(new)}: {_counted(expected - documents, 'acknowledged document')} missing "
+                f"from the new index ({documents:,} counted after a refresh, {expected:,} expected); "
+                "nothing was published, the index is as it was"
             )
         _wait_for_replicas(client, cluster, new)
         self._lock.check()

@@ -146,9 +146,28 @@ def test_documents_missing_at_the_end_fail_an_update(cluster_client, location, i
     finally:
         writer.ClusterWriter.publish = real  # type: ignore[method-assign]
     assert str(raised.value) == (
-        f"{location}: 1 documents were acknowledged but are missing from the index "
+        f"{location}: 1 acknowledged document missing from the index "
         "(7 counted after a refresh, 8 expected); run the same command again"
     )
+    # a rebuild short of a document is not published
+    [before] = physical(cluster_client, index_name)
+
+    def publish_new(self):
+        cluster_client.delete(index=self._new, id="2101.00002", refresh=True)
+        return real(self)
+
+    writer.ClusterWriter.publish = publish_new  # type: ignore[method-assign]
+    try:
+        with pytest.raises(
+            ClusterError,
+            match=r": 1 acknowledged document missing from the new index \(7 counted "
+            r"after a refresh, 8 expected\); nothing was published, the index is as it was$",
+        ):
+            build_index([path, more], location)
+    finally:
+        writer.ClusterWriter.publish = real  # type: ignore[method-assign]
+    assert physical(cluster_client, index_name) == all_physical(cluster_client, index_name) == [before]
+    assert count(cluster_client, index_name) == 7
 
 
 def test_a_killed_rebuild_is_reported_by_check_and_cleaned_by_the_next(cluster_client, location, index_name, tmp_path):

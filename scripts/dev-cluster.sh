@@ -22,6 +22,9 @@
 #   SEARCHENGINE_CLUSTER_NAME            cluster.name (default searchengine-dev)
 #   SEARCHENGINE_OPENSEARCH_HEAP         heap per node, -Xms = -Xmx (default 512m)
 #   SEARCHENGINE_OPENSEARCH_JAVA_OPTS    extra JVM options per node
+#   SEARCHENGINE_CLUSTER_NODE_SETTINGS   extra opensearch.yml lines for every node, separated
+#                                        by ';' (e.g. "thread_pool.write.size: 1;
+#                                        thread_pool.write.queue_size: 1" to provoke 429s)
 #   SEARCHENGINE_OPENSEARCH_VERSION      2.19.N to use, or a list to try in order
 #                                        (default "2.19.6 2.19.5 ... 2.19.0")
 #   SEARCHENGINE_OPENSEARCH_KNN          1 (default): install the k-NN plugin (knn_vector
@@ -67,6 +70,7 @@ TRANSPORT_BASE=""
 CLUSTER_NAME=""
 HEAP=""
 EXTRA_JAVA_OPTS=""
+NODE_SETTINGS=""
 OPENSEARCH_HOME_DIR=""
 JAVA_HOME_DIR=""
 
@@ -246,7 +250,7 @@ save_state() {
     local var
     {
         echo "# written by scripts/dev-cluster.sh start; read by its other commands"
-        for var in NODES HTTP_BASE TRANSPORT_BASE CLUSTER_NAME HEAP EXTRA_JAVA_OPTS \
+        for var in NODES HTTP_BASE TRANSPORT_BASE CLUSTER_NAME HEAP EXTRA_JAVA_OPTS NODE_SETTINGS \
             OPENSEARCH_HOME_DIR JAVA_HOME_DIR; do
             printf '%s=%q\n' "$var" "${!var}"
         done
@@ -272,6 +276,7 @@ settings_from_env() {
     HEAP="${SEARCHENGINE_OPENSEARCH_HEAP:-512m}"
     [[ "$HEAP" =~ ^[0-9]+[kKmMgG]$ ]] || die "SEARCHENGINE_OPENSEARCH_HEAP must look like 512m or 1g"
     EXTRA_JAVA_OPTS="${SEARCHENGINE_OPENSEARCH_JAVA_OPTS:-}"
+    NODE_SETTINGS="${SEARCHENGINE_CLUSTER_NODE_SETTINGS:-}"
 }
 
 # One `start`/`stop`/... at a time per cluster directory (tests may race).
@@ -332,7 +337,7 @@ yaml_list() {
 }
 
 write_node_config() {
-    local i=$1 dir conf j seeds=() names=()
+    local i=$1 dir conf j seeds=() names=() extra=() setting
     dir=$(node_dir "$i")
     conf="$dir/config"
     mkdir -p "$conf/jvm.options.d" "$dir/data" "$dir/logs" "$dir/tmp"
@@ -360,6 +365,11 @@ write_node_config() {
         fi
         # A nearly full developer disk must not leave replicas unassigned (never green).
         echo "cluster.routing.allocation.disk.threshold_enabled: false"
+        IFS=';' read -ra extra <<<"$NODE_SETTINGS"
+        for setting in "${extra[@]}"; do
+            setting="${setting#"${setting%%[![:space:]]*}"}"
+            if [[ -n "$setting" ]]; then echo "$setting"; fi
+        done
     } >"$conf/opensearch.yml"
     cp "$OPENSEARCH_HOME_DIR/config/log4j2.properties" "$conf/log4j2.properties"
     # The shipped jvm.options writes gc.log, hs_err and heap dumps relative to the working

@@ -66,6 +66,8 @@ class IndexSummary:
         vectors: whether the index keeps record vectors (semantic search).
         encoded: records whose vectors this run encoded (the others' were
             unchanged, or kept from a run that was stopped).
+        refused: the records the index refused to take (a cluster's mapping
+            error): also in ``problems``; they make the run a partial failure.
     """
 
     documents: int = 0
@@ -81,6 +83,7 @@ class IndexSummary:
     index_dir: str = ""
     vectors: bool = False
     encoded: int = 0
+    refused: list[Problem] = field(default_factory=list)
 
     @property
     def cut_off(self) -> list[Problem]:
@@ -106,6 +109,7 @@ class IndexSummary:
             "skipped": self.skipped,
             "problems": [str(p) for p in self.problems],
             "cut_off": [str(p) for p in self.cut_off],
+            "refused": [str(p) for p in self.refused],
             "seconds": round(self.seconds, 3),
             "index_dir": self.index_dir,
             "vectors": self.vectors,
@@ -199,10 +203,12 @@ class _Ingest:
         return Document(record, kind == "replaced", kind)
 
     def failed_write(self, document: Document, reason: str) -> None:
-        """A document the engine could not write: reported, and taken off the counts.
-        A repeat that could not be folded in leaves the first copy as it was."""
+        """A document the engine could not write (refused): reported, and taken off
+        the counts. A repeat that could not be folded in leaves the first copy as it was."""
         record = document.record
-        self.summary.problems.append(_problem(record, reason))
+        problem = _problem(record, reason)
+        self.summary.problems.append(problem)
+        self.summary.refused.append(problem)
         if document.kind in ("added", "replaced"):
             self.failed[record.id] = document.kind
             setattr(self.summary, document.kind, getattr(self.summary, document.kind) - 1)
@@ -253,6 +259,20 @@ def _nothing_read(paths: list[str | os.PathLike[str]], summary: IndexSummary) ->
     )
 
 
+def _not_read_to_the_end(summary: IndexSummary, location: str) -> InputError:
+    """A rebuild whose input files were not all read to their end is not
+    published: the error naming each file and where its reading stopped."""
+    where = "; ".join(
+        f"{problem.path} " + (f"stopped in line {problem.line:,}" if problem.line else "could not be read to its end")
+        for problem in summary.cut_off
+    )
+    return InputError(
+        f"{where}: the rebuild was not published, the index in {location} is as it was "
+        "(run it again when the whole input can be read)",
+        problems=summary.problems,
+    )
+
+
 def _index(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     location: str | os.PathLike[str] | Location,
@@ -292,6 +312,8 @@ def _index(
         writer.write(ingest.documents(records), ingest.failed_write)
         if summary.records == 0:
             raise _nothing_read(paths, summary)
+        if summary.cut_off and not update:
+            raise _not_read_to_the_end(summary, writer.location)
         if progress is not None:
             progress(0)
         writer.flush()
@@ -343,8 +365,9 @@ def build_index(
         An :class:`IndexSummary`; ``problems`` lists every skipped record.
 
     Raises:
-        InputError: a path is missing or unreadable, or no record was read
-            (the existing index is then left as it was).
+        InputError: a path is missing or unreadable, no record was read, or
+            an input file could not be read to its end (cut off, an I/O
+            error): the existing index is then left as it was.
         IndexBusyError: another process is writing this index.
     """
     return _index(

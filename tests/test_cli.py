@@ -627,7 +627,7 @@ def test_a_category_no_paper_has_is_named_in_a_note(runner, workdir):
     assert (known["total"], known["notes"]) == (0, [])
 
 
-def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, tmp_path):
+def test_a_cut_off_gzip_file_fails_a_rebuild_which_is_not_published(runner, tmp_path):
     import gzip
 
     lines = "".join(
@@ -635,6 +635,9 @@ def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, 
         for n in range(1, 301)
     )
     whole = gzip.compress(lines.encode(), compresslevel=1)
+    old = write(tmp_path / "old.jsonl", lines[: lines.index("2101.00021") - 8])  # the first 20 records
+    assert runner.invoke(main, ["index", str(old), "--index-dir", str(tmp_path / "ix")]).exit_code == 0
+    [generation] = [p.name for p in (tmp_path / "ix").iterdir() if p.name.startswith("gen-")]
     cut = write(tmp_path / "cut.jsonl.gz", "")
     cut.write_bytes(whole[: len(whole) // 2])
     import zlib
@@ -642,16 +645,31 @@ def test_a_cut_off_gzip_file_is_indexed_up_to_the_cut_and_the_run_fails(runner, 
     kept = zlib.decompressobj(31).decompress(cut.read_bytes()).count(b"\n")  # whole lines before the cut
     assert 50 < kept < 250
     result = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix")])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == [
+        f"{cut}:{kept + 1}: the file ended early after {kept} records: the compressed data ends before its "
+        "end-of-stream marker in this line; the rest of the file is missing",
+        f"Error: {cut} stopped in line {kept + 1}: the rebuild was not published, the index in "
+        f"{tmp_path / 'ix'} is as it was (run it again when the whole input can be read)",
+    ]
+    # the old generation is still the current one, whole; the unfinished one is gone
+    assert [p.name for p in (tmp_path / "ix").iterdir() if p.name.startswith("gen-")] == [generation]
+    stats = runner.invoke(main, ["stats", "--index-dir", str(tmp_path / "ix"), "--json"])
+    assert json.loads(stats.stdout)["documents"] == 20
+    assert runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix"), "--json"]).exit_code == 1
+    # an update keeps the whole records read before the cut, and fails
+    result = runner.invoke(main, ["index", str(cut), "--update", "--index-dir", str(tmp_path / "ix")])
     assert result.exit_code == 1
     assert result.stdout.startswith(
-        f"Indexed {kept} documents into {tmp_path / 'ix'} ({kept} records read, 1 skipped) in "
+        f"Updated {tmp_path / 'ix'}: {kept - 20} added, 20 replaced, 1 skipped ({kept} records read); "
+        f"{kept} documents in "
     )
     assert result.stderr.splitlines() == [
         f"{cut}:{kept + 1}: the file ended early after {kept} records: the compressed data ends before its "
         "end-of-stream marker in this line; the rest of the file is missing",
         f"Error: {cut} ended early, in line {kept + 1}: the records after it are missing from the index",
     ]
-    data = runner.invoke(main, ["index", str(cut), "--index-dir", str(tmp_path / "ix"), "--json"])
+    data = runner.invoke(main, ["index", str(cut), "--update", "--index-dir", str(tmp_path / "ix"), "--json"])
     assert data.exit_code == 1 and json.loads(data.stdout)["cut_off"] == [result.stderr.splitlines()[0]]
     # the same file whole, and two members one after another, read cleanly
     cut.write_bytes(whole + gzip.compress(b'{"id": "2101.99999", "title": "Second member", "abstract": "y"}\n'))

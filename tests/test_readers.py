@@ -286,6 +286,39 @@ def test_broken_gzip_empty_file_and_fifo_are_reported_not_fatal(tmp_path):
         read([fifo])
 
 
+def test_a_json_lines_file_cut_inside_its_last_record_is_cut_off(tmp_path):
+    cut = write(tmp_path / "cut.jsonl", '{"id": "2101.00001", "title": "Kept"}\n{"id": "2101.00002", "title": "Cu')
+    bad = write(tmp_path / "bad.jsonl", '{"id": "2101.00003", "title": "Kept too"}\n{not json}\n')
+    whole = write(tmp_path / "whole.jsonl", '{"id": "2101.00004", "title": "No line end"}')
+    records, problems = read([cut, bad, whole])
+    assert [r.title for r in records] == ["Kept", "Kept too", "No line end"]
+    assert [(p.line, p.cut_off) for p in problems] == [(2, True), (2, False)]
+    assert str(problems[0]) == (
+        f"{cut}:2: the file ended early after 1 records: a JSON record stops unfinished, without a line end, "
+        "in this line; the rest of the file is missing"
+    )
+
+
+def test_a_file_that_cannot_be_read_is_cut_off(tmp_path, monkeypatch):
+    import searchengine.readers as readers
+
+    good = write(tmp_path / "good.jsonl", '{"id": "2101.00001", "title": "Kept"}\n{"id": "2101.00002", "title": "B"}\n')
+    real = readers.numbered_lines
+
+    def failing(path, problems):
+        for number, line in real(path, problems):
+            if number == 2:
+                raise OSError(5, "Input/output error")
+            yield number, line
+
+    monkeypatch.setattr(readers, "numbered_lines", failing)
+    records, problems = read([good])
+    assert [r.title for r in records] == ["Kept"]
+    assert [(str(p), p.cut_off) for p in problems] == [
+        (f"{good}:0: read failed after 1 records: [Errno 5] Input/output error", True)
+    ]
+
+
 def test_utf16_files_with_a_byte_order_mark_are_read(tmp_path):
     lines = [
         {"id": "2101.00001", "title": "Première étude", "authors": ["Zoë Ünal"]},

@@ -143,7 +143,7 @@ def index(
         report_without_abstract(summary)
     if as_json:
         print_json(summary.to_dict())
-        _fail_when_cut_off(summary, quiet=True)
+        _fail_when_partial(summary, quiet=True)
         return
     merged = f", {counted(summary.merged, 'duplicate')} merged" if summary.merged else ""
     if summary.vectors:
@@ -161,19 +161,28 @@ def index(
             f"Indexed {counted(summary.documents, 'document')} into {summary.index_dir} "
             f"({read}, {summary.skipped:,} skipped) in {summary.seconds:.2f} s{rate}"
         )
-    _fail_when_cut_off(summary, quiet=False)
+    _fail_when_partial(summary, quiet=False, listed=not quiet)
 
 
-def _fail_when_cut_off(summary: IndexSummary, quiet: bool) -> None:
-    """Exit with status 1 when an input file ended early (a truncated ``.gz``):
-    the index holds what was read before the cut, not the whole input."""
-    if not summary.cut_off:
+def _fail_when_partial(summary: IndexSummary, quiet: bool, listed: bool = True) -> None:
+    """Exit with status 1 when the run is a partial failure: an input file
+    ended early (an update keeps what was read before the cut), or the index
+    refused records (a cluster's mapping error), which are not in it."""
+    if not summary.cut_off and not summary.refused:
         return
     if not quiet:
         for problem in summary.cut_off:
             click.echo(
-                f"Error: {problem.path} ended early, in line {problem.line:,}: "
-                "the records after it are missing from the index",
+                f"Error: {problem.path} ended early"
+                + (f", in line {problem.line:,}" if problem.line else "")
+                + ": the records after it are missing from the index",
+                err=True,
+            )
+        if summary.refused:
+            click.echo(
+                f"Error: the index refused {counted(len(summary.refused), 'record')} "
+                + ("(listed above): " if listed else "(index without --quiet lists them): ")
+                + f"{'it is' if len(summary.refused) == 1 else 'they are'} not in the index",
                 err=True,
             )
     sys.exit(1)

@@ -8,7 +8,9 @@ first few kilobytes), never by its extension alone, so a JSON-lines file named
 
 from __future__ import annotations
 
+import gzip
 import io
+import json
 import os
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -201,6 +203,9 @@ def _lines(path: Path, stream: io.BufferedReader, problems: list[Problem]) -> It
                 raw = stream.readline(MAX_LINE_BYTES)
             problems.append(Problem(str(path), number, f"line longer than {MAX_LINE_BYTES >> 20} MB (skipped)"))
             continue
+        if not raw.endswith(b"\n") and _unfinished_json(raw):
+            # The file stops inside a JSON record (a copy or download cut short).
+            raise CutOff(number, "a JSON record stops unfinished, without a line end,")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -209,6 +214,18 @@ def _lines(path: Path, stream: io.BufferedReader, problems: list[Problem]) -> It
         if number == 1:
             text = text.lstrip("\ufeff")
         yield number, text.rstrip("\r\n")
+
+
+def _unfinished_json(raw: bytes) -> bool:
+    """Whether ``raw`` (a file's last line, without a line end) starts a JSON
+    object and is not a whole JSON value: the file was cut inside it."""
+    if raw.lstrip(b"\xef\xbb\xbf \t\r")[:1] != b"{":
+        return False
+    try:
+        json.loads(raw)
+    except ValueError:
+        return True
+    return False
 
 
 def _head(path: Path) -> str:
@@ -392,9 +409,10 @@ def read_records(
             # One unreadable or broken file (permission denied, a cut-off
             # gzip stream) is reported and skipped like a bad record.
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-            problems.append(
-                Problem(str(path), 0, f"cannot be read: {reason} (skipped)", cut_off=isinstance(exc, CutOff))
-            )
+            # A file that cannot be opened or read (not one that is not gzip at all)
+            # is missing from the index as much as a cut-off one.
+            unread = isinstance(exc, CutOff) or (isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile))
+            problems.append(Problem(str(path), 0, f"cannot be read: {reason} (skipped)", cut_off=unread))
             continue
         if name is None:
             empty = not format and not _head(path).strip()
@@ -420,4 +438,5 @@ def read_records(
                 )
             )
         except (OSError, EOFError, zlib.error) as exc:
-            problems.append(Problem(str(path), 0, f"read failed: {exc}"))
+            # Stopped before the end of the file (an I/O error, a broken gzip stream).
+            problems.append(Problem(str(path), 0, f"read failed after {count:,} records: {exc}", cut_off=True))

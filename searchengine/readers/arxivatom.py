@@ -142,7 +142,9 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
             # Start and end events only: (event, element) pairs, which typeshed cannot tell.
             events = cast("list[tuple[str, ElementTree.Element]]", list(parser.read_events()))
         except ElementTree.ParseError as exc:
-            problems.append(Problem(str(path), number, f"XML is not well formed ({exc}); rest of file skipped"))
+            problems.append(
+                Problem(str(path), number, f"XML is not well formed ({exc}); rest of file skipped", cut_off=True)
+            )
             return
         for event, element in events:
             if event == "start":
@@ -173,4 +175,4 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
     except ElementTree.ParseError as exc:
         # Name the entry that was cut off, else the last line.
         where, what = (start, "entry cut off: XML ends early") if inside else (number, "XML ends early")
-        problems.append(Problem(str(path), where, f"{what} ({exc}) (skipped)"))
+        problems.append(Problem(str(path), where, f"{what} ({exc}) (skipped)", cut_off=True))

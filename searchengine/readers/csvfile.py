@@ -89,7 +89,7 @@ def read(path: Path, lines: Iterable[tuple[int, str]], problems: list[Problem]) 
         except StopIteration:
             return
         except csv.Error as exc:
-            problems.append(Problem(str(path), start["line"], f"CSV error ({exc}); rest of file skipped"))
+            problems.append(Problem(str(path), start["line"], f"CSV error ({exc}); rest of file skipped", cut_off=True))
             return
         line, start["open"] = start["line"], True
         if not any(cell.strip() for cell in row):

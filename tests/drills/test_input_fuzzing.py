@@ -44,7 +44,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from searchengine import build_index, open_index
+from searchengine import build_index, open_index, update_index
 from searchengine.cli import main
 from searchengine.errors import InputError
 from searchengine.readers import MAX_LINE_BYTES
@@ -83,6 +83,9 @@ class Case:
     mutations: int = 1
     titles: dict[str, str] = field(default_factory=dict)  # id → title the index must hold
     title_keys: set[str] = field(default_factory=set)  # for pages without ids: the titles indexed
+    # Files whose reading stops before their end (a record cut off, XML broken from a line on):
+    # a rebuild of them is not published; an update keeps the records read.
+    cut_off: set[str] = field(default_factory=set)
 
     @property
     def documents(self) -> int:
@@ -404,7 +407,7 @@ def atom_damaged(tmp: Path) -> Case:
     files = [tmp / "crlf.xml", tmp / "badbyte.xml", tmp / "cut.xml"]
     damaged = {("badbyte.xml", text_line), ("cut.xml", entry_lines[6])}
     # The same ids in three files collapse: every id of the sample is indexed.
-    return Case(files, set(ids), damaged, mutations=4)
+    return Case(files, set(ids), damaged, mutations=4, cut_off={"cut.xml"})
 
 
 def atom_tag_damage(tmp: Path) -> Case:
@@ -416,7 +419,9 @@ def atom_tag_damage(tmp: Path) -> Case:
     title_line = next(n for n in range(entry_lines[39], entry_lines[40]) if b"</title>" in lines[n - 1])
     lines[title_line - 1] = lines[title_line - 1].replace(b"</title>", b"</titel>")
     (tmp / "tag.xml").write_bytes(b"\n".join(lines))
-    return Case([tmp / "tag.xml"], set(atom_ids(data)[:39]), {("tag.xml", title_line)}, mutations=1)
+    return Case(
+        [tmp / "tag.xml"], set(atom_ids(data)[:39]), {("tag.xml", title_line)}, mutations=1, cut_off={"tag.xml"}
+    )
 
 
 YEAR_LINE = re.compile(r"^arXiv\s*\d{4}$")
@@ -506,7 +511,7 @@ def csv_damaged(tmp: Path) -> Case:
     last = rows[59][1].encode()
     encoded = encoded[: len(encoded) - len(last)] + b'"' + last  # a quote left open to the end
     (tmp / "records.csv").write_bytes(encoded)
-    return Case([tmp / "records.csv"], ids, damaged, mutations=5)
+    return Case([tmp / "records.csv"], ids, damaged, mutations=5, cut_off={"records.csv"})
 
 
 def png_bytes() -> bytes:
@@ -617,7 +622,16 @@ def test_damaged_input_is_reported_and_good_records_are_indexed(name, tmp_path, 
     work.mkdir()
     case = CASES[name](work)
     # Python API.
-    if case.documents:
+    if case.cut_off:
+        # A file read only in part: the rebuild is not published (here: no index at all) ...
+        with pytest.raises(InputError, match=r"stopped in line [\d,]+: the rebuild was not published") as raised:
+            build_index(case.files, tmp_path / "api", jobs=1)
+        assert {Path(p.path).name for p in raised.value.problems if p.cut_off} == case.cut_off
+        assert not (tmp_path / "api" / "CURRENT").exists()
+        # ... and an update keeps every good record read.
+        summary = update_index(case.files, tmp_path / "api", jobs=1)
+        problems = summary.problems
+    elif case.documents:
         summary = build_index(case.files, tmp_path / "api", jobs=1)
         problems = summary.problems
     else:
@@ -637,12 +651,16 @@ def test_damaged_input_is_reported_and_good_records_are_indexed(name, tmp_path, 
         for doc_id, title in case.titles.items():
             assert documents[doc_id] == title
     # Command line.
-    result = CliRunner().invoke(
-        main, ["index", *map(str, case.files), "--index-dir", str(tmp_path / "cli"), "--json", "--jobs", "1"]
-    )
+    command = ["index", *map(str, case.files), "--index-dir", str(tmp_path / "cli"), "--json", "--jobs", "1"]
+    if case.cut_off:
+        refused = CliRunner().invoke(main, command)
+        check_no_traceback(refused)
+        assert refused.exit_code == 1 and "the rebuild was not published" in refused.stderr.splitlines()[-1]
+        command.insert(1, "--update")
+    result = CliRunner().invoke(main, command)
     check_no_traceback(result)
     if case.documents:
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == (1 if case.cut_off else 0), result.output
         shown = json.loads(result.stdout)
         assert shown["documents"] == case.documents
         assert case.bad <= reported(shown["problems"])
@@ -735,8 +753,6 @@ def test_update_with_damaged_files_loses_nothing(tmp_path, figure_totals):
 
     # The Python API: the same.
     with pytest.raises(InputError):
-        from searchengine import update_index
-
         update_index([tmp_path / "all-bad.jsonl"], index_dir, jobs=1)
     assert indexed(index_dir) == after
     figure_totals["updates with bad files, documents lost"] = 0

@@ -191,7 +191,40 @@ class OpenSearchEngine:
                 report.problem = f"{self.location}: shard copies disagree: " + "; ".join(
                     f"{part.name}: {part.problem}" for part in differing
                 )
+        left = self._leftovers(report.version.split(",") if report.version else [])
+        if left:
+            report.problem = f"{report.problem}; {left}" if report.problem else f"{self.location}: {left}"
         return report
+
+    def _leftovers(self, behind: list[str]) -> str | None:
+        """What a stopped rebuild left, in words, or ``None``: physical indexes
+        of the alias it does not point at (``behind``), and a write lock whose
+        lease ran out. While a writer's lease runs, a new physical index is a
+        rebuild at work, not a leftover."""
+        from searchengine.engines.opensearch.lock import lock_holder
+        from searchengine.engines.opensearch.writer import unaliased_indexes
+
+        holder = lock_holder(self.client, self._location)
+        if holder is not None and float(holder.get("expires") or 0) > time.time():
+            return None
+        found = []
+        unfinished = unaliased_indexes(self.client, self._location, behind)
+        if unfinished:
+            found.append(
+                f"{'an unfinished index' if len(unfinished) == 1 else 'unfinished indexes'} "
+                f"{', '.join(unfinished)} (not behind the alias)"
+            )
+        if holder is not None:
+            ended = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(holder.get("expires") or 0)))
+            found.append(f"a write lock held by {holder.get('owner') or 'an unknown process'}, its lease ended {ended}")
+        if not found:
+            return None
+        return (
+            "left by a rebuild or update that was stopped: "
+            + " and ".join(found)
+            + f"; searches are not affected, and the next 'searchengine index PATH... --index {self.location}' "
+            "removes them"
+        )
 
     def close(self) -> None:
         """Close the client's connections."""

@@ -15,27 +15,29 @@ documents. Its modes:
   when there is no index yet).
 * ``"remove"`` deletes documents by id through the alias.
 
-A bulk item the cluster rejects for a passing reason (429 overloaded, 503
-shard unavailable, ...) is sent again, up to :data:`RETRY_ROUNDS` times
-with growing pauses, and so are the items of a bulk request that failed as
-a whole (its node died, the client's retries on other nodes failed too)
-while some node still answers; an item still rejected, or refused outright
-(a field OpenSearch cannot take), is handed back to the pipeline, which
-reports it as ``file:line`` like a bad record; no other record is lost.
+A bulk item the cluster rejects for a passing reason (429 overloaded: a
+full write queue, ``es_rejected_execution_exception``, indexing pressure;
+503 shard unavailable, ...) is sent again, up to :data:`RETRY_ROUNDS` times
+with pauses doubling up to :data:`RETRY_PAUSE_MAX`, and so are the items of
+a bulk request that failed as a whole (429, or its node died and the
+client's retries on other nodes failed too) while some node still answers;
+after an answer with rejected items, the next request waits (backpressure).
+An item rejected through every round is never dropped: the run fails
+(ClusterError; a build is not published). An item refused outright (a
+field OpenSearch cannot take) is handed back to the pipeline, which reports
+it as ``file:line``, and the command exits 1. Every run ends by counting the
+index (a refresh, then ``_count``) against what was acknowledged.
 
 Writers of one ``NAME`` take turns on a lock document in the index
-``NAME-lock`` (:class:`WriteLock`): a lease renewed while the run lasts, so
-a killed writer's lock expires by itself.
+``NAME-lock`` (:class:`~searchengine.engines.opensearch.lock.WriteLock`): a
+lease renewed while the run lasts, so a killed writer's lock expires by itself.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import socket
-import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, closing
 from datetime import datetime, timezone
@@ -44,7 +46,11 @@ from typing import TYPE_CHECKING, Any
 from searchengine.engines.opensearch import mapping
 from searchengine.engines.opensearch.client import cluster_errors, connect
 from searchengine.engines.opensearch.location import ClusterLocation, parse_location
-from searchengine.errors import ClusterError, IndexBusyError, IndexDamagedError, IndexNotFoundError
+from searchengine.engines.opensearch.lock import LOCK_LEASE as LOCK_LEASE  # the lock was defined here first
+from searchengine.engines.opensearch.lock import WriteLock as WriteLock
+from searchengine.engines.opensearch.lock import lock_holder as lock_holder
+from searchengine.engines.opensearch.lock import lock_name as lock_name
+from searchengine.errors import ClusterError, IndexDamagedError, IndexNotFoundError
 from searchengine.records import Record
 
 if TYPE_CHECKING:
@@ -62,9 +68,12 @@ ENCODE_BATCH = 64
 #: Largest bulk request body, in bytes (OpenSearch works best with a few MB).
 BULK_BYTES_MAX = 10 * 2**20
 #: Rounds of re-sending items rejected for a passing reason, after the first attempt.
-RETRY_ROUNDS = 3
-#: Pause before the first re-send (seconds); doubled each round.
+RETRY_ROUNDS = 8
+#: Pause before the first re-send (seconds); doubled each round, and after each
+#: bulk answer with rejected items before the next request is sent.
 RETRY_PAUSE = 1.0
+#: Longest of those pauses (seconds): the rounds span about two minutes.
+RETRY_PAUSE_MAX = 30.0
 # Item statuses worth sending again: overloaded, shard unavailable, timeouts.
 _TRANSIENT = {408, 429, 500, 502, 503, 504}
 #: Bulk requests in flight by default (10,000 arXiv records into one 2-core
@@ -77,8 +86,6 @@ MAX_ID_BYTES = 512
 #: Seconds a build waits for the new index's replicas (green) before
 #: switching the alias anyway (its primaries are all active by then).
 GREEN_WAIT = 120
-#: Seconds a write lock lasts unless renewed; renewed every quarter of it.
-LOCK_LEASE = 60.0
 
 _STAMP = "%Y%m%d%H%M%S%f"  # 20 digits, UTC
 
@@ -91,11 +98,6 @@ def physical_name(alias: str, when: datetime | None = None) -> str:
 def is_physical_name(alias: str, name: str) -> bool:
     """True when ``name`` has the form :func:`physical_name` gives for ``alias``."""
     return re.fullmatch(re.escape(alias) + r"-\d{20}", name) is not None
-
-
-def lock_name(alias: str) -> str:
-    """The index holding ``alias``'s write lock document."""
-    return f"{alias}-lock"
 
 
 # --------------------------------------------------------------------------
@@ -141,10 +143,15 @@ def _single(client: OpenSearch, location: ClusterLocation) -> str | None:
     return indexes[0]
 
 
-def _remove_stale(client: OpenSearch, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
-    """Delete physical indexes of this alias that it does not point at (left by a
-    killed build). Only indexes named like :func:`physical_name` and marked in
-    their mapping as written for this alias are touched. Returns their names."""
+def unaliased_indexes(client: OpenSearch, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
+    """The physical indexes of this alias other than ``keep`` (those it points
+    at): named like :func:`physical_name` and marked in their mapping as
+    written for this alias. Sorted. Without a live write lock, they were left
+    by a build that was killed (or whose clean-up failed).
+
+    Raises:
+        ClusterError: the cluster failed the request.
+    """
     alias, keep = location.index, set(keep)
     with cluster_errors(location, "list the alias's old indexes"):
         found = client.indices.get_mapping(
@@ -155,154 +162,17 @@ def _remove_stale(client: OpenSearch, location: ClusterLocation, keep: Iterable[
         meta = (body.get("mappings") or {}).get("_meta", {}).get(mapping.META_KEY, {})
         if name not in keep and is_physical_name(alias, name) and meta.get("alias") == alias:
             stale.append(name)
+    return sorted(stale)
+
+
+def _remove_stale(client: OpenSearch, location: ClusterLocation, keep: Iterable[str]) -> list[str]:
+    """Delete physical indexes of this alias that it does not point at (left by a
+    killed build; see :func:`unaliased_indexes`). Returns their names."""
+    stale = unaliased_indexes(client, location, keep)
     for name in stale:
         with cluster_errors(location, f"delete the unfinished index {name}", index=name):
             client.indices.delete(index=name, ignore_unavailable=True)
     return stale
-
-
-# --------------------------------------------------------------------------
-# The write lock
-
-
-class WriteLock:
-    """A lease on writing the alias ``location.index``, held in a lock document.
-
-    The document ``NAME`` in the index ``NAME-lock`` names its holder and the
-    time its lease ends. Taking it is a create (only one succeeds); an
-    expired lease is taken over with a compare-and-set on its sequence
-    number; a thread renews the lease every quarter of :data:`LOCK_LEASE`.
-
-    Raises (on entry):
-        IndexBusyError: another writer holds the lock past ``timeout`` seconds.
-        ClusterError: the cluster failed a request.
-    """
-
-    def __init__(
-        self, client: OpenSearch, location: ClusterLocation, timeout: float, lease: float = LOCK_LEASE
-    ) -> None:
-        self.client, self.location, self.timeout, self.lease = client, location, timeout, lease
-        self.index, self.doc_id = lock_name(location.index), location.index
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-        self._seq: tuple[int, int] | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lost: str | None = None
-        self._mutex = threading.Lock()
-
-    def _body(self) -> dict:
-        return {"owner": self.owner, "expires": time.time() + self.lease}
-
-    def _ensure_index(self) -> None:
-        with cluster_errors(self.location, "create the write lock index", index=self.index):
-            if not self.client.indices.exists(index=self.index):
-                self.client.indices.create(
-                    index=self.index,
-                    ignore=400,  # 400: another writer created it first
-                    body={
-                        "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-all"}},
-                        "mappings": {"dynamic": False, "properties": {}},
-                    },
-                )
-
-    def _try_take(self) -> bool:
-        from opensearchpy.exceptions import ConflictError
-
-        try:
-            result = self.client.create(index=self.index, id=self.doc_id, body=self._body())
-        except ConflictError:
-            held = self.client.get(index=self.index, id=self.doc_id, ignore=404)
-            if not held.get("found"):
-                return False
-            if held["_source"].get("owner") == self.owner:
-                # The create was applied, then retried by the client (a slow reply): ours.
-                self._seq = (held["_seq_no"], held["_primary_term"])
-                return True
-            if float(held["_source"].get("expires", 0)) > time.time():
-                return False
-            try:  # the holder's lease ran out (a killed writer): take it over
-                result = self.client.index(
-                    index=self.index,
-                    id=self.doc_id,
-                    body=self._body(),
-                    if_seq_no=held["_seq_no"],
-                    if_primary_term=held["_primary_term"],
-                )
-            except ConflictError:
-                return False
-        self._seq = (result["_seq_no"], result["_primary_term"])
-        return True
-
-    def __enter__(self) -> WriteLock:
-        self._ensure_index()
-        deadline = time.monotonic() + max(0.0, self.timeout)
-        while True:
-            with cluster_errors(self.location, "take the write lock", index=self.index):
-                if self._try_take():
-                    break
-            if time.monotonic() >= deadline:
-                raise IndexBusyError(
-                    f"{self.location}: another process is writing this index"
-                    + (f" (waited {self.timeout:g} s)" if self.timeout else "")
-                )
-            time.sleep(min(0.5, max(0.05, deadline - time.monotonic())))
-        self._thread = threading.Thread(target=self._renew, name="searchengine-lock-lease", daemon=True)
-        self._thread.start()
-        return self
-
-    def _renew(self) -> None:
-        while not self._stop.wait(self.lease / 4):
-            with self._mutex:
-                if self._stop.is_set():
-                    return
-                if self._seq is None:  # never: taken (with its sequence number) before this thread started
-                    return
-                try:
-                    seq_no, term = self._seq
-                    result = self.client.index(
-                        index=self.index, id=self.doc_id, body=self._body(), if_seq_no=seq_no, if_primary_term=term
-                    )
-                    self._seq = (result["_seq_no"], result["_primary_term"])
-                except Exception as exc:  # kept for check(); a passing failure is retried next round
-                    if getattr(exc, "status_code", None) == 409 and not self._still_held():
-                        self._lost = "another process took the write lock over"
-                        return
-
-    def _still_held(self) -> bool:
-        """After a conflict on renewing: whether the lock document still names
-        this writer. A renewal the cluster applied but answered too slowly is
-        retried by the client with the old sequence number, and conflicts with
-        itself; then the lease is ours, at the document's new sequence number.
-        """
-        try:
-            held = self.client.get(index=self.index, id=self.doc_id, ignore=404)
-        except Exception:  # noqa: BLE001 - unknown: keep the lease, retried next round
-            return True
-        if not held.get("found") or held["_source"].get("owner") != self.owner:
-            return False
-        self._seq = (held["_seq_no"], held["_primary_term"])
-        return True
-
-    def check(self) -> None:
-        """Raise ClusterError if the lease was lost (this writer must not publish)."""
-        if self._lost:
-            raise ClusterError(
-                f"{self.location}: {self._lost} (the run was too slow to renew it); nothing was published"
-            )
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        with self._mutex:
-            if self._seq is not None and not self._lost:
-                try:
-                    seq_no, term = self._seq
-                    self.client.delete(
-                        index=self.index, id=self.doc_id, if_seq_no=seq_no, if_primary_term=term, ignore=[404, 409]
-                    )
-                except Exception:  # noqa: BLE001 - the lease expires by itself
-                    pass
-        if self._thread is not None:
-            self._thread.join(timeout=5)
 
 
 # --------------------------------------------------------------------------
@@ -313,8 +183,9 @@ class _BulkWriter:
     """Sends index actions in bulk, re-sends transient rejections, hands back the rest.
 
     Documents (the pipeline's, with ``record``) go in through :meth:`send`;
-    results come back per item; an item that finally fails is handed to
-    ``on_failed(document, reason)``.
+    results come back per item; an item the cluster refuses for good is
+    handed to ``on_failed(document, reason)``; one still rejected for a
+    passing reason after every round fails the run (ClusterError).
     """
 
     def __init__(
@@ -330,35 +201,69 @@ class _BulkWriter:
         self.client, self.location, self.index = client, location, index
         self.jobs, self.lock = max(1, jobs), lock
         self.chunk_bytes = max(2**20, min(BULK_BYTES_MAX, memory_mb * 2**20 // (4 * (self.jobs + 1))))
-        # Ids of which some copy was written.
+        # Ids of which some copy was written, and of those the ones new to the index.
         self.written: set[str] = set()
+        self.added: set[str] = set()
         # Fields added to a record's source until it is written (its vector).
         self.extra: dict[str, dict] = {}
+        # Backpressure: no request is sent before _resume_at (monotonic seconds);
+        # _backoff doubles with each answer that had rejected items.
+        self._backoff = 0.0
+        self._resume_at = 0.0
 
     def send(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
-        """Write every document; transient rejections are re-sent in rounds."""
-        retry = self._round(documents, on_failed, final=False)
+        """Write every document; transient rejections are re-sent in rounds.
+
+        Raises:
+            ClusterError: items still rejected for a passing reason after
+                :data:`RETRY_ROUNDS` rounds (never dropped), or no node answers.
+        """
+        started = time.monotonic()
+        retry = self._round(documents, on_failed)
         for round_number in range(1, RETRY_ROUNDS + 1):
             if not retry:
                 return
-            time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
-            retry = self._round(retry, on_failed, final=round_number == RETRY_ROUNDS)
+            time.sleep(min(RETRY_PAUSE_MAX, RETRY_PAUSE * 2 ** (round_number - 1)))
+            retry = self._round([document for document, _ in retry], on_failed)
+        if retry:
+            raise self._still_rejected(retry, time.monotonic() - started)
+
+    def _still_rejected(self, retry: list[tuple[Document, str]], seconds: float) -> ClusterError:
+        first, reason = retry[0]
+        outcome = (
+            "the documents before were written: run the same command again"
+            if self.index == self.location.index
+            else "nothing was published, the index is as it was"
+        )
+        return ClusterError(
+            f"{self.location.redacted(self.index)}: {_counted(len(retry), 'document')} still rejected after "
+            f"{RETRY_ROUNDS + 1} tries over {seconds:,.0f} s (the first: {first.record.id} at "
+            f"{first.record.source}, {reason}); {outcome}"
+        )
+
+    def _wait_for_pressure(self) -> None:
+        pause = self._resume_at - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
 
     def _round(
-        self, documents: Iterable[Document], on_failed: Callable[[Document, str], None], *, final: bool
-    ) -> list[Document]:
+        self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]
+    ) -> list[tuple[Document, str]]:
+        """One pass over ``documents``; returns those rejected for a passing
+        reason, each with ``"STATUS: reason"``."""
         from opensearchpy import helpers
 
         in_flight: dict[str, Document] = {}
 
         def actions() -> Iterator[dict]:
             for document in documents:
+                self._wait_for_pressure()  # the cluster asked to slow down
                 in_flight[document.record.id] = document
                 yield _index_action(self.index, document.record, self.extra.get(document.record.id))
 
-        # A bulk request that fails as a whole (its node died mid-request, and the
-        # client's retries on the other nodes failed too) comes back item by item
-        # with a status "N/A": a passing failure, sent again next round.
+        # A bulk request that fails as a whole (429 after the client's own
+        # retries, or its node died mid-request and the retries on the other
+        # nodes failed too) comes back item by item with its status, or "N/A".
         options: dict[str, Any] = dict(
             chunk_size=BULK_DOCS, max_chunk_bytes=self.chunk_bytes, raise_on_error=False, raise_on_exception=False
         )
@@ -368,7 +273,7 @@ class _BulkWriter:
             )
         else:
             results = helpers.streaming_bulk(self.client, actions(), max_retries=0, yield_ok=True, **options)
-        retry: list[Document] = []
+        retry: list[tuple[Document, str]] = []
         probed = False
         with cluster_errors(self.location, "bulk indexing", index=self.index), closing(results):
             # Closed here, in this thread, however the loop ends (a lost lease, Ctrl-C):
@@ -383,35 +288,64 @@ class _BulkWriter:
                     continue
                 if ok:
                     self.written.add(document.record.id)
+                    if document.kind == "added":
+                        self.added.add(document.record.id)
                     self.extra.pop(document.record.id, None)
+                    if self._backoff and time.monotonic() >= self._resume_at:
+                        self._backoff = 0.0  # taken again after the pause: full speed
                     continue
-                status = info.get("status")
+                status, error = info.get("status"), info.get("error")
                 if not isinstance(status, int) and not probed:
                     # A whole request failed: with no node answering at all, stop now
                     # (ClusterError) rather than send every other request in vain.
                     probed = True
                     self.client.cluster.health(local=True)  # any node's own view: no master needed
-                if not final and (status in _TRANSIENT or not isinstance(status, int)):
-                    retry.append(document)
+                if _passing(status, error):
+                    self._slow_down()
+                    retry.append((document, f"{status}: {_error_text(self.location, error)}"))
                 else:
-                    on_failed(document, self._reason(document.record, status, info.get("error")))
+                    on_failed(document, self._reason(document.record, status, error))
         return retry
 
+    def _slow_down(self) -> None:
+        """An answer with items rejected as overloaded: hold the next requests back,
+        twice as long as last time (from :data:`RETRY_PAUSE` up to :data:`RETRY_PAUSE_MAX`)."""
+        now = time.monotonic()
+        if now < self._resume_at:
+            return  # one pause per burst of rejections
+        self._backoff = min(RETRY_PAUSE_MAX, max(RETRY_PAUSE, 2 * self._backoff))
+        self._resume_at = now + self._backoff
+
     def _reason(self, record: Record, status: object, error: object) -> str:
-        if isinstance(error, dict):
-            reason = error.get("reason") or error.get("type") or "rejected"
-            caused = error.get("caused_by") or {}
-            if caused.get("reason"):
-                reason = f"{reason}: {caused['reason']}"
-        else:
-            reason = str(error or "rejected")
-        reason = self.location.scrub(" ".join(reason.split())[:300])
-        transient = status in _TRANSIENT or not isinstance(status, int)
-        return (
-            f"{record.id}: not indexed, the cluster "
-            + (f"rejected it {RETRY_ROUNDS + 1} times" if transient else "refused it")
-            + f" ({status}: {reason}) (skipped)"
-        )
+        reason = _error_text(self.location, error)
+        return f"{record.id}: not indexed, the cluster refused it ({status}: {reason}) (skipped)"
+
+
+def _passing(status: object, error: object) -> bool:
+    """Whether a bulk item failed for a passing reason (sent again): an
+    overloaded node (429, or a rejected execution whatever its status), a shard
+    unavailable or a timeout, or a whole request that got no answer (no status)."""
+    if not isinstance(status, int) or status in _TRANSIENT:
+        return True
+    kind = error.get("type", "") if isinstance(error, dict) else str(error)
+    return "rejected_execution" in str(kind)
+
+
+def _error_text(location: ClusterLocation, error: object) -> str:
+    """A bulk item's error in one line (its reason and cause), without credentials."""
+    if isinstance(error, dict):
+        reason = error.get("reason") or error.get("type") or "rejected"
+        caused = error.get("caused_by") or {}
+        if caused.get("reason"):
+            reason = f"{reason}: {caused['reason']}"
+    else:
+        reason = str(error or "rejected")
+    return location.scrub(" ".join(str(reason).split())[:300])
+
+
+def _counted(number: int, noun: str) -> str:
+    """``1 document``, ``2 documents``."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _index_action(index: str, record: Record, extra: dict | None = None) -> dict:
@@ -543,6 +477,8 @@ class ClusterWriter:
         self._old: list[str] = []
         self._data_nodes = 1
         self._published = False
+        self._before = 0  # documents through the alias before an update or removal
+        self._removed = 0
 
     @property
     def updating(self) -> bool:
@@ -580,6 +516,8 @@ class ClusterWriter:
                 self._start_new_index()
             else:
                 self._index = cluster.index
+                # What the index holds before: the count it must hold after.
+                self._before = _count(client, cluster, cluster.index)
         except BaseException:
             self._stack.close()
             raise
@@ -715,7 +653,7 @@ class ClusterWriter:
         todo, removed, missing = list(ids), 0, set()
         for round_number in range(RETRY_ROUNDS + 1):
             if round_number:
-                time.sleep(RETRY_PAUSE * 2 ** (round_number - 1))
+                time.sleep(min(RETRY_PAUSE_MAX, RETRY_PAUSE * 2 ** (round_number - 1)))
             retry = []
             actions = ({"_op_type": "delete", "_index": alias, "_id": doc_id} for doc_id in todo)
             with cluster_errors(cluster, "bulk delete"):
@@ -728,7 +666,7 @@ class ClusterWriter:
                         removed += 1
                     elif status == 404:
                         missing.add(doc_id)
-                    elif status in _TRANSIENT and round_number < RETRY_ROUNDS:
+                    elif _passing(status, info.get("error")) and round_number < RETRY_ROUNDS:
                         retry.append(doc_id)
                     else:
                         error = info.get("error")
@@ -740,6 +678,7 @@ class ClusterWriter:
             if not retry:
                 break
             todo = retry
+        self._removed += removed
         return removed, missing
 
     def publish(self) -> int:
@@ -753,7 +692,15 @@ class ClusterWriter:
         """
         client, cluster, new = self._client, self.cluster, self._new
         if new is None:
-            return _count(client, cluster, self._index)
+            documents = _count(client, cluster, self._index)
+            expected = self._before + len(self._bulk.added) - self._removed
+            if documents < expected:
+                raise ClusterError(
+                    f"{cluster}: {_counted(expected - documents, 'acknowledged document')} missing from "
+                    f"the index ({documents:,} counted after a refresh, {expected:,} expected); "
+                    "run the same command again"
+                )
+            return documents
         with cluster_errors(cluster, "finish the new index's settings", index=new):
             client.indices.put_settings(
                 index=new, body=mapping.finished_settings(mapping.replica_count(), self._data_nodes)
@@ -762,8 +709,9 @@ class ClusterWriter:
         expected = len(self._bulk.written)
         if documents != expected:
             raise ClusterError(
-                f"{cluster.redacted(new)}: {expected - documents} documents were "
-                "acknowledged but are missing from the new index; the index is unchanged"
+                f"{cluster.redacted(new)}: {_counted(expected - documents, 'acknowledged document')} missing "
+                f"from the new index ({documents:,} counted after a refresh, {expected:,} expected); "
+                "nothing was published, the index is as it was"
             )
         _wait_for_replicas(client, cluster, new)
         self._lock.check()

@@ -235,6 +235,7 @@ class TestBuild:
         summary = build_index([path], location)
         assert (summary.documents, summary.records, summary.added) == (2, 3, 2)
         [problem] = summary.problems
+        assert summary.refused == [problem]
         assert str(problem).startswith(f"{path}:2: 2101.00012: not indexed, the cluster refused it (400: ")
         assert str(problem).endswith("(skipped)")
         assert count(cluster_client, index_name) == 2
@@ -357,22 +358,42 @@ class TestRejectedWrites:
             lift.join()
         assert (summary.added, summary.skipped, summary.documents) == (2, 0, CORPUS_RECORDS + 2)
 
-    def test_a_lasting_rejection_is_reported_at_file_and_line(
+    def test_a_lasting_rejection_fails_the_run_and_drops_nothing(
         self, cluster_client, location, index_name, tmp_path, monkeypatch
     ):
         build_index([CORPUS], location)
-        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
+        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.05)
+        monkeypatch.setattr(writer, "RETRY_PAUSE_MAX", 0.2)
         path = jsonl(tmp_path / "u.jsonl", paper("2101.00022", "Never Written"), paper("2101.00023", "Nor This"))
         self.block(cluster_client, index_name, True)
         try:
-            summary = update_index([path], location)
+            with pytest.raises(ClusterError) as raised:
+                update_index([path], location)
         finally:
             self.block(cluster_client, index_name, False)
-        assert (summary.records, summary.added, summary.documents) == (2, 0, CORPUS_RECORDS)
-        first, second = map(str, summary.problems)
-        assert first.startswith(f"{path}:1: 2101.00022: not indexed, the cluster rejected it 4 times (429: ")
-        assert second.startswith(f"{path}:2: 2101.00023: not indexed, the cluster rejected it 4 times (429: ")
-        assert first.endswith("(skipped)") and "read-only-allow-delete" in first
+        message = str(raised.value)
+        assert message.startswith(
+            f"{location}: 2 documents still rejected after {writer.RETRY_ROUNDS + 1} tries over "
+        ), message
+        assert f"(the first: 2101.00022 at {path}:1, 429: index [{index_name}-" in message
+        assert "read-only-allow-delete" in message
+        assert message.endswith("; the documents before were written: run the same command again")
+        assert count(cluster_client, index_name) == CORPUS_RECORDS
+        # a rebuild so rejected is not published: the alias keeps its index
+        [before] = physical(cluster_client, index_name)
+        # (the new physical index is made with the same block, by a template of this test's names)
+        template = f"{index_name}-blocked"
+        cluster_client.indices.put_template(
+            name=template,
+            body={"index_patterns": [f"{index_name}-2*"], "settings": {"index.blocks.read_only_allow_delete": True}},
+        )
+        try:
+            with pytest.raises(ClusterError, match=r"; nothing was published, the index is as it was$"):
+                build_index([path], location)
+        finally:
+            cluster_client.indices.delete_template(name=template)
+        assert physical(cluster_client, index_name) == all_physical(cluster_client, index_name) == [before]
+        assert count(cluster_client, index_name) == CORPUS_RECORDS
 
     @staticmethod
     def drop_bulk_requests(monkeypatch, times: int) -> list:
@@ -404,19 +425,19 @@ class TestRejectedWrites:
         assert len(calls) == 3
         assert (summary.added, summary.skipped, summary.problems, summary.documents) == (2, 0, [], CORPUS_RECORDS + 2)
 
-    def test_bulk_requests_lost_every_time_are_reported_at_file_and_line(
+    def test_bulk_requests_lost_every_time_fail_the_run(
         self, cluster_client, location, index_name, tmp_path, monkeypatch
     ):
         build_index([CORPUS], location)
-        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.1)
+        monkeypatch.setattr(writer, "RETRY_PAUSE", 0.05)
+        monkeypatch.setattr(writer, "RETRY_PAUSE_MAX", 0.2)
         path = jsonl(tmp_path / "u.jsonl", paper("2101.00026", "Never Sent"))
         calls = self.drop_bulk_requests(monkeypatch, 100)
-        summary = update_index([path], location)
+        with pytest.raises(ClusterError, match=r"1 document still rejected after 9 tries .*Remote end closed"):
+            update_index([path], location)
         assert len(calls) == writer.RETRY_ROUNDS + 1
-        assert (summary.records, summary.added, summary.documents) == (1, 0, CORPUS_RECORDS)
-        [problem] = map(str, summary.problems)
-        assert problem.startswith(f"{path}:1: 2101.00026: not indexed, the cluster rejected it 4 times (N/A: ")
-        assert "Remote end closed connection" in problem and problem.endswith("(skipped)")
+        monkeypatch.undo()
+        assert count(cluster_client, index_name) == CORPUS_RECORDS
 
 
 @pytest.mark.cluster

@@ -55,6 +55,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"AcronymStopFilter", "CompoundFilter", "InflectionStemFilter", "TechTokenizer", "UmlautFilter"}
     ),
     "searchengine.engines.whoosh.codec": frozenset({"CompactPositions", "DictionaryCodec", "CompactCodec"}),
+    "searchengine.engines.whoosh.arraypostings": frozenset({"ArrayCodec"}),
     "searchengine.engines.whoosh.schema": frozenset({"SpelledTEXT"}),
 }
 

@@ -21,6 +21,10 @@ search decodes that the term arrays do not hold) costs about 5 µs with
 ``pickle.loads`` and about 12 µs checked (measured on the arXiv sample's
 blocks); decoded blocks are kept per file (``codec.BLOCKS_KEPT``), so a
 query reads few (``benchmarks/table.py --rows query``: docs/reliability.md).
+Segments written now (:mod:`.arraypostings`) hold no pickled postings at
+all: no blocks, and a term entry flagged as inlining them is damage, never
+unpickled; the table of contents, compound directories and stored fields
+remain pickles.
 """
 
 from __future__ import annotations

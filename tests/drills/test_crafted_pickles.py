@@ -10,7 +10,9 @@ written to match, as whoever crafts a folder can):
 - ``column type``: a field's column type inside the schema;
 - ``compound directory``: the directory at the end of a segment's compound file;
 - ``block header``: each block of postings' header;
-- ``block data``: each block of postings' data;
+- ``block data``: each block of postings' data (these two in a folder of
+  the segments written before every term's postings were arrays, which
+  hold no pickle and are still read: the folder names their codec);
 - ``stored fields``: each document's stored fields (a pickle column).
 
 Each crafted folder is given to ``search``, ``show``, ``stats``, ``check``,
@@ -89,6 +91,12 @@ def craft(place: str, folder: Path, marker: Path) -> None:
             pass  # rewritten after the build, which reads its segments back
         if place in ("block header", "block data"):
             import whoosh.codec.whoosh3 as w3
+
+            from searchengine.engines.whoosh import arraypostings, codec, writer
+
+            # The segments of blocks (their codec still read), as an older index has them.
+            stack.enter_context(mock.patch.object(arraypostings, "ArrayCodec", codec.DictionaryCodec))
+            stack.enter_context(mock.patch.object(writer, "_WRITER_CLASSES", {}))
 
             size = 6 if place == "block header" else 3
             dumps = w3.dumps

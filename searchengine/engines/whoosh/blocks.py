@@ -7,7 +7,9 @@ below Whoosh's public API (:mod:`searchengine.engines.whoosh.internals`), so
 a matcher of another shape (a term of a few postings kept in its term entry)
 is read the public way. Deleted documents are left out. A common term's
 document numbers and weights are also kept whole in the segment's term
-arrays (:mod:`.termarrays`), faster still when no positions are wanted.
+arrays (:mod:`.termarrays`), faster still when no positions are wanted;
+segments written now keep every term so (:mod:`.arraypostings`), and have
+no blocks.
 
 * :func:`posting_blocks`: every posting, whole or block by block (scoring
   a word: :mod:`.bm25f`).

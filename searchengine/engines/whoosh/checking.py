@@ -99,13 +99,18 @@ def _read_term_arrays(reader) -> int:
 
 
 def _read_postings(reader) -> int:
-    """Decode every block of postings of every term of every segment (their
-    pickles go through the restricted unpickler, :mod:`.safepickle`); returns
-    the blocks read.
+    """Decode every block of postings of every term of every segment written
+    with them (their pickles go through the restricted unpickler,
+    :mod:`.safepickle`); returns the blocks read. A segment whose postings
+    are arrays (:mod:`.arraypostings`) has none.
 
     Raises what a damaged or crafted block raises (``UnpicklingError``, ``zlib.error``, ...)."""
+    from searchengine.engines.whoosh import internals
+
     blocks = 0
     for segment, _ in reader.leaf_readers():
+        if getattr(internals.terms_reader(segment), "pickle_free", False):
+            continue  # its postings are arrays, every one read by _read_term_arrays
         for fieldname, text in segment.all_terms():
             matcher = segment.postings(fieldname, text)
             if not hasattr(matcher, "_read_data"):  # inlined postings: decoded with the term

@@ -21,8 +21,12 @@ position). :class:`CompactPositions` writes the same list with protocol-1
 opcodes and no header, memo or stop (8 bytes), which Whoosh's own
 ``decode_positions`` reads unchanged: it appends the stop when missing.
 
-Segments written now name :class:`DictionaryCodec`, which adds two layouts
-of its own (segments naming :class:`CompactCodec` read as before):
+Segments written now name :class:`~.arraypostings.ArrayCodec`, which keeps
+every term's postings as arrays, with no pickle and no blocks
+(:mod:`.arraypostings`), and :class:`DictionaryCodec`'s stored fields and
+text store. Segments of older indexes name :class:`DictionaryCodec` or
+:class:`CompactCodec` and read as before; :class:`DictionaryCodec` adds
+two layouts of its own to :class:`CompactCodec`:
 
 * a block of postings holds its values (each posting's encoded positions)
   as one string and their lengths (:class:`PackedPostingsWriter`), where

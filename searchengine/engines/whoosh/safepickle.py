@@ -21,6 +21,10 @@ search decodes that the term arrays do not hold) costs about 5 µs with
 ``pickle.loads`` and about 12 µs checked (measured on the arXiv sample's
 blocks); decoded blocks are kept per file (``codec.BLOCKS_KEPT``), so a
 query reads few (``benchmarks/table.py --rows query``: docs/reliability.md).
+Segments written now (:mod:`.arraypostings`) hold no pickled postings at
+all: no blocks, and a term entry flagged as inlining them is damage, never
+unpickled; the table of contents, compound directories and stored fields
+remain pickles.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"AcronymStopFilter", "CompoundFilter", "InflectionStemFilter", "TechTokenizer", "UmlautFilter"}
     ),
     "searchengine.engines.whoosh.codec": frozenset({"CompactPositions", "DictionaryCodec", "CompactCodec"}),
+    "searchengine.engines.whoosh.arraypostings": frozenset({"ArrayCodec"}),
     "searchengine.engines.whoosh.schema": frozenset({"SpelledTEXT"}),
 }
 

@@ -4,14 +4,17 @@ Scoring a word reads every posting it has (:mod:`.bm25f`), and Whoosh keeps
 a term's postings in blocks of 128, each deflated and pickled with its
 positions: on the 74,728-record arXiv sample a word of 24,000 postings
 takes 17 ms to read that way, most of a query that has not been seen. The
-segments written now also keep, for each term of at least
+segments of :class:`~.codec.DictionaryCodec` also keep, for each term of at least
 :data:`MIN_POSTINGS` postings, its document numbers and weights as two
 deflated arrays, read in about a millisecond (0.8 bytes a posting), and
 its word positions as gaps of a byte (phrases and the proximity bonus read
 a few documents' positions of a common word: from blocks, most of the
 word's blocks). The blocks stay, for Whoosh's own matchers and the terms
 not kept here. A segment written before these files has none, and its
-postings are read from the blocks as before.
+postings are read from the blocks as before. Segments written now
+(:mod:`.arraypostings`) keep every term's postings in this layout or a
+compact one for short lists, with no blocks and no ``.tfa`` file; their
+terms reader offers the same :class:`TermPostings` for every term.
 
 Layout of the segment's ``.tfa`` file (packed into its compound file with
 the rest, so the generation's checksums cover it)::

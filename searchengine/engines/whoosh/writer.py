@@ -78,9 +78,9 @@ def _writer_classes() -> dict[str, type[SegmentWriter]]:
         from whoosh.multiproc import MpWriter
         from whoosh.writing import SegmentWriter
 
+        from searchengine.engines.whoosh.arraypostings import ArrayCodec
         from searchengine.engines.whoosh.codec import (
             OLD_SPELLING_FIELDS,
-            DictionaryCodec,
             segment_words,
             write_segment_words,
         )
@@ -91,7 +91,7 @@ def _writer_classes() -> dict[str, type[SegmentWriter]]:
         # order stays IndexWriting, then MpWriter or SegmentWriter (as with an object base).
         class IndexWriting(SegmentWriter):
             def __init__(self, ix, *args, limitmb: int = 128, **kwargs) -> None:
-                kwargs.setdefault("codec", DictionaryCodec())  # the workers' too (MpWriter's subargs)
+                kwargs.setdefault("codec", ArrayCodec())  # the workers' too (MpWriter's subargs)
                 # (*args never reaches limitmb's place: Whoosh and this module make writers with keywords)
                 super().__init__(ix, *args, limitmb=limitmb, **kwargs)  # type: ignore[misc]
                 self.pool = TermPostingPool(internals.temp_storage(self), limitmb)

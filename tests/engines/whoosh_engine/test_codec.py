@@ -1,7 +1,9 @@
-"""The index's codec: terms of one posting are written inside their term info (compactly), and
+"""The index's codecs: in segments of blocks (written before every term's postings were
+arrays, still read), terms of one posting are written inside their term info (compactly);
 each segment keeps its spelling words in a file of its own."""
 
 import json
+from contextlib import contextmanager
 
 from searchengine import build_index, open_index, remove_documents, update_index
 from searchengine.engines.whoosh import integrity, store
@@ -32,6 +34,17 @@ def _jsonl(path, records):
     return write(path, "".join(json.dumps(r) + "\n" for r in records))
 
 
+@contextmanager
+def written_with(codec_name: str):
+    """New segments written meanwhile name ``codec_name`` (a class of the codec module)."""
+    from searchengine.engines.whoosh import arraypostings, codec, writer
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(arraypostings, "ArrayCodec", getattr(codec, codec_name))
+        patched.setattr(writer, "_WRITER_CLASSES", {})  # the writer classes are made anew with it
+        yield
+
+
 def _term_info(index_dir, field, text):
     from whoosh import index as whoosh_index
 
@@ -41,7 +54,8 @@ def _term_info(index_dir, field, text):
 
 def test_a_term_of_one_posting_is_inlined_and_found_by_search_facets_update_and_remove(tmp_path):
     index_dir = tmp_path / "index"
-    build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
+    with written_with("DictionaryCodec"):
+        build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
     rare = _term_info(index_dir, "abstract", "quokka")
     assert rare.is_inlined() and rare.doc_frequency() == 1
     assert _term_info(index_dir, "id", "2101.00001").is_inlined()
@@ -57,14 +71,15 @@ def test_a_term_of_one_posting_is_inlined_and_found_by_search_facets_update_and_
 
     # A new version replaces the document: the old rare word goes, the new one is found.
     newer = dict(RECORDS[0], id="2101.00001v2", abstract="A wombat tuned sparse solver.")
-    summary = update_index([_jsonl(tmp_path / "b.jsonl", [newer])], index_dir)
+    with written_with("DictionaryCodec"):
+        summary = update_index([_jsonl(tmp_path / "b.jsonl", [newer])], index_dir)
     assert (summary.replaced, summary.documents) == (1, 2)
     index = open_index(index_dir)
     assert index.search("quokka").total == 0
     assert [h.id for h in index.search("wombat", facets=["category"]).hits] == ["2101.00001"]
     assert _term_info(index_dir, "abstract", "wombat").is_inlined()
 
-    remove_documents(["2101.00001"], index_dir)
+    remove_documents(["2101.00001"], index_dir)  # (the segment left is written anew, of arrays)
     index = open_index(index_dir)
     assert index.search("wombat").total == 0
     assert [h.id for h in index.search("solver").hits] == ["2101.00002"]
@@ -85,7 +100,8 @@ def test_an_inlined_posting_is_pickled_without_memo_and_a_whole_weight_as_an_int
     from whoosh.codec.whoosh3 import W3TermInfo
 
     index_dir = tmp_path / "index"
-    build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
+    with written_with("DictionaryCodec"):
+        build_index([_jsonl(tmp_path / "a.jsonl", RECORDS)], index_dir, jobs=1)
     raw = _raw_term_info(index_dir, "abstract", "quokka")
     header = W3TermInfo._struct.size
     ids, weights, values = pickle.loads(raw[header:])
@@ -292,25 +308,24 @@ def test_a_damaged_dictionary_column_raises_what_the_engine_reports_as_damage():
     assert is_damage(raised.value)
 
 
-def test_new_segments_use_the_dictionary_codec_and_old_segments_still_read(tmp_path, monkeypatch):
+@pytest.mark.parametrize("old", ["CompactCodec", "DictionaryCodec"])
+def test_new_segments_use_the_array_codec_and_old_segments_still_read(tmp_path, old):
     from whoosh import index as whoosh_index
-
-    from searchengine.engines.whoosh import codec, writer
 
     records = [dict(RECORDS[n % 2], id=f"2101.{n:05d}v1", title=f"Sparse paper {n}") for n in range(150)]
     index_dir = tmp_path / "index"
-    with monkeypatch.context() as patched:  # an index written before the dictionary codec
-        patched.setattr(codec, "DictionaryCodec", codec.CompactCodec)
-        patched.setattr(writer, "_WRITER_CLASSES", {})  # the writer classes are made anew with it
+    with written_with(old):  # an index written before the array codec
         build_index([_jsonl(tmp_path / "a.jsonl", records[:120])], index_dir, jobs=1)
     update_index([_jsonl(tmp_path / "b.jsonl", records[120:])], index_dir)
     with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:
         kinds = sorted(type(sub.codec()).__name__ for sub, _ in reader.leaf_readers())
         stored = {fields["id"]: fields["title"] for _, fields in reader.iter_docs()}
-    assert kinds == ["CompactCodec", "DictionaryCodec"]
+    assert kinds == ["ArrayCodec", old]
     assert stored == {r["id"][:-2]: r["title"] for r in records}
     index = open_index(index_dir)
     assert [h.title for h in index.search("id:2101.00130").hits] == ["Sparse paper 130"]
+    assert [h.title for h in index.search("id:2101.00007").hits] == ["Sparse paper 7"]
+    assert index.search("sparse", limit=1).total == 150
 
 
 @pytest.mark.parametrize(
@@ -366,7 +381,8 @@ def test_positions_of_packed_blocks_read_back_through_whoosh_and_phrases(tmp_pat
         for n in range(300)
     ]
     index_dir = tmp_path / "index"
-    build_index([_jsonl(tmp_path / "a.jsonl", records)], index_dir, jobs=1)
+    with written_with("DictionaryCodec"):
+        build_index([_jsonl(tmp_path / "a.jsonl", records)], index_dir, jobs=1)
     with whoosh_index.open_dir(str(store.current_generation(index_dir))).reader() as reader:
         matcher = reader.postings("abstract", "spars")
         assert isinstance(matcher, PackedLeafMatcher)

@@ -203,10 +203,10 @@ def test_warm_up_reads_the_most_frequent_words_and_changes_no_result(corpus_inde
 def many_postings(tmp_path_factory, request):
     """One segment of 600 papers: ``alpha`` in every abstract (twice in every
     third), ``beta`` in the even ones: several blocks of postings each;
-    written by the current codec and by the one before (values not packed)."""
+    written by the codecs of blocks (values packed, and not)."""
     import json
 
-    from searchengine.engines.whoosh import codec, writer
+    from searchengine.engines.whoosh import arraypostings, codec, writer
 
     folder = tmp_path_factory.mktemp("many-postings")
     source = folder / "papers.jsonl"
@@ -225,7 +225,7 @@ def many_postings(tmp_path_factory, request):
                 + "\n"
             )
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(codec, "DictionaryCodec", getattr(codec, request.param))
+        patched.setattr(arraypostings, "ArrayCodec", getattr(codec, request.param))
         patched.setattr(writer, "_WRITER_CLASSES", {})  # made anew with that codec
         build_index([source], folder / "index", jobs=1)
     index = open_index(folder / "index")

@@ -1,9 +1,13 @@
-"""Each segment keeps its common terms' postings whole as arrays (.tfa):
-they read back exactly as the blocks do (documents, weights, positions),
-searches answer the same with and without them, through updates, removals,
-merges and older segments without the file, and damage is reported."""
+"""Each segment written with blocks of postings (DictionaryCodec, the
+segments of indexes built before every term's postings were arrays) keeps
+its common terms' postings whole as arrays (.tfa): they read back exactly
+as the blocks do (documents, weights, positions), searches answer the same
+with and without them, through updates, removals, merges (into segments
+of the current codec) and older segments without the file, and damage is
+reported."""
 
 import random
+from contextlib import contextmanager
 
 import pytest
 
@@ -26,9 +30,22 @@ QUERIES = [
 ]
 
 
+@contextmanager
+def written_with(codec_name: str):
+    """New segments written meanwhile name ``codec_name`` (a class of the codec module)."""
+    from searchengine.engines.whoosh import arraypostings, codec, writer
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(arraypostings, "ArrayCodec", getattr(codec, codec_name))
+        patched.setattr(writer, "_WRITER_CLASSES", {})  # the writer classes are made anew with it
+        yield
+
+
 def _build(tmp_path, count=600, name="index"):
+    """An index of ``count`` synthetic records, one segment of blocks and term arrays."""
     index_dir = tmp_path / name
-    build_index([write(tmp_path / f"{name}.jsonl", "".join(listing_lines(count)))], index_dir, jobs=1)
+    with written_with("DictionaryCodec"):
+        build_index([write(tmp_path / f"{name}.jsonl", "".join(listing_lines(count)))], index_dir, jobs=1)
     return index_dir
 
 

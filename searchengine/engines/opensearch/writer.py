@@ -678,9 +678,10 @@ class ClusterWriter:
             for document, source in zip(batch, sources):
                 extra[document.record.id] = {SOURCE: source}
             if vectors is not None:
+                before = vectors.encoded
                 for doc_id, fields in vectors.fields(batch).items():
                     extra[doc_id].update(fields)
-                self.encoded = vectors.encoded
+                self.encoded += vectors.encoded - before  # over both passes of a run
             yield from batch
 
     def flush(self) -> None:

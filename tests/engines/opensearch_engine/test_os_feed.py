@@ -216,8 +216,9 @@ def test_a_cluster_build_takes_the_embedded_vectors(
     kept, changed = (d.record for d in corpus_documents()[:2])
     lines = [
         {"id": r.id, "title": r.title + extra, "abstract": r.abstract, "authors": list(r.authors), "year": r.year}
-        for r, extra in ((kept, ""), (changed, " revisited"))
+        for r, extra in ((kept, ""), (changed, " revisited"), (changed, " revisited"))
     ]
     (tmp_path / "two.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     again = build_index([tmp_path / "two.jsonl"], location, vectors_from=embedded_with_vectors)
-    assert (again.documents, again.encoded) == (2, 1)
+    # The repeat is folded into the first copy and written again: its vector is counted in both passes.
+    assert (again.documents, again.merged, again.encoded) == (2, 1, 2)

@@ -124,7 +124,7 @@ def open_writer(
         on_encode: called with ``(encoded, to encode)`` while vectors are encoded.
         vectors_from: an embedded index whose vectors a cluster build takes
             for records of the same id and text instead of encoding them
-            (:class:`~searchengine.engines.opensearch.feed.EmbeddedVectors`).
+            (:class:`~searchengine.engines.whoosh.lent.EmbeddedVectors`).
 
     Raises:
         InputError: the location is malformed (:func:`check_location`), or
@@ -142,6 +142,12 @@ def open_writer(
     if location.cluster is not None:
         from searchengine.engines.opensearch.writer import ClusterWriter
 
+        lent = None
+        if vectors_from is not None:  # an embedded index's vectors, read by this (engine-free) module's choice
+            from searchengine.engines.whoosh.lent import EmbeddedVectors
+
+            lent = EmbeddedVectors(vectors_from)
+
         return ClusterWriter(
             location.cluster,
             mode=mode,
@@ -150,7 +156,7 @@ def open_writer(
             memory_mb=memory_mb,
             vectors=vectors,
             on_encode=on_encode,
-            vectors_from=vectors_from,
+            vectors_from=lent,
         )
     from searchengine.engines.whoosh.writer import WhooshWriter
 

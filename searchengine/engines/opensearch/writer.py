@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from searchengine.engines.base import Document
-    from searchengine.engines.opensearch.feed import EmbeddedVectors, Vectors
+    from searchengine.engines.opensearch.feed import Vectors, VectorSource
 
 #: Documents per bulk request.
 BULK_DOCS = 500
@@ -504,9 +504,9 @@ class ClusterWriter:
             The documents are analysed by one worker process per local core
             (:mod:`.feed`).
         memory_mb: bounds the size of the bulk requests.
-        vectors_from: an embedded index (folder, generation or its
-            ``vectors.npy``) whose vectors are taken for records of the same
-            id and text instead of encoding them (implies ``vectors``).
+        vectors_from: where to take vectors for records of the same id and
+            text instead of encoding them (a :class:`.feed.VectorSource`, an
+            embedded index's: ``--vectors-from``); implies ``vectors``.
 
     Raises (on entering):
         IndexNotFoundError: ``"remove"`` and there is no index of that name.
@@ -525,14 +525,14 @@ class ClusterWriter:
         memory_mb: int = 512,
         vectors: bool | None = None,
         on_encode: Callable[[int, int], None] | None = None,
-        vectors_from: str | os.PathLike[str] | None = None,
+        vectors_from: VectorSource | None = None,
     ) -> None:
         self.cluster = (
             location_text if isinstance(location_text, ClusterLocation) else parse_location(str(location_text))
         )
         self.vectors = True if vectors_from is not None and vectors is None else vectors
         self.vectors_from = vectors_from
-        self._embedded: EmbeddedVectors | None = None
+        self._embedded: VectorSource | None = None
         # Local processes that analyse the documents (the cluster's CPU is its own).
         self.processes = os.cpu_count() or 1
         self.on_encode = on_encode
@@ -584,9 +584,7 @@ class ClusterWriter:
                     require_knn(client, cluster)
                 encoder(1)  # the model loads, before anything is written
                 if self.vectors_from is not None:
-                    from searchengine.engines.opensearch.feed import EmbeddedVectors
-
-                    self._embedded = self._stack.enter_context(EmbeddedVectors(self.vectors_from))
+                    self._embedded = self._stack.enter_context(self.vectors_from)
             self._lock = self._stack.enter_context(WriteLock(client, cluster, self.lock_timeout))
             current = _single(client, cluster) if self.mode != "build" else None
             if current is None and self.mode != "remove":

@@ -13,6 +13,7 @@ import pytest
 from searchengine import build_index, semantic
 from searchengine.engines.base import Document
 from searchengine.engines.opensearch import feed, mapping, writer
+from searchengine.engines.whoosh.lent import EmbeddedVectors
 from searchengine.errors import InputError
 from searchengine.processes import WorkerDied, in_order, worker_pool
 from searchengine.readers import read_records
@@ -140,7 +141,7 @@ def test_vectors_are_taken_for_the_same_id_and_text_only(embedded_with_vectors):
     first, second = documents[0].record.id, documents[1].record.id
     keys[second] = "0" * 40  # its text changed since
     keys["not-indexed"] = "1" * 40
-    with feed.EmbeddedVectors(embedded_with_vectors) as embedded:
+    with EmbeddedVectors(embedded_with_vectors) as embedded:
         found = embedded.vectors(keys)
     assert set(found) == set(keys) - {second, "not-indexed"}
     assert embedded.taken == CORPUS_RECORDS - 1
@@ -160,18 +161,18 @@ def test_vectors_from_a_generation_or_its_vector_file(embedded_with_vectors):
 
     keys = {d.record.id: content_key(record_text(d.record.title, d.record.abstract)).hex() for d in documents}
     for path in (generation, generation / VECTORS_FILE):
-        with feed.EmbeddedVectors(path) as embedded:
+        with EmbeddedVectors(path) as embedded:
             assert len(embedded.vectors(keys)) == CORPUS_RECORDS
 
 
 def test_vectors_from_what_holds_none_is_refused(tmp_path):
     with pytest.raises(InputError, match="no such index folder"):
-        feed.EmbeddedVectors(tmp_path / "missing").__enter__()
+        EmbeddedVectors(tmp_path / "missing").__enter__()
     with pytest.raises(InputError, match="no index here"):
-        feed.EmbeddedVectors(tmp_path).__enter__()
+        EmbeddedVectors(tmp_path).__enter__()
     build_index([CORPUS], tmp_path / "plain")
     with pytest.raises(InputError, match="keeps no vectors"):
-        feed.EmbeddedVectors(tmp_path / "plain").__enter__()
+        EmbeddedVectors(tmp_path / "plain").__enter__()
 
 
 def test_vectors_from_is_for_a_cluster(tmp_path):

@@ -143,7 +143,7 @@ def open_writer(
         from searchengine.engines.opensearch.writer import ClusterWriter
 
         lent = None
-        if vectors_from is not None:  # an embedded index's vectors, read by this (engine-free) module's choice
+        if vectors_from is not None:  # the embedded engine reads its own index
             from searchengine.engines.whoosh.lent import EmbeddedVectors
 
             lent = EmbeddedVectors(vectors_from)

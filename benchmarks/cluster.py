@@ -2,6 +2,7 @@
 
     python benchmarks/cluster.py --start [--records N] [--work DIR] [--embedded-index DIR]
     python benchmarks/cluster.py --cluster1 URL --cluster3 URL [...]
+    python benchmarks/cluster.py --file FILE --nodes 3 --cluster3 URL --queries 0 [--embedded-figures JSON]
 
 The first ``--records`` records of the listing sample in
 ``../shared/data/arxiv/`` (0, the default: all 74,728) are written to a
@@ -21,15 +22,29 @@ after the other, each by ``python -m searchengine index FILE --index LOCATION
   node: ``http://HOST:PORT,HOST:PORT,...``; statistics are read from the
   first).
 
+With ``--file FILE`` that JSON-lines file is indexed instead (a large one
+made by ``../shared/tools/arxiv-at-scale.py``, say); ``--nodes 3`` (or
+``1``) builds on that cluster only, ``--queries 0`` skips the searches (a
+build-only run), and ``--embedded-figures JSON`` takes the embedded
+engine's row from an earlier run of this benchmark on the same file (each
+run writes its embedded row to ``--work``/``embedded-<file>.json``) instead
+of building it again.
+
 Figures per engine:
 
 * **build**: records/s over the wall time of the whole ``index`` process
   (reading, TeX conversion, analysis, writing, and on a cluster the replicas
-  and the alias switch); CPU seconds of the client process; on a cluster
-  also the CPU seconds its nodes spent (``_nodes/stats``, before and after);
+  and the alias switch); CPU seconds of the client process and its worker
+  processes; on a cluster also the CPU seconds its nodes spent
+  (``_nodes/stats``, before and after), and the nodes' heap: the most any
+  node used during the build (sampled every ``--sample`` seconds) and each
+  node's maximum;
+* **documents**: counted on the cluster after the build (``_count``), beside
+  the records read less those merged or skipped: "lost" is the difference;
 * **index size**: the embedded folder's bytes; on a cluster the primaries'
   store and the total with replicas (``GET /NAME/_stats/store``), read after
-  the query passes so that background merges have settled;
+  the query passes (or, without queries, once no merge is running) so that
+  background merges have settled, and both per document;
 * **top 10 with snippets** and **faceted search** (top 10 with snippets plus
   facets year, author and category over all hits), both through
   ``searchengine.search.open_index(location).search(...)`` so that every
@@ -67,6 +82,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -108,6 +124,58 @@ def shard_search_ms(base: str) -> float:
             for node in nodes.values()
         )
     )
+
+
+class HeapSampler:
+    """The most heap any node of the cluster at ``base`` uses, sampled every
+    ``every`` seconds in a thread while the ``with`` block runs (``peak``,
+    bytes), and the largest node heap (``limit``, bytes)."""
+
+    def __init__(self, base: str, every: float) -> None:
+        self.base, self.every = base, every
+        self.peak = self.limit = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        try:
+            nodes = http_json(f"{self.base}/_nodes/stats/jvm")["nodes"]
+        except OSError:  # a busy node answers next time
+            return
+        for node in nodes.values():
+            memory = node["jvm"]["mem"]
+            self.peak = max(self.peak, memory["heap_used_in_bytes"])
+            self.limit = max(self.limit, memory["heap_max_in_bytes"])
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self._sample()
+
+    def __enter__(self) -> HeapSampler:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+
+def settle(base: str, name: str, most: float = 300.0) -> None:
+    """Wait (at most ``most`` seconds) until no merge runs on the alias ``name``'s shards."""
+    deadline = time.monotonic() + most
+    while time.monotonic() < deadline:
+        if not http_json(f"{base}/{name}/_stats/merge")["_all"]["total"]["merges"]["current"]:
+            return
+        time.sleep(5)
+
+
+def counted(base: str, name: str) -> int:
+    """Documents the alias ``name`` holds (``_count`` after a refresh)."""
+    request = urllib.request.Request(f"{base}/{name}/_refresh", method="POST")
+    urllib.request.urlopen(request, timeout=300).close()
+    return int(http_json(f"{base}/{name}/_count")["count"])
 
 
 def cluster_sizes(base: str, name: str) -> tuple[int, int, int]:
@@ -233,7 +301,7 @@ class Clusters:
     def __enter__(self):
         if not self.args.start:
             return self
-        for nodes in (1, 3):
+        for nodes in self.args.start_sizes:
             env = self._env(nodes)
             print(f"starting a {nodes}-node cluster on port {env['SEARCHENGINE_CLUSTER_PORT']} ...", flush=True)
             self.started.append(env)
@@ -261,7 +329,8 @@ def ratio(value: float, peer: float) -> str:
 def report(rows: dict, records: int, queries: int, passes: int) -> None:
     """The table: one column per engine, ratios to the embedded engine."""
     names = list(rows)
-    print(f"\n{records:,} records, {queries} queries, warm (median of {passes} passes after one)\n")
+    searched = f", {queries} queries, warm (median of {passes} passes after one)" if queries else ", build only"
+    print(f"\n{records:,} records{searched}\n")
     print("| metric | " + " | ".join(names) + " | " + " | ".join(f"{n} / embedded" for n in names[1:]) + " |")
     print("|---" * (2 * len(names)) + "|")
 
@@ -276,38 +345,139 @@ def report(rows: dict, records: int, queries: int, passes: int) -> None:
 
     line("build, records/s (wall, whole process)", get("rate"), ",.0f")
     line("build, wall s", get("wall"), ".1f")
-    line("build, client CPU s", get("client_cpu"), ".1f")
+    line("build, client CPU s (with its worker processes)", get("client_cpu"), ".1f")
+    line("build, client CPU ms per record", get("client_ms"), ".3f")
     line("build, cluster CPU s (all nodes)", get("cluster_cpu"), ".1f", ratios=False)
-    line("documents", get("documents"), ",d", ratios=False)
+    line("build, cluster CPU ms per record", get("cluster_ms"), ".3f", ratios=False)
+    line("heap, most used by a node during the build, MB", get("heap_peak_mb"), ",.0f", ratios=False)
+    line("heap, per node, MB", get("heap_max_mb"), ",.0f", ratios=False)
+    line("records read", get("records"), ",d", ratios=False)
+    line("documents (counted after the build)", get("documents"), ",d", ratios=False)
+    line("documents lost (read less merged, skipped, counted)", get("lost"), ",d", ratios=False)
     line("index size, MB (embedded folder; cluster primaries)", get("primary_mb"), ".1f")
     line("index size with replicas, MB", get("total_mb"), ".1f")
     line("bytes per document (primaries)", get("per_doc"), ",.0f")
-    for label, key in (("top 10 with snippets", "search"), ("faceted search (year, author, category)", "faceted")):
-        for share, name in ((0.5, "p50"), (0.95, "p95")):
-            line(f"{label}, {name} ms", [pct(rows[n][key], share) for n in names], ".1f")
-        line(f"{label}, mean ms", [statistics.fmean(rows[n][key]) for n in names], ".1f")
-        line(f"{label}, shard query+fetch ms per search (sum over shards)", get(f"{key}_shard_ms"), ".1f", ratios=False)
-    line("zero-hit queries", get("zero"), "d", ratios=False)
-    print(
-        f"\nembedded = searchengine's folder index; cluster-1 / cluster-3 = OpenSearch, "
-        f"one node / three nodes ({', '.join(rows[n]['layout'] for n in names[1:])})"
-    )
+    line("bytes per document (with replicas)", get("total_per_doc"), ",.0f")
+    if queries:
+        for label, key in (("top 10 with snippets", "search"), ("faceted search (year, author, category)", "faceted")):
+            if any(key not in rows[n] for n in names):
+                continue
+            for share, name in ((0.5, "p50"), (0.95, "p95")):
+                line(f"{label}, {name} ms", [pct(rows[n][key], share) for n in names], ".1f")
+            line(f"{label}, mean ms", [statistics.fmean(rows[n][key]) for n in names], ".1f")
+            line(
+                f"{label}, shard query+fetch ms per search (sum over shards)",
+                get(f"{key}_shard_ms"),
+                ".1f",
+                ratios=False,
+            )
+        line("zero-hit queries", get("zero"), "d", ratios=False)
+    layouts = ", ".join(f"{n}: {rows[n]['layout']}" for n in names[1:])
+    taken = f" ({rows[names[0]]['from']})" if "from" in rows[names[0]] else ""
+    print(f"\nembedded = searchengine's folder index{taken}; {layouts}")
 
 
 def progress(name: str, row: dict) -> None:
     """One line of an engine's figures as soon as they are measured."""
-    rate = f"{row['rate']:,.0f} records/s, " if "rate" in row else ""
-    print(
-        f"{name}: {rate}{row['primary_mb']:.1f} MB, top 10 p50/p95 {pct(row['search'], 0.5):.1f}/"
-        f"{pct(row['search'], 0.95):.1f} ms, faceted {pct(row['faceted'], 0.5):.1f}/"
-        f"{pct(row['faceted'], 0.95):.1f} ms; load average {load_average()}",
-        flush=True,
+    rate = f"{row['rate']:,.0f} records/s, " if row.get("rate") else ""
+    searched = (
+        f", top 10 p50/p95 {pct(row['search'], 0.5):.1f}/{pct(row['search'], 0.95):.1f} ms, "
+        f"faceted {pct(row['faceted'], 0.5):.1f}/{pct(row['faceted'], 0.95):.1f} ms"
+        if "search" in row
+        else ""
     )
+    print(f"{name}: {rate}{row['primary_mb']:.1f} MB{searched}; load average {load_average()}", flush=True)
+
+
+def build_row(summary: dict) -> dict:
+    """The build figures of an ``index --json`` summary (with ``wall`` and ``client_cpu``)."""
+    return {
+        "rate": summary["records"] / summary["wall"],
+        "wall": summary["wall"],
+        "client_cpu": summary["client_cpu"],
+        "client_ms": summary["client_cpu"] * 1000 / max(1, summary["records"]),
+        "records": summary["records"],
+        "expected": summary["records"] - summary["merged"] - summary["skipped"],
+    }
+
+
+def embedded_row(args, source: Path, records: int, queries: list[str], modes: tuple[str, ...]) -> dict:
+    """The embedded engine's figures: taken from ``--embedded-figures``, or measured
+    (a build, unless ``--embedded-index`` gives one, then the searches)."""
+    if args.embedded_figures is not None:
+        row = json.loads(args.embedded_figures.read_text(encoding="utf-8"))
+        row.setdefault("layout", "folder")
+        row["from"] = f"figures of {args.embedded_figures.name}"
+        return row
+    embedded = args.embedded_index or args.work / f"index-{source.stem}"
+    row: dict = {}
+    if args.embedded_index is None:
+        shutil.rmtree(embedded, ignore_errors=True)
+        print(f"building the embedded index of {records:,} records ...", flush=True)
+        row = build_row(build(source, str(embedded), ["--vectors"] if args.vectors else []))
+    if queries:
+        row.update(measure_queries(str(embedded), queries, args.passes, modes=modes))
+    else:
+        from searchengine.search import open_index
+
+        index = open_index(str(embedded))
+        try:
+            row["documents"] = index.doc_count
+        finally:
+            index.close()
+    if "expected" in row:
+        row["lost"] = row["expected"] - row["documents"]
+    row["primary_mb"] = row["total_mb"] = disk_mb(embedded)
+    row["per_doc"] = row["total_per_doc"] = row["primary_mb"] * 1e6 / row["documents"]
+    row["layout"] = "folder"
+    saved = {key: value for key, value in row.items() if key not in ("search", "faceted", "top10")}
+    (args.work / f"embedded-{source.stem}.json").write_text(json.dumps(saved, indent=1), encoding="utf-8")
+    return row
+
+
+def cluster_row(args, source: Path, hosts: str, queries: list[str], modes: tuple[str, ...]) -> dict:
+    """Build ``source`` on the cluster ``hosts`` into ``--name`` and measure it."""
+    location = f"{hosts}/{args.name}"
+    base = hosts.split(",")[0]  # statistics come from the first node listed
+    extra = (["--vectors"] if args.vectors else []) + (["--jobs", str(args.bulk_jobs)] if args.bulk_jobs else [])
+    if args.vectors_from:
+        extra += ["--vectors-from", str(args.vectors_from)]
+    cpu_before = cluster_cpu_seconds(base)
+    with HeapSampler(base, args.sample) as heap:
+        summary = build(source, location, extra)
+    row = build_row(summary)
+    row.update(
+        cluster_cpu=cluster_cpu_seconds(base) - cpu_before,
+        heap_peak_mb=heap.peak / 2**20,
+        heap_max_mb=heap.limit / 2**20,
+        encoded=summary.get("encoded", 0),
+    )
+    row["cluster_ms"] = row["cluster_cpu"] * 1000 / max(1, row["records"])
+    row["documents"] = counted(base, args.name)
+    row["lost"] = row["expected"] - row["documents"]
+    if queries:
+        row.update(
+            measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base), modes=modes)
+        )
+    else:
+        settle(base, args.name)
+    _, primaries, total = cluster_sizes(base, args.name)
+    health = http_json(f"{base}/_cluster/health/{args.name}")
+    row.update(
+        primary_mb=primaries / 1e6,
+        total_mb=total / 1e6,
+        per_doc=primaries / max(1, row["documents"]),
+        total_per_doc=total / max(1, row["documents"]),
+        layout=f"{health['number_of_nodes']} nodes, {health['active_primary_shards']} primary shards + "
+        f"{health['active_shards'] - health['active_primary_shards']} replica shards",
+    )
+    return row
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=0, help="first N records of the sample; 0 means all")
+    parser.add_argument("--file", type=Path, default=None, help="index this JSON-lines file instead of the sample")
     parser.add_argument(
         "--work",
         type=Path,
@@ -321,10 +491,17 @@ def main() -> int:
         help="reuse this embedded index of the same records (its build is not timed)",
     )
     parser.add_argument(
+        "--embedded-figures",
+        type=Path,
+        default=None,
+        help="take the embedded row from this JSON file (written to --work by an earlier run) instead",
+    )
+    parser.add_argument(
         "--start",
         action="store_true",
         help="start a 1-node and a 3-node cluster with scripts/dev-cluster.sh, stop them at the end",
     )
+    parser.add_argument("--nodes", choices=("1", "3", "both"), default="both", help="which clusters to build on")
     parser.add_argument("--port1", type=int, default=9280, help="HTTP port of the 1-node cluster (--start)")
     parser.add_argument("--port3", type=int, default=9270, help="first HTTP port of the 3-node cluster (--start)")
     parser.add_argument(
@@ -338,74 +515,48 @@ def main() -> int:
     )
     parser.add_argument("--name", default="bench-arxiv", help="index alias on the clusters (rebuilt)")
     parser.add_argument("--bulk-jobs", type=int, default=None, help="searchengine index --jobs on the clusters")
-    parser.add_argument("--queries", type=int, default=200, help="keyword queries (at least 200 for p95)")
+    parser.add_argument("--queries", type=int, default=200, help="keyword queries (at least 200 for p95; 0: none)")
     parser.add_argument("--passes", type=int, default=3, help="timed passes over the queries")
+    parser.add_argument("--sample", type=float, default=5.0, help="seconds between heap samples during a build")
     parser.add_argument(
         "--vectors",
         action="store_true",
         help="encode the records too (index --vectors) and compare the top 10s in each mode",
     )
+    parser.add_argument(
+        "--vectors-from",
+        type=Path,
+        default=None,
+        help="with --vectors: the clusters take the vectors of this embedded index (index --vectors-from)",
+    )
     args = parser.parse_args()
-    if not args.start and not (args.cluster1 and args.cluster3):
-        parser.error("give --start, or both --cluster1 URL and --cluster3 URL")
-    if not LISTING.exists():
+    sizes = (1, 3) if args.nodes == "both" else (int(args.nodes),)
+    if not args.start and any(getattr(args, f"cluster{n}") is None for n in sizes):
+        parser.error("give --start, or --cluster1 URL and --cluster3 URL (only the one --nodes names)")
+    if args.file is None and not LISTING.exists():
         raise SystemExit(f"{LISTING}: not found (the shared arXiv sample is needed)")
     args.work.mkdir(parents=True, exist_ok=True)
     print(f"start: load average {load_average()}", flush=True)
-    source, records = subset(args.records, args.work)
-    queries = make_queries(source, count=args.queries)
+    if args.file is not None:
+        source = args.file
+        with open(source, "rb") as handle:
+            records = sum(1 for _ in handle)
+    else:
+        source, records = subset(args.records, args.work)
+    queries = make_queries(source, count=args.queries) if args.queries else []
     rows: dict[str, dict] = {}
-    modes = ("lexical", "semantic", "hybrid") if args.vectors else ()
-    vectors = ["--vectors"] if args.vectors else []
-
-    embedded = args.embedded_index or args.work / f"index-{args.records or 'all'}"
-    row: dict = {}
-    if args.embedded_index is None:
-        shutil.rmtree(embedded, ignore_errors=True)
-        print(f"building the embedded index of {records:,} records ...", flush=True)
-        summary = build(source, str(embedded), vectors)
-        row = {
-            "rate": summary["documents"] / summary["wall"],
-            "wall": summary["wall"],
-            "client_cpu": summary["client_cpu"],
-        }
-    row.update(measure_queries(str(embedded), queries, args.passes, modes=modes))
-    row["primary_mb"] = row["total_mb"] = disk_mb(embedded)
-    row["per_doc"] = row["primary_mb"] * 1e6 / row["documents"]
-    row["layout"] = "folder"
-    rows["embedded"] = row
-    progress("embedded", row)
-
+    modes = ("lexical", "semantic", "hybrid") if args.vectors and queries else ()
+    args.start_sizes = sizes
+    rows["embedded"] = embedded_row(args, source, records, queries, modes)
+    progress("embedded", rows["embedded"])
     with Clusters(args) as clusters:
-        for nodes in (1, 3):
+        for nodes in sizes:
             hosts = clusters.bases[nodes].rstrip("/")
-            location = f"{hosts}/{args.name}"
-            base = hosts.split(",")[0]  # statistics come from the first node listed
-            print(f"building on the {nodes}-node cluster {base} ...", flush=True)
-            cpu_before = cluster_cpu_seconds(base)
-            summary = build(source, location, vectors + (["--jobs", str(args.bulk_jobs)] if args.bulk_jobs else []))
-            row = {
-                "rate": summary["documents"] / summary["wall"],
-                "wall": summary["wall"],
-                "client_cpu": summary["client_cpu"],
-                "cluster_cpu": cluster_cpu_seconds(base) - cpu_before,
-            }
-            row.update(
-                measure_queries(location, queries, args.passes, lambda base=base: shard_search_ms(base), modes=modes)
-            )
-            documents, primaries, total = cluster_sizes(base, args.name)
-            health = http_json(f"{base}/_cluster/health/{args.name}")
-            row.update(
-                primary_mb=primaries / 1e6,
-                total_mb=total / 1e6,
-                per_doc=primaries / documents,
-                layout=f"{health['active_primary_shards']} primary shards + "
-                f"{health['active_shards'] - health['active_primary_shards']} replica shards",
-            )
-            rows[f"cluster-{nodes}"] = row
+            print(f"building on the {nodes}-node cluster {hosts.split(',')[0]} ...", flush=True)
+            rows[f"cluster-{nodes}"] = row = cluster_row(args, source, hosts, queries, modes)
             progress(f"cluster-{nodes}", row)
     report(rows, records, len(queries), args.passes)
-    if modes:
+    if modes and "top10" in rows["embedded"]:
         agreement(rows, modes)
     print(f"\nend: load average {load_average()}")
     return 0

@@ -285,6 +285,7 @@ def _index(
     progress: Callable[[int], None] | None,
     vectors: bool | None = None,
     on_encode: Callable[[int, int], None] | None = None,
+    vectors_from: str | os.PathLike[str] | None = None,
 ) -> IndexSummary:
     """The pipeline of :func:`build_index` and :func:`update_index`."""
     from searchengine import engines
@@ -304,6 +305,7 @@ def _index(
         memory_mb=memory_mb,
         vectors=vectors,
         on_encode=on_encode,
+        vectors_from=vectors_from,
     )
     summary = IndexSummary(index_dir=writer.location)
     with writer:
@@ -340,6 +342,7 @@ def build_index(
     progress: Callable[[int], None] | None = None,
     vectors: bool | None = None,
     on_encode: Callable[[int, int], None] | None = None,
+    vectors_from: str | os.PathLike[str] | None = None,
 ) -> IndexSummary:
     """Index every record under ``paths`` into a new generation of ``index_dir``.
 
@@ -360,6 +363,9 @@ def build_index(
             index does now (none for a new index). Only new and changed
             records are encoded (:mod:`searchengine.semantic`).
         on_encode: called with ``(encoded, to encode)`` while vectors are encoded.
+        vectors_from: on a cluster, an embedded index (folder) whose vectors
+            are taken for records of the same id and text instead of encoding
+            them; implies ``vectors``.
 
     Returns:
         An :class:`IndexSummary`; ``problems`` lists every skipped record.
@@ -381,6 +387,7 @@ def build_index(
         progress=progress,
         vectors=vectors,
         on_encode=on_encode,
+        vectors_from=vectors_from,
     )
 
 
@@ -395,6 +402,7 @@ def update_index(
     progress: Callable[[int], None] | None = None,
     vectors: bool | None = None,
     on_encode: Callable[[int, int], None] | None = None,
+    vectors_from: str | os.PathLike[str] | None = None,
 ) -> IndexSummary:
     """Add the records under ``paths`` to the index, replacing documents with the same id.
 
@@ -416,6 +424,7 @@ def update_index(
         progress=progress,
         vectors=vectors,
         on_encode=on_encode,
+        vectors_from=vectors_from,
     )
 
 

@@ -81,6 +81,14 @@ def _check_format(ctx: click.Context, param: click.Parameter, value: str | None)
     help="Keep record vectors for semantic and hybrid search (needs the semantic extra; "
     "encodes only new and changed records)  [default: as the index does, none for a new one]",
 )
+@click.option(
+    "--vectors-from",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="INDEX_DIR",
+    help="On a cluster: take the vectors of this embedded index (built with --vectors) for records "
+    "with the same id and text instead of encoding them again; implies --vectors.",
+)
 @wait_option
 @json_option
 def index(
@@ -93,6 +101,7 @@ def index(
     quiet: bool,
     verbose: bool,
     vectors: bool | None,
+    vectors_from: Path | None,
     wait: float,
     as_json: bool,
 ) -> None:
@@ -106,6 +115,8 @@ def index(
     """
     from searchengine.indexer import build_index, update_index
 
+    if vectors_from is not None and vectors is False:
+        raise click.UsageError("--no-vectors and --vectors-from contradict each other")
     paths = paths or (Path(DEFAULT_CORPUS),)
     bar = progress_bar(quiet, paths)
     run_index = update_index if update else build_index
@@ -121,6 +132,7 @@ def index(
             progress=bar,
             vectors=vectors,
             on_encode=encoding,
+            vectors_from=vectors_from,
         )
     except KeyboardInterrupt:
         # The new generation (or cluster index) was thrown away on the way out.

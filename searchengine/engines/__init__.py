@@ -109,6 +109,7 @@ def open_writer(
     memory_mb: int = 512,
     vectors: bool | None = None,
     on_encode: Callable[[int, int], None] | None = None,
+    vectors_from: str | os.PathLike[str] | None = None,
 ) -> Writer:
     """A :class:`Writer` for the index at ``location`` (not entered yet).
 
@@ -121,14 +122,31 @@ def open_writer(
         vectors: keep record vectors for semantic search (``None``: as the
             index does now; see :mod:`searchengine.semantic`).
         on_encode: called with ``(encoded, to encode)`` while vectors are encoded.
+        vectors_from: an embedded index whose vectors a cluster build takes
+            for records of the same id and text instead of encoding them
+            (:class:`~searchengine.engines.whoosh.lent.EmbeddedVectors`).
 
     Raises:
-        InputError: the location is malformed (:func:`check_location`).
+        InputError: the location is malformed (:func:`check_location`), or
+            ``vectors_from`` is given for an index folder.
         SearchEngineError: opensearch-py is not installed.
     """
     location = Location.parse(location)
+    if vectors_from is not None and location.cluster is None:
+        from searchengine.errors import InputError
+
+        raise InputError(
+            "--vectors-from is for an index on a cluster (an index folder keeps the vectors "
+            "of its own records from one build to the next)"
+        )
     if location.cluster is not None:
         from searchengine.engines.opensearch.writer import ClusterWriter
+
+        lent = None
+        if vectors_from is not None:  # the embedded engine reads its own index
+            from searchengine.engines.whoosh.lent import EmbeddedVectors
+
+            lent = EmbeddedVectors(vectors_from)
 
         return ClusterWriter(
             location.cluster,
@@ -138,6 +156,7 @@ def open_writer(
             memory_mb=memory_mb,
             vectors=vectors,
             on_encode=on_encode,
+            vectors_from=lent,
         )
     from searchengine.engines.whoosh.writer import WhooshWriter
 

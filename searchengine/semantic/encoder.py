@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -217,14 +216,10 @@ class EncodingPool:
 
     def _processes(self) -> Pool:
         if self._pool is None:
-            import multiprocessing
-
-            from searchengine.processes import exit_with_parent
+            from searchengine.processes import worker_pool
 
             check_model()  # a missing extra is said here, not in each process
-            self._pool = multiprocessing.get_context("fork").Pool(
-                self.cores, initializer=exit_with_parent, initargs=(os.getpid(),)
-            )
+            self._pool = worker_pool(self.cores)
         return self._pool
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]:

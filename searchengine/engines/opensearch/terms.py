@@ -120,8 +120,11 @@ def phrase_words(text: str) -> list[str]:
     stand in a slot left out."""
     from searchengine.analysis.tokens import is_cjk_run, written_words
 
+    written = written_words(text)
+    if text.isascii() and not _BREAKS.search("".join(written)):
+        return written  # no CJK run, no word to leave out: the words as they are (most texts)
     words: list[str] = []
-    for word in written_words(text):
+    for word in written:
         if _BREAKS.search(word):
             continue
         words.extend(word if is_cjk_run(word) else (word,))

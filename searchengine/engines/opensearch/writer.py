@@ -59,12 +59,10 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from searchengine.engines.base import Document
-    from searchengine.semantic.encoder import EncodingPool
+    from searchengine.engines.opensearch.feed import Vectors, VectorSource
 
 #: Documents per bulk request.
 BULK_DOCS = 500
-# Records encoded together when the index keeps vectors (one model run, one lookup of indexed vectors).
-ENCODE_BATCH = 64
 #: Largest bulk request body, in bytes (OpenSearch works best with a few MB).
 BULK_BYTES_MAX = 10 * 2**20
 #: Rounds of re-sending items rejected for a passing reason, after the first attempt.
@@ -349,12 +347,14 @@ def _counted(number: int, noun: str) -> str:
 
 
 def _index_action(index: str, record: Record, extra: dict | None = None) -> dict:
-    return {
-        "_op_type": "index",
-        "_index": index,
-        "_id": record.id,
-        "_source": {**mapping.document(record), **(extra or {})},
-    }
+    """The bulk action of ``record``: its source made ahead (``extra``'s
+    :data:`.feed.SOURCE`, JSON text) or here, with the other fields of ``extra``."""
+    from searchengine.engines.opensearch.feed import SOURCE, source_text
+
+    fields = dict(extra or {})
+    made = fields.pop(SOURCE, None)
+    source: str | dict = source_text(made, fields) if made is not None else {**mapping.document(record), **fields}
+    return {"_op_type": "index", "_index": index, "_id": record.id, "_source": source}
 
 
 def has_vector_field(client: OpenSearch, index: str) -> bool:
@@ -434,9 +434,13 @@ class ClusterWriter:
         mode: ``"build"``, ``"update"`` or ``"remove"``.
         lock_timeout: seconds to wait for another writer.
         jobs: bulk requests in flight (default :data:`DEFAULT_JOBS`, at most
-            :data:`MAX_JOBS`): the cluster, not this process, analyses the
-            text, so this keeps its write threads busy, not local cores.
+            :data:`MAX_JOBS`), which keep the cluster's write threads busy.
+            The documents are analysed by one worker process per local core
+            (:mod:`.feed`).
         memory_mb: bounds the size of the bulk requests.
+        vectors_from: where to take vectors for records of the same id and
+            text instead of encoding them (a :class:`.feed.VectorSource`, an
+            embedded index's: ``--vectors-from``); implies ``vectors``.
 
     Raises (on entering):
         IndexNotFoundError: ``"remove"`` and there is no index of that name.
@@ -455,11 +459,16 @@ class ClusterWriter:
         memory_mb: int = 512,
         vectors: bool | None = None,
         on_encode: Callable[[int, int], None] | None = None,
+        vectors_from: VectorSource | None = None,
     ) -> None:
         self.cluster = (
             location_text if isinstance(location_text, ClusterLocation) else parse_location(str(location_text))
         )
-        self.vectors = vectors
+        self.vectors = True if vectors_from is not None and vectors is None else vectors
+        self.vectors_from = vectors_from
+        self._embedded: VectorSource | None = None
+        # Local processes that analyse the documents (the cluster's CPU is its own).
+        self.processes = os.cpu_count() or 1
         self.on_encode = on_encode
         self.encoded = 0
         self.location = self.cluster.redacted()
@@ -510,6 +519,8 @@ class ClusterWriter:
                 with cluster_errors(cluster, "list the nodes' plugins"):
                     require_knn(client, cluster)
                 encoder(1)  # the model loads, before anything is written
+                if self.vectors_from is not None:
+                    self._embedded = self._stack.enter_context(self.vectors_from)
             self._lock = self._stack.enter_context(WriteLock(client, cluster, self.lock_timeout))
             current = _single(client, cluster) if self.mode != "build" else None
             if current is None and self.mode != "remove":
@@ -572,63 +583,42 @@ class ClusterWriter:
     def write(self, documents: Iterable[Document], on_failed: Callable[[Document, str], None]) -> None:
         """Index ``documents`` (each with ``record``; a document replaces any
         with its id); a document the cluster finally refuses goes to
-        ``on_failed(document, reason)``. With vectors, each record is
-        encoded on the way, unless the index (or, for a rebuild, the index
-        it replaces) holds it with the same text."""
-        if not self.vectors:
-            self._bulk.send(documents, on_failed)
-            return
-        from searchengine.semantic.encoder import EncodingPool
+        ``on_failed(document, reason)``. The documents are analysed by worker
+        processes (:class:`.feed.Analysis`); with vectors, each record's
+        vector comes from :class:`.feed.Vectors` (taken from an index that
+        holds the record with the same text, else encoded on the way)."""
+        from searchengine.engines.opensearch.feed import Analysis, Vectors
 
-        with EncodingPool(os.cpu_count() or 1) as pool:
-            pool.start()  # forked before the bulk writer starts its threads
-            self._bulk.send(self._with_vectors(documents, pool), on_failed)
+        with ExitStack() as stack:
+            vectors = None
+            if self.vectors:
+                from searchengine.semantic.encoder import EncodingPool
 
-    def _with_vectors(self, documents: Iterable[Document], pool: EncodingPool) -> Iterator[Document]:
-        batch: list[Document] = []
-        for document in documents:
-            batch.append(document)
-            if len(batch) == ENCODE_BATCH:
-                yield from self._encoded(batch, pool)
-                batch = []
-        yield from self._encoded(batch, pool)
+                pool = stack.enter_context(EncodingPool(os.cpu_count() or 1))
+                pool.start()  # forked before the bulk writer starts its threads
+                # An update reuses its own index's vectors; a rebuild those of the index it replaces.
+                held = [self._index] if self._new is None else list(self._old)
+                vectors = Vectors(self._client, self.cluster, held, pool, self._embedded)
+            analysis = stack.enter_context(Analysis(self.processes))
+            self._bulk.send(self._prepared(analysis.batches(documents), vectors), on_failed)
 
-    def _encoded(self, batch: list[Document], pool: EncodingPool) -> list[Document]:
-        """``batch``, its vectors (encoded by ``pool``, an
-        :class:`~searchengine.semantic.encoder.EncodingPool`) put in the bulk writer's ``extra``."""
-        from searchengine.semantic.encoder import content_key, record_text
+    def _prepared(
+        self, batches: Iterable[tuple[list[Document], list[str]]], vectors: Vectors | None
+    ) -> Iterator[Document]:
+        """The documents of ``batches`` (each with its sources), their sources
+        and vectors put in the bulk writer's ``extra``."""
+        from searchengine.engines.opensearch.feed import SOURCE
 
-        if not batch:
-            return batch
-        texts = {d.record.id: record_text(d.record.title, d.record.abstract) for d in batch}
-        keys = {doc_id: content_key(text).hex() for doc_id, text in texts.items()}
-        known = self._known_vectors(list(keys))
-        todo = [doc_id for doc_id, key in keys.items() if known.get(doc_id, (None, None))[0] != key]
-        fresh = dict(zip(todo, pool.encode([texts[doc_id] for doc_id in todo]).tolist())) if todo else {}
-        self.encoded += len(todo)
-        for doc_id, key in keys.items():
-            vector = fresh[doc_id] if doc_id in fresh else known[doc_id][1]
-            self._bulk.extra[doc_id] = {mapping.VECTOR_FIELD: vector, "content_key": key}
-        return batch
-
-    def _known_vectors(self, ids: list[str]) -> dict[str, tuple[str, list]]:
-        """``{id: (content key, vector)}`` of ``ids`` held with a vector by the index
-        written to (an update) or by the indexes a rebuild replaces."""
-        sources = [self._index] if self._new is None else list(self._old)
-        found: dict[str, tuple[str, list]] = {}
-        for index in sources:
-            with cluster_errors(self.cluster, "read indexed vectors", index=index):
-                answer = self._client.mget(
-                    index=index,
-                    body={"ids": ids},
-                    realtime=True,
-                    _source_includes=["content_key", mapping.VECTOR_FIELD],
-                )
-            for doc in answer["docs"]:
-                source = doc.get("_source") or {}
-                if doc.get("found") and source.get("content_key") and source.get(mapping.VECTOR_FIELD):
-                    found[doc["_id"]] = (source["content_key"], source[mapping.VECTOR_FIELD])
-        return found
+        extra = self._bulk.extra
+        for batch, sources in batches:
+            for document, source in zip(batch, sources):
+                extra[document.record.id] = {SOURCE: source}
+            if vectors is not None:
+                before = vectors.encoded
+                for doc_id, fields in vectors.fields(batch).items():
+                    extra[doc_id].update(fields)
+                self.encoded += vectors.encoded - before  # over both passes of a run
+            yield from batch
 
     def flush(self) -> None:
         """Nothing: :meth:`write` returns once every bulk request is answered."""

@@ -387,6 +387,11 @@ def _author_key(text: str) -> tuple[tuple, dict]:
     return ("authors", name_text(text)), _authors(text)
 
 
+#: The frequency key and counting query of a term in a title or abstract
+#: (``term_key(field, term)``) and of a word in the author names (``author_key(word)``).
+term_key, author_key = _key, _author_key
+
+
 def _term_clause(field: str, term: str, stats: Statistics) -> dict:
     """One term in one field, its frequency normalised by the document's
     length and weighing the field's weight (the title's :data:`TITLE_BOOST`)."""

@@ -22,7 +22,6 @@ from searchengine.engines.opensearch.querying import (
     MAX_EXPANSIONS,
     expansion_term,
     filter_clauses,
-    frequencies_body,
     fuzzy_expansion,
     fuzzy_words,
     marked_terms,
@@ -31,15 +30,27 @@ from searchengine.engines.opensearch.querying import (
     split_joined,
     to_dsl,
 )
-from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics
-from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts, term_text
-from searchengine.errors import SearchEngineError
+from searchengine.engines.opensearch.scoring import Statistics, index_statistics
+from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts
+from searchengine.errors import QueryError, SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.filters import Filters
 from searchengine.records import Record, arxiv_id
 from searchengine.results import Hit, lead_snippet
 
 _SEARCH_TYPE = "dfs_query_then_fetch"
+# The name of the global aggregation that reads the index's generation (Searcher._probe).
+_PROBE = "known"
+
+
+def _is_average(key) -> bool:
+    """Whether a :class:`.scoring.Statistics` key asks for a field's average length (read by every probe)."""
+    return isinstance(key, tuple) and len(key) == 2 and key[0] == "average"
+
+
+def _filters_key(filters) -> tuple:
+    """The key under which a generation's count of ``filters`` alone is known."""
+    return ("filters", json.dumps(filter_clauses(filters), sort_keys=True))
 
 
 def routing_preference(body: dict) -> str:
@@ -104,6 +115,8 @@ class OpenSearchSearcher:
         self.client = engine.client
         self.cluster = engine.cluster
         self.index = engine.index
+        #: What this process knows of the index's generation (shared by its searches).
+        self.known = index_statistics(engine.location)
 
     def _errors(self, action: str):
         return cluster_errors(self.cluster, action)
@@ -147,44 +160,178 @@ class OpenSearchSearcher:
         with self._errors(action):
             return self.client.search(index=self.index, body=body, preference=routing_preference(body))
 
-    def _counted(self, matches: Matches, deadline: float) -> Matches:
+    def _counted(self, matches: Matches, deadline: float, wanted: dict | None = None) -> Matches:
         """``matches`` with its total, counted by the cluster within the time
         left before ``deadline`` (its ``timeout``); a count the cluster cut
-        short sets ``cut`` (the total counts the documents matched by then)."""
-        body = {"query": matches.full_query(), "size": 0, "track_total_hits": True, "timeout": _timeout(deadline)}
+        short sets ``cut`` (the total counts the documents matched by then).
+        The same request reads the index's generation and counts ``wanted``
+        (``{key: query}``) over every document (:meth:`_probe`)."""
+        probe, keys = self._probe(wanted or {})
+        body = {
+            "query": matches.full_query(),
+            "size": 0,
+            "track_total_hits": True,
+            "timeout": _timeout(deadline),
+            "aggs": {_PROBE: probe},
+        }
         found = self._search("count matches", body)
+        self._learn(found, keys, wanted or {})
         matches.total = int(found["hits"]["total"]["value"])
         matches.cut = matches.cut or bool(found.get("timed_out"))
         return matches
 
+    def _probe(self, wanted: dict) -> tuple[dict, list]:
+        """The ``global`` aggregation a request adds to learn the index's
+        generation (:class:`.scoring.IndexStatistics`: its physical indexes,
+        documents and the sum of their sequence numbers), the text fields'
+        term counts (for their average lengths) and the documents matching
+        each query of ``wanted`` (``{key: query}``, counted over every
+        document whatever the request's own query); and the keys in the order counted."""
+        aggs: dict[str, dict] = {
+            "index": {"terms": {"field": "_index", "size": 100}},
+            "seq": {"sum": {"field": "_seq_no"}},
+            **{f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS},
+        }
+        keys = list(wanted)
+        if keys:
+            aggs["counted"] = {"filters": {"filters": {str(number): wanted[key] for number, key in enumerate(keys)}}}
+        return {"global": {}, "aggs": aggs}, keys
+
+    def _learn(self, found: dict, keys: list, wanted: dict) -> bool:
+        """Keep what a request with :meth:`_probe` learned in :attr:`known`;
+        whether the index's generation changed (what was known is then dropped)."""
+        part = found["aggregations"][_PROBE]
+        known = self.known
+        total = int(part["doc_count"])
+        generation = (tuple(sorted(b["key"] for b in part["index"]["buckets"])), total, int(part["seq"]["value"] or 0))
+        changed = generation != known.generation
+        known.renew(generation)
+        known.total = total
+        for name in TEXT_FIELDS:
+            known.averages[name] = float(part[f"tokens {name}"]["value"] or 0.0) / max(total, 1)
+        if keys:
+            counted = part["counted"]["buckets"]
+            known.frequencies.update({key: int(counted[str(number)]["doc_count"]) for number, key in enumerate(keys)})
+        return changed
+
+    def fetch(self, wanted: dict) -> None:
+        """Count the queries of ``wanted`` (``{key: query}``) not yet known
+        over every document, into :attr:`known` (one request; none when all are known)."""
+        missing = {key: query for key, query in wanted.items() if key not in self.known.frequencies}
+        if not missing and self.known.generation is not None:
+            return
+        probe, keys = self._probe(missing)
+        found = self._search("count words", {"size": 0, "track_total_hits": False, "aggs": {_PROBE: probe}})
+        if self._learn(found, keys, missing) and len(missing) < len(wanted):
+            self.fetch(wanted)  # the generation changed: what was known is to count again
+
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
-        """How many documents match ``parsed`` within ``filters``, counted within ``deadline``."""
-        tree = split_joined(parsed.tree, self._abstract_frequencies, self._named)
-        matches = Matches(tree, self._translated(tree, parsed.words), filters, 0)
+        """How many documents match ``parsed`` within ``filters``, counted
+        within ``deadline``: one request that also counts what the search's
+        next steps ask of its words (their document frequencies and average
+        lengths, the spelling and author-name counts of did-you-mean, the
+        papers of the author the words may name), unless the process knows
+        them for this generation of the index (:class:`.scoring.IndexStatistics`).
+        A search of filters alone that this generation counted before needs none."""
+        if parsed.tree is None:
+            return self._filtered(parsed, filters, deadline)
+        wanted: dict = {}
+        tree = self._split(parsed.tree, wanted)
+        expansions = self._fuzzy_expansions(tree)
+        stats = Statistics(expansions=expansions, known=self.known)
+        query = to_dsl(tree, stats)
+        wanted.update(stats.missing)
+        wanted.update(self._ahead(parsed, filters))
+        wanted = {key: query for key, query in wanted.items() if not _is_average(key)}
+        matches = Matches(tree, query, filters, 0)
         matches.deadline = deadline
-        return self._counted(matches, deadline)
+        self._counted(matches, deadline, {k: q for k, q in wanted.items() if k not in self.known.frequencies})
+        # With the words' counts known: a joined word split, the count is made again.
+        again = self._split(parsed.tree, {})
+        if again != tree:
+            tree = again
+            matches = Matches(tree, self._translated(tree, parsed.words), filters, 0)
+            matches.deadline = deadline
+            return self._counted(matches, deadline)
+        matches.query = self._translated(tree, parsed.words)
+        return matches
 
-    def _abstract_frequencies(self, terms: list[str]) -> dict[str, int]:
-        """``{term: abstracts holding it}`` for analysed ``terms`` (one request)."""
-        return self._frequencies(terms, "abstract" + TERMS)
+    def _filtered(self, parsed, filters, deadline: float) -> Matches:
+        """Matches of ``filters`` alone: counted once per generation (the key
+        :func:`_filters_key`; a count the cluster cut short is not kept)."""
+        matches = Matches(parsed.tree, None, filters, 0)
+        matches.deadline = deadline
+        key = _filters_key(filters)
+        known = self.known.frequencies.get(key)
+        if known is not None:
+            matches.total = known
+            return matches
+        self._counted(matches, deadline)
+        if not matches.cut:
+            self.known.frequencies[key] = matches.total
+        return matches
 
-    def _frequencies(self, terms: list[str], field: str) -> dict[str, int]:
-        """``{term: papers whose field holds it}`` for analysed ``terms`` (one request)."""
-        found = self._search("count words", frequencies_body(terms, field))["aggregations"]["terms"]["buckets"]
-        return {term: int(found[str(number)]["doc_count"]) for number, term in enumerate(terms)}
+    def _ahead(self, parsed, filters) -> dict:
+        """``{key: query}`` of what the search's next steps will count for
+        ``parsed``: each word's spelling counts and author-name count
+        (:func:`.lexicon.word_counts`) and the papers of the author the
+        words may name (:func:`searchengine.names.name_filters`)."""
+        from searchengine import spelling
+        from searchengine.engines.opensearch.lexicon import ClusterLexicon, hits_key, word_counts
+        from searchengine.names import name_filters
+
+        wanted: dict = {}
+        text = parsed.text or ""
+        for word in spelling.query_words(text):
+            normal = ClusterLexicon.normalise(word)
+            if normal is None:
+                continue
+            # Its counts, its other forms' (spelling.held) and its papers in the titles and abstracts.
+            for form in (normal, *spelling.forms(normal)):
+                wanted.update(word_counts(form))
+            try:
+                key, query = hits_key(filters, spelling.in_text(normal))
+            except QueryError:
+                continue
+            wanted[key] = query
+        alone = name_filters(text, filters)
+        if alone is not None:
+            wanted[_filters_key(alone)] = _with_filters(None, filter_clauses(alone))
+        return wanted
+
+    def _split(self, tree, wanted: dict):
+        """``tree`` with its joined words split (:func:`.querying.split_joined`)
+        by the counts :attr:`known` holds; those it lacks are added to
+        ``wanted`` (and taken as 0: not split, not a name)."""
+        from searchengine.engines.opensearch.querying import author_key, term_key
+
+        frequencies = self.known.frequencies
+
+        def known(key_query: tuple) -> int:
+            key, query = key_query
+            if key not in frequencies:
+                wanted[key] = query
+            return frequencies.get(key, 0)
+
+        def abstract(terms: list[str]) -> dict[str, int]:
+            return {term: known(term_key("abstract", term)) for term in terms}
+
+        return split_joined(tree, abstract, lambda word: known(author_key(word)) > 0)
 
     def _translated(self, tree, words: Sequence[str] = (), typed: bool = True) -> dict | None:
         """``tree`` as Query DSL scored as on the embedded engine: the fuzzy
-        words' expansions (one request when there are some) and the document
-        frequencies of its terms (one request) are asked for first. ``typed``
-        false: an OR fallback of relaxing, whose words keep their BM25F terms."""
+        words' expansions and the document frequencies of its terms, from
+        :attr:`known` or counted first (one request each when some are
+        missing). ``typed`` false: an OR fallback of relaxing, whose words
+        keep their BM25F terms."""
         if tree is None:
             return None
-        stats = Statistics(expansions=self._fuzzy_expansions(tree))
+        stats = Statistics(expansions=self._fuzzy_expansions(tree), known=self.known)
         stats.weights = repeated_weights(tree, list(words))
         stats.typed_or = typed
         to_dsl(tree, stats)
-        self._count(stats)
+        if stats.missing:
+            self._count(stats)
         return to_dsl(tree, stats)
 
     def _fuzzy_expansions(self, tree) -> dict:
@@ -195,11 +342,14 @@ class OpenSearchSearcher:
         written (the word) (:func:`.querying.fuzzy_expansion`), in the author
         names over their terms (:func:`.querying.name_fuzzy_expansion`): one
         request for them all."""
+        from searchengine.engines.opensearch.mapping import SPELLING
         from searchengine.engines.opensearch.terms import query_tokens
 
-        wanted = fuzzy_words(tree)
+        known = self.known.expansions
+        every = fuzzy_words(tree)
+        wanted = [key for key in every if ("fuzzy", key) not in known]
         if not wanted:
-            return {}
+            return {key: known[("fuzzy", key)] for key in every}
         # Frequent words too (the suggester's default skips a word in more than 1 % of the papers).
         options = {
             "prefix_length": 0,
@@ -209,6 +359,8 @@ class OpenSearchSearcher:
             "shard_size": 8 * MAX_EXPANSIONS,
             "string_distance": "damerau_levenshtein",
             "max_term_freq": 2147483647,
+            "max_inspections": 10,
+            "accuracy": 0.1,
         }
         suggest, own = {}, {}
         for number, (name, word, edits) in enumerate(wanted):
@@ -218,7 +370,7 @@ class OpenSearchSearcher:
                 continue
             tokens = query_tokens(word)
             stem = tokens[0][0] if tokens else word
-            for kind, source, text in (("t", name + TERMS, stem), ("w", name + ".spell", word)):
+            for kind, source, text in (("t", name + TERMS, stem), ("w", SPELLING, word)):
                 suggest[f"{number}{kind}"] = {"text": text, "term": {"field": source, "max_edits": edits, **options}}
             # The suggester never offers the word itself: its stem is counted apart.
             own[str(number)] = {"term": {name + TERMS: stem}}
@@ -247,7 +399,8 @@ class OpenSearchSearcher:
             if tokens:
                 stems.append((tokens[0][0], own_count))
             expansions[key] = fuzzy_expansion(key[1], key[2], stems, options_of(f"{number}w"))
-        return expansions
+        known.update({("fuzzy", key): found for key, found in expansions.items()})
+        return {key: known[("fuzzy", key)] for key in every}
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """Any one of the query's words, within the same filters, when that
@@ -255,7 +408,11 @@ class OpenSearchSearcher:
         found = querylang.relaxed(parsed)
         if found is None:
             return None
-        alternatives = split_joined(found, self._abstract_frequencies, self._named)
+        wanted: dict = {}
+        alternatives = self._split(found, wanted)
+        if wanted:
+            self.fetch(wanted)
+            alternatives = self._split(found, {})
         relaxed = Matches(
             alternatives, self._translated(alternatives, typed=False), matches.filters, 0, cut=matches.cut
         )
@@ -417,33 +574,15 @@ class OpenSearchSearcher:
         matches.reranked = rescored
 
     def _count(self, stats: Statistics) -> None:
-        """Count what ``stats`` lacks, in one request: the documents, each
-        missing term's documents, and the text fields' average lengths (their
-        term counts over every document, as the embedded engine averages)."""
-        if not stats.missing:
-            return
-        keys = [key for key in stats.missing if not (isinstance(key, tuple) and key[0] == "average")]
-        aggs: dict[str, dict] = {f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS}
-        if keys:
-            aggs["counted"] = {
-                "filters": {"filters": {str(number): stats.missing[key] for number, key in enumerate(keys)}}
-            }
-        found = self._search("count words", {"size": 0, "track_total_hits": True, "aggs": aggs})
-        stats.total = int(found["hits"]["total"]["value"])
-        answers = found["aggregations"]
-        for name in TEXT_FIELDS:
-            stats.averages[name] = float(answers[f"tokens {name}"]["value"] or 0.0) / max(stats.total, 1)
-        if keys:
-            counted = answers["counted"]["buckets"]
-            stats.frequencies.update({key: int(counted[str(n)]["doc_count"]) for n, key in enumerate(keys)})
+        """Count what ``stats`` lacks, in one request with the index's
+        generation (:meth:`fetch`): the documents, each missing term's
+        documents and the text fields' average lengths; ``stats`` then
+        reads what :attr:`known` holds."""
+        wanted = {key: query for key, query in stats.missing.items() if not _is_average(key)}
+        self.fetch(wanted)
+        known = self.known
+        stats.total, stats.frequencies, stats.averages = known.total, known.frequencies, known.averages
         stats.missing = {}
-
-    def _named(self, word: str) -> bool:
-        """Whether an author's name holds ``word`` (one count request)."""
-        from searchengine.engines.opensearch.querying import field_word
-
-        query = field_word("authors", word)
-        return query is not None and self.count(query) > 0
 
     @staticmethod
     def window_key(item: dict) -> str:
@@ -661,36 +800,94 @@ class OpenSearchSearcher:
 
     def similar(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
         """Papers on the topic of ``records``, those excluded: with vectors, the
-        nearest to the records' mean vector (a ``knn`` query); else
-        ``more_like_this`` over title and abstract."""
+        nearest to the records' mean vector (a ``knn`` query); else, as the
+        embedded engine finds them, the :data:`~searchengine.ranking.SIMILAR_TERMS`
+        most informative terms of their titles and abstracts as the product
+        analyses them, weighed by divergence from randomness (Bo1,
+        :func:`.scoring.key_terms`, with each term's occurrences in every
+        abstract from :meth:`_collection_frequencies`), searched in title and
+        abstract as a weighted OR of BM25F terms (one paper holding one term
+        is a hit), ties broken as in every relevance order."""
+        from searchengine.engines.opensearch.querying import expansion_term
+        from searchengine.engines.opensearch.scoring import key_terms
+        from searchengine.engines.opensearch.terms import term_counts
         from searchengine.ranking import SIMILAR_TERMS
 
         if self.has_vectors():
             return self._similar_by_meaning(records, limit)
-        # The records' own terms, as artificial documents (their term texts are not in _source).
-        fields = [name + TERMS for name in TEXT_FIELDS]
-        like = [{"doc": {name + TERMS: term_text(getattr(record, name)) for name in TEXT_FIELDS}} for record in records]
-        query = {
-            "more_like_this": {
-                "fields": fields,
-                "like": like,
-                "min_term_freq": 1,
-                "min_doc_freq": 1,
-                "max_query_terms": SIMILAR_TERMS,
-                # Each chosen term scored by BM25 (the field similarities give bare
-                # frequencies otherwise).
-                "boost": WHOLE_SCORE + 1.0,
-            }
-        }
+        counts: dict[str, float] = {}
+        for record in records:
+            for term, count in term_counts(record.title, record.abstract).items():
+                counts[term] = counts.get(term, 0.0) + count
+        if not self.known.generation:
+            self.fetch({})
+        terms = key_terms(counts, self._collection_frequencies(sorted(counts)), self.known.total, SIMILAR_TERMS)
+        if not terms:
+            return 0, [], ""
+        stats = Statistics(known=self.known)
+        for term, weight in terms:
+            expansion_term(term, weight, stats)
+        if stats.missing:
+            self._count(stats)
+        wanted = [expansion_term(term, weight, stats) for term, weight in terms]
         body = {
-            "query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
+            "query": {"bool": {"should": wanted, "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
             "size": limit,
+            "sort": _RELEVANCE_SORT,
+            "track_scores": True,
             "track_total_hits": True,
+            "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
         }
-        found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)
+        found = self._search("find similar papers", body)
         total = int(found["hits"]["total"]["value"])
-        shown = {"more_like_this": {**query["more_like_this"], "like": [r.id for r in records]}}
-        return total, self.hits(None, found["hits"]["hits"]), json.dumps(shown, separators=(",", ":"))
+        shown = " OR ".join(f"(title:{term} | abstract:{term})^{weight:.4g}" for term, weight in terms)
+        return total, self.hits(None, found["hits"]["hits"]), shown
+
+    def _collection_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """``{term: occurrences in every abstract}`` of analysed ``terms`` (terms
+        no abstract holds left out): the term statistics of an artificial
+        document of the terms, asked of each primary shard in turn (a term
+        vector reads one shard's statistics) and added up. Kept for the
+        generation."""
+        from searchengine.engines.opensearch.terms import SAME_POSITION
+
+        known = self.known.expansions
+        missing = [term for term in terms if ("occurrences", term) not in known]
+        if missing:
+            field = "abstract" + TERMS
+            text = " ".join(term for term in missing if SAME_POSITION not in term and " " not in term)
+            shards = self._shard_count()
+            found: dict[str, int] = dict.fromkeys(missing, 0)
+            for shard in range(shards):
+                with self._errors("read term statistics"):
+                    answer = self.client.termvectors(
+                        index=self.index,
+                        body={
+                            "doc": {field: text},
+                            "fields": [field],
+                            "term_statistics": True,
+                            "field_statistics": False,
+                            "positions": False,
+                            "offsets": False,
+                            "payloads": False,
+                        },
+                        preference=f"_shards:{shard}|_primary",  # one copy, the same every time
+                    )
+                held = (answer.get("term_vectors") or {}).get(field, {}).get("terms", {})
+                for term, about in held.items():
+                    if term in found:
+                        found[term] += int(about.get("ttf") or 0)
+            known.update({("occurrences", term): count for term, count in found.items()})
+        return {term: known[("occurrences", term)] for term in terms if known[("occurrences", term)]}
+
+    def _shard_count(self) -> int:
+        """Primary shards of the index behind the alias (kept for the generation)."""
+        known = self.known.expansions
+        if ("shards",) not in known:
+            with self._errors("read the index settings"):
+                found = self.client.indices.get_settings(index=self.index, name="index.number_of_shards")
+            known[("shards",)] = max(int(body["settings"]["index"]["number_of_shards"]) for body in found.values())
+        return known[("shards",)]
 
     def _similar_by_meaning(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
         import numpy as np

@@ -34,7 +34,9 @@ for exactly those terms in ``title_terms`` and ``abstract_terms``:
   terms a BM25F pseudo-term as ``should``: the pair's ``match_phrase`` (slop
   :data:`~searchengine.ranking.PROXIMITY_SLOP`) in title and abstract, with
   the two words' idf added up, weighing
-  :data:`~searchengine.ranking.PROXIMITY_WEIGHT`, as the embedded bonus;
+  :data:`~searchengine.ranking.PROXIMITY_WEIGHT`, as the embedded bonus,
+  which only the query's :data:`~searchengine.ranking.PROXIMITY_DEPTH` best
+  hits get (``Statistics.best``: their ids, found first);
 * the filters (:class:`searchengine.filters.Filters`) → ``filter`` clauses on
   the ``year``, ``author_keys`` and ``category_keys`` fields, which hold the
   same keys as the embedded index.
@@ -133,7 +135,12 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
     if isinstance(node, t.Proximity):
         child = to_dsl(node.child, stats)
         together = [_together(pair, stats) for pair in _pairs(node.words)]
-        return _bool(must=[child], should=together) if together and child is not None else child
+        if not together or child is None:
+            return child
+        if stats.best is not None:  # the bonus for the child's best hits only, as on the embedded engine
+            near = {"bool": {"filter": [{"ids": {"values": list(stats.best)}}], "should": together}}
+            return _bool(must=[child], should=[near])
+        return _bool(must=[child], should=together)
     if isinstance(node, t.MinMatch):
         kept = _distinct([(child, to_dsl(child, stats)) for child in node.children])
         return _bool(should=[_weighed(query, stats.weights.get(child)) for child, query in kept], minimum=node.minimum)
@@ -151,6 +158,14 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
             return _bool(must=[a], should=[b], minimum=0)
         return _bool(must=[a], filter=[b])
     raise TypeError(f"not a query tree node: {node!r}")
+
+
+def base_query(tree: t.Node | None, stats: Statistics) -> dict | None:
+    """The query of a :class:`~searchengine.querylang.tree.Proximity` tree
+    without its bonus (its child), whose best hits get the bonus
+    (:data:`~searchengine.ranking.PROXIMITY_DEPTH` of them, as on the
+    embedded engine); ``None`` for a tree of another kind."""
+    return to_dsl(tree.child, stats) if isinstance(tree, t.Proximity) else None
 
 
 def repeated_weights(tree: t.Node | None, words: list[str]) -> dict:

@@ -163,6 +163,9 @@ class Statistics:
         self.weights: dict = {}
         #: The average length of each text field (its terms over every document).
         self.averages: dict[str, float] = known.averages if known is not None else {}
+        #: The ids of the best hits of a proximity query's child, which alone get its
+        #: bonus (``None``: not known, every hit gets it; the count needs no more).
+        self.best: list[str] | None = None
         #: Whether an OR is the query's own (a word's fields then score apart, as
         #: Whoosh's normalize() merges them); the OR fallback of relaxing is not.
         self.typed_or = True

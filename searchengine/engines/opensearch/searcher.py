@@ -20,6 +20,7 @@ from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, w
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, facet_fields, record_from_source
 from searchengine.engines.opensearch.querying import (
     MAX_EXPANSIONS,
+    base_query,
     expansion_term,
     filter_clauses,
     fuzzy_expansion,
@@ -93,6 +94,11 @@ class Matches:
     #: for each hit's cosine (a script field) and so its score's parts.
     fusion: dict | None = None
 
+    def with_query(self, query: dict | None) -> Matches:
+        """These matches, searching ``query`` (set in place)."""
+        self.query = query
+        return self
+
     def full_query(self) -> dict:
         """The query with the filters as ``filter`` clauses."""
         return _with_filters(self.query, filter_clauses(self.filters))
@@ -160,25 +166,56 @@ class OpenSearchSearcher:
         with self._errors(action):
             return self.client.search(index=self.index, body=body, preference=routing_preference(body))
 
-    def _counted(self, matches: Matches, deadline: float, wanted: dict | None = None) -> Matches:
-        """``matches`` with its total, counted by the cluster within the time
+    def _counted(
+        self, matches: Matches, deadline: float, wanted: dict | None = None, base: dict | None = None
+    ) -> list[str] | None:
+        """Set the total of ``matches``, counted by the cluster within the time
         left before ``deadline`` (its ``timeout``); a count the cluster cut
         short sets ``cut`` (the total counts the documents matched by then).
         The same request reads the index's generation and counts ``wanted``
-        (``{key: query}``) over every document (:meth:`_probe`)."""
+        (``{key: query}``) over every document (:meth:`_probe`). With
+        ``base`` (the query of a proximity query's child, which matches the
+        same papers), it ranks by it and gives the ids of its
+        :data:`~searchengine.ranking.PROXIMITY_DEPTH` best hits (``None``
+        when the index's generation changed under it)."""
+        from searchengine.ranking import PROXIMITY_DEPTH
+
         probe, keys = self._probe(wanted or {})
-        body = {
+        body: dict = {
             "query": matches.full_query(),
             "size": 0,
             "track_total_hits": True,
             "timeout": _timeout(deadline),
             "aggs": {_PROBE: probe},
         }
+        if base is not None:
+            body.update(
+                query=_with_filters(base, filter_clauses(matches.filters)),
+                size=PROXIMITY_DEPTH,
+                sort=_RELEVANCE_SORT,
+                _source=False,
+            )
         found = self._search("count matches", body)
-        self._learn(found, keys, wanted or {})
+        changed = self._learn(found, keys, wanted or {})
         matches.total = int(found["hits"]["total"]["value"])
         matches.cut = matches.cut or bool(found.get("timed_out"))
-        return matches
+        if base is None or changed:
+            return None
+        return [hit["_id"] for hit in found["hits"]["hits"]]
+
+    def _best(self, base: dict, filters) -> list[str]:
+        """The ids of the :data:`~searchengine.ranking.PROXIMITY_DEPTH` best
+        hits of ``base`` within ``filters`` (those a proximity bonus is for)."""
+        from searchengine.ranking import PROXIMITY_DEPTH
+
+        body = {
+            "query": _with_filters(base, filter_clauses(filters)),
+            "size": PROXIMITY_DEPTH,
+            "sort": _RELEVANCE_SORT,
+            "_source": False,
+            "track_total_hits": False,
+        }
+        return [hit["_id"] for hit in self._search("rank the best hits", body)["hits"]["hits"]]
 
     def _probe(self, wanted: dict) -> tuple[dict, list]:
         """The ``global`` aggregation a request adds to learn the index's
@@ -239,21 +276,26 @@ class OpenSearchSearcher:
         tree = self._split(parsed.tree, wanted)
         expansions = self._fuzzy_expansions(tree)
         stats = Statistics(expansions=expansions, known=self.known)
+        stats.weights = repeated_weights(tree, list(parsed.words))
         query = to_dsl(tree, stats)
+        # Its statistics known, a proximity query's best hits are ranked with the count.
+        base = base_query(tree, stats) if not wanted and not stats.missing and self.known.generation else None
         wanted.update(stats.missing)
         wanted.update(self._ahead(parsed, filters))
         wanted = {key: query for key, query in wanted.items() if not _is_average(key)}
         matches = Matches(tree, query, filters, 0)
         matches.deadline = deadline
-        self._counted(matches, deadline, {k: q for k, q in wanted.items() if k not in self.known.frequencies})
+        known = self.known.frequencies
+        best = self._counted(matches, deadline, {k: q for k, q in wanted.items() if k not in known}, base)
         # With the words' counts known: a joined word split, the count is made again.
         again = self._split(parsed.tree, {})
         if again != tree:
             tree = again
-            matches = Matches(tree, self._translated(tree, parsed.words), filters, 0)
+            matches = Matches(tree, None, filters, 0)
             matches.deadline = deadline
-            return self._counted(matches, deadline)
-        matches.query = self._translated(tree, parsed.words)
+            self._counted(matches.with_query(self._translated(tree, parsed.words, counting=True)), deadline)
+            best = None
+        matches.query = self._translated(tree, parsed.words, best=best, filters=filters)
         return matches
 
     def _filtered(self, parsed, filters, deadline: float) -> Matches:
@@ -318,12 +360,23 @@ class OpenSearchSearcher:
 
         return split_joined(tree, abstract, lambda word: known(author_key(word)) > 0)
 
-    def _translated(self, tree, words: Sequence[str] = (), typed: bool = True) -> dict | None:
+    def _translated(
+        self,
+        tree,
+        words: Sequence[str] = (),
+        typed: bool = True,
+        *,
+        best: list[str] | None = None,
+        filters=None,
+        counting: bool = False,
+    ) -> dict | None:
         """``tree`` as Query DSL scored as on the embedded engine: the fuzzy
         words' expansions and the document frequencies of its terms, from
         :attr:`known` or counted first (one request each when some are
         missing). ``typed`` false: an OR fallback of relaxing, whose words
-        keep their BM25F terms."""
+        keep their BM25F terms. A proximity query's bonus goes to its
+        child's best hits within ``filters``: ``best``, or found here (one
+        request); ``counting``: a query only to count with (every hit's bonus)."""
         if tree is None:
             return None
         stats = Statistics(expansions=self._fuzzy_expansions(tree), known=self.known)
@@ -332,6 +385,10 @@ class OpenSearchSearcher:
         to_dsl(tree, stats)
         if stats.missing:
             self._count(stats)
+        if not counting:
+            base = base_query(tree, stats)
+            if base is not None:
+                stats.best = best if best is not None else self._best(base, filters or Filters())
         return to_dsl(tree, stats)
 
     def _fuzzy_expansions(self, tree) -> dict:
@@ -414,11 +471,18 @@ class OpenSearchSearcher:
             self.fetch(wanted)
             alternatives = self._split(found, {})
         relaxed = Matches(
-            alternatives, self._translated(alternatives, typed=False), matches.filters, 0, cut=matches.cut
+            alternatives,
+            self._translated(alternatives, typed=False, counting=True),
+            matches.filters,
+            0,
+            cut=matches.cut,
         )
         relaxed.deadline = matches.deadline
         self._counted(relaxed, matches.deadline)
-        return relaxed if relaxed.total else None
+        if not relaxed.total:
+            return None
+        relaxed.query = self._translated(alternatives, typed=False, filters=matches.filters)
+        return relaxed
 
     def has_vectors(self) -> bool:
         """Whether the index keeps record vectors (semantic and hybrid modes)."""
@@ -494,7 +558,8 @@ class OpenSearchSearcher:
         fused_matches.deadline = matches.deadline
         if mode == "hybrid":
             fused_matches.fusion = {"vector": query_vector, "top_meaning": top_meaning, "weight": weight}
-        return self._counted(fused_matches, matches.deadline)
+        self._counted(fused_matches, matches.deadline)
+        return fused_matches
 
     def _top_score(self, query: dict) -> float:
         """The best score of ``query`` (0 when nothing matches)."""

@@ -106,7 +106,7 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
         return _any([_phrase(name, node.text, stats) for name in t.DEFAULT_FIELDS])
     if isinstance(node, t.Prefix):
         fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
-        return _any([_prefix(name, node.text) for name in fields])
+        return _any([_prefix(name, node.text, stats) for name in fields])
     if isinstance(node, t.Fuzzy):
         fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
         return _any([_fuzzy(name, node.text, node.distance, stats) for name in fields])
@@ -573,12 +573,58 @@ def field_word(field: str, text: str, stats: Statistics | None = None) -> dict |
     return {"constant_score": {"filter": found, "boost": 1.0}}
 
 
-def _prefix(field: str, text: str) -> dict:
-    """The terms of ``field`` starting with the folded ``text``, 64 at most
-    (``top_terms_64``), each scored by BM25 with its own idf and added up, as
-    the embedded engine scores a prefix's terms (:data:`.scoring.WHOLE_SCORE`)."""
+def prefix_fields(tree: t.Node | None) -> list[tuple[str, str]]:
+    """``(field, folded prefix)`` of each prefix of ``tree`` in a title or
+    abstract: their terms are what :func:`to_dsl` wants in ``stats.prefixes``."""
     from searchengine.analysis.folding import fold
 
+    found: list[tuple[str, str]] = []
+    for leaf in t.leaves(tree) if tree is not None else ():
+        if isinstance(leaf, t.Prefix):
+            fields = [leaf.field] if leaf.field is not None else list(t.DEFAULT_FIELDS)
+            found.extend((field, fold(leaf.text)) for field in fields if field in TEXT_FIELDS)
+    return list(dict.fromkeys(found))
+
+
+def prefix_candidates(explanations: list[str], wanted: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """``{(field, prefix): terms}``: every term of each of ``wanted``, in term
+    order, from the explanations of each shard's rewritten prefix queries
+    (``title_terms:learn title_terms:learnabl ...``)."""
+    import re
+
+    held: dict[str, set[str]] = {}
+    for text in explanations:
+        for name, term in re.findall(r"(\w+):([^\s()^]+)", text):
+            held.setdefault(name, set()).add(term)
+    return {
+        (field, prefix): sorted(term for term in held.get(field + TERMS, ()) if term.startswith(prefix))
+        for field, prefix in wanted
+    }
+
+
+def most_frequent(terms: list[str], frequency) -> list[str]:
+    """The :data:`MAX_EXPANSIONS` terms of ``terms`` (in term order) that
+    ``frequency(term)`` finds in most papers, ties in term order, as the
+    embedded engine chooses a prefix's terms."""
+    return sorted(terms, key=frequency, reverse=True)[:MAX_EXPANSIONS] if len(terms) > MAX_EXPANSIONS else terms
+
+
+def _prefix(field: str, text: str, stats: Statistics | None = None) -> dict | None:
+    """The terms of ``field`` starting with the folded ``text``, 64 at most
+    (the most frequent), each scored by BM25 with its own idf and added
+    up, as the embedded engine scores a prefix's terms: in a title or
+    abstract, the terms ``stats.prefixes`` lists, each a term of its own
+    (the product's lengths and statistics); else (or before they are known)
+    a ``prefix`` query rewritten to 64 of them (``top_terms_64``, scored by
+    Lucene's lengths: :data:`.scoring.WHOLE_SCORE`)."""
+    from searchengine.analysis.folding import fold
+
+    terms = stats.prefixes.get((field, fold(text))) if stats is not None else None
+    if terms is not None:
+        assert stats is not None
+        return _any(
+            [saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term))) for term in terms]
+        ) or {"match_none": {}}
     name = field + TERMS if field in TEXT_FIELDS else field
     weight = TITLE_BOOST if field == "title" else 1.0
     return {

@@ -163,6 +163,8 @@ class Statistics:
         self.weights: dict = {}
         #: The average length of each text field (its terms over every document).
         self.averages: dict[str, float] = known.averages if known is not None else {}
+        #: The terms of each prefix in a title or abstract: ``{(field, prefix): [term]}``.
+        self.prefixes: dict = {}
         #: The ids of the best hits of a proximity query's child, which alone get its
         #: bonus (``None``: not known, every hit gets it; the count needs no more).
         self.best: list[str] | None = None

@@ -195,7 +195,8 @@ class OpenSearchSearcher:
                 sort=_RELEVANCE_SORT,
                 _source=False,
             )
-        found = self._search("count matches", body)
+        # (A prefix's terms score by Lucene's statistics: those of every shard.)
+        found = self._search("count matches", body, **({} if base is None else {"search_type": _SEARCH_TYPE}))
         changed = self._learn(found, keys, wanted or {})
         matches.total = int(found["hits"]["total"]["value"])
         matches.cut = matches.cut or bool(found.get("timed_out"))
@@ -215,7 +216,8 @@ class OpenSearchSearcher:
             "_source": False,
             "track_total_hits": False,
         }
-        return [hit["_id"] for hit in self._search("rank the best hits", body)["hits"]["hits"]]
+        found = self._search("rank the best hits", body, search_type=_SEARCH_TYPE)
+        return [hit["_id"] for hit in found["hits"]["hits"]]
 
     def _probe(self, wanted: dict) -> tuple[dict, list]:
         """The ``global`` aggregation a request adds to learn the index's
@@ -276,6 +278,7 @@ class OpenSearchSearcher:
         tree = self._split(parsed.tree, wanted)
         expansions = self._fuzzy_expansions(tree)
         stats = Statistics(expansions=expansions, known=self.known)
+        stats.prefixes = self._prefix_terms(tree)
         stats.weights = repeated_weights(tree, list(parsed.words))
         query = to_dsl(tree, stats)
         # Its statistics known, a proximity query's best hits are ranked with the count.
@@ -380,6 +383,7 @@ class OpenSearchSearcher:
         if tree is None:
             return None
         stats = Statistics(expansions=self._fuzzy_expansions(tree), known=self.known)
+        stats.prefixes = self._prefix_terms(tree)
         stats.weights = repeated_weights(tree, list(words))
         stats.typed_or = typed
         to_dsl(tree, stats)
@@ -390,6 +394,49 @@ class OpenSearchSearcher:
             if base is not None:
                 stats.best = best if best is not None else self._best(base, filters or Filters())
         return to_dsl(tree, stats)
+
+    def _prefix_terms(self, tree) -> dict:
+        """``{(field, prefix): terms}`` of the prefixes of ``tree`` in a title
+        or abstract (:func:`.querying.prefix_fields`), kept for the
+        generation: the 64 most frequent of each, as the embedded engine
+        expands them (:func:`.querying.most_frequent`), from every term of
+        the prefix (each shard's rewrite of it, one ``_validate/query``
+        request) and their document frequencies (one request). A prefix of
+        more terms than a query may hold is left to Lucene (``top_terms_64``)."""
+        from searchengine.engines.opensearch.querying import (
+            most_frequent,
+            prefix_candidates,
+            prefix_fields,
+            term_key,
+        )
+
+        known = self.known.expansions
+        every = prefix_fields(tree)
+        missing = [key for key in every if ("prefix", key) not in known]
+        if missing:
+            query = {
+                "bool": {
+                    "should": [
+                        {"prefix": {field + TERMS: {"value": prefix, "rewrite": "scoring_boolean"}}}
+                        for field, prefix in missing
+                    ]
+                }
+            }
+            with self._errors("expand prefixes"):
+                found = self.client.indices.validate_query(
+                    index=self.index, body={"query": query}, params={"rewrite": "true", "all_shards": "true"}
+                )
+            if not found.get("valid", False):  # too many terms for one query
+                known.update({("prefix", key): None for key in missing})
+            else:
+                explanations = [part.get("explanation") or "" for part in found.get("explanations", [])]
+                candidates = prefix_candidates(explanations, missing)
+                self.fetch(dict(term_key(field, term) for (field, _), terms in candidates.items() for term in terms))
+                frequencies = self.known.frequencies
+                for (field, prefix), terms in candidates.items():
+                    chosen = most_frequent(terms, lambda term, field=field: frequencies[term_key(field, term)[0]])
+                    known[("prefix", (field, prefix))] = chosen
+        return {key: known[("prefix", key)] for key in every if known[("prefix", key)] is not None}
 
     def _fuzzy_expansions(self, tree) -> dict:
         """``{(field, word, edits): [(term, edits)]}`` for the fuzzy words of

@@ -45,22 +45,31 @@ def fold(word: str) -> str:
     return folded(word)
 
 
-def word_counts(word: str) -> dict:
-    """``{key: query}`` of what :meth:`ClusterLexicon.frequency` and
-    :meth:`ClusterLexicon.name_frequency` count for a folded ``word``: the
-    papers holding it as written, its stem in the titles and in the
-    abstracts, and the word in the author names."""
+def word_keys(word: str) -> dict:
+    """``{name: (key, query)}`` of what :meth:`ClusterLexicon.frequency` and
+    :meth:`ClusterLexicon.name_frequency` count for a folded ``word``:
+    ``spelled`` (the papers holding it as written), ``title`` and
+    ``abstract`` (its stem there: the term's own statistics key when the
+    word is one term, shared with the scores) and ``authors`` (the word in
+    the author names)."""
     from searchengine.engines.opensearch.mapping import SPELLING
-    from searchengine.engines.opensearch.querying import author_key, field_word
+    from searchengine.engines.opensearch.querying import author_key, field_word, term_key
+    from searchengine.engines.opensearch.terms import query_tokens
 
     none: dict = {"match_none": {}}
-    name, named = author_key(word)
-    return {
-        ("spelled", word): {"term": {SPELLING: word}},
-        ("title words", word): field_word("title", word) or none,
-        ("abstract words", word): field_word("abstract", word) or none,
-        name: named,
-    }
+    tokens = query_tokens(word)
+    keys = {"spelled": (("spelled", word), {"term": {SPELLING: word}}), "authors": author_key(word)}
+    for field in ("title", "abstract"):
+        if len(tokens) == 1 and not tokens[0][2]:
+            keys[field] = term_key(field, tokens[0][0])
+        else:
+            keys[field] = ((f"{field} words", word), field_word(field, word) or none)
+    return keys
+
+
+def word_counts(word: str) -> dict:
+    """``{key: query}`` of :func:`word_keys`."""
+    return dict(word_keys(word).values())
 
 
 def hits_key(filters: Filters, *texts: str) -> tuple[tuple, dict]:
@@ -128,12 +137,12 @@ class ClusterLexicon:
     def frequencies_of(self, words: list[str]) -> dict[str, int]:
         """``{word: frequency}`` of folded ``words`` (see :meth:`frequency`), counted in one request."""
         counts = self._counts(words)
-        return {
-            word: 0
-            if not counts.get(("spelled", word))
-            else max(counts.get(("title words", word), 0), counts.get(("abstract words", word), 0))
-            for word in words
-        }
+        found = {}
+        for word in words:
+            keys = word_keys(word)
+            spelled = counts.get(keys["spelled"][0], 0)
+            found[word] = max(counts.get(keys["title"][0], 0), counts.get(keys["abstract"][0], 0)) if spelled else 0
+        return found
 
     def name_frequency(self, word: str) -> int:
         """Documents whose author names hold ``word``; 0 for none. A word a

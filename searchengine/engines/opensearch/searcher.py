@@ -123,6 +123,8 @@ class OpenSearchSearcher:
         self.index = engine.index
         #: What this process knows of the index's generation (shared by its searches).
         self.known = index_statistics(engine.location)
+        #: Whether this call has read the index's generation (what is known is then of it).
+        self.probed = False
 
     def _errors(self, action: str):
         return cluster_errors(self.cluster, action)
@@ -245,6 +247,7 @@ class OpenSearchSearcher:
         generation = (tuple(sorted(b["key"] for b in part["index"]["buckets"])), total, int(part["seq"]["value"] or 0))
         changed = generation != known.generation
         known.renew(generation)
+        self.probed = True
         known.total = total
         for name in TEXT_FIELDS:
             known.averages[name] = float(part[f"tokens {name}"]["value"] or 0.0) / max(total, 1)
@@ -253,11 +256,13 @@ class OpenSearchSearcher:
             known.frequencies.update({key: int(counted[str(number)]["doc_count"]) for number, key in enumerate(keys)})
         return changed
 
-    def fetch(self, wanted: dict) -> None:
+    def fetch(self, wanted: dict, *, fresh: bool = False) -> None:
         """Count the queries of ``wanted`` (``{key: query}``) not yet known
-        over every document, into :attr:`known` (one request; none when all are known)."""
+        over every document, into :attr:`known` (one request; none when all
+        are known, unless ``fresh`` asks that this call read the index's
+        generation at least once)."""
         missing = {key: query for key, query in wanted.items() if key not in self.known.frequencies}
-        if not missing and self.known.generation is not None:
+        if not missing and self.known.generation is not None and (self.probed or not fresh):
             return
         probe, keys = self._probe(missing)
         found = self._search("count words", {"size": 0, "track_total_hits": False, "aggs": {_PROBE: probe}})
@@ -289,10 +294,12 @@ class OpenSearchSearcher:
         matches = Matches(tree, query, filters, 0)
         matches.deadline = deadline
         known = self.known.frequencies
+        before = self.known.generation
         best = self._counted(matches, deadline, {k: q for k, q in wanted.items() if k not in known}, base)
-        # With the words' counts known: a joined word split, the count is made again.
+        # With the words' counts known: a joined word split, the count is made
+        # again; so it is when the index changed since what was known of it.
         again = self._split(parsed.tree, {})
-        if again != tree:
+        if again != tree or (before is not None and self.known.generation != before):
             tree = again
             matches = Matches(tree, None, filters, 0)
             matches.deadline = deadline
@@ -307,7 +314,8 @@ class OpenSearchSearcher:
         matches = Matches(parsed.tree, None, filters, 0)
         matches.deadline = deadline
         key = _filters_key(filters)
-        known = self.known.frequencies.get(key)
+        # Known of this call's generation only: the count is the search's own otherwise.
+        known = self.known.frequencies.get(key) if self.probed else None
         if known is not None:
             matches.total = known
             return matches
@@ -931,8 +939,7 @@ class OpenSearchSearcher:
         for record in records:
             for term, count in term_counts(record.title, record.abstract).items():
                 counts[term] = counts.get(term, 0.0) + count
-        if not self.known.generation:
-            self.fetch({})
+        self.fetch({}, fresh=True)
         terms = key_terms(counts, self._collection_frequencies(sorted(counts)), self.known.total, SIMILAR_TERMS)
         if not terms:
             return 0, [], ""

@@ -72,16 +72,19 @@ def word_counts(word: str) -> dict:
     return dict(word_keys(word).values())
 
 
-def hits_key(filters: Filters, *texts: str) -> tuple[tuple, dict]:
+def hits_key(filters: Filters, *texts: str, translate=None) -> tuple[tuple, dict]:
     """The key under which the papers within ``filters`` that every query of
     ``texts`` finds are counted, and the query counting them (parsed by the
-    product's query language: may raise :class:`~searchengine.errors.QueryError`)."""
+    product's query language: may raise :class:`~searchengine.errors.QueryError`).
+    ``translate(tree)``: the Query DSL of a parsed tree (default
+    :func:`.querying.to_dsl`; the searcher's expands fuzzy words and prefixes
+    as its searches do)."""
     import json
 
     from searchengine.engines.opensearch.querying import filter_clauses, to_dsl
 
     clauses = filter_clauses(filters)
-    must = [to_dsl(querylang.parse(text).tree) for text in texts]
+    must = [(translate or to_dsl)(querylang.parse(text).tree) for text in texts]
     return ("hits", json.dumps(clauses, sort_keys=True), *texts), {"bool": {"must": must, "filter": clauses}}
 
 
@@ -95,6 +98,8 @@ class ClusterRequests(Protocol):
     def count(self, query: dict[str, Any]) -> int: ...
 
     def fetch(self, wanted: dict) -> None: ...
+
+    def counting_query(self, tree: Any) -> dict[str, Any] | None: ...
 
     def request(self, action: str, body: dict[str, Any]) -> dict[str, Any]: ...
 
@@ -229,7 +234,7 @@ class ClusterCorrections:
         self.filters = filters
 
     def _count(self, *texts: str) -> int:
-        key, query = hits_key(self.filters, *texts)
+        key, query = hits_key(self.filters, *texts, translate=self.searcher.counting_query)
         self.searcher.fetch({key: query})
         return self.searcher.known.frequencies[key]
 
@@ -243,7 +248,7 @@ class ClusterCorrections:
         wanted = {}
         for texts_of in [(text,) for text in texts] + [(text, phrase) for phrase, text in pairs]:
             try:
-                key, query = hits_key(self.filters, *texts_of)
+                key, query = hits_key(self.filters, *texts_of, translate=self.searcher.counting_query)
             except QueryError:
                 continue
             wanted[key] = query

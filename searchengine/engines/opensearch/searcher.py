@@ -122,7 +122,7 @@ class OpenSearchSearcher:
         self.cluster = engine.cluster
         self.index = engine.index
         #: What this process knows of the index's generation (shared by its searches).
-        self.known = index_statistics(engine.location)
+        self.known = index_statistics(getattr(engine, "location", None) or f"{engine.cluster!r}/{engine.index}")
         #: Whether this call has read the index's generation (what is known is then of it).
         self.probed = False
 
@@ -268,6 +268,13 @@ class OpenSearchSearcher:
         found = self._search("count words", {"size": 0, "track_total_hits": False, "aggs": {_PROBE: probe}})
         if self._learn(found, keys, missing) and len(missing) < len(wanted):
             self.fetch(wanted)  # the generation changed: what was known is to count again
+
+    def counting_query(self, tree) -> dict | None:
+        """``tree`` as Query DSL to count with: its fuzzy words and prefixes
+        expanded as a search expands them (its scores of no use)."""
+        stats = Statistics(expansions=self._fuzzy_expansions(tree), known=self.known)
+        stats.prefixes = self._prefix_terms(tree)
+        return to_dsl(tree, stats)
 
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
         """How many documents match ``parsed`` within ``filters``, counted

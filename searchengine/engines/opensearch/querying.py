@@ -21,8 +21,8 @@ for exactly those terms in ``title_terms`` and ``abstract_terms``:
   (``top_terms_64``), as the embedded engine caps prefixes;
 * ``Fuzzy`` → the terms the embedded engine would choose, each with its
   blended weight: in a title or abstract by the word's stem and its words
-  as written (:func:`fuzzy_expansion`), in author names by each name term
-  (:func:`name_fuzzy_expansion`); a word that may not be fuzzy
+  as written (:func:`.expansion.fuzzy_expansion`), in author names by each name term
+  (:func:`.expansion.name_fuzzy_expansion`); a word that may not be fuzzy
   (:func:`~searchengine.querylang.text.may_be_fuzzy`) as typed;
 * ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
   ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
@@ -70,7 +70,7 @@ from searchengine.engines.opensearch.terms import (
 from searchengine.facets import FACETS
 from searchengine.filters import PRIMARY_MARK, AuthorFilter, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, may_expand_to, whole_term
+from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
 
 #: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.
@@ -573,42 +573,6 @@ def field_word(field: str, text: str, stats: Statistics | None = None) -> dict |
     return {"constant_score": {"filter": found, "boost": 1.0}}
 
 
-def prefix_fields(tree: t.Node | None) -> list[tuple[str, str]]:
-    """``(field, folded prefix)`` of each prefix of ``tree`` in a title or
-    abstract: their terms are what :func:`to_dsl` wants in ``stats.prefixes``."""
-    from searchengine.analysis.folding import fold
-
-    found: list[tuple[str, str]] = []
-    for leaf in t.leaves(tree) if tree is not None else ():
-        if isinstance(leaf, t.Prefix):
-            fields = [leaf.field] if leaf.field is not None else list(t.DEFAULT_FIELDS)
-            found.extend((field, fold(leaf.text)) for field in fields if field in TEXT_FIELDS)
-    return list(dict.fromkeys(found))
-
-
-def prefix_candidates(explanations: list[str], wanted: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
-    """``{(field, prefix): terms}``: every term of each of ``wanted``, in term
-    order, from the explanations of each shard's rewritten prefix queries
-    (``title_terms:learn title_terms:learnabl ...``)."""
-    import re
-
-    held: dict[str, set[str]] = {}
-    for text in explanations:
-        for name, term in re.findall(r"(\w+):([^\s()^]+)", text):
-            held.setdefault(name, set()).add(term)
-    return {
-        (field, prefix): sorted(term for term in held.get(field + TERMS, ()) if term.startswith(prefix))
-        for field, prefix in wanted
-    }
-
-
-def most_frequent(terms: list[str], frequency) -> list[str]:
-    """The :data:`MAX_EXPANSIONS` terms of ``terms`` (in term order) that
-    ``frequency(term)`` finds in most papers, ties in term order, as the
-    embedded engine chooses a prefix's terms."""
-    return sorted(terms, key=frequency, reverse=True)[:MAX_EXPANSIONS] if len(terms) > MAX_EXPANSIONS else terms
-
-
 def _prefix(field: str, text: str, stats: Statistics | None = None) -> dict | None:
     """The terms of ``field`` starting with the folded ``text``, 64 at most
     (the most frequent), each scored by BM25 with its own idf and added
@@ -656,69 +620,6 @@ def _fuzzy_words_of(field: str, text: str) -> list[str]:
     if field in TEXT_FIELDS:
         return list(dict.fromkeys(phrase_words(text)))
     return list(dict.fromkeys(name_terms(text))) if field == "authors" else []
-
-
-def fuzzy_expansion(
-    word: str, edits: int, stems: list[tuple[str, int]], written: list[tuple[str, int]]
-) -> list[tuple[str, int]]:
-    """The terms a fuzzy ``word`` (as written) is searched by in one field,
-    each with its fewest edits, as the embedded engine chooses them: the
-    terms within ``edits`` of the word's stem (``stems``: ``(term,
-    documents)``) and the whole terms
-    (:func:`~searchengine.querylang.text.whole_term`) of the words as
-    written within ``edits`` of the word (``written``: ``(word,
-    documents)``), each only if the word may expand to it
-    (:func:`~searchengine.querylang.text.may_expand_to`); the closest
-    :data:`MAX_EXPANSIONS` first, then the most frequent. :func:`to_dsl`
-    weighs them (:func:`_fuzzy`)."""
-    from rapidfuzz.distance import OSA
-
-    tokens = query_tokens(word)
-    stem = tokens[0][0] if tokens else word
-    closest: dict[str, int] = {}
-    frequency: dict[str, int] = {}
-    for term, documents in stems:
-        distance = int(OSA.distance(stem, term))
-        if distance <= edits and may_expand_to(term, distance) and distance < closest.get(term, edits + 1):
-            closest[term] = distance
-        frequency[term] = max(frequency.get(term, 0), documents)
-    for found, documents in [(word, 0), *written]:
-        distance = int(OSA.distance(word, found))
-        if distance > edits:
-            continue
-        whole = whole_term([(term, joined) for term, _, joined in query_tokens(found)])
-        if whole is not None and may_expand_to(whole, distance) and distance < closest.get(whole, edits + 1):
-            closest[whole] = distance
-            frequency.setdefault(whole, documents)
-    return _closest(closest, frequency)
-
-
-def name_fuzzy_expansion(term: str, edits: int, names: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """The name terms a fuzzy name ``term`` is searched by in the author
-    names, each with its edits, as the embedded engine chooses them: the
-    terms of ``names`` (``(term, papers)``) within ``edits`` of ``term``
-    that it may expand to (:func:`~searchengine.querylang.text.may_expand_to`:
-    never an initial); the closest :data:`MAX_EXPANSIONS` first, then the
-    most frequent."""
-    from rapidfuzz.distance import OSA
-
-    closest: dict[str, int] = {}
-    frequency: dict[str, int] = {}
-    for found, documents in names:
-        distance = int(OSA.distance(term, found))
-        if distance <= edits and may_expand_to(found, distance):
-            closest[found] = distance
-            frequency[found] = max(frequency.get(found, 0), documents)
-    return _closest(closest, frequency)
-
-
-def _closest(closest: dict[str, int], frequency: dict[str, int]) -> list[tuple[str, int]]:
-    """``(term, edits)`` of the terms of ``closest`` some paper holds: at most
-    :data:`MAX_EXPANSIONS`, the fewest edits first, then the most frequent."""
-    held = sorted(
-        (term for term in closest if frequency.get(term)), key=lambda term: (closest[term], -frequency[term], term)
-    )[:MAX_EXPANSIONS]
-    return [(term, closest[term]) for term in held]
 
 
 def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | None:

@@ -19,20 +19,16 @@ from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, facet_fields, record_from_source
 from searchengine.engines.opensearch.querying import (
-    MAX_EXPANSIONS,
     base_query,
     expansion_term,
     filter_clauses,
-    fuzzy_expansion,
-    fuzzy_words,
     marked_terms,
-    name_fuzzy_expansion,
     repeated_weights,
     split_joined,
     to_dsl,
 )
 from searchengine.engines.opensearch.scoring import Statistics, index_statistics
-from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts
+from searchengine.engines.opensearch.terms import TEXT_FIELDS, TOKENS, snippet_parts
 from searchengine.errors import QueryError, SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.filters import Filters
@@ -411,115 +407,16 @@ class OpenSearchSearcher:
         return to_dsl(tree, stats)
 
     def _prefix_terms(self, tree) -> dict:
-        """``{(field, prefix): terms}`` of the prefixes of ``tree`` in a title
-        or abstract (:func:`.querying.prefix_fields`), kept for the
-        generation: the 64 most frequent of each, as the embedded engine
-        expands them (:func:`.querying.most_frequent`), from every term of
-        the prefix (each shard's rewrite of it, one ``_validate/query``
-        request) and their document frequencies (one request). A prefix of
-        more terms than a query may hold is left to Lucene (``top_terms_64``)."""
-        from searchengine.engines.opensearch.querying import (
-            most_frequent,
-            prefix_candidates,
-            prefix_fields,
-            term_key,
-        )
+        """See :func:`.expansion.prefix_terms`."""
+        from searchengine.engines.opensearch.expansion import prefix_terms
 
-        known = self.known.expansions
-        every = prefix_fields(tree)
-        missing = [key for key in every if ("prefix", key) not in known]
-        if missing:
-            query = {
-                "bool": {
-                    "should": [
-                        {"prefix": {field + TERMS: {"value": prefix, "rewrite": "scoring_boolean"}}}
-                        for field, prefix in missing
-                    ]
-                }
-            }
-            with self._errors("expand prefixes"):
-                found = self.client.indices.validate_query(
-                    index=self.index, body={"query": query}, params={"rewrite": "true", "all_shards": "true"}
-                )
-            if not found.get("valid", False):  # too many terms for one query
-                known.update({("prefix", key): None for key in missing})
-            else:
-                explanations = [part.get("explanation") or "" for part in found.get("explanations", [])]
-                candidates = prefix_candidates(explanations, missing)
-                self.fetch(dict(term_key(field, term) for (field, _), terms in candidates.items() for term in terms))
-                frequencies = self.known.frequencies
-                for (field, prefix), terms in candidates.items():
-                    chosen = most_frequent(terms, lambda term, field=field: frequencies[term_key(field, term)[0]])
-                    known[("prefix", (field, prefix))] = chosen
-        return {key: known[("prefix", key)] for key in every if known[("prefix", key)] is not None}
+        return prefix_terms(self, tree)
 
     def _fuzzy_expansions(self, tree) -> dict:
-        """``{(field, word, edits): [(term, edits)]}`` for the fuzzy words of
-        ``tree`` (:func:`.querying.fuzzy_words`), chosen as the embedded
-        engine chooses them from the ``term`` suggester's answers: in a title
-        or abstract over the field's terms (the word's stem) and its words as
-        written (the word) (:func:`.querying.fuzzy_expansion`), in the author
-        names over their terms (:func:`.querying.name_fuzzy_expansion`): one
-        request for them all."""
-        from searchengine.engines.opensearch.mapping import SPELLING
-        from searchengine.engines.opensearch.terms import query_tokens
+        """See :func:`.expansion.fuzzy_expansions`."""
+        from searchengine.engines.opensearch.expansion import fuzzy_expansions
 
-        known = self.known.expansions
-        every = fuzzy_words(tree)
-        wanted = [key for key in every if ("fuzzy", key) not in known]
-        if not wanted:
-            return {key: known[("fuzzy", key)] for key in every}
-        # Frequent words too (the suggester's default skips a word in more than 1 % of the papers).
-        options = {
-            "prefix_length": 0,
-            "min_word_length": 1,
-            "suggest_mode": "always",
-            "size": 4 * MAX_EXPANSIONS,
-            "shard_size": 8 * MAX_EXPANSIONS,
-            "string_distance": "damerau_levenshtein",
-            "max_term_freq": 2147483647,
-            "max_inspections": 10,
-            "accuracy": 0.1,
-        }
-        suggest, own = {}, {}
-        for number, (name, word, edits) in enumerate(wanted):
-            if name not in TEXT_FIELDS:  # the author names: a name term, not stemmed
-                suggest[f"{number}t"] = {"text": word, "term": {"field": name, "max_edits": edits, **options}}
-                own[str(number)] = {"term": {name: word}}
-                continue
-            tokens = query_tokens(word)
-            stem = tokens[0][0] if tokens else word
-            for kind, source, text in (("t", name + TERMS, stem), ("w", SPELLING, word)):
-                suggest[f"{number}{kind}"] = {"text": text, "term": {"field": source, "max_edits": edits, **options}}
-            # The suggester never offers the word itself: its stem is counted apart.
-            own[str(number)] = {"term": {name + TERMS: stem}}
-        found = self._search(
-            "find fuzzy words",
-            {"size": 0, "track_total_hits": False, "suggest": suggest, "aggs": {"own": {"filters": {"filters": own}}}},
-        )
-        counted = found["aggregations"]["own"]["buckets"]
-        suggested = found.get("suggest", {})
-
-        def options_of(key: str) -> list[tuple[str, int]]:
-            return [
-                (option["text"], int(option.get("freq", 0)))
-                for entry in suggested.get(key, [])
-                for option in entry.get("options", [])
-            ]
-
-        expansions = {}
-        for number, key in enumerate(wanted):
-            own_count = int(counted[str(number)]["doc_count"])
-            if key[0] not in TEXT_FIELDS:
-                expansions[key] = name_fuzzy_expansion(key[1], key[2], [*options_of(f"{number}t"), (key[1], own_count)])
-                continue
-            tokens = query_tokens(key[1])
-            stems = options_of(f"{number}t")
-            if tokens:
-                stems.append((tokens[0][0], own_count))
-            expansions[key] = fuzzy_expansion(key[1], key[2], stems, options_of(f"{number}w"))
-        known.update({("fuzzy", key): found for key, found in expansions.items()})
-        return {key: known[("fuzzy", key)] for key in every}
+        return fuzzy_expansions(self, tree)
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """Any one of the query's words, within the same filters, when that
@@ -551,87 +448,10 @@ class OpenSearchSearcher:
         return self.engine.has_vectors()
 
     def semantic(self, matches: Matches, vector, mode: str, open_query: bool, weight: float = 0.5) -> Matches:
-        """``matches`` ranked by meaning, as the embedded engine ranks them
-        (:meth:`searchengine.engines.whoosh.searcher.WhooshSearcher.semantic`):
-        the cluster finds the nearest papers (a ``knn`` query on the Lucene
-        HNSW graph, within the filters) and scores every candidate with a
-        ``script_score`` of the same fusion
-        (:func:`searchengine.semantic.fusion.fuse`): BM25 and cosine
-        similarity, each divided by its largest value among the candidates.
-        The script stays (the cluster ranks and pages every candidate: fusing
-        here would fetch all their scores); ``tests/contract/test_fusion_contract.py``
-        pins its scores and order to :func:`~searchengine.semantic.fusion.fuse`'s."""
-        from searchengine.limits import MAX_DEPTH
-        from searchengine.ranking import HYBRID_NEAREST
+        """See :func:`.knn.rank_by_meaning`."""
+        from searchengine.engines.opensearch.knn import rank_by_meaning
 
-        query_vector = [float(x) for x in vector]
-        cosine = f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)"
-        nearest: list[str] = []
-        if open_query:
-            wanted = MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST
-            knn: dict = {"vector": query_vector, "k": wanted}
-            clauses = filter_clauses(matches.filters)
-            if clauses:
-                knn["filter"] = {"bool": {"filter": clauses}}
-            found = self._search(
-                "find the papers nearest in meaning",
-                {"query": {"knn": {VECTOR_FIELD: knn}}, "size": wanted, "_source": False},
-            )
-            # Lucene's cosine score is (1 + cosine) / 2: a paper unrelated or opposite scores 0.5 or less.
-            nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
-        near = {"ids": {"values": nearest}}
-        if mode == "semantic":
-            base = near if open_query else matches.query
-            ranked = {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}}
-        else:
-            base = {
-                "bool": {
-                    "should": [matches.query, {"constant_score": {"filter": near, "boost": 0.0}}],
-                    "minimum_should_match": 1,
-                }
-            }
-            top_words = self._top_score(_with_filters(matches.query, filter_clauses(matches.filters)))
-            top_meaning = self._top_score(
-                _with_filters(
-                    {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}},
-                    filter_clauses(matches.filters),
-                )
-            )
-            fused = (
-                f"double words = params.top_words > 0 ? _score / params.top_words : 0.0; "
-                f"double meaning = params.top_meaning > 0 ? {cosine} / params.top_meaning : 0.0; "
-                f"return params.weight * words + (1.0 - params.weight) * meaning;"
-            )
-            ranked = {
-                "script_score": {
-                    "query": base,
-                    "script": {
-                        "source": fused,
-                        "params": {
-                            "vector": query_vector,
-                            "top_words": top_words,
-                            "top_meaning": top_meaning,
-                            "weight": 1.0 - weight,
-                        },
-                    },
-                }
-            }
-        fused_matches = Matches(matches.tree, ranked, matches.filters, 0, cut=matches.cut)
-        fused_matches.deadline = matches.deadline
-        if mode == "hybrid":
-            fused_matches.fusion = {"vector": query_vector, "top_meaning": top_meaning, "weight": weight}
-        self._counted(fused_matches, matches.deadline)
-        return fused_matches
-
-    def _top_score(self, query: dict) -> float:
-        """The best score of ``query`` (0 when nothing matches)."""
-        found = self._search(
-            "rank by meaning",
-            {"query": query, "size": 1, "_source": False, "track_total_hits": False},
-            search_type=_SEARCH_TYPE,
-        )
-        best = found["hits"].get("max_score")
-        return float(best) if best else 0.0
+        return rank_by_meaning(self, matches, vector, mode, open_query, weight)
 
     def describe(self, matches: Matches) -> str:
         """The query as sent, compact Query DSL JSON."""
@@ -926,141 +746,10 @@ class OpenSearchSearcher:
             after = hits[-1]["sort"]
 
     def similar(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
-        """Papers on the topic of ``records``, those excluded: with vectors, the
-        nearest to the records' mean vector (a ``knn`` query); else, as the
-        embedded engine finds them, the :data:`~searchengine.ranking.SIMILAR_TERMS`
-        most informative terms of their titles and abstracts as the product
-        analyses them, weighed by divergence from randomness (Bo1,
-        :func:`.scoring.key_terms`, with each term's occurrences in every
-        abstract from :meth:`_collection_frequencies`), searched in title and
-        abstract as a weighted OR of BM25F terms (one paper holding one term
-        is a hit), ties broken as in every relevance order."""
-        from searchengine.engines.opensearch.querying import expansion_term
-        from searchengine.engines.opensearch.scoring import key_terms
-        from searchengine.engines.opensearch.terms import term_counts
-        from searchengine.ranking import SIMILAR_TERMS
+        """See :func:`.expansion.similar_papers`."""
+        from searchengine.engines.opensearch.expansion import similar_papers
 
-        if self.has_vectors():
-            return self._similar_by_meaning(records, limit)
-        counts: dict[str, float] = {}
-        for record in records:
-            for term, count in term_counts(record.title, record.abstract).items():
-                counts[term] = counts.get(term, 0.0) + count
-        self.fetch({}, fresh=True)
-        terms = key_terms(counts, self._collection_frequencies(sorted(counts)), self.known.total, SIMILAR_TERMS)
-        if not terms:
-            return 0, [], ""
-        stats = Statistics(known=self.known)
-        for term, weight in terms:
-            expansion_term(term, weight, stats)
-        if stats.missing:
-            self._count(stats)
-        wanted = [expansion_term(term, weight, stats) for term, weight in terms]
-        body = {
-            "query": {"bool": {"should": wanted, "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
-            "size": limit,
-            "sort": _RELEVANCE_SORT,
-            "track_scores": True,
-            "track_total_hits": True,
-            "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
-        }
-        found = self._search("find similar papers", body)
-        total = int(found["hits"]["total"]["value"])
-        shown = " OR ".join(f"(title:{term} | abstract:{term})^{weight:.4g}" for term, weight in terms)
-        return total, self.hits(None, found["hits"]["hits"]), shown
-
-    def _collection_frequencies(self, terms: list[str]) -> dict[str, int]:
-        """``{term: occurrences in every abstract}`` of analysed ``terms`` (terms
-        no abstract holds left out): the term statistics of an artificial
-        document of the terms, asked of each primary shard in turn (a term
-        vector reads one shard's statistics) and added up. Kept for the
-        generation."""
-        from searchengine.engines.opensearch.terms import SAME_POSITION
-
-        known = self.known.expansions
-        missing = [term for term in terms if ("occurrences", term) not in known]
-        if missing:
-            field = "abstract" + TERMS
-            text = " ".join(term for term in missing if SAME_POSITION not in term and " " not in term)
-            shards = self._shard_count()
-            found: dict[str, int] = dict.fromkeys(missing, 0)
-            for shard in range(shards):
-                with self._errors("read term statistics"):
-                    answer = self.client.termvectors(
-                        index=self.index,
-                        body={
-                            "doc": {field: text},
-                            "fields": [field],
-                            "term_statistics": True,
-                            "field_statistics": False,
-                            "positions": False,
-                            "offsets": False,
-                            "payloads": False,
-                        },
-                        preference=f"_shards:{shard}|_primary",  # one copy, the same every time
-                    )
-                held = (answer.get("term_vectors") or {}).get(field, {}).get("terms", {})
-                for term, about in held.items():
-                    if term in found:
-                        found[term] += int(about.get("ttf") or 0)
-            known.update({("occurrences", term): count for term, count in found.items()})
-        return {term: known[("occurrences", term)] for term in terms if known[("occurrences", term)]}
-
-    def _shard_count(self) -> int:
-        """Primary shards of the index behind the alias (kept for the generation)."""
-        known = self.known.expansions
-        if ("shards",) not in known:
-            with self._errors("read the index settings"):
-                found = self.client.indices.get_settings(index=self.index, name="index.number_of_shards")
-            known[("shards",)] = max(int(body["settings"]["index"]["number_of_shards"]) for body in found.values())
-        return known[("shards",)]
-
-    def _similar_by_meaning(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
-        import numpy as np
-
-        from searchengine.limits import MAX_DEPTH
-
-        ids = [record.id for record in records]
-        with self._errors("read the records' vectors"):
-            answer = self.client.mget(index=self.index, body={"ids": ids}, _source_includes=[VECTOR_FIELD])
-        vectors = [
-            doc["_source"][VECTOR_FIELD]
-            for doc in answer["docs"]
-            if doc.get("found") and (doc.get("_source") or {}).get(VECTOR_FIELD)
-        ]
-        if not vectors:
-            return 0, [], ""
-        centre = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
-        norm = float(np.linalg.norm(centre))
-        if norm == 0:
-            return 0, [], ""
-        knn = {
-            "vector": (centre / norm).tolist(),
-            "k": MAX_DEPTH,
-            "filter": {"bool": {"must_not": [{"ids": {"values": ids}}]}},
-        }
-        query = {"knn": {VECTOR_FIELD: knn}}
-        found = self._search("find similar papers", {"query": query, "size": MAX_DEPTH, "_source": False})
-        nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
-        if not nearest:
-            return 0, [], ""
-        body = {
-            "query": {
-                "script_score": {
-                    "query": {"ids": {"values": nearest}},
-                    "script": {
-                        "source": f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)",
-                        "params": {"vector": knn["vector"]},
-                    },
-                }
-            },
-            "size": limit,
-            "sort": _RELEVANCE_SORT,
-            "track_scores": True,
-            "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
-        }
-        page = self._search("find similar papers", body)
-        return len(nearest), self.hits(None, page["hits"]["hits"]), "vectors: " + " ".join(ids)
+        return similar_papers(self, records, limit)
 
     def warm_up(self, seconds: float) -> None:
         """Learn the cluster's nodes (:meth:`.engine.OpenSearchEngine.learn_nodes`),

@@ -12,11 +12,10 @@ from math import log
 import pytest
 
 from searchengine import querylang
+from searchengine.engines.opensearch.expansion import fuzzy_expansion, name_fuzzy_expansion
 from searchengine.engines.opensearch.querying import (
-    fuzzy_expansion,
     fuzzy_words,
     marked_terms,
-    name_fuzzy_expansion,
     split_joined,
     to_dsl,
 )

@@ -463,7 +463,12 @@ class OpenSearchSearcher:
         on the embedded engine."""
         from searchengine.ranking import FEEDBACK_MIN_TERMS, FEEDBACK_WEIGHT
 
-        return matches.query is not None and FEEDBACK_WEIGHT > 0 and _question_terms(matches.tree) >= FEEDBACK_MIN_TERMS
+        return (
+            matches.query is not None
+            and FEEDBACK_WEIGHT > 0
+            and _question_terms(matches.tree) >= FEEDBACK_MIN_TERMS
+            and not _excludes(matches.tree)
+        )
 
     def rerank(self, matches: Matches) -> None:
         """Re-rank the best hits of ``matches`` by feedback from them, as the
@@ -761,6 +766,16 @@ class OpenSearchSearcher:
             self.engine.learn_nodes()
         except SearchEngineError:
             pass
+
+
+def _excludes(tree) -> bool:
+    """Whether a long question excludes a word (``-2`` in ``E2f-1, -2, -3``):
+    the embedded engine's scorer leaves such a question to Whoosh's own
+    matchers, which feedback does not re-rank."""
+    from searchengine.querylang import tree as t
+
+    node = tree.child if isinstance(tree, t.Proximity) else tree
+    return isinstance(node, t.MinMatch) and any(isinstance(child, t.Not) for child in node.children)
 
 
 def _question_terms(tree) -> int:

@@ -324,3 +324,13 @@ def test_similar_papers_terms_are_weighed_by_bo1_as_whoosh_weighs_them():
     found = key_terms(counts, occurrences, 10_000, 2)
     assert [term for term, _ in found] == [term for term, _ in expected[:2]] == ["spars", "matrix"]
     assert [weight for _, weight in found] == pytest.approx([weight for _, weight in expected[:2]])
+
+
+def test_a_long_question_that_excludes_a_word_is_not_re_ranked_by_feedback():
+    # As on the embedded engine, whose scorer leaves such a question to Whoosh's matchers (no feedback).
+    from searchengine.engines.opensearch.searcher import _excludes
+
+    excluding = querylang.parse("Differentiated E2f-1, -2, -3 TKO cells in the intestine do not exhibit apoptosis.")
+    plain = querylang.parse("Differentiated E2f-1 TKO cells in the intestine do not exhibit apoptosis.")
+    assert isinstance(excluding.tree, t.MinMatch) and isinstance(plain.tree, t.MinMatch)
+    assert _excludes(excluding.tree) and not _excludes(plain.tree)

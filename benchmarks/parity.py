@@ -7,7 +7,8 @@ Both locations must hold the same records (for example the 74,728-record
 sample, built with ``searchengine index FILE --index LOCATION``). Each query
 of :data:`QUERIES` (or of ``--queries``, one per line) is searched on both
 through ``open_index(location).search(query, limit=10)``, and the cluster
-``--runs`` times more. Printed per query: both totals, how many of the
+``--runs`` times more; then the papers similar to each of :data:`SIMILAR`
+(``similar ID`` in the table). Printed per query: both totals, how many of the
 embedded top 10 the cluster's top 10 holds, whether the top 5 is in the same
 order, and whether every cluster run gave the same order. The last lines
 count the queries with equal totals, with at least 8 of the same top 10, and
@@ -27,7 +28,8 @@ import json
 import sys
 
 #: Queries of every kind: words, phrases, fields, prefixes, fuzzy words,
-#: negation with filters, a pasted question.
+#: negation with filters, a pasted question, typos (did-you-mean), author
+#: names (a surname alone, a full name).
 QUERIES = (
     "SpMV GPU",
     "graph neural network",
@@ -49,11 +51,26 @@ QUERIES = (
     "Schrödinger equation",
     "k-means clustering",
     "category:cs.CL prompt",
+    "sparce matrix",
+    "nueral network",
+    "memroy bandwith",
+    "reinforcment learning robot",
+    "transformer atention",
+    "Bengio",
+    "Yoshua Bengio",
+    "Vedaldi",
+    "Andrea Vedaldi",
 )
+
+#: Papers whose similar papers (``similar ID``) are compared, after the queries.
+SIMILAR = ("2601.08387", "2507.20226", "2606.13255")
 
 
 def _answer(index, query: str) -> tuple[int, list[str], list[float]]:
-    results = index.search(query, limit=10, with_snippets=False)
+    if query.startswith("similar "):
+        results = index.similar(query.split(" ", 1)[1], limit=10)
+    else:
+        results = index.search(query, limit=10, with_snippets=False)
     return results.total, [hit.id for hit in results.hits], [round(hit.score, 4) for hit in results.hits]
 
 
@@ -111,7 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedded", help="the embedded index folder")
     parser.add_argument("--cluster", required=True, help="the cluster index URL (http://HOST:PORT/NAME)")
     parser.add_argument("--runs", type=int, default=5, help="cluster repeats per query (default 5)")
-    parser.add_argument("--queries", help="a file of queries, one per line (default: the built-in 20)")
+    parser.add_argument(
+        "--queries",
+        help="a file of queries, one per line (default: the built-in ones; 'similar ID' compares similar papers)",
+    )
     parser.add_argument("--json", help="write every answer to this file")
     parser.add_argument("--analysis", metavar="FILE", help="compare the analysis of these records' texts instead")
     parser.add_argument("--texts", type=int, default=0, help="with --analysis: the first N records (0: all)")
@@ -126,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from searchengine.search import open_index
 
-    queries = QUERIES
+    queries = QUERIES + tuple(f"similar {paper}" for paper in SIMILAR)
     if args.queries:
         with open(args.queries, encoding="utf-8") as lines:
             queries = tuple(line.strip() for line in lines if line.strip())

@@ -90,6 +90,27 @@ class AuthorReading:
         }
 
 
+def name_filters(text: str, filters: Filters) -> Filters | None:
+    """``filters`` with the author filter of the query ``text`` when it may
+    read as an author's name (module docstring: the words' shape; whether
+    papers bear the name is the searcher's to count), else ``None``."""
+    from searchengine.errors import QueryError
+    from searchengine.filters import Filters, fold_name, parse_author
+
+    if filters.authors or not text or not _NAME_TEXT.fullmatch(text):
+        return None
+    words = fold_name(text)
+    if not 1 <= len(words) <= MAX_NAME_WORDS or _OPERATORS.intersection(text.split()):
+        return None
+    if len(words) == 1 and len(words[0]) < 2:  # a letter alone (`e`) names too many people to mean one
+        return None
+    try:
+        wanted = parse_author(text)
+    except QueryError:
+        return None
+    return filters + Filters(authors=(wanted,))
+
+
 def reading(
     searcher: Searcher[Any],
     text: str,
@@ -106,21 +127,15 @@ def reading(
     :class:`~searchengine.filters.Filters`, ``lexicon`` the engine's word
     lexicon (``frequency(word)``: titles or abstracts holding it) or ``None``.
     """
-    from searchengine.errors import QueryError
-    from searchengine.filters import Filters, fold_name, parse_author
+    from searchengine.filters import fold_name
 
-    if sort not in (None, "relevance") or filters.authors or not text or not _NAME_TEXT.fullmatch(text):
+    if sort not in (None, "relevance") or not parsed.words:
         return None
+    alone = name_filters(text, filters)
+    if alone is None:
+        return None
+    wanted = alone.authors[-1]
     words = fold_name(text)
-    if not 1 <= len(words) <= MAX_NAME_WORDS or not parsed.words or _OPERATORS.intersection(text.split()):
-        return None
-    if len(words) == 1 and len(words[0]) < 2:  # a letter alone (`e`) names too many people to mean one
-        return None
-    try:
-        wanted = parse_author(text)
-    except QueryError:
-        return None
-    alone = filters + Filters(authors=(wanted,))
     matches = searcher.match(searcher.parse("", allow_empty=True), alone, deadline, [])
     if not matches.total:
         return None

@@ -492,6 +492,7 @@ def _suggestion(searcher: Searcher[M], plan: Plan, matches: M, deadline: float) 
         corrections.hits,
         deadline,
         lambda phrase, text: corrections.phrase_share(phrase, text, spelling.PHRASE_SAMPLE),
+        getattr(corrections, "prefetch", None),
     )
 
 

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     CountHits = Callable[[str], int]
     # (quoted phrase, query text) -> share of the query's hits holding the phrase (may raise QueryError).
     PhraseShare = Callable[[str, str], float]
+    # (query texts, (quoted phrase, query text) pairs) -> None: counts to be asked for next.
+    Prefetch = Callable[[list[str], list[tuple[str, str]]], None]
 
 
 class Lexicon(Protocol):
@@ -247,9 +249,12 @@ def held(lexicon: Lexicon, word: str, count_hits: CountHits | None = None) -> in
     return found
 
 
-def _in_text(word: str) -> str:
+def in_text(word: str) -> str:
     """A query for ``word`` in titles and abstracts only (not author names)."""
     return f"(title:{word} OR abstract:{word})"
+
+
+_in_text = in_text
 
 
 def _together(lexicon: Lexicon, count_hits: CountHits, word: str, option: str) -> bool:
@@ -298,6 +303,15 @@ class Correction:
         )
 
 
+def query_words(text: str) -> list[str]:
+    """The words of the query ``text`` that :func:`correct` may look up (as
+    typed): none for a query of more than :data:`MAX_QUERY_WORDS` words."""
+    words = [match.group(1) for match in _WORD.finditer(text)]
+    if len(words) > MAX_QUERY_WORDS:
+        return []
+    return [w for w in words if w not in _OPERATORS and len(w) <= MAX_WORD and not _NAME_CASE.search(w)]
+
+
 def suggest(
     lexicon: Lexicon,
     text: str,
@@ -318,6 +332,7 @@ def correct(
     count_hits: CountHits,
     deadline: float | None = None,
     phrase_share: PhraseShare | None = None,
+    prefetch: Prefetch | None = None,
 ) -> Correction | None:
     """A :class:`Correction` of the query ``text``, or ``None``.
 
@@ -338,6 +353,10 @@ def correct(
             share, from 0 to 1, of the query's hits (or a sample of them)
             that hold the quoted two-word ``phrase``; without it corrections
             are scored by hits alone.
+        prefetch: ``prefetch(texts, pairs)``, when given, is told every
+            corrected query text the choice may count and every ``(phrase,
+            text)`` whose share it may ask, before the first is counted (an
+            engine that counts them all in one request).
     """
     import time
 
@@ -386,10 +405,20 @@ def correct(
             break
     if not spans:
         return None
+    if prefetch is not None:
+        texts: list[str] = []
+        pairs: list[tuple[str, str]] = []
+        for choice in itertools.product(*(options for _, _, options in spans)):
+            candidate, replaced = _replace(text, spans, choice)
+            texts.append(candidate)
+            if phrase_share is not None:
+                pairs.extend((phrase, candidate) for phrase in _neighbour_phrases(lexicon, candidate, replaced))
+        prefetch(texts, pairs)
     best: Correction | None = None
     best_key: tuple[float, float] = (-1.0, total)
     for choice in itertools.product(*(options for _, _, options in spans)):
-        if deadline is not None and time.monotonic() > deadline:
+        # Counted ahead, every choice costs nothing more: the deadline bounds counting.
+        if deadline is not None and prefetch is None and time.monotonic() > deadline:
             break
         candidate, replaced = _replace(text, spans, choice)
         hits = _hits(count_hits, candidate)

@@ -16,13 +16,17 @@ no native libraries, so only ``"method": {"engine": "lucene", "name":
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from searchengine.engines.opensearch.location import ClusterLocation
 from searchengine.errors import ClusterError
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
+
+    from searchengine.engines.opensearch.searcher import Matches
+    from searchengine.records import Record
+    from searchengine.results import Hit
 
 #: The plugin's name, as ``_cat/plugins`` and ``_nodes/plugins`` give it.
 KNN_PLUGIN = "opensearch-knn"
@@ -85,3 +89,148 @@ def require_knn(client: OpenSearch, location: ClusterLocation, action: str = "cr
         "(install it with bin/opensearch-plugin install opensearch-knn on each node and restart them; "
         "scripts/dev-cluster.sh installs it unless SEARCHENGINE_OPENSEARCH_KNN=0)"
     )
+
+
+def rank_by_meaning(
+    searcher: Any, matches: Matches, vector, mode: str, open_query: bool, weight: float = 0.5
+) -> Matches:
+    """``matches`` ranked by meaning, as the embedded engine ranks them
+    (:meth:`searchengine.engines.whoosh.searcher.WhooshSearcher.semantic`):
+    the cluster finds the nearest papers (a ``knn`` query on the Lucene
+    HNSW graph, within the filters) and scores every candidate with a
+    ``script_score`` of the same fusion
+    (:func:`searchengine.semantic.fusion.fuse`): BM25 and cosine
+    similarity, each divided by its largest value among the candidates.
+    The script stays (the cluster ranks and pages every candidate: fusing
+    here would fetch all their scores); ``tests/contract/test_fusion_contract.py``
+    pins its scores and order to :func:`~searchengine.semantic.fusion.fuse`'s."""
+    from searchengine.engines.opensearch.mapping import VECTOR_FIELD
+    from searchengine.engines.opensearch.querying import filter_clauses
+    from searchengine.engines.opensearch.searcher import Matches, _with_filters
+    from searchengine.limits import MAX_DEPTH
+    from searchengine.ranking import HYBRID_NEAREST
+
+    query_vector = [float(x) for x in vector]
+    cosine = f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)"
+    nearest: list[str] = []
+    if open_query:
+        wanted = MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST
+        knn: dict = {"vector": query_vector, "k": wanted}
+        clauses = filter_clauses(matches.filters)
+        if clauses:
+            knn["filter"] = {"bool": {"filter": clauses}}
+        found = searcher._search(
+            "find the papers nearest in meaning",
+            {"query": {"knn": {VECTOR_FIELD: knn}}, "size": wanted, "_source": False},
+        )
+        # Lucene's cosine score is (1 + cosine) / 2: a paper unrelated or opposite scores 0.5 or less.
+        nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
+    near = {"ids": {"values": nearest}}
+    if mode == "semantic":
+        base = near if open_query else matches.query
+        ranked = {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}}
+    else:
+        base = {
+            "bool": {
+                "should": [matches.query, {"constant_score": {"filter": near, "boost": 0.0}}],
+                "minimum_should_match": 1,
+            }
+        }
+        top_words = top_score(searcher, _with_filters(matches.query, filter_clauses(matches.filters)))
+        top_meaning = top_score(
+            searcher,
+            _with_filters(
+                {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}},
+                filter_clauses(matches.filters),
+            ),
+        )
+        fused = (
+            f"double words = params.top_words > 0 ? _score / params.top_words : 0.0; "
+            f"double meaning = params.top_meaning > 0 ? {cosine} / params.top_meaning : 0.0; "
+            f"return params.weight * words + (1.0 - params.weight) * meaning;"
+        )
+        ranked = {
+            "script_score": {
+                "query": base,
+                "script": {
+                    "source": fused,
+                    "params": {
+                        "vector": query_vector,
+                        "top_words": top_words,
+                        "top_meaning": top_meaning,
+                        "weight": 1.0 - weight,
+                    },
+                },
+            }
+        }
+    fused_matches = Matches(matches.tree, ranked, matches.filters, 0, cut=matches.cut)
+    fused_matches.deadline = matches.deadline
+    if mode == "hybrid":
+        fused_matches.fusion = {"vector": query_vector, "top_meaning": top_meaning, "weight": weight}
+    searcher._counted(fused_matches, matches.deadline)
+    return fused_matches
+
+
+def top_score(searcher: Any, query: dict) -> float:
+    """The best score of ``query`` (0 when nothing matches)."""
+    from searchengine.engines.opensearch.searcher import _SEARCH_TYPE
+
+    found = searcher._search(
+        "rank by meaning",
+        {"query": query, "size": 1, "_source": False, "track_total_hits": False},
+        search_type=_SEARCH_TYPE,
+    )
+    best = found["hits"].get("max_score")
+    return float(best) if best else 0.0
+
+
+def similar_by_meaning(searcher: Any, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
+    """Papers nearest in meaning to ``records`` (their mean vector), those
+    excluded: ``(total, hits, parsed)`` as :meth:`.searcher.OpenSearchSearcher.similar` gives."""
+    import numpy as np
+
+    from searchengine.engines.opensearch.mapping import VECTOR_FIELD
+    from searchengine.engines.opensearch.searcher import _RELEVANCE_SORT
+    from searchengine.limits import MAX_DEPTH
+
+    ids = [record.id for record in records]
+    with searcher._errors("read the records' vectors"):
+        answer = searcher.client.mget(index=searcher.index, body={"ids": ids}, _source_includes=[VECTOR_FIELD])
+    vectors = [
+        doc["_source"][VECTOR_FIELD]
+        for doc in answer["docs"]
+        if doc.get("found") and (doc.get("_source") or {}).get(VECTOR_FIELD)
+    ]
+    if not vectors:
+        return 0, [], ""
+    centre = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
+    norm = float(np.linalg.norm(centre))
+    if norm == 0:
+        return 0, [], ""
+    knn = {
+        "vector": (centre / norm).tolist(),
+        "k": MAX_DEPTH,
+        "filter": {"bool": {"must_not": [{"ids": {"values": ids}}]}},
+    }
+    query = {"knn": {VECTOR_FIELD: knn}}
+    found = searcher._search("find similar papers", {"query": query, "size": MAX_DEPTH, "_source": False})
+    nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
+    if not nearest:
+        return 0, [], ""
+    body = {
+        "query": {
+            "script_score": {
+                "query": {"ids": {"values": nearest}},
+                "script": {
+                    "source": f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)",
+                    "params": {"vector": knn["vector"]},
+                },
+            }
+        },
+        "size": limit,
+        "sort": _RELEVANCE_SORT,
+        "track_scores": True,
+        "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
+    }
+    page = searcher._search("find similar papers", body)
+    return len(nearest), searcher.hits(None, page["hits"]["hits"]), "vectors: " + " ".join(ids)

@@ -7,14 +7,17 @@ The fields mirror the embedded engine's schema
 field                mapped as                                  used for
 ===================  =========================================  ==================================
 id                   keyword                                    identity, ``id:``, sort ties
-title, abstract      text, not searched; ``.spell``:            display, snippets; did-you-mean
-                     ``se_spell``
+title, abstract      text, not searched                         display, snippets
 title_terms,         text: ``se_terms`` (the product's terms,   words, prefixes, fuzzy words,
 abstract_terms       :func:`.terms.term_text`), not in           proximity (BM25 per field)
                      ``_source``
 title_words,         text: ``se_terms`` (written words,         quoted phrases
 abstract_words       :func:`.terms.word_text`), not in
                      ``_source``
+spelling             text: ``se_terms`` (the title's and          did-you-mean's words, fuzzy words
+                     abstract's words as written, folded, once    as written (which papers hold each)
+                     each: :func:`.terms.spelling_text`),
+                     documents only, not in ``_source``
 authors              text: ``se_name``; ``authors.raw`` keyword  ``authors:`` words; author facet
 year                 integer (absent when unknown)              filter, sort, facet
 categories           keyword, primary first                     category facet
@@ -23,8 +26,8 @@ author_keys          keyword (:func:`searchengine.filters.      ``--author``, ``
                      author_keys`)
 category_keys        keyword (:func:`searchengine.filters.      ``--category``
                      category_keys`)
-sort_title           keyword: the title folded for case and     ``--sort title``
-                     accents
+sort_title           keyword, doc values only: the title        ``--sort title``
+                     folded for case and accents
 url, source          kept in ``_source`` only                   display, messages
 version              long                                       the highest version wins
 submitted, updated   date (``yyyy-MM-dd``, absent when unknown)  date filters, date histogram
@@ -39,12 +42,20 @@ Titles and abstracts are analysed by the product itself, with the embedded
 engine's analyzer (:mod:`.terms`): each document carries its terms (and its
 words as written) as term texts, which the ``se_terms`` analyzer only cuts
 apart, so both engines index the same terms at the same positions. The
-``title`` and ``abstract`` fields themselves are kept for display and for
-did-you-mean's words (``.spell``), not searched.
+``title`` and ``abstract`` fields themselves are kept for display, not
+searched. Did-you-mean's words are the product's too (``spelling``: the
+words the embedded index keeps for it, :func:`.terms.spelling_words`).
 
-``se_spell`` and ``se_name`` are OpenSearch's own chain: the embedded
-tokenizer's pattern after a ``mapping`` char filter that puts the text in
-NFKC form (:func:`nfkc_rules`), then ``lowercase`` and ``asciifolding``.
+Each part of the layout is there for a feature (docs/opensearch.md, "What
+the index holds"): fields only sorted or counted keep doc values and no
+terms, fields only filtered keep terms and no doc values, the keys made
+from a record are not kept in ``_source`` (a record is made again from
+its own fields), and stored fields are compressed with DEFLATE
+(``index.codec: best_compression``: a page of hits reads ten documents).
+
+``se_name`` is OpenSearch's own chain: the embedded tokenizer's pattern
+after a ``mapping`` char filter that puts the text in NFKC form
+(:func:`nfkc_rules`), then ``lowercase`` and ``asciifolding``.
 Words are cut at :data:`MAX_WORD` characters (``truncate``): Lucene refuses a
 term over 32,766 bytes, and with it the whole document.
 """
@@ -66,6 +77,7 @@ from searchengine.engines.opensearch.terms import (
     TOKENS,
     WORDS,
     indexed,
+    spelling_text,
     word_text,
 )
 from searchengine.facets import FACETS, Facet
@@ -86,7 +98,10 @@ META_KEY = "searchengine"
 #: 6: the terms of layout 4 of the embedded index (Latin plurals in -ices made singular).
 #: 7: the journal facet's fields (journal, journal_keys).
 #: 8: ``tex``, the title and abstract as written when they hold math (for display).
-LAYOUT = 8
+#: 9: did-you-mean's words as the product makes them (``spelling``, in place of the
+#: ``.spell`` sub-fields), doc values only where only sorted or counted, no doc values
+#: where only filtered, the record's derived keys left out of ``_source``, DEFLATE.
+LAYOUT = 9
 
 
 #: Longest word indexed, in characters: longer ones are cut to this (Lucene
@@ -163,14 +178,12 @@ def nfkc_rules() -> tuple[str, ...]:
 
 def analysis_settings() -> dict:
     """The ``index.analysis`` settings: analyzers ``se_terms`` (the product's
-    term texts, :mod:`.terms`, cut apart: title and abstract terms and written
-    words, and their queries), ``se_name`` (author names: folded, not stemmed)
-    and ``se_spell`` (the words did-you-mean chooses from: folded, whole)."""
-    pattern, cjk_chars, thousands = _rules()
+    term texts, :mod:`.terms`, cut apart: title and abstract terms, written
+    words and spelling words, and their queries) and ``se_name`` (author
+    names: folded, not stemmed)."""
+    pattern = _rules()[0]
     token_filters = {
         "se_word_cap": {"type": "truncate", "length": MAX_WORD},
-        # 10,000 → 10000 ((?U): \\d as the Unicode digits Python's re reads).
-        "se_thousands": {"type": "pattern_replace", "pattern": "(?U)" + thousands, "replacement": ""},
         # The terms of one slot, all at the slot's position.
         "se_same_position": {
             "type": "pattern_capture",
@@ -195,8 +208,6 @@ def analysis_settings() -> dict:
                 "filter": ["se_same_position", "se_no_term", "se_word_cap"],
             },
             "se_name": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding"]},
-            # Did-you-mean's words: whole tokens folded, not split, stemmed or stopped.
-            "se_spell": {**text, "filter": ["se_word_cap", "lowercase", "asciifolding", "se_thousands"]},
         },
     }
 
@@ -222,6 +233,30 @@ def vector_mapping() -> dict:
     }
 
 
+#: The field of did-you-mean's words (:func:`.terms.spelling_text`).
+SPELLING = "spelling"
+
+
+def source_excludes() -> tuple[str, ...]:
+    """The fields a document sends but ``_source`` does not keep: the term
+    texts and lengths (made again from the title and abstract when needed),
+    the spelling words, and the keys made from the record (filter keys, sort
+    keys, the primary category), which :func:`record_from_source` never reads."""
+    keys = [facet_fields(facet)["filter"] for facet in FACETS if facet.kind == "keyword"]
+    return (
+        *(name + suffix for name in TEXT_FIELDS for suffix in (TERMS, WORDS, TOKENS, LENGTH)),
+        SPELLING,
+        "author_keys",
+        "category_keys",
+        *keys,
+        "doi_keys",
+        "sort_title",
+        "primary_category",
+        "newest_key",
+        "oldest_key",
+    )
+
+
 def mappings(alias: str, *, vectors: bool = False) -> dict:
     """The index mapping (``dynamic: strict``: a field not listed here is refused).
 
@@ -234,20 +269,25 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
         return {"type": "text", "analyzer": analyzer, "similarity": f"se_{field}", **extra}
 
     keyword = {"type": "keyword", "ignore_above": MAX_KEYWORD}
-    # Only which documents hold a word: the term suggester and word frequencies.
-    spell = {"spell": {"type": "text", "analyzer": "se_spell", "index_options": "docs", "norms": False}}
+    # Only counted (facets) or sorted: doc values, no terms.
+    counted = {**keyword, "index": False}
+    # Only filtered: terms, no doc values.
+    filtered = {**keyword, "doc_values": False}
     kept = {"type": "keyword", "index": False, "doc_values": False}
+    facet_keywords = [facet_fields(facet) for facet in FACETS if facet.kind == "keyword"]
     return {
         "dynamic": "strict",
-        # The term texts are made again from the title and abstract when needed.
-        "_source": {"excludes": [name + suffix for name in TEXT_FIELDS for suffix in (TERMS, WORDS, TOKENS, LENGTH)]},
+        # The term texts are made again from the title and abstract when needed;
+        # the keys are made again from the record (record_from_source reads neither).
+        "_source": {"excludes": list(source_excludes())},
         "_meta": {META_KEY: {"alias": alias, "layout": LAYOUT}},
         "properties": {
             "id": {"type": "keyword"},  # at most 512 bytes, as every document id
-            "title": {"type": "text", "index": False, "fields": spell},
-            "abstract": {"type": "text", "index": False, "fields": spell},
+            "title": {"type": "text", "index": False},
+            "abstract": {"type": "text", "index": False},
             **{name + TERMS: text(name, "se_terms") for name in TEXT_FIELDS},
-            # The lengths BM25F normalises by (terms.indexed): the count, and as kept in one byte.
+            # The lengths BM25F normalises by (terms.indexed): the count (summed for
+            # the averages) and as kept in one byte (read by the scores' scripts).
             **{
                 name + suffix: {"type": "integer", "index": False}
                 for name in TEXT_FIELDS
@@ -258,20 +298,24 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
                 name + WORDS: {"type": "text", "analyzer": "se_terms", "norms": False, "similarity": "boolean"}
                 for name in TEXT_FIELDS
             },
-            "authors": text("authors", "se_name", fields={"raw": keyword}),
+            # Only which papers hold a word as written: did-you-mean and fuzzy words.
+            SPELLING: {
+                "type": "text",
+                "analyzer": "se_terms",
+                "index_options": "docs",
+                "norms": False,
+                "similarity": "boolean",
+            },
+            "authors": text("authors", "se_name", fields={"raw": counted}),
             "year": {"type": "integer"},
             "categories": keyword,
-            "primary_category": keyword,
-            "author_keys": keyword,
-            "category_keys": keyword,
+            "primary_category": counted,
+            "author_keys": filtered,
+            "category_keys": filtered,
             # The keyword facets' values (counted) and their folded keys (filtered).
-            **{
-                name: keyword
-                for facet in FACETS
-                if facet.kind == "keyword"
-                for name in (facet_fields(facet)["count"], facet_fields(facet)["filter"])
-            },
-            "sort_title": keyword,
+            **{fields["count"]: counted for fields in facet_keywords},
+            **{fields["filter"]: filtered for fields in facet_keywords},
+            "sort_title": counted,
             "url": kept,
             "source": kept,
             "version": {"type": "long"},
@@ -280,11 +324,11 @@ def mappings(alias: str, *, vectors: bool = False) -> dict:
             "updated": {"type": "date", "format": "strict_date"},
             "versions": {"type": "object", "enabled": False},
             "tex": {"type": "object", "enabled": False},
-            "newest_key": {"type": "long"},
-            "oldest_key": {"type": "long"},
+            "newest_key": {"type": "long", "index": False},
+            "oldest_key": {"type": "long", "index": False},
             # --- links and identifiers ---
             "doi": kept,
-            "doi_keys": keyword,  # doi_keys(): lower-cased, the record's own DOI and arXiv's
+            "doi_keys": filtered,  # doi_keys(): lower-cased, the record's own DOI and arXiv's
             "pdf_url": kept,
             "journal_ref": kept,
             "comments": kept,
@@ -342,6 +386,8 @@ def index_body(alias: str, *, shards: int, building: bool = True, vectors: bool 
         "number_of_shards": shards,
         "similarity": similarity_settings(),
         "analysis": analysis_settings(),
+        # Stored fields (the records) compressed with DEFLATE: a page of hits reads ten.
+        "codec": "best_compression",
     }
     if building:
         settings.update(number_of_replicas=0, auto_expand_replicas=False, refresh_interval="-1")
@@ -432,6 +478,7 @@ def text_fields(record: Record) -> dict:
         value = getattr(record, name)
         fields[name + TERMS], fields[name + TOKENS], fields[name + LENGTH] = indexed(value)
         fields[name + WORDS] = word_text(value)
+    fields[SPELLING] = spelling_text(record.title, record.abstract)
     return fields
 
 

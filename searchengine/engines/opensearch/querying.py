@@ -21,8 +21,8 @@ for exactly those terms in ``title_terms`` and ``abstract_terms``:
   (``top_terms_64``), as the embedded engine caps prefixes;
 * ``Fuzzy`` → the terms the embedded engine would choose, each with its
   blended weight: in a title or abstract by the word's stem and its words
-  as written (:func:`fuzzy_expansion`), in author names by each name term
-  (:func:`name_fuzzy_expansion`); a word that may not be fuzzy
+  as written (:func:`.expansion.fuzzy_expansion`), in author names by each name term
+  (:func:`.expansion.name_fuzzy_expansion`); a word that may not be fuzzy
   (:func:`~searchengine.querylang.text.may_be_fuzzy`) as typed;
 * ``And``/``Or``/``Not``/``MinMatch``/``AndNot``/``AndMaybe``/``Require`` →
   ``bool`` with ``must``/``should`` (``minimum_should_match``)/``must_not``/
@@ -34,7 +34,9 @@ for exactly those terms in ``title_terms`` and ``abstract_terms``:
   terms a BM25F pseudo-term as ``should``: the pair's ``match_phrase`` (slop
   :data:`~searchengine.ranking.PROXIMITY_SLOP`) in title and abstract, with
   the two words' idf added up, weighing
-  :data:`~searchengine.ranking.PROXIMITY_WEIGHT`, as the embedded bonus;
+  :data:`~searchengine.ranking.PROXIMITY_WEIGHT`, as the embedded bonus,
+  which only the query's :data:`~searchengine.ranking.PROXIMITY_DEPTH` best
+  hits get (``Statistics.best``: their ids, found first);
 * the filters (:class:`searchengine.filters.Filters`) → ``filter`` clauses on
   the ``year``, ``author_keys`` and ``category_keys`` fields, which hold the
   same keys as the embedded index.
@@ -68,7 +70,7 @@ from searchengine.engines.opensearch.terms import (
 from searchengine.facets import FACETS
 from searchengine.filters import PRIMARY_MARK, AuthorFilter, Filters
 from searchengine.querylang import tree as t
-from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy, may_expand_to, whole_term
+from searchengine.querylang.text import fuzzy_edits, may_be_fuzzy
 from searchengine.ranking import ALTERNATIVE_WEIGHT, PROXIMITY_SLOP, PROXIMITY_WEIGHT, TITLE_BOOST
 
 #: A prefix or fuzzy word matches at most this many index terms, as in the embedded engine.
@@ -104,7 +106,7 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
         return _any([_phrase(name, node.text, stats) for name in t.DEFAULT_FIELDS])
     if isinstance(node, t.Prefix):
         fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
-        return _any([_prefix(name, node.text) for name in fields])
+        return _any([_prefix(name, node.text, stats) for name in fields])
     if isinstance(node, t.Fuzzy):
         fields = [node.field] if node.field is not None else list(t.DEFAULT_FIELDS)
         return _any([_fuzzy(name, node.text, node.distance, stats) for name in fields])
@@ -133,7 +135,12 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
     if isinstance(node, t.Proximity):
         child = to_dsl(node.child, stats)
         together = [_together(pair, stats) for pair in _pairs(node.words)]
-        return _bool(must=[child], should=together) if together and child is not None else child
+        if not together or child is None:
+            return child
+        if stats.best is not None:  # the bonus for the child's best hits only, as on the embedded engine
+            near = {"bool": {"filter": [{"ids": {"values": list(stats.best)}}], "should": together}}
+            return _bool(must=[child], should=[near])
+        return _bool(must=[child], should=together)
     if isinstance(node, t.MinMatch):
         kept = _distinct([(child, to_dsl(child, stats)) for child in node.children])
         return _bool(should=[_weighed(query, stats.weights.get(child)) for child, query in kept], minimum=node.minimum)
@@ -151,6 +158,14 @@ def to_dsl(node: t.Node | None, stats: Statistics | None = None) -> dict | None:
             return _bool(must=[a], should=[b], minimum=0)
         return _bool(must=[a], filter=[b])
     raise TypeError(f"not a query tree node: {node!r}")
+
+
+def base_query(tree: t.Node | None, stats: Statistics) -> dict | None:
+    """The query of a :class:`~searchengine.querylang.tree.Proximity` tree
+    without its bonus (its child), whose best hits get the bonus
+    (:data:`~searchengine.ranking.PROXIMITY_DEPTH` of them, as on the
+    embedded engine); ``None`` for a tree of another kind."""
+    return to_dsl(tree.child, stats) if isinstance(tree, t.Proximity) else None
 
 
 def repeated_weights(tree: t.Node | None, words: list[str]) -> dict:
@@ -387,6 +402,11 @@ def _author_key(text: str) -> tuple[tuple, dict]:
     return ("authors", name_text(text)), _authors(text)
 
 
+#: The frequency key and counting query of a term in a title or abstract
+#: (``term_key(field, term)``) and of a word in the author names (``author_key(word)``).
+term_key, author_key = _key, _author_key
+
+
 def _term_clause(field: str, term: str, stats: Statistics) -> dict:
     """One term in one field, its frequency normalised by the document's
     length and weighing the field's weight (the title's :data:`TITLE_BOOST`)."""
@@ -553,12 +573,22 @@ def field_word(field: str, text: str, stats: Statistics | None = None) -> dict |
     return {"constant_score": {"filter": found, "boost": 1.0}}
 
 
-def _prefix(field: str, text: str) -> dict:
+def _prefix(field: str, text: str, stats: Statistics | None = None) -> dict | None:
     """The terms of ``field`` starting with the folded ``text``, 64 at most
-    (``top_terms_64``), each scored by BM25 with its own idf and added up, as
-    the embedded engine scores a prefix's terms (:data:`.scoring.WHOLE_SCORE`)."""
+    (the most frequent), each scored by BM25 with its own idf and added
+    up, as the embedded engine scores a prefix's terms: in a title or
+    abstract, the terms ``stats.prefixes`` lists, each a term of its own
+    (the product's lengths and statistics); else (or before they are known)
+    a ``prefix`` query rewritten to 64 of them (``top_terms_64``, scored by
+    Lucene's lengths: :data:`.scoring.WHOLE_SCORE`)."""
     from searchengine.analysis.folding import fold
 
+    terms = stats.prefixes.get((field, fold(text))) if stats is not None else None
+    if terms is not None:
+        assert stats is not None
+        return _any(
+            [saturated([_term_clause(field, term, stats)], stats.idf(_key(field, term))) for term in terms]
+        ) or {"match_none": {}}
     name = field + TERMS if field in TEXT_FIELDS else field
     weight = TITLE_BOOST if field == "title" else 1.0
     return {
@@ -590,69 +620,6 @@ def _fuzzy_words_of(field: str, text: str) -> list[str]:
     if field in TEXT_FIELDS:
         return list(dict.fromkeys(phrase_words(text)))
     return list(dict.fromkeys(name_terms(text))) if field == "authors" else []
-
-
-def fuzzy_expansion(
-    word: str, edits: int, stems: list[tuple[str, int]], written: list[tuple[str, int]]
-) -> list[tuple[str, int]]:
-    """The terms a fuzzy ``word`` (as written) is searched by in one field,
-    each with its fewest edits, as the embedded engine chooses them: the
-    terms within ``edits`` of the word's stem (``stems``: ``(term,
-    documents)``) and the whole terms
-    (:func:`~searchengine.querylang.text.whole_term`) of the words as
-    written within ``edits`` of the word (``written``: ``(word,
-    documents)``), each only if the word may expand to it
-    (:func:`~searchengine.querylang.text.may_expand_to`); the closest
-    :data:`MAX_EXPANSIONS` first, then the most frequent. :func:`to_dsl`
-    weighs them (:func:`_fuzzy`)."""
-    from rapidfuzz.distance import OSA
-
-    tokens = query_tokens(word)
-    stem = tokens[0][0] if tokens else word
-    closest: dict[str, int] = {}
-    frequency: dict[str, int] = {}
-    for term, documents in stems:
-        distance = int(OSA.distance(stem, term))
-        if distance <= edits and may_expand_to(term, distance) and distance < closest.get(term, edits + 1):
-            closest[term] = distance
-        frequency[term] = max(frequency.get(term, 0), documents)
-    for found, documents in [(word, 0), *written]:
-        distance = int(OSA.distance(word, found))
-        if distance > edits:
-            continue
-        whole = whole_term([(term, joined) for term, _, joined in query_tokens(found)])
-        if whole is not None and may_expand_to(whole, distance) and distance < closest.get(whole, edits + 1):
-            closest[whole] = distance
-            frequency.setdefault(whole, documents)
-    return _closest(closest, frequency)
-
-
-def name_fuzzy_expansion(term: str, edits: int, names: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """The name terms a fuzzy name ``term`` is searched by in the author
-    names, each with its edits, as the embedded engine chooses them: the
-    terms of ``names`` (``(term, papers)``) within ``edits`` of ``term``
-    that it may expand to (:func:`~searchengine.querylang.text.may_expand_to`:
-    never an initial); the closest :data:`MAX_EXPANSIONS` first, then the
-    most frequent."""
-    from rapidfuzz.distance import OSA
-
-    closest: dict[str, int] = {}
-    frequency: dict[str, int] = {}
-    for found, documents in names:
-        distance = int(OSA.distance(term, found))
-        if distance <= edits and may_expand_to(found, distance):
-            closest[found] = distance
-            frequency[found] = max(frequency.get(found, 0), documents)
-    return _closest(closest, frequency)
-
-
-def _closest(closest: dict[str, int], frequency: dict[str, int]) -> list[tuple[str, int]]:
-    """``(term, edits)`` of the terms of ``closest`` some paper holds: at most
-    :data:`MAX_EXPANSIONS`, the fewest edits first, then the most frequent."""
-    held = sorted(
-        (term for term in closest if frequency.get(term)), key=lambda term: (closest[term], -frequency[term], term)
-    )[:MAX_EXPANSIONS]
-    return [(term, closest[term]) for term in held]
 
 
 def _fuzzy(field: str, text: str, distance: int, stats: Statistics) -> dict | None:

@@ -97,24 +97,77 @@ def saturated(clauses: list[dict], weight: float) -> dict:
     return {"script_score": {"query": query, "script": {"source": _SATURATE, "params": {"idf": weight}}}}
 
 
+#: Counts kept per generation of an index (then they start over).
+KEPT_COUNTS = 200_000
+
+
+class IndexStatistics:
+    """What the searches of one process know of one generation of an index:
+    its documents (``total``), the documents each counted query matches
+    (``frequencies``: a term in a field, a word in the author names or as
+    written, a filter), the text fields' average lengths (``averages``) and
+    the fuzzy words' expansions (``expansions``).
+
+    ``generation`` names the generation: the physical indexes behind the
+    alias, their documents and the sum of their documents' sequence numbers
+    (every write changes it), as :meth:`.searcher.OpenSearchSearcher.probe`
+    reads them with each count; when it changes, what was known is dropped.
+    """
+
+    def __init__(self) -> None:
+        self.generation: tuple | None = None
+        self.total = 0
+        self.frequencies: dict = {}
+        self.averages: dict[str, float] = {}
+        self.expansions: dict = {}
+
+    def renew(self, generation: tuple) -> None:
+        """Start over for ``generation`` unless it is the one known (or too much is kept)."""
+        if generation != self.generation or len(self.frequencies) + len(self.expansions) > KEPT_COUNTS:
+            self.generation = generation
+            self.frequencies, self.averages, self.expansions = {}, {}, {}
+
+
+_KNOWN: dict[str, IndexStatistics] = {}
+
+
+def index_statistics(place: str) -> IndexStatistics:
+    """The :class:`IndexStatistics` of the index at ``place`` (its location
+    without credentials) in this process, shared by its searches and threads."""
+    return _KNOWN.setdefault(place, IndexStatistics())
+
+
 class Statistics:
     """Document frequencies of a query's terms, for the idf of each word.
 
     ``frequencies`` maps a key (``(field, term)``, or any hashable naming a
     query) to the documents it matches; a key not yet known counts 0 and is
     recorded in :attr:`missing` with the query that counts it, so the
-    searcher can count them all in one request and translate again.
+    searcher can count them all in one request and translate again. With
+    ``known`` (an :class:`IndexStatistics`) its frequencies, averages and
+    total are those of the index's generation, shared by every search.
     """
 
-    def __init__(self, total: int = 0, frequencies: dict | None = None, expansions: dict | None = None) -> None:
-        self.total = total
-        self.frequencies = dict(frequencies or {})
+    def __init__(
+        self,
+        total: int = 0,
+        frequencies: dict | None = None,
+        expansions: dict | None = None,
+        known: IndexStatistics | None = None,
+    ) -> None:
+        self.total = known.total if known is not None else total
+        self.frequencies = known.frequencies if known is not None else dict(frequencies or {})
         #: Fuzzy words' expansions (see :func:`.querying.fuzzy_expansion`).
         self.expansions = expansions or {}
         #: A long question's repeated words' weights (see :func:`.querying.repeated_weights`).
         self.weights: dict = {}
         #: The average length of each text field (its terms over every document).
-        self.averages: dict[str, float] = {}
+        self.averages: dict[str, float] = known.averages if known is not None else {}
+        #: The terms of each prefix in a title or abstract: ``{(field, prefix): [term]}``.
+        self.prefixes: dict = {}
+        #: The ids of the best hits of a proximity query's child, which alone get its
+        #: bonus (``None``: not known, every hit gets it; the count needs no more).
+        self.best: list[str] | None = None
         #: Whether an OR is the query's own (a word's fields then score apart, as
         #: Whoosh's normalize() merges them); the OR fallback of relaxing is not.
         self.typed_or = True
@@ -137,3 +190,28 @@ class Statistics:
         """The idf of the largest of the frequencies of ``counted`` (``(key, query)`` pairs)."""
         largest = max((self.frequency(key, query) for key, query in counted), default=0)
         return idf(max(1, largest), max(self.total, 1))
+
+
+def key_terms(counts: dict[str, float], occurrences: dict[str, int], documents: int, number: int):
+    """The ``number`` most informative terms of a text, as the embedded engine
+    chooses them for similar papers (Whoosh's ``classify.Expander`` with its
+    Bo1 model, normalised): ``counts`` are the text's terms and their
+    occurrences, ``occurrences`` each term's occurrences in every abstract
+    (terms no abstract holds are never chosen), ``documents`` the index's.
+    ``[(term, weight)]``, the heaviest first (ties by term)."""
+    scored = []
+    maxweight = 0.0
+    for term, weight in counts.items():
+        held = occurrences.get(term)
+        if not held:
+            continue
+        f = held / documents
+        score = weight * log((1.0 + f) / f, 2) + log(1.0 + f, 2)
+        maxweight = max(maxweight, score)
+        scored.append((score, term))
+    if not scored:
+        return []
+    f = maxweight / documents
+    norm = (maxweight * log((1.0 + f) / f) + log(1.0 + f)) / log(2.0) if maxweight else maxweight
+    ranked = sorted(((score / norm, term) for score, term in scored), key=lambda item: (-item[0], item[1]))
+    return [(term, weight) for weight, term in ranked[:number]]

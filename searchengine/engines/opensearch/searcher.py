@@ -19,27 +19,35 @@ from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, facet_fields, record_from_source
 from searchengine.engines.opensearch.querying import (
-    MAX_EXPANSIONS,
+    base_query,
     expansion_term,
     filter_clauses,
-    frequencies_body,
-    fuzzy_expansion,
-    fuzzy_words,
     marked_terms,
-    name_fuzzy_expansion,
     repeated_weights,
     split_joined,
     to_dsl,
 )
-from searchengine.engines.opensearch.scoring import WHOLE_SCORE, Statistics
-from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, TOKENS, snippet_parts, term_text
-from searchengine.errors import SearchEngineError
+from searchengine.engines.opensearch.scoring import Statistics, index_statistics
+from searchengine.engines.opensearch.terms import TEXT_FIELDS, TOKENS, snippet_parts
+from searchengine.errors import QueryError, SearchEngineError
 from searchengine.facets import FacetCounts, FacetValue, facet
 from searchengine.filters import Filters
 from searchengine.records import Record, arxiv_id
 from searchengine.results import Hit, lead_snippet
 
 _SEARCH_TYPE = "dfs_query_then_fetch"
+# The name of the global aggregation that reads the index's generation (Searcher._probe).
+_PROBE = "known"
+
+
+def _is_average(key) -> bool:
+    """Whether a :class:`.scoring.Statistics` key asks for a field's average length (read by every probe)."""
+    return isinstance(key, tuple) and len(key) == 2 and key[0] == "average"
+
+
+def _filters_key(filters) -> tuple:
+    """The key under which a generation's count of ``filters`` alone is known."""
+    return ("filters", json.dumps(filter_clauses(filters), sort_keys=True))
 
 
 def routing_preference(body: dict) -> str:
@@ -82,6 +90,11 @@ class Matches:
     #: for each hit's cosine (a script field) and so its score's parts.
     fusion: dict | None = None
 
+    def with_query(self, query: dict | None) -> Matches:
+        """These matches, searching ``query`` (set in place)."""
+        self.query = query
+        return self
+
     def full_query(self) -> dict:
         """The query with the filters as ``filter`` clauses."""
         return _with_filters(self.query, filter_clauses(self.filters))
@@ -104,6 +117,10 @@ class OpenSearchSearcher:
         self.client = engine.client
         self.cluster = engine.cluster
         self.index = engine.index
+        #: What this process knows of the index's generation (shared by its searches).
+        self.known = index_statistics(getattr(engine, "location", None) or f"{engine.cluster!r}/{engine.index}")
+        #: Whether this call has read the index's generation (what is known is then of it).
+        self.probed = False
 
     def _errors(self, action: str):
         return cluster_errors(self.cluster, action)
@@ -147,107 +164,259 @@ class OpenSearchSearcher:
         with self._errors(action):
             return self.client.search(index=self.index, body=body, preference=routing_preference(body))
 
-    def _counted(self, matches: Matches, deadline: float) -> Matches:
-        """``matches`` with its total, counted by the cluster within the time
+    def _counted(
+        self, matches: Matches, deadline: float, wanted: dict | None = None, base: dict | None = None
+    ) -> list[str] | None:
+        """Set the total of ``matches``, counted by the cluster within the time
         left before ``deadline`` (its ``timeout``); a count the cluster cut
-        short sets ``cut`` (the total counts the documents matched by then)."""
-        body = {"query": matches.full_query(), "size": 0, "track_total_hits": True, "timeout": _timeout(deadline)}
-        found = self._search("count matches", body)
+        short sets ``cut`` (the total counts the documents matched by then).
+        The same request reads the index's generation and counts ``wanted``
+        (``{key: query}``) over every document (:meth:`_probe`). With
+        ``base`` (the query of a proximity query's child, which matches the
+        same papers), it ranks by it and gives the ids of its
+        :data:`~searchengine.ranking.PROXIMITY_DEPTH` best hits (``None``
+        when the index's generation changed under it)."""
+        from searchengine.ranking import PROXIMITY_DEPTH
+
+        probe, keys = self._probe(wanted or {})
+        body: dict = {
+            "query": matches.full_query(),
+            "size": 0,
+            "track_total_hits": True,
+            "timeout": _timeout(deadline),
+            "aggs": {_PROBE: probe},
+        }
+        if base is not None:
+            body.update(
+                query=_with_filters(base, filter_clauses(matches.filters)),
+                size=PROXIMITY_DEPTH,
+                sort=_RELEVANCE_SORT,
+                _source=False,
+            )
+        # (A prefix's terms score by Lucene's statistics: those of every shard.)
+        found = self._search("count matches", body, **({} if base is None else {"search_type": _SEARCH_TYPE}))
+        changed = self._learn(found, keys, wanted or {})
         matches.total = int(found["hits"]["total"]["value"])
         matches.cut = matches.cut or bool(found.get("timed_out"))
-        return matches
+        if base is None or changed:
+            return None
+        return [hit["_id"] for hit in found["hits"]["hits"]]
+
+    def _best(self, base: dict, filters) -> list[str]:
+        """The ids of the :data:`~searchengine.ranking.PROXIMITY_DEPTH` best
+        hits of ``base`` within ``filters`` (those a proximity bonus is for)."""
+        from searchengine.ranking import PROXIMITY_DEPTH
+
+        body = {
+            "query": _with_filters(base, filter_clauses(filters)),
+            "size": PROXIMITY_DEPTH,
+            "sort": _RELEVANCE_SORT,
+            "_source": False,
+            "track_total_hits": False,
+        }
+        found = self._search("rank the best hits", body, search_type=_SEARCH_TYPE)
+        return [hit["_id"] for hit in found["hits"]["hits"]]
+
+    def _probe(self, wanted: dict) -> tuple[dict, list]:
+        """The ``global`` aggregation a request adds to learn the index's
+        generation (:class:`.scoring.IndexStatistics`: its physical indexes,
+        documents and the sum of their sequence numbers), the text fields'
+        term counts (for their average lengths) and the documents matching
+        each query of ``wanted`` (``{key: query}``, counted over every
+        document whatever the request's own query); and the keys in the order counted."""
+        aggs: dict[str, dict] = {
+            "index": {"terms": {"field": "_index", "size": 100}},
+            "seq": {"sum": {"field": "_seq_no"}},
+            **{f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS},
+        }
+        keys = list(wanted)
+        if keys:
+            aggs["counted"] = {"filters": {"filters": {str(number): wanted[key] for number, key in enumerate(keys)}}}
+        return {"global": {}, "aggs": aggs}, keys
+
+    def _learn(self, found: dict, keys: list, wanted: dict) -> bool:
+        """Keep what a request with :meth:`_probe` learned in :attr:`known`;
+        whether the index's generation changed (what was known is then dropped)."""
+        part = found["aggregations"][_PROBE]
+        known = self.known
+        total = int(part["doc_count"])
+        generation = (tuple(sorted(b["key"] for b in part["index"]["buckets"])), total, int(part["seq"]["value"] or 0))
+        changed = generation != known.generation
+        known.renew(generation)
+        self.probed = True
+        known.total = total
+        for name in TEXT_FIELDS:
+            known.averages[name] = float(part[f"tokens {name}"]["value"] or 0.0) / max(total, 1)
+        if keys:
+            counted = part["counted"]["buckets"]
+            known.frequencies.update({key: int(counted[str(number)]["doc_count"]) for number, key in enumerate(keys)})
+        return changed
+
+    def fetch(self, wanted: dict, *, fresh: bool = False) -> None:
+        """Count the queries of ``wanted`` (``{key: query}``) not yet known
+        over every document, into :attr:`known` (one request; none when all
+        are known, unless ``fresh`` asks that this call read the index's
+        generation at least once)."""
+        missing = {key: query for key, query in wanted.items() if key not in self.known.frequencies}
+        if not missing and self.known.generation is not None and (self.probed or not fresh):
+            return
+        probe, keys = self._probe(missing)
+        found = self._search("count words", {"size": 0, "track_total_hits": False, "aggs": {_PROBE: probe}})
+        if self._learn(found, keys, missing) and len(missing) < len(wanted):
+            self.fetch(wanted)  # the generation changed: what was known is to count again
+
+    def counting_query(self, tree) -> dict | None:
+        """``tree`` as Query DSL to count with: its fuzzy words and prefixes
+        expanded as a search expands them (its scores of no use)."""
+        stats = Statistics(expansions=self._fuzzy_expansions(tree), known=self.known)
+        stats.prefixes = self._prefix_terms(tree)
+        return to_dsl(tree, stats)
 
     def match(self, parsed, filters, deadline: float, notes: list[str]) -> Matches:
-        """How many documents match ``parsed`` within ``filters``, counted within ``deadline``."""
-        tree = split_joined(parsed.tree, self._abstract_frequencies, self._named)
-        matches = Matches(tree, self._translated(tree, parsed.words), filters, 0)
+        """How many documents match ``parsed`` within ``filters``, counted
+        within ``deadline``: one request that also counts what the search's
+        next steps ask of its words (their document frequencies and average
+        lengths, the spelling and author-name counts of did-you-mean, the
+        papers of the author the words may name), unless the process knows
+        them for this generation of the index (:class:`.scoring.IndexStatistics`).
+        A search of filters alone that this generation counted before needs none."""
+        if parsed.tree is None:
+            return self._filtered(parsed, filters, deadline)
+        wanted: dict = {}
+        tree = self._split(parsed.tree, wanted)
+        expansions = self._fuzzy_expansions(tree)
+        stats = Statistics(expansions=expansions, known=self.known)
+        stats.prefixes = self._prefix_terms(tree)
+        stats.weights = repeated_weights(tree, list(parsed.words))
+        query = to_dsl(tree, stats)
+        # Its statistics known, a proximity query's best hits are ranked with the count.
+        base = base_query(tree, stats) if not wanted and not stats.missing and self.known.generation else None
+        wanted.update(stats.missing)
+        wanted.update(self._ahead(parsed, filters))
+        wanted = {key: query for key, query in wanted.items() if not _is_average(key)}
+        matches = Matches(tree, query, filters, 0)
         matches.deadline = deadline
-        return self._counted(matches, deadline)
+        known = self.known.frequencies
+        before = self.known.generation
+        best = self._counted(matches, deadline, {k: q for k, q in wanted.items() if k not in known}, base)
+        # With the words' counts known: a joined word split, the count is made
+        # again; so it is when the index changed since what was known of it.
+        again = self._split(parsed.tree, {})
+        if again != tree or (before is not None and self.known.generation != before):
+            tree = again
+            matches = Matches(tree, None, filters, 0)
+            matches.deadline = deadline
+            self._counted(matches.with_query(self._translated(tree, parsed.words, counting=True)), deadline)
+            best = None
+        matches.query = self._translated(tree, parsed.words, best=best, filters=filters)
+        return matches
 
-    def _abstract_frequencies(self, terms: list[str]) -> dict[str, int]:
-        """``{term: abstracts holding it}`` for analysed ``terms`` (one request)."""
-        return self._frequencies(terms, "abstract" + TERMS)
+    def _filtered(self, parsed, filters, deadline: float) -> Matches:
+        """Matches of ``filters`` alone: counted once per generation (the key
+        :func:`_filters_key`; a count the cluster cut short is not kept)."""
+        matches = Matches(parsed.tree, None, filters, 0)
+        matches.deadline = deadline
+        key = _filters_key(filters)
+        # Known of this call's generation only: the count is the search's own otherwise.
+        known = self.known.frequencies.get(key) if self.probed else None
+        if known is not None:
+            matches.total = known
+            return matches
+        self._counted(matches, deadline)
+        if not matches.cut:
+            self.known.frequencies[key] = matches.total
+        return matches
 
-    def _frequencies(self, terms: list[str], field: str) -> dict[str, int]:
-        """``{term: papers whose field holds it}`` for analysed ``terms`` (one request)."""
-        found = self._search("count words", frequencies_body(terms, field))["aggregations"]["terms"]["buckets"]
-        return {term: int(found[str(number)]["doc_count"]) for number, term in enumerate(terms)}
+    def _ahead(self, parsed, filters) -> dict:
+        """``{key: query}`` of what the search's next steps will count for
+        ``parsed``: each word's spelling counts and author-name count
+        (:func:`.lexicon.word_counts`) and the papers of the author the
+        words may name (:func:`searchengine.names.name_filters`)."""
+        from searchengine import spelling
+        from searchengine.engines.opensearch.lexicon import ClusterLexicon, hits_key, word_counts
+        from searchengine.names import name_filters
 
-    def _translated(self, tree, words: Sequence[str] = (), typed: bool = True) -> dict | None:
+        wanted: dict = {}
+        text = parsed.text or ""
+        for word in spelling.query_words(text):
+            normal = ClusterLexicon.normalise(word)
+            if normal is None:
+                continue
+            # Its counts, its other forms' (spelling.held) and its papers in the titles and abstracts.
+            for form in (normal, *spelling.forms(normal)):
+                wanted.update(word_counts(form))
+            try:
+                key, query = hits_key(filters, spelling.in_text(normal))
+            except QueryError:
+                continue
+            wanted[key] = query
+        alone = name_filters(text, filters)
+        if alone is not None:
+            wanted[_filters_key(alone)] = _with_filters(None, filter_clauses(alone))
+        return wanted
+
+    def _split(self, tree, wanted: dict):
+        """``tree`` with its joined words split (:func:`.querying.split_joined`)
+        by the counts :attr:`known` holds; those it lacks are added to
+        ``wanted`` (and taken as 0: not split, not a name)."""
+        from searchengine.engines.opensearch.querying import author_key, term_key
+
+        frequencies = self.known.frequencies
+
+        def known(key_query: tuple) -> int:
+            key, query = key_query
+            if key not in frequencies:
+                wanted[key] = query
+            return frequencies.get(key, 0)
+
+        def abstract(terms: list[str]) -> dict[str, int]:
+            return {term: known(term_key("abstract", term)) for term in terms}
+
+        return split_joined(tree, abstract, lambda word: known(author_key(word)) > 0)
+
+    def _translated(
+        self,
+        tree,
+        words: Sequence[str] = (),
+        typed: bool = True,
+        *,
+        best: list[str] | None = None,
+        filters=None,
+        counting: bool = False,
+    ) -> dict | None:
         """``tree`` as Query DSL scored as on the embedded engine: the fuzzy
-        words' expansions (one request when there are some) and the document
-        frequencies of its terms (one request) are asked for first. ``typed``
-        false: an OR fallback of relaxing, whose words keep their BM25F terms."""
+        words' expansions and the document frequencies of its terms, from
+        :attr:`known` or counted first (one request each when some are
+        missing). ``typed`` false: an OR fallback of relaxing, whose words
+        keep their BM25F terms. A proximity query's bonus goes to its
+        child's best hits within ``filters``: ``best``, or found here (one
+        request); ``counting``: a query only to count with (every hit's bonus)."""
         if tree is None:
             return None
-        stats = Statistics(expansions=self._fuzzy_expansions(tree))
+        stats = Statistics(expansions=self._fuzzy_expansions(tree), known=self.known)
+        stats.prefixes = self._prefix_terms(tree)
         stats.weights = repeated_weights(tree, list(words))
         stats.typed_or = typed
         to_dsl(tree, stats)
-        self._count(stats)
+        if stats.missing:
+            self._count(stats)
+        if not counting:
+            base = base_query(tree, stats)
+            if base is not None:
+                stats.best = best if best is not None else self._best(base, filters or Filters())
         return to_dsl(tree, stats)
 
+    def _prefix_terms(self, tree) -> dict:
+        """See :func:`.expansion.prefix_terms`."""
+        from searchengine.engines.opensearch.expansion import prefix_terms
+
+        return prefix_terms(self, tree)
+
     def _fuzzy_expansions(self, tree) -> dict:
-        """``{(field, word, edits): [(term, edits)]}`` for the fuzzy words of
-        ``tree`` (:func:`.querying.fuzzy_words`), chosen as the embedded
-        engine chooses them from the ``term`` suggester's answers: in a title
-        or abstract over the field's terms (the word's stem) and its words as
-        written (the word) (:func:`.querying.fuzzy_expansion`), in the author
-        names over their terms (:func:`.querying.name_fuzzy_expansion`): one
-        request for them all."""
-        from searchengine.engines.opensearch.terms import query_tokens
+        """See :func:`.expansion.fuzzy_expansions`."""
+        from searchengine.engines.opensearch.expansion import fuzzy_expansions
 
-        wanted = fuzzy_words(tree)
-        if not wanted:
-            return {}
-        # Frequent words too (the suggester's default skips a word in more than 1 % of the papers).
-        options = {
-            "prefix_length": 0,
-            "min_word_length": 1,
-            "suggest_mode": "always",
-            "size": 4 * MAX_EXPANSIONS,
-            "shard_size": 8 * MAX_EXPANSIONS,
-            "string_distance": "damerau_levenshtein",
-            "max_term_freq": 2147483647,
-        }
-        suggest, own = {}, {}
-        for number, (name, word, edits) in enumerate(wanted):
-            if name not in TEXT_FIELDS:  # the author names: a name term, not stemmed
-                suggest[f"{number}t"] = {"text": word, "term": {"field": name, "max_edits": edits, **options}}
-                own[str(number)] = {"term": {name: word}}
-                continue
-            tokens = query_tokens(word)
-            stem = tokens[0][0] if tokens else word
-            for kind, source, text in (("t", name + TERMS, stem), ("w", name + ".spell", word)):
-                suggest[f"{number}{kind}"] = {"text": text, "term": {"field": source, "max_edits": edits, **options}}
-            # The suggester never offers the word itself: its stem is counted apart.
-            own[str(number)] = {"term": {name + TERMS: stem}}
-        found = self._search(
-            "find fuzzy words",
-            {"size": 0, "track_total_hits": False, "suggest": suggest, "aggs": {"own": {"filters": {"filters": own}}}},
-        )
-        counted = found["aggregations"]["own"]["buckets"]
-        suggested = found.get("suggest", {})
-
-        def options_of(key: str) -> list[tuple[str, int]]:
-            return [
-                (option["text"], int(option.get("freq", 0)))
-                for entry in suggested.get(key, [])
-                for option in entry.get("options", [])
-            ]
-
-        expansions = {}
-        for number, key in enumerate(wanted):
-            own_count = int(counted[str(number)]["doc_count"])
-            if key[0] not in TEXT_FIELDS:
-                expansions[key] = name_fuzzy_expansion(key[1], key[2], [*options_of(f"{number}t"), (key[1], own_count)])
-                continue
-            tokens = query_tokens(key[1])
-            stems = options_of(f"{number}t")
-            if tokens:
-                stems.append((tokens[0][0], own_count))
-            expansions[key] = fuzzy_expansion(key[1], key[2], stems, options_of(f"{number}w"))
-        return expansions
+        return fuzzy_expansions(self, tree)
 
     def relax(self, parsed, matches: Matches) -> Matches | None:
         """Any one of the query's words, within the same filters, when that
@@ -255,99 +424,34 @@ class OpenSearchSearcher:
         found = querylang.relaxed(parsed)
         if found is None:
             return None
-        alternatives = split_joined(found, self._abstract_frequencies, self._named)
+        wanted: dict = {}
+        alternatives = self._split(found, wanted)
+        if wanted:
+            self.fetch(wanted)
+            alternatives = self._split(found, {})
         relaxed = Matches(
-            alternatives, self._translated(alternatives, typed=False), matches.filters, 0, cut=matches.cut
+            alternatives,
+            self._translated(alternatives, typed=False, counting=True),
+            matches.filters,
+            0,
+            cut=matches.cut,
         )
         relaxed.deadline = matches.deadline
         self._counted(relaxed, matches.deadline)
-        return relaxed if relaxed.total else None
+        if not relaxed.total:
+            return None
+        relaxed.query = self._translated(alternatives, typed=False, filters=matches.filters)
+        return relaxed
 
     def has_vectors(self) -> bool:
         """Whether the index keeps record vectors (semantic and hybrid modes)."""
         return self.engine.has_vectors()
 
     def semantic(self, matches: Matches, vector, mode: str, open_query: bool, weight: float = 0.5) -> Matches:
-        """``matches`` ranked by meaning, as the embedded engine ranks them
-        (:meth:`searchengine.engines.whoosh.searcher.WhooshSearcher.semantic`):
-        the cluster finds the nearest papers (a ``knn`` query on the Lucene
-        HNSW graph, within the filters) and scores every candidate with a
-        ``script_score`` of the same fusion
-        (:func:`searchengine.semantic.fusion.fuse`): BM25 and cosine
-        similarity, each divided by its largest value among the candidates.
-        The script stays (the cluster ranks and pages every candidate: fusing
-        here would fetch all their scores); ``tests/contract/test_fusion_contract.py``
-        pins its scores and order to :func:`~searchengine.semantic.fusion.fuse`'s."""
-        from searchengine.limits import MAX_DEPTH
-        from searchengine.ranking import HYBRID_NEAREST
+        """See :func:`.knn.rank_by_meaning`."""
+        from searchengine.engines.opensearch.knn import rank_by_meaning
 
-        query_vector = [float(x) for x in vector]
-        cosine = f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)"
-        nearest: list[str] = []
-        if open_query:
-            wanted = MAX_DEPTH if mode == "semantic" else HYBRID_NEAREST
-            knn: dict = {"vector": query_vector, "k": wanted}
-            clauses = filter_clauses(matches.filters)
-            if clauses:
-                knn["filter"] = {"bool": {"filter": clauses}}
-            found = self._search(
-                "find the papers nearest in meaning",
-                {"query": {"knn": {VECTOR_FIELD: knn}}, "size": wanted, "_source": False},
-            )
-            # Lucene's cosine score is (1 + cosine) / 2: a paper unrelated or opposite scores 0.5 or less.
-            nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
-        near = {"ids": {"values": nearest}}
-        if mode == "semantic":
-            base = near if open_query else matches.query
-            ranked = {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}}
-        else:
-            base = {
-                "bool": {
-                    "should": [matches.query, {"constant_score": {"filter": near, "boost": 0.0}}],
-                    "minimum_should_match": 1,
-                }
-            }
-            top_words = self._top_score(_with_filters(matches.query, filter_clauses(matches.filters)))
-            top_meaning = self._top_score(
-                _with_filters(
-                    {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}},
-                    filter_clauses(matches.filters),
-                )
-            )
-            fused = (
-                f"double words = params.top_words > 0 ? _score / params.top_words : 0.0; "
-                f"double meaning = params.top_meaning > 0 ? {cosine} / params.top_meaning : 0.0; "
-                f"return params.weight * words + (1.0 - params.weight) * meaning;"
-            )
-            ranked = {
-                "script_score": {
-                    "query": base,
-                    "script": {
-                        "source": fused,
-                        "params": {
-                            "vector": query_vector,
-                            "top_words": top_words,
-                            "top_meaning": top_meaning,
-                            "weight": 1.0 - weight,
-                        },
-                    },
-                }
-            }
-        fused_matches = Matches(matches.tree, ranked, matches.filters, 0, cut=matches.cut)
-        fused_matches.deadline = matches.deadline
-        if mode == "hybrid":
-            fused_matches.fusion = {"vector": query_vector, "top_meaning": top_meaning, "weight": weight}
-        return self._counted(fused_matches, matches.deadline)
-
-    def _top_score(self, query: dict) -> float:
-        """The best score of ``query`` (0 when nothing matches)."""
-        found = self._search(
-            "rank by meaning",
-            {"query": query, "size": 1, "_source": False, "track_total_hits": False},
-            search_type=_SEARCH_TYPE,
-        )
-        best = found["hits"].get("max_score")
-        return float(best) if best else 0.0
+        return rank_by_meaning(self, matches, vector, mode, open_query, weight)
 
     def describe(self, matches: Matches) -> str:
         """The query as sent, compact Query DSL JSON."""
@@ -359,7 +463,12 @@ class OpenSearchSearcher:
         on the embedded engine."""
         from searchengine.ranking import FEEDBACK_MIN_TERMS, FEEDBACK_WEIGHT
 
-        return matches.query is not None and FEEDBACK_WEIGHT > 0 and _question_terms(matches.tree) >= FEEDBACK_MIN_TERMS
+        return (
+            matches.query is not None
+            and FEEDBACK_WEIGHT > 0
+            and _question_terms(matches.tree) >= FEEDBACK_MIN_TERMS
+            and not _excludes(matches.tree)
+        )
 
     def rerank(self, matches: Matches) -> None:
         """Re-rank the best hits of ``matches`` by feedback from them, as the
@@ -417,33 +526,15 @@ class OpenSearchSearcher:
         matches.reranked = rescored
 
     def _count(self, stats: Statistics) -> None:
-        """Count what ``stats`` lacks, in one request: the documents, each
-        missing term's documents, and the text fields' average lengths (their
-        term counts over every document, as the embedded engine averages)."""
-        if not stats.missing:
-            return
-        keys = [key for key in stats.missing if not (isinstance(key, tuple) and key[0] == "average")]
-        aggs: dict[str, dict] = {f"tokens {name}": {"sum": {"field": name + TOKENS}} for name in TEXT_FIELDS}
-        if keys:
-            aggs["counted"] = {
-                "filters": {"filters": {str(number): stats.missing[key] for number, key in enumerate(keys)}}
-            }
-        found = self._search("count words", {"size": 0, "track_total_hits": True, "aggs": aggs})
-        stats.total = int(found["hits"]["total"]["value"])
-        answers = found["aggregations"]
-        for name in TEXT_FIELDS:
-            stats.averages[name] = float(answers[f"tokens {name}"]["value"] or 0.0) / max(stats.total, 1)
-        if keys:
-            counted = answers["counted"]["buckets"]
-            stats.frequencies.update({key: int(counted[str(n)]["doc_count"]) for n, key in enumerate(keys)})
+        """Count what ``stats`` lacks, in one request with the index's
+        generation (:meth:`fetch`): the documents, each missing term's
+        documents and the text fields' average lengths; ``stats`` then
+        reads what :attr:`known` holds."""
+        wanted = {key: query for key, query in stats.missing.items() if not _is_average(key)}
+        self.fetch(wanted)
+        known = self.known
+        stats.total, stats.frequencies, stats.averages = known.total, known.frequencies, known.averages
         stats.missing = {}
-
-    def _named(self, word: str) -> bool:
-        """Whether an author's name holds ``word`` (one count request)."""
-        from searchengine.engines.opensearch.querying import field_word
-
-        query = field_word("authors", word)
-        return query is not None and self.count(query) > 0
 
     @staticmethod
     def window_key(item: dict) -> str:
@@ -660,84 +751,10 @@ class OpenSearchSearcher:
             after = hits[-1]["sort"]
 
     def similar(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
-        """Papers on the topic of ``records``, those excluded: with vectors, the
-        nearest to the records' mean vector (a ``knn`` query); else
-        ``more_like_this`` over title and abstract."""
-        from searchengine.ranking import SIMILAR_TERMS
+        """See :func:`.expansion.similar_papers`."""
+        from searchengine.engines.opensearch.expansion import similar_papers
 
-        if self.has_vectors():
-            return self._similar_by_meaning(records, limit)
-        # The records' own terms, as artificial documents (their term texts are not in _source).
-        fields = [name + TERMS for name in TEXT_FIELDS]
-        like = [{"doc": {name + TERMS: term_text(getattr(record, name)) for name in TEXT_FIELDS}} for record in records]
-        query = {
-            "more_like_this": {
-                "fields": fields,
-                "like": like,
-                "min_term_freq": 1,
-                "min_doc_freq": 1,
-                "max_query_terms": SIMILAR_TERMS,
-                # Each chosen term scored by BM25 (the field similarities give bare
-                # frequencies otherwise).
-                "boost": WHOLE_SCORE + 1.0,
-            }
-        }
-        body = {
-            "query": {"bool": {"must": [query], "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
-            "size": limit,
-            "track_total_hits": True,
-        }
-        found = self._search("find similar papers", body, search_type=_SEARCH_TYPE)
-        total = int(found["hits"]["total"]["value"])
-        shown = {"more_like_this": {**query["more_like_this"], "like": [r.id for r in records]}}
-        return total, self.hits(None, found["hits"]["hits"]), json.dumps(shown, separators=(",", ":"))
-
-    def _similar_by_meaning(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
-        import numpy as np
-
-        from searchengine.limits import MAX_DEPTH
-
-        ids = [record.id for record in records]
-        with self._errors("read the records' vectors"):
-            answer = self.client.mget(index=self.index, body={"ids": ids}, _source_includes=[VECTOR_FIELD])
-        vectors = [
-            doc["_source"][VECTOR_FIELD]
-            for doc in answer["docs"]
-            if doc.get("found") and (doc.get("_source") or {}).get(VECTOR_FIELD)
-        ]
-        if not vectors:
-            return 0, [], ""
-        centre = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
-        norm = float(np.linalg.norm(centre))
-        if norm == 0:
-            return 0, [], ""
-        knn = {
-            "vector": (centre / norm).tolist(),
-            "k": MAX_DEPTH,
-            "filter": {"bool": {"must_not": [{"ids": {"values": ids}}]}},
-        }
-        query = {"knn": {VECTOR_FIELD: knn}}
-        found = self._search("find similar papers", {"query": query, "size": MAX_DEPTH, "_source": False})
-        nearest = [hit["_id"] for hit in found["hits"]["hits"] if hit["_score"] > 0.5]
-        if not nearest:
-            return 0, [], ""
-        body = {
-            "query": {
-                "script_score": {
-                    "query": {"ids": {"values": nearest}},
-                    "script": {
-                        "source": f"Math.max(cosineSimilarity(params.vector, doc['{VECTOR_FIELD}']), 0.0)",
-                        "params": {"vector": knn["vector"]},
-                    },
-                }
-            },
-            "size": limit,
-            "sort": _RELEVANCE_SORT,
-            "track_scores": True,
-            "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
-        }
-        page = self._search("find similar papers", body)
-        return len(nearest), self.hits(None, page["hits"]["hits"]), "vectors: " + " ".join(ids)
+        return similar_papers(self, records, limit)
 
     def warm_up(self, seconds: float) -> None:
         """Learn the cluster's nodes (:meth:`.engine.OpenSearchEngine.learn_nodes`),
@@ -749,6 +766,16 @@ class OpenSearchSearcher:
             self.engine.learn_nodes()
         except SearchEngineError:
             pass
+
+
+def _excludes(tree) -> bool:
+    """Whether a long question excludes a word (``-2`` in ``E2f-1, -2, -3``):
+    the embedded engine's scorer leaves such a question to Whoosh's own
+    matchers, which feedback does not re-rank."""
+    from searchengine.querylang import tree as t
+
+    node = tree.child if isinstance(tree, t.Proximity) else tree
+    return isinstance(node, t.MinMatch) and any(isinstance(child, t.Not) for child in node.children)
 
 
 def _question_terms(tree) -> int:

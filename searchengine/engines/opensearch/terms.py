@@ -23,6 +23,10 @@ Two fields are made this way for each text field:
   engine matches as written (:func:`word_text`,
   :func:`~searchengine.analysis.tokens.written_words`).
 
+A third, ``spelling``, holds the distinct words of both as written, folded,
+whole (:func:`spelling_text`): the words the embedded index keeps for
+did-you-mean, which also compares a fuzzy word with them.
+
 Queries are analysed here too (:func:`query_tokens`, :func:`phrase_tokens`),
 so a query asks for exactly the terms the embedded engine asks for.
 """
@@ -133,6 +137,27 @@ def phrase_words(text: str) -> list[str]:
 
 # Characters a slot cannot hold (never in paper text once folded).
 _BREAKS = re.compile(f"[ {SAME_POSITION}{NO_TERM}]")
+
+
+def spelling_words(text: str) -> set[str]:
+    """The distinct words of ``text`` as did-you-mean holds them: folded for
+    case and accents, whole (a hyphenated word is one), unstemmed; the words
+    the embedded index keeps for it (``searchengine.engines.whoosh.schema.spelling_words``)."""
+    from searchengine.analysis.folding import fold
+    from searchengine.analysis.tokens import word_pattern
+
+    value = fold(text)
+    return set(word_pattern(value).findall(value))
+
+
+def spelling_text(*texts: str) -> str:
+    """The ``spelling`` text of a paper's ``texts`` (title, abstract): their
+    :func:`spelling_words`, sorted, one per slot; a word that cannot stand in
+    a slot left out."""
+    words: set[str] = set()
+    for text in texts:
+        words.update(spelling_words(text or ""))
+    return " ".join(sorted(word for word in words if not _BREAKS.search(word)))
 
 
 def name_text(text: str) -> str:

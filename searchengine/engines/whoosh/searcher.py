@@ -639,9 +639,14 @@ class WhooshSearcher:
             [bm25f_term([wq.Term("title", term), wq.Term("abstract", term)], boost=weight) for term, weight in terms]
         )
         mask = wq.Or([wq.Term("id", record.id) for record in records])
-        results = self.searcher.search(wanted, limit=limit, mask=mask)
-        ranked = [(results.docnum(i), results.score(i)) for i in range(results.scored_length())]
-        return len(results), self.hits(wanted, ranked, True), str(wanted)
+        # A few more than shown, so that papers of equal scores are cut as every relevance order breaks ties.
+        results = self.searcher.search(wanted, limit=limit + 10, mask=mask)
+        ranked = self._tie_order([(results.docnum(i), results.score(i)) for i in range(results.scored_length())])
+        ranked = ranked[:limit]
+        # Every paper holding a chosen term (the collector's count leaves out
+        # papers in blocks it skipped while ranking).
+        total = len(set(self.searcher.docs_for_query(wanted)) - set(self.searcher.docs_for_query(mask)))
+        return total, self.hits(wanted, ranked, True), str(wanted)
 
     def _similar_by_meaning(self, records: list[Record], limit: int) -> tuple[int, list[Hit], str]:
         import numpy as np

@@ -12,11 +12,10 @@ from math import log
 import pytest
 
 from searchengine import querylang
+from searchengine.engines.opensearch.expansion import fuzzy_expansion, name_fuzzy_expansion
 from searchengine.engines.opensearch.querying import (
-    fuzzy_expansion,
     fuzzy_words,
     marked_terms,
-    name_fuzzy_expansion,
     split_joined,
     to_dsl,
 )
@@ -292,3 +291,46 @@ def test_spellings_that_ask_for_the_same_terms_are_one_clause_as_on_the_embedded
     should = to_dsl(parsed.tree, stats)["bool"]["should"]
     assert len(should) == 7
     assert should[0]["bool"]["boost"] == pytest.approx(9 * 2 / 10)
+
+
+def test_the_spelling_words_are_those_the_embedded_index_keeps():
+    from pathlib import Path
+
+    from searchengine.engines.opensearch.terms import spelling_text
+    from searchengine.engines.whoosh.schema import spelling_words
+    from searchengine.readers import read_records
+
+    corpus = Path(__file__).resolve().parents[3] / "corpus"
+    checked = 0
+    for record in read_records([corpus], []):
+        expected = spelling_words(record.title) | spelling_words(record.abstract)
+        assert spelling_text(record.title, record.abstract).split() == sorted(expected), record.id
+        checked += 1
+    assert checked == 24
+    assert spelling_text("Fail-slow GPUs", "10,000 Schrödinger cats") == "10000 cats fail-slow gpus schrodinger"
+
+
+def test_similar_papers_terms_are_weighed_by_bo1_as_whoosh_weighs_them():
+    from whoosh.classify import Bo1Model
+
+    from searchengine.engines.opensearch.scoring import key_terms
+
+    counts = {"spars": 3.0, "matrix": 2.0, "gpu": 1.0, "unheld": 4.0}
+    occurrences = {"spars": 120, "matrix": 900, "gpu": 2500}
+    model = Bo1Model(10_000, 1_000_000)
+    scores = {term: model.score(counts[term], held, 10.0) for term, held in occurrences.items()}
+    norm = model.normalizer(max(scores.values()), 10.0)
+    expected = sorted(((term, score / norm) for term, score in scores.items()), key=lambda item: (-item[1], item[0]))
+    found = key_terms(counts, occurrences, 10_000, 2)
+    assert [term for term, _ in found] == [term for term, _ in expected[:2]] == ["spars", "matrix"]
+    assert [weight for _, weight in found] == pytest.approx([weight for _, weight in expected[:2]])
+
+
+def test_a_long_question_that_excludes_a_word_is_not_re_ranked_by_feedback():
+    # As on the embedded engine, whose scorer leaves such a question to Whoosh's matchers (no feedback).
+    from searchengine.engines.opensearch.searcher import _excludes
+
+    excluding = querylang.parse("Differentiated E2f-1, -2, -3 TKO cells in the intestine do not exhibit apoptosis.")
+    plain = querylang.parse("Differentiated E2f-1 TKO cells in the intestine do not exhibit apoptosis.")
+    assert isinstance(excluding.tree, t.MinMatch) and isinstance(plain.tree, t.MinMatch)
+    assert _excludes(excluding.tree) and not _excludes(plain.tree)

@@ -17,8 +17,10 @@ documents. Its modes:
 
 A bulk item the cluster rejects for a passing reason (429 overloaded: a
 full write queue, ``es_rejected_execution_exception``, indexing pressure;
-503 shard unavailable, ...) is sent again, up to :data:`RETRY_ROUNDS` times
-with pauses doubling up to :data:`RETRY_PAUSE_MAX`, and so are the items of
+503 shard unavailable, ...) is sent again in rounds for as long as each
+round writes some of what it sends; :data:`RETRY_ROUNDS` rounds in a row
+that write none, with pauses doubling up to :data:`RETRY_PAUSE_MAX`, end
+the tries. So are the items of
 a bulk request that failed as a whole (429, or its node died and the
 client's retries on other nodes failed too) while some node still answers;
 after an answer with rejected items, the next request waits (backpressure).
@@ -65,10 +67,11 @@ if TYPE_CHECKING:
 BULK_DOCS = 500
 #: Largest bulk request body, in bytes (OpenSearch works best with a few MB).
 BULK_BYTES_MAX = 10 * 2**20
-#: Rounds of re-sending items rejected for a passing reason, after the first attempt.
+#: Rounds in a row that write none of the items they re-send (rejected for a
+#: passing reason) before the run fails; a round that writes some starts the count again.
 RETRY_ROUNDS = 8
-#: Pause before the first re-send (seconds); doubled each round, and after each
-#: bulk answer with rejected items before the next request is sent.
+#: Pause before the first re-send (seconds); doubled each round that wrote
+#: nothing, and after each bulk answer with rejected items before the next request is sent.
 RETRY_PAUSE = 1.0
 #: Longest of those pauses (seconds): the rounds span about two minutes.
 RETRY_PAUSE_MAX = 30.0
@@ -183,7 +186,8 @@ class _BulkWriter:
     Documents (the pipeline's, with ``record``) go in through :meth:`send`;
     results come back per item; an item the cluster refuses for good is
     handed to ``on_failed(document, reason)``; one still rejected for a
-    passing reason after every round fails the run (ClusterError).
+    passing reason once :data:`RETRY_ROUNDS` rounds in a row wrote nothing
+    fails the run (ClusterError).
     """
 
     def __init__(
@@ -214,19 +218,23 @@ class _BulkWriter:
 
         Raises:
             ClusterError: items still rejected for a passing reason after
-                :data:`RETRY_ROUNDS` rounds (never dropped), or no node answers.
+                :data:`RETRY_ROUNDS` rounds in a row that wrote none of them
+                (never dropped), or no node answers.
         """
         started = time.monotonic()
         retry = self._round(documents, on_failed)
-        for round_number in range(1, RETRY_ROUNDS + 1):
-            if not retry:
-                return
-            time.sleep(min(RETRY_PAUSE_MAX, RETRY_PAUSE * 2 ** (round_number - 1)))
+        tries = stalled = 1  # rounds sent; rounds in a row that wrote nothing of what they sent
+        while retry:
+            if stalled > RETRY_ROUNDS:
+                raise self._still_rejected(retry, tries, time.monotonic() - started)
+            # A slow cluster that still takes some of each round is waited for.
+            time.sleep(min(RETRY_PAUSE_MAX, RETRY_PAUSE * 2 ** (stalled - 1)))
+            before = len(retry)
             retry = self._round([document for document, _ in retry], on_failed)
-        if retry:
-            raise self._still_rejected(retry, time.monotonic() - started)
+            tries += 1
+            stalled = stalled + 1 if len(retry) >= before else 1
 
-    def _still_rejected(self, retry: list[tuple[Document, str]], seconds: float) -> ClusterError:
+    def _still_rejected(self, retry: list[tuple[Document, str]], tries: int, seconds: float) -> ClusterError:
         first, reason = retry[0]
         outcome = (
             "the documents before were written: run the same command again"
@@ -235,7 +243,7 @@ class _BulkWriter:
         )
         return ClusterError(
             f"{self.location.redacted(self.index)}: {_counted(len(retry), 'document')} still rejected after "
-            f"{RETRY_ROUNDS + 1} tries over {seconds:,.0f} s (the first: {first.record.id} at "
+            f"{tries} tries over {seconds:,.0f} s (the first: {first.record.id} at "
             f"{first.record.source}, {reason}); {outcome}"
         )
 

@@ -15,8 +15,10 @@ A search reading the cut segment through its memory map kills its process
 ``Retry-After``, and starts another. A search that starts after the cut is
 refused 503 by the check of the files' stamps.
 
-Asserted: every request gets an HTTP answer (no reset, no connection
-closed without an answer), 200 or 503, every 503 with ``Retry-After``; the
+Asserted: every request gets an HTTP answer (no connection closed without
+an answer), 200 or 503, every 503 with ``Retry-After``, but for a
+connection its process had accepted and not yet handed to the supervisor
+in the instant it died (reset: counted apart, at most one per death); the
 server runs to the end; after the last rebuild every client gets 200s.
 Bounded: :data:`CUTS` cuts and at most :data:`SECONDS` seconds in all.
 """
@@ -157,6 +159,10 @@ def test_every_request_is_answered_while_segments_are_cut(tmp_path, figures):
     statuses = [status for status, _ in answers if status != CUT]
     cut = len(answers) - len(statuses)
     failed = [status for status in statuses if not isinstance(status, int)]
+    # A connection accepted in the instant before its process died, before the
+    # supervisor got its duplicate, is reset by the kernel: counted apart.
+    reset = [status for status in failed if "ConnectionResetError" in status]
+    failed = [status for status in failed if status not in reset]
     deaths = len(re.findall(r"was killed by signal 7", text))
     answered_for_dead = sum(int(n) for n in re.findall(r"503 sent on the (\d+) connections", text))
 
@@ -165,11 +171,13 @@ def test_every_request_is_answered_while_segments_are_cut(tmp_path, figures):
     figures.add("answered 503", statuses.count(503))
     figures.add("no answer", len(failed))
     figures.add("answers cut off mid-body by their process's death", cut)
+    figures.add("connections reset: accepted as their process died", len(reset))
     figures.add("server processes killed by SIGBUS", deaths)
     figures.add("connections answered for dead processes", answered_for_dead)
     figures.add("rebuild (s, mean)", sum(rebuild_seconds) / len(rebuild_seconds))
 
     assert failed == [], failed[:10]
+    assert len(reset) <= deaths, (reset[:10], deaths)
     # An answer already being written when its process dies cannot be completed;
     # at most one per client per death (the clients wait for each answer).
     assert cut <= deaths * CLIENTS, (cut, deaths)

@@ -267,24 +267,41 @@ class EncodeProgress:
 
     def __call__(self, done: int, total: int) -> None:
         """The writer's callback: ``done`` of ``total`` records encoded."""
-        import time
-
-        now = time.monotonic()
         if self.started == 0.0:
-            self.started = self.said = now
             if self.reading is not None:
                 self.reading.close()
             click.echo(encoding_estimate(total), err=True)
+        self.started = self._step(self.started, done, total, "records", "Encoding vectors", "Encoding: {} encoded")
+
+    def graph(self, done: int, total: int) -> None:
+        """The writer's callback while the approximate-search graph is
+        built (after encoding): ``done`` of ``total`` documents added."""
+        if self.graph_started == 0.0:
+            self.close()
+            click.echo(f"Building the vector graph of {total:,} documents", err=True)
+        self.graph_started = self._step(
+            self.graph_started, done, total, "documents", "Vector graph", "Vector graph: {} added"
+        )
+
+    def _step(self, started: float, done: int, total: int, unit: str, title: str, line: str) -> float:
+        """One phase's progress: its bar (opened on its first call, on a
+        terminal) moved to ``done``, or ``line`` (``{}``: done of total) with
+        the time left every :attr:`EVERY_SECONDS`. Returns the phase's start."""
+        import time
+
+        now = time.monotonic()
+        if started == 0.0:
+            started = self.said = now
             if self.stream.isatty():
                 from tqdm import tqdm
 
                 self.bar = tqdm(
                     total=total,
-                    unit=" records",
+                    unit=" " + unit,
                     file=self.stream,
                     mininterval=0.5,
                     leave=False,
-                    desc="Encoding vectors",
+                    desc=title,
                     unit_scale=True,
                     smoothing=0.1,
                 )
@@ -292,29 +309,9 @@ class EncodeProgress:
             self.bar.update(done - self.bar.n)
         elif now - self.said >= self.EVERY_SECONDS and done:
             self.said = now
-            left = (now - self.started) / done * (total - done)
-            click.echo(f"Encoding: {done:,} of {total:,} encoded, about {duration(left)} left", err=True)
-
-    def graph(self, done: int, total: int) -> None:
-        """The writer's callback while the approximate-search graph is
-        built (after encoding): ``done`` of ``total`` documents added."""
-        import time
-
-        now = time.monotonic()
-        if self.graph_started == 0.0:
-            self.close()
-            self.graph_started = self.said = now
-            click.echo(f"Building the vector graph of {total:,} documents", err=True)
-            if self.stream.isatty():
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=total, unit=" documents", file=self.stream, leave=False, desc="Vector graph")
-        if self.bar is not None:
-            self.bar.update(done - self.bar.n)
-        elif now - self.said >= self.EVERY_SECONDS and done:
-            self.said = now
-            left = (now - self.graph_started) / done * (total - done)
-            click.echo(f"Vector graph: {done:,} of {total:,} added, about {duration(left)} left", err=True)
+            left = (now - started) / done * (total - done)
+            click.echo(f"{line.format(f'{done:,} of {total:,}')}, about {duration(left)} left", err=True)
+        return started
 
     def close(self) -> None:
         """Clear the bar."""

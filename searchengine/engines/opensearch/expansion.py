@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD
+from searchengine.engines.opensearch.matches import RELEVANCE_SORT
 from searchengine.engines.opensearch.querying import MAX_EXPANSIONS, fuzzy_words
 from searchengine.engines.opensearch.scoring import Statistics
-from searchengine.engines.opensearch.searcher import _RELEVANCE_SORT
 from searchengine.engines.opensearch.terms import TERMS, TEXT_FIELDS, query_tokens
 from searchengine.querylang import tree as t
 from searchengine.querylang.text import may_expand_to, whole_term
@@ -275,7 +275,7 @@ def similar_papers(searcher: Any, records: list[Record], limit: int) -> tuple[in
     body = {
         "query": {"bool": {"should": wanted, "must_not": [{"terms": {"id": [r.id for r in records]}}]}},
         "size": limit,
-        "sort": _RELEVANCE_SORT,
+        "sort": RELEVANCE_SORT,
         "track_scores": True,
         "track_total_hits": True,
         "_source": {"excludes": [VECTOR_FIELD, "content_key"]},

@@ -24,7 +24,7 @@ from searchengine.errors import ClusterError
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from searchengine.engines.opensearch.searcher import Matches
+    from searchengine.engines.opensearch.matches import Matches
     from searchengine.records import Record
     from searchengine.results import Hit
 
@@ -105,8 +105,8 @@ def rank_by_meaning(
     here would fetch all their scores); ``tests/contract/test_fusion_contract.py``
     pins its scores and order to :func:`~searchengine.semantic.fusion.fuse`'s."""
     from searchengine.engines.opensearch.mapping import VECTOR_FIELD
+    from searchengine.engines.opensearch.matches import Matches, with_filters
     from searchengine.engines.opensearch.querying import filter_clauses
-    from searchengine.engines.opensearch.searcher import Matches, _with_filters
     from searchengine.limits import MAX_DEPTH
     from searchengine.ranking import HYBRID_NEAREST
 
@@ -136,10 +136,10 @@ def rank_by_meaning(
                 "minimum_should_match": 1,
             }
         }
-        top_words = top_score(searcher, _with_filters(matches.query, filter_clauses(matches.filters)))
+        top_words = top_score(searcher, with_filters(matches.query, filter_clauses(matches.filters)))
         top_meaning = top_score(
             searcher,
-            _with_filters(
+            with_filters(
                 {"script_score": {"query": base, "script": {"source": cosine, "params": {"vector": query_vector}}}},
                 filter_clauses(matches.filters),
             ),
@@ -173,12 +173,12 @@ def rank_by_meaning(
 
 def top_score(searcher: Any, query: dict) -> float:
     """The best score of ``query`` (0 when nothing matches)."""
-    from searchengine.engines.opensearch.searcher import _SEARCH_TYPE
+    from searchengine.engines.opensearch.matches import SEARCH_TYPE
 
     found = searcher._search(
         "rank by meaning",
         {"query": query, "size": 1, "_source": False, "track_total_hits": False},
-        search_type=_SEARCH_TYPE,
+        search_type=SEARCH_TYPE,
     )
     best = found["hits"].get("max_score")
     return float(best) if best else 0.0
@@ -190,7 +190,7 @@ def similar_by_meaning(searcher: Any, records: list[Record], limit: int) -> tupl
     import numpy as np
 
     from searchengine.engines.opensearch.mapping import VECTOR_FIELD
-    from searchengine.engines.opensearch.searcher import _RELEVANCE_SORT
+    from searchengine.engines.opensearch.matches import RELEVANCE_SORT
     from searchengine.limits import MAX_DEPTH
 
     ids = [record.id for record in records]
@@ -228,7 +228,7 @@ def similar_by_meaning(searcher: Any, records: list[Record], limit: int) -> tupl
             }
         },
         "size": limit,
-        "sort": _RELEVANCE_SORT,
+        "sort": RELEVANCE_SORT,
         "track_scores": True,
         "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
     }

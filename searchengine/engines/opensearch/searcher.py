@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 from searchengine import querylang
 from searchengine.engines.opensearch.client import CUT_SHARDS, cluster_errors, whole_answer
 from searchengine.engines.opensearch.mapping import VECTOR_FIELD, facet_fields, record_from_source
+from searchengine.engines.opensearch.matches import RELEVANCE_SORT, SEARCH_TYPE, Matches, with_filters
 from searchengine.engines.opensearch.querying import (
     base_query,
     expansion_term,
@@ -35,7 +35,6 @@ from searchengine.filters import Filters
 from searchengine.records import Record, arxiv_id
 from searchengine.results import Hit, lead_snippet
 
-_SEARCH_TYPE = "dfs_query_then_fetch"
 # The name of the global aggregation that reads the index's generation (Searcher._probe).
 _PROBE = "known"
 
@@ -64,49 +63,11 @@ def routing_preference(body: dict) -> str:
     return "q" + hashlib.blake2b(json.dumps(wanted, sort_keys=True).encode("utf-8"), digest_size=8).hexdigest()
 
 
-_RELEVANCE_SORT = [{"_score": "desc"}, {"year": {"order": "desc", "missing": "_last"}}, {"id": "desc"}]
 _SORTS = {
     "newest": [{"newest_key": {"order": "desc", "missing": "_last"}}, {"id": "desc"}],
     "oldest": [{"oldest_key": {"order": "asc", "missing": "_last"}}, {"id": "asc"}],
     "title": [{"sort_title": "asc"}, {"id": "asc"}],
 }
-
-
-@dataclass
-class Matches:
-    """A query and filters, and how many documents they match."""
-
-    tree: object
-    query: dict | None
-    filters: Filters
-    total: int
-    cut: bool = False
-    approximate: bool = False  # the cluster reports a cut ranking with the page of hits (window)
-    deadline: float = field(default=0.0, repr=False)
-    notes: list[str] = field(default_factory=list)
-    #: After feedback: ``(id, score)`` of the best hits re-ranked, best first.
-    reranked: list[tuple[str, float]] | None = None
-    #: Hybrid matches: ``{"vector", "top_meaning", "weight"}`` (meaning's share),
-    #: for each hit's cosine (a script field) and so its score's parts.
-    fusion: dict | None = None
-
-    def with_query(self, query: dict | None) -> Matches:
-        """These matches, searching ``query`` (set in place)."""
-        self.query = query
-        return self
-
-    def full_query(self) -> dict:
-        """The query with the filters as ``filter`` clauses."""
-        return _with_filters(self.query, filter_clauses(self.filters))
-
-
-def _with_filters(query: dict | None, clauses: list[dict]) -> dict:
-    if not clauses:
-        return query or {"match_all": {}}
-    body: dict = {"filter": clauses}
-    if query is not None:
-        body["must"] = [query]
-    return {"bool": body}
 
 
 class OpenSearchSearcher:
@@ -188,13 +149,13 @@ class OpenSearchSearcher:
         }
         if base is not None:
             body.update(
-                query=_with_filters(base, filter_clauses(matches.filters)),
+                query=with_filters(base, filter_clauses(matches.filters)),
                 size=PROXIMITY_DEPTH,
-                sort=_RELEVANCE_SORT,
+                sort=RELEVANCE_SORT,
                 _source=False,
             )
         # (A prefix's terms score by Lucene's statistics: those of every shard.)
-        found = self._search("count matches", body, **({} if base is None else {"search_type": _SEARCH_TYPE}))
+        found = self._search("count matches", body, **({} if base is None else {"search_type": SEARCH_TYPE}))
         changed = self._learn(found, keys, wanted or {})
         matches.total = int(found["hits"]["total"]["value"])
         matches.cut = matches.cut or bool(found.get("timed_out"))
@@ -208,13 +169,13 @@ class OpenSearchSearcher:
         from searchengine.ranking import PROXIMITY_DEPTH
 
         body = {
-            "query": _with_filters(base, filter_clauses(filters)),
+            "query": with_filters(base, filter_clauses(filters)),
             "size": PROXIMITY_DEPTH,
-            "sort": _RELEVANCE_SORT,
+            "sort": RELEVANCE_SORT,
             "_source": False,
             "track_total_hits": False,
         }
-        found = self._search("rank the best hits", body, search_type=_SEARCH_TYPE)
+        found = self._search("rank the best hits", body, search_type=SEARCH_TYPE)
         return [hit["_id"] for hit in found["hits"]["hits"]]
 
     def _probe(self, wanted: dict) -> tuple[dict, list]:
@@ -352,7 +313,7 @@ class OpenSearchSearcher:
             wanted[key] = query
         alone = name_filters(text, filters)
         if alone is not None:
-            wanted[_filters_key(alone)] = _with_filters(None, filter_clauses(alone))
+            wanted[_filters_key(alone)] = with_filters(None, filter_clauses(alone))
         return wanted
 
     def _split(self, tree, wanted: dict):
@@ -485,13 +446,13 @@ class OpenSearchSearcher:
         body = {
             "query": matches.full_query(),
             "size": FEEDBACK_DEPTH,
-            "sort": _RELEVANCE_SORT,
+            "sort": RELEVANCE_SORT,
             "track_scores": True,
             "track_total_hits": False,
             "_source": {"includes": ["title", "abstract", "year", "id"]},
             "timeout": _timeout(matches.deadline),
         }
-        top = self._search("find the best hits", body, search_type=_SEARCH_TYPE)["hits"]["hits"]
+        top = self._search("find the best hits", body, search_type=SEARCH_TYPE)["hits"]["hits"]
         ranked = [(hit["_id"], float(hit.get("_score") or 0.0)) for hit in top]
         if not feedback.clear_lead(ranked):
             return
@@ -516,7 +477,7 @@ class OpenSearchSearcher:
                 "_source": False,
                 "track_total_hits": False,
             },
-            search_type=_SEARCH_TYPE,
+            search_type=SEARCH_TYPE,
         )
         extra = {hit["_id"]: float(hit.get("_score") or 0.0) for hit in found["hits"]["hits"]}
         years = {hit["_id"]: hit["_source"].get("year") for hit in top}
@@ -551,7 +512,7 @@ class OpenSearchSearcher:
             "query": matches.full_query(),
             "from": start,
             "size": limit,
-            "sort": _RELEVANCE_SORT if ranked else _SORTS["newest" if sort == "relevance" else sort],
+            "sort": RELEVANCE_SORT if ranked else _SORTS["newest" if sort == "relevance" else sort],
             "track_scores": matches.query is not None,
             "_source": {"excludes": [VECTOR_FIELD, "content_key"]},
             "track_total_hits": False,
@@ -562,7 +523,7 @@ class OpenSearchSearcher:
             body["script_fields"] = {
                 "meaning": {"script": {"source": cosine, "params": {"vector": matches.fusion["vector"]}}}
             }
-        found = self._search("search", body, search_type=_SEARCH_TYPE)
+        found = self._search("search", body, search_type=SEARCH_TYPE)
         if found.get(CUT_SHARDS):
             # Shards out of time gave no hits at all: papers may be missing, not just reordered.
             matches.cut = True
@@ -643,7 +604,7 @@ class OpenSearchSearcher:
             fieldname = fields["primary"] if "primary" in fields and filters.primary_only else fields["count"]
             order = [{"_key": "desc"}] if facet(name).by_value else [{"_count": "desc"}, {"_key": "asc"}]
             aggs[name] = {
-                "filter": _with_filters(None, filter_clauses(filters.for_facet(name))),
+                "filter": with_filters(None, filter_clauses(filters.for_facet(name))),
                 "aggs": {
                     "values": {"terms": {"field": fieldname, "size": size, "order": order}},
                     "distinct": {"cardinality": {"field": fieldname, "precision_threshold": 40000}},
